@@ -1,0 +1,27 @@
+// Package testkafka runs franz-go's kfake, a Kafka wire-protocol broker, in
+// the test process, configured for fast group rebalances.
+package testkafka
+
+import (
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+)
+
+// Start returns a running single-broker cluster, closed at cleanup. Its
+// minimum group session timeout is lowered so that a killed consumer's
+// partitions move within a couple of seconds.
+func Start(tb testing.TB, opts ...kfake.Opt) *kfake.Cluster {
+	tb.Helper()
+	base := []kfake.Opt{
+		kfake.NumBrokers(1),
+		kfake.GroupMinSessionTimeout(500 * time.Millisecond),
+	}
+	c, err := kfake.NewCluster(append(base, opts...)...)
+	if err != nil {
+		tb.Fatalf("testkafka: start kfake: %v", err)
+	}
+	tb.Cleanup(c.Close)
+	return c
+}

@@ -1,0 +1,98 @@
+package kafkajoin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// PublisherConfig tunes the writer.
+type PublisherConfig struct {
+	Conn
+	// BatchTimeout is the longest a message waits for others to share its
+	// produce request. kafka-go's default (1 s) would add a second to every
+	// join; a few milliseconds keep batching under load and latency low.
+	BatchTimeout time.Duration
+	// BatchSize caps the messages of one produce request per partition.
+	BatchSize int
+}
+
+// Publisher writes joins and leaves to the event topics and returns only after
+// the broker acknowledged them (acks=all).
+type Publisher struct {
+	conn   Conn
+	w      *kafka.Writer
+	client *kafka.Client
+}
+
+var _ queue.Publisher = (*Publisher)(nil)
+
+// NewPublisher returns a Publisher; it connects lazily.
+func NewPublisher(cfg PublisherConfig) *Publisher {
+	if cfg.BatchTimeout <= 0 {
+		cfg.BatchTimeout = 2 * time.Millisecond
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 1000
+	}
+	tr := cfg.transport()
+	w := &kafka.Writer{
+		Addr:      kafka.TCP(cfg.Brokers...),
+		Transport: tr,
+		// Murmur2 is the Java client's default partitioner, so a tool
+		// producing with key = userId lands on the same partition as we do:
+		// a leave can never overtake its join.
+		Balancer:     kafka.Murmur2Balancer{},
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: cfg.BatchTimeout,
+		BatchSize:    cfg.BatchSize,
+		MaxAttempts:  3,
+	}
+	return &Publisher{conn: cfg.Conn, w: w, client: &kafka.Client{Addr: w.Addr, Transport: tr}}
+}
+
+// Publish writes m to its event's topic with key = user id. A topic not yet in
+// this process's metadata cache (an event created through another replica)
+// is retried until ctx ends.
+func (p *Publisher) Publish(ctx context.Context, m queue.Message) error {
+	value, err := m.Encode()
+	if err != nil {
+		return fmt.Errorf("kafkajoin: encode %s: %w", m.ID, err)
+	}
+	msg := kafka.Message{Topic: p.conn.Topic(m.EventID), Key: []byte(m.UserID), Value: value}
+	for {
+		err = p.w.WriteMessages(ctx, msg)
+		if !errors.Is(err, kafka.UnknownTopicOrPartition) {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafkajoin: publish to %s: %w", msg.Topic, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("kafkajoin: publish to %s: %w", msg.Topic, err)
+	}
+	return nil
+}
+
+// Ping asks a broker for its API versions.
+func (p *Publisher) Ping(ctx context.Context) error {
+	if _, err := p.client.ApiVersions(ctx, &kafka.ApiVersionsRequest{}); err != nil {
+		return fmt.Errorf("kafkajoin: ping: %w", err)
+	}
+	return nil
+}
+
+// Admin returns topic administration sharing this publisher's connections, so
+// a topic it creates is at once in the publisher's metadata.
+func (p *Publisher) Admin() *Admin { return &Admin{conn: p.conn, client: p.client} }
+
+// Close flushes and closes the writer.
+func (p *Publisher) Close() error { return p.w.Close() }

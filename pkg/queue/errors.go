@@ -1,0 +1,62 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Code is a machine-readable error code of the external contract, written in
+// snake_case in every JSON error body.
+type Code string
+
+// The error codes of the external contract. The api package maps each to one
+// HTTP status in a single table.
+const (
+	CodeInvalidEventID    Code = "invalid_event_id"
+	CodeInvalidUserID     Code = "invalid_user_id"
+	CodeMissingUserID     Code = "missing_user_id"
+	CodeEventNotFound     Code = "event_not_found"
+	CodeEventClosed       Code = "event_closed"
+	CodeRateLimited       Code = "rate_limited"
+	CodeBrokerUnavailable Code = "broker_unavailable"
+	CodeStoreUnavailable  Code = "store_unavailable"
+	CodeInvalidConfig     Code = "invalid_config"
+	CodeInvalidBody       Code = "invalid_body"
+	CodeBodyTooLarge      Code = "body_too_large"
+	CodeSlotsInUse        Code = "slots_in_use"
+	CodeUnauthorized      Code = "unauthorized"
+	CodeAdminDisabled     Code = "admin_disabled"
+	CodeForbidden         Code = "forbidden"
+	CodeNotFound          Code = "not_found"
+	CodeMethodNotAllowed  Code = "method_not_allowed"
+	CodeInvalidTicket     Code = "invalid_ticket"
+	CodeInternal          Code = "internal"
+)
+
+// Error is a domain error: a contract code and a message fit for a person.
+type Error struct {
+	Code    Code
+	Message string
+}
+
+// Error implements the error interface.
+func (e *Error) Error() string { return string(e.Code) + ": " + e.Message }
+
+// Errorf returns an *Error with the given code and a formatted message.
+func Errorf(code Code, format string, args ...any) *Error {
+	return &Error{Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// ErrorCode returns the code of the first *Error in err's chain, or
+// CodeInternal when there is none.
+func ErrorCode(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+// ErrEventNotFound is returned by stores for an event id that is not
+// registered.
+var ErrEventNotFound = &Error{Code: CodeEventNotFound, Message: "no such event"}

@@ -1,0 +1,97 @@
+package queue
+
+import (
+	"context"
+	"fmt"
+)
+
+// State says whether an event accepts joins.
+type State string
+
+// Event states.
+const (
+	StateOpen   State = "open"
+	StateClosed State = "closed"
+)
+
+// Limits on an event's configuration.
+const (
+	MaxCapacity    = 1_000_000
+	MaxHoldSeconds = 24 * 3600
+	MaxPartitions  = 256
+)
+
+// Event is an event's configuration: how many users may hold a slot at once,
+// for how long, whether it is open, and how many partitions its topic has.
+type Event struct {
+	ID          string `json:"eventId"`
+	Capacity    int    `json:"capacity"`
+	HoldSeconds int    `json:"holdSeconds"`
+	State       State  `json:"state"`
+	Partitions  int    `json:"partitions"`
+}
+
+// Validate reports the first invalid field of e as a CodeInvalidConfig error.
+func (e *Event) Validate() error {
+	switch {
+	case !ValidEventID(e.ID):
+		return Errorf(CodeInvalidEventID, "event id must be 1-%d characters of [A-Za-z0-9_-]", MaxEventIDLen)
+	case e.Capacity < 1 || e.Capacity > MaxCapacity:
+		return Errorf(CodeInvalidConfig, "capacity must be between 1 and %d", MaxCapacity)
+	case e.HoldSeconds < 1 || e.HoldSeconds > MaxHoldSeconds:
+		return Errorf(CodeInvalidConfig, "holdSeconds must be between 1 and %d", MaxHoldSeconds)
+	case e.State != StateOpen && e.State != StateClosed:
+		return Errorf(CodeInvalidConfig, "state must be %q or %q", StateOpen, StateClosed)
+	case e.Partitions < 1 || e.Partitions > MaxPartitions:
+		return Errorf(CodeInvalidConfig, "partitions must be between 1 and %d", MaxPartitions)
+	}
+	return nil
+}
+
+// EventStatus is an event's configuration with the live sizes of its line.
+type EventStatus struct {
+	Event
+	Waiting       int64 `json:"waiting"`
+	Active        int64 `json:"active"`
+	AdmittedTotal int64 `json:"admittedTotal"`
+}
+
+// EventStore keeps event configurations and reports their live state.
+type EventStore interface {
+	// PutEvent creates or replaces e's configuration and reports whether it
+	// was created.
+	PutEvent(ctx context.Context, e Event) (created bool, err error)
+	// Event returns the configuration of id, or ErrEventNotFound.
+	Event(ctx context.Context, id string) (Event, error)
+	// EventStatus returns id's configuration and live sizes, or ErrEventNotFound.
+	EventStatus(ctx context.Context, id string, nowMs int64) (EventStatus, error)
+	// EventIDs lists the registered events.
+	EventIDs(ctx context.Context) ([]string, error)
+	// DeleteEvent removes id and its line; it fails with CodeSlotsInUse while
+	// anyone holds a slot, and with ErrEventNotFound for an unknown id.
+	DeleteEvent(ctx context.Context, id string, nowMs int64) error
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+}
+
+// Topics manages the per-event Kafka topics.
+type Topics interface {
+	// EnsureTopic creates the event's topic with the given partitions, or
+	// does nothing if it exists.
+	EnsureTopic(ctx context.Context, eventID string, partitions int) error
+	// DeleteTopic removes the event's topic; a missing topic is no error.
+	DeleteTopic(ctx context.Context, eventID string) error
+}
+
+// Publisher publishes messages to the event's topic and returns only after the
+// broker acknowledged them from all in-sync replicas.
+type Publisher interface {
+	Publish(ctx context.Context, m Message) error
+	// Ping reports whether the broker is reachable.
+	Ping(ctx context.Context) error
+}
+
+// String returns a short description of e for logs.
+func (e Event) String() string {
+	return fmt.Sprintf("event %s (capacity %d, hold %ds, %s, %d partitions)", e.ID, e.Capacity, e.HoldSeconds, e.State, e.Partitions)
+}

@@ -1,0 +1,39 @@
+package queue
+
+// Limits of the id formats fixed by the external contract.
+const (
+	MaxEventIDLen = 64
+	MaxUserIDLen  = 128
+)
+
+// ValidEventID reports whether id is 1–64 characters of [A-Za-z0-9_-].
+func ValidEventID(id string) bool {
+	if len(id) == 0 || len(id) > MaxEventIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !isAlnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// ValidUserID reports whether id is 1–128 characters of [A-Za-z0-9._:@-].
+func ValidUserID(id string) bool {
+	if len(id) == 0 || len(id) > MaxUserIDLen {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !isAlnum(c) && c != '.' && c != '_' && c != ':' && c != '@' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
+}

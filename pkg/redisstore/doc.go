@@ -1,0 +1,10 @@
+// Package redisstore is the only package that speaks Redis. It owns the key
+// layout of the external contract (keys.go), the Lua scripts that change the
+// live state atomically (lua/*.lua, embedded), and the Store that the
+// services use through the interfaces of package queue.
+//
+// Every per-event key carries the event id as a hash tag, so each script
+// touches one Redis Cluster slot; scripts never build keys themselves and
+// never read the clock (the caller passes "now"). A Store is safe for
+// concurrent use.
+package redisstore

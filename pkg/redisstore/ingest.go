@@ -1,0 +1,75 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// Ingest applies msgs to the waiting lines, in order per event, with one
+// script call per event, all in one pipelined round trip. On error nothing
+// can be assumed written; applying the same messages again is harmless (a
+// replayed sequence of joins and leaves ends in the same state).
+func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error) {
+	var order []string
+	args := make(map[string][]any)
+	for i := range msgs {
+		m := &msgs[i]
+		a, ok := args[m.EventID]
+		if !ok {
+			order = append(order, m.EventID)
+			a = append(make([]any, 0, 1+3*len(msgs)), nowMs)
+		}
+		args[m.EventID] = append(a, string(m.Op), m.UserID, m.TS)
+	}
+	var res queue.IngestResult
+	if len(order) == 0 {
+		return res, nil
+	}
+	cmds, err := s.pipelineScripts(ctx, ingestScript, order, args)
+	if err != nil {
+		return res, fmt.Errorf("redisstore: ingest %d messages: %w", len(msgs), err)
+	}
+	for i, cmd := range cmds {
+		v := cmd.Val()
+		if n, ok := v.(int64); ok && n == -1 {
+			res.UnknownEvents = append(res.UnknownEvents, order[i])
+			continue
+		}
+		counts, ok := v.([]any)
+		if !ok || len(counts) != 3 {
+			return res, fmt.Errorf("redisstore: ingest %s: unexpected reply %v", order[i], v)
+		}
+		res.Joined += int(counts[0].(int64))
+		res.Left += int(counts[1].(int64))
+		res.Ignored += int(counts[2].(int64))
+	}
+	return res, nil
+}
+
+// pipelineScripts runs script once per event of order, with that event's keys
+// and args, in one pipeline; it loads the scripts and tries once more when
+// the server lost them (a restarted Redis).
+func (s *Store) pipelineScripts(ctx context.Context, script *redis.Script, order []string, args map[string][]any) ([]*redis.Cmd, error) {
+	run := func() ([]*redis.Cmd, error) {
+		cmds := make([]*redis.Cmd, len(order))
+		_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, ev := range order {
+				cmds[i] = script.EvalSha(ctx, p, eventKeys(ev)[:3], args[ev]...)
+			}
+			return nil
+		})
+		return cmds, err
+	}
+	cmds, err := run()
+	if isNoScript(err) {
+		if err := loadScripts(ctx, s.c); err != nil {
+			return nil, err
+		}
+		cmds, err = run()
+	}
+	return cmds, err
+}

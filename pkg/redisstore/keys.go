@@ -1,0 +1,25 @@
+package redisstore
+
+// EventsKey is the SET of registered event ids.
+const EventsKey = "waitq:events"
+
+// WaitingKey is the ZSET of users waiting in eventID's line, scored by their
+// join stamp (unix ms).
+func WaitingKey(eventID string) string { return "waitq:{" + eventID + "}:waiting" }
+
+// ActiveKey is the ZSET of users holding a slot of eventID, scored by the
+// expiry of their hold (unix ms).
+func ActiveKey(eventID string) string { return "waitq:{" + eventID + "}:active" }
+
+// ConfigKey is the HASH of eventID's configuration.
+func ConfigKey(eventID string) string { return "waitq:{" + eventID + "}:config" }
+
+// StatsKey is the HASH of eventID's counters (admittedTotal and what the ETA
+// needs).
+func StatsKey(eventID string) string { return "waitq:{" + eventID + "}:stats" }
+
+// eventKeys returns the keys of eventID in the order the scripts expect them
+// as KEYS: config, waiting, active, stats.
+func eventKeys(eventID string) []string {
+	return []string{ConfigKey(eventID), WaitingKey(eventID), ActiveKey(eventID), StatsKey(eventID)}
+}

@@ -1,0 +1,39 @@
+-- ingest.lua: apply a batch of joins and leaves of one event, in order.
+--
+-- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET
+-- ARGV[1] now (unix ms)
+-- ARGV[2..] triples: op ("join" | "leave"), userId, stamp (unix ms)
+--
+-- A join adds the user with score = stamp unless they are already waiting
+-- (their first place stands) or hold an unexpired slot. A leave removes the
+-- user from the waiting line.
+--
+-- Returns {joined, left, ignored} where ignored counts joins of users who
+-- were already waiting or holding a slot and leaves of users not waiting,
+-- or -1 when the event has no configuration (unknown or deleted event):
+-- then nothing is written.
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  return -1
+end
+local now = tonumber(ARGV[1])
+local joined, left, ignored = 0, 0, 0
+for i = 2, #ARGV, 3 do
+  local op, user = ARGV[i], ARGV[i + 1]
+  if op == 'join' then
+    local hold = redis.call('ZSCORE', KEYS[3], user)
+    if hold and tonumber(hold) > now then
+      ignored = ignored + 1
+    elseif redis.call('ZADD', KEYS[2], 'NX', ARGV[i + 2], user) == 1 then
+      joined = joined + 1
+    else
+      ignored = ignored + 1
+    end
+  else
+    if redis.call('ZREM', KEYS[2], user) == 1 then
+      left = left + 1
+    else
+      ignored = ignored + 1
+    end
+  end
+end
+return {joined, left, ignored}
