@@ -6,9 +6,12 @@ package testenv
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"log/slog"
 	"os"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // Strict reports whether missing dependencies must fail tests rather than
@@ -47,4 +50,43 @@ func EventID(tb testing.TB) string {
 	var r [6]byte
 	_, _ = rand.Read(r[:])
 	return name + "-" + hex.EncodeToString(r[:])
+}
+
+// Eventually polls cond every 20 ms until it holds or d passes; then it fails
+// the test with cond's last description of what it saw.
+func Eventually(tb testing.TB, d time.Duration, cond func() (ok bool, saw string)) {
+	tb.Helper()
+	deadline := time.Now().Add(d)
+	for {
+		ok, saw := cond()
+		if ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			tb.Fatalf("condition not met within %v: %s", d, saw)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// Logger returns a slog.Logger writing to tb.Logf, so logs show with the
+// failing test and nowhere else.
+// Lines written after the test's cleanups have run are dropped (testing
+// panics on a Logf after the test ends).
+func Logger(tb testing.TB) *slog.Logger {
+	w := &tbWriter{tb: tb}
+	tb.Cleanup(func() { w.done.Store(true) })
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+type tbWriter struct {
+	tb   testing.TB
+	done atomic.Bool
+}
+
+func (w *tbWriter) Write(p []byte) (int, error) {
+	if !w.done.Load() {
+		w.tb.Logf("%s", strings.TrimRight(string(p), "\n"))
+	}
+	return len(p), nil
 }

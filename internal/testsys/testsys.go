@@ -1,0 +1,150 @@
+// Package testsys assembles the real parts of the join path for tests: an
+// in-process kfake broker, a redis-server, the store, a publisher and
+// consumers, with short intervals so faults heal quickly.
+package testsys
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/internal/testkafka"
+	"github.com/waitq/waitq/internal/testredis"
+	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
+)
+
+// System is a broker, a Redis and the clients of both.
+type System struct {
+	tb    testing.TB
+	Kafka *kfake.Cluster
+	Redis *testredis.Server
+	Store *redisstore.Store
+	Conn  kafkajoin.Conn
+	Pub   *kafkajoin.Publisher
+}
+
+// Options select the parts' settings.
+type Options struct {
+	Redis []testredis.Option
+	Kafka []kfake.Opt
+}
+
+// Start starts a System for tb; everything stops at cleanup.
+func Start(tb testing.TB, o Options) *System {
+	tb.Helper()
+	s := &System{tb: tb, Redis: testredis.Start(tb, o.Redis...)}
+	s.Kafka = testkafka.Start(tb, o.Kafka...)
+	s.Conn = kafkajoin.Conn{Brokers: s.Kafka.ListenAddrs(), MetadataTTL: 200 * time.Millisecond}
+	store, err := redisstore.Dial(context.Background(), s.Redis.URL())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = store.Close() })
+	s.Store = store
+	s.Pub = kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: s.Conn})
+	tb.Cleanup(func() { _ = s.Pub.Close() })
+	return s
+}
+
+// CreateEvent registers an open event with the given capacity and creates its
+// topic, as the admin API does.
+func (s *System) CreateEvent(id string, capacity, partitions int) queue.Event {
+	s.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e := queue.Event{ID: id, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: partitions}
+	if err := s.Pub.Admin().EnsureTopic(ctx, id, partitions); err != nil {
+		s.tb.Fatal(err)
+	}
+	if _, err := s.Store.PutEvent(ctx, e); err != nil {
+		s.tb.Fatal(err)
+	}
+	return e
+}
+
+// ConsumerConfig returns the settings tests use: fast discovery, a short
+// session and fast retries.
+func (s *System) ConsumerConfig() kafkajoin.ConsumerConfig {
+	return kafkajoin.ConsumerConfig{
+		Conn:              s.Conn,
+		DiscoveryInterval: 200 * time.Millisecond,
+		SessionTimeout:    1500 * time.Millisecond,
+		RetryMin:          20 * time.Millisecond,
+		RetryMax:          300 * time.Millisecond,
+		Logger:            testenv.Logger(s.tb),
+	}
+}
+
+// Consumer is a running consumer and the means to stop it.
+type Consumer struct {
+	*kafkajoin.Consumer
+	stop func()
+}
+
+// Stop ends the consumer gracefully and waits for it.
+func (c *Consumer) Stop() { c.stop() }
+
+// StartConsumer runs a consumer with cfg writing into the store until Stop or
+// cleanup.
+func (s *System) StartConsumer(cfg kafkajoin.ConsumerConfig) *Consumer {
+	c := kafkajoin.NewConsumer(cfg, s.Store)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := c.Run(ctx); err != nil {
+			s.tb.Errorf("consumer: %v", err)
+		}
+	}()
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); <-done }) }
+	s.tb.Cleanup(stop)
+	return &Consumer{Consumer: c, stop: stop}
+}
+
+// Join publishes a join of user to event with the given stamp.
+func (s *System) Join(event, user string, ts int64) {
+	s.tb.Helper()
+	s.publish(queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: event, UserID: user, TS: ts, ID: user + "-join"})
+}
+
+// Leave publishes a leave of user from event.
+func (s *System) Leave(event, user string, ts int64) {
+	s.tb.Helper()
+	s.publish(queue.Message{V: queue.MessageVersion, Op: queue.OpLeave, EventID: event, UserID: user, TS: ts, ID: user + "-leave"})
+}
+
+func (s *System) publish(m queue.Message) {
+	s.tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Pub.Publish(ctx, m); err != nil {
+		s.tb.Fatalf("publish %+v: %v", m, err)
+	}
+}
+
+// Waiting returns event's waiting line, head first, with scores.
+func (s *System) Waiting(event string) []WaitingUser {
+	s.tb.Helper()
+	zs, err := s.Store.Client().ZRangeWithScores(context.Background(), redisstore.WaitingKey(event), 0, -1).Result()
+	if err != nil {
+		s.tb.Fatalf("read waiting line: %v", err)
+	}
+	out := make([]WaitingUser, len(zs))
+	for i, z := range zs {
+		out[i] = WaitingUser{User: z.Member.(string), TS: int64(z.Score)}
+	}
+	return out
+}
+
+// WaitingUser is one entry of a waiting line.
+type WaitingUser struct {
+	User string
+	TS   int64
+}
