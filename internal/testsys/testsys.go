@@ -47,7 +47,7 @@ func Start(tb testing.TB, o Options) *System {
 	}
 	tb.Cleanup(func() { _ = store.Close() })
 	s.Store = store
-	s.Pub = kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: s.Conn})
+	s.Pub = kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: s.Conn, Timeout: time.Second})
 	tb.Cleanup(func() { _ = s.Pub.Close() })
 	return s
 }

@@ -20,6 +20,9 @@ type PublisherConfig struct {
 	BatchTimeout time.Duration
 	// BatchSize caps the messages of one produce request per partition.
 	BatchSize int
+	// Timeout bounds one produce request's I/O (3 s), so a hung broker
+	// cannot hold a batch, or Close, for long.
+	Timeout time.Duration
 }
 
 // Publisher writes joins and leaves to the event topics and returns only after
@@ -40,6 +43,9 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 1000
 	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 3 * time.Second
+	}
 	tr := cfg.transport()
 	w := &kafka.Writer{
 		Addr:      kafka.TCP(cfg.Brokers...),
@@ -52,6 +58,8 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 		BatchTimeout: cfg.BatchTimeout,
 		BatchSize:    cfg.BatchSize,
 		MaxAttempts:  3,
+		ReadTimeout:  cfg.Timeout,
+		WriteTimeout: cfg.Timeout,
 	}
 	return &Publisher{conn: cfg.Conn, w: w, client: &kafka.Client{Addr: w.Addr, Transport: tr}}
 }

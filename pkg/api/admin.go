@@ -1,0 +1,212 @@
+package api
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// EventBody is the admin PUT body; omitted fields keep their current value
+// (or take the default on creation).
+type EventBody struct {
+	Capacity    *int         `json:"capacity"`
+	HoldSeconds *int         `json:"holdSeconds"`
+	Partitions  *int         `json:"partitions"`
+	State       *queue.State `json:"state"`
+}
+
+// Defaults of a new event's configuration.
+const (
+	DefaultHoldSeconds = 300
+)
+
+// requireAdmin checks the bearer token in constant time.
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	want := sha256.Sum256([]byte(s.cfg.AdminToken))
+	return func(c echo.Context) error {
+		if s.cfg.AdminToken == "" {
+			return queue.Errorf(queue.CodeAdminDisabled, "the admin API is disabled: no admin token is configured")
+		}
+		token, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+		got := sha256.Sum256([]byte(token))
+		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			return queue.Errorf(queue.CodeUnauthorized, "a valid admin bearer token is required")
+		}
+		return next(c)
+	}
+}
+
+func (s *Server) eventParam(c echo.Context) (string, error) {
+	id := c.Param("eventId")
+	if !queue.ValidEventID(id) {
+		return "", queue.Errorf(queue.CodeInvalidEventID, "event id must be 1-%d characters of [A-Za-z0-9_-]", queue.MaxEventIDLen)
+	}
+	return id, nil
+}
+
+// putEvent creates or updates an event: its topic first, then its
+// configuration, so an event visible in Redis always has its topic.
+func (s *Server) putEvent(c echo.Context) error {
+	id, err := s.eventParam(c)
+	if err != nil {
+		return err
+	}
+	body, err := decodeEventBody(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	cur, err := s.store.Event(ctx, id)
+	exists := err == nil
+	if err != nil && !errors.Is(err, queue.ErrEventNotFound) {
+		return s.storeError("read event", err)
+	}
+	ev := queue.Event{ID: id, Capacity: 0, HoldSeconds: DefaultHoldSeconds, State: queue.StateOpen, Partitions: s.cfg.DefaultPartitions}
+	if exists {
+		ev = cur
+	}
+	if body.Capacity != nil {
+		ev.Capacity = *body.Capacity
+	}
+	if body.HoldSeconds != nil {
+		ev.HoldSeconds = *body.HoldSeconds
+	}
+	if body.State != nil {
+		ev.State = *body.State
+	}
+	if body.Partitions != nil {
+		// More partitions would move keys to other partitions, and a leave
+		// could then overtake its join: the count is fixed at creation.
+		if exists && *body.Partitions != cur.Partitions {
+			return queue.Errorf(queue.CodeInvalidConfig, "partitions cannot change after creation (is %d)", cur.Partitions)
+		}
+		ev.Partitions = *body.Partitions
+	}
+	if !exists && body.Capacity == nil {
+		return queue.Errorf(queue.CodeInvalidConfig, "capacity is required to create an event")
+	}
+	if err := ev.Validate(); err != nil {
+		return err
+	}
+	if err := s.topics.EnsureTopic(ctx, id, ev.Partitions); err != nil {
+		s.log.Warn("topic creation failed", "event", id, "err", err)
+		return queue.Errorf(queue.CodeBrokerUnavailable, "could not create the event's topic; try again")
+	}
+	created, err := s.store.PutEvent(ctx, ev)
+	if err != nil {
+		return s.storeError("put event", err)
+	}
+	s.events.forget(id)
+	s.log.Info("event saved", "event", ev.String(), "created", created)
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	st, err := s.store.EventStatus(ctx, id, s.now().UnixMilli())
+	if err != nil {
+		return s.storeError("read event", err)
+	}
+	return c.JSON(status, st)
+}
+
+func decodeEventBody(r io.Reader) (EventBody, error) {
+	var b EventBody
+	raw, err := io.ReadAll(r)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return b, queue.Errorf(queue.CodeBodyTooLarge, "request body over %d bytes", tooLarge.Limit)
+	}
+	if err != nil {
+		return b, queue.Errorf(queue.CodeInvalidBody, "reading the body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		return b, queue.Errorf(queue.CodeInvalidConfig, "body must be a JSON object with capacity, holdSeconds, partitions and state: %v", err)
+	}
+	if dec.More() {
+		return b, queue.Errorf(queue.CodeInvalidConfig, "body must hold one JSON object")
+	}
+	return b, nil
+}
+
+func (s *Server) getEvent(c echo.Context) error {
+	id, err := s.eventParam(c)
+	if err != nil {
+		return err
+	}
+	st, err := s.store.EventStatus(c.Request().Context(), id, s.now().UnixMilli())
+	if errors.Is(err, queue.ErrEventNotFound) {
+		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
+	}
+	if err != nil {
+		return s.storeError("read event", err)
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// EventList is the body of the admin event listing.
+type EventList struct {
+	Events []queue.EventStatus `json:"events"`
+}
+
+func (s *Server) listEvents(c echo.Context) error {
+	ctx := c.Request().Context()
+	ids, err := s.store.EventIDs(ctx)
+	if err != nil {
+		return s.storeError("list events", err)
+	}
+	out := EventList{Events: make([]queue.EventStatus, 0, len(ids))}
+	now := s.now().UnixMilli()
+	for _, id := range ids {
+		st, err := s.store.EventStatus(ctx, id, now)
+		if errors.Is(err, queue.ErrEventNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return s.storeError("read event", err)
+		}
+		out.Events = append(out.Events, st)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// deleteEvent removes the event unless a slot is held, then its topic.
+func (s *Server) deleteEvent(c echo.Context) error {
+	id, err := s.eventParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	err = s.store.DeleteEvent(ctx, id, s.now().UnixMilli())
+	var de *queue.Error
+	switch {
+	case errors.Is(err, queue.ErrEventNotFound):
+		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
+	case errors.As(err, &de):
+		return err
+	case err != nil:
+		return s.storeError("delete event", err)
+	}
+	s.events.forget(id)
+	if err := s.topics.DeleteTopic(ctx, id); err != nil {
+		// The event is gone; a leftover topic only holds history.
+		s.log.Warn("topic deletion failed", "event", id, "err", err)
+	}
+	s.log.Info("event deleted", "event", id)
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) storeError(what string, err error) error {
+	s.log.Warn("store error", "what", what, "err", err)
+	return queue.Errorf(queue.CodeStoreUnavailable, "the event store is not reachable; try again")
+}

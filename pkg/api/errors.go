@@ -1,0 +1,100 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// statusOf is the one table from domain codes to HTTP statuses.
+var statusOf = map[queue.Code]int{
+	queue.CodeInvalidEventID:    http.StatusBadRequest,
+	queue.CodeInvalidUserID:     http.StatusBadRequest,
+	queue.CodeInvalidConfig:     http.StatusBadRequest,
+	queue.CodeInvalidBody:       http.StatusBadRequest,
+	queue.CodeMissingUserID:     http.StatusUnauthorized,
+	queue.CodeUnauthorized:      http.StatusUnauthorized,
+	queue.CodeInvalidTicket:     http.StatusUnauthorized,
+	queue.CodeAdminDisabled:     http.StatusForbidden,
+	queue.CodeForbidden:         http.StatusForbidden,
+	queue.CodeEventNotFound:     http.StatusNotFound,
+	queue.CodeNotFound:          http.StatusNotFound,
+	queue.CodeMethodNotAllowed:  http.StatusMethodNotAllowed,
+	queue.CodeEventClosed:       http.StatusConflict,
+	queue.CodeSlotsInUse:        http.StatusConflict,
+	queue.CodeBodyTooLarge:      http.StatusRequestEntityTooLarge,
+	queue.CodeRateLimited:       http.StatusTooManyRequests,
+	queue.CodeBrokerUnavailable: http.StatusServiceUnavailable,
+	queue.CodeStoreUnavailable:  http.StatusServiceUnavailable,
+	queue.CodeInternal:          http.StatusInternalServerError,
+}
+
+// codeOfHTTP names the errors echo raises itself (routing, body limit).
+var codeOfHTTP = map[int]queue.Code{
+	http.StatusNotFound:              queue.CodeNotFound,
+	http.StatusMethodNotAllowed:      queue.CodeMethodNotAllowed,
+	http.StatusRequestEntityTooLarge: queue.CodeBodyTooLarge,
+	http.StatusBadRequest:            queue.CodeInvalidBody,
+	http.StatusUnauthorized:          queue.CodeUnauthorized,
+}
+
+// retryAfterSeconds is sent with every 429 and 503.
+const retryAfterSeconds = "1"
+
+// ErrorBody is the JSON shape of every error response.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the content of ErrorBody.
+type ErrorDetail struct {
+	Code    queue.Code `json:"code"`
+	Message string     `json:"message"`
+}
+
+// errorHandler writes err as the contract's JSON error. Errors without a
+// domain code are logged and answered 500 without their text.
+func (s *Server) errorHandler(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	var (
+		de *queue.Error
+		he *echo.HTTPError
+	)
+	switch {
+	case errors.As(err, &de):
+	case errors.As(err, &he):
+		code, ok := codeOfHTTP[he.Code]
+		if !ok {
+			code = queue.CodeInternal
+		}
+		msg, _ := he.Message.(string)
+		if msg == "" {
+			msg = http.StatusText(he.Code)
+		}
+		de = &queue.Error{Code: code, Message: msg}
+	default:
+		s.log.Error("request failed", "method", c.Request().Method, "path", c.Request().URL.Path, "err", err)
+		de = &queue.Error{Code: queue.CodeInternal, Message: "internal error"}
+	}
+	status := statusOf[de.Code]
+	if status == 0 {
+		status = http.StatusInternalServerError
+	}
+	switch status {
+	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+	case http.StatusUnauthorized:
+		if de.Code == queue.CodeUnauthorized {
+			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="waitq-admin"`)
+		}
+	}
+	s.metrics.errors.WithLabelValues(string(de.Code)).Inc()
+	if err := c.JSON(status, ErrorBody{Error: ErrorDetail{Code: de.Code, Message: de.Message}}); err != nil {
+		s.log.Debug("writing error response", "err", err)
+	}
+}

@@ -1,0 +1,113 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// UserHeader carries the user id set by the authenticating proxy in front.
+const UserHeader = "X-User-Id"
+
+// JoinResponse is the 202 body of a join.
+type JoinResponse struct {
+	EventID   string `json:"eventId"`
+	UserID    string `json:"userId"`
+	JoinedAt  int64  `json:"joinedAt"`
+	Ticket    string `json:"ticket"`
+	StatusURL string `json:"statusUrl"`
+}
+
+// LeaveResponse is the 202 body of a leave.
+type LeaveResponse struct {
+	EventID string `json:"eventId"`
+	UserID  string `json:"userId"`
+	LeftAt  int64  `json:"leftAt"`
+}
+
+// join stamps the request, publishes it and answers 202 once Kafka
+// acknowledged it. A repeated join is published too; the consumer keeps the
+// first place.
+func (s *Server) join(c echo.Context) error {
+	ev, user, err := s.queueRequest(c, true)
+	if err != nil {
+		return err
+	}
+	now := s.now().UnixMilli()
+	m := queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: ev.ID, UserID: user, TS: now, ID: newRequestID()}
+	if err := s.publish(c.Request().Context(), m); err != nil {
+		return err
+	}
+	ticket := s.tickets.Sign(queue.Ticket{
+		EventID: ev.ID, UserID: user, JoinedAt: now,
+		Expires: now + s.cfg.TicketTTL.Milliseconds(),
+	})
+	return c.JSON(http.StatusAccepted, JoinResponse{
+		EventID: ev.ID, UserID: user, JoinedAt: now, Ticket: ticket,
+		StatusURL: s.cfg.StatusPath + ev.ID + "?ticket=" + url.QueryEscape(ticket),
+	})
+}
+
+// leave publishes a leave through the same partition as the user's join.
+// Leaving is allowed from a closed event.
+func (s *Server) leave(c echo.Context) error {
+	ev, user, err := s.queueRequest(c, false)
+	if err != nil {
+		return err
+	}
+	now := s.now().UnixMilli()
+	m := queue.Message{V: queue.MessageVersion, Op: queue.OpLeave, EventID: ev.ID, UserID: user, TS: now, ID: newRequestID()}
+	if err := s.publish(c.Request().Context(), m); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, LeaveResponse{EventID: ev.ID, UserID: user, LeftAt: now})
+}
+
+// queueRequest validates a join or leave: ids, identity, the event's
+// existence and, for joins, that it is open.
+func (s *Server) queueRequest(c echo.Context, join bool) (queue.Event, string, error) {
+	id := c.Param("eventId")
+	if !queue.ValidEventID(id) {
+		return queue.Event{}, "", queue.Errorf(queue.CodeInvalidEventID, "event id must be 1-%d characters of [A-Za-z0-9_-]", queue.MaxEventIDLen)
+	}
+	user := c.Request().Header.Get(UserHeader)
+	if user == "" {
+		return queue.Event{}, "", queue.Errorf(queue.CodeMissingUserID, "the %s header is required", UserHeader)
+	}
+	if !queue.ValidUserID(user) {
+		return queue.Event{}, "", queue.Errorf(queue.CodeInvalidUserID, "user id must be 1-%d characters of [A-Za-z0-9._:@-]", queue.MaxUserIDLen)
+	}
+	ev, err := s.events.get(c.Request().Context(), id)
+	switch {
+	case errors.Is(err, queue.ErrEventNotFound):
+		return queue.Event{}, "", queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
+	case err != nil:
+		s.log.Warn("event lookup failed", "event", id, "err", err)
+		return queue.Event{}, "", queue.Errorf(queue.CodeStoreUnavailable, "the event store is not reachable; try again")
+	case join && ev.State != queue.StateOpen:
+		return queue.Event{}, "", queue.Errorf(queue.CodeEventClosed, "event %s is not accepting joins", id)
+	}
+	return ev, user, nil
+}
+
+// publish sends m and waits for the acknowledgement at most PublishTimeout.
+// After a timeout the message may still land: a retried join keeps the first
+// place, so the client can safely try again.
+func (s *Server) publish(ctx context.Context, m queue.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.PublishTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := s.pub.Publish(ctx, m); err != nil {
+		s.log.Warn("publish failed", "event", m.EventID, "op", m.Op, "err", err)
+		return queue.Errorf(queue.CodeBrokerUnavailable, "the message broker did not acknowledge the request; try again")
+	}
+	s.metrics.publish.Observe(time.Since(start).Seconds())
+	s.metrics.joins.WithLabelValues(string(m.Op)).Inc()
+	return nil
+}
