@@ -1,0 +1,134 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/kafkajoin"
+)
+
+// Service is one waitq program.
+type Service interface {
+	// Name is the program's name.
+	Name() string
+	// Bind declares the service's settings.
+	Bind(l *config.Loader)
+	// Validate checks the settings after parsing.
+	Validate() error
+	// Run serves until ctx ends, then shuts down gracefully.
+	Run(ctx context.Context, log *slog.Logger) error
+}
+
+// Main runs svc with the process's arguments and environment until SIGINT or
+// SIGTERM, and exits non-zero on error.
+func Main(svc Service) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := Run(ctx, svc, os.Args[1:], os.Getenv, os.Stdout); err != nil {
+		fmt.Fprintf(os.Stderr, "%s: %v\n", svc.Name(), err)
+		os.Exit(1)
+	}
+}
+
+// Run configures svc from args and getenv, logs to stdout and runs it.
+func Run(ctx context.Context, svc Service, args []string, getenv func(string) string, stdout io.Writer) error {
+	l := config.NewLoader(svc.Name(), getenv)
+	svc.Bind(l)
+	var level string
+	l.String(&level, "log-level", "WAITQ_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	if err := l.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			l.Usage(stdout)
+			return nil
+		}
+		return fmt.Errorf("configuration: %w", err)
+	}
+	var lv slog.Level
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return fmt.Errorf("configuration: WAITQ_LOG_LEVEL=%q: use debug, info, warn or error", level)
+	}
+	if err := svc.Validate(); err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: lv})).With("service", svc.Name())
+	log.Info("starting", l.LogAttrs()...)
+	err := svc.Run(ctx, log)
+	if err != nil {
+		log.Error("stopped", "err", err)
+	} else {
+		log.Info("stopped")
+	}
+	return err
+}
+
+// Common are the settings every service has.
+type Common struct {
+	HTTPAddr        string
+	ShutdownTimeout time.Duration
+}
+
+func (c *Common) bind(l *config.Loader, defaultAddr string) {
+	l.String(&c.HTTPAddr, "http-addr", "WAITQ_HTTP_ADDR", defaultAddr, "HTTP listen address")
+	l.Duration(&c.ShutdownTimeout, "shutdown-timeout", "WAITQ_SHUTDOWN_TIMEOUT", 10*time.Second, "longest graceful shutdown")
+}
+
+// Kafka are the settings of services that reach the brokers.
+type Kafka struct {
+	Brokers     []string
+	TopicPrefix string
+}
+
+func (k *Kafka) bind(l *config.Loader) {
+	l.List(&k.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", "127.0.0.1:9092", "comma-separated Kafka bootstrap brokers")
+	l.String(&k.TopicPrefix, "topic-prefix", "WAITQ_TOPIC_PREFIX", kafkajoin.DefaultTopicPrefix, "prefix of the per-event join topics")
+}
+
+func (k *Kafka) validate() error {
+	if len(k.Brokers) == 0 {
+		return errors.New("WAITQ_KAFKA_BROKERS names no broker")
+	}
+	if k.TopicPrefix == "" || strings.ContainsAny(k.TopicPrefix, " /\\") {
+		return fmt.Errorf("WAITQ_TOPIC_PREFIX=%q is not a usable topic prefix", k.TopicPrefix)
+	}
+	return nil
+}
+
+func (k *Kafka) conn() kafkajoin.Conn {
+	return kafkajoin.Conn{Brokers: k.Brokers, TopicPrefix: k.TopicPrefix}
+}
+
+// serveHTTP serves h on addr until ctx ends, then drains it within timeout.
+// A listener already opened by the caller may be passed as ln.
+func serveHTTP(ctx context.Context, log *slog.Logger, addr string, h http.Handler, timeout time.Duration) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	log.Info("listening", "addr", ln.Addr().String())
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve %s: %w", addr, err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		return fmt.Errorf("shutdown %s: %w", addr, err)
+	}
+	return nil
+}

@@ -1,0 +1,96 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
+)
+
+// MinSecretLen is the shortest ticket secret accepted.
+const MinSecretLen = 16
+
+// Producer is producer-api: joins, leaves and the admin API.
+type Producer struct {
+	Common
+	Kafka
+	RedisURL       string
+	TicketSecret   string
+	AdminToken     string
+	TicketTTL      time.Duration
+	PublishTimeout time.Duration
+	BatchTimeout   time.Duration
+}
+
+var _ Service = (*Producer)(nil)
+
+// Name implements Service.
+func (*Producer) Name() string { return "producer-api" }
+
+// Bind implements Service.
+func (p *Producer) Bind(l *config.Loader) {
+	p.Common.bind(l, ":8080")
+	p.Kafka.bind(l)
+	l.String(&p.RedisURL, "redis-url", "WAITQ_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL")
+	l.Secret(&p.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with ws-gateway (required, at least 16 characters)")
+	l.Secret(&p.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "bearer token of the admin API (empty: admin API disabled)")
+	l.Duration(&p.TicketTTL, "ticket-ttl", "WAITQ_TICKET_TTL", 12*time.Hour, "how long a ticket stays valid")
+	l.Duration(&p.PublishTimeout, "publish-timeout", "WAITQ_PUBLISH_TIMEOUT", 3*time.Second, "longest wait for Kafka's acknowledgement before 503")
+	l.Duration(&p.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", 2*time.Millisecond, "longest a join waits to share a produce request")
+}
+
+// Validate implements Service.
+func (p *Producer) Validate() error {
+	var errs []error
+	if len(p.TicketSecret) < MinSecretLen {
+		errs = append(errs, fmt.Errorf("WAITQ_TICKET_SECRET must be set to at least %d characters", MinSecretLen))
+	}
+	if p.PublishTimeout <= 0 || p.BatchTimeout <= 0 || p.TicketTTL <= 0 {
+		errs = append(errs, errors.New("WAITQ_PUBLISH_TIMEOUT, WAITQ_KAFKA_BATCH_TIMEOUT and WAITQ_TICKET_TTL must be positive"))
+	}
+	if p.BatchTimeout >= p.PublishTimeout {
+		errs = append(errs, errors.New("WAITQ_KAFKA_BATCH_TIMEOUT must be shorter than WAITQ_PUBLISH_TIMEOUT"))
+	}
+	return errors.Join(append(errs, p.Kafka.validate())...)
+}
+
+// Run implements Service.
+func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
+	store, err := redisstore.Dial(ctx, p.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	tickets, err := queue.NewTicketSigner(p.TicketSecret)
+	if err != nil {
+		return err
+	}
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: p.conn(), BatchTimeout: p.BatchTimeout, Timeout: p.PublishTimeout})
+	defer func() {
+		if err := pub.Close(); err != nil {
+			log.Warn("closing the Kafka writer", "err", err)
+		}
+	}()
+	reg := newRegistry()
+	srv := api.New(api.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout}, api.Deps{
+		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
+	})
+	return serveHTTP(ctx, log, p.HTTPAddr, srv, p.ShutdownTimeout)
+}
+
+// newRegistry returns a registry with the Go runtime and process collectors.
+func newRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
