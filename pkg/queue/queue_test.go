@@ -11,7 +11,7 @@ import (
 
 func TestIDValidation(t *testing.T) {
 	tests := []struct {
-		id           string
+		id            string
 		event, userOK bool
 	}{
 		{"e1", true, true},
