@@ -1,0 +1,275 @@
+package app
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/waitq/waitq/pkg/config"
+)
+
+// Devstack runs the whole system in one process for a newcomer: an embedded
+// Kafka-protocol broker (kfake) and Redis (a redis-server child process, or
+// miniredis when none is installed) unless real ones are configured, and
+// every service, with a demo event.
+type Devstack struct {
+	Brokers      []string
+	RedisURL     string
+	ProducerAddr string
+	IngestAddr   string
+	AdminToken   string
+	TicketSecret string
+	DemoEvent    string
+	KafkaDataDir string
+
+	out io.Writer
+}
+
+var _ Service = (*Devstack)(nil)
+
+// Name implements Service.
+func (*Devstack) Name() string { return "devstack" }
+
+// Bind implements Service.
+func (d *Devstack) Bind(l *config.Loader) {
+	l.List(&d.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", "", "Kafka brokers to use (empty: an embedded kfake broker)")
+	l.String(&d.RedisURL, "redis-url", "WAITQ_REDIS_URL", "", "Redis to use (empty: an embedded redis-server child, or miniredis)")
+	l.String(&d.ProducerAddr, "producer-addr", "WAITQ_PRODUCER_ADDR", "127.0.0.1:8080", "producer-api listen address")
+	l.String(&d.IngestAddr, "ingest-addr", "WAITQ_INGEST_ADDR", "127.0.0.1:8082", "ingest-consumer health listen address")
+	l.Secret(&d.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "admin token (empty: a random one, printed)")
+	l.Secret(&d.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "ticket secret (empty: a random one)")
+	l.String(&d.DemoEvent, "demo-event", "WAITQ_DEMO_EVENT", "demo", "id of the demo event created at start (empty: none)")
+	l.String(&d.KafkaDataDir, "kafka-data-dir", "WAITQ_KAFKA_DATA_DIR", "", "directory where the embedded broker keeps its log (empty: memory only)")
+}
+
+// Validate implements Service.
+func (d *Devstack) Validate() error {
+	if d.AdminToken == "" {
+		d.AdminToken = randomHex(16)
+	}
+	if d.TicketSecret == "" {
+		d.TicketSecret = randomHex(32)
+	}
+	if len(d.TicketSecret) < MinSecretLen {
+		return fmt.Errorf("WAITQ_TICKET_SECRET must be at least %d characters", MinSecretLen)
+	}
+	return nil
+}
+
+// Run implements Service.
+func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
+	out := d.out
+	if out == nil {
+		out = os.Stderr
+	}
+	brokers, stopKafka, err := d.kafka(log)
+	if err != nil {
+		return err
+	}
+	defer stopKafka()
+	redisURL, redisKind, stopRedis, err := d.redis(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopRedis()
+
+	kafka := Kafka{Brokers: brokers, TopicPrefix: "waitq.join."}
+	common := func(addr string) Common { return Common{HTTPAddr: addr, ShutdownTimeout: 5 * time.Second} }
+	producer := &Producer{
+		Common: common(d.ProducerAddr), Kafka: kafka, RedisURL: redisURL,
+		TicketSecret: d.TicketSecret, AdminToken: d.AdminToken,
+		TicketTTL: 12 * time.Hour, PublishTimeout: 3 * time.Second, BatchTimeout: 2 * time.Millisecond,
+	}
+	ingest := &Ingest{
+		Common: common(d.IngestAddr), Kafka: kafka, RedisURL: redisURL,
+		GroupID: "waitq-ingest", DLQTopic: "waitq.dlq",
+		DiscoveryInterval: time.Second, SessionTimeout: 10 * time.Second, MaxBatch: 500,
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	for _, svc := range []Service{producer, ingest} {
+		if err := svc.Validate(); err != nil {
+			return fmt.Errorf("%s: %w", svc.Name(), err)
+		}
+		g.Go(func() error { return svc.Run(gctx, log.With("component", svc.Name())) })
+	}
+	g.Go(func() error {
+		base := "http://" + d.ProducerAddr
+		if err := waitReady(gctx, base+"/readyz", 30*time.Second); err != nil {
+			return fmt.Errorf("producer-api never became ready: %w", err)
+		}
+		if d.DemoEvent != "" {
+			if err := d.createDemo(gctx, base); err != nil {
+				return err
+			}
+		}
+		d.printWelcome(out, brokers, redisURL, redisKind)
+		return nil
+	})
+	return g.Wait()
+}
+
+// kafka returns the brokers to use, starting an embedded kfake when none are
+// configured.
+func (d *Devstack) kafka(log *slog.Logger) ([]string, func(), error) {
+	if len(d.Brokers) > 0 {
+		return d.Brokers, func() {}, nil
+	}
+	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0)}
+	if d.KafkaDataDir != "" {
+		opts = append(opts, kfake.DataDir(d.KafkaDataDir))
+	}
+	c, err := kfake.NewCluster(opts...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded kafka broker: %w", err)
+	}
+	log.Info("embedded Kafka-protocol broker (kfake) started", "addrs", c.ListenAddrs())
+	return c.ListenAddrs(), c.Close, nil
+}
+
+// redis returns the Redis URL to use, starting a redis-server child process
+// (or miniredis when none is installed) when none is configured.
+func (d *Devstack) redis(ctx context.Context) (url, kind string, stop func(), err error) {
+	if d.RedisURL != "" {
+		return d.RedisURL, "external", func() {}, nil
+	}
+	if path, err := exec.LookPath("redis-server"); err == nil {
+		return startRedisServer(ctx, path)
+	}
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		return "", "", nil, fmt.Errorf("embedded miniredis: %w", err)
+	}
+	return "redis://" + m.Addr() + "/0", "miniredis (install redis-server for real Redis)", m.Close, nil
+}
+
+func startRedisServer(ctx context.Context, path string) (string, string, func(), error) {
+	port, err := freePort()
+	if err != nil {
+		return "", "", nil, err
+	}
+	dir, err := os.MkdirTemp("", "waitq-devstack-redis")
+	if err != nil {
+		return "", "", nil, err
+	}
+	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
+		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
+	if err := cmd.Start(); err != nil {
+		os.RemoveAll(dir)
+		return "", "", nil, fmt.Errorf("start redis-server: %w", err)
+	}
+	stop := func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	addr := "127.0.0.1:" + strconv.Itoa(port)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.Dial("tcp", addr)
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			stop()
+			return "", "", nil, fmt.Errorf("redis-server on %s did not start: %w", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "redis://" + addr + "/0", "redis-server child process", stop, nil
+}
+
+func (d *Devstack) createDemo(ctx context.Context, base string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+d.DemoEvent,
+		strings.NewReader(`{"capacity":10,"holdSeconds":60,"partitions":3}`))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+d.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("create demo event: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Errorf("create demo event: %s: %s", resp.Status, b)
+	}
+	return nil
+}
+
+func (d *Devstack) printWelcome(w io.Writer, brokers []string, redisURL, redisKind string) {
+	p := "http://" + d.ProducerAddr
+	fmt.Fprintf(w, `
+waitq devstack is running. Ctrl-C stops it.
+
+  producer-api     %[1]s   (health %[1]s/readyz, metrics %[1]s/metrics)
+  ingest-consumer  http://%[2]s   (health /readyz, metrics /metrics)
+  kafka brokers    %[3]s
+  redis            %[4]s (%[5]s)
+  admin token      %[6]s
+  demo event       %[7]s (capacity 10, hold 60 s)
+
+Join the demo event's line as alice:
+  curl -i -X POST -H 'X-User-Id: alice' %[1]s/v1/events/%[7]s/queue
+
+See the event (waiting, active, capacity):
+  curl -s -H 'Authorization: Bearer %[6]s' %[1]s/v1/admin/events/%[7]s
+
+Create another event:
+  curl -s -X PUT -H 'Authorization: Bearer %[6]s' -d '{"capacity":100,"partitions":3}' %[1]s/v1/admin/events/sale1
+
+`, p, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent)
+}
+
+// waitReady polls url until it answers 200, ctx ends or d passes.
+func waitReady(ctx context.Context, url string, d time.Duration) error {
+	deadline := time.Now().Add(d)
+	for {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			err = errors.New(resp.Status)
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/waitq/waitq/internal/testenv"
+)
+
+// TestDevstackRunsTheJoinPath starts the dev stack as a newcomer would, with
+// a redis-server child and, with no redis-server on PATH, with miniredis;
+// joins the demo event over HTTP and sees the join reach the line.
+func TestDevstackRunsTheJoinPath(t *testing.T) {
+	for _, redisKind := range []string{"redis-server", "miniredis"} {
+		t.Run(redisKind, func(t *testing.T) {
+			if redisKind == "redis-server" {
+				if _, err := exec.LookPath("redis-server"); err != nil {
+					testenv.Unavailable(t, "redis-server not on PATH")
+				}
+			} else {
+				t.Setenv("PATH", "")
+			}
+			d := &Devstack{
+				ProducerAddr: freeAddr(t), IngestAddr: freeAddr(t),
+				AdminToken: "devstack-test-token", DemoEvent: "demo",
+			}
+			var out syncBuffer
+			d.out = &out
+			if err := d.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- d.Run(ctx, testenv.Logger(t)) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("devstack stopped with %v", err)
+				}
+			}()
+
+			base := "http://" + d.ProducerAddr
+			testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+				return strings.Contains(out.String(), "devstack is running"), "no welcome printed"
+			})
+			if !strings.Contains(out.String(), redisKind) {
+				t.Errorf("welcome does not name %s:\n%s", redisKind, out.String())
+			}
+			req, _ := http.NewRequest(http.MethodPost, base+"/v1/events/demo/queue", nil)
+			req.Header.Set("X-User-Id", "alice")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("join the demo event: %v %v", resp, err)
+			}
+			resp.Body.Close()
+			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+				req, _ := http.NewRequest(http.MethodGet, base+"/v1/admin/events/demo", nil)
+				req.Header.Set("Authorization", "Bearer "+d.AdminToken)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return false, err.Error()
+				}
+				defer resp.Body.Close()
+				var st struct{ Waiting, Capacity int }
+				_ = json.NewDecoder(resp.Body).Decode(&st)
+				return st.Waiting == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
+			})
+		})
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	p, err := freePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", p)
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
