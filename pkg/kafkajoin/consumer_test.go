@@ -287,3 +287,40 @@ func TestConsumerHandoverLosesNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestGracefulStopCommitsWhatWasWritten(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 10, 2)
+	cfg := sys.ConsumerConfig()
+	c := sys.StartConsumer(cfg)
+	const n = 300
+	for i := range n {
+		sys.Join(ev, fmt.Sprintf("u%03d", i), int64(i+1))
+	}
+	waitLine(t, sys, ev, n)
+	c.Stop()
+
+	// The group's committed offsets cover every message: a restarted
+	// consumer would not read any of them again.
+	resp, err := (&kafka.Client{Addr: kafka.TCP(sys.Conn.Brokers...)}).OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{
+		GroupID: kafkajoin.DefaultGroupID,
+		Topics:  map[string][]int{sys.Conn.Topic(ev): {0, 1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var committed int64
+	for _, p := range resp.Topics[sys.Conn.Topic(ev)] {
+		if p.Error != nil {
+			t.Fatalf("partition %d: %v", p.Partition, p.Error)
+		}
+		committed += p.CommittedOffset
+	}
+	if committed != n {
+		t.Fatalf("committed offsets sum to %d after a graceful stop, want %d", committed, n)
+	}
+	if s := c.Stats(); s.CommitErrors != 0 {
+		t.Errorf("commit errors: %+v", s)
+	}
+}
