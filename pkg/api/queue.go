@@ -35,38 +35,39 @@ type LeaveResponse struct {
 // acknowledged it. A repeated join is published too; the consumer keeps the
 // first place.
 func (s *Server) join(c echo.Context) error {
-	ev, user, err := s.queueRequest(c, true)
+	m, err := s.enqueue(c, queue.OpJoin)
 	if err != nil {
 		return err
 	}
-	now := s.now().UnixMilli()
-	m := queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: ev.ID, UserID: user, TS: now, ID: newRequestID()}
-	if err := s.publish(c.Request().Context(), m); err != nil {
-		return err
-	}
 	ticket := s.tickets.Sign(queue.Ticket{
-		EventID: ev.ID, UserID: user, JoinedAt: now,
-		Expires: now + s.cfg.TicketTTL.Milliseconds(),
+		EventID: m.EventID, UserID: m.UserID, JoinedAt: m.TS,
+		Expires: m.TS + s.cfg.TicketTTL.Milliseconds(),
 	})
 	return c.JSON(http.StatusAccepted, JoinResponse{
-		EventID: ev.ID, UserID: user, JoinedAt: now, Ticket: ticket,
-		StatusURL: s.cfg.StatusPath + ev.ID + "?ticket=" + url.QueryEscape(ticket),
+		EventID: m.EventID, UserID: m.UserID, JoinedAt: m.TS, Ticket: ticket,
+		StatusURL: s.cfg.StatusPath + m.EventID + "?ticket=" + url.QueryEscape(ticket),
 	})
 }
 
 // leave publishes a leave through the same partition as the user's join.
 // Leaving is allowed from a closed event.
 func (s *Server) leave(c echo.Context) error {
-	ev, user, err := s.queueRequest(c, false)
+	m, err := s.enqueue(c, queue.OpLeave)
 	if err != nil {
 		return err
 	}
-	now := s.now().UnixMilli()
-	m := queue.Message{V: queue.MessageVersion, Op: queue.OpLeave, EventID: ev.ID, UserID: user, TS: now, ID: newRequestID()}
-	if err := s.publish(c.Request().Context(), m); err != nil {
-		return err
+	return c.JSON(http.StatusAccepted, LeaveResponse{EventID: m.EventID, UserID: m.UserID, LeftAt: m.TS})
+}
+
+// enqueue validates a join or leave, stamps it with the server time and
+// publishes it; it returns the message once Kafka acknowledged it.
+func (s *Server) enqueue(c echo.Context, op queue.Op) (queue.Message, error) {
+	ev, user, err := s.queueRequest(c, op == queue.OpJoin)
+	if err != nil {
+		return queue.Message{}, err
 	}
-	return c.JSON(http.StatusAccepted, LeaveResponse{EventID: ev.ID, UserID: user, LeftAt: now})
+	m := queue.Message{V: queue.MessageVersion, Op: op, EventID: ev.ID, UserID: user, TS: s.now().UnixMilli(), ID: newRequestID()}
+	return m, s.publish(c.Request().Context(), m)
 }
 
 // queueRequest validates a join or leave: ids, identity, the event's

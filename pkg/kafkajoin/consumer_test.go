@@ -233,12 +233,11 @@ func TestRedisOutageLosesNothing(t *testing.T) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		for i := range n {
-			sys.Join(ev, fmt.Sprintf("u%04d", i), int64(1000+i))
+		joinSequence(sys, ev, n, func(i int) {
 			if i == n/3 {
 				sys.Redis.Stop()
 			}
-		}
+		})
 	}()
 	// Redis stays down until the consumer has failed, backed off, retried
 	// and reported itself unready; only then does it come back.
@@ -248,12 +247,7 @@ func TestRedisOutageLosesNothing(t *testing.T) {
 	})
 	sys.Redis.Restart()
 	<-done
-	line := waitLine(t, sys, ev, n)
-	for i, u := range line {
-		if u.User != fmt.Sprintf("u%04d", i) || u.TS != int64(1000+i) {
-			t.Fatalf("line[%d] = %v", i, u)
-		}
-	}
+	checkSequence(t, waitLine(t, sys, ev, n))
 	testenv.Eventually(t, 5*time.Second, func() (bool, string) { return c.Ready(), "consumer not ready again" })
 }
 
@@ -265,24 +259,32 @@ func TestConsumerHandoverLosesNothing(t *testing.T) {
 	first := sys.StartConsumer(cfg)
 
 	const n = 800
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := range n {
-			sys.Join(ev, fmt.Sprintf("u%04d", i), int64(1000+i))
-			switch i {
-			case n / 4:
-				second := sys.StartConsumer(cfg) // two members share the partitions
-				_ = second
-			case n / 2:
-				first.Stop() // the second takes over all partitions
-			}
+	joinSequence(sys, ev, n, func(i int) {
+		switch i {
+		case n / 4:
+			sys.StartConsumer(cfg) // two members share the partitions
+		case n / 2:
+			first.Stop() // the second takes over all partitions
 		}
-	}()
-	<-done
-	line := waitLine(t, sys, ev, n)
+	})
+	checkSequence(t, waitLine(t, sys, ev, n))
+}
+
+// joinSequence publishes joins of users u0000… with stamps 1000…, calling at
+// after each so a test can inject a fault at a given point of the stream.
+func joinSequence(sys *testsys.System, ev string, n int, at func(i int)) {
+	for i := range n {
+		sys.Join(ev, fmt.Sprintf("u%04d", i), int64(1000+i))
+		at(i)
+	}
+}
+
+// checkSequence checks that line holds exactly what joinSequence published,
+// in order, with its stamps.
+func checkSequence(t *testing.T, line []testsys.WaitingUser) {
+	t.Helper()
 	for i, u := range line {
-		if u.User != fmt.Sprintf("u%04d", i) {
+		if u.User != fmt.Sprintf("u%04d", i) || u.TS != int64(1000+i) {
 			t.Fatalf("line[%d] = %v", i, u)
 		}
 	}
