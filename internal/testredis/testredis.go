@@ -1,74 +1,64 @@
-// Package testredis starts a real redis-server for tests, on a free loopback
-// port, and can stop, kill, pause and restart it to inject faults. With
-// WAITQ_TEST_REDIS_URL set, tests use that server instead (and fault
-// injection is unavailable).
+// Package testredis gives tests a real redis-server (internal/redisproc) on
+// a free loopback port, stopped at cleanup, with faults to inject: stop,
+// kill, pause and restart. With WAITQ_TEST_REDIS_URL set, tests use that
+// server instead (and fault injection is unavailable). Without redis-server
+// a test fails in strict mode (CI) and skips elsewhere.
 package testredis
 
 import (
 	"context"
-	"fmt"
-	"net"
+	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
-	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/internal/testenv"
 )
 
-// Server is a redis-server child process (or an external server).
+// Server is a redis-server for one test.
 type Server struct {
-	tb         testing.TB
-	url        string
-	port       int
-	dir        string
-	persistent bool
-
-	mu  sync.Mutex
-	cmd *exec.Cmd
+	tb   testing.TB
+	url  string
+	proc *redisproc.Server // nil for an external server
 }
 
 // Option configures a Server.
-type Option func(*Server)
+type Option func(*redisproc.Options)
 
 // Persistent makes the server write an append-only file, so data survives
-// Stop/Start as it would in production.
-func Persistent() Option { return func(s *Server) { s.persistent = true } }
+// Stop/Kill and Restart as it would in production.
+func Persistent() Option { return func(o *redisproc.Options) { o.AppendOnly = true } }
 
-// Start returns a running Redis for tb, stopped at cleanup. When redis-server
-// is not installed it fails in CI and skips elsewhere.
+// Start returns a running Redis for tb, killed at cleanup.
 func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
-	s := &Server{tb: tb}
-	for _, o := range opts {
-		o(s)
-	}
 	if url := os.Getenv("WAITQ_TEST_REDIS_URL"); url != "" {
-		s.url = url
-		return s
+		return &Server{tb: tb, url: url}
 	}
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		testenv.Unavailable(tb, "redis-server not on PATH (apt-get install -y redis-server)")
+	o := redisproc.Options{Dir: tb.TempDir()}
+	for _, opt := range opts {
+		opt(&o)
 	}
-	s.dir = tb.TempDir()
-	s.port = freePort(tb)
-	s.url = fmt.Sprintf("redis://127.0.0.1:%d/0", s.port)
-	s.Restart()
-	tb.Cleanup(s.Kill)
-	return s
+	p, err := redisproc.Start(context.Background(), o)
+	if errors.Is(err, redisproc.ErrNotInstalled) {
+		testenv.Unavailable(tb, "%v", err)
+	}
+	if err != nil {
+		tb.Fatalf("testredis: %v", err)
+	}
+	tb.Cleanup(func() {
+		p.Close()
+		if tb.Failed() {
+			tb.Logf("redis-server output:\n%s", p.Output())
+		}
+	})
+	return &Server{tb: tb, url: p.URL(), proc: p}
 }
 
 // URL is the server's redis:// URL.
 func (s *Server) URL() string { return s.url }
-
-// Addr is the server's host:port.
-func (s *Server) Addr() string { return "127.0.0.1:" + strconv.Itoa(s.port) }
 
 // Client returns a new client of the server, closed at cleanup.
 func (s *Server) Client() *redis.Client {
@@ -81,88 +71,30 @@ func (s *Server) Client() *redis.Client {
 	return c
 }
 
-func (s *Server) local() {
+func (s *Server) local() *redisproc.Server {
 	s.tb.Helper()
-	if s.dir == "" {
+	if s.proc == nil {
 		s.tb.Skip("testredis: fault injection needs a local redis-server, not WAITQ_TEST_REDIS_URL")
 	}
+	return s.proc
 }
 
-// Restart starts the server again on the same port (after Stop or Kill) and
-// waits until it answers.
+// Restart starts the server again on the same port after Stop or Kill.
 func (s *Server) Restart() {
 	s.tb.Helper()
-	s.local()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		s.tb.Fatal("testredis: Restart of a running server")
-	}
-	args := []string{
-		"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--dir", s.dir, "--save", "", "--daemonize", "no",
-		"--logfile", filepath.Join(s.dir, "redis.log"),
-	}
-	if s.persistent {
-		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
-	}
-	cmd := exec.Command("redis-server", args...)
-	if err := cmd.Start(); err != nil {
-		testenv.Unavailable(s.tb, "start redis-server: %v", err)
-	}
-	s.cmd = cmd
-	c := redis.NewClient(&redis.Options{Addr: s.Addr(), MaxRetries: -1})
-	defer c.Close()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		err := c.Ping(context.Background()).Err()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(filepath.Join(s.dir, "redis.log"))
-			s.tb.Fatalf("testredis: server on %s not ready: %v\n%s", s.Addr(), err, log)
-		}
-		time.Sleep(20 * time.Millisecond)
+	if err := s.local().Restart(context.Background()); err != nil {
+		s.tb.Fatalf("testredis: %v", err)
 	}
 }
 
 // Stop shuts the server down gracefully (a persistent one keeps its data).
-func (s *Server) Stop() { s.signal(syscall.SIGTERM, true) }
+func (s *Server) Stop() { s.local().Stop() }
 
 // Kill ends the server at once.
-func (s *Server) Kill() { s.signal(syscall.SIGKILL, true) }
+func (s *Server) Kill() { s.local().Kill() }
 
 // Pause freezes the server (SIGSTOP): connections stay open, nothing answers.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP, false) }
+func (s *Server) Pause() { s.local().Pause() }
 
 // Resume unfreezes a paused server.
-func (s *Server) Resume() { s.signal(syscall.SIGCONT, false) }
-
-func (s *Server) signal(sig syscall.Signal, wait bool) {
-	s.tb.Helper()
-	s.local()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd == nil {
-		return
-	}
-	if sig == syscall.SIGKILL {
-		_ = s.cmd.Process.Signal(syscall.SIGCONT) // a paused process must be able to die
-	}
-	_ = s.cmd.Process.Signal(sig)
-	if wait {
-		_ = s.cmd.Wait()
-		s.cmd = nil
-	}
-}
-
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatalf("testredis: free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
+func (s *Server) Resume() { s.local().Resume() }

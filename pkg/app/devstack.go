@@ -8,12 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -21,7 +17,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kfake"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/kafkajoin"
 )
 
 // Devstack runs the whole system in one process for a newcomer: an embedded
@@ -61,10 +59,10 @@ func (d *Devstack) Bind(l *config.Loader) {
 // Validate implements Service.
 func (d *Devstack) Validate() error {
 	if d.AdminToken == "" {
-		d.AdminToken = randomHex(16)
+		d.AdminToken = RandomHex(16)
 	}
 	if d.TicketSecret == "" {
-		d.TicketSecret = randomHex(32)
+		d.TicketSecret = RandomHex(32)
 	}
 	if len(d.TicketSecret) < MinSecretLen {
 		return fmt.Errorf("WAITQ_TICKET_SECRET must be at least %d characters", MinSecretLen)
@@ -94,7 +92,7 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 	producer := &Producer{
 		Common: common(d.ProducerAddr), Kafka: kafka, RedisURL: redisURL,
 		TicketSecret: d.TicketSecret, AdminToken: d.AdminToken,
-		TicketTTL: 12 * time.Hour, PublishTimeout: 3 * time.Second, BatchTimeout: 2 * time.Millisecond,
+		TicketTTL: 12 * time.Hour, PublishTimeout: 3 * time.Second, BatchTimeout: kafkajoin.DefaultBatchTimeout,
 	}
 	ingest := &Ingest{
 		Common: common(d.IngestAddr), Kafka: kafka, RedisURL: redisURL,
@@ -148,51 +146,18 @@ func (d *Devstack) redis(ctx context.Context) (url, kind string, stop func(), er
 	if d.RedisURL != "" {
 		return d.RedisURL, "external", func() {}, nil
 	}
-	if path, err := exec.LookPath("redis-server"); err == nil {
-		return startRedisServer(ctx, path)
+	p, err := redisproc.Start(ctx, redisproc.Options{})
+	if err == nil {
+		return p.URL(), "redis-server child process", p.Close, nil
+	}
+	if !errors.Is(err, redisproc.ErrNotInstalled) {
+		return "", "", nil, fmt.Errorf("embedded redis-server: %w", err)
 	}
 	m := miniredis.NewMiniRedis()
 	if err := m.Start(); err != nil {
 		return "", "", nil, fmt.Errorf("embedded miniredis: %w", err)
 	}
 	return "redis://" + m.Addr() + "/0", "miniredis (install redis-server for real Redis)", m.Close, nil
-}
-
-func startRedisServer(ctx context.Context, path string) (string, string, func(), error) {
-	port, err := freePort()
-	if err != nil {
-		return "", "", nil, err
-	}
-	dir, err := os.MkdirTemp("", "waitq-devstack-redis")
-	if err != nil {
-		return "", "", nil, err
-	}
-	cmd := exec.Command(path, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "",
-		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
-	if err := cmd.Start(); err != nil {
-		os.RemoveAll(dir)
-		return "", "", nil, fmt.Errorf("start redis-server: %w", err)
-	}
-	stop := func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		os.RemoveAll(dir)
-	}
-	addr := "127.0.0.1:" + strconv.Itoa(port)
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			break
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			stop()
-			return "", "", nil, fmt.Errorf("redis-server on %s did not start: %w", addr, err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return "redis://" + addr + "/0", "redis-server child process", stop, nil
 }
 
 func (d *Devstack) createDemo(ctx context.Context, base string) error {
@@ -259,16 +224,8 @@ func waitReady(ctx context.Context, url string, d time.Duration) error {
 	}
 }
 
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func randomHex(n int) string {
+// RandomHex returns 2n random hex characters, for generated tokens.
+func RandomHex(n int) string {
 	b := make([]byte, n)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)

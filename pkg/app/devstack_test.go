@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/internal/testenv"
 )
 
@@ -79,7 +80,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	p, err := freePort()
+	p, err := redisproc.FreePort()
 	if err != nil {
 		t.Fatal(err)
 	}

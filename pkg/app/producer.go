@@ -46,7 +46,7 @@ func (p *Producer) Bind(l *config.Loader) {
 	l.Secret(&p.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "bearer token of the admin API (empty: admin API disabled)")
 	l.Duration(&p.TicketTTL, "ticket-ttl", "WAITQ_TICKET_TTL", 12*time.Hour, "how long a ticket stays valid")
 	l.Duration(&p.PublishTimeout, "publish-timeout", "WAITQ_PUBLISH_TIMEOUT", 3*time.Second, "longest wait for Kafka's acknowledgement before 503")
-	l.Duration(&p.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", 2*time.Millisecond, "longest a join waits to share a produce request")
+	l.Duration(&p.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", kafkajoin.DefaultBatchTimeout, "longest a join waits to share a produce request")
 }
 
 // Validate implements Service.

@@ -15,8 +15,8 @@ import (
 type PublisherConfig struct {
 	Conn
 	// BatchTimeout is the longest a message waits for others to share its
-	// produce request. kafka-go's default (1 s) would add a second to every
-	// join; a few milliseconds keep batching under load and latency low.
+	// produce request (DefaultBatchTimeout). kafka-go's default (1 s) would
+	// add a second to every join.
 	BatchTimeout time.Duration
 	// BatchSize caps the messages of one produce request per partition.
 	BatchSize int
@@ -38,7 +38,7 @@ var _ queue.Publisher = (*Publisher)(nil)
 // NewPublisher returns a Publisher; it connects lazily.
 func NewPublisher(cfg PublisherConfig) *Publisher {
 	if cfg.BatchTimeout <= 0 {
-		cfg.BatchTimeout = 2 * time.Millisecond
+		cfg.BatchTimeout = DefaultBatchTimeout
 	}
 	if cfg.BatchSize <= 0 {
 		cfg.BatchSize = 1000

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
+)
+
+// Bounds and fixed settings of "loadgen ingest".
+const (
+	maxIngestTimeout = 10 * time.Minute
+	maxIngestBatch   = 100_000
+	ingestPartitions = 6
+	prefillChunk     = 20_000 // messages per WriteMessages call
+	pollInterval     = 50 * time.Millisecond
+)
+
+// ingestConfig are the settings of "loadgen ingest".
+type ingestConfig struct {
+	n        int
+	maxBatch int
+	timeout  time.Duration
+}
+
+// parseIngest reads the ingest flags; it returns flag.ErrHelp for -h.
+func parseIngest(args []string, stderr io.Writer) (ingestConfig, error) {
+	var c ingestConfig
+	fs := flag.NewFlagSet("loadgen ingest", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&c.n, "n", 200_000, "join messages put in the topic before the consumer starts")
+	fs.IntVar(&c.maxBatch, "max-batch", 500, "consumer MaxBatch, and the size of the baseline's ZADD pipelines")
+	fs.DurationVar(&c.timeout, "timeout", 120*time.Second, "bound of each step: pre-fill, consume, baseline")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	if fs.NArg() > 0 {
+		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	var errs []error
+	if c.n < 1 || c.n > maxRequests {
+		errs = append(errs, fmt.Errorf("-n %d: must be between 1 and %d", c.n, maxRequests))
+	}
+	if c.maxBatch < 1 || c.maxBatch > maxIngestBatch {
+		errs = append(errs, fmt.Errorf("-max-batch %d: must be between 1 and %d", c.maxBatch, maxIngestBatch))
+	}
+	if c.timeout <= 0 || c.timeout > maxIngestTimeout {
+		errs = append(errs, fmt.Errorf("-timeout %s: must be positive and at most %s", c.timeout, maxIngestTimeout))
+	}
+	return c, errors.Join(errs...)
+}
+
+// consumeResult is what the consumer measurement saw.
+type consumeResult struct {
+	elapsed    time.Duration // consumer start → all N in the waiting line
+	firstWrite time.Duration // consumer start → first member seen
+	atFirst    int64         // members seen at firstWrite
+	stats      kafkajoin.ConsumerStats
+}
+
+// runIngest measures how fast the ingest consumer moves a pre-filled topic
+// into Redis, next to raw pipelined ZADDs of the same members.
+func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cfg, err := parseIngest(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	printMachine(stdout, "ingest")
+	fmt.Fprintf(stdout, "settings -n %d -max-batch %d -timeout %s\n", cfg.n, cfg.maxBatch, cfg.timeout)
+	st, err := startStack(ctx)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	opt, err := redis.ParseURL(st.redis.URL())
+	if err != nil {
+		return fmt.Errorf("redis url: %w", err)
+	}
+	rc := redis.NewClient(opt)
+	defer rc.Close()
+	store := redisstore.New(rc)
+	conn := kafkajoin.Conn{Brokers: st.Brokers()}
+	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, redis-server %s child; %d partitions\n",
+		redisVersion(ctx, st.redis.URL()), ingestPartitions)
+
+	if err := createIngestEvent(ctx, store, conn); err != nil {
+		return err
+	}
+	base := time.Now().UnixMilli()
+	fill, err := prefill(ctx, conn, cfg, base, stderr)
+	if err != nil {
+		return err
+	}
+	cons, err := consume(ctx, conn, store, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	zadd, err := zaddBaseline(ctx, rc, cfg, base, stderr)
+	if err != nil {
+		return err
+	}
+	printIngest(stdout, cfg, fill, cons, zadd)
+	return nil
+}
+
+// createIngestEvent registers the bench event and creates its topic.
+func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.Conn) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	ev := queue.Event{ID: benchEvent, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: ingestPartitions}
+	if _, err := store.PutEvent(ctx, ev); err != nil {
+		return fmt.Errorf("create event %s: %w", benchEvent, err)
+	}
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: conn})
+	defer pub.Close()
+	if err := pub.Admin().EnsureTopic(ctx, benchEvent, ingestPartitions); err != nil {
+		return fmt.Errorf("create topic of %s: %w", benchEvent, err)
+	}
+	return nil
+}
+
+// benchJoin returns the i-th join message of the bench event.
+func benchJoin(i int, base int64) queue.Message {
+	return queue.Message{
+		V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent,
+		UserID: "u" + strconv.Itoa(i), TS: base + int64(i), ID: "prefill-" + strconv.Itoa(i),
+	}
+}
+
+// prefill writes cfg.n join messages to the bench topic in large batches and
+// returns how long it took.
+func prefill(ctx context.Context, conn kafkajoin.Conn, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	w := &kafka.Writer{
+		Addr:         kafka.TCP(conn.Brokers...),
+		Topic:        conn.Topic(benchEvent),
+		Balancer:     kafka.Murmur2Balancer{},
+		BatchSize:    5000,
+		BatchTimeout: 5 * time.Millisecond,
+		RequiredAcks: kafka.RequireAll,
+		Transport:    &kafka.Transport{ClientID: "loadgen"},
+	}
+	defer w.Close()
+	start := time.Now()
+	msgs := make([]kafka.Message, 0, prefillChunk)
+	for i := 0; i < cfg.n; i += prefillChunk {
+		msgs = msgs[:0]
+		for j := i; j < min(i+prefillChunk, cfg.n); j++ {
+			m := benchJoin(j, base)
+			v, err := m.Encode()
+			if err != nil {
+				return 0, fmt.Errorf("prefill: encode %s: %w", m.ID, err)
+			}
+			msgs = append(msgs, kafka.Message{Key: []byte(m.UserID), Value: v})
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			return 0, fmt.Errorf("prefill: write messages %d-%d: %w", i, i+len(msgs)-1, err)
+		}
+		fmt.Fprintf(stderr, "  prefill %5.1fs  %d/%d\n", time.Since(start).Seconds(), i+len(msgs), cfg.n)
+	}
+	return time.Since(start), nil
+}
+
+// consume starts a consumer on the pre-filled topic and times it from its
+// start until the waiting line holds all cfg.n users.
+func consume(ctx context.Context, conn kafkajoin.Conn, store *redisstore.Store, cfg ingestConfig, stderr io.Writer) (consumeResult, error) {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	cons := kafkajoin.NewConsumer(kafkajoin.ConsumerConfig{
+		Conn: conn, MaxBatch: cfg.maxBatch, DiscoveryInterval: 200 * time.Millisecond, Logger: log,
+	}, store)
+	cctx, cancel := context.WithCancel(ctx)
+	exited := make(chan struct{})
+	var runErr error
+	start := time.Now()
+	go func() {
+		defer close(exited)
+		runErr = cons.Run(cctx)
+	}()
+	// stop ends the consumer and reports whether it exited within 20s.
+	stop := func() bool {
+		cancel()
+		select {
+		case <-exited:
+			return true
+		case <-time.After(20 * time.Second):
+			fmt.Fprintln(stderr, "loadgen: the consumer did not stop within 20s")
+			return false
+		}
+	}
+	res, err := pollWaiting(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, exited, stderr)
+	if stopped := stop(); err != nil {
+		if stopped && runErr != nil {
+			err = fmt.Errorf("%w (consumer: %v)", err, runErr)
+		}
+		err = fmt.Errorf("consume: %w", err)
+	}
+	res.stats = cons.Stats()
+	return res, err
+}
+
+// pollWaiting polls the bench event's waiting line every pollInterval until
+// it holds want members, the consumer exits, ctx ends or limit passes.
+func pollWaiting(ctx context.Context, rc redis.UniversalClient, want int64, start time.Time, limit time.Duration, exited <-chan struct{}, stderr io.Writer) (consumeResult, error) {
+	var res consumeResult
+	key := redisstore.WaitingKey(benchEvent)
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	deadline := start.Add(limit)
+	lastPrint := start
+	var n int64
+	for {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-exited:
+			return res, errors.New("the consumer stopped before the line was full")
+		case <-t.C:
+		}
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		got, err := rc.ZCard(qctx, key).Result()
+		cancel()
+		now := time.Now()
+		if err == nil {
+			n = got
+		}
+		if n > 0 && res.firstWrite == 0 {
+			res.firstWrite, res.atFirst = now.Sub(start), n
+		}
+		if n >= want {
+			res.elapsed = now.Sub(start)
+			return res, nil
+		}
+		if now.Sub(lastPrint) >= time.Second {
+			fmt.Fprintf(stderr, "  consume %5.1fs  waiting %d/%d\n", now.Sub(start).Seconds(), n, want)
+			lastPrint = now
+		}
+		if now.After(deadline) {
+			return res, fmt.Errorf("waiting line holds %d of %d after %s (last ZCARD error: %v)", n, want, limit, err)
+		}
+	}
+}
+
+// zaddBaseline ZADDs the same members into a fresh key, cfg.maxBatch commands
+// per pipeline, one pipeline at a time, and returns how long it took.
+func zaddBaseline(ctx context.Context, rc *redis.Client, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	key := "loadgen:{" + benchEvent + "}:baseline"
+	if err := rc.Del(ctx, key).Err(); err != nil {
+		return 0, fmt.Errorf("baseline: clear %s: %w", key, err)
+	}
+	start := time.Now()
+	for i := 0; i < cfg.n; i += cfg.maxBatch {
+		p := rc.Pipeline()
+		for j := i; j < min(i+cfg.maxBatch, cfg.n); j++ {
+			p.ZAdd(ctx, key, redis.Z{Score: float64(base + int64(j)), Member: "u" + strconv.Itoa(j)})
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			return 0, fmt.Errorf("baseline: pipeline at %d: %w", i, err)
+		}
+	}
+	elapsed := time.Since(start)
+	n, err := rc.ZCard(ctx, key).Result()
+	if err != nil {
+		return 0, fmt.Errorf("baseline: count %s: %w", key, err)
+	}
+	if n != int64(cfg.n) {
+		return 0, fmt.Errorf("baseline: %s holds %d members, want %d", key, n, cfg.n)
+	}
+	fmt.Fprintf(stderr, "  baseline %5.1fs  %d ZADDs\n", elapsed.Seconds(), n)
+	return elapsed, nil
+}
+
+// printIngest prints the ingest table.
+func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeResult, zadd time.Duration) {
+	rate := func(n int64, d time.Duration) float64 {
+		if d <= 0 {
+			return 0
+		}
+		return float64(n) / d.Seconds()
+	}
+	n := int64(cfg.n)
+	consRate := rate(n, c.elapsed)
+	afterFirst := rate(n-c.atFirst, c.elapsed-c.firstWrite)
+	zaddRate := rate(n, zadd)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
+		n, ingestPartitions, fill.Seconds(), rate(n, fill))
+	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d\n",
+		n, cfg.maxBatch, c.elapsed.Seconds(), consRate, c.firstWrite.Seconds(), afterFirst,
+		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors)
+	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)\n",
+		n, cfg.maxBatch, zadd.Seconds(), zaddRate)
+	printRatio(w, "consumer/zadd-pipeline", consRate, zaddRate)
+	printRatio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
+}

@@ -1,0 +1,232 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"math"
+	"net"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// loadClient is the one HTTP client every measurement of a run shares: keep-
+// alive connections, at most one per concurrent worker, dials counted.
+type loadClient struct {
+	http  *http.Client
+	dials atomic.Int64
+}
+
+// newLoadClient returns a client tuned for concurrency keep-alive workers. It
+// ignores proxy settings: traffic goes straight to the loopback target.
+func newLoadClient(concurrency int) *loadClient {
+	lc := &loadClient{}
+	d := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}
+	tr := &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			lc.dials.Add(1)
+			return d.DialContext(ctx, network, addr)
+		},
+		MaxIdleConns:        concurrency,
+		MaxIdleConnsPerHost: concurrency,
+		MaxConnsPerHost:     concurrency,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+	lc.http = &http.Client{Transport: tr, Timeout: 10 * time.Second}
+	return lc
+}
+
+// Close drops the idle connections.
+func (lc *loadClient) Close() { lc.http.CloseIdleConnections() }
+
+// target is the endpoint a measurement sends joins to.
+type target struct {
+	name string // row label
+	url  string // POST URL
+}
+
+// phase is one timed run of all workers against a target.
+type phase struct {
+	label    string        // progress label
+	prefix   string        // user id prefix, unique per phase
+	duration time.Duration // time bound
+	maxReqs  int64         // count bound
+	workers  int
+}
+
+// result is what a phase measured. Latencies are of 202 answers, sorted.
+type result struct {
+	name    string
+	workers int
+	elapsed time.Duration
+	ok      int
+	lat     []time.Duration
+	errs    map[string]int    // error class → count
+	samples map[string]string // error class → first example
+	dials   int64
+}
+
+// errors returns the number of failed requests.
+func (r *result) errors() int {
+	n := 0
+	for _, c := range r.errs {
+		n += c
+	}
+	return n
+}
+
+// rate returns 202 answers per second.
+func (r *result) rate() float64 {
+	if r.elapsed <= 0 {
+		return 0
+	}
+	return float64(r.ok) / r.elapsed.Seconds()
+}
+
+// percentile returns the nearest-rank p-th percentile (0 < p <= 1).
+func (r *result) percentile(p float64) time.Duration {
+	if len(r.lat) == 0 {
+		return 0
+	}
+	i := int(math.Ceil(float64(len(r.lat))*p)) - 1
+	return r.lat[min(max(i, 0), len(r.lat)-1)]
+}
+
+// worker is one keep-alive client loop with its own latency record.
+type worker struct {
+	id      int
+	lat     []time.Duration
+	errs    map[string]int
+	samples map[string]string
+}
+
+// measure runs ph against t with ph.workers workers until ph.duration passes,
+// ph.maxReqs requests were sent or ctx ends, printing progress to progress
+// once a second.
+func measure(ctx context.Context, lc *loadClient, t target, ph phase, progress io.Writer) (result, error) {
+	perWorker := min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1))
+	workers := make([]*worker, ph.workers)
+	for i := range workers {
+		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: map[string]int{}, samples: map[string]string{}}
+	}
+	var tickets, done, failed atomic.Int64
+	dials0 := lc.dials.Load()
+	start := time.Now()
+	deadline := start.Add(ph.duration)
+	stopProgress := startProgress(progress, ph.label, start, &done, &failed)
+	var wg sync.WaitGroup
+	for _, w := range workers {
+		wg.Go(func() {
+			w.run(ctx, lc.http, t.url, ph.prefix, deadline, func() bool { return tickets.Add(1) <= ph.maxReqs }, &done, &failed)
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	if err := ctx.Err(); err != nil {
+		return result{}, fmt.Errorf("%s: %w", ph.label, err)
+	}
+	return merge(t.name, workers, elapsed, lc.dials.Load()-dials0), nil
+}
+
+// run sends joins until the deadline passes, take refuses or ctx ends.
+func (w *worker) run(ctx context.Context, c *http.Client, url, prefix string, deadline time.Time, take func() bool, done, failed *atomic.Int64) {
+	for n := 0; ctx.Err() == nil && time.Now().Before(deadline) && take(); n++ {
+		user := prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n)
+		start := time.Now()
+		class, sample := join(ctx, c, url, user)
+		lat := time.Since(start)
+		if class == "" {
+			w.lat = append(w.lat, lat)
+			done.Add(1)
+			continue
+		}
+		failed.Add(1)
+		if w.errs[class]++; w.errs[class] == 1 {
+			w.samples[class] = sample
+		}
+	}
+}
+
+// join sends one join as user and reads the whole answer, so the connection
+// is reused. It returns "" for a 202, else an error class and an example.
+func join(ctx context.Context, c *http.Client, url, user string) (class, sample string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	if err != nil {
+		return "request", err.Error()
+	}
+	req.Header.Set("X-User-Id", user)
+	resp, err := c.Do(req)
+	if err != nil {
+		return "transport", err.Error()
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusAccepted {
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return "", ""
+	}
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return "status " + strconv.Itoa(resp.StatusCode), string(body)
+}
+
+// merge combines the workers' records into one sorted result.
+func merge(name string, workers []*worker, elapsed time.Duration, dials int64) result {
+	r := result{name: name, workers: len(workers), elapsed: elapsed, errs: map[string]int{}, samples: map[string]string{}, dials: dials}
+	n := 0
+	for _, w := range workers {
+		n += len(w.lat)
+	}
+	r.lat = make([]time.Duration, 0, n)
+	for _, w := range workers {
+		r.lat = append(r.lat, w.lat...)
+		for class, c := range w.errs {
+			if r.errs[class] == 0 {
+				r.samples[class] = w.samples[class]
+			}
+			r.errs[class] += c
+		}
+	}
+	slices.Sort(r.lat)
+	r.ok = len(r.lat)
+	return r
+}
+
+// errorClasses returns r's error classes, sorted.
+func (r *result) errorClasses() []string {
+	return slices.Sorted(maps.Keys(r.errs))
+}
+
+// startProgress prints a progress line to w once a second until the returned
+// stop is called.
+func startProgress(w io.Writer, label string, start time.Time, done, failed *atomic.Int64) (stop func()) {
+	quit := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		var last int64
+		for {
+			select {
+			case <-quit:
+				return
+			case <-t.C:
+			}
+			n := done.Load()
+			fmt.Fprintf(w, "  %-24s %5.1fs  ok %8d  %7.0f/s  errors %d\n", label, time.Since(start).Seconds(), n, float64(n-last), failed.Load())
+			last = n
+		}
+	})
+	return func() {
+		close(quit)
+		wg.Wait()
+	}
+}

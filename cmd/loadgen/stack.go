@@ -1,0 +1,44 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/waitq/waitq/internal/redisproc"
+)
+
+// stack is the broker and the Redis a measurement runs against: kfake in this
+// process and a redis-server child process, both on 127.0.0.1.
+type stack struct {
+	kafka *kfake.Cluster
+	redis *redisproc.Server
+}
+
+// startStack starts kfake and redis-server; on error nothing is left running.
+func startStack(ctx context.Context) (*stack, error) {
+	rs, err := redisproc.Start(ctx, redisproc.Options{})
+	if errors.Is(err, redisproc.ErrNotInstalled) {
+		return nil, fmt.Errorf("%w, or run scripts/bench-joinpath.sh, which does", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	kc, err := kfake.NewCluster(kfake.NumBrokers(1))
+	if err != nil {
+		rs.Close()
+		return nil, fmt.Errorf("start kfake: %w", err)
+	}
+	return &stack{kafka: kc, redis: rs}, nil
+}
+
+// Brokers returns the broker addresses.
+func (s *stack) Brokers() []string { return s.kafka.ListenAddrs() }
+
+// Close stops the broker and the redis-server.
+func (s *stack) Close() {
+	s.kafka.Close()
+	s.redis.Close()
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Measures the join path on this machine with cmd/loadgen: joins/s through
+# producer-api next to a bare echo handler, then messages/s of the ingest
+# consumer next to raw pipelined ZADDs. Everything runs locally (kfake
+# in-process, a redis-server child process). The tables are printed and
+# kept in bench/out/joinpath-<date>.txt; progress goes to stderr only.
+#
+# Extra flags: JOINS_ARGS='-d 20s -c 128' INGEST_ARGS='-n 500000' scripts/bench-joinpath.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+log() { printf '== %s\n' "$*" >&2; }
+
+if ! command -v redis-server >/dev/null; then
+  sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  log "installing redis-server"
+  "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq redis-server
+fi
+
+log "go build -o bin/loadgen ./cmd/loadgen"
+go build -o bin/loadgen ./cmd/loadgen
+
+read -r -a joins_args <<<"${JOINS_ARGS:-}"
+read -r -a ingest_args <<<"${INGEST_ARGS:-}"
+
+mkdir -p bench/out
+out="bench/out/joinpath-$(date -u +%Y%m%d-%H%M%S).txt"
+
+log "loadgen joins ${joins_args[*]}"
+bin/loadgen joins "${joins_args[@]}" | tee "$out"
+echo | tee -a "$out"
+log "loadgen ingest ${ingest_args[*]}"
+bin/loadgen ingest "${ingest_args[@]}" | tee -a "$out"
+log "written to $out"
