@@ -145,8 +145,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	var topics []string
 	for ctx.Err() == nil {
 		if len(topics) == 0 {
-			topics = c.discover(ctx)
+			topics, _ = c.discover(ctx)
 			if len(topics) == 0 {
+				c.setTopics(nil)
 				sleep(ctx, c.cfg.DiscoveryInterval)
 				continue
 			}
@@ -156,9 +157,9 @@ func (c *Consumer) Run(ctx context.Context) error {
 	return nil
 }
 
-// discover returns the join topics, or nil when there are none or the broker
-// did not answer.
-func (c *Consumer) discover(ctx context.Context) []string {
+// discover returns the join topics; ok is false when the broker did not
+// answer.
+func (c *Consumer) discover(ctx context.Context) (topics []string, ok bool) {
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	topics, err := c.admin.JoinTopics(dctx)
@@ -167,18 +168,22 @@ func (c *Consumer) discover(ctx context.Context) []string {
 			c.log.Warn("topic discovery failed", "err", err)
 		}
 		c.brokerOK.Store(false)
-		return nil
+		return nil, false
 	}
 	c.brokerOK.Store(true)
-	return topics
+	return topics, true
+}
+
+func (c *Consumer) setTopics(topics []string) {
+	c.mu.Lock()
+	c.topics = topics
+	c.mu.Unlock()
 }
 
 // runGeneration consumes the given topics with one group reader until ctx
 // ends or the set of join topics changes; it returns the new set.
 func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string {
-	c.mu.Lock()
-	c.topics = topics
-	c.mu.Unlock()
+	c.setTopics(topics)
 	c.log.Info("subscribing", "group", c.cfg.GroupID, "topics", topics)
 
 	hb := min(3*time.Second, c.cfg.SessionTimeout/3)
@@ -217,7 +222,8 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 
 	// A new or deleted event topic ends the generation: kafka-go's group
 	// reader takes a fixed topic list, and a listed topic that does not
-	// exist would stall the whole group.
+	// exist would stall the whole group. An empty set sends Run back to
+	// waiting for topics.
 	next := topics
 	wg.Go(func() {
 		t := time.NewTicker(c.cfg.DiscoveryInterval)
@@ -228,7 +234,7 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 				return
 			case <-t.C:
 			}
-			if found := c.discover(gctx); found != nil && !slices.Equal(found, topics) {
+			if found, ok := c.discover(gctx); ok && !slices.Equal(found, topics) {
 				next = found
 				c.log.Info("join topics changed", "topics", found)
 				stop()

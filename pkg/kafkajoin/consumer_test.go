@@ -326,3 +326,25 @@ func TestGracefulStopCommitsWhatWasWritten(t *testing.T) {
 		t.Errorf("commit errors: %+v", s)
 	}
 }
+
+func TestDeletedEventTopicIsDropped(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 10, 1)
+	c := sys.StartConsumer(sys.ConsumerConfig())
+	sys.Join(ev, "a", 1)
+	waitLine(t, sys, ev, 1)
+
+	// Deleting the last event topic leaves the consumer subscribed to none.
+	if err := sys.Pub.Admin().DeleteTopic(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return len(c.Topics()) == 0, fmt.Sprintf("still subscribed to %v", c.Topics())
+	})
+	// A new event is then picked up as usual.
+	next := ev + "-next"
+	sys.CreateEvent(next, 10, 1)
+	sys.Join(next, "b", 2)
+	waitLine(t, sys, next, 1)
+}
