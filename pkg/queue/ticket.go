@@ -10,10 +10,9 @@ import (
 	"time"
 )
 
-// MaxTicketLen bounds the size of a ticket string accepted for verification.
+// MaxTicketLen bounds the size of a ticket or entry token accepted for
+// verification.
 const MaxTicketLen = 1024
-
-const ticketPrefix = "v1."
 
 // Ticket binds a user's place in one event's line. A browser presents it to
 // the gateway, which cannot read headers on a WebSocket upgrade.
@@ -24,18 +23,28 @@ type Ticket struct {
 	Expires  int64  `json:"x"` // unix ms
 }
 
-// Ticket verification errors. All carry CodeInvalidTicket.
+// EntryToken proves that a user was admitted to an event until Expires. The
+// protected service checks it at the moment of ordering.
+type EntryToken struct {
+	EventID string `json:"e"`
+	UserID  string `json:"u"`
+	Expires int64  `json:"x"` // unix ms, the end of the hold
+}
+
+// Verification errors of tickets and entry tokens. All carry
+// CodeInvalidTicket.
 var (
-	ErrTicketMalformed  = &Error{Code: CodeInvalidTicket, Message: "ticket is malformed"}
-	ErrTicketSignature  = &Error{Code: CodeInvalidTicket, Message: "ticket signature does not match"}
-	ErrTicketExpired    = &Error{Code: CodeInvalidTicket, Message: "ticket has expired"}
-	ErrTicketOtherEvent = &Error{Code: CodeInvalidTicket, Message: "ticket is for another event"}
+	ErrTicketMalformed  = &Error{Code: CodeInvalidTicket, Message: "token is malformed"}
+	ErrTicketSignature  = &Error{Code: CodeInvalidTicket, Message: "token signature does not match"}
+	ErrTicketExpired    = &Error{Code: CodeInvalidTicket, Message: "token has expired"}
+	ErrTicketOtherEvent = &Error{Code: CodeInvalidTicket, Message: "token is for another event"}
 )
 
-// TicketSigner signs and verifies tickets with HMAC-SHA256. It is safe for
-// concurrent use.
+// TicketSigner signs and verifies tickets and entry tokens with HMAC-SHA256,
+// each kind under its own key derived from one secret, so that neither can
+// pass for the other. It is safe for concurrent use.
 type TicketSigner struct {
-	key []byte
+	ticket, entry signer
 }
 
 // NewTicketSigner returns a signer keyed by secret, which must not be empty.
@@ -43,58 +52,104 @@ func NewTicketSigner(secret string) (*TicketSigner, error) {
 	if secret == "" {
 		return nil, errors.New("queue: empty ticket secret")
 	}
-	// Derive a purpose-bound key so the same secret can never produce a MAC
-	// that is valid for another kind of token.
-	m := hmac.New(sha256.New, []byte(secret))
-	m.Write([]byte("waitq ticket v1"))
-	return &TicketSigner{key: m.Sum(nil)}, nil
+	return &TicketSigner{
+		ticket: newSigner(secret, "waitq ticket v1", "v1."),
+		entry:  newSigner(secret, "waitq entry v1", "e1."),
+	}, nil
 }
 
 // Sign returns the opaque ticket string for t.
-func (s *TicketSigner) Sign(t Ticket) string {
-	payload, _ := json.Marshal(t) // a struct of strings and ints cannot fail
-	enc := base64.RawURLEncoding
-	body := ticketPrefix + enc.EncodeToString(payload)
-	return body + "." + enc.EncodeToString(s.mac(body))
-}
+func (s *TicketSigner) Sign(t Ticket) string { return s.ticket.sign(t) }
 
 // Verify checks the signature and expiry of ticket and that it was issued for
 // eventID, and returns what it binds.
 func (s *TicketSigner) Verify(ticket, eventID string, now time.Time) (Ticket, error) {
-	if len(ticket) > MaxTicketLen || !strings.HasPrefix(ticket, ticketPrefix) {
+	var t Ticket
+	if err := s.ticket.open(ticket, &t); err != nil {
+		return Ticket{}, err
+	}
+	if !ValidEventID(t.EventID) || !ValidUserID(t.UserID) {
 		return Ticket{}, ErrTicketMalformed
 	}
-	dot := strings.LastIndexByte(ticket, '.')
-	if dot <= len(ticketPrefix) {
-		return Ticket{}, ErrTicketMalformed
+	return t, checkClaims(t.EventID, t.Expires, eventID, now)
+}
+
+// SignEntry returns the opaque entry token for t.
+func (s *TicketSigner) SignEntry(t EntryToken) string { return s.entry.sign(t) }
+
+// VerifyEntry checks an entry token's signature and expiry and, when eventID
+// is not empty, that it was issued for that event.
+func (s *TicketSigner) VerifyEntry(token, eventID string, now time.Time) (EntryToken, error) {
+	var t EntryToken
+	if err := s.entry.open(token, &t); err != nil {
+		return EntryToken{}, err
 	}
-	body, sigText := ticket[:dot], ticket[dot+1:]
+	if !ValidEventID(t.EventID) || !ValidUserID(t.UserID) {
+		return EntryToken{}, ErrTicketMalformed
+	}
+	if eventID == "" {
+		eventID = t.EventID
+	}
+	return t, checkClaims(t.EventID, t.Expires, eventID, now)
+}
+
+func checkClaims(event string, expires int64, wantEvent string, now time.Time) error {
+	if now.UnixMilli() >= expires {
+		return ErrTicketExpired
+	}
+	if event != wantEvent {
+		return ErrTicketOtherEvent
+	}
+	return nil
+}
+
+// signer makes "<prefix><base64url JSON>.<base64url HMAC>" tokens.
+type signer struct {
+	key    []byte
+	prefix string
+}
+
+func newSigner(secret, purpose, prefix string) signer {
+	// A purpose-bound key: the same secret never yields a MAC valid for
+	// another kind of token.
+	m := hmac.New(sha256.New, []byte(secret))
+	m.Write([]byte(purpose))
+	return signer{key: m.Sum(nil), prefix: prefix}
+}
+
+func (s signer) sign(v any) string {
+	payload, _ := json.Marshal(v) // structs of strings and ints cannot fail
+	enc := base64.RawURLEncoding
+	body := s.prefix + enc.EncodeToString(payload)
+	return body + "." + enc.EncodeToString(s.mac(body))
+}
+
+// open checks the signature of token and decodes its payload into v.
+func (s signer) open(token string, v any) error {
+	if len(token) > MaxTicketLen || !strings.HasPrefix(token, s.prefix) {
+		return ErrTicketMalformed
+	}
+	dot := strings.LastIndexByte(token, '.')
+	if dot <= len(s.prefix) {
+		return ErrTicketMalformed
+	}
+	body, sigText := token[:dot], token[dot+1:]
 	enc := base64.RawURLEncoding
 	sig, err := enc.DecodeString(sigText)
 	if err != nil {
-		return Ticket{}, ErrTicketMalformed
+		return ErrTicketMalformed
 	}
 	if !hmac.Equal(sig, s.mac(body)) {
-		return Ticket{}, ErrTicketSignature
+		return ErrTicketSignature
 	}
-	payload, err := enc.DecodeString(body[len(ticketPrefix):])
-	if err != nil {
-		return Ticket{}, ErrTicketMalformed
+	payload, err := enc.DecodeString(body[len(s.prefix):])
+	if err != nil || json.Unmarshal(payload, v) != nil {
+		return ErrTicketMalformed
 	}
-	var t Ticket
-	if err := json.Unmarshal(payload, &t); err != nil || !ValidEventID(t.EventID) || !ValidUserID(t.UserID) {
-		return Ticket{}, ErrTicketMalformed
-	}
-	if now.UnixMilli() >= t.Expires {
-		return Ticket{}, ErrTicketExpired
-	}
-	if t.EventID != eventID {
-		return Ticket{}, ErrTicketOtherEvent
-	}
-	return t, nil
+	return nil
 }
 
-func (s *TicketSigner) mac(body string) []byte {
+func (s signer) mac(body string) []byte {
 	m := hmac.New(sha256.New, s.key)
 	m.Write([]byte(body))
 	return m.Sum(nil)
