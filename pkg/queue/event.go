@@ -95,3 +95,26 @@ type Publisher interface {
 func (e Event) String() string {
 	return fmt.Sprintf("event %s (capacity %d, hold %ds, %s, %d partitions)", e.ID, e.Capacity, e.HoldSeconds, e.State, e.Partitions)
 }
+
+// Place is where one user stands in an event.
+type Place struct {
+	Rank      int64 // 0-based rank in the waiting line, -1 when not waiting
+	HoldUntil int64 // end of the user's hold (unix ms), -1 when not holding
+}
+
+// StatusBatch is the state of one event for a set of users, read at once.
+type StatusBatch struct {
+	Total         int64   // users waiting
+	AdmittedTotal int64   // users ever admitted
+	Places        []Place // one per user asked about, in order
+}
+
+// TickResult is what one slot-monitor tick did to one event.
+type TickResult struct {
+	EventID   string
+	Admitted  []string // moved from the head of the line into slots, in order
+	ExpiresAt int64    // end of the admitted users' hold (unix ms)
+	Dropped   int64    // holders whose hold had ended
+	Swept     []string // waiting users removed after the disconnect grace
+	Unknown   bool     // the event has no configuration
+}

@@ -29,7 +29,11 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 	if len(order) == 0 {
 		return res, nil
 	}
-	cmds, err := s.pipelineScripts(ctx, ingestScript, order, args)
+	calls := make([]scriptCall, len(order))
+	for i, ev := range order {
+		calls[i] = scriptCall{ingestScript, eventKeys(ev)[:3], args[ev]}
+	}
+	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
 		return res, fmt.Errorf("redisstore: ingest %d messages: %w", len(msgs), err)
 	}
@@ -50,15 +54,21 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 	return res, nil
 }
 
-// pipelineScripts runs script once per event of order, with that event's keys
-// and args, in one pipeline; it loads the scripts and tries once more when
-// the server lost them (a restarted Redis).
-func (s *Store) pipelineScripts(ctx context.Context, script *redis.Script, order []string, args map[string][]any) ([]*redis.Cmd, error) {
+// scriptCall is one script run of a pipeline.
+type scriptCall struct {
+	script *redis.Script
+	keys   []string
+	args   []any
+}
+
+// pipeline runs calls in one round trip; it loads the scripts and tries once
+// more when the server lost them (a restarted Redis).
+func (s *Store) pipeline(ctx context.Context, calls []scriptCall) ([]*redis.Cmd, error) {
 	run := func() ([]*redis.Cmd, error) {
-		cmds := make([]*redis.Cmd, len(order))
+		cmds := make([]*redis.Cmd, len(calls))
 		_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, ev := range order {
-				cmds[i] = script.EvalSha(ctx, p, eventKeys(ev)[:3], args[ev]...)
+			for i, c := range calls {
+				cmds[i] = c.script.EvalSha(ctx, p, c.keys, c.args...)
 			}
 			return nil
 		})

@@ -18,8 +18,13 @@ func ConfigKey(eventID string) string { return "waitq:{" + eventID + "}:config" 
 // needs).
 func StatsKey(eventID string) string { return "waitq:{" + eventID + "}:stats" }
 
+// SeenKey is the ZSET of waiting users' last presence (unix ms), refreshed by
+// the gateways while the user is connected; the disconnect grace runs from
+// it.
+func SeenKey(eventID string) string { return "waitq:{" + eventID + "}:seen" }
+
 // eventKeys returns the keys of eventID in the order the scripts expect them
-// as KEYS: config, waiting, active, stats.
+// as KEYS: config, waiting, active, stats, seen.
 func eventKeys(eventID string) []string {
-	return []string{ConfigKey(eventID), WaitingKey(eventID), ActiveKey(eventID), StatsKey(eventID)}
+	return []string{ConfigKey(eventID), WaitingKey(eventID), ActiveKey(eventID), StatsKey(eventID), SeenKey(eventID)}
 }

@@ -14,11 +14,23 @@ var (
 	ingestSrc string
 	//go:embed lua/delete_event.lua
 	deleteEventSrc string
+	//go:embed lua/admit.lua
+	admitSrc string
+	//go:embed lua/release.lua
+	releaseSrc string
+	//go:embed lua/status.lua
+	statusSrc string
+	//go:embed lua/sweep.lua
+	sweepSrc string
 
 	ingestScript      = redis.NewScript(ingestSrc)
 	deleteEventScript = redis.NewScript(deleteEventSrc)
+	admitScript       = redis.NewScript(admitSrc)
+	releaseScript     = redis.NewScript(releaseSrc)
+	statusScript      = redis.NewScript(statusSrc)
+	sweepScript       = redis.NewScript(sweepSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, admitScript, releaseScript, statusScript, sweepScript}
 )
 
 // loadScripts makes every script known to the server(s), so that EVALSHA in a

@@ -1,0 +1,26 @@
+-- status.lua: where a set of users stands, for one status tick.
+--
+-- KEYS[1] waiting ZSET, KEYS[2] active ZSET, KEYS[3] seen ZSET,
+-- KEYS[4] stats HASH
+-- ARGV[1] now (unix ms), ARGV[2..] user ids
+--
+-- For each user: the 0-based rank in the waiting line or -1, and the end of
+-- their hold (unix ms) or -1. Every user found waiting is marked seen at
+-- now: the presence that keeps their place through the disconnect grace.
+--
+-- Returns {total waiting, admittedTotal, rank1, hold1, rank2, hold2, ...}.
+local now = ARGV[1]
+local out = {redis.call('ZCARD', KEYS[1]), tonumber(redis.call('HGET', KEYS[4], 'admittedTotal') or '0')}
+for i = 2, #ARGV do
+  local user = ARGV[i]
+  local rank = redis.call('ZRANK', KEYS[1], user)
+  if rank then
+    redis.call('ZADD', KEYS[3], now, user)
+  else
+    rank = -1
+  end
+  local hold = redis.call('ZSCORE', KEYS[2], user)
+  out[#out + 1] = rank
+  out[#out + 1] = hold and tonumber(hold) or -1
+end
+return out
