@@ -1,10 +1,8 @@
 package api
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -120,23 +118,8 @@ func (s *Server) putEvent(c echo.Context) error {
 
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	raw, err := io.ReadAll(r)
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		return b, queue.Errorf(queue.CodeBodyTooLarge, "request body over %d bytes", tooLarge.Limit)
-	}
-	if err != nil {
-		return b, queue.Errorf(queue.CodeInvalidBody, "reading the body: %v", err)
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&b); err != nil {
-		return b, queue.Errorf(queue.CodeInvalidConfig, "body must be a JSON object with capacity, holdSeconds, partitions and state: %v", err)
-	}
-	if dec.More() {
-		return b, queue.Errorf(queue.CodeInvalidConfig, "body must hold one JSON object")
-	}
-	return b, nil
+	err := DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, partitions and state")
+	return b, err
 }
 
 func (s *Server) getEvent(c echo.Context) error {

@@ -57,7 +57,7 @@ type ErrorDetail struct {
 
 // errorHandler writes err as the contract's JSON error. Errors without a
 // domain code are logged and answered 500 without their text.
-func (s *Server) errorHandler(err error, c echo.Context) {
+func (s *base) errorHandler(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
@@ -93,7 +93,7 @@ func (s *Server) errorHandler(err error, c echo.Context) {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="waitq-admin"`)
 		}
 	}
-	s.metrics.errors.WithLabelValues(string(de.Code)).Inc()
+	s.errors.WithLabelValues(string(de.Code)).Inc()
 	if err := c.JSON(status, ErrorBody{Error: ErrorDetail{Code: de.Code, Message: de.Message}}); err != nil {
 		s.log.Debug("writing error response", "err", err)
 	}

@@ -4,7 +4,6 @@ import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
 	joins   *prometheus.CounterVec
-	errors  *prometheus.CounterVec
 	publish prometheus.Histogram
 }
 
@@ -14,16 +13,12 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "waitq_queue_requests_total",
 			Help: "Join and leave requests accepted (acknowledged by Kafka), by operation.",
 		}, []string{"op"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "waitq_http_errors_total",
-			Help: "Error responses of producer-api, by error code.",
-		}, []string{"code"}),
 		publish: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "waitq_publish_seconds",
 			Help:    "Time from publish to Kafka acknowledgement (acks=all).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
 	}
-	reg.MustRegister(m.joins, m.errors, m.publish)
+	reg.MustRegister(m.joins, m.publish)
 	return m
 }

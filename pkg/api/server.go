@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -101,11 +100,7 @@ func New(cfg Config, d Deps) *Server {
 		events:  newEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.HTTPErrorHandler = s.errorHandler
-	e.Use(s.requestLog, s.limitBody)
-
+	e := NewEcho(BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: s.ready})
 	e.POST("/v1/events/:eventId/queue", s.join)
 	e.DELETE("/v1/events/:eventId/queue", s.leave)
 
@@ -114,10 +109,6 @@ func New(cfg Config, d Deps) *Server {
 	admin.PUT("/events/:eventId", s.putEvent)
 	admin.GET("/events/:eventId", s.getEvent)
 	admin.DELETE("/events/:eventId", s.deleteEvent)
-
-	e.GET("/healthz", s.healthz)
-	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{Registry: d.Registry})))
 	s.e = e
 	return s
 }
@@ -128,54 +119,19 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 // Echo returns the router, for listing routes.
 func (s *Server) Echo() *echo.Echo { return s.e }
 
-func (s *Server) healthz(c echo.Context) error {
-	return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
-}
-
-// readyz answers 200 when both Redis and a Kafka broker answer within a second.
-func (s *Server) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
-	defer cancel()
+// ready reports whether both Redis and a Kafka broker answer.
+func (s *Server) ready(ctx context.Context) error {
 	if err := s.store.Ping(ctx); err != nil {
 		return queue.Errorf(queue.CodeStoreUnavailable, "redis is not reachable")
 	}
 	if err := s.pub.Ping(ctx); err != nil {
 		return queue.Errorf(queue.CodeBrokerUnavailable, "no kafka broker is reachable")
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
-}
-
-func (s *Server) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		start := time.Now()
-		err := next(c)
-		if s.log.Enabled(c.Request().Context(), slog.LevelDebug) {
-			if err != nil {
-				c.Error(err)
-				err = nil
-			}
-			s.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path,
-				"status", c.Response().Status, "duration", time.Since(start))
-		}
-		return err
-	}
+	return nil
 }
 
 func newRequestID() string {
 	var b [12]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
-}
-
-// limitBody refuses bodies over MaxBodyBytes: at once when Content-Length
-// says so, else when a handler reads past the limit.
-func (s *Server) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if r.ContentLength > s.cfg.MaxBodyBytes {
-			return queue.Errorf(queue.CodeBodyTooLarge, "request body over %d bytes", s.cfg.MaxBodyBytes)
-		}
-		r.Body = http.MaxBytesReader(c.Response(), r.Body, s.cfg.MaxBodyBytes)
-		return next(c)
-	}
 }

@@ -1,0 +1,122 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// BaseOptions configure NewEcho.
+type BaseOptions struct {
+	Logger *slog.Logger
+	// Registry receives the error counter and is served at /metrics.
+	Registry *prometheus.Registry
+	// MaxBodyBytes caps request bodies; larger ones get 413.
+	MaxBodyBytes int64
+	// Ready reports whether the service's dependencies answer within the
+	// context's deadline; its *queue.Error is the 503 body of /readyz.
+	Ready func(ctx context.Context) error
+}
+
+// base is what every waitq HTTP service shares.
+type base struct {
+	log     *slog.Logger
+	maxBody int64
+	ready   func(context.Context) error
+	errors  *prometheus.CounterVec
+}
+
+// NewEcho returns a router with what every waitq HTTP service shares: the
+// one error table, a request log line at debug, the body limit, and the
+// /healthz, /readyz and /metrics routes.
+func NewEcho(o BaseOptions) *echo.Echo {
+	b := &base{log: o.Logger, maxBody: o.MaxBodyBytes, ready: o.Ready}
+	b.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "waitq_http_errors_total",
+		Help: "Error responses, by error code.",
+	}, []string{"code"})
+	o.Registry.MustRegister(b.errors)
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = b.errorHandler
+	e.Use(b.requestLog, b.limitBody)
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]string{"status": "ok"})
+	})
+	e.GET("/readyz", b.readyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry})))
+	return e
+}
+
+// readyz answers 200 when Ready returns nil within a second.
+func (b *base) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), time.Second)
+	defer cancel()
+	if err := b.ready(ctx); err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+}
+
+func (b *base) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		err := next(c)
+		if b.log.Enabled(c.Request().Context(), slog.LevelDebug) {
+			if err != nil {
+				c.Error(err)
+				err = nil
+			}
+			b.log.Debug("request", "method", c.Request().Method, "path", c.Request().URL.Path,
+				"status", c.Response().Status, "duration", time.Since(start))
+		}
+		return err
+	}
+}
+
+// limitBody refuses bodies over the limit: at once when Content-Length says
+// so, else when a handler reads past it.
+func (b *base) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if r.ContentLength > b.maxBody {
+			return queue.Errorf(queue.CodeBodyTooLarge, "request body over %d bytes", b.maxBody)
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, b.maxBody)
+		return next(c)
+	}
+}
+
+// DecodeJSON decodes exactly one JSON object from r into v, refusing unknown
+// fields. A body over the limit is a body_too_large error; any other fault
+// is an error with code, whose message says the body must be shape.
+func DecodeJSON(r io.Reader, v any, code queue.Code, shape string) error {
+	raw, err := io.ReadAll(r)
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return queue.Errorf(queue.CodeBodyTooLarge, "request body over %d bytes", tooLarge.Limit)
+	}
+	if err != nil {
+		return queue.Errorf(queue.CodeInvalidBody, "reading the body: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return queue.Errorf(code, "body must be %s: %v", shape, err)
+	}
+	if dec.More() {
+		return queue.Errorf(code, "body must hold one JSON object")
+	}
+	return nil
+}
