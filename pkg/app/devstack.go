@@ -30,6 +30,7 @@ type Devstack struct {
 	Brokers      []string
 	RedisURL     string
 	ProducerAddr string
+	GatewayAddr  string
 	IngestAddr   string
 	AdminToken   string
 	TicketSecret string
@@ -49,6 +50,7 @@ func (d *Devstack) Bind(l *config.Loader) {
 	l.List(&d.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", "", "Kafka brokers to use (empty: an embedded kfake broker)")
 	l.String(&d.RedisURL, "redis-url", "WAITQ_REDIS_URL", "", "Redis to use (empty: an embedded redis-server child, or miniredis)")
 	l.String(&d.ProducerAddr, "producer-addr", "WAITQ_PRODUCER_ADDR", "127.0.0.1:8080", "producer-api listen address")
+	l.String(&d.GatewayAddr, "gateway-addr", "WAITQ_GATEWAY_ADDR", "127.0.0.1:8081", "ws-gateway listen address")
 	l.String(&d.IngestAddr, "ingest-addr", "WAITQ_INGEST_ADDR", "127.0.0.1:8082", "ingest-consumer health listen address")
 	l.Secret(&d.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "admin token (empty: a random one, printed)")
 	l.Secret(&d.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "ticket secret (empty: a random one)")
@@ -99,8 +101,14 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		GroupID: "waitq-ingest", DLQTopic: "waitq.dlq",
 		DiscoveryInterval: time.Second, SessionTimeout: 10 * time.Second, MaxBatch: 500,
 	}
+	gw := &Gateway{
+		Common: common(d.GatewayAddr), Kafka: kafka, RedisURL: redisURL, TicketSecret: d.TicketSecret,
+		StatusInterval: 5 * time.Second, AdmitInterval: 5 * time.Second, AdmitBatch: 100,
+		DisconnectGrace: 30 * time.Second, AllowedOrigins: []string{"localhost:*", "127.0.0.1:*"},
+		SendQueue: 16, WriteTimeout: 5 * time.Second, PingInterval: 30 * time.Second,
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	for _, svc := range []Service{producer, ingest} {
+	for _, svc := range []Service{producer, ingest, gw} {
 		if err := svc.Validate(); err != nil {
 			return fmt.Errorf("%s: %w", svc.Name(), err)
 		}
@@ -108,8 +116,10 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	g.Go(func() error {
 		base := "http://" + d.ProducerAddr
-		if err := waitReady(gctx, base+"/readyz", 30*time.Second); err != nil {
-			return fmt.Errorf("producer-api never became ready: %w", err)
+		for name, addr := range map[string]string{"producer-api": d.ProducerAddr, "ws-gateway": d.GatewayAddr} {
+			if err := waitReady(gctx, "http://"+addr+"/readyz", 30*time.Second); err != nil {
+				return fmt.Errorf("%s never became ready: %w", name, err)
+			}
 		}
 		if d.DemoEvent != "" {
 			if err := d.createDemo(gctx, base); err != nil {
@@ -181,27 +191,34 @@ func (d *Devstack) createDemo(ctx context.Context, base string) error {
 }
 
 func (d *Devstack) printWelcome(w io.Writer, brokers []string, redisURL, redisKind string) {
-	p := "http://" + d.ProducerAddr
+	p, g := "http://"+d.ProducerAddr, "http://"+d.GatewayAddr
 	fmt.Fprintf(w, `
 waitq devstack is running. Ctrl-C stops it.
 
-  producer-api     %[1]s   (health %[1]s/readyz, metrics %[1]s/metrics)
-  ingest-consumer  http://%[2]s   (health /readyz, metrics /metrics)
-  kafka brokers    %[3]s
-  redis            %[4]s (%[5]s)
-  admin token      %[6]s
-  demo event       %[7]s (capacity 10, hold 60 s)
+  producer-api     %[1]s   (health /readyz, metrics /metrics)
+  ws-gateway       %[2]s   (WebSocket /queue-status/{eventId}, health /readyz, metrics /metrics)
+  ingest-consumer  http://%[3]s   (health /readyz, metrics /metrics)
+  kafka brokers    %[4]s
+  redis            %[5]s (%[6]s)
+  admin token      %[7]s
+  demo event       %[8]s (capacity 10, hold 60 s; admission and status every 5 s)
 
-Join the demo event's line as alice:
-  curl -i -X POST -H 'X-User-Id: alice' %[1]s/v1/events/%[7]s/queue
+Join the demo event's line as alice and keep her ticket:
+  TICKET=$(curl -s -X POST -H 'X-User-Id: alice' %[1]s/v1/events/%[8]s/queue | sed 's/.*"ticket":"\([^"]*\)".*/\1/')
+
+Watch her place live over WebSocket (wsdump comes with Debian's python3-websocket):
+  wsdump "ws://%[9]s/queue-status/%[8]s?ticket=$TICKET"
+
+Or poll it:
+  curl -s "%[2]s/v1/events/%[8]s/status?ticket=$TICKET"
 
 See the event (waiting, active, capacity):
-  curl -s -H 'Authorization: Bearer %[6]s' %[1]s/v1/admin/events/%[7]s
+  curl -s -H 'Authorization: Bearer %[7]s' %[1]s/v1/admin/events/%[8]s
 
 Create another event:
-  curl -s -X PUT -H 'Authorization: Bearer %[6]s' -d '{"capacity":100,"partitions":3}' %[1]s/v1/admin/events/sale1
+  curl -s -X PUT -H 'Authorization: Bearer %[7]s' -d '{"capacity":100,"partitions":3}' %[1]s/v1/admin/events/sale1
 
-`, p, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent)
+`, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr)
 }
 
 // waitReady polls url until it answers 200, ctx ends or d passes.

@@ -30,7 +30,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				t.Setenv("PATH", "")
 			}
 			d := &Devstack{
-				ProducerAddr: freeAddr(t), IngestAddr: freeAddr(t),
+				ProducerAddr: freeAddr(t), GatewayAddr: freeAddr(t), IngestAddr: freeAddr(t),
 				AdminToken: "devstack-test-token", DemoEvent: "demo",
 			}
 			var out syncBuffer

@@ -1,0 +1,108 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
+)
+
+// Gateway is ws-gateway: live status over WebSocket and the slot monitor.
+type Gateway struct {
+	Common
+	Kafka
+	RedisURL        string
+	TicketSecret    string
+	StatusInterval  time.Duration
+	AdmitInterval   time.Duration
+	AdmitBatch      int
+	DisconnectGrace time.Duration
+	TrustUserHeader bool
+	AllowedOrigins  []string
+	SendQueue       int
+	WriteTimeout    time.Duration
+	PingInterval    time.Duration
+}
+
+var _ Service = (*Gateway)(nil)
+
+// Name implements Service.
+func (*Gateway) Name() string { return "ws-gateway" }
+
+// Bind implements Service.
+func (g *Gateway) Bind(l *config.Loader) {
+	g.Common.bind(l, ":8081")
+	g.Kafka.bind(l)
+	l.String(&g.RedisURL, "redis-url", "WAITQ_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL")
+	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets and entry tokens, shared with producer-api (required, at least 16 characters)")
+	l.Duration(&g.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", 5*time.Second, "how often every socket gets its status")
+	l.Duration(&g.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", 5*time.Second, "how often the slot monitor admits users")
+	l.Int(&g.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", 100, "most users one event admits per monitor tick")
+	l.Duration(&g.DisconnectGrace, "disconnect-grace", "WAITQ_DISCONNECT_GRACE", 30*time.Second, "how long a waiting user may be disconnected and keep the place")
+	l.Bool(&g.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", false, "accept the X-User-Id header instead of a ticket (behind an authenticating proxy)")
+	l.List(&g.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8089) allowed besides the gateway's own host")
+	l.Int(&g.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", 16, "frames queued per socket before its reader counts as too slow (1008)")
+	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", 5*time.Second, "longest one frame may take to write")
+	l.Duration(&g.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", 30*time.Second, "how often idle sockets are pinged")
+}
+
+// Validate implements Service.
+func (g *Gateway) Validate() error {
+	var errs []error
+	if len(g.TicketSecret) < MinSecretLen {
+		errs = append(errs, fmt.Errorf("WAITQ_TICKET_SECRET must be set to at least %d characters", MinSecretLen))
+	}
+	for name, d := range map[string]time.Duration{
+		"WAITQ_STATUS_INTERVAL": g.StatusInterval, "WAITQ_ADMIT_INTERVAL": g.AdmitInterval,
+		"WAITQ_WS_WRITE_TIMEOUT": g.WriteTimeout, "WAITQ_WS_PING_INTERVAL": g.PingInterval,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	// Presence is refreshed on every status tick: the grace must outlast a
+	// couple of them or connected users would be swept.
+	if g.DisconnectGrace < 2*g.StatusInterval {
+		errs = append(errs, errors.New("WAITQ_DISCONNECT_GRACE must be at least twice WAITQ_STATUS_INTERVAL"))
+	}
+	if g.AdmitBatch < 1 || g.AdmitBatch > 100_000 {
+		errs = append(errs, errors.New("WAITQ_ADMIT_BATCH must be between 1 and 100000"))
+	}
+	if g.SendQueue < 1 || g.SendQueue > 4096 {
+		errs = append(errs, errors.New("WAITQ_WS_SEND_QUEUE must be between 1 and 4096"))
+	}
+	return errors.Join(append(errs, g.Kafka.validate())...)
+}
+
+// Run implements Service.
+func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
+	store, err := redisstore.Dial(ctx, g.RedisURL)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	tickets, err := queue.NewTicketSigner(g.TicketSecret)
+	if err != nil {
+		return err
+	}
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: g.conn()})
+	defer pub.Close()
+	srv := gateway.New(gateway.Config{
+		StatusInterval: g.StatusInterval, AdmitInterval: g.AdmitInterval, AdmitBatch: g.AdmitBatch,
+		DisconnectGrace: g.DisconnectGrace, TrustUserHeader: g.TrustUserHeader, AllowedOrigins: g.AllowedOrigins,
+		SendQueue: g.SendQueue, WriteTimeout: g.WriteTimeout, PingInterval: g.PingInterval,
+	}, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Logger: log, Registry: newRegistry()})
+	eg, egctx := errgroup.WithContext(ctx)
+	eg.Go(func() error { return srv.Run(egctx) })
+	eg.Go(func() error { return serveHTTP(egctx, log, g.HTTPAddr, srv, g.ShutdownTimeout) })
+	return eg.Wait()
+}

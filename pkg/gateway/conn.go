@@ -1,0 +1,154 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// Close codes of the contract.
+const (
+	CloseInvalidEvent    websocket.StatusCode = 4400
+	CloseBadIdentity     websocket.StatusCode = 4401
+	CloseUnknownEvent    websocket.StatusCode = 4404
+	CloseTooSlow                              = websocket.StatusPolicyViolation // 1008
+	CloseShuttingDown                         = websocket.StatusGoingAway       // 1001
+	CloseInternal                             = websocket.StatusInternalError   // 1011
+	clientFrameReadLimit                      = 1024
+)
+
+// conn is one WebSocket of one user of one event.
+type conn struct {
+	ws         *websocket.Conn
+	eventID    string
+	userID     string
+	joinedAtMs int64 // from the ticket; 0 when unknown
+
+	out       chan []byte
+	admitted  atomic.Bool // the admitted frame was sent
+	closeOnce sync.Once
+	cancel    context.CancelFunc
+	onDrop    func(code websocket.StatusCode)
+}
+
+func newConn(ws *websocket.Conn, eventID, userID string, joinedAtMs int64, queueLen int) *conn {
+	return &conn{ws: ws, eventID: eventID, userID: userID, joinedAtMs: joinedAtMs, out: make(chan []byte, queueLen)}
+}
+
+// send queues a frame without blocking; a full queue means the reader cannot
+// keep up, and the socket is closed with 1008.
+func (c *conn) send(frame []byte) bool {
+	select {
+	case c.out <- frame:
+		return true
+	default:
+		c.close(CloseTooSlow, "too slow to read")
+		return false
+	}
+}
+
+// close ends the socket with code once; the close handshake runs in the
+// background so that the caller (a tick) never waits for a slow peer.
+func (c *conn) close(code websocket.StatusCode, reason string) {
+	c.closeOnce.Do(func() {
+		if c.onDrop != nil {
+			c.onDrop(code)
+		}
+		go func() {
+			_ = c.ws.Close(code, reason)
+			c.cancel()
+		}()
+	})
+}
+
+// clientHandler acts on the frames a client sends.
+type clientHandler interface {
+	leave(ctx context.Context, c *conn) error
+	release(ctx context.Context, c *conn) error
+}
+
+// run serves the socket until it closes: frames out through a writer
+// goroutine with a timeout on every write and a ping every pingEvery, client
+// frames in on this goroutine.
+func (c *conn) run(ctx context.Context, h clientHandler, writeTimeout, pingEvery time.Duration) {
+	ctx, c.cancel = context.WithCancel(ctx)
+	defer c.cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.writeLoop(ctx, writeTimeout, pingEvery)
+	}()
+	c.readLoop(ctx, h)
+	c.cancel()
+	<-done
+}
+
+func (c *conn) writeLoop(ctx context.Context, writeTimeout, pingEvery time.Duration) {
+	ping := time.NewTicker(pingEvery)
+	defer ping.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case f := <-c.out:
+			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			err := c.ws.Write(wctx, websocket.MessageText, f)
+			cancel()
+			if err != nil {
+				// A write that timed out has closed the socket already.
+				c.close(CloseTooSlow, "too slow to read")
+				return
+			}
+		case <-ping.C:
+			pctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			err := c.ws.Ping(pctx)
+			cancel()
+			if err != nil {
+				c.close(websocket.StatusGoingAway, "no pong")
+				return
+			}
+		}
+	}
+}
+
+func (c *conn) readLoop(ctx context.Context, h clientHandler) {
+	c.ws.SetReadLimit(clientFrameReadLimit)
+	for {
+		typ, data, err := c.ws.Read(ctx)
+		if err != nil {
+			return // closed by the peer, by us, or over the read limit (1009)
+		}
+		var f ClientFrame
+		if typ != websocket.MessageText || json.Unmarshal(data, &f) != nil {
+			c.send(encode(ErrorFrame{Type: "error", Code: queue.CodeInvalidBody, Message: `frames must be JSON text such as {"type":"leave"}`}))
+			continue
+		}
+		switch f.Type {
+		case FrameLeave:
+			err = h.leave(ctx, c)
+		case FrameRelease:
+			err = h.release(ctx, c)
+		default:
+			err = queue.Errorf(queue.CodeInvalidBody, "unknown frame type %q: use leave or release", f.Type)
+		}
+		if err != nil {
+			c.send(encode(ErrorFrame{Type: "error", Code: queue.ErrorCode(err), Message: errorMessage(err)}))
+		}
+	}
+}
+
+// errorMessage is the text of a domain error; other errors stay private.
+func errorMessage(err error) string {
+	var e *queue.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
+}

@@ -1,0 +1,92 @@
+package gateway
+
+import (
+	"encoding/json"
+	"math"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// State is where a user stands, as a status frame says.
+type State string
+
+// The states of the contract.
+const (
+	StatePending   State = "pending"    // joined, not yet in Redis
+	StateWaiting   State = "waiting"    // in line
+	StateAdmitted  State = "admitted"   // holding a slot
+	StateExpired   State = "expired"    // the hold ended or was released
+	StateNotQueued State = "not_queued" // not in line
+)
+
+// StatusFrame tells a user where they stand; it is also the body of
+// GET /v1/events/{eventId}/status.
+type StatusFrame struct {
+	Type       string `json:"type"` // "status"
+	EventID    string `json:"eventId"`
+	UserID     string `json:"userId"`
+	State      State  `json:"state"`
+	Position   int64  `json:"position"` // 1-based while waiting, else 0
+	Total      int64  `json:"total"`    // users waiting
+	ETASeconds *int64 `json:"etaSeconds"`
+	TS         int64  `json:"ts"`
+}
+
+// AdmittedFrame is sent once when the user gets a slot.
+type AdmittedFrame struct {
+	Type       string `json:"type"` // "admitted"
+	EventID    string `json:"eventId"`
+	UserID     string `json:"userId"`
+	EntryToken string `json:"entryToken"`
+	ExpiresAt  int64  `json:"expiresAt"`
+}
+
+// ErrorFrame answers a client frame the gateway could not act on.
+type ErrorFrame struct {
+	Type    string     `json:"type"` // "error"
+	Code    queue.Code `json:"code"`
+	Message string     `json:"message"`
+}
+
+// ClientFrame is what a client may send: {"type":"leave"} or
+// {"type":"release"}.
+type ClientFrame struct {
+	Type string `json:"type"`
+}
+
+// Client frame types.
+const (
+	FrameLeave   = "leave"
+	FrameRelease = "release"
+)
+
+func encode(v any) []byte {
+	b, _ := json.Marshal(v) // frames are structs of strings and numbers
+	return b
+}
+
+// placeState maps what Redis says of a user to a state and 1-based position.
+// wasAdmitted and joinedAtMs are what the gateway knows of the connection.
+func placeState(p queue.Place, nowMs int64, wasAdmitted bool, joinedAtMs, pendingMs int64) (State, int64) {
+	switch {
+	case p.HoldUntil > nowMs:
+		return StateAdmitted, 0
+	case p.HoldUntil >= 0 || wasAdmitted:
+		return StateExpired, 0
+	case p.Rank >= 0:
+		return StateWaiting, p.Rank + 1
+	case joinedAtMs > 0 && nowMs-joinedAtMs < pendingMs:
+		return StatePending, 0
+	}
+	return StateNotQueued, 0
+}
+
+// etaSeconds estimates the wait of position from the admission rate, or nil
+// while no rate is known.
+func etaSeconds(position int64, perSecond float64) *int64 {
+	if position <= 0 || perSecond <= 1e-6 {
+		return nil
+	}
+	s := int64(math.Ceil(float64(position) / perSecond))
+	return &s
+}

@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"testing"
+
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+func TestPlaceState(t *testing.T) {
+	const now, pending = 10_000, 2_000
+	tests := []struct {
+		name        string
+		p           queue.Place
+		wasAdmitted bool
+		joinedAt    int64
+		state       State
+		pos         int64
+	}{
+		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, false, 0, StateAdmitted, 0},
+		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, true, 0, StateExpired, 0},
+		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, true, 0, StateExpired, 0},
+		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, false, 0, StateWaiting, 1},
+		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, false, 0, StateWaiting, 12},
+		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, false, now - 100, StatePending, 0},
+		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, false, now - pending, StateNotQueued, 0},
+		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, false, 0, StateNotQueued, 0},
+	}
+	for _, tc := range tests {
+		st, pos := placeState(tc.p, now, tc.wasAdmitted, tc.joinedAt, pending)
+		if st != tc.state || pos != tc.pos {
+			t.Errorf("%s: %s %d, want %s %d", tc.name, st, pos, tc.state, tc.pos)
+		}
+	}
+}
+
+func TestRateAndETA(t *testing.T) {
+	r := newRates()
+	if got := r.observe("e", 0, 0); got != 0 {
+		t.Fatalf("first observation %v", got)
+	}
+	if etaSeconds(5, 0) != nil {
+		t.Fatal("an ETA without a rate")
+	}
+	r.observe("e", 10, 5_000) // 2 per second
+	got := r.observe("e", 20, 10_000)
+	if got < 1.99 || got > 2.01 {
+		t.Fatalf("rate %v, want 2/s", got)
+	}
+	if eta := etaSeconds(5, got); eta == nil || *eta != 3 {
+		t.Fatalf("eta of position 5 at 2/s = %v, want 3", eta)
+	}
+	// Admissions stop: the rate decays, the ETA grows.
+	slower := r.observe("e", 20, 15_000)
+	if slower >= got {
+		t.Fatalf("rate %v did not decay from %v", slower, got)
+	}
+}

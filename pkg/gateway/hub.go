@@ -1,0 +1,98 @@
+package gateway
+
+import (
+	"hash/maphash"
+	"sync"
+)
+
+const hubShards = 64
+
+// hub registers the open sockets, sharded by user so that connects and
+// disconnects of many users do not contend on one lock.
+type hub struct {
+	seed   maphash.Seed
+	shards [hubShards]hubShard
+}
+
+type hubShard struct {
+	mu    sync.Mutex
+	conns map[userKey][]*conn
+}
+
+type userKey struct{ event, user string }
+
+func newHub() *hub {
+	h := &hub{seed: maphash.MakeSeed()}
+	for i := range h.shards {
+		h.shards[i].conns = map[userKey][]*conn{}
+	}
+	return h
+}
+
+func (h *hub) shard(k userKey) *hubShard {
+	return &h.shards[maphash.String(h.seed, k.event+"\x00"+k.user)%hubShards]
+}
+
+func (h *hub) add(c *conn) {
+	k := userKey{c.eventID, c.userID}
+	s := h.shard(k)
+	s.mu.Lock()
+	s.conns[k] = append(s.conns[k], c)
+	s.mu.Unlock()
+}
+
+func (h *hub) remove(c *conn) {
+	k := userKey{c.eventID, c.userID}
+	s := h.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	list := s.conns[k]
+	for i, x := range list {
+		if x == c {
+			list = append(list[:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(s.conns, k)
+	} else {
+		s.conns[k] = list
+	}
+}
+
+// user returns the sockets of one user of one event.
+func (h *hub) user(event, user string) []*conn {
+	k := userKey{event, user}
+	s := h.shard(k)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]*conn(nil), s.conns[k]...)
+}
+
+// byEvent returns every socket, grouped by event.
+func (h *hub) byEvent() map[string][]*conn {
+	out := map[string][]*conn{}
+	for i := range h.shards {
+		s := &h.shards[i]
+		s.mu.Lock()
+		for k, list := range s.conns {
+			out[k.event] = append(out[k.event], list...)
+		}
+		s.mu.Unlock()
+	}
+	return out
+}
+
+// count returns the number of open sockets.
+func (h *hub) count() int {
+	n := 0
+	for i := range h.shards {
+		s := &h.shards[i]
+		s.mu.Lock()
+		for _, list := range s.conns {
+			n += len(list)
+		}
+		s.mu.Unlock()
+	}
+	return n
+}

@@ -1,0 +1,35 @@
+package gateway
+
+import "github.com/prometheus/client_golang/prometheus"
+
+type metrics struct {
+	frames, slow, admitted, swept, roundTrips, statusErrors prometheus.Counter
+	refused                                                 *prometheus.CounterVec
+	statusTick, admitTick                                   prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
+	counter := func(name, help string) prometheus.Counter {
+		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
+	}
+	hist := func(name, help string) prometheus.Histogram {
+		return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
+	}
+	m := &metrics{
+		frames:       counter("waitq_ws_frames_sent_total", "Frames queued to sockets."),
+		slow:         counter("waitq_ws_slow_closed_total", "Sockets closed with 1008 for reading too slowly."),
+		admitted:     counter("waitq_admitted_total", "Users admitted by this gateway's slot monitor."),
+		swept:        counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),
+		roundTrips:   counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per tick)."),
+		statusErrors: counter("waitq_status_errors_total", "Status reads that failed."),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "waitq_ws_refused_total", Help: "WebSocket connections refused, by reason.",
+		}, []string{"reason"}),
+		statusTick: hist("waitq_status_tick_seconds", "Duration of a status tick over every socket."),
+		admitTick:  hist("waitq_admit_tick_seconds", "Duration of a slot-monitor tick over every event."),
+	}
+	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections."},
+		func() float64 { return float64(h.count()) })
+	reg.MustRegister(m.frames, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.refused, m.statusTick, m.admitTick, sockets)
+	return m
+}

@@ -1,0 +1,416 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/queue"
+)
+
+// Store is what the gateway needs of the live state.
+type Store interface {
+	Event(ctx context.Context, id string) (queue.Event, error)
+	EventIDs(ctx context.Context) ([]string, error)
+	Status(ctx context.Context, eventID string, users []string, nowMs int64) (queue.StatusBatch, error)
+	Tick(ctx context.Context, eventIDs []string, nowMs int64, batch int, presenceCutoffMs int64, sweepLimit int) ([]queue.TickResult, error)
+	Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error)
+	Ping(ctx context.Context) error
+}
+
+// Config tunes the gateway. Zero values take the defaults noted.
+type Config struct {
+	StatusInterval  time.Duration // 5 s: how often each socket gets a status frame
+	AdmitInterval   time.Duration // 5 s: how often the slot monitor admits
+	AdmitBatch      int           // 100: the most users one event admits per tick
+	DisconnectGrace time.Duration // 30 s: how long a waiting user may be gone
+	// TrustUserHeader accepts the X-User-Id header instead of a ticket.
+	TrustUserHeader bool
+	// AllowedOrigins are the host patterns of browser origins allowed
+	// besides the gateway's own host.
+	AllowedOrigins []string
+	SendQueue      int           // 16: frames queued per socket before it counts as too slow
+	WriteTimeout   time.Duration // 5 s: the longest one frame may take to write
+	PingInterval   time.Duration // 30 s
+	// PendingWindow is how long after a join (the ticket's stamp) a user not
+	// yet in Redis is "pending" rather than "not_queued" (2 min).
+	PendingWindow time.Duration
+	MaxBodyBytes  int64 // 4 KiB
+}
+
+func (c *Config) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.StatusInterval, 5*time.Second)
+	def(&c.AdmitInterval, 5*time.Second)
+	def(&c.DisconnectGrace, 30*time.Second)
+	def(&c.WriteTimeout, 5*time.Second)
+	def(&c.PingInterval, 30*time.Second)
+	def(&c.PendingWindow, 2*time.Minute)
+	if c.AdmitBatch <= 0 {
+		c.AdmitBatch = 100
+	}
+	if c.SendQueue <= 0 {
+		c.SendQueue = 16
+	}
+	if c.MaxBodyBytes <= 0 {
+		c.MaxBodyBytes = 4 << 10
+	}
+}
+
+// Deps are the parts a Server talks to.
+type Deps struct {
+	Store     Store
+	Publisher queue.Publisher // carries leaves through the join topic
+	Tickets   *queue.TicketSigner
+	Logger    *slog.Logger
+	Registry  *prometheus.Registry
+	Now       func() time.Time
+}
+
+// Server is ws-gateway.
+type Server struct {
+	cfg     Config
+	store   Store
+	pub     queue.Publisher
+	tickets *queue.TicketSigner
+	log     *slog.Logger
+	now     func() time.Time
+	hub     *hub
+	rates   *rates
+	metrics *metrics
+	e       *echo.Echo
+
+	baseCtx context.Context // ends when Run ends; sockets live under it
+	ready   chan struct{}
+
+	greetMu  sync.Mutex
+	greeting []*conn
+	greetSig chan struct{}
+}
+
+// sweepLimit bounds the users one monitor tick removes per event after the
+// disconnect grace.
+const sweepLimit = 1000
+
+// New returns a Server with its routes. Call Run to start its loops; sockets
+// are refused until then.
+func New(cfg Config, d Deps) *Server {
+	cfg.defaults()
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	if d.Registry == nil {
+		d.Registry = prometheus.NewRegistry()
+	}
+	s := &Server{
+		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, log: d.Logger, now: d.Now,
+		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
+	}
+	s.metrics = newMetrics(d.Registry, s.hub)
+	e := api.NewEcho(api.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: s.readyCheck})
+	e.GET("/queue-status/:eventId", s.socket)
+	e.GET("/v1/events/:eventId/status", s.pollStatus)
+	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
+	e.POST("/v1/entry/verify", s.verifyEntry)
+	s.e = e
+	return s
+}
+
+// ServeHTTP implements http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+
+// Echo returns the router, for listing routes.
+func (s *Server) Echo() *echo.Echo { return s.e }
+
+// Sockets returns the number of open sockets.
+func (s *Server) Sockets() int { return s.hub.count() }
+
+// Run runs the status ticker, the greeter and the slot monitor until ctx
+// ends, then closes every socket with 1001.
+func (s *Server) Run(ctx context.Context) error {
+	s.baseCtx = ctx
+	close(s.ready)
+	var wg sync.WaitGroup
+	wg.Go(func() { s.every(ctx, s.cfg.StatusInterval, s.statusTick) })
+	wg.Go(func() { s.every(ctx, s.cfg.AdmitInterval, s.monitorTick) })
+	wg.Go(func() { s.greetLoop(ctx) })
+	wg.Wait()
+	for _, conns := range s.hub.byEvent() {
+		for _, c := range conns {
+			c.close(CloseShuttingDown, "server shutting down")
+		}
+	}
+	return nil
+}
+
+func (s *Server) every(ctx context.Context, d time.Duration, f func(context.Context)) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f(ctx)
+		}
+	}
+}
+
+func (s *Server) readyCheck(ctx context.Context) error {
+	if err := s.store.Ping(ctx); err != nil {
+		return queue.Errorf(queue.CodeStoreUnavailable, "redis is not reachable")
+	}
+	if err := s.pub.Ping(ctx); err != nil {
+		return queue.Errorf(queue.CodeBrokerUnavailable, "no kafka broker is reachable")
+	}
+	return nil
+}
+
+// identify returns the user of a request: from its ticket, or from the
+// X-User-Id header in trust mode; joinedAtMs is 0 when unknown.
+func (s *Server) identify(r *http.Request, eventID string) (user string, joinedAtMs int64, err error) {
+	if t := r.URL.Query().Get("ticket"); t != "" {
+		tk, err := s.tickets.Verify(t, eventID, s.now())
+		if err != nil {
+			return "", 0, err
+		}
+		return tk.UserID, tk.JoinedAt, nil
+	}
+	if s.cfg.TrustUserHeader {
+		if u := r.Header.Get(api.UserHeader); u != "" {
+			if !queue.ValidUserID(u) {
+				return "", 0, queue.Errorf(queue.CodeInvalidUserID, "user id must be 1-%d characters of [A-Za-z0-9._:@-]", queue.MaxUserIDLen)
+			}
+			return u, 0, nil
+		}
+	}
+	return "", 0, queue.Errorf(queue.CodeMissingUserID, "a ticket is required (?ticket=…)")
+}
+
+// socket upgrades /queue-status/{eventId} and serves it until it closes.
+func (s *Server) socket(c echo.Context) error {
+	select {
+	case <-s.ready:
+	default:
+		return queue.Errorf(queue.CodeStoreUnavailable, "the gateway is starting")
+	}
+	r := c.Request()
+	ws, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins})
+	if err != nil {
+		s.metrics.refused.WithLabelValues("handshake").Inc()
+		return nil // Accept answered (403 for a foreign origin, 426 for no upgrade)
+	}
+	ev := c.Param("eventId")
+	refuse := func(code websocket.StatusCode, reason, label string) error {
+		s.metrics.refused.WithLabelValues(label).Inc()
+		_ = ws.Close(code, reason)
+		return nil
+	}
+	if !queue.ValidEventID(ev) {
+		return refuse(CloseInvalidEvent, "invalid event id", "invalid_event")
+	}
+	user, joinedAt, err := s.identify(r, ev)
+	if err != nil {
+		return refuse(CloseBadIdentity, errorMessage(err), "identity")
+	}
+	lctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	_, err = s.store.Event(lctx, ev)
+	cancel()
+	switch {
+	case errors.Is(err, queue.ErrEventNotFound):
+		return refuse(CloseUnknownEvent, "unknown event", "unknown_event")
+	case err != nil:
+		s.log.Warn("event lookup failed", "event", ev, "err", err)
+		return refuse(CloseInternal, "try again", "store")
+	}
+	cn := newConn(ws, ev, user, joinedAt, s.cfg.SendQueue)
+	cn.onDrop = func(code websocket.StatusCode) {
+		if code == CloseTooSlow {
+			s.metrics.slow.Inc()
+		}
+	}
+	s.hub.add(cn)
+	defer s.hub.remove(cn)
+	s.greet(cn)
+	cn.run(s.baseCtx, s, s.cfg.WriteTimeout, s.cfg.PingInterval)
+	return nil
+}
+
+// greet queues a new socket for its first status, sent within milliseconds:
+// sockets that connect together share one Redis round trip per event.
+func (s *Server) greet(c *conn) {
+	s.greetMu.Lock()
+	s.greeting = append(s.greeting, c)
+	s.greetMu.Unlock()
+	select {
+	case s.greetSig <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Server) greetLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.greetSig:
+		}
+		time.Sleep(5 * time.Millisecond) // let a burst of connects gather
+		s.greetMu.Lock()
+		batch := s.greeting
+		s.greeting = nil
+		s.greetMu.Unlock()
+		groups := map[string][]*conn{}
+		for _, c := range batch {
+			groups[c.eventID] = append(groups[c.eventID], c)
+		}
+		s.pushAll(ctx, groups)
+	}
+}
+
+// statusTick sends every socket its status.
+func (s *Server) statusTick(ctx context.Context) {
+	start := time.Now()
+	s.pushAll(ctx, s.hub.byEvent())
+	s.metrics.statusTick.Observe(time.Since(start).Seconds())
+}
+
+// pushAll reads each event's users in one round trip, a few events at a
+// time, and queues their frames.
+func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for ev, conns := range groups {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s.pushEvent(ctx, ev, conns)
+		})
+	}
+	wg.Wait()
+}
+
+func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
+	index := make(map[string]int, len(conns))
+	users := make([]string, 0, len(conns))
+	for _, c := range conns {
+		if _, ok := index[c.userID]; !ok {
+			index[c.userID] = len(users)
+			users = append(users, c.userID)
+		}
+	}
+	nowMs := s.now().UnixMilli()
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.StatusInterval)
+	b, err := s.store.Status(rctx, ev, users, nowMs)
+	cancel()
+	s.metrics.roundTrips.Inc()
+	if err != nil {
+		s.metrics.statusErrors.Inc()
+		s.log.Warn("status read failed", "event", ev, "users", len(users), "err", err)
+		return
+	}
+	perSecond := s.rates.observe(ev, b.AdmittedTotal, nowMs)
+	for _, c := range conns {
+		s.deliver(c, b.Places[index[c.userID]], b.Total, perSecond, nowMs)
+	}
+}
+
+// deliver queues c's status frame, and its admitted frame the first time the
+// user is seen holding a slot.
+func (s *Server) deliver(c *conn, p queue.Place, total int64, perSecond float64, nowMs int64) {
+	st, pos := placeState(p, nowMs, c.admitted.Load(), c.joinedAtMs, s.cfg.PendingWindow.Milliseconds())
+	if st == StateAdmitted {
+		s.admit(c, p.HoldUntil)
+	}
+	if c.send(encode(StatusFrame{
+		Type: "status", EventID: c.eventID, UserID: c.userID, State: st, Position: pos,
+		Total: total, ETASeconds: etaSeconds(pos, perSecond), TS: nowMs,
+	})) {
+		s.metrics.frames.Inc()
+	}
+}
+
+// admit sends c its admitted frame with a signed entry token, once.
+func (s *Server) admit(c *conn, expiresAt int64) {
+	if !c.admitted.CompareAndSwap(false, true) {
+		return
+	}
+	token := s.tickets.SignEntry(queue.EntryToken{EventID: c.eventID, UserID: c.userID, Expires: expiresAt})
+	if c.send(encode(AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt})) {
+		s.metrics.frames.Inc()
+	}
+}
+
+// monitorTick sweeps users gone past the grace and admits from every
+// event's line, all events in one round trip; admitted users connected here
+// hear of it at once, those on other gateways at their next status tick.
+func (s *Server) monitorTick(ctx context.Context) {
+	start := time.Now()
+	defer func() { s.metrics.admitTick.Observe(time.Since(start).Seconds()) }()
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.AdmitInterval)
+	defer cancel()
+	ids, err := s.store.EventIDs(tctx)
+	if err != nil {
+		s.log.Warn("slot monitor: listing events failed", "err", err)
+		return
+	}
+	now := s.now()
+	res, err := s.store.Tick(tctx, ids, now.UnixMilli(), s.cfg.AdmitBatch, now.Add(-s.cfg.DisconnectGrace).UnixMilli(), sweepLimit)
+	if err != nil {
+		s.log.Warn("slot monitor: tick failed", "events", len(ids), "err", err)
+		return
+	}
+	for _, r := range res {
+		s.metrics.admitted.Add(float64(len(r.Admitted)))
+		s.metrics.swept.Add(float64(len(r.Swept)))
+		if len(r.Swept) > 0 {
+			s.log.Info("removed users gone past the disconnect grace", "event", r.EventID, "users", len(r.Swept))
+		}
+		for _, u := range r.Admitted {
+			for _, c := range s.hub.user(r.EventID, u) {
+				s.admit(c, r.ExpiresAt)
+			}
+		}
+	}
+}
+
+// leave publishes the user's leave through the join topic, so it cannot
+// overtake the join.
+func (s *Server) leave(ctx context.Context, c *conn) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	m := queue.Message{V: queue.MessageVersion, Op: queue.OpLeave, EventID: c.eventID, UserID: c.userID, TS: s.now().UnixMilli(), ID: fmt.Sprintf("ws-%d", time.Now().UnixNano())}
+	if err := s.pub.Publish(ctx, m); err != nil {
+		s.log.Warn("publishing a leave failed", "event", c.eventID, "err", err)
+		return queue.Errorf(queue.CodeBrokerUnavailable, "the leave could not be recorded; try again")
+	}
+	return nil
+}
+
+// release gives the user's slot back and sends the new status at once.
+func (s *Server) release(ctx context.Context, c *conn) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if _, err := s.store.Release(ctx, c.eventID, c.userID, s.now().UnixMilli()); err != nil {
+		s.log.Warn("release failed", "event", c.eventID, "err", err)
+		return queue.Errorf(queue.CodeStoreUnavailable, "the slot could not be released; try again")
+	}
+	s.pushEvent(ctx, c.eventID, []*conn{c})
+	return nil
+}
