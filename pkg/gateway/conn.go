@@ -33,9 +33,14 @@ type conn struct {
 
 	out       chan []byte
 	admitted  atomic.Bool // the admitted frame was sent
+	placed    atomic.Bool // the user was seen in line or holding, or left
 	closeOnce sync.Once
 	cancel    context.CancelFunc
 	onDrop    func(code websocket.StatusCode)
+}
+
+func (c *conn) history() history {
+	return history{admitted: c.admitted.Load(), placed: c.placed.Load(), joinedAtMs: c.joinedAtMs}
 }
 
 func newConn(ws *websocket.Conn, eventID, userID string, joinedAtMs int64, queueLen int) *conn {

@@ -65,17 +65,25 @@ func encode(v any) []byte {
 	return b
 }
 
+// history is what a connection knows of its user beyond Redis.
+type history struct {
+	admitted   bool  // an admitted frame was sent
+	placed     bool  // the user was seen in line or holding, or left: no longer pending
+	joinedAtMs int64 // the ticket's join stamp; 0 when unknown
+}
+
 // placeState maps what Redis says of a user to a state and 1-based position.
-// wasAdmitted and joinedAtMs are what the gateway knows of the connection.
-func placeState(p queue.Place, nowMs int64, wasAdmitted bool, joinedAtMs, pendingMs int64) (State, int64) {
+// A user not (yet) in Redis is pending only within pendingMs of their join
+// and only until they were once seen in line.
+func placeState(p queue.Place, nowMs int64, h history, pendingMs int64) (State, int64) {
 	switch {
 	case p.HoldUntil > nowMs:
 		return StateAdmitted, 0
-	case p.HoldUntil >= 0 || wasAdmitted:
+	case p.HoldUntil >= 0 || h.admitted:
 		return StateExpired, 0
 	case p.Rank >= 0:
 		return StateWaiting, p.Rank + 1
-	case joinedAtMs > 0 && nowMs-joinedAtMs < pendingMs:
+	case !h.placed && h.joinedAtMs > 0 && nowMs-h.joinedAtMs < pendingMs:
 		return StatePending, 0
 	}
 	return StateNotQueued, 0

@@ -9,24 +9,24 @@ import (
 func TestPlaceState(t *testing.T) {
 	const now, pending = 10_000, 2_000
 	tests := []struct {
-		name        string
-		p           queue.Place
-		wasAdmitted bool
-		joinedAt    int64
-		state       State
-		pos         int64
+		name  string
+		p     queue.Place
+		h     history
+		state State
+		pos   int64
 	}{
-		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, false, 0, StateAdmitted, 0},
-		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, true, 0, StateExpired, 0},
-		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, true, 0, StateExpired, 0},
-		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, false, 0, StateWaiting, 1},
-		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, false, 0, StateWaiting, 12},
-		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, false, now - 100, StatePending, 0},
-		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, false, now - pending, StateNotQueued, 0},
-		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, false, 0, StateNotQueued, 0},
+		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, history{}, StateAdmitted, 0},
+		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, history{admitted: true}, StateExpired, 0},
+		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, history{admitted: true}, StateExpired, 0},
+		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, history{}, StateWaiting, 1},
+		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, history{}, StateWaiting, 12},
+		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, history{joinedAtMs: now - 100}, StatePending, 0},
+		{"joined, was in line, left", queue.Place{Rank: -1, HoldUntil: -1}, history{joinedAtMs: now - 100, placed: true}, StateNotQueued, 0},
+		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, history{joinedAtMs: now - pending}, StateNotQueued, 0},
+		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, history{}, StateNotQueued, 0},
 	}
 	for _, tc := range tests {
-		st, pos := placeState(tc.p, now, tc.wasAdmitted, tc.joinedAt, pending)
+		st, pos := placeState(tc.p, now, tc.h, pending)
 		if st != tc.state || pos != tc.pos {
 			t.Errorf("%s: %s %d, want %s %d", tc.name, st, pos, tc.state, tc.pos)
 		}

@@ -33,7 +33,7 @@ func (s *Server) pollStatus(c echo.Context) error {
 	if err != nil {
 		return queue.Errorf(queue.CodeStoreUnavailable, "the event store is not reachable; try again")
 	}
-	st, pos := placeState(b.Places[0], nowMs, false, joinedAt, s.cfg.PendingWindow.Milliseconds())
+	st, pos := placeState(b.Places[0], nowMs, history{joinedAtMs: joinedAt}, s.cfg.PendingWindow.Milliseconds())
 	return c.JSON(http.StatusOK, StatusFrame{
 		Type: "status", EventID: ev, UserID: user, State: st, Position: pos, Total: b.Total,
 		ETASeconds: etaSeconds(pos, s.rates.observe(ev, b.AdmittedTotal, nowMs)), TS: nowMs,

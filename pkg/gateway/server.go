@@ -148,13 +148,20 @@ func (s *Server) Run(ctx context.Context) error {
 	close(s.ready)
 	var wg sync.WaitGroup
 	wg.Go(func() { s.every(ctx, s.cfg.StatusInterval, s.statusTick) })
-	wg.Go(func() { s.every(ctx, s.cfg.AdmitInterval, s.monitorTick) })
+	wg.Go(func() { s.every(ctx, s.cfg.AdmitInterval, s.MonitorTick) })
 	wg.Go(func() { s.greetLoop(ctx) })
 	wg.Wait()
+	// Sockets live under a context shutdown does not cancel (a cancelled
+	// read would drop them without a close frame): each is closed with
+	// 1001, and Run waits a while for the close handshakes.
 	for _, conns := range s.hub.byEvent() {
 		for _, c := range conns {
 			c.close(CloseShuttingDown, "server shutting down")
 		}
+	}
+	deadline := time.Now().Add(s.cfg.WriteTimeout)
+	for s.hub.count() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
 	}
 	return nil
 }
@@ -222,6 +229,9 @@ func (s *Server) socket(c echo.Context) error {
 		_ = ws.Close(code, reason)
 		return nil
 	}
+	if s.baseCtx.Err() != nil {
+		return refuse(CloseShuttingDown, "server shutting down", "shutdown")
+	}
 	if !queue.ValidEventID(ev) {
 		return refuse(CloseInvalidEvent, "invalid event id", "invalid_event")
 	}
@@ -248,7 +258,7 @@ func (s *Server) socket(c echo.Context) error {
 	s.hub.add(cn)
 	defer s.hub.remove(cn)
 	s.greet(cn)
-	cn.run(s.baseCtx, s, s.cfg.WriteTimeout, s.cfg.PingInterval)
+	cn.run(context.WithoutCancel(s.baseCtx), s, s.cfg.WriteTimeout, s.cfg.PingInterval)
 	return nil
 }
 
@@ -334,7 +344,10 @@ func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
 // deliver queues c's status frame, and its admitted frame the first time the
 // user is seen holding a slot.
 func (s *Server) deliver(c *conn, p queue.Place, total int64, perSecond float64, nowMs int64) {
-	st, pos := placeState(p, nowMs, c.admitted.Load(), c.joinedAtMs, s.cfg.PendingWindow.Milliseconds())
+	st, pos := placeState(p, nowMs, c.history(), s.cfg.PendingWindow.Milliseconds())
+	if st == StateWaiting || st == StateAdmitted {
+		c.placed.Store(true)
+	}
 	if st == StateAdmitted {
 		s.admit(c, p.HoldUntil)
 	}
@@ -357,10 +370,12 @@ func (s *Server) admit(c *conn, expiresAt int64) {
 	}
 }
 
-// monitorTick sweeps users gone past the grace and admits from every
-// event's line, all events in one round trip; admitted users connected here
-// hear of it at once, those on other gateways at their next status tick.
-func (s *Server) monitorTick(ctx context.Context) {
+// MonitorTick runs one slot-monitor round now (Run calls it every
+// AdmitInterval): it sweeps users gone past the disconnect grace and admits
+// from every event's line, all events in one round trip. Admitted users
+// connected here hear of it at once, those on other gateways at their next
+// status tick.
+func (s *Server) MonitorTick(ctx context.Context) {
 	start := time.Now()
 	defer func() { s.metrics.admitTick.Observe(time.Since(start).Seconds()) }()
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.AdmitInterval)
@@ -400,6 +415,7 @@ func (s *Server) leave(ctx context.Context, c *conn) error {
 		s.log.Warn("publishing a leave failed", "event", c.eventID, "err", err)
 		return queue.Errorf(queue.CodeBrokerUnavailable, "the leave could not be recorded; try again")
 	}
+	c.placed.Store(true) // from now on, absent from Redis means gone, not pending
 	return nil
 }
 
