@@ -110,11 +110,14 @@ func (k *Kafka) conn() kafkajoin.Conn {
 }
 
 // serveHTTP serves h on addr until ctx ends, then drains it within timeout.
-// A listener already opened by the caller may be passed as ln.
-func serveHTTP(ctx context.Context, log *slog.Logger, addr string, h http.Handler, timeout time.Duration) error {
+// wrap, when not nil, wraps the listener.
+func serveHTTP(ctx context.Context, log *slog.Logger, addr string, h http.Handler, timeout time.Duration, wrap func(net.Listener) net.Listener) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("listen %s: %w", addr, err)
+	}
+	if wrap != nil {
+		ln = wrap(ln)
 	}
 	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
 	errc := make(chan error, 1)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 )
 
@@ -105,7 +106,7 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		Common: common(d.GatewayAddr), Kafka: kafka, RedisURL: redisURL, TicketSecret: d.TicketSecret,
 		StatusInterval: 5 * time.Second, AdmitInterval: 5 * time.Second, AdmitBatch: 100,
 		DisconnectGrace: 30 * time.Second, AllowedOrigins: []string{"localhost:*", "127.0.0.1:*"},
-		SendQueue: 16, WriteTimeout: 5 * time.Second, PingInterval: 30 * time.Second,
+		SendQueue: 16, WriteBuffer: gateway.DefaultWriteBuffer, WriteTimeout: 5 * time.Second, PingInterval: 30 * time.Second,
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, svc := range []Service{producer, ingest, gw} {

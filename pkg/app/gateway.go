@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -29,6 +30,7 @@ type Gateway struct {
 	TrustUserHeader bool
 	AllowedOrigins  []string
 	SendQueue       int
+	WriteBuffer     int
 	WriteTimeout    time.Duration
 	PingInterval    time.Duration
 }
@@ -51,6 +53,7 @@ func (g *Gateway) Bind(l *config.Loader) {
 	l.Bool(&g.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", false, "accept the X-User-Id header instead of a ticket (behind an authenticating proxy)")
 	l.List(&g.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8089) allowed besides the gateway's own host")
 	l.Int(&g.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", 16, "frames queued per socket before its reader counts as too slow (1008)")
+	l.Int(&g.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", gateway.DefaultWriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")
 	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", 5*time.Second, "longest one frame may take to write")
 	l.Duration(&g.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", 30*time.Second, "how often idle sockets are pinged")
 }
@@ -76,6 +79,9 @@ func (g *Gateway) Validate() error {
 	}
 	if g.AdmitBatch < 1 || g.AdmitBatch > 100_000 {
 		errs = append(errs, errors.New("WAITQ_ADMIT_BATCH must be between 1 and 100000"))
+	}
+	if g.WriteBuffer < 0 {
+		errs = append(errs, errors.New("WAITQ_WS_WRITE_BUFFER must not be negative"))
 	}
 	if g.SendQueue < 1 || g.SendQueue > 4096 {
 		errs = append(errs, errors.New("WAITQ_WS_SEND_QUEUE must be between 1 and 4096"))
@@ -103,6 +109,10 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 	}, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Logger: log, Registry: newRegistry()})
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return srv.Run(egctx) })
-	eg.Go(func() error { return serveHTTP(egctx, log, g.HTTPAddr, srv, g.ShutdownTimeout) })
+	eg.Go(func() error {
+		return serveHTTP(egctx, log, g.HTTPAddr, srv, g.ShutdownTimeout, func(l net.Listener) net.Listener {
+			return gateway.LimitWriteBuffer(l, g.WriteBuffer)
+		})
+	})
 	return eg.Wait()
 }

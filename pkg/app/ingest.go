@@ -90,7 +90,7 @@ func (c *Ingest) Run(ctx context.Context, log *slog.Logger) error {
 
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() error { return cons.Run(gctx) })
-	g.Go(func() error { return serveHTTP(gctx, log, c.HTTPAddr, mux, c.ShutdownTimeout) })
+	g.Go(func() error { return serveHTTP(gctx, log, c.HTTPAddr, mux, c.ShutdownTimeout, nil) })
 	return g.Wait()
 }
 

@@ -85,7 +85,7 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 	srv := api.New(api.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout}, api.Deps{
 		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
 	})
-	return serveHTTP(ctx, log, p.HTTPAddr, srv, p.ShutdownTimeout)
+	return serveHTTP(ctx, log, p.HTTPAddr, srv, p.ShutdownTimeout, nil)
 }
 
 // newRegistry returns a registry with the Go runtime and process collectors.

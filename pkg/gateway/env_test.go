@@ -3,8 +3,10 @@ package gateway_test
 import (
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -20,23 +22,25 @@ import (
 
 const ticketSecret = "gateway-test-secret"
 
-// clock is a settable clock shared by a test and its gateways.
+// clock is real time plus an offset a test can push forward, shared by a
+// test and its gateways: holds end when the test says so.
 type clock struct {
-	mu  sync.Mutex
-	now time.Time
+	mu     sync.Mutex
+	offset time.Duration
 }
 
-func newClock() *clock { return &clock{now: time.Now()} }
+func newClock() *clock { return &clock{} }
 
 func (c *clock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.now
+	return time.Now().Add(c.offset)
 }
 
+// Add moves the clock forward by d.
 func (c *clock) Add(d time.Duration) {
 	c.mu.Lock()
-	c.now = c.now.Add(d)
+	c.offset += d
 	c.mu.Unlock()
 }
 
@@ -48,8 +52,14 @@ type gwEnv struct {
 	clock   *clock
 }
 
-// startGateway runs a gateway over sys with cfg; its loops stop at cleanup.
+// startGateway runs a gateway over sys with cfg, behind a listener with the
+// default send buffer as in production; its loops stop at cleanup.
 func startGateway(t *testing.T, sys *testsys.System, cfg gateway.Config, clk *clock) *gwEnv {
+	t.Helper()
+	return startGatewayBuf(t, sys, cfg, clk, gateway.DefaultWriteBuffer)
+}
+
+func startGatewayBuf(t *testing.T, sys *testsys.System, cfg gateway.Config, clk *clock, sendBuffer int) *gwEnv {
 	t.Helper()
 	tickets, err := queue.NewTicketSigner(ticketSecret)
 	if err != nil {
@@ -65,7 +75,9 @@ func startGateway(t *testing.T, sys *testsys.System, cfg gateway.Config, clk *cl
 		defer close(done)
 		_ = gw.Run(ctx)
 	}()
-	srv := httptest.NewServer(gw)
+	srv := httptest.NewUnstartedServer(gw)
+	srv.Listener = gateway.LimitWriteBuffer(srv.Listener, sendBuffer)
+	srv.Start()
 	t.Cleanup(func() {
 		cancel()
 		<-done
@@ -218,4 +230,25 @@ func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// metricValue reads an unlabelled metric from the gateway's /metrics.
+func metricValue(t *testing.T, e *gwEnv, name string) float64 {
+	t.Helper()
+	resp, err := http.Get(e.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var b strings.Builder
+	_, _ = io.Copy(&b, resp.Body)
+	for _, line := range strings.Split(b.String(), "\n") {
+		if v, ok := strings.CutPrefix(line, name+" "); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err == nil {
+				return f
+			}
+		}
+	}
+	return -1
 }

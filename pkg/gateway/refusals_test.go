@@ -16,6 +16,7 @@ import (
 	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
 )
 
 func TestHandshakeRefusals(t *testing.T) {
@@ -229,7 +230,11 @@ func TestHTTPRoutes(t *testing.T) {
 
 	// Admit "first", then release and verify with its entry token.
 	e.gw.MonitorTick(context.Background())
-	hold := e.clock.Now().Add(time.Minute).UnixMilli()
+	score, err := sys.Store.Client().ZScore(context.Background(), redisstore.ActiveKey(ev), "first").Result()
+	if err != nil {
+		t.Fatalf("first was not admitted: %v", err)
+	}
+	hold := int64(score)
 	token := e.tickets.SignEntry(queue.EntryToken{EventID: ev, UserID: "first", Expires: hold})
 	verify := func(tok string) gateway.VerifyResponse {
 		code, body := post("/v1/entry/verify", `{"token":"`+tok+`"}`)

@@ -1,0 +1,165 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"slices"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/internal/testsys"
+	"github.com/waitq/waitq/pkg/gateway"
+)
+
+// TestDisconnectGrace: a waiting user who reconnects within the grace keeps
+// the place, on any gateway; one who stays away longer is removed; one who
+// never connected (an HTTP-only client) is left alone.
+func TestDisconnectGrace(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	sys.StartConsumer(sys.ConsumerConfig())
+	cfg := gateway.Config{StatusInterval: 50 * time.Millisecond, AdmitInterval: 50 * time.Millisecond, DisconnectGrace: 600 * time.Millisecond}
+	gwA := startGateway(t, sys, cfg, nil)
+	gwB := startGateway(t, sys, cfg, gwA.clock)
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 1, 1)
+	sys.Join(ev, "holder", 1) // takes the only slot, so nobody else is admitted
+	sys.Join(ev, "flaky", 2)
+	sys.Join(ev, "gone", 3)
+	sys.Join(ev, "http-only", 4)
+	holder := gwA.connect(t, ev, "holder")
+	holder.admitted(10 * time.Second)
+
+	flaky := gwA.connect(t, ev, "flaky")
+	flaky.status(waiting(1, 3), 10*time.Second)
+	gone := gwA.connect(t, ev, "gone")
+	gone.status(waiting(2, 3), 10*time.Second)
+
+	// flaky drops and comes back through the other gateway within the grace.
+	_ = flaky.ws.CloseNow()
+	time.Sleep(300 * time.Millisecond)
+	flaky = gwB.connect(t, ev, "flaky")
+	flaky.status(waiting(1, 3), 5*time.Second)
+
+	// gone drops for good: after the grace it is out of line.
+	_ = gone.ws.CloseNow()
+	flaky.status(waiting(1, 2), 10*time.Second)
+	line := sys.Waiting(ev)
+	users := make([]string, len(line))
+	for i, u := range line {
+		users[i] = u.User
+	}
+	if !slices.Equal(users, []string{"flaky", "http-only"}) {
+		t.Fatalf("line after the grace: %v", users)
+	}
+}
+
+// TestSlowReaderIsDropped: a client that stops reading is closed as too slow
+// while the others keep getting every status on schedule.
+func TestSlowReaderIsDropped(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	sys.StartConsumer(sys.ConsumerConfig())
+	const interval = 5 * time.Millisecond
+	cfg := gateway.Config{StatusInterval: interval, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, SendQueue: 4, WriteTimeout: 200 * time.Millisecond}
+	e := startGatewayBuf(t, sys, cfg, nil, 4096)
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 1, 1)
+	const good = 5
+	for i := range good {
+		sys.Join(ev, fmt.Sprintf("good%d", i), int64(10+i))
+	}
+	sys.Join(ev, "slow", 100)
+	goods := make([]*client, good)
+	for i := range goods {
+		goods[i] = e.connect(t, ev, fmt.Sprintf("good%d", i))
+		goods[i].status(waiting(int64(i+1), good+1), 10*time.Second)
+	}
+
+	// The good clients read all along, noting the longest gap between
+	// frames.
+	type seen struct {
+		frames int
+		worst  time.Duration
+		err    error
+	}
+	stop := make(chan struct{})
+	results := make(chan seen, good)
+	for _, c := range goods {
+		go func() {
+			var s seen
+			last := time.Now()
+			for {
+				select {
+				case f := <-c.frames:
+					s.worst = max(s.worst, f.at.Sub(last))
+					last = f.at
+					s.frames++
+				case s.err = <-c.closed:
+					results <- s
+					return
+				case <-stop:
+					results <- s
+					return
+				}
+			}
+		}()
+	}
+
+	// The slow client has a tiny receive buffer and never reads.
+	slow := dialNoRead(t, e.wsURL("/queue-status/"+ev+"?ticket="+e.ticket(ev, "slow")))
+	defer slow.CloseNow()
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		return e.gw.Sockets() == good+1, fmt.Sprintf("%d sockets open", e.gw.Sockets())
+	})
+	start := time.Now()
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		return e.gw.Sockets() == good, fmt.Sprintf("%d sockets open", e.gw.Sockets())
+	})
+	t.Logf("slow reader dropped after %v", time.Since(start))
+	time.Sleep(200 * time.Millisecond) // and the others go on
+	close(stop)
+	for i := range good {
+		s := <-results
+		t.Logf("good client: %d frames, longest gap %v", s.frames, s.worst)
+		if s.err != nil {
+			t.Errorf("a good client was closed: %v", s.err)
+		}
+		// A bound on isolation, not a speed target: no stall anywhere near
+		// the slow reader's write timeout.
+		if s.worst > 150*time.Millisecond {
+			t.Errorf("good client %d waited %v between frames", i, s.worst)
+		}
+	}
+	if got := metricValue(t, e, "waitq_ws_slow_closed_total"); got != 1 {
+		t.Fatalf("slow closes counted: %v, want 1", got)
+	}
+}
+
+// dialNoRead opens a WebSocket with a 4 KiB receive buffer and never reads
+// from it, so the server's writes back up.
+func dialNoRead(t *testing.T, url string) *websocket.Conn {
+	t.Helper()
+	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
