@@ -2,7 +2,6 @@ package gateway_test
 
 import (
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -12,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
+	"github.com/waitq/waitq/internal/testws"
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -94,50 +93,12 @@ func (e *gwEnv) ticket(ev, user string) string {
 
 func (e *gwEnv) wsURL(path string) string { return "ws" + strings.TrimPrefix(e.srv.URL, "http") + path }
 
-// client is a real WebSocket client that collects the frames it reads.
-type client struct {
-	t      *testing.T
-	ws     *websocket.Conn
-	frames chan frame
-	closed chan error // the error that ended reading, with its close code
-}
-
-type frame struct {
-	raw []byte
-	at  time.Time
-	typ string
-}
-
-func (e *gwEnv) dial(t *testing.T, ev, ticket string, hdr http.Header) (*client, error) {
+func (e *gwEnv) dial(t *testing.T, ev, ticket string, hdr http.Header) (*testws.Client, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, e.wsURL("/queue-status/"+ev+"?ticket="+ticket), &websocket.DialOptions{HTTPHeader: hdr})
-	if err != nil {
-		return nil, err
-	}
-	c := &client{t: t, ws: ws, frames: make(chan frame, 1024), closed: make(chan error, 1)}
-	go func() {
-		for {
-			_, b, err := ws.Read(context.Background())
-			if err != nil {
-				c.closed <- err
-				return
-			}
-			var h struct{ Type string }
-			_ = json.Unmarshal(b, &h)
-			select {
-			case c.frames <- frame{raw: b, at: time.Now(), typ: h.Type}:
-			default:
-				t.Errorf("client frame buffer full")
-			}
-		}
-	}()
-	t.Cleanup(func() { _ = ws.CloseNow() })
-	return c, nil
+	return testws.Dial(t, e.wsURL("/queue-status/"+ev+"?ticket="+ticket), hdr)
 }
 
-func (e *gwEnv) connect(t *testing.T, ev, user string) *client {
+func (e *gwEnv) connect(t *testing.T, ev, user string) *testws.Client {
 	t.Helper()
 	c, err := e.dial(t, ev, e.ticket(ev, user), nil)
 	if err != nil {
@@ -146,84 +107,10 @@ func (e *gwEnv) connect(t *testing.T, ev, user string) *client {
 	return c
 }
 
-// status waits for a status frame that satisfies ok.
-func (c *client) status(ok func(gateway.StatusFrame) bool, within time.Duration) gateway.StatusFrame {
-	c.t.Helper()
-	deadline := time.After(within)
-	var last gateway.StatusFrame
-	for {
-		select {
-		case f := <-c.frames:
-			if f.typ != "status" {
-				continue
-			}
-			last = gateway.StatusFrame{}
-			if err := json.Unmarshal(f.raw, &last); err != nil {
-				c.t.Fatal(err)
-			}
-			if ok(last) {
-				return last
-			}
-		case err := <-c.closed:
-			c.t.Fatalf("socket closed while waiting for a status: %v", err)
-		case <-deadline:
-			c.t.Fatalf("no matching status within %v; last %+v", within, last)
-		}
-	}
-}
-
-// admitted waits for the admitted frame.
-func (c *client) admitted(within time.Duration) gateway.AdmittedFrame {
-	c.t.Helper()
-	deadline := time.After(within)
-	for {
-		select {
-		case f := <-c.frames:
-			if f.typ != "admitted" {
-				continue
-			}
-			var a gateway.AdmittedFrame
-			if err := json.Unmarshal(f.raw, &a); err != nil {
-				c.t.Fatal(err)
-			}
-			return a
-		case err := <-c.closed:
-			c.t.Fatalf("socket closed while waiting for admission: %v", err)
-		case <-deadline:
-			c.t.Fatalf("not admitted within %v", within)
-		}
-	}
-}
-
-// closeCode waits for the server to close the socket and returns the code.
-func (c *client) closeCode(within time.Duration) websocket.StatusCode {
-	c.t.Helper()
-	select {
-	case err := <-c.closed:
-		return websocket.CloseStatus(err)
-	case <-time.After(within):
-		c.t.Fatalf("socket still open after %v", within)
-	}
-	return -1
-}
-
-func (c *client) sendFrame(v string) {
-	c.t.Helper()
-	if err := c.ws.Write(context.Background(), websocket.MessageText, []byte(v)); err != nil {
-		c.t.Fatalf("send %s: %v", v, err)
-	}
-}
-
-// waiting returns a predicate for "waiting at position with total".
-func waiting(position, total int64) func(gateway.StatusFrame) bool {
-	return func(f gateway.StatusFrame) bool {
-		return f.State == gateway.StateWaiting && f.Position == position && f.Total == total
-	}
-}
-
-func inState(s gateway.State) func(gateway.StatusFrame) bool {
-	return func(f gateway.StatusFrame) bool { return f.State == s }
-}
+var (
+	waiting = testws.Waiting
+	inState = testws.InState
+)
 
 func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Helper()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
+	"github.com/waitq/waitq/internal/testws"
 	"github.com/waitq/waitq/pkg/gateway"
 )
 
@@ -33,22 +34,22 @@ func TestDisconnectGrace(t *testing.T) {
 	sys.Join(ev, "gone", 3)
 	sys.Join(ev, "http-only", 4)
 	holder := gwA.connect(t, ev, "holder")
-	holder.admitted(10 * time.Second)
+	holder.Admitted(10 * time.Second)
 
 	flaky := gwA.connect(t, ev, "flaky")
-	flaky.status(waiting(1, 3), 10*time.Second)
+	flaky.Status(waiting(1, 3), 10*time.Second)
 	gone := gwA.connect(t, ev, "gone")
-	gone.status(waiting(2, 3), 10*time.Second)
+	gone.Status(waiting(2, 3), 10*time.Second)
 
 	// flaky drops and comes back through the other gateway within the grace.
-	_ = flaky.ws.CloseNow()
+	_ = flaky.WS.CloseNow()
 	time.Sleep(300 * time.Millisecond)
 	flaky = gwB.connect(t, ev, "flaky")
-	flaky.status(waiting(1, 3), 5*time.Second)
+	flaky.Status(waiting(1, 3), 5*time.Second)
 
 	// gone drops for good: after the grace it is out of line.
-	_ = gone.ws.CloseNow()
-	flaky.status(waiting(1, 2), 10*time.Second)
+	_ = gone.WS.CloseNow()
+	flaky.Status(waiting(1, 2), 10*time.Second)
 	line := sys.Waiting(ev)
 	users := make([]string, len(line))
 	for i, u := range line {
@@ -74,10 +75,10 @@ func TestSlowReaderIsDropped(t *testing.T) {
 		sys.Join(ev, fmt.Sprintf("good%d", i), int64(10+i))
 	}
 	sys.Join(ev, "slow", 100)
-	goods := make([]*client, good)
+	goods := make([]*testws.Client, good)
 	for i := range goods {
 		goods[i] = e.connect(t, ev, fmt.Sprintf("good%d", i))
-		goods[i].status(waiting(int64(i+1), good+1), 10*time.Second)
+		goods[i].Status(waiting(int64(i+1), good+1), 10*time.Second)
 	}
 
 	// The good clients read all along, noting the longest gap between
@@ -95,11 +96,11 @@ func TestSlowReaderIsDropped(t *testing.T) {
 			last := time.Now()
 			for {
 				select {
-				case f := <-c.frames:
-					s.worst = max(s.worst, f.at.Sub(last))
-					last = f.at
+				case f := <-c.Frames:
+					s.worst = max(s.worst, f.At.Sub(last))
+					last = f.At
 					s.frames++
-				case s.err = <-c.closed:
+				case s.err = <-c.Closed:
 					results <- s
 					return
 				case <-stop:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
+	"github.com/waitq/waitq/internal/testws"
 	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/gateway"
 )
@@ -35,7 +36,7 @@ func TestWholePipeline(t *testing.T) {
 	sys.CreateEvent(ev, 3, 3) // hold 60 s
 
 	const n = 8
-	clients := make([]*client, n)
+	clients := make([]*testws.Client, n)
 	for i := range n {
 		user := fmt.Sprintf("user%d", i)
 		req, _ := http.NewRequest(http.MethodPost, prod.URL+"/v1/events/"+ev+"/queue", nil)
@@ -53,7 +54,7 @@ func TestWholePipeline(t *testing.T) {
 		e.clock.Add(time.Millisecond) // distinct stamps: join order is stamp order
 	}
 	for i, c := range clients {
-		c.status(waiting(int64(i+1), n), 10*time.Second)
+		c.Status(waiting(int64(i+1), n), 10*time.Second)
 	}
 
 	// The monitor fills the three slots from the head of the line.
@@ -61,24 +62,24 @@ func TestWholePipeline(t *testing.T) {
 	e.gw.MonitorTick(context.Background())
 	after := e.clock.Now().Add(60 * time.Second).UnixMilli()
 	for i := range 3 {
-		a := clients[i].admitted(5 * time.Second)
+		a := clients[i].Admitted(5 * time.Second)
 		tok, err := e.tickets.VerifyEntry(a.EntryToken, ev, e.clock.Now())
 		if err != nil || tok.UserID != fmt.Sprintf("user%d", i) || a.ExpiresAt < before || a.ExpiresAt > after || tok.Expires != a.ExpiresAt {
 			t.Fatalf("admitted frame %+v: token %+v, %v", a, tok, err)
 		}
-		clients[i].status(inState(gateway.StateAdmitted), 5*time.Second)
+		clients[i].Status(inState(gateway.StateAdmitted), 5*time.Second)
 	}
 	for i := 3; i < n; i++ {
-		clients[i].status(waiting(int64(i-2), n-3), 5*time.Second)
+		clients[i].Status(waiting(int64(i-2), n-3), 5*time.Second)
 	}
 
 	// user0 gives the slot back, twice: exactly one slot comes free.
-	clients[0].sendFrame(`{"type":"release"}`)
-	clients[0].status(inState(gateway.StateExpired), 5*time.Second)
-	clients[0].sendFrame(`{"type":"release"}`)
+	clients[0].Send(`{"type":"release"}`)
+	clients[0].Status(inState(gateway.StateExpired), 5*time.Second)
+	clients[0].Send(`{"type":"release"}`)
 	e.gw.MonitorTick(context.Background())
-	clients[3].admitted(5 * time.Second)
-	clients[4].status(waiting(1, n-4), 5*time.Second)
+	clients[3].Admitted(5 * time.Second)
+	clients[4].Status(waiting(1, n-4), 5*time.Second)
 	if st, _ := sys.Store.EventStatus(context.Background(), ev, e.clock.Now().UnixMilli()); st.Active != 3 || st.AdmittedTotal != 4 {
 		t.Fatalf("after one release: %+v", st)
 	}
@@ -87,10 +88,10 @@ func TestWholePipeline(t *testing.T) {
 	e.clock.Add(61 * time.Second)
 	e.gw.MonitorTick(context.Background())
 	for i := 4; i < 7; i++ {
-		clients[i].admitted(5 * time.Second)
+		clients[i].Admitted(5 * time.Second)
 	}
-	clients[7].status(waiting(1, 1), 5*time.Second)
-	clients[1].status(inState(gateway.StateExpired), 5*time.Second)
+	clients[7].Status(waiting(1, 1), 5*time.Second)
+	clients[1].Status(inState(gateway.StateExpired), 5*time.Second)
 	if st, _ := sys.Store.EventStatus(context.Background(), ev, e.clock.Now().UnixMilli()); st.Active != 3 || st.AdmittedTotal != 7 || st.Waiting != 1 {
 		t.Fatalf("after the holds ended: %+v", st)
 	}

@@ -51,7 +51,7 @@ func TestHandshakeRefusals(t *testing.T) {
 			if err != nil {
 				t.Fatalf("handshake failed before the close code: %v", err)
 			}
-			if got := c.closeCode(5 * time.Second); got != tc.code {
+			if got := c.CloseCode(5 * time.Second); got != tc.code {
 				t.Fatalf("close code %d, want %d", got, tc.code)
 			}
 		})
@@ -81,7 +81,7 @@ func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := c.status(waiting(1, 1), 10*time.Second)
+	f := c.Status(waiting(1, 1), 10*time.Second)
 	if f.UserID != "locust-1" || f.EventID != ev {
 		t.Fatalf("status %+v", f)
 	}
@@ -89,7 +89,7 @@ func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code := bad.closeCode(5 * time.Second); code != gateway.CloseBadIdentity {
+	if code := bad.CloseCode(5 * time.Second); code != gateway.CloseBadIdentity {
 		t.Fatalf("invalid header user: close %d", code)
 	}
 }
@@ -103,56 +103,35 @@ func TestClientFrames(t *testing.T) {
 	sys.Join(ev, "a", 100)
 	sys.Join(ev, "b", 200)
 	a := e.connect(t, ev, "a")
-	a.status(waiting(1, 2), 10*time.Second)
+	a.Status(waiting(1, 2), 10*time.Second)
 
 	for _, bad := range []string{`{"type":"jump"}`, `not json`, `{}`} {
-		a.sendFrame(bad)
-		f := a.errorFrame(5 * time.Second)
+		a.Send(bad)
+		f := a.ErrorFrame(5 * time.Second)
 		if f.Code != queue.CodeInvalidBody || f.Message == "" {
 			t.Errorf("answer to %s: %+v", bad, f)
 		}
 	}
-	if err := a.ws.Write(context.Background(), websocket.MessageBinary, []byte{1, 2, 3}); err != nil {
+	if err := a.WS.Write(context.Background(), websocket.MessageBinary, []byte{1, 2, 3}); err != nil {
 		t.Fatal(err)
 	}
-	if f := a.errorFrame(5 * time.Second); f.Code != queue.CodeInvalidBody {
+	if f := a.ErrorFrame(5 * time.Second); f.Code != queue.CodeInvalidBody {
 		t.Errorf("answer to a binary frame: %+v", f)
 	}
 	// A release by a user who holds nothing frees nothing and is no error.
-	a.sendFrame(`{"type":"release"}`)
-	a.status(waiting(1, 2), 5*time.Second)
+	a.Send(`{"type":"release"}`)
+	a.Status(waiting(1, 2), 5*time.Second)
 
 	// Leave goes through Kafka behind the join: a is out of line, b moves up.
-	a.sendFrame(`{"type":"leave"}`)
-	a.status(inState(gateway.StateNotQueued), 10*time.Second)
+	a.Send(`{"type":"leave"}`)
+	a.Status(inState(gateway.StateNotQueued), 10*time.Second)
 	b := e.connect(t, ev, "b")
-	b.status(waiting(1, 1), 10*time.Second)
+	b.Status(waiting(1, 1), 10*time.Second)
 
 	// A frame over the read limit closes the socket (1009).
-	b.sendFrame(`{"type":"leave","pad":"` + strings.Repeat("x", 2000) + `"}`)
-	if code := b.closeCode(5 * time.Second); code != websocket.StatusMessageTooBig {
+	b.Send(`{"type":"leave","pad":"` + strings.Repeat("x", 2000) + `"}`)
+	if code := b.CloseCode(5 * time.Second); code != websocket.StatusMessageTooBig {
 		t.Fatalf("oversized frame: close %d", code)
-	}
-}
-
-// errorFrame waits for an error frame.
-func (c *client) errorFrame(within time.Duration) gateway.ErrorFrame {
-	c.t.Helper()
-	deadline := time.After(within)
-	for {
-		select {
-		case f := <-c.frames:
-			if f.typ != "error" {
-				continue
-			}
-			var ef gateway.ErrorFrame
-			_ = json.Unmarshal(f.raw, &ef)
-			return ef
-		case err := <-c.closed:
-			c.t.Fatalf("closed while waiting for an error frame: %v", err)
-		case <-deadline:
-			c.t.Fatalf("no error frame within %v", within)
-		}
 	}
 }
 
@@ -168,10 +147,10 @@ func TestShutdownClosesSocketsWith1001(t *testing.T) {
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 1, 1)
 	c := e.connect(t, ev, "u")
-	c.status(inState(gateway.StatePending), 10*time.Second) // a fresh ticket, not yet in line
+	c.Status(inState(gateway.StatePending), 10*time.Second) // a fresh ticket, not yet in line
 	cancel()
 	<-done
-	if code := c.closeCode(10 * time.Second); code != websocket.StatusGoingAway {
+	if code := c.CloseCode(10 * time.Second); code != websocket.StatusGoingAway {
 		t.Fatalf("close code at shutdown %d, want 1001", code)
 	}
 }
