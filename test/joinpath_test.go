@@ -139,6 +139,10 @@ func TestBadConfigurationRefusesToStart(t *testing.T) {
 		{"ingest-consumer", []string{"WAITQ_KAFKA_BROKERS= , "}, "WAITQ_KAFKA_BROKERS"},
 		{"ingest-consumer", []string{"WAITQ_MAX_BATCH=0"}, "WAITQ_MAX_BATCH"},
 		{"ingest-consumer", []string{"WAITQ_LOG_LEVEL=loud"}, "WAITQ_LOG_LEVEL"},
+		{"ws-gateway", nil, "WAITQ_TICKET_SECRET"},
+		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_DISCONNECT_GRACE=5s"}, "WAITQ_DISCONNECT_GRACE"},
+		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_TRUST_USER_HEADER=maybe"}, "WAITQ_TRUST_USER_HEADER"},
+		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_WS_SEND_QUEUE=0"}, "WAITQ_WS_SEND_QUEUE"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.bin+" "+strings.Join(tc.env, " "), func(t *testing.T) {

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	binDir = dir
-	build := exec.Command("go", "build", "-race", "-o", dir+string(os.PathSeparator), "../cmd/producer-api", "../cmd/ingest-consumer")
+	build := exec.Command("go", "build", "-race", "-o", dir+string(os.PathSeparator), "../cmd/producer-api", "../cmd/ingest-consumer", "../cmd/ws-gateway")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building the binaries:", err)
