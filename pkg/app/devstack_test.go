@@ -14,6 +14,7 @@ import (
 
 	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/internal/testws"
 )
 
 // TestDevstackRunsTheJoinPath starts the dev stack as a newcomer would, with
@@ -61,7 +62,16 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			if err != nil || resp.StatusCode != http.StatusAccepted {
 				t.Fatalf("join the demo event: %v %v", resp, err)
 			}
+			var j struct{ StatusURL string }
+			_ = json.NewDecoder(resp.Body).Decode(&j)
 			resp.Body.Close()
+			// The statusUrl leads to the gateway, which admits alice at its
+			// next monitor tick (capacity 10).
+			ws, err := testws.Dial(t, "ws://"+d.GatewayAddr+j.StatusURL, nil)
+			if err != nil {
+				t.Fatalf("watch over WebSocket: %v", err)
+			}
+			ws.Admitted(15 * time.Second)
 			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
 				req, _ := http.NewRequest(http.MethodGet, base+"/v1/admin/events/demo", nil)
 				req.Header.Set("Authorization", "Bearer "+d.AdminToken)
@@ -70,9 +80,9 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 					return false, err.Error()
 				}
 				defer resp.Body.Close()
-				var st struct{ Waiting, Capacity int }
+				var st struct{ Active, Capacity int }
 				_ = json.NewDecoder(resp.Body).Decode(&st)
-				return st.Waiting == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
+				return st.Active == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
 			})
 		})
 	}
