@@ -120,3 +120,22 @@ func DecodeJSON(r io.Reader, v any, code queue.Code, shape string) error {
 	}
 	return nil
 }
+
+// Pinger is a dependency that can say whether it is reachable.
+type Pinger interface {
+	Ping(ctx context.Context) error
+}
+
+// StoreAndBrokerReady is the readiness check of services that need Redis and
+// Kafka: it fails with store_unavailable or broker_unavailable.
+func StoreAndBrokerReady(store, broker Pinger) func(context.Context) error {
+	return func(ctx context.Context) error {
+		if err := store.Ping(ctx); err != nil {
+			return queue.Errorf(queue.CodeStoreUnavailable, "redis is not reachable")
+		}
+		if err := broker.Ping(ctx); err != nil {
+			return queue.Errorf(queue.CodeBrokerUnavailable, "no kafka broker is reachable")
+		}
+		return nil
+	}
+}

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
@@ -100,7 +99,7 @@ func New(cfg Config, d Deps) *Server {
 		events:  newEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
-	e := NewEcho(BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: s.ready})
+	e := NewEcho(BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: StoreAndBrokerReady(d.Store, d.Publisher)})
 	e.POST("/v1/events/:eventId/queue", s.join)
 	e.DELETE("/v1/events/:eventId/queue", s.leave)
 
@@ -118,17 +117,6 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 
 // Echo returns the router, for listing routes.
 func (s *Server) Echo() *echo.Echo { return s.e }
-
-// ready reports whether both Redis and a Kafka broker answer.
-func (s *Server) ready(ctx context.Context) error {
-	if err := s.store.Ping(ctx); err != nil {
-		return queue.Errorf(queue.CodeStoreUnavailable, "redis is not reachable")
-	}
-	if err := s.pub.Ping(ctx); err != nil {
-		return queue.Errorf(queue.CodeBrokerUnavailable, "no kafka broker is reachable")
-	}
-	return nil
-}
 
 func newRequestID() string {
 	var b [12]byte

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/internal/testws"

@@ -165,8 +165,9 @@ func TestHTTPRoutes(t *testing.T) {
 	sys.StartConsumer(sys.ConsumerConfig())
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) { return len(sys.Waiting(ev)) == 2, "joins not ingested" })
 
-	get := func(path string) (int, []byte) {
-		resp, err := http.Get(e.srv.URL + path)
+	call := func(method, path, body string) (int, []byte) {
+		req, _ := http.NewRequest(method, e.srv.URL+path, strings.NewReader(body))
+		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -175,16 +176,8 @@ func TestHTTPRoutes(t *testing.T) {
 		_, _ = b.ReadFrom(resp.Body)
 		return resp.StatusCode, b.Bytes()
 	}
-	post := func(path, body string) (int, []byte) {
-		resp, err := http.Post(e.srv.URL+path, "application/json", strings.NewReader(body))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		var b bytes.Buffer
-		_, _ = b.ReadFrom(resp.Body)
-		return resp.StatusCode, b.Bytes()
-	}
+	get := func(path string) (int, []byte) { return call(http.MethodGet, path, "") }
+	post := func(path, body string) (int, []byte) { return call(http.MethodPost, path, body) }
 	code, body := get("/v1/events/" + ev + "/status?ticket=" + e.ticket(ev, "second"))
 	var st gateway.StatusFrame
 	if err := json.Unmarshal(body, &st); code != 200 || err != nil || st.State != gateway.StateWaiting || st.Position != 2 || st.Total != 2 {

@@ -123,7 +123,7 @@ func New(cfg Config, d Deps) *Server {
 		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 	}
 	s.metrics = newMetrics(d.Registry, s.hub)
-	e := api.NewEcho(api.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: s.readyCheck})
+	e := api.NewEcho(api.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: api.StoreAndBrokerReady(d.Store, d.Publisher)})
 	e.GET("/queue-status/:eventId", s.socket)
 	e.GET("/v1/events/:eventId/status", s.pollStatus)
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
@@ -177,16 +177,6 @@ func (s *Server) every(ctx context.Context, d time.Duration, f func(context.Cont
 			f(ctx)
 		}
 	}
-}
-
-func (s *Server) readyCheck(ctx context.Context) error {
-	if err := s.store.Ping(ctx); err != nil {
-		return queue.Errorf(queue.CodeStoreUnavailable, "redis is not reachable")
-	}
-	if err := s.pub.Ping(ctx); err != nil {
-		return queue.Errorf(queue.CodeBrokerUnavailable, "no kafka broker is reachable")
-	}
-	return nil
 }
 
 // identify returns the user of a request: from its ticket, or from the
