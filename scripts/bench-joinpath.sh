@@ -9,14 +9,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '== %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
-if ! command -v redis-server >/dev/null; then
-  sudo=()
-  [ "$(id -u)" = 0 ] || sudo=(sudo)
-  log "installing redis-server"
-  "${sudo[@]}" apt-get update -qq && DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq redis-server
-fi
+ensure_redis
 
 log "go build -o bin/loadgen ./cmd/loadgen"
 go build -o bin/loadgen ./cmd/loadgen

@@ -6,26 +6,10 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-log() { printf '== %s\n' "$*" >&2; }
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
-# apt_install PACKAGE... installs Debian packages whose commands are missing.
-apt_install() {
-  if ! command -v apt-get >/dev/null; then
-    log "cannot install $* (no apt-get); tests that need them will skip, or fail with CI=true"
-    return 0
-  fi
-  local sudo=()
-  [ "$(id -u)" = 0 ] || sudo=(sudo)
-  log "installing $*"
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@" >/dev/null
-}
-
-missing=()
-command -v redis-server >/dev/null || missing+=(redis-server)
-if ((${#missing[@]})); then
-  apt_install "${missing[@]}"
-fi
+ensure_redis
 
 log "go vet"
 go vet ./...

@@ -4,19 +4,17 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/promtext"
 	"github.com/waitq/waitq/internal/testenv"
 )
 
@@ -156,19 +154,9 @@ func runOnce(t *testing.T, name string, env ...string) (string, error) {
 // /metrics, or -1 when it cannot be read.
 func (p *proc) metric(t *testing.T, name string) float64 {
 	t.Helper()
-	resp, err := http.Get("http://" + p.addr + "/metrics")
-	if err != nil {
-		return -1
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	for _, line := range strings.Split(string(body), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err == nil {
-				return f
-			}
-		}
+	m, err := promtext.Scrape(t.Context(), http.DefaultClient, "http://"+p.addr+"/metrics")
+	if v, ok := m[name]; err == nil && ok {
+		return v
 	}
 	return -1
 }

@@ -86,12 +86,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.Close()
-	opt, err := redis.ParseURL(st.redis.URL())
-	if err != nil {
-		return fmt.Errorf("redis url: %w", err)
-	}
-	rc := redis.NewClient(opt)
-	defer rc.Close()
+	rc := st.client
 	store := redisstore.New(rc)
 	conn := kafkajoin.Conn{Brokers: st.Brokers()}
 	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, redis-server %s child; %d partitions\n",

@@ -1,14 +1,18 @@
-// Command loadgen measures the join path on this machine and prints the
-// numbers as a small plain-text table:
+// Command loadgen measures the join path and the status path on this machine
+// and prints the numbers as a small plain-text table:
 //
 //	loadgen joins   joins/s through producer-api next to a bare echo handler
 //	loadgen ingest  messages/s the ingest consumer writes into Redis next to
 //	                raw pipelined ZADDs
+//	loadgen sockets WebSockets one ws-gateway process holds with every status
+//	                frame on time, its memory per socket, Redis round trips
+//	                per status tick
 //
 // By default every part runs on this machine: an in-process kfake broker, a
 // redis-server child process on a free loopback port and, for joins,
-// producer-api in-process. All traffic stays on 127.0.0.1. Every loop is
-// bounded in count and in time; Ctrl-C stops the run and cleans up. The
+// producer-api in-process; sockets starts a ws-gateway binary as a child
+// process. All traffic stays on the loopback network 127.0.0.0/8. Every loop
+// is bounded in count and in time; Ctrl-C stops the run and cleans up. The
 // numbers are measurements for a report, not pass/fail assertions.
 package main
 
@@ -37,6 +41,7 @@ const usage = `usage: loadgen <command> [flags]
 commands:
   joins   joins/s through producer-api next to a bare echo handler
   ingest  messages/s the ingest consumer writes into Redis
+  sockets WebSockets one ws-gateway holds with status frames on time
 
 Run "loadgen <command> -h" for the command's flags.
 `
@@ -53,6 +58,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runJoins(ctx, args[1:], stdout, stderr)
 	case "ingest":
 		return runIngest(ctx, args[1:], stdout, stderr)
+	case "sockets":
+		return runSockets(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, usage)
 		return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/waitq/waitq/internal/redisproc"
@@ -13,8 +14,9 @@ import (
 // stack is the broker and the Redis a measurement runs against: kfake in this
 // process and a redis-server child process, both on 127.0.0.1.
 type stack struct {
-	kafka *kfake.Cluster
-	redis *redisproc.Server
+	kafka  *kfake.Cluster
+	redis  *redisproc.Server
+	client *redis.Client // of redis, closed by Close
 }
 
 // startStack starts kfake and redis-server; on error nothing is left running.
@@ -31,7 +33,7 @@ func startStack(ctx context.Context) (*stack, error) {
 		rs.Close()
 		return nil, fmt.Errorf("start kfake: %w", err)
 	}
-	return &stack{kafka: kc, redis: rs}, nil
+	return &stack{kafka: kc, redis: rs, client: redis.NewClient(&redis.Options{Addr: rs.Addr()})}, nil
 }
 
 // Brokers returns the broker addresses.
@@ -39,6 +41,7 @@ func (s *stack) Brokers() []string { return s.kafka.ListenAddrs() }
 
 // Close stops the broker and the redis-server.
 func (s *stack) Close() {
+	_ = s.client.Close()
 	s.kafka.Close()
 	s.redis.Close()
 }

@@ -2,15 +2,14 @@ package gateway_test
 
 import (
 	"context"
-	"io"
 	"net/http"
 	"net/http/httptest"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/promtext"
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/internal/testws"
@@ -118,23 +117,12 @@ func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	return srv
 }
 
-// metricValue reads an unlabelled metric from the gateway's /metrics.
+// metricValue reads an unlabelled metric from the gateway's /metrics, or -1.
 func metricValue(t *testing.T, e *gwEnv, name string) float64 {
 	t.Helper()
-	resp, err := http.Get(e.srv.URL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var b strings.Builder
-	_, _ = io.Copy(&b, resp.Body)
-	for _, line := range strings.Split(b.String(), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(v, 64)
-			if err == nil {
-				return f
-			}
-		}
+	m, err := promtext.Scrape(t.Context(), http.DefaultClient, e.srv.URL+"/metrics")
+	if v, ok := m[name]; err == nil && ok {
+		return v
 	}
 	return -1
 }

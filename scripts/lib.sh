@@ -1,0 +1,22 @@
+# Shared by the scripts in this folder: source it, do not run it.
+
+# log prints a progress line to stderr.
+log() { printf '== %s\n' "$*" >&2; }
+
+# apt_install PACKAGE... installs Debian packages (as root, or through sudo).
+apt_install() {
+  if ! command -v apt-get >/dev/null; then
+    log "cannot install $* (no apt-get); tests that need them will skip, or fail with CI=true"
+    return 0
+  fi
+  local sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  log "installing $*"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+# ensure_redis installs redis-server when it is missing.
+ensure_redis() {
+  command -v redis-server >/dev/null || apt_install redis-server
+}
