@@ -16,6 +16,7 @@ import (
 
 	"github.com/waitq/waitq/internal/promtext"
 	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/pkg/queue"
 )
 
 // binDir holds the binaries built once by TestMain.
@@ -105,19 +106,26 @@ func (p *proc) start() {
 // kill ends the process with SIGKILL: no shutdown code runs.
 func (p *proc) kill() { p.signal(syscall.SIGKILL) }
 
-// stop ends the process with SIGTERM and waits for its graceful exit.
-func (p *proc) stop() { p.signal(syscall.SIGTERM) }
+// stop ends the process with SIGTERM and returns how its graceful exit went.
+func (p *proc) stop() error { return p.signal(syscall.SIGTERM) }
 
-func (p *proc) signal(sig syscall.Signal) {
+func (p *proc) signal(sig syscall.Signal) error {
 	p.mu.Lock()
 	cmd := p.cmd
 	p.cmd = nil
 	p.mu.Unlock()
 	if cmd == nil {
-		return
+		return nil
 	}
 	_ = cmd.Process.Signal(sig)
-	_ = cmd.Wait()
+	return cmd.Wait()
+}
+
+// output returns what the process printed.
+func (p *proc) output() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
 }
 
 // restart starts the process again with the same settings.
@@ -159,4 +167,19 @@ func (p *proc) metric(t *testing.T, name string) float64 {
 		return v
 	}
 	return -1
+}
+
+func newTicketSigner(t *testing.T) *queue.TicketSigner {
+	t.Helper()
+	s, err := queue.NewTicketSigner(ticketSecret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// ticketFor signs a ticket as producer-api would at the join.
+func ticketFor(s *queue.TicketSigner, ev, user string) string {
+	now := time.Now()
+	return s.Sign(queue.Ticket{EventID: ev, UserID: user, JoinedAt: now.UnixMilli(), Expires: now.Add(time.Hour).UnixMilli()})
 }

@@ -390,6 +390,9 @@ func TestMetricsCountAcceptedJoins(t *testing.T) {
 		}
 	}
 	e.do(t, "POST", "/v1/events/"+ev+"/queue", nil, nil)
+	if r := e.do(t, "GET", "/openapi.yaml", nil, nil); r.status != 200 || !strings.HasPrefix(string(r.body), "openapi: 3") {
+		t.Errorf("/openapi.yaml: %d %.40s", r.status, r.body)
+	}
 	r := e.do(t, "GET", "/metrics", nil, nil)
 	for _, want := range []string{`waitq_queue_requests_total{op="join"} 2`, `waitq_http_errors_total{code="missing_user_id"} 1`, "waitq_publish_seconds_count 2"} {
 		if !strings.Contains(string(r.body), want) {

@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"context"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"io"
@@ -27,7 +28,17 @@ type BaseOptions struct {
 	// Ready reports whether the service's dependencies answer within the
 	// context's deadline; its *queue.Error is the 503 body of /readyz.
 	Ready func(ctx context.Context) error
+	// OpenAPI is the service's OpenAPI document, served at /openapi.yaml.
+	OpenAPI []byte
 }
+
+// The OpenAPI documents of the HTTP services.
+var (
+	//go:embed openapi/producer.yaml
+	ProducerOpenAPI []byte
+	//go:embed openapi/gateway.yaml
+	GatewayOpenAPI []byte
+)
 
 // base is what every waitq HTTP service shares.
 type base struct {
@@ -56,6 +67,9 @@ func NewEcho(o BaseOptions) *echo.Echo {
 	})
 	e.GET("/readyz", b.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry})))
+	e.GET("/openapi.yaml", func(c echo.Context) error {
+		return c.Blob(http.StatusOK, "application/yaml", o.OpenAPI)
+	})
 	return e
 }
 

@@ -99,7 +99,7 @@ func New(cfg Config, d Deps) *Server {
 		events:  newEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
-	e := NewEcho(BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: StoreAndBrokerReady(d.Store, d.Publisher)})
+	e := NewEcho(BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: ProducerOpenAPI})
 	e.POST("/v1/events/:eventId/queue", s.join)
 	e.DELETE("/v1/events/:eventId/queue", s.leave)
 

@@ -123,7 +123,7 @@ func New(cfg Config, d Deps) *Server {
 		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 	}
 	s.metrics = newMetrics(d.Registry, s.hub)
-	e := api.NewEcho(api.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: api.StoreAndBrokerReady(d.Store, d.Publisher)})
+	e := api.NewEcho(api.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: api.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: api.GatewayOpenAPI})
 	e.GET("/queue-status/:eventId", s.socket)
 	e.GET("/v1/events/:eventId/status", s.pollStatus)
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
