@@ -105,6 +105,8 @@ func registerConsumerMetrics(reg prometheus.Registerer, c *kafkajoin.Consumer) {
 		counter("waitq_ingest_dead_lettered_total", "Messages sent to the dead-letter topic.", func(s kafkajoin.ConsumerStats) int64 { return s.DeadLettered }),
 		counter("waitq_ingest_retries_total", "Failed write attempts that were retried.", func(s kafkajoin.ConsumerStats) int64 { return s.Retries }),
 		counter("waitq_ingest_commit_errors_total", "Offset commits that failed (the batch is redelivered).", func(s kafkajoin.ConsumerStats) int64 { return s.CommitErrors }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ingest_lag_messages", Help: "Messages behind the newest, over the partitions last handled."},
+			func() float64 { return float64(c.Stats().Lag) }),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ingest_ready", Help: "1 when the broker and Redis answer."}, func() float64 {
 			if c.Ready() {
 				return 1

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,5 +96,16 @@ func TestWholePipeline(t *testing.T) {
 	clients[1].Status(inState(gateway.StateExpired), 5*time.Second)
 	if st, _ := sys.Store.EventStatus(context.Background(), ev, e.clock.Now().UnixMilli()); st.Active != 3 || st.AdmittedTotal != 7 || st.Waiting != 1 {
 		t.Fatalf("after the holds ended: %+v", st)
+	}
+	resp, err := http.Get(e.srv.URL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, want := range []string{`waitq_event_holders{event="` + ev + `"} 3`, `waitq_event_waiting{event="` + ev + `"} 1`, "waitq_admitted_total 7"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }

@@ -5,6 +5,7 @@ import "github.com/prometheus/client_golang/prometheus"
 type metrics struct {
 	frames, slow, admitted, swept, roundTrips, statusErrors prometheus.Counter
 	refused                                                 *prometheus.CounterVec
+	holders, waiting                                        *prometheus.GaugeVec
 	statusTick, admitTick                                   prometheus.Histogram
 }
 
@@ -25,11 +26,17 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "waitq_ws_refused_total", Help: "WebSocket connections refused, by reason.",
 		}, []string{"reason"}),
+		holders: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "waitq_event_holders", Help: "Users holding a slot, by event, at the last monitor tick.",
+		}, []string{"event"}),
+		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "waitq_event_waiting", Help: "Users waiting, by event, at the last monitor tick.",
+		}, []string{"event"}),
 		statusTick: hist("waitq_status_tick_seconds", "Duration of a status tick over every socket."),
 		admitTick:  hist("waitq_admit_tick_seconds", "Duration of a slot-monitor tick over every event."),
 	}
 	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections."},
 		func() float64 { return float64(h.count()) })
-	reg.MustRegister(m.frames, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.refused, m.statusTick, m.admitTick, sockets)
+	reg.MustRegister(m.frames, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
 	return m
 }

@@ -381,7 +381,13 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		s.log.Warn("slot monitor: tick failed", "events", len(ids), "err", err)
 		return
 	}
+	s.metrics.holders.Reset()
+	s.metrics.waiting.Reset()
 	for _, r := range res {
+		if !r.Unknown {
+			s.metrics.holders.WithLabelValues(r.EventID).Set(float64(r.Holders))
+			s.metrics.waiting.WithLabelValues(r.EventID).Set(float64(r.Waiting))
+		}
 		s.metrics.admitted.Add(float64(len(r.Admitted)))
 		s.metrics.swept.Add(float64(len(r.Swept)))
 		if len(r.Swept) > 0 {

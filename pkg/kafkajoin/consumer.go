@@ -72,6 +72,9 @@ func (c *ConsumerConfig) defaults() {
 // ConsumerStats counts what a Consumer did since it started.
 type ConsumerStats struct {
 	Fetched, Written, Ignored, DeadLettered, Retries, Commits, CommitErrors int64
+	// Lag is the consumer-group lag of the partitions this member has
+	// fetched from: log end (high-water mark) minus committed offset.
+	Lag int64
 }
 
 // Consumer is one member of the ingest consumer group.
@@ -88,7 +91,19 @@ type Consumer struct {
 	fetched, written, ignored, deadLettered, retries, commits, commitErrors atomic.Int64
 
 	mu     sync.Mutex
-	topics []string // subscribed now
+	topics []string                         // subscribed now
+	parts  map[topicPartition]*partProgress // of the current generation
+}
+
+// partProgress is what a member knows of one partition's log end and of its
+// own committed position.
+type partProgress struct {
+	end, committed int64
+}
+
+type topicPartition struct {
+	topic     string
+	partition int
 }
 
 // NewConsumer returns a Consumer writing into sink; Run starts it.
@@ -107,7 +122,8 @@ func NewConsumer(cfg ConsumerConfig, sink Sink) *Consumer {
 			RequiredAcks: kafka.RequireAll,
 			BatchTimeout: time.Millisecond,
 		},
-		log: cfg.Logger,
+		log:   cfg.Logger,
+		parts: map[topicPartition]*partProgress{},
 	}
 	c.storeOK.Store(true)
 	return c
@@ -126,10 +142,16 @@ func (c *Consumer) Topics() []string {
 
 // Stats returns the counters.
 func (c *Consumer) Stats() ConsumerStats {
+	c.mu.Lock()
+	var lag int64
+	for _, p := range c.parts {
+		lag += max(p.end-p.committed, 0)
+	}
+	c.mu.Unlock()
 	return ConsumerStats{
 		Fetched: c.fetched.Load(), Written: c.written.Load(), Ignored: c.ignored.Load(),
 		DeadLettered: c.deadLettered.Load(), Retries: c.retries.Load(),
-		Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(),
+		Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Lag: lag,
 	}
 }
 
@@ -174,9 +196,35 @@ func (c *Consumer) discover(ctx context.Context) (topics []string, ok bool) {
 	return topics, true
 }
 
+// noteFetched records the log end of m's partition; a partition first seen
+// starts from m's offset, where the group's committed position was.
+func (c *Consumer) noteFetched(m kafka.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := topicPartition{m.Topic, m.Partition}
+	p, ok := c.parts[k]
+	if !ok {
+		p = &partProgress{committed: m.Offset}
+		c.parts[k] = p
+	}
+	p.end = max(p.end, m.HighWaterMark)
+}
+
+// noteCommitted advances the committed positions past batch.
+func (c *Consumer) noteCommitted(batch []kafka.Message) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, m := range batch {
+		if p := c.parts[topicPartition{m.Topic, m.Partition}]; p != nil {
+			p.committed = max(p.committed, m.Offset+1)
+		}
+	}
+}
+
 func (c *Consumer) setTopics(topics []string) {
 	c.mu.Lock()
 	c.topics = topics
+	clear(c.parts) // partitions may move to other members
 	c.mu.Unlock()
 }
 
@@ -255,6 +303,7 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 				sleep(gctx, c.cfg.RetryMin)
 				continue
 			}
+			c.noteFetched(m)
 			select {
 			case msgs <- m:
 			case <-gctx.Done():
@@ -351,6 +400,7 @@ func (c *Consumer) handle(ctx context.Context, r *kafka.Reader, batch []kafka.Me
 		c.log.Warn("commit failed; the batch will be redelivered", "messages", len(batch), "err", err)
 	} else {
 		c.commits.Add(1)
+		c.noteCommitted(batch)
 	}
 	return true
 }

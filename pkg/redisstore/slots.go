@@ -75,12 +75,14 @@ func (s *Store) Tick(ctx context.Context, eventIDs []string, nowMs int64, batch 
 		case int64: // -1: no configuration
 			r.Unknown = true
 		case []any:
-			if len(v) < 2 {
+			if len(v) < 4 {
 				return nil, fmt.Errorf("redisstore: admit %s: short reply %v", ev, v)
 			}
 			r.ExpiresAt, _ = v[0].(int64)
 			r.Dropped, _ = v[1].(int64)
-			for _, u := range v[2:] {
+			r.Holders, _ = v[2].(int64)
+			r.Waiting, _ = v[3].(int64)
+			for _, u := range v[4:] {
 				if s, ok := u.(string); ok {
 					r.Admitted = append(r.Admitted, s)
 				}

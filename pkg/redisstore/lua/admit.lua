@@ -11,8 +11,9 @@
 -- stats.admittedTotal and forgets their presence. Atomic, so any number of
 -- gateways may call it at once: holders never exceed capacity.
 --
--- Returns {expiresAt, droppedHolders, user1, user2, ...} (no users when
--- nobody was admitted), or -1 when the event has no configuration.
+-- Returns {expiresAt, droppedHolders, holders, waiting, user1, user2, ...}
+-- (holders and waiting after the admission; no users when nobody was
+-- admitted), or -1 when the event has no configuration.
 local conf = redis.call('HMGET', KEYS[1], 'capacity', 'holdSeconds')
 if not conf[1] then
   return -1
@@ -23,19 +24,20 @@ local expires = now + hold * 1000
 local dropped = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local free = capacity - redis.call('ZCARD', KEYS[3])
 local n = math.min(free, tonumber(ARGV[2]))
-local out = {expires, dropped}
-if n <= 0 then
-  return out
+local out = {expires, dropped, 0, 0}
+if n > 0 then
+  local popped = redis.call('ZPOPMIN', KEYS[2], n)
+  for i = 1, #popped, 2 do
+    local user = popped[i]
+    redis.call('ZADD', KEYS[3], expires, user)
+    redis.call('ZREM', KEYS[5], user)
+    out[#out + 1] = user
+  end
+  local admitted = #out - 4
+  if admitted > 0 then
+    redis.call('HINCRBY', KEYS[4], 'admittedTotal', admitted)
+  end
 end
-local popped = redis.call('ZPOPMIN', KEYS[2], n)
-for i = 1, #popped, 2 do
-  local user = popped[i]
-  redis.call('ZADD', KEYS[3], expires, user)
-  redis.call('ZREM', KEYS[5], user)
-  out[#out + 1] = user
-end
-local admitted = #out - 2
-if admitted > 0 then
-  redis.call('HINCRBY', KEYS[4], 'admittedTotal', admitted)
-end
+out[3] = redis.call('ZCARD', KEYS[3])
+out[4] = redis.call('ZCARD', KEYS[2])
 return out
