@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The project's test command: installs what the tests need when it is
-# missing, then runs go vet, a gofmt check and every test with the race
-# detector. With CI=true, a test whose dependency is still missing fails
+# missing, then runs go vet, a gofmt check, every test with the race
+# detector, and a short Locust run against the dev stack. With CI=true, a test whose dependency is still missing fails
 # instead of skipping (internal/testenv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,3 +23,6 @@ fi
 
 log "go test (CI=${CI:-unset})"
 go test -race -count=1 -timeout 20m ./...
+
+log "locust smoke run against the dev stack"
+bash scripts/locust-smoke.sh

@@ -112,6 +112,12 @@ func TestComposeMatchesTheCode(t *testing.T) {
 	if len(secrets) != 1 {
 		t.Errorf("producer-api and the gateways do not share one ticket secret: %v", secrets)
 	}
+	if lc := f.Services["locust"]; !strings.Contains(strings.Join(lc.Entrypoint, " "), "/mnt/locust/locustfile.py") || len(lc.Ports) == 0 {
+		t.Errorf("the locust profile does not run scripts/locustfile.py with its web UI published: %+v", lc)
+	}
+	if _, err := os.Stat("../../scripts/locustfile.py"); err != nil {
+		t.Errorf("compose mounts scripts/ for Locust: %v", err)
+	}
 	if f.Services["ingest-consumer"].Deploy.Replicas < 2 || len(f.Services["producer-api"].Ports) == 0 {
 		t.Error("compose.yaml no longer shows the scale-out (two consumers) or publishes producer-api")
 	}
