@@ -21,8 +21,22 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
-log "go test (CI=${CI:-unset})"
-go test -race -count=1 -timeout 20m ./...
+log "go test (CI=${CI:-unset}); full log in artifacts/go-test.log"
+mkdir -p artifacts
+status=0
+go test -race -count=1 -timeout 20m -v ./... > artifacts/go-test.log 2>&1 || status=$?
+grep -E '^(ok|FAIL|panic:)|^ *--- FAIL' artifacts/go-test.log || true
+passed=$(grep -cE '^ *--- PASS' artifacts/go-test.log || true)
+failed=$(grep -cE '^ *--- FAIL' artifacts/go-test.log || true)
+skipped=$(grep -cE '^ *--- SKIP' artifacts/go-test.log || true)
+if [ "$status" -ne 0 ]; then
+  log "failing tests:"
+  grep -E -B1 -A40 '^ *--- FAIL|^panic:' artifacts/go-test.log | head -400 >&2 || true
+  echo "go test: $passed passed, $failed failed, $skipped skipped"
+  exit "$status"
+fi
 
 log "locust smoke run against the dev stack"
 bash scripts/locust-smoke.sh
+
+echo "go test: $passed passed, $failed failed, $skipped skipped"
