@@ -9,6 +9,9 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/url"
+	"path"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -152,4 +155,21 @@ func StoreAndBrokerReady(store, broker Pinger) func(context.Context) error {
 		}
 		return nil
 	}
+}
+
+// OriginAllowed reports whether a browser Origin header matches one of the
+// host patterns (path.Match syntax, such as "localhost:*"), as the gateway
+// matches WebSocket origins.
+func OriginAllowed(origin string, patterns []string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" {
+		return false
+	}
+	host := strings.ToLower(u.Host)
+	for _, p := range patterns {
+		if ok, _ := path.Match(strings.ToLower(p), host); ok {
+			return true
+		}
+	}
+	return false
 }

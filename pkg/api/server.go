@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitq/waitq/pkg/queue"
@@ -31,6 +32,9 @@ type Config struct {
 	DefaultPartitions int
 	// StatusPath is the gateway's WebSocket route prefix in statusUrl.
 	StatusPath string
+	// AllowedOrigins are the host patterns of browser origins (such as the
+	// gateway's waiting-room page) allowed to call this API across origins.
+	AllowedOrigins []string
 }
 
 func (c *Config) defaults() {
@@ -100,6 +104,11 @@ func New(cfg Config, d Deps) *Server {
 		metrics: newMetrics(d.Registry),
 	}
 	e := NewEcho(BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: ProducerOpenAPI})
+	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
+		AllowOriginFunc: func(origin string) (bool, error) { return OriginAllowed(origin, cfg.AllowedOrigins), nil },
+		AllowMethods:    []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
+		AllowHeaders:    []string{UserHeader, echo.HeaderContentType, echo.HeaderAuthorization},
+	}))
 	e.POST("/v1/events/:eventId/queue", s.join)
 	e.DELETE("/v1/events/:eventId/queue", s.leave)
 

@@ -96,6 +96,7 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		Common: common(d.ProducerAddr), Kafka: kafka, RedisURL: redisURL,
 		TicketSecret: d.TicketSecret, AdminToken: d.AdminToken,
 		TicketTTL: 12 * time.Hour, PublishTimeout: 3 * time.Second, BatchTimeout: kafkajoin.DefaultBatchTimeout,
+		AllowedOrigins: []string{"localhost:*", "127.0.0.1:*"},
 	}
 	ingest := &Ingest{
 		Common: common(d.IngestAddr), Kafka: kafka, RedisURL: redisURL,
@@ -107,6 +108,7 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		StatusInterval: 5 * time.Second, AdmitInterval: 5 * time.Second, AdmitBatch: 100,
 		DisconnectGrace: 30 * time.Second, AllowedOrigins: []string{"localhost:*", "127.0.0.1:*"},
 		SendQueue: 16, WriteBuffer: gateway.DefaultWriteBuffer, WriteTimeout: 5 * time.Second, PingInterval: 30 * time.Second,
+		ProducerURL: "http://" + d.ProducerAddr,
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, svc := range []Service{producer, ingest, gw} {
@@ -197,6 +199,7 @@ func (d *Devstack) printWelcome(w io.Writer, brokers []string, redisURL, redisKi
 waitq devstack is running. Ctrl-C stops it.
 
   producer-api     %[1]s   (health /readyz, metrics /metrics)
+  waiting room     %[2]s/   (the page people use; admin view %[2]s/admin.html)
   ws-gateway       %[2]s   (WebSocket /queue-status/{eventId}, health /readyz, metrics /metrics)
   ingest-consumer  http://%[3]s   (health /readyz, metrics /metrics)
   kafka brokers    %[4]s

@@ -30,6 +30,7 @@ type Producer struct {
 	TicketTTL      time.Duration
 	PublishTimeout time.Duration
 	BatchTimeout   time.Duration
+	AllowedOrigins []string
 }
 
 var _ Service = (*Producer)(nil)
@@ -46,6 +47,7 @@ func (p *Producer) Bind(l *config.Loader) {
 	l.Secret(&p.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "bearer token of the admin API (empty: admin API disabled)")
 	l.Duration(&p.TicketTTL, "ticket-ttl", "WAITQ_TICKET_TTL", 12*time.Hour, "how long a ticket stays valid")
 	l.Duration(&p.PublishTimeout, "publish-timeout", "WAITQ_PUBLISH_TIMEOUT", 3*time.Second, "longest wait for Kafka's acknowledgement before 503")
+	l.List(&p.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8081) allowed to call the API across origins")
 	l.Duration(&p.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", kafkajoin.DefaultBatchTimeout, "longest a join waits to share a produce request")
 }
 
@@ -82,7 +84,7 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 		}
 	}()
 	reg := newRegistry()
-	srv := api.New(api.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout}, api.Deps{
+	srv := api.New(api.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout, AllowedOrigins: p.AllowedOrigins}, api.Deps{
 		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
 	})
 	return serveHTTP(ctx, log, p.HTTPAddr, srv, p.ShutdownTimeout, nil)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/web"
 )
 
 // Store is what the gateway needs of the live state.
@@ -45,6 +46,9 @@ type Config struct {
 	// yet in Redis is "pending" rather than "not_queued" (2 min).
 	PendingWindow time.Duration
 	MaxBodyBytes  int64 // 4 KiB
+	// ProducerURL is producer-api's public base URL, for the waiting-room
+	// page's joins; empty when both share the page's origin.
+	ProducerURL string
 }
 
 func (c *Config) defaults() {
@@ -128,6 +132,7 @@ func New(cfg Config, d Deps) *Server {
 	e.GET("/v1/events/:eventId/status", s.pollStatus)
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
 	e.POST("/v1/entry/verify", s.verifyEntry)
+	web.Register(e, web.Config{ProducerURL: cfg.ProducerURL, DefaultEvent: "demo"})
 	s.e = e
 	return s
 }
