@@ -20,3 +20,8 @@ apt_install() {
 ensure_redis() {
   command -v redis-server >/dev/null || apt_install redis-server
 }
+
+# ensure_chromium installs Debian's chromium (the browser tests drive it).
+ensure_chromium() {
+  command -v chromium >/dev/null || apt_install chromium
+}

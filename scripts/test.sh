@@ -10,6 +10,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
 ensure_redis
+ensure_chromium
 
 log "go vet"
 go vet ./...
@@ -25,7 +26,7 @@ log "go test (CI=${CI:-unset}); full log in artifacts/go-test.log"
 mkdir -p artifacts
 status=0
 go test -race -count=1 -timeout 20m -v ./... > artifacts/go-test.log 2>&1 || status=$?
-grep -E '^(ok|FAIL|panic:)|^ *--- FAIL' artifacts/go-test.log || true
+grep -E '^(ok|FAIL|panic:)|^ *--- FAIL|screenshot: ' artifacts/go-test.log || true
 passed=$(grep -cE '^ *--- PASS' artifacts/go-test.log || true)
 failed=$(grep -cE '^ *--- FAIL' artifacts/go-test.log || true)
 skipped=$(grep -cE '^ *--- SKIP' artifacts/go-test.log || true)
