@@ -173,3 +173,18 @@ func OriginAllowed(origin string, patterns []string) bool {
 	}
 	return false
 }
+
+// RuntimeDefaults fills what a service was not given: a logger that discards,
+// a fresh metrics registry, and the real clock.
+func RuntimeDefaults(log *slog.Logger, reg *prometheus.Registry, now func() time.Time) (*slog.Logger, *prometheus.Registry, func() time.Time) {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return log, reg, now
+}

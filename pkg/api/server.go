@@ -88,15 +88,7 @@ type Server struct {
 // New returns a Server with its routes.
 func New(cfg Config, d Deps) *Server {
 	cfg.defaults()
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	if d.Logger == nil {
-		d.Logger = slog.New(slog.DiscardHandler)
-	}
-	if d.Registry == nil {
-		d.Registry = prometheus.NewRegistry()
-	}
+	d.Logger, d.Registry, d.Now = RuntimeDefaults(d.Logger, d.Registry, d.Now)
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets,
 		log: d.Logger, now: d.Now,

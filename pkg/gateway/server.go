@@ -113,15 +113,7 @@ const sweepLimit = 1000
 // are refused until then.
 func New(cfg Config, d Deps) *Server {
 	cfg.defaults()
-	if d.Now == nil {
-		d.Now = time.Now
-	}
-	if d.Logger == nil {
-		d.Logger = slog.New(slog.DiscardHandler)
-	}
-	if d.Registry == nil {
-		d.Registry = prometheus.NewRegistry()
-	}
+	d.Logger, d.Registry, d.Now = api.RuntimeDefaults(d.Logger, d.Registry, d.Now)
 	s := &Server{
 		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, log: d.Logger, now: d.Now,
 		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
