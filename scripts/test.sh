@@ -37,6 +37,12 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 
+log "fuzzing each target for ${FUZZTIME:-5s} beyond its seeds"
+for target in pkg/queue:FuzzTicketVerify pkg/queue:FuzzEntryVerify pkg/queue:FuzzDecodeMessage pkg/queue:FuzzIDs pkg/gateway:FuzzClientFrame; do
+  go test "./${target%%:*}" -run '^$' -fuzz "^${target##*:}\$" -fuzztime "${FUZZTIME:-5s}" >/dev/null \
+    || { log "fuzzing ${target} found a failure (go test ./${target%%:*} -run '^$' -fuzz ${target##*:})"; exit 1; }
+done
+
 log "locust smoke run against the dev stack"
 bash scripts/locust-smoke.sh
 

@@ -130,18 +130,13 @@ func (c *conn) readLoop(ctx context.Context, h clientHandler) {
 		if err != nil {
 			return // closed by the peer, by us, or over the read limit (1009)
 		}
-		var f ClientFrame
-		if typ != websocket.MessageText || json.Unmarshal(data, &f) != nil {
-			c.send(encode(ErrorFrame{Type: "error", Code: queue.CodeInvalidBody, Message: `frames must be JSON text such as {"type":"leave"}`}))
-			continue
-		}
-		switch f.Type {
-		case FrameLeave:
+		switch kind, perr := parseClientFrame(typ, data); {
+		case perr != nil:
+			err = perr
+		case kind == FrameLeave:
 			err = h.leave(ctx, c)
-		case FrameRelease:
-			err = h.release(ctx, c)
 		default:
-			err = queue.Errorf(queue.CodeInvalidBody, "unknown frame type %q: use leave or release", f.Type)
+			err = h.release(ctx, c)
 		}
 		if err != nil {
 			c.send(encode(ErrorFrame{Type: "error", Code: queue.ErrorCode(err), Message: errorMessage(err)}))
@@ -156,4 +151,17 @@ func errorMessage(err error) string {
 		return e.Message
 	}
 	return "internal error"
+}
+
+// parseClientFrame returns the type of a client frame, FrameLeave or
+// FrameRelease, or an invalid_body error to answer with.
+func parseClientFrame(typ websocket.MessageType, data []byte) (string, error) {
+	var f ClientFrame
+	if typ != websocket.MessageText || json.Unmarshal(data, &f) != nil {
+		return "", queue.Errorf(queue.CodeInvalidBody, `frames must be JSON text such as {"type":"leave"}`)
+	}
+	if f.Type != FrameLeave && f.Type != FrameRelease {
+		return "", queue.Errorf(queue.CodeInvalidBody, "unknown frame type %q: use leave or release", f.Type)
+	}
+	return f.Type, nil
 }

@@ -3,6 +3,8 @@ package gateway
 import (
 	"testing"
 
+	"github.com/coder/websocket"
+
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -54,4 +56,28 @@ func TestRateAndETA(t *testing.T) {
 	if slower >= got {
 		t.Fatalf("rate %v did not decay from %v", slower, got)
 	}
+}
+
+// FuzzClientFrame: a client frame is either leave, release or an
+// invalid_body error; nothing panics.
+func FuzzClientFrame(f *testing.F) {
+	for _, s := range []string{`{"type":"leave"}`, `{"type":"release"}`, `{"type":"jump"}`, `{}`, `[`, `{"type":1}`} {
+		f.Add(s, true)
+	}
+	f.Add(`{"type":"leave"}`, false)
+	f.Fuzz(func(t *testing.T, data string, text bool) {
+		typ := websocket.MessageBinary
+		if text {
+			typ = websocket.MessageText
+		}
+		kind, err := parseClientFrame(typ, []byte(data))
+		switch {
+		case err != nil:
+			if queue.ErrorCode(err) != queue.CodeInvalidBody || kind != "" {
+				t.Fatalf("%q: %q, %v", data, kind, err)
+			}
+		case kind != FrameLeave && kind != FrameRelease, !text:
+			t.Fatalf("%q (text %v) parsed as %q", data, text, kind)
+		}
+	})
 }
