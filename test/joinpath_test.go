@@ -30,7 +30,8 @@ func TestConsumerKilledTwiceLosesNoAcknowledgedJoin(t *testing.T) {
 	brokers := strings.Join(sys.Kafka.ListenAddrs(), ",")
 	common := []string{"WAITQ_KAFKA_BROKERS=" + brokers, "WAITQ_REDIS_URL=" + sys.Redis.URL()}
 	producer := startProc(t, "producer-api", append(common,
-		"WAITQ_TICKET_SECRET="+ticketSecret, "WAITQ_ADMIN_TOKEN="+adminToken)...)
+		"WAITQ_TICKET_SECRET="+ticketSecret, "WAITQ_ADMIN_TOKEN="+adminToken,
+		"WAITQ_RATE=0")...) // every join comes from 127.0.0.1
 	consumer := startProc(t, "ingest-consumer", append(common,
 		"WAITQ_KAFKA_SESSION_TIMEOUT=1500ms", "WAITQ_DISCOVERY_INTERVAL=200ms")...)
 

@@ -230,6 +230,7 @@ func startProducer(ctx context.Context, st *stack, batchTimeout, adminToken stri
 		"WAITQ_LOG_LEVEL":           "error",
 		"WAITQ_SHUTDOWN_TIMEOUT":    "5s",
 		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
+		"WAITQ_RATE":                "0", // one client address sends every join
 	}
 	pctx, cancel := context.WithCancel(ctx)
 	exited := make(chan struct{})

@@ -87,7 +87,9 @@ func (s *base) errorHandler(err error, c echo.Context) {
 	}
 	switch status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		c.Response().Header().Set("Retry-After", retryAfterSeconds)
+		if c.Response().Header().Get("Retry-After") == "" {
+			c.Response().Header().Set("Retry-After", retryAfterSeconds)
+		}
 	case http.StatusUnauthorized:
 		if de.Code == queue.CodeUnauthorized {
 			c.Response().Header().Set("WWW-Authenticate", `Bearer realm="waitq-admin"`)

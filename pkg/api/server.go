@@ -35,6 +35,11 @@ type Config struct {
 	// AllowedOrigins are the host patterns of browser origins (such as the
 	// gateway's waiting-room page) allowed to call this API across origins.
 	AllowedOrigins []string
+	// JoinLimit bounds joins and leaves per client IP (zero: no limit).
+	JoinLimit RateLimit
+	// ClientIPs finds client addresses behind trusted proxies (nil: the
+	// direct peer).
+	ClientIPs *ClientIPs
 }
 
 func (c *Config) defaults() {
@@ -101,8 +106,12 @@ func New(cfg Config, d Deps) *Server {
 		AllowMethods:    []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
 		AllowHeaders:    []string{UserHeader, echo.HeaderContentType, echo.HeaderAuthorization},
 	}))
-	e.POST("/v1/events/:eventId/queue", s.join)
-	e.DELETE("/v1/events/:eventId/queue", s.leave)
+	if cfg.ClientIPs == nil {
+		cfg.ClientIPs = &ClientIPs{}
+	}
+	limit := Limit(cfg.JoinLimit, cfg.ClientIPs, d.Now)
+	e.POST("/v1/events/:eventId/queue", s.join, limit)
+	e.DELETE("/v1/events/:eventId/queue", s.leave, limit)
 
 	admin := e.Group("/v1/admin", s.requireAdmin)
 	admin.GET("/events", s.listEvents)

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 )
@@ -83,6 +84,34 @@ func (c *Common) bind(l *config.Loader, defaultAddr string) {
 	l.String(&c.HTTPAddr, "http-addr", "WAITQ_HTTP_ADDR", defaultAddr, "HTTP listen address")
 	l.Duration(&c.ShutdownTimeout, "shutdown-timeout", "WAITQ_SHUTDOWN_TIMEOUT", 10*time.Second, "longest graceful shutdown")
 }
+
+// Limits are the per-client-IP rate limits of a service facing clients.
+type Limits struct {
+	Rate           float64
+	Burst          int
+	TrustedProxies []string
+	ips            *api.ClientIPs
+}
+
+func (lm *Limits) bind(l *config.Loader, what string, rate float64, burst int) {
+	l.Float(&lm.Rate, "rate", "WAITQ_RATE", rate, what+" per second per client IP (0: no limit)")
+	l.Int(&lm.Burst, "rate-burst", "WAITQ_RATE_BURST", burst, what+" at once per client IP")
+	l.List(&lm.TrustedProxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs) whose X-Forwarded-For names the client; behind a proxy, set it or all clients share one limit")
+}
+
+func (lm *Limits) validate() error {
+	if lm.Rate < 0 || lm.Burst < 1 {
+		return errors.New("WAITQ_RATE must not be negative and WAITQ_RATE_BURST must be at least 1")
+	}
+	ips, err := api.NewClientIPs(lm.TrustedProxies)
+	if err != nil {
+		return fmt.Errorf("WAITQ_TRUSTED_PROXIES: %w", err)
+	}
+	lm.ips = ips
+	return nil
+}
+
+func (lm *Limits) limit() api.RateLimit { return api.RateLimit{PerSecond: lm.Rate, Burst: lm.Burst} }
 
 // Kafka are the settings of services that reach the brokers.
 type Kafka struct {

@@ -97,6 +97,7 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		TicketSecret: d.TicketSecret, AdminToken: d.AdminToken,
 		TicketTTL: 12 * time.Hour, PublishTimeout: 3 * time.Second, BatchTimeout: kafkajoin.DefaultBatchTimeout,
 		AllowedOrigins: []string{"localhost:*", "127.0.0.1:*"},
+		Limits:         Limits{Burst: 1}, // no limit: load tests send everything from one address
 	}
 	ingest := &Ingest{
 		Common: common(d.IngestAddr), Kafka: kafka, RedisURL: redisURL,
@@ -109,6 +110,7 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		DisconnectGrace: 30 * time.Second, AllowedOrigins: []string{"localhost:*", "127.0.0.1:*"},
 		SendQueue: 16, WriteBuffer: gateway.DefaultWriteBuffer, WriteTimeout: 5 * time.Second, PingInterval: 30 * time.Second,
 		ProducerURL: "http://" + d.ProducerAddr,
+		Limits:      Limits{Burst: 1}, // no limit, as above
 	}
 	g, gctx := errgroup.WithContext(ctx)
 	for _, svc := range []Service{producer, ingest, gw} {

@@ -34,6 +34,7 @@ type Gateway struct {
 	WriteTimeout    time.Duration
 	PingInterval    time.Duration
 	ProducerURL     string
+	Limits
 }
 
 var _ Service = (*Gateway)(nil)
@@ -56,6 +57,7 @@ func (g *Gateway) Bind(l *config.Loader) {
 	l.Int(&g.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", 16, "frames queued per socket before its reader counts as too slow (1008)")
 	l.Int(&g.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", gateway.DefaultWriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")
 	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", 5*time.Second, "longest one frame may take to write")
+	g.Limits.bind(l, "status polls", 5, 20)
 	l.String(&g.ProducerURL, "producer-url", "WAITQ_PRODUCER_URL", "", "producer-api's public base URL for the waiting-room page (empty: same origin)")
 	l.Duration(&g.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", 30*time.Second, "how often idle sockets are pinged")
 }
@@ -88,7 +90,7 @@ func (g *Gateway) Validate() error {
 	if g.SendQueue < 1 || g.SendQueue > 4096 {
 		errs = append(errs, errors.New("WAITQ_WS_SEND_QUEUE must be between 1 and 4096"))
 	}
-	return errors.Join(append(errs, g.Kafka.validate())...)
+	return errors.Join(append(errs, g.Kafka.validate(), g.Limits.validate())...)
 }
 
 // Run implements Service.
@@ -108,7 +110,7 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		StatusInterval: g.StatusInterval, AdmitInterval: g.AdmitInterval, AdmitBatch: g.AdmitBatch,
 		DisconnectGrace: g.DisconnectGrace, TrustUserHeader: g.TrustUserHeader, AllowedOrigins: g.AllowedOrigins,
 		SendQueue: g.SendQueue, WriteTimeout: g.WriteTimeout, PingInterval: g.PingInterval,
-		ProducerURL: g.ProducerURL,
+		ProducerURL: g.ProducerURL, StatusLimit: g.limit(), ClientIPs: g.ips,
 	}, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Logger: log, Registry: newRegistry()})
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return srv.Run(egctx) })

@@ -31,6 +31,7 @@ type Producer struct {
 	PublishTimeout time.Duration
 	BatchTimeout   time.Duration
 	AllowedOrigins []string
+	Limits
 }
 
 var _ Service = (*Producer)(nil)
@@ -48,6 +49,7 @@ func (p *Producer) Bind(l *config.Loader) {
 	l.Duration(&p.TicketTTL, "ticket-ttl", "WAITQ_TICKET_TTL", 12*time.Hour, "how long a ticket stays valid")
 	l.Duration(&p.PublishTimeout, "publish-timeout", "WAITQ_PUBLISH_TIMEOUT", 3*time.Second, "longest wait for Kafka's acknowledgement before 503")
 	l.List(&p.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8081) allowed to call the API across origins")
+	p.Limits.bind(l, "joins and leaves", 10, 30)
 	l.Duration(&p.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", kafkajoin.DefaultBatchTimeout, "longest a join waits to share a produce request")
 }
 
@@ -63,7 +65,7 @@ func (p *Producer) Validate() error {
 	if p.BatchTimeout >= p.PublishTimeout {
 		errs = append(errs, errors.New("WAITQ_KAFKA_BATCH_TIMEOUT must be shorter than WAITQ_PUBLISH_TIMEOUT"))
 	}
-	return errors.Join(append(errs, p.Kafka.validate())...)
+	return errors.Join(append(errs, p.Kafka.validate(), p.Limits.validate())...)
 }
 
 // Run implements Service.
@@ -84,7 +86,8 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 		}
 	}()
 	reg := newRegistry()
-	srv := api.New(api.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout, AllowedOrigins: p.AllowedOrigins}, api.Deps{
+	srv := api.New(api.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout, AllowedOrigins: p.AllowedOrigins,
+		JoinLimit: p.limit(), ClientIPs: p.ips}, api.Deps{
 		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
 	})
 	return serveHTTP(ctx, log, p.HTTPAddr, srv, p.ShutdownTimeout, nil)

@@ -78,6 +78,12 @@ func (l *Loader) Int(p *int, name, env string, def int, usage string) {
 	l.bind((*intValue)(p), name, env, strconv.Itoa(def), usage, false)
 }
 
+// Float binds a decimal number.
+func (l *Loader) Float(p *float64, name, env string, def float64, usage string) {
+	*p = def
+	l.bind((*floatValue)(p), name, env, strconv.FormatFloat(def, 'g', -1, 64), usage, false)
+}
+
 // Bool binds a boolean setting.
 func (l *Loader) Bool(p *bool, name, env string, def bool, usage string) {
 	*p = def
@@ -170,6 +176,18 @@ func (v *intValue) Set(s string) error {
 	return nil
 }
 func (v *intValue) String() string { return strconv.Itoa(int(*v)) }
+
+type floatValue float64
+
+func (v *floatValue) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil {
+		return errors.New("not a number")
+	}
+	*v = floatValue(f)
+	return nil
+}
+func (v *floatValue) String() string { return strconv.FormatFloat(float64(*v), 'g', -1, 64) }
 
 type boolValue bool
 

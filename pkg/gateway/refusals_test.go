@@ -254,3 +254,28 @@ func TestHTTPRoutes(t *testing.T) {
 		}
 	}
 }
+
+func TestStatusPollingIsRateLimited(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	cfg := fast
+	cfg.StatusLimit = api.RateLimit{PerSecond: 0.5, Burst: 2}
+	e := startGateway(t, sys, cfg, nil)
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 1, 1)
+	path := e.srv.URL + "/v1/events/" + ev + "/status?ticket=" + e.ticket(ev, "poller")
+	codes := make([]int, 4)
+	for i := range codes {
+		resp, err := http.Get(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		codes[i] = resp.StatusCode
+		if resp.StatusCode == http.StatusTooManyRequests && resp.Header.Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+	}
+	if codes[0] != 200 || codes[1] != 200 || codes[2] != 429 || codes[3] != 429 {
+		t.Fatalf("poll statuses %v, want 200 200 429 429", codes)
+	}
+}

@@ -49,6 +49,11 @@ type Config struct {
 	// ProducerURL is producer-api's public base URL, for the waiting-room
 	// page's joins; empty when both share the page's origin.
 	ProducerURL string
+	// StatusLimit bounds status polls per client IP (zero: no limit).
+	StatusLimit api.RateLimit
+	// ClientIPs finds client addresses behind trusted proxies (nil: the
+	// direct peer).
+	ClientIPs *api.ClientIPs
 }
 
 func (c *Config) defaults() {
@@ -121,7 +126,10 @@ func New(cfg Config, d Deps) *Server {
 	s.metrics = newMetrics(d.Registry, s.hub)
 	e := api.NewEcho(api.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: api.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: api.GatewayOpenAPI})
 	e.GET("/queue-status/:eventId", s.socket)
-	e.GET("/v1/events/:eventId/status", s.pollStatus)
+	if cfg.ClientIPs == nil {
+		cfg.ClientIPs = &api.ClientIPs{}
+	}
+	e.GET("/v1/events/:eventId/status", s.pollStatus, api.Limit(cfg.StatusLimit, cfg.ClientIPs, d.Now))
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
 	e.POST("/v1/entry/verify", s.verifyEntry)
 	web.Register(e, web.Config{ProducerURL: cfg.ProducerURL, DefaultEvent: "demo"})
