@@ -38,9 +38,25 @@ if [ "$status" -ne 0 ]; then
 fi
 
 log "fuzzing each target for ${FUZZTIME:-5s} beyond its seeds"
-for target in pkg/queue:FuzzTicketVerify pkg/queue:FuzzEntryVerify pkg/queue:FuzzDecodeMessage pkg/queue:FuzzIDs pkg/gateway:FuzzClientFrame; do
-  go test "./${target%%:*}" -run '^$' -fuzz "^${target##*:}\$" -fuzztime "${FUZZTIME:-5s}" >/dev/null \
-    || { log "fuzzing ${target} found a failure (go test ./${target%%:*} -run '^$' -fuzz ${target##*:})"; exit 1; }
+for target in pkg/queue:FuzzTicketVerify pkg/entry:FuzzVerify pkg/queue:FuzzDecodeMessage pkg/queue:FuzzIDs pkg/gateway:FuzzClientFrame; do
+  pkg=${target%%:*} name=${target##*:}
+  corpus="$pkg/testdata/fuzz/$name"
+  before=$(ls "$corpus" 2>/dev/null | wc -l)
+  ok=0
+  for attempt in 1 2; do
+    if go test "./$pkg" -run '^$' -fuzz "^$name\$" -fuzztime "${FUZZTIME:-5s}" > "artifacts/fuzz-$name.log" 2>&1; then
+      ok=1
+      break
+    fi
+    # A real failure leaves its input in testdata/fuzz: never retry that.
+    [ "$(ls "$corpus" 2>/dev/null | wc -l)" -gt "$before" ] && break
+    log "fuzzing $target stopped without a failing input (attempt $attempt); see artifacts/fuzz-$name.log"
+  done
+  if [ "$ok" = 0 ]; then
+    tail -40 "artifacts/fuzz-$name.log" >&2
+    log "fuzzing $target failed; reproduce: go test ./$pkg -run '^$' -fuzz $name"
+    exit 1
+  fi
 done
 
 log "locust smoke run against the dev stack"

@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,6 +12,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 	"github.com/waitq/waitq/pkg/queue"
@@ -34,6 +36,8 @@ type Gateway struct {
 	WriteTimeout    time.Duration
 	PingInterval    time.Duration
 	ProducerURL     string
+	EntryKey        string
+	EntryOldKeys    []string
 	Limits
 }
 
@@ -47,7 +51,7 @@ func (g *Gateway) Bind(l *config.Loader) {
 	g.Common.bind(l, ":8081")
 	g.Kafka.bind(l)
 	l.String(&g.RedisURL, "redis-url", "WAITQ_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL")
-	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets and entry tokens, shared with producer-api (required, at least 16 characters)")
+	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with producer-api, and the seed of the default entry-token key (required, at least 16 characters)")
 	l.Duration(&g.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", 5*time.Second, "how often every socket gets its status")
 	l.Duration(&g.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", 5*time.Second, "how often the slot monitor admits users")
 	l.Int(&g.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", 100, "most users one event admits per monitor tick")
@@ -58,6 +62,8 @@ func (g *Gateway) Bind(l *config.Loader) {
 	l.Int(&g.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", gateway.DefaultWriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")
 	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", 5*time.Second, "longest one frame may take to write")
 	g.Limits.bind(l, "status polls", 5, 20)
+	l.Secret(&g.EntryKey, "entry-key", "WAITQ_ENTRY_KEY", `Ed25519 signing key of entry tokens, "<key id>:<base64url 32-byte seed>" (empty: derived from WAITQ_TICKET_SECRET)`)
+	l.List(&g.EntryOldKeys, "entry-old-keys", "WAITQ_ENTRY_OLD_KEYS", "", `public keys still accepted after a rotation, "<key id>:<base64url public key>", comma-separated`)
 	l.String(&g.ProducerURL, "producer-url", "WAITQ_PRODUCER_URL", "", "producer-api's public base URL for the waiting-room page (empty: same origin)")
 	l.Duration(&g.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", 30*time.Second, "how often idle sockets are pinged")
 }
@@ -90,6 +96,9 @@ func (g *Gateway) Validate() error {
 	if g.SendQueue < 1 || g.SendQueue > 4096 {
 		errs = append(errs, errors.New("WAITQ_WS_SEND_QUEUE must be between 1 and 4096"))
 	}
+	if _, err := g.keyring(); err != nil {
+		errs = append(errs, fmt.Errorf("WAITQ_ENTRY_KEY / WAITQ_ENTRY_OLD_KEYS: %w", err))
+	}
 	return errors.Join(append(errs, g.Kafka.validate(), g.Limits.validate())...)
 }
 
@@ -104,6 +113,11 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
+	keys, err := g.keyring()
+	if err != nil {
+		return err
+	}
+	log.Info("entry tokens", "key id", keys.KeyID(), "accepted keys", len(g.EntryOldKeys)+1)
 	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: g.conn()})
 	defer pub.Close()
 	srv := gateway.New(gateway.Config{
@@ -111,7 +125,7 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		DisconnectGrace: g.DisconnectGrace, TrustUserHeader: g.TrustUserHeader, AllowedOrigins: g.AllowedOrigins,
 		SendQueue: g.SendQueue, WriteTimeout: g.WriteTimeout, PingInterval: g.PingInterval,
 		ProducerURL: g.ProducerURL, StatusLimit: g.limit(), ClientIPs: g.ips,
-	}, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Logger: log, Registry: newRegistry()})
+	}, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return srv.Run(egctx) })
 	eg.Go(func() error {
@@ -120,4 +134,24 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		})
 	})
 	return eg.Wait()
+}
+
+// keyring builds the entry-token keys from the settings.
+func (g *Gateway) keyring() (*entry.Keyring, error) {
+	old := map[string]ed25519.PublicKey{}
+	for _, k := range g.EntryOldKeys {
+		kid, pub, err := entry.ParseKey(k)
+		if err != nil {
+			return nil, err
+		}
+		old[kid] = pub
+	}
+	if g.EntryKey == "" {
+		return entry.DerivedKeyring(g.TicketSecret, old)
+	}
+	kid, seed, err := entry.ParseKey(g.EntryKey)
+	if err != nil {
+		return nil, err
+	}
+	return entry.NewKeyring(kid, seed, old)
 }

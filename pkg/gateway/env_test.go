@@ -13,6 +13,7 @@ import (
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/internal/testws"
+	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -46,6 +47,7 @@ type gwEnv struct {
 	gw      *gateway.Server
 	srv     *httptest.Server
 	tickets *queue.TicketSigner
+	entry   *entry.Keyring
 	clock   *clock
 }
 
@@ -65,7 +67,11 @@ func startGatewayBuf(t *testing.T, sys *testsys.System, cfg gateway.Config, clk 
 	if clk == nil {
 		clk = newClock()
 	}
-	gw := gateway.New(cfg, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t), Now: clk.Now})
+	keys, err := entry.DerivedKeyring(ticketSecret, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gw := gateway.New(cfg, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t), Now: clk.Now})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
@@ -80,7 +86,7 @@ func startGatewayBuf(t *testing.T, sys *testsys.System, cfg gateway.Config, clk 
 		<-done
 		srv.Close()
 	})
-	return &gwEnv{sys: sys, gw: gw, srv: srv, tickets: tickets, clock: clk}
+	return &gwEnv{sys: sys, gw: gw, srv: srv, tickets: tickets, entry: keys, clock: clk}
 }
 
 // ticket signs a ticket of user for ev, as producer-api does at the join.

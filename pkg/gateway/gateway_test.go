@@ -65,7 +65,7 @@ func TestWholePipeline(t *testing.T) {
 	after := e.clock.Now().Add(60 * time.Second).UnixMilli()
 	for i := range 3 {
 		a := clients[i].Admitted(5 * time.Second)
-		tok, err := e.tickets.VerifyEntry(a.EntryToken, ev, e.clock.Now())
+		tok, err := e.entry.Verify(a.EntryToken, ev, e.clock.Now())
 		if err != nil || tok.UserID != fmt.Sprintf("user%d", i) || a.ExpiresAt < before || a.ExpiresAt > after || tok.Expires != a.ExpiresAt {
 			t.Fatalf("admitted frame %+v: token %+v, %v", a, tok, err)
 		}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -61,9 +62,9 @@ func (s *Server) releaseHTTP(c echo.Context) error {
 	if err := api.DecodeJSON(c.Request().Body, &body, queue.CodeInvalidBody, `{"token":"<entry token>"}`); err != nil {
 		return err
 	}
-	t, err := s.tickets.VerifyEntry(body.Token, ev, s.now())
+	t, err := s.entry.Verify(body.Token, ev, s.now())
 	if err != nil {
-		return err
+		return queue.Errorf(queue.CodeInvalidTicket, "%v", err)
 	}
 	ok, err := s.store.Release(c.Request().Context(), ev, t.UserID, s.now().UnixMilli())
 	if err != nil {
@@ -90,12 +91,12 @@ func (s *Server) verifyEntry(c echo.Context) error {
 		return err
 	}
 	now := s.now()
-	t, err := s.tickets.VerifyEntry(body.Token, "", now)
+	t, err := s.entry.Verify(body.Token, "", now)
 	switch {
-	case errors.Is(err, queue.ErrTicketExpired):
-		return c.JSON(http.StatusOK, VerifyResponse{State: "expired", EventID: t.EventID, UserID: t.UserID, ExpiresAt: t.Expires, Reason: errorMessage(err)})
+	case errors.Is(err, entry.ErrExpired):
+		return c.JSON(http.StatusOK, VerifyResponse{State: "expired", EventID: t.EventID, UserID: t.UserID, ExpiresAt: t.Expires, Reason: err.Error()})
 	case err != nil:
-		return c.JSON(http.StatusOK, VerifyResponse{State: "invalid", Reason: errorMessage(err)})
+		return c.JSON(http.StatusOK, VerifyResponse{State: "invalid", Reason: err.Error()})
 	}
 	b, err := s.store.Status(c.Request().Context(), t.EventID, []string{t.UserID}, now.UnixMilli())
 	if err != nil {
@@ -111,4 +112,11 @@ func (s *Server) verifyEntry(c echo.Context) error {
 		r.State, r.Reason = "expired", "the slot was released or its hold ended"
 	}
 	return c.JSON(http.StatusOK, r)
+}
+
+// jwks serves the public keys entry tokens are verified with, for protected
+// services that verify offline (package entry).
+func (s *Server) jwks(c echo.Context) error {
+	c.Response().Header().Set("Cache-Control", "public, max-age=300")
+	return c.Blob(http.StatusOK, "application/jwk-set+json", s.entry.JWKS())
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/redisstore"
@@ -41,7 +42,7 @@ func TestHandshakeRefusals(t *testing.T) {
 		{"garbage ticket", ev, "v1.not-a-ticket", nil, gateway.CloseBadIdentity},
 		{"expired ticket", ev, past, nil, gateway.CloseBadIdentity},
 		{"ticket of another event", ev, e.ticket(ev+"-other", "u"), nil, gateway.CloseBadIdentity},
-		{"entry token as ticket", ev, e.tickets.SignEntry(queue.EntryToken{EventID: ev, UserID: "u", Expires: now.Add(time.Hour).UnixMilli()}), nil, gateway.CloseBadIdentity},
+		{"entry token as ticket", ev, e.entry.Sign(entry.Token{EventID: ev, UserID: "u", Expires: now.Add(time.Hour).UnixMilli()}), nil, gateway.CloseBadIdentity},
 		{"header without trust mode", ev, "", http.Header{api.UserHeader: {"u"}}, gateway.CloseBadIdentity},
 		{"unknown event", ev + "-nope", e.ticket(ev+"-nope", "u"), nil, gateway.CloseUnknownEvent},
 	}
@@ -207,7 +208,7 @@ func TestHTTPRoutes(t *testing.T) {
 		t.Fatalf("first was not admitted: %v", err)
 	}
 	hold := int64(score)
-	token := e.tickets.SignEntry(queue.EntryToken{EventID: ev, UserID: "first", Expires: hold})
+	token := e.entry.Sign(entry.Token{EventID: ev, UserID: "first", Expires: hold})
 	verify := func(tok string) gateway.VerifyResponse {
 		code, body := post("/v1/entry/verify", `{"token":"`+tok+`"}`)
 		var v gateway.VerifyResponse
@@ -219,12 +220,21 @@ func TestHTTPRoutes(t *testing.T) {
 	if v := verify(token); !v.Valid || v.State != "admitted" || v.UserID != "first" || v.ExpiresAt != hold {
 		t.Fatalf("verify an admitted user's token: %+v", v)
 	}
-	waitingToken := e.tickets.SignEntry(queue.EntryToken{EventID: ev, UserID: "second", Expires: hold})
+	waitingToken := e.entry.Sign(entry.Token{EventID: ev, UserID: "second", Expires: hold})
 	if v := verify(waitingToken); v.Valid || v.State != "waiting" {
 		t.Fatalf("verify a waiting user's token: %+v", v)
 	}
 	if v := verify("e1.forged.token"); v.Valid || v.State != "invalid" {
 		t.Fatalf("verify a forged token: %+v", v)
+	}
+	// A protected service verifies offline with the published keys.
+	code, body = get("/.well-known/jwks.json")
+	keys, err := entry.ParseJWKS(body)
+	if code != 200 || err != nil {
+		t.Fatalf("jwks: %d %s %v", code, body, err)
+	}
+	if tok, err := keys.Verify(token, ev, time.Now()); err != nil || tok.UserID != "first" {
+		t.Fatalf("offline verification with the JWKS: %+v %v", tok, err)
 	}
 	for i, want := range []bool{true, false} {
 		code, body := post("/v1/events/"+ev+"/release", `{"token":"`+token+`"}`)

@@ -2,6 +2,7 @@ package gateway
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -14,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/web"
 )
@@ -84,6 +86,7 @@ type Deps struct {
 	Store     Store
 	Publisher queue.Publisher // carries leaves through the join topic
 	Tickets   *queue.TicketSigner
+	Entry     *entry.Keyring // signs entry tokens; verifies them with older keys too
 	Logger    *slog.Logger
 	Registry  *prometheus.Registry
 	Now       func() time.Time
@@ -95,6 +98,7 @@ type Server struct {
 	store   Store
 	pub     queue.Publisher
 	tickets *queue.TicketSigner
+	entry   *entry.Keyring
 	log     *slog.Logger
 	now     func() time.Time
 	hub     *hub
@@ -119,8 +123,15 @@ const sweepLimit = 1000
 func New(cfg Config, d Deps) *Server {
 	cfg.defaults()
 	d.Logger, d.Registry, d.Now = api.RuntimeDefaults(d.Logger, d.Registry, d.Now)
+	if d.Entry == nil {
+		// Tokens of an ephemeral key verify only here: fine for a single
+		// gateway in tests, never what the app wires.
+		var seed [32]byte
+		_, _ = rand.Read(seed[:])
+		d.Entry, _ = entry.NewKeyring("ephemeral", seed[:], nil)
+	}
 	s := &Server{
-		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, log: d.Logger, now: d.Now,
+		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry, log: d.Logger, now: d.Now,
 		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 	}
 	s.metrics = newMetrics(d.Registry, s.hub)
@@ -132,6 +143,7 @@ func New(cfg Config, d Deps) *Server {
 	e.GET("/v1/events/:eventId/status", s.pollStatus, api.Limit(cfg.StatusLimit, cfg.ClientIPs, d.Now))
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
 	e.POST("/v1/entry/verify", s.verifyEntry)
+	e.GET("/.well-known/jwks.json", s.jwks)
 	web.Register(e, web.Config{ProducerURL: cfg.ProducerURL, DefaultEvent: "demo"})
 	s.e = e
 	return s
@@ -359,7 +371,7 @@ func (s *Server) admit(c *conn, expiresAt int64) {
 	if !c.admitted.CompareAndSwap(false, true) {
 		return
 	}
-	token := s.tickets.SignEntry(queue.EntryToken{EventID: c.eventID, UserID: c.userID, Expires: expiresAt})
+	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: s.now().UnixMilli()})
 	if c.send(encode(AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt})) {
 		s.metrics.frames.Inc()
 	}

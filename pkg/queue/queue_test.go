@@ -138,34 +138,3 @@ func TestEventValidate(t *testing.T) {
 		}
 	}
 }
-
-func TestEntryToken(t *testing.T) {
-	s, _ := queue.NewTicketSigner("a-secret-of-some-length")
-	now := time.UnixMilli(1_700_000_000_000)
-	et := queue.EntryToken{EventID: "e1", UserID: "u1", Expires: now.Add(time.Minute).UnixMilli()}
-	tok := s.SignEntry(et)
-	if got, err := s.VerifyEntry(tok, "e1", now); err != nil || got != et {
-		t.Fatalf("VerifyEntry = %+v, %v", got, err)
-	}
-	if got, err := s.VerifyEntry(tok, "", now); err != nil || got != et {
-		t.Fatalf("VerifyEntry for any event = %+v, %v", got, err)
-	}
-	if _, err := s.VerifyEntry(tok, "e2", now); !errors.Is(err, queue.ErrTicketOtherEvent) {
-		t.Errorf("other event: %v", err)
-	}
-	if _, err := s.VerifyEntry(tok, "e1", now.Add(time.Minute)); !errors.Is(err, queue.ErrTicketExpired) {
-		t.Errorf("expired: %v", err)
-	}
-	// Neither kind passes for the other, even with the same claims.
-	ticket := s.Sign(queue.Ticket{EventID: "e1", UserID: "u1", Expires: et.Expires})
-	if _, err := s.VerifyEntry(ticket, "e1", now); err == nil {
-		t.Error("a ticket passed as an entry token")
-	}
-	if _, err := s.Verify(tok, "e1", now); err == nil {
-		t.Error("an entry token passed as a ticket")
-	}
-	forged := "e1." + strings.SplitN(strings.TrimPrefix(ticket, "v1."), ".", 2)[0] + "." + strings.SplitN(tok, ".", 3)[2]
-	if _, err := s.VerifyEntry(forged, "e1", now); !errors.Is(err, queue.ErrTicketSignature) {
-		t.Errorf("spliced token: %v", err)
-	}
-}

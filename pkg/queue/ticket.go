@@ -10,8 +10,7 @@ import (
 	"time"
 )
 
-// MaxTicketLen bounds the size of a ticket or entry token accepted for
-// verification.
+// MaxTicketLen bounds the size of a ticket accepted for verification.
 const MaxTicketLen = 1024
 
 // Ticket binds a user's place in one event's line. A browser presents it to
@@ -23,16 +22,7 @@ type Ticket struct {
 	Expires  int64  `json:"x"` // unix ms
 }
 
-// EntryToken proves that a user was admitted to an event until Expires. The
-// protected service checks it at the moment of ordering.
-type EntryToken struct {
-	EventID string `json:"e"`
-	UserID  string `json:"u"`
-	Expires int64  `json:"x"` // unix ms, the end of the hold
-}
-
-// Verification errors of tickets and entry tokens. All carry
-// CodeInvalidTicket.
+// Ticket verification errors. All carry CodeInvalidTicket.
 var (
 	ErrTicketMalformed  = &Error{Code: CodeInvalidTicket, Message: "token is malformed"}
 	ErrTicketSignature  = &Error{Code: CodeInvalidTicket, Message: "token signature does not match"}
@@ -40,11 +30,11 @@ var (
 	ErrTicketOtherEvent = &Error{Code: CodeInvalidTicket, Message: "token is for another event"}
 )
 
-// TicketSigner signs and verifies tickets and entry tokens with HMAC-SHA256,
-// each kind under its own key derived from one secret, so that neither can
-// pass for the other. It is safe for concurrent use.
+// TicketSigner signs and verifies tickets with HMAC-SHA256 under a key
+// derived from the secret for this purpose only. (Entry tokens are Ed25519,
+// package entry.) It is safe for concurrent use.
 type TicketSigner struct {
-	ticket, entry signer
+	ticket signer
 }
 
 // NewTicketSigner returns a signer keyed by secret, which must not be empty.
@@ -52,10 +42,7 @@ func NewTicketSigner(secret string) (*TicketSigner, error) {
 	if secret == "" {
 		return nil, errors.New("queue: empty ticket secret")
 	}
-	return &TicketSigner{
-		ticket: newSigner(secret, "waitq ticket v1", "v1."),
-		entry:  newSigner(secret, "waitq entry v1", "e1."),
-	}, nil
+	return &TicketSigner{ticket: newSigner(secret, "waitq ticket v1", "v1.")}, nil
 }
 
 // Sign returns the opaque ticket string for t.
@@ -70,25 +57,6 @@ func (s *TicketSigner) Verify(ticket, eventID string, now time.Time) (Ticket, er
 	}
 	if !ValidEventID(t.EventID) || !ValidUserID(t.UserID) {
 		return Ticket{}, ErrTicketMalformed
-	}
-	return t, checkClaims(t.EventID, t.Expires, eventID, now)
-}
-
-// SignEntry returns the opaque entry token for t.
-func (s *TicketSigner) SignEntry(t EntryToken) string { return s.entry.sign(t) }
-
-// VerifyEntry checks an entry token's signature and expiry and, when eventID
-// is not empty, that it was issued for that event.
-func (s *TicketSigner) VerifyEntry(token, eventID string, now time.Time) (EntryToken, error) {
-	var t EntryToken
-	if err := s.entry.open(token, &t); err != nil {
-		return EntryToken{}, err
-	}
-	if !ValidEventID(t.EventID) || !ValidUserID(t.UserID) {
-		return EntryToken{}, ErrTicketMalformed
-	}
-	if eventID == "" {
-		eventID = t.EventID
 	}
 	return t, checkClaims(t.EventID, t.Expires, eventID, now)
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -30,12 +31,13 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
+	keys, _ := entry.DerivedKeyring("browser-test-secret", nil)
 	prod := httptest.NewServer(api.New(api.Config{AdminToken: "t", AllowedOrigins: []string{"127.0.0.1:*"}}, api.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
 	}))
 	defer prod.Close()
 	gw := gateway.New(gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL},
-		gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t)})
+		gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t)})
 	gctx, stop := context.WithCancel(context.Background())
 	defer stop()
 	go func() { _ = gw.Run(gctx) }()
@@ -85,7 +87,7 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatalf("admission in the page: %v", err)
 	}
-	if et, err := tickets.VerifyEntry(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
+	if et, err := keys.Verify(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
 		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
 	}
 	saveScreenshot(t, shot)
