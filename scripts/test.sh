@@ -37,11 +37,14 @@ if [ "$status" -ne 0 ]; then
   exit "$status"
 fi
 
+# inputs DIR counts the saved fuzz inputs in DIR (0 when it does not exist).
+inputs() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
+
 log "fuzzing each target for ${FUZZTIME:-5s} beyond its seeds"
 for target in pkg/queue:FuzzTicketVerify pkg/entry:FuzzVerify pkg/queue:FuzzDecodeMessage pkg/queue:FuzzIDs pkg/gateway:FuzzClientFrame; do
   pkg=${target%%:*} name=${target##*:}
   corpus="$pkg/testdata/fuzz/$name"
-  before=$(ls "$corpus" 2>/dev/null | wc -l)
+  before=$(inputs "$corpus")
   ok=0
   for attempt in 1 2; do
     if go test "./$pkg" -run '^$' -fuzz "^$name\$" -fuzztime "${FUZZTIME:-5s}" > "artifacts/fuzz-$name.log" 2>&1; then
@@ -49,7 +52,7 @@ for target in pkg/queue:FuzzTicketVerify pkg/entry:FuzzVerify pkg/queue:FuzzDeco
       break
     fi
     # A real failure leaves its input in testdata/fuzz: never retry that.
-    [ "$(ls "$corpus" 2>/dev/null | wc -l)" -gt "$before" ] && break
+    [ "$(inputs "$corpus")" -gt "$before" ] && break
     log "fuzzing $target stopped without a failing input (attempt $attempt); see artifacts/fuzz-$name.log"
   done
   if [ "$ok" = 0 ]; then

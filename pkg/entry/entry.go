@@ -25,6 +25,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/waitq/waitq/internal/b64"
 )
 
 // Token is what an entry token says.
@@ -84,14 +86,14 @@ func (v *Verifier) Verify(token, eventID string, now time.Time) (Token, error) {
 	if !ok {
 		return Token{}, ErrUnknownKey
 	}
-	sig, err := base64.RawURLEncoding.DecodeString(sigText)
+	sig, err := b64.Decode(sigText)
 	if err != nil || len(sig) != ed25519.SignatureSize {
 		return Token{}, ErrMalformed
 	}
 	if !ed25519.Verify(key, []byte(token[:strings.LastIndexByte(token, '.')]), sig) {
 		return Token{}, ErrSignature
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(payload)
+	raw, err := b64.Decode(payload)
 	var t Token
 	if err != nil || json.Unmarshal(raw, &t) != nil || t.EventID == "" || t.UserID == "" {
 		return Token{}, ErrMalformed
@@ -150,8 +152,8 @@ func (k *Keyring) KeyID() string { return k.kid }
 // Sign returns the token for t, signed with the current key.
 func (k *Keyring) Sign(t Token) string {
 	claims, _ := json.Marshal(t) // a struct of strings and ints cannot fail
-	body := prefix + k.kid + "." + base64.RawURLEncoding.EncodeToString(claims)
-	return body + "." + base64.RawURLEncoding.EncodeToString(ed25519.Sign(k.priv, []byte(body)))
+	body := prefix + k.kid + "." + b64.Encode(claims)
+	return body + "." + b64.Encode(ed25519.Sign(k.priv, []byte(body)))
 }
 
 // jwk is one key of a JWK Set (RFC 8037 for Ed25519).

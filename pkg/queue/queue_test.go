@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/b64"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -92,7 +93,8 @@ func TestTicket(t *testing.T) {
 	}{
 		{"other secret", forged, "e1", now, queue.ErrTicketSignature},
 		{"swapped payload", "v1." + evilBody + "." + sig, "e1", now, queue.ErrTicketSignature},
-		{"truncated signature", signed[:len(signed)-4], "e1", now, queue.ErrTicketSignature},
+		{"shorter signature", "v1." + body + "." + b64.Encode(mustDecode(t, sig)[:29]), "e1", now, queue.ErrTicketSignature},
+		{"signature with a newline", signed + "\n", "e1", now, queue.ErrTicketMalformed},
 		{"expired", signed, "e1", now.Add(time.Hour), queue.ErrTicketExpired},
 		{"other event", signed, "e2", now, queue.ErrTicketOtherEvent},
 		{"empty", "", "e1", now, queue.ErrTicketMalformed},
@@ -115,6 +117,15 @@ func TestTicket(t *testing.T) {
 	if _, err := queue.NewTicketSigner(""); err == nil {
 		t.Error("empty secret accepted")
 	}
+}
+
+func mustDecode(t *testing.T, s string) []byte {
+	t.Helper()
+	b, err := b64.Decode(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }
 
 func TestEventValidate(t *testing.T) {

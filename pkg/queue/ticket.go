@@ -3,11 +3,12 @@ package queue
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/waitq/waitq/internal/b64"
 )
 
 // MaxTicketLen bounds the size of a ticket accepted for verification.
@@ -87,9 +88,8 @@ func newSigner(secret, purpose, prefix string) signer {
 
 func (s signer) sign(v any) string {
 	payload, _ := json.Marshal(v) // structs of strings and ints cannot fail
-	enc := base64.RawURLEncoding
-	body := s.prefix + enc.EncodeToString(payload)
-	return body + "." + enc.EncodeToString(s.mac(body))
+	body := s.prefix + b64.Encode(payload)
+	return body + "." + b64.Encode(s.mac(body))
 }
 
 // open checks the signature of token and decodes its payload into v.
@@ -102,15 +102,14 @@ func (s signer) open(token string, v any) error {
 		return ErrTicketMalformed
 	}
 	body, sigText := token[:dot], token[dot+1:]
-	enc := base64.RawURLEncoding
-	sig, err := enc.DecodeString(sigText)
+	sig, err := b64.Decode(sigText)
 	if err != nil {
 		return ErrTicketMalformed
 	}
 	if !hmac.Equal(sig, s.mac(body)) {
 		return ErrTicketSignature
 	}
-	payload, err := enc.DecodeString(body[len(s.prefix):])
+	payload, err := b64.Decode(body[len(s.prefix):])
 	if err != nil || json.Unmarshal(payload, v) != nil {
 		return ErrTicketMalformed
 	}
