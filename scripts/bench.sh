@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Runs every measurement on this machine and writes bench/RESULTS.md: the Go
+# benchmarks of the hot paths, redis-benchmark's pipelined ZADD (the store's
+# limit), the join path against a bare echo handler and the ingest consumer
+# against raw ZADD (scripts/bench-joinpath.sh), and sockets per gateway
+# (scripts/bench-gateway.sh). Measurements only: nothing here passes or fails
+# on a number.
+#
+# Settings: BENCHTIME=2s SOCKETS='1000 10000' DURATION=20s
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+ensure_redis
+
+out=bench/RESULTS.md
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"; [ -n "${rs:-}" ] && kill "$rs" 2>/dev/null || true' EXIT
+
+log "go benchmarks"
+go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-2s}" ./pkg/... > "$tmp/go.txt"
+
+log "redis-benchmark -P 32 ZADD (the store's limit)"
+port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no >/dev/null &
+rs=$!
+for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis-benchmark -p "$port" -P 32 -n 1000000 -r 1000000 -q ZADD waitq:bench __rand_int__ __rand_int__ > "$tmp/redis.txt" 2>&1
+kill "$rs"; rs=
+
+log "join path"
+bash scripts/bench-joinpath.sh > "$tmp/joinpath.txt"
+log "gateway sockets"
+SOCKETS="${SOCKETS:-1000 10000}" DURATION="${DURATION:-20s}" bash scripts/bench-gateway.sh > "$tmp/gateway.txt"
+
+{
+  echo "# waitq measurements"
+  echo
+  echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(go version | cut -d' ' -f3-4), $(redis-server --version | cut -d' ' -f3)."
+  echo
+  echo "## Go benchmarks"; echo; echo '```'; grep -E '^(Benchmark|ok)' "$tmp/go.txt"; echo '```'
+  echo; echo "## Redis limit: redis-benchmark -P 32 ZADD"; echo; echo '```'; tr '\r' '\n' < "$tmp/redis.txt" | grep -v '^\s*$' | tail -2; echo '```'
+  echo; echo "## Join path (ratios against baselines of the same run)"; echo; echo '```'; cat "$tmp/joinpath.txt"; echo '```'
+  echo; echo "## Sockets per gateway"; echo; echo '```'; cat "$tmp/gateway.txt"; echo '```'
+} > "$out"
+log "wrote $out"
