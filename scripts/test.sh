@@ -41,7 +41,7 @@ fi
 inputs() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
 
 log "fuzzing each target for ${FUZZTIME:-5s} beyond its seeds"
-for target in pkg/queue:FuzzTicketVerify pkg/entry:FuzzVerify pkg/queue:FuzzDecodeMessage pkg/queue:FuzzIDs pkg/gateway:FuzzClientFrame; do
+for target in pkg/queue:FuzzTicketVerify pkg/entry:FuzzVerify pkg/queue:FuzzDecodeMessage pkg/queue:FuzzIDs pkg/gateway:FuzzClientFrame pkg/gateway:FuzzAppendStatus; do
   pkg=${target%%:*} name=${target##*:}
   corpus="$pkg/testdata/fuzz/$name"
   before=$(inputs "$corpus")

@@ -3,6 +3,7 @@ package gateway
 import (
 	"encoding/json"
 	"math"
+	"strconv"
 
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -59,6 +60,34 @@ const (
 	FrameLeave   = "leave"
 	FrameRelease = "release"
 )
+
+// appendStatus returns f's JSON, exactly as json.Marshal writes it, in one
+// allocation: a status tick builds one frame per socket. It relies on the
+// event and user ids having been validated to characters JSON needs no
+// escape for ([A-Za-z0-9._:@-]).
+func appendStatus(f *StatusFrame) []byte {
+	// Fixed text ~95 bytes, a state of at most 10, four numbers of at most 20.
+	b := make([]byte, 0, 190+len(f.EventID)+len(f.UserID))
+	b = append(b, `{"type":"status","eventId":"`...)
+	b = append(b, f.EventID...)
+	b = append(b, `","userId":"`...)
+	b = append(b, f.UserID...)
+	b = append(b, `","state":"`...)
+	b = append(b, f.State...)
+	b = append(b, `","position":`...)
+	b = strconv.AppendInt(b, f.Position, 10)
+	b = append(b, `,"total":`...)
+	b = strconv.AppendInt(b, f.Total, 10)
+	b = append(b, `,"etaSeconds":`...)
+	if f.ETASeconds == nil {
+		b = append(b, "null"...)
+	} else {
+		b = strconv.AppendInt(b, *f.ETASeconds, 10)
+	}
+	b = append(b, `,"ts":`...)
+	b = strconv.AppendInt(b, f.TS, 10)
+	return append(b, '}')
+}
 
 func encode(v any) []byte {
 	b, _ := json.Marshal(v) // frames are structs of strings and numbers

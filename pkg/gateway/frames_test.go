@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"encoding/json"
 	"testing"
 
 	"github.com/coder/websocket"
@@ -78,6 +79,41 @@ func FuzzClientFrame(f *testing.F) {
 			}
 		case kind != FrameLeave && kind != FrameRelease, !text:
 			t.Fatalf("%q (text %v) parsed as %q", data, text, kind)
+		}
+	})
+}
+
+// TestAppendStatusMatchesJSON: the hand-built frame is byte for byte what
+// encoding/json writes, for every state, with and without an ETA.
+func TestAppendStatusMatchesJSON(t *testing.T) {
+	eta := int64(42)
+	for _, st := range []State{StatePending, StateWaiting, StateAdmitted, StateExpired, StateNotQueued} {
+		for _, e := range []*int64{nil, &eta} {
+			f := StatusFrame{Type: "status", EventID: "Sale_2026-11", UserID: "alice@example.com:7.x", State: st,
+				Position: 12, Total: 340, ETASeconds: e, TS: 1_795_310_072_135}
+			want, _ := json.Marshal(f)
+			if got := appendStatus(&f); string(got) != string(want) {
+				t.Fatalf("appendStatus = %s\nwant         %s", got, want)
+			}
+		}
+	}
+}
+
+// FuzzAppendStatus: for any valid ids and numbers the frame equals
+// json.Marshal's.
+func FuzzAppendStatus(f *testing.F) {
+	f.Add("e1", "u1", int64(1), int64(2), int64(-1), int64(5))
+	f.Fuzz(func(t *testing.T, ev, user string, pos, total, eta, ts int64) {
+		if !queue.ValidEventID(ev) || !queue.ValidUserID(user) {
+			return
+		}
+		fr := StatusFrame{Type: "status", EventID: ev, UserID: user, State: StateWaiting, Position: pos, Total: total, TS: ts}
+		if eta >= 0 {
+			fr.ETASeconds = &eta
+		}
+		want, _ := json.Marshal(fr)
+		if got := appendStatus(&fr); string(got) != string(want) {
+			t.Fatalf("appendStatus = %s, want %s", got, want)
 		}
 	})
 }

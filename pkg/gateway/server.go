@@ -358,7 +358,7 @@ func (s *Server) deliver(c *conn, p queue.Place, total int64, perSecond float64,
 	if st == StateAdmitted {
 		s.admit(c, p.HoldUntil)
 	}
-	if c.send(encode(StatusFrame{
+	if c.send(appendStatus(&StatusFrame{
 		Type: "status", EventID: c.eventID, UserID: c.userID, State: st, Position: pos,
 		Total: total, ETASeconds: etaSeconds(pos, perSecond), TS: nowMs,
 	})) {
