@@ -1,7 +1,7 @@
 // Package redisproc runs a real redis-server as a child process on a
 // loopback port, for the tests, the dev stack and the load tool. It can stop,
-// kill, pause and restart the server on the same port and directory, so
-// callers can inject faults. A Server is safe for concurrent use.
+// kill and restart the server on the same port and directory, so callers can
+// inject faults. A Server is safe for concurrent use.
 package redisproc
 
 import (
@@ -146,12 +146,6 @@ func (s *Server) Stop() { s.end(syscall.SIGTERM) }
 // Kill ends the server at once and waits for it to exit.
 func (s *Server) Kill() { s.end(syscall.SIGKILL) }
 
-// Pause freezes the server (SIGSTOP): connections stay open, nothing answers.
-func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
-
-// Resume unfreezes a paused server.
-func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
-
 // Output returns the beginning of what the server printed since it last
 // started.
 func (s *Server) Output() string {
@@ -171,14 +165,6 @@ func (s *Server) Close() {
 	}
 }
 
-func (s *Server) signal(sig syscall.Signal) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.cmd != nil {
-		_ = s.cmd.Process.Signal(sig)
-	}
-}
-
 func (s *Server) end(sig syscall.Signal) {
 	s.mu.Lock()
 	cmd, exited := s.cmd, s.exited
@@ -187,7 +173,6 @@ func (s *Server) end(sig syscall.Signal) {
 	if cmd == nil {
 		return
 	}
-	_ = cmd.Process.Signal(syscall.SIGCONT) // a paused server must be able to act on the signal
 	_ = cmd.Process.Signal(sig)
 	select {
 	case <-exited:

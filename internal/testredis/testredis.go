@@ -1,6 +1,6 @@
 // Package testredis gives tests a real redis-server (internal/redisproc) on
 // a free loopback port, stopped at cleanup, with faults to inject: stop,
-// kill, pause and restart. With WAITQ_TEST_REDIS_URL set, tests use that
+// kill and restart. With WAITQ_TEST_REDIS_URL set, tests use that
 // server instead (and fault injection is unavailable). Without redis-server
 // a test fails in strict mode (CI) and skips elsewhere.
 package testredis
@@ -92,9 +92,3 @@ func (s *Server) Stop() { s.local().Stop() }
 
 // Kill ends the server at once.
 func (s *Server) Kill() { s.local().Kill() }
-
-// Pause freezes the server (SIGSTOP): connections stay open, nothing answers.
-func (s *Server) Pause() { s.local().Pause() }
-
-// Resume unfreezes a paused server.
-func (s *Server) Resume() { s.local().Resume() }

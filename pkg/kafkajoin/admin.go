@@ -20,11 +20,6 @@ type Admin struct {
 
 var _ queue.Topics = (*Admin)(nil)
 
-// NewAdmin returns an Admin with connections of its own.
-func NewAdmin(c Conn) *Admin {
-	return &Admin{conn: c, client: &kafka.Client{Addr: kafka.TCP(c.Brokers...), Transport: c.transport()}}
-}
-
 // EnsureTopic creates eventID's topic with the given partitions; an existing
 // topic is left as it is.
 func (a *Admin) EnsureTopic(ctx context.Context, eventID string, partitions int) error {
