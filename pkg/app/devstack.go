@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
-	"github.com/twmb/franz-go/pkg/kfake"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/waitq/waitq/internal/redisproc"
@@ -143,13 +142,9 @@ func (d *Devstack) kafka(log *slog.Logger) ([]string, func(), error) {
 	if len(d.Brokers) > 0 {
 		return d.Brokers, func() {}, nil
 	}
-	opts := []kfake.Opt{kfake.NumBrokers(1), kfake.Ports(0)}
-	if d.KafkaDataDir != "" {
-		opts = append(opts, kfake.DataDir(d.KafkaDataDir))
-	}
-	c, err := kfake.NewCluster(opts...)
+	c, err := startKfake("127.0.0.1:0", "", d.KafkaDataDir, 0)
 	if err != nil {
-		return nil, nil, fmt.Errorf("embedded kafka broker: %w", err)
+		return nil, nil, fmt.Errorf("embedded %w", err)
 	}
 	log.Info("embedded Kafka-protocol broker (kfake) started", "addrs", c.ListenAddrs())
 	return c.ListenAddrs(), c.Close, nil

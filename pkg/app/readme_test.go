@@ -15,7 +15,7 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, svc := range []Service{&Producer{}, &Ingest{}, &Gateway{}, &Devstack{}} {
+	for _, svc := range []Service{&Producer{}, &Ingest{}, &Gateway{}, &Devstack{}, &Broker{}} {
 		// Each program's rows must stand in its own section.
 		_, section, ok := strings.Cut(string(readme), "### "+svc.Name()+"\n")
 		if !ok {
