@@ -1,16 +1,12 @@
 package test
 
 import (
-	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/testclient"
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testredis"
 	"github.com/waitq/waitq/internal/testsys"
@@ -36,49 +32,12 @@ func TestConsumerKilledTwiceLosesNoAcknowledgedJoin(t *testing.T) {
 		"WAITQ_KAFKA_SESSION_TIMEOUT=1500ms", "WAITQ_DISCOVERY_INTERVAL=200ms")...)
 
 	ev := testenv.EventID(t)
-	base := "http://" + producer.addr
-	req, _ := http.NewRequest(http.MethodPut, base+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":10,"partitions":4}`))
-	req.Header.Set("Authorization", "Bearer "+adminToken)
-	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
-		t.Fatalf("create event: %v %v", resp, err)
-	}
+	api := testclient.Producer{Base: "http://" + producer.addr, AdminToken: adminToken}
+	api.CreateEvent(t, ev, `{"capacity":10,"partitions":4}`)
 
 	const workers, perWorker = 8, 400
-	var (
-		sent, acked atomic.Int64
-		mu          sync.Mutex
-		stamps      = map[string]int64{}
-		wg          sync.WaitGroup
-	)
-	client := &http.Client{Timeout: 10 * time.Second}
-	for w := range workers {
-		wg.Go(func() {
-			for i := range perWorker {
-				u := fmt.Sprintf("w%d-u%03d", w, i)
-				time.Sleep(10 * time.Millisecond) // a steady stream that outlasts the kills
-				req, _ := http.NewRequest(http.MethodPost, base+"/v1/events/"+ev+"/queue", nil)
-				req.Header.Set("X-User-Id", u)
-				sent.Add(1)
-				resp, err := client.Do(req)
-				if err != nil {
-					t.Errorf("join %s: %v", u, err)
-					continue
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusAccepted {
-					t.Errorf("join %s: %d %s", u, resp.StatusCode, body)
-					continue
-				}
-				var j struct{ JoinedAt int64 }
-				_ = json.Unmarshal(body, &j)
-				acked.Add(1)
-				mu.Lock()
-				stamps[u] = j.JoinedAt
-				mu.Unlock()
-			}
-		})
-	}
+	// A steady stream that outlasts the kills.
+	stream := api.StartStream(t, ev, workers, perWorker, 10*time.Millisecond)
 	// Kill the consumer twice while joins flow, restarting it each time.
 	// Each kill waits until the running consumer has fetched messages, that
 	// is, until it finished joining the group: kfake starts a member's
@@ -87,11 +46,11 @@ func TestConsumerKilledTwiceLosesNoAcknowledgedJoin(t *testing.T) {
 	// times it out).
 	for kill := range 2 {
 		testenv.Eventually(t, 30*time.Second, func() (bool, string) {
-			n, fetched := acked.Load(), consumer.metric(t, "waitq_ingest_fetched_total")
+			n, fetched := stream.Acked.Load(), consumer.metric(t, "waitq_ingest_fetched_total")
 			return n >= int64((kill+1)*workers*perWorker/4) && fetched > 0, fmt.Sprintf("%d joins acknowledged, %v fetched by the consumer", n, fetched)
 		})
 		consumer.kill()
-		at := acked.Load()
+		at := stream.Acked.Load()
 		t.Logf("consumer SIGKILLed after %d acknowledged joins", at)
 		if at >= workers*perWorker {
 			t.Fatalf("kill %d came after the stream ended; the test proves nothing", kill+1)
@@ -99,27 +58,10 @@ func TestConsumerKilledTwiceLosesNoAcknowledgedJoin(t *testing.T) {
 		time.Sleep(300 * time.Millisecond) // joins pile up in Kafka meanwhile
 		consumer.restart()
 	}
-	wg.Wait()
-
-	var line []testsys.WaitingUser
-	testenv.Eventually(t, 60*time.Second, func() (bool, string) {
-		line = sys.Waiting(ev)
-		return len(line) >= int(acked.Load()), fmt.Sprintf("%d of %d acknowledged joins in line", len(line), acked.Load())
-	})
-	found := 0
-	for _, u := range line {
-		ts, ok := stamps[u.User]
-		if !ok {
-			t.Errorf("unexpected user %s in line", u.User)
-			continue
-		}
-		if u.TS != ts {
-			t.Errorf("user %s has score %d, stamp was %d", u.User, u.TS, ts)
-		}
-		found++
+	found, lost := stream.WaitForLine(sys.Store.Client(), ev, 60*time.Second)
+	if refused, errs := stream.Refused(); len(refused) > 0 || errs > 0 {
+		t.Errorf("joins refused %v, transport errors %d: every join should be answered 202", refused, errs)
 	}
-	lost := int(acked.Load()) - found
-	t.Logf("joins sent %d, acknowledged %d, found in Redis %d, lost %d", sent.Load(), acked.Load(), found, lost)
 	if lost != 0 || found != workers*perWorker {
 		t.Fatalf("lost %d acknowledged joins (found %d of %d)", lost, found, workers*perWorker)
 	}
