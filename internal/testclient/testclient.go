@@ -136,6 +136,16 @@ func (p Producer) StartStream(tb testing.TB, event string, workers, perWorker in
 	return s
 }
 
+// Record adds a join acknowledged outside the stream, so that the
+// reconciliation counts it.
+func (s *Stream) Record(j api.JoinResponse) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stamps[j.UserID] = j.JoinedAt
+	s.Sent.Add(1)
+	s.Acked.Add(1)
+}
+
 // Wait waits until every join of the stream was answered.
 func (s *Stream) Wait() { s.wg.Wait() }
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
 	"github.com/waitq/waitq/internal/testenv"
@@ -147,4 +148,26 @@ func (s *System) Waiting(event string) []WaitingUser {
 type WaitingUser struct {
 	User string
 	TS   int64
+}
+
+// ReadTopic reads the first n messages of partition 0 of event's topic.
+func (s *System) ReadTopic(event string, n int) []queue.Message {
+	s.tb.Helper()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: s.Conn.Brokers, Topic: s.Conn.Topic(event), MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	out := make([]queue.Message, 0, n)
+	for len(out) < n {
+		km, err := r.ReadMessage(ctx)
+		if err != nil {
+			s.tb.Fatalf("read %s: %v after %d messages", s.Conn.Topic(event), err, len(out))
+		}
+		m, err := queue.DecodeMessage(km.Value)
+		if err != nil {
+			s.tb.Fatalf("decode %s: %v", km.Value, err)
+		}
+		out = append(out, m)
+	}
+	return out
 }

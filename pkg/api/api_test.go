@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -32,13 +33,19 @@ type apiEnv struct {
 
 func startAPI(t *testing.T, sys *testsys.System, cfg api.Config) *apiEnv {
 	t.Helper()
+	return startAPIAt(t, sys, cfg, nil)
+}
+
+// startAPIAt is startAPI with the server's clock (nil: the real one).
+func startAPIAt(t *testing.T, sys *testsys.System, cfg api.Config, now func() time.Time) *apiEnv {
+	t.Helper()
 	tickets, err := queue.NewTicketSigner("test-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
 	s := api.New(cfg, api.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets,
-		Logger: testenv.Logger(t),
+		Logger: testenv.Logger(t), Now: now,
 	})
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
@@ -376,6 +383,42 @@ func TestRedisDownGets503AndNotReady(t *testing.T) {
 	}
 	if r := e.do(t, "GET", "/v1/admin/events", admin(), nil); r.status != 503 {
 		t.Fatalf("admin list with Redis down: %d %s", r.status, r.body)
+	}
+}
+
+// TestJoinsOutliveARedisOutage kills Redis after an event was read: joins
+// go on into Kafka on the last known configuration for a while, then are
+// refused; an event never read is refused at once.
+func TestJoinsOutliveARedisOutage(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	e := startAPIAt(t, sys, api.Config{AdminToken: adminToken}, func() time.Time { return time.Unix(0, clock.Load()) })
+	ev := testenv.EventID(t)
+	if r := e.putEvent(t, ev, `{"capacity":5,"partitions":1}`); r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	if r := e.do(t, "POST", "/v1/events/"+ev+"/queue", user("before"), nil); r.status != 202 {
+		t.Fatalf("join: %d %s", r.status, r.body)
+	}
+	sys.Redis.Kill()
+	clock.Add(int64(time.Minute)) // long past the cache TTL: the store is asked, and fails
+	for _, u := range []string{"during-1", "during-2"} {
+		if r := e.do(t, "POST", "/v1/events/"+ev+"/queue", user(u), nil); r.status != 202 {
+			t.Fatalf("join %s with Redis down on a known event: %d %s", u, r.status, r.body)
+		}
+	}
+	if r := e.do(t, "POST", "/v1/events/other/queue", user("u"), nil); r.status != 503 || r.errorCode(t) != queue.CodeStoreUnavailable {
+		t.Fatalf("join of an event never read, Redis down: %d %s", r.status, r.body)
+	}
+	clock.Add(int64(10 * time.Minute)) // past the stale limit
+	if r := e.do(t, "POST", "/v1/events/"+ev+"/queue", user("late"), nil); r.status != 503 || r.errorCode(t) != queue.CodeStoreUnavailable {
+		t.Fatalf("join long into the outage: %d %s", r.status, r.body)
+	}
+	// The joins accepted during the outage are in Kafka, for the consumer.
+	msgs := sys.ReadTopic(ev, 3)
+	if got := []string{msgs[1].UserID, msgs[2].UserID}; got[0] != "during-1" || got[1] != "during-2" {
+		t.Fatalf("topic holds %+v", msgs)
 	}
 }
 

@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -11,6 +12,10 @@ import (
 // eventCache keeps found event configurations for a short time, so a join
 // costs no Redis round trip. Misses are never cached: an event created
 // through another replica is seen at once, and unknown ids cannot grow it.
+//
+// While Redis does not answer, a configuration read within staleLimit goes
+// on serving, asked for again only every staleRetry: joins keep flowing into
+// Kafka, the durable log, through a Redis outage instead of being refused.
 type eventCache struct {
 	store queue.EventStore
 	ttl   time.Duration
@@ -22,11 +27,19 @@ type eventCache struct {
 
 type cachedEvent struct {
 	ev      queue.Event
-	expires time.Time
+	read    time.Time // when the store last answered with ev
+	expires time.Time // when to ask the store again
 }
 
-// storeTimeout bounds an event lookup on the join path.
-const storeTimeout = time.Second
+const (
+	// storeTimeout bounds an event lookup on the join path.
+	storeTimeout = time.Second
+	// staleLimit is how long after the store last answered a configuration
+	// is served while the store fails.
+	staleLimit = 5 * time.Minute
+	// staleRetry is how often a failing store is asked again meanwhile.
+	staleRetry = time.Second
+)
 
 func newEventCache(store queue.EventStore, ttl time.Duration, now func() time.Time) *eventCache {
 	return &eventCache{store: store, ttl: ttl, now: now, entries: map[string]cachedEvent{}}
@@ -44,14 +57,24 @@ func (c *eventCache) get(ctx context.Context, id string) (queue.Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
 	ev, err := c.store.Event(ctx, id)
-	if err != nil {
+	switch {
+	case err == nil:
+		c.put(id, cachedEvent{ev: ev, read: now, expires: now.Add(c.ttl)})
+		return ev, nil
+	case ok && !errors.Is(err, queue.ErrEventNotFound) && now.Before(e.read.Add(staleLimit)):
+		e.expires = c.now().Add(staleRetry) // from the failure, not the ask
+		c.put(id, e)
+		return e.ev, nil
+	default:
 		c.forget(id)
 		return queue.Event{}, err
 	}
+}
+
+func (c *eventCache) put(id string, e cachedEvent) {
 	c.mu.Lock()
-	c.entries[id] = cachedEvent{ev: ev, expires: now.Add(c.ttl)}
+	c.entries[id] = e
 	c.mu.Unlock()
-	return ev, nil
 }
 
 func (c *eventCache) forget(id string) {

@@ -39,7 +39,10 @@ type ConsumerConfig struct {
 	// RetryMin and RetryMax bound the backoff between attempts of a failed
 	// write (50 ms, 5 s). Attempts go on until they succeed or Run ends.
 	RetryMin, RetryMax time.Duration
-	Logger             *slog.Logger
+	// AttemptTimeout bounds one attempt of a write (5 s): a server that
+	// hangs counts as failed, so it is retried and reported unready.
+	AttemptTimeout time.Duration
+	Logger         *slog.Logger
 }
 
 func (c *ConsumerConfig) defaults() {
@@ -63,6 +66,9 @@ func (c *ConsumerConfig) defaults() {
 	}
 	if c.RetryMax < c.RetryMin {
 		c.RetryMax = max(5*time.Second, c.RetryMin)
+	}
+	if c.AttemptTimeout <= 0 {
+		c.AttemptTimeout = 5 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -159,7 +165,7 @@ func (c *Consumer) Stats() ConsumerStats {
 // group. It returns nil on a clean stop.
 func (c *Consumer) Run(ctx context.Context) error {
 	defer c.dlq.Close()
-	if !c.retry(ctx, "create dead-letter topic", &c.brokerOK, func() error {
+	if !c.retry(ctx, "create dead-letter topic", &c.brokerOK, func(ctx context.Context) error {
 		return c.admin.ensure(ctx, c.cfg.DLQTopic, 1)
 	}) {
 		return nil
@@ -366,7 +372,7 @@ func (c *Consumer) handle(ctx context.Context, r *kafka.Reader, batch []kafka.Me
 
 	if len(good) > 0 {
 		var res queue.IngestResult
-		if !c.retry(ctx, "write to store", &c.storeOK, func() (err error) {
+		if !c.retry(ctx, "write to store", &c.storeOK, func(ctx context.Context) (err error) {
 			res, err = c.sink.Ingest(ctx, good, time.Now().UnixMilli())
 			return err
 		}) {
@@ -382,7 +388,7 @@ func (c *Consumer) handle(ctx context.Context, r *kafka.Reader, batch []kafka.Me
 	}
 
 	if len(dead) > 0 {
-		if !c.retry(ctx, "write to dead-letter topic", &c.brokerOK, func() error {
+		if !c.retry(ctx, "write to dead-letter topic", &c.brokerOK, func(ctx context.Context) error {
 			return c.deadLetter(ctx, dead)
 		}) {
 			return false
@@ -426,10 +432,12 @@ func (c *Consumer) deadLetter(ctx context.Context, dead []deadLetter) error {
 // retry calls f until it succeeds or ctx ends, with exponential backoff and
 // jitter, keeping health false while it fails. It never gives up on its own:
 // a message that was fetched is written or stays uncommitted.
-func (c *Consumer) retry(ctx context.Context, what string, health *atomic.Bool, f func() error) bool {
+func (c *Consumer) retry(ctx context.Context, what string, health *atomic.Bool, f func(context.Context) error) bool {
 	delay := c.cfg.RetryMin
 	for attempt := 1; ; attempt++ {
-		err := f()
+		actx, cancel := context.WithTimeout(ctx, c.cfg.AttemptTimeout)
+		err := f(actx)
+		cancel()
 		if err == nil {
 			health.Store(true)
 			return true

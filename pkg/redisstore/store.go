@@ -28,6 +28,10 @@ func Dial(ctx context.Context, url string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: parse url: %w", err)
 	}
+	// A caller's deadline bounds the socket wait too. Without it a Redis
+	// that hangs (paused, partitioned) holds every call for the read timeout
+	// times the client's own retries, unseen by readiness.
+	opt.ContextTimeoutEnabled = true
 	return New(redis.NewClient(opt)), nil
 }
 

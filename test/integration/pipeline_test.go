@@ -81,6 +81,15 @@ func TestPipeline(t *testing.T) {
 	}
 }
 
+// release gives user's slot back through the gateway's HTTP route, as the
+// protected service does, and reports whether a slot was freed.
+func release(t *testing.T, gw *node, event, entryToken string) bool {
+	t.Helper()
+	var r gateway.ReleaseResponse
+	postJSON(t, gw.URL()+"/v1/events/"+event+"/release", map[string]string{"token": entryToken}, &r)
+	return r.Released
+}
+
 // verification is the answer of the gateway's /v1/entry/verify.
 type verification struct {
 	Valid  bool
@@ -90,15 +99,24 @@ type verification struct {
 
 func verify(t *testing.T, gw *node, token string) verification {
 	t.Helper()
-	body, _ := json.Marshal(map[string]string{"token": token})
-	resp, err := http.Post(gw.URL()+"/v1/entry/verify", "application/json", bytes.NewReader(body))
+	var v verification
+	postJSON(t, gw.URL()+"/v1/entry/verify", map[string]string{"token": token}, &v)
+	return v
+}
+
+// postJSON posts body as JSON to url and decodes a 200 answer into out.
+func postJSON(t *testing.T, url string, body, out any) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
 	if err != nil {
-		t.Fatalf("verify: %v", err)
+		t.Fatalf("POST %s: %v", url, err)
 	}
 	defer resp.Body.Close()
-	var v verification
-	if err := json.NewDecoder(resp.Body).Decode(&v); err != nil {
-		t.Fatalf("verify: %d: %v", resp.StatusCode, err)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST %s: %s", url, resp.Status)
 	}
-	return v
+	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
 }
