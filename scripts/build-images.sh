@@ -6,7 +6,8 @@
 #   waitq/redis          Debian bookworm (debootstrap --variant=minbase) with
 #                        redis-server, made into an image by `docker import`
 # The service images are rebuilt every run (seconds); the Redis image only
-# when it is missing or WAITQ_REBUILD_REDIS=1. Tag: $WAITQ_IMAGE_TAG (it).
+# when it is missing or WAITQ_REBUILD_REDIS=1, and not at all when
+# WAITQ_IT_REDIS_IMAGE names another. Tag: $WAITQ_IMAGE_TAG (it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -52,7 +53,9 @@ debian_mirror() {
   echo "$m"
 }
 
-if [ "${WAITQ_REBUILD_REDIS:-0}" = 1 ] || ! docker image inspect "waitq/redis:$tag" >/dev/null 2>&1; then
+if [ -n "${WAITQ_IT_REDIS_IMAGE:-}" ]; then
+  log "Redis image: $WAITQ_IT_REDIS_IMAGE (WAITQ_IT_REDIS_IMAGE); not building waitq/redis"
+elif [ "${WAITQ_REBUILD_REDIS:-0}" = 1 ] || ! docker image inspect "waitq/redis:$tag" >/dev/null 2>&1; then
   command -v debootstrap >/dev/null || apt_install debootstrap
   root="$work/rootfs"
   mirror=$(debian_mirror)

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The project's test command: installs what the tests need when it is
 # missing, then runs go vet, a gofmt check, every test with the race
-# detector, and a short Locust run against the dev stack. With CI=true, a test whose dependency is still missing fails
-# instead of skipping (internal/testenv).
+# detector, a short Locust run against the dev stack, and the container
+# suite (test/integration) on images it builds. With CI=true, a test whose
+# dependency is still missing fails instead of skipping (internal/testenv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,6 +15,7 @@ ensure_chromium
 
 log "go vet"
 go vet ./...
+go vet -tags integration ./test/integration
 
 log "gofmt"
 unformatted=$(gofmt -l .)
@@ -22,20 +24,30 @@ if [ -n "$unformatted" ]; then
   exit 1
 fi
 
-log "go test (CI=${CI:-unset}); full log in artifacts/go-test.log"
 mkdir -p artifacts
-status=0
-go test -race -count=1 -timeout 20m -v ./... > artifacts/go-test.log 2>&1 || status=$?
-grep -E '^(ok|FAIL|panic:)|^ *--- FAIL|screenshot: ' artifacts/go-test.log || true
-passed=$(grep -cE '^ *--- PASS' artifacts/go-test.log || true)
-failed=$(grep -cE '^ *--- FAIL' artifacts/go-test.log || true)
-skipped=$(grep -cE '^ *--- SKIP' artifacts/go-test.log || true)
-if [ "$status" -ne 0 ]; then
-  log "failing tests:"
-  grep -E -B1 -A40 '^ *--- FAIL|^panic:' artifacts/go-test.log | head -400 >&2 || true
-  echo "go test: $passed passed, $failed failed, $skipped skipped"
-  exit "$status"
-fi
+passed=0 failed=0 skipped=0
+
+# gotest LOG ARGS... runs go test -v with ARGS into artifacts/LOG, shows the
+# package lines and failures, adds to the counts, and exits on failure with
+# the closing line.
+gotest() {
+  local logfile="artifacts/$1" status=0
+  shift
+  go test -count=1 -v "$@" > "$logfile" 2>&1 || status=$?
+  grep -E '^(ok|FAIL|panic:)|^ *--- FAIL|screenshot: ' "$logfile" || true
+  passed=$((passed + $(grep -cE '^ *--- PASS' "$logfile" || true)))
+  failed=$((failed + $(grep -cE '^ *--- FAIL' "$logfile" || true)))
+  skipped=$((skipped + $(grep -cE '^ *--- SKIP' "$logfile" || true)))
+  if [ "$status" -ne 0 ]; then
+    log "failing tests (full log in $logfile):"
+    grep -E -B1 -A40 '^ *--- FAIL|^panic:' "$logfile" | head -400 >&2 || true
+    echo "go test: $passed passed, $failed failed, $skipped skipped"
+    exit "$status"
+  fi
+}
+
+log "go test (CI=${CI:-unset}); full log in artifacts/go-test.log"
+gotest go-test.log -race -timeout 20m ./...
 
 # inputs DIR counts the saved fuzz inputs in DIR (0 when it does not exist).
 inputs() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
@@ -64,5 +76,23 @@ done
 
 log "locust smoke run against the dev stack"
 bash scripts/locust-smoke.sh
+
+# The container suite. Without a Docker Engine its tests skip, or fail with
+# CI=true (internal/testenv).
+sweep() {
+  docker ps -aq --filter "label=io.waitq.test=integration" | xargs -r docker rm -f >/dev/null 2>&1 || true
+  docker network ls -q --filter "label=io.waitq.test=integration" | xargs -r docker network rm >/dev/null 2>&1 || true
+}
+if docker info >/dev/null 2>&1; then
+  log "building the container images"
+  bash scripts/build-images.sh
+  export WAITQ_IT_BUILT=1
+  trap sweep EXIT
+else
+  log "no Docker Engine: the container suite will skip (fail with CI=true)"
+fi
+log "container suite (testcontainers-go); full log in artifacts/go-test-integration.log"
+gotest go-test-integration.log -tags integration -timeout 20m ./test/integration
+grep -hE 'joins sent|admitted frames to' artifacts/go-test-integration.log | sed 's/^ */  /' || true
 
 echo "go test: $passed passed, $failed failed, $skipped skipped"
