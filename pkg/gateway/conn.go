@@ -1,9 +1,12 @@
 package gateway
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,11 +35,16 @@ type conn struct {
 	joinedAtMs int64 // from the ticket; 0 when unknown
 
 	out       chan []byte
-	admitted  atomic.Bool // the admitted frame was sent
-	placed    atomic.Bool // the user was seen in line or holding, or left
+	writing   atomic.Int64 // unix ns the write under way began; 0 when none
+	admitted  atomic.Bool  // the admitted frame was sent
+	placed    atomic.Bool  // the user was seen in line or holding, or left
 	closeOnce sync.Once
 	cancel    context.CancelFunc
-	onDrop    func(code websocket.StatusCode)
+	// raw is the connection under ws, closed directly to abort a stuck
+	// write: no pending close handshake can hold that up. Nil in tests that
+	// make conns by hand.
+	raw    net.Conn
+	onDrop func(code websocket.StatusCode)
 }
 
 func (c *conn) history() history {
@@ -54,7 +62,7 @@ func (c *conn) send(frame []byte) bool {
 	case c.out <- frame:
 		return true
 	default:
-		c.close(CloseTooSlow, "too slow to read")
+		c.abort()
 		return false
 	}
 }
@@ -73,6 +81,23 @@ func (c *conn) close(code websocket.StatusCode, reason string) {
 	})
 }
 
+// stalled reports whether a write has been under way since before cutoff
+// (unix ns).
+func (c *conn) stalled(cutoff int64) bool {
+	w := c.writing.Load()
+	return w != 0 && w < cutoff
+}
+
+// abort ends a socket that cannot keep up: counted as too slow, its
+// connection closed at once, which fails a stuck write (no close frame can
+// pass a full send buffer).
+func (c *conn) abort() {
+	c.close(CloseTooSlow, "too slow to read")
+	if c.raw != nil {
+		_ = c.raw.Close()
+	}
+}
+
 // clientHandler acts on the frames a client sends.
 type clientHandler interface {
 	leave(ctx context.Context, c *conn) error
@@ -80,8 +105,10 @@ type clientHandler interface {
 }
 
 // run serves the socket until it closes: frames out through a writer
-// goroutine with a timeout on every write and a ping every pingEvery, client
-// frames in on this goroutine.
+// goroutine, a ping every pingEvery, client frames in on this goroutine.
+// Writes carry no timer of their own: the gateway's write watchdog aborts a
+// socket whose write takes longer than the write timeout (see
+// Server.watchWrites), so a frame costs no timer and no context.
 func (c *conn) run(ctx context.Context, h clientHandler, writeTimeout, pingEvery time.Duration) {
 	ctx, c.cancel = context.WithCancel(ctx)
 	defer c.cancel()
@@ -98,16 +125,19 @@ func (c *conn) run(ctx context.Context, h clientHandler, writeTimeout, pingEvery
 func (c *conn) writeLoop(ctx context.Context, writeTimeout, pingEvery time.Duration) {
 	ping := time.NewTicker(pingEvery)
 	defer ping.Stop()
+	// A context that is never done: coder/websocket then arms nothing for
+	// the write.
+	wctx := context.WithoutCancel(ctx)
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case f := <-c.out:
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			c.writing.Store(time.Now().UnixNano())
 			err := c.ws.Write(wctx, websocket.MessageText, f)
-			cancel()
+			c.writing.Store(0)
 			if err != nil {
-				// A write that timed out has closed the socket already.
+				// Aborted by the watchdog, or the peer is gone.
 				c.close(CloseTooSlow, "too slow to read")
 				return
 			}
@@ -164,4 +194,22 @@ func parseClientFrame(typ websocket.MessageType, data []byte) (string, error) {
 		return "", queue.Errorf(queue.CodeInvalidBody, "unknown frame type %q: use leave or release", f.Type)
 	}
 	return f.Type, nil
+}
+
+// hijackRecorder keeps the connection a WebSocket upgrade hijacks, so that
+// a stuck write can be aborted by closing it.
+type hijackRecorder struct {
+	http.ResponseWriter
+	conn net.Conn
+}
+
+// Hijack implements http.Hijacker.
+func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	hj, ok := h.ResponseWriter.(http.Hijacker)
+	if !ok {
+		return nil, nil, errors.New("gateway: the response cannot be hijacked")
+	}
+	c, brw, err := hj.Hijack()
+	h.conn = c
+	return c, brw, err
 }

@@ -83,6 +83,21 @@ func (h *hub) byEvent() map[string][]*conn {
 	return out
 }
 
+// each calls f for every socket, one shard locked at a time; f must not
+// block.
+func (h *hub) each(f func(*conn)) {
+	for i := range h.shards {
+		s := &h.shards[i]
+		s.mu.Lock()
+		for _, list := range s.conns {
+			for _, c := range list {
+				f(c)
+			}
+		}
+		s.mu.Unlock()
+	}
+}
+
 // count returns the number of open sockets.
 func (h *hub) count() int {
 	n := 0

@@ -167,6 +167,7 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Go(func() { s.every(ctx, s.cfg.StatusInterval, s.statusTick) })
 	wg.Go(func() { s.every(ctx, s.cfg.AdmitInterval, s.MonitorTick) })
 	wg.Go(func() { s.greetLoop(ctx) })
+	wg.Go(func() { s.every(ctx, watchdogPeriod(s.cfg.WriteTimeout), s.watchWrites) })
 	wg.Wait()
 	// Sockets live under a context shutdown does not cancel (a cancelled
 	// read would drop them without a close frame): each is closed with
@@ -181,6 +182,26 @@ func (s *Server) Run(ctx context.Context) error {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return nil
+}
+
+// watchdogPeriod is how often stuck writes are looked for: a quarter of the
+// write timeout, so a stuck socket is aborted within 1.25 times it.
+func watchdogPeriod(writeTimeout time.Duration) time.Duration {
+	return max(writeTimeout/4, time.Millisecond)
+}
+
+// watchWrites aborts every socket whose write has taken longer than
+// WriteTimeout: one goroutine for all sockets in place of a timer per
+// write.
+func (s *Server) watchWrites(context.Context) {
+	// Real time, as the write stamps are: the injected clock is business
+	// time and may be pushed forward by tests.
+	cutoff := time.Now().Add(-s.cfg.WriteTimeout).UnixNano()
+	s.hub.each(func(c *conn) {
+		if c.stalled(cutoff) {
+			c.abort()
+		}
+	})
 }
 
 func (s *Server) every(ctx context.Context, d time.Duration, f func(context.Context)) {
@@ -225,7 +246,8 @@ func (s *Server) socket(c echo.Context) error {
 		return queue.Errorf(queue.CodeStoreUnavailable, "the gateway is starting")
 	}
 	r := c.Request()
-	ws, err := websocket.Accept(c.Response(), r, &websocket.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins})
+	rec := &hijackRecorder{ResponseWriter: c.Response()}
+	ws, err := websocket.Accept(rec, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins})
 	if err != nil {
 		s.metrics.refused.WithLabelValues("handshake").Inc()
 		return nil // Accept answered (403 for a foreign origin, 426 for no upgrade)
@@ -257,6 +279,7 @@ func (s *Server) socket(c echo.Context) error {
 		return refuse(CloseInternal, "try again", "store")
 	}
 	cn := newConn(ws, ev, user, joinedAt, s.cfg.SendQueue)
+	cn.raw = rec.conn
 	cn.onDrop = func(code websocket.StatusCode) {
 		if code == CloseTooSlow {
 			s.metrics.slow.Inc()
