@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -159,6 +160,22 @@ func (s *Stream) Refused() (map[string]int, int) {
 		out[k] = v
 	}
 	return out, s.errs
+}
+
+// ExpectRefusals fails the test for every refusal whose "status code" (as
+// Refused names them) is not among allowed, and for joins that got no
+// answer at all.
+func (s *Stream) ExpectRefusals(allowed ...string) {
+	s.tb.Helper()
+	refused, errs := s.Refused()
+	for code, n := range refused {
+		if !slices.Contains(allowed, code) {
+			s.tb.Errorf("%d joins refused with %s (allowed: %v)", n, code, allowed)
+		}
+	}
+	if errs > 0 {
+		s.tb.Errorf("%d joins got no answer at all", errs)
+	}
 }
 
 // WaitForLine polls event's waiting line and slot holders in rdb until they
