@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
 	"github.com/waitq/waitq/internal/testenv"
@@ -58,6 +59,10 @@ func TestMain(m *testing.M) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	docker, dockerErr = testcontainers.NewDockerClientWithOpts(ctx)
+	if dockerErr == nil {
+		// The client may be made without an engine behind it: ask it.
+		_, dockerErr = docker.Ping(ctx, client.PingOptions{})
+	}
 	cancel()
 	if dockerErr == nil && os.Getenv("WAITQ_IT_BUILT") != "1" {
 		buildErr = buildImages()
