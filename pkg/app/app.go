@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"os"
 	"os/signal"
 	"strings"
@@ -65,6 +66,13 @@ func Run(ctx context.Context, svc Service, args []string, getenv func(string) st
 	}
 	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: lv})).With("service", svc.Name())
 	log.Info("starting", l.LogAttrs()...)
+	if p, ok := svc.(profiled); ok && p.pprofAddr() != "" {
+		go func() {
+			if err := serveHTTP(ctx, log.With("listener", "pprof"), p.pprofAddr(), pprofMux(), time.Second, nil); err != nil {
+				log.Error("pprof listener stopped", "err", err)
+			}
+		}()
+	}
 	err := svc.Run(ctx, log)
 	if err != nil {
 		log.Error("stopped", "err", err)
@@ -78,11 +86,30 @@ func Run(ctx context.Context, svc Service, args []string, getenv func(string) st
 type Common struct {
 	HTTPAddr        string
 	ShutdownTimeout time.Duration
+	PprofAddr       string
 }
 
 func (c *Common) bind(l *config.Loader, defaultAddr string) {
 	l.String(&c.HTTPAddr, "http-addr", "WAITQ_HTTP_ADDR", defaultAddr, "HTTP listen address")
 	l.Duration(&c.ShutdownTimeout, "shutdown-timeout", "WAITQ_SHUTDOWN_TIMEOUT", 10*time.Second, "longest graceful shutdown")
+	l.String(&c.PprofAddr, "pprof-addr", "WAITQ_PPROF_ADDR", "", "listen address of Go's /debug/pprof profiles, apart from the service's port (empty: off; keep it on loopback)")
+}
+
+// profiled is a service that may serve Go's profiles on a listener of their
+// own.
+type profiled interface{ pprofAddr() string }
+
+func (c *Common) pprofAddr() string { return c.PprofAddr }
+
+// pprofMux serves net/http/pprof's handlers.
+func pprofMux() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return mux
 }
 
 // Limits are the per-client-IP rate limits of a service facing clients.

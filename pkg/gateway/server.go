@@ -238,7 +238,8 @@ func (s *Server) identify(r *http.Request, eventID string) (user string, joinedA
 	return "", 0, queue.Errorf(queue.CodeMissingUserID, "a ticket is required (?ticket=…)")
 }
 
-// socket upgrades /queue-status/{eventId} and serves it until it closes.
+// socket upgrades /queue-status/{eventId} and hands the socket to a
+// goroutine of its own that serves it until it closes.
 func (s *Server) socket(c echo.Context) error {
 	select {
 	case <-s.ready:
@@ -286,9 +287,13 @@ func (s *Server) socket(c echo.Context) error {
 		}
 	}
 	s.hub.add(cn)
-	defer s.hub.remove(cn)
 	s.greet(cn)
-	cn.run(context.WithoutCancel(s.baseCtx), s, s.cfg.WriteTimeout, s.cfg.PingInterval)
+	// The request's goroutine returns, and with it the stack the HTTP server
+	// and the upgrade grew: a socket lives for minutes on a fresh one.
+	go func() {
+		defer s.hub.remove(cn)
+		cn.run(context.WithoutCancel(s.baseCtx), s, s.cfg.WriteTimeout, s.cfg.PingInterval)
+	}()
 	return nil
 }
 
