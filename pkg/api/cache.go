@@ -45,7 +45,9 @@ func newEventCache(store queue.EventStore, ttl time.Duration, now func() time.Ti
 	return &eventCache{store: store, ttl: ttl, now: now, entries: map[string]cachedEvent{}}
 }
 
-// get returns id's configuration, or ErrEventNotFound.
+// get returns id's configuration, or ErrEventNotFound. Of the joins that
+// find an entry expired, one asks the store; the others go on with the
+// entry meanwhile instead of all waiting on Redis at once.
 func (c *eventCache) get(ctx context.Context, id string) (queue.Event, error) {
 	now := c.now()
 	c.mu.RLock()
@@ -53,6 +55,12 @@ func (c *eventCache) get(ctx context.Context, id string) (queue.Event, error) {
 	c.mu.RUnlock()
 	if ok && now.Before(e.expires) {
 		return e.ev, nil
+	}
+	if ok {
+		var ask bool
+		if e, ok, ask = c.claim(id, now); !ask {
+			return e.ev, nil
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, storeTimeout)
 	defer cancel()
@@ -69,6 +77,25 @@ func (c *eventCache) get(ctx context.Context, id string) (queue.Event, error) {
 		c.forget(id)
 		return queue.Event{}, err
 	}
+}
+
+// claim makes the caller the one to ask the store for id, unless another
+// caller did already: the entry stays served until the answer is in. It
+// returns the entry as it now is, whether there is one, and whether the
+// caller is to ask the store.
+func (c *eventCache) claim(id string, now time.Time) (e cachedEvent, ok, ask bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok = c.entries[id]
+	switch {
+	case !ok: // invalidated meanwhile: ask, with nothing to fall back on
+		return e, false, true
+	case now.Before(e.expires): // refreshed or claimed by another caller
+		return e, true, false
+	}
+	e.expires = now.Add(storeTimeout)
+	c.entries[id] = e
+	return e, true, true
 }
 
 func (c *eventCache) put(id string, e cachedEvent) {
