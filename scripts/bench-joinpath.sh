@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Measures the join path on this machine with cmd/loadgen: joins/s through
-# producer-api next to a bare echo handler, then messages/s of the ingest
-# consumer next to raw pipelined ZADDs. Everything runs locally (kfake
-# in-process, a redis-server child process). The tables are printed and
-# kept in bench/out/joinpath-<date>.txt; progress goes to stderr only.
+# producer-api next to a bare echo handler and a bare Kafka writer, then
+# messages/s of the ingest consumer next to raw pipelined ZADDs, then the
+# join → visible-in-line lag at a fixed offered rate. Everything runs
+# locally (kfake in-process, a redis-server child process). The tables are
+# printed and kept in bench/out/joinpath-<date>.txt; progress goes to stderr
+# only.
 #
-# Extra flags: JOINS_ARGS='-d 20s -c 128' INGEST_ARGS='-n 500000' scripts/bench-joinpath.sh
+# Extra flags: JOINS_ARGS='-d 20s -c 128' INGEST_ARGS='-n 500000' LAG_ARGS='-rate 5000' scripts/bench-joinpath.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +21,7 @@ go build -o bin/loadgen ./cmd/loadgen
 
 read -r -a joins_args <<<"${JOINS_ARGS:-}"
 read -r -a ingest_args <<<"${INGEST_ARGS:-}"
+read -r -a lag_args <<<"${LAG_ARGS:-}"
 
 mkdir -p bench/out
 out="bench/out/joinpath-$(date -u +%Y%m%d-%H%M%S).txt"
@@ -28,4 +31,7 @@ bin/loadgen joins "${joins_args[@]}" | tee "$out"
 echo | tee -a "$out"
 log "loadgen ingest ${ingest_args[*]}"
 bin/loadgen ingest "${ingest_args[@]}" | tee -a "$out"
+echo | tee -a "$out"
+log "loadgen lag ${lag_args[*]}"
+bin/loadgen lag "${lag_args[@]}" | tee -a "$out"
 log "written to $out"

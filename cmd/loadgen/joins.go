@@ -1,11 +1,13 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,6 +19,8 @@ import (
 
 	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/pkg/app"
+	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
 )
 
 // Bounds of the joins settings.
@@ -25,6 +29,11 @@ const (
 	maxRequests    = 5_000_000
 	maxConcurrency = 1024
 	benchEvent     = "bench"
+	// benchPartitions is the partition count of the bench event's topic.
+	benchPartitions = 6
+	// writerPublishTimeout bounds one publish of the kafka-writer baseline,
+	// as producer-api's default WAITQ_PUBLISH_TIMEOUT bounds one of its own.
+	writerPublishTimeout = 3 * time.Second
 )
 
 // joinsConfig are the settings of "loadgen joins".
@@ -59,14 +68,20 @@ func parseJoins(args []string, stderr io.Writer) (joinsConfig, error) {
 	return c, c.validate()
 }
 
-func (c *joinsConfig) validate() error {
+// loadFlagErrors checks the -c and -d flags that joins and lag share.
+func loadFlagErrors(concurrency int, duration time.Duration) []error {
 	var errs []error
-	if c.concurrency < 1 || c.concurrency > maxConcurrency {
-		errs = append(errs, fmt.Errorf("-c %d: must be between 1 and %d", c.concurrency, maxConcurrency))
+	if concurrency < 1 || concurrency > maxConcurrency {
+		errs = append(errs, fmt.Errorf("-c %d: must be between 1 and %d", concurrency, maxConcurrency))
 	}
-	if c.duration <= 0 || c.duration > maxDuration {
-		errs = append(errs, fmt.Errorf("-d %s: must be positive and at most %s", c.duration, maxDuration))
+	if duration <= 0 || duration > maxDuration {
+		errs = append(errs, fmt.Errorf("-d %s: must be positive and at most %s", duration, maxDuration))
 	}
+	return errs
+}
+
+func (c *joinsConfig) validate() error {
+	errs := loadFlagErrors(c.concurrency, c.duration)
 	if c.warmup < 0 || c.warmup > maxDuration {
 		errs = append(errs, fmt.Errorf("-warmup %s: must be between 0 and %s", c.warmup, maxDuration))
 	}
@@ -108,8 +123,10 @@ func checkLoopbackURL(raw string) error {
 	return nil
 }
 
-// runJoins measures joins/s through producer-api and through a bare echo
-// handler with the same client, and prints both rows and their ratio.
+// runJoins measures joins/s through producer-api, through a bare echo handler
+// with the same client and, when loadgen started the broker, straight into
+// the broker with the service's Kafka writer from as many workers; it prints
+// the rows and the ratios of producer-api to each baseline.
 func runJoins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseJoins(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
@@ -148,16 +165,89 @@ func runJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
+	// The topic is counted before the writer baseline adds to it, so that
+	// the check compares producer-api's messages with its own 202s.
+	var check strings.Builder
+	var writerRes result
+	if len(pt.brokers) > 0 {
+		printTopicCheck(ctx, &check, pt.brokers, warmOK+prodRes.ok)
+		if writerRes, err = measureWriter(ctx, cfg, pt.brokers, "k"+runID, stderr); err != nil {
+			return err
+		}
+	}
 	fmt.Fprintln(stdout)
 	printJoinRow(stdout, &prodRes)
+	if len(pt.brokers) > 0 {
+		printJoinRow(stdout, &writerRes)
+	} else {
+		fmt.Fprintf(stdout, "joins  %-12s  not measured: the brokers behind -producer-url are unknown\n", "kafka-writer")
+	}
 	printJoinRow(stdout, &echoRes)
 	printRatio(stdout, "producer-api/bare-echo", prodRes.rate(), echoRes.rate())
+	printRatio(stdout, "producer-api/kafka-writer", prodRes.rate(), writerRes.rate())
 	printErrors(stdout, &prodRes)
+	printErrors(stdout, &writerRes)
 	printErrors(stdout, &echoRes)
-	if len(pt.brokers) > 0 {
-		printTopicCheck(ctx, stdout, pt.brokers, warmOK+prodRes.ok)
-	}
+	fmt.Fprint(stdout, check.String())
 	return nil
+}
+
+// measureWriter measures the kafka-writer baseline, the broker's limit for
+// the join path: the service's own Kafka writer (kafkajoin.NewPublisher:
+// acks=all, key = user id, Murmur2, the batch timeout of the started
+// producer-api) publishing the same join messages into the bench topic, each
+// worker waiting for its acknowledgement, with the workers, bounds and
+// record of measureTarget. No HTTP is involved: publishTransport stands in
+// for the network.
+func measureWriter(ctx context.Context, cfg joinsConfig, brokers []string, prefix string, stderr io.Writer) (result, error) {
+	bt, err := time.ParseDuration(cmp.Or(cfg.batchTimeout, "0s")) // 0: the service default
+	if err != nil {
+		return result{}, fmt.Errorf("-batch-timeout: %w", err)
+	}
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: kafkajoin.Conn{Brokers: brokers}, BatchTimeout: bt})
+	defer func() {
+		if err := pub.Close(); err != nil {
+			fmt.Fprintf(stderr, "loadgen: kafka-writer: close: %v\n", err)
+		}
+	}()
+	lc := &loadClient{http: &http.Client{Transport: publishTransport{pub: pub}, Timeout: 10 * time.Second}}
+	// The .invalid host (RFC 2606) is never dialled: publishTransport
+	// answers every request itself.
+	t := target{"kafka-writer", "http://kafka-writer.invalid/v1/events/" + benchEvent + "/queue"}
+	r, _, err := measureTarget(ctx, lc, cfg, t, prefix, stderr)
+	return r, err
+}
+
+// publishTransport is the http.RoundTripper of the kafka-writer baseline. It
+// sends nothing over the network: it publishes the join of the request's
+// X-User-Id to the bench event, built as producer-api builds it, and
+// answers 202 once the broker acknowledged it, or 503 with the error (as the
+// service answers broker_unavailable). Behind an http.Client it lets the
+// HTTP workers of load.go drive the bare writer. Safe for concurrent use.
+type publishTransport struct {
+	pub *kafkajoin.Publisher
+}
+
+// RoundTrip implements http.RoundTripper.
+func (t publishTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Body != nil {
+		_ = req.Body.Close()
+	}
+	m := queue.Message{
+		V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent, UserID: req.Header.Get("X-User-Id"),
+		TS: time.Now().UnixMilli(), ID: app.RandomHex(12),
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), writerPublishTimeout)
+	defer cancel()
+	status, body := http.StatusAccepted, ""
+	if err := t.pub.Publish(ctx, m); err != nil {
+		status, body = http.StatusServiceUnavailable, err.Error()
+	}
+	return &http.Response{
+		Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
+		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
+		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req,
+	}, nil
 }
 
 // measureTarget runs the warm-up and then the recorded measurement of t. It
@@ -216,28 +306,36 @@ func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer
 // startProducer runs producer-api in this process against st and waits until
 // its /readyz answers 200. An empty batchTimeout keeps the service default.
 func startProducer(ctx context.Context, st *stack, batchTimeout, adminToken string, stderr io.Writer) (base string, stop func(), err error) {
+	return startService(ctx, &app.Producer{}, map[string]string{
+		"WAITQ_KAFKA_BROKERS":       strings.Join(st.Brokers(), ","),
+		"WAITQ_REDIS_URL":           st.redis.URL(),
+		"WAITQ_TICKET_SECRET":       app.RandomHex(32),
+		"WAITQ_ADMIN_TOKEN":         adminToken,
+		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
+		"WAITQ_RATE":                "0", // one client address sends every join
+	}, stderr)
+}
+
+// startService runs svc in this process with the settings env (plus a free
+// loopback WAITQ_HTTP_ADDR, error-level logs to nowhere and a 5 s shutdown)
+// and waits until its /readyz answers 200. stop ends it and waits at most
+// 15 s for it to return.
+func startService(ctx context.Context, svc app.Service, env map[string]string, stderr io.Writer) (base string, stop func(), err error) {
 	port, err := redisproc.FreePort()
 	if err != nil {
 		return "", nil, err
 	}
 	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	env := map[string]string{
-		"WAITQ_HTTP_ADDR":           addr,
-		"WAITQ_KAFKA_BROKERS":       strings.Join(st.Brokers(), ","),
-		"WAITQ_REDIS_URL":           st.redis.URL(),
-		"WAITQ_TICKET_SECRET":       app.RandomHex(32),
-		"WAITQ_ADMIN_TOKEN":         adminToken,
-		"WAITQ_LOG_LEVEL":           "error",
-		"WAITQ_SHUTDOWN_TIMEOUT":    "5s",
-		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
-		"WAITQ_RATE":                "0", // one client address sends every join
-	}
+	env = maps.Clone(env)
+	env["WAITQ_HTTP_ADDR"] = addr
+	env["WAITQ_LOG_LEVEL"] = "error"
+	env["WAITQ_SHUTDOWN_TIMEOUT"] = "5s"
 	pctx, cancel := context.WithCancel(ctx)
 	exited := make(chan struct{})
 	var runErr error
 	go func() {
 		defer close(exited)
-		runErr = app.Run(pctx, &app.Producer{}, nil, func(k string) string { return env[k] }, io.Discard)
+		runErr = app.Run(pctx, svc, nil, func(k string) string { return env[k] }, io.Discard)
 	}()
 	shutdown := func() error {
 		cancel()
@@ -253,11 +351,11 @@ func startProducer(ctx context.Context, st *stack, batchTimeout, adminToken stri
 		if serr := shutdown(); serr != nil {
 			err = serr
 		}
-		return "", nil, fmt.Errorf("producer-api: %w", err)
+		return "", nil, fmt.Errorf("%s: %w", svc.Name(), err)
 	}
 	stop = func() {
 		if err := shutdown(); err != nil {
-			fmt.Fprintf(stderr, "loadgen: producer-api: %v\n", err)
+			fmt.Fprintf(stderr, "loadgen: %s: %v\n", svc.Name(), err)
 		}
 	}
 	return base, stop, nil
@@ -303,7 +401,7 @@ func createBenchEvent(ctx context.Context, base, token string) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+benchEvent,
-		strings.NewReader(`{"capacity":100,"partitions":6}`))
+		strings.NewReader(fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)))
 	if err != nil {
 		return err
 	}

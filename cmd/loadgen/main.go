@@ -4,6 +4,8 @@
 //	loadgen joins   joins/s through producer-api next to a bare echo handler
 //	loadgen ingest  messages/s the ingest consumer writes into Redis next to
 //	                raw pipelined ZADDs
+//	loadgen lag     join → visible-in-line lag at a fixed offered rate
+//	                through producer-api, the broker and the ingest consumer
 //	loadgen sockets WebSockets one ws-gateway process holds with every status
 //	                frame on time, its memory per socket, Redis round trips
 //	                per status tick
@@ -41,6 +43,7 @@ const usage = `usage: loadgen <command> [flags]
 commands:
   joins   joins/s through producer-api next to a bare echo handler
   ingest  messages/s the ingest consumer writes into Redis
+  lag     join → visible-in-line lag at a fixed offered rate
   sockets WebSockets one ws-gateway holds with status frames on time
 
 Run "loadgen <command> -h" for the command's flags.
@@ -58,6 +61,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runJoins(ctx, args[1:], stdout, stderr)
 	case "ingest":
 		return runIngest(ctx, args[1:], stdout, stderr)
+	case "lag":
+		return runLag(ctx, args[1:], stdout, stderr)
 	case "sockets":
 		return runSockets(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
