@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Runs every measurement on this machine and writes bench/RESULTS.md: the Go
-# benchmarks of the hot paths, redis-benchmark's pipelined ZADD (the store's
-# limit), the join path against a bare echo handler and the ingest consumer
-# against raw ZADD (scripts/bench-joinpath.sh), and sockets per gateway
-# (scripts/bench-gateway.sh). Measurements only: nothing here passes or fails
-# on a number.
+# Runs every measurement on this machine and writes bench/RESULTS.md: a
+# summary table of the figures next to their same-run baselines and goals,
+# then the raw outputs: the Go benchmarks of the hot paths, redis-benchmark's
+# pipelined ZADD (the store's limit), the join path against a bare echo
+# handler and a bare Kafka writer, the ingest consumer against raw ZADD, the
+# join → visible-in-line lag (scripts/bench-joinpath.sh), and sockets per
+# gateway (scripts/bench-gateway.sh). Measurements only: nothing here passes
+# or fails on a number.
 #
 # Settings: BENCHTIME=2s SOCKETS='1000 10000' DURATION=20s
 set -euo pipefail
@@ -33,10 +35,24 @@ bash scripts/bench-joinpath.sh > "$tmp/joinpath.txt"
 log "gateway sockets"
 SOCKETS="${SOCKETS:-1000 10000}" DURATION="${DURATION:-20s}" bash scripts/bench-gateway.sh > "$tmp/gateway.txt"
 
+# The store's limit against the consumer's rate, from the summary rows.
+zadd_rps=$(tr '\r' '\n' < "$tmp/redis.txt" | grep -oE '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
+consumer_rps=$(grep -h '^summary | ingest consumer' "$tmp/joinpath.txt" | awk -F'|' '{print $3}' | grep -oE '[0-9]+' | head -1)
+
 {
   echo "# waitq measurements"
   echo
   echo "Written by \`scripts/bench.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, $(go version | cut -d' ' -f3-4), $(redis-server --version | cut -d' ' -f3)."
+  echo "Clients, services, the broker and Redis share the cores: the ratios, taken in the same run, say more than the rates."
+  echo
+  echo "## Summary"
+  echo
+  echo "| what | figure | baseline (same run) | ratio | goal |"
+  echo "|---|---|---|---|---|"
+  grep -h '^summary ' "$tmp/joinpath.txt" "$tmp/gateway.txt" | sed 's/^summary //' || true
+  if [ -n "$zadd_rps" ] && [ -n "$consumer_rps" ]; then
+    awk -v c="$consumer_rps" -v z="$zadd_rps" 'BEGIN { printf "| ingest consumer into Redis | %d msg/s | redis-benchmark -P 32 ZADD %d/s | %.2f | ≥ 0.5 |\n", c, z, c / z }'
+  fi
   echo
   echo "## Go benchmarks"; echo; echo '```'; grep -E '^(Benchmark|ok)' "$tmp/go.txt"; echo '```'
   echo; echo "## Redis limit: redis-benchmark -P 32 ZADD"; echo; echo '```'; tr '\r' '\n' < "$tmp/redis.txt" | grep -v '^\s*$' | tail -2; echo '```'

@@ -303,4 +303,6 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 		n, cfg.maxBatch, zadd.Seconds(), zaddRate)
 	printRatio(w, "consumer/zadd-pipeline", consRate, zaddRate)
 	printRatio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
+	printSummary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
+		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
 }

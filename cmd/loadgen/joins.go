@@ -185,6 +185,12 @@ func runJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printJoinRow(stdout, &echoRes)
 	printRatio(stdout, "producer-api/bare-echo", prodRes.rate(), echoRes.rate())
 	printRatio(stdout, "producer-api/kafka-writer", prodRes.rate(), writerRes.rate())
+	printSummary(stdout, fmt.Sprintf("joins through producer-api, %d clients", cfg.concurrency),
+		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", prodRes.rate(), ms(prodRes.percentile(0.5)), ms(prodRes.percentile(0.99))),
+		fmt.Sprintf("bare echo handler %.0f/s", echoRes.rate()), prodRes.rate(), echoRes.rate(), "≥ 0.5, p99 < 50 ms")
+	printSummary(stdout, "publish: joins through producer-api",
+		fmt.Sprintf("%.0f/s", prodRes.rate()),
+		fmt.Sprintf("kafka-go writer straight into the broker %.0f/s", writerRes.rate()), prodRes.rate(), writerRes.rate(), "")
 	printErrors(stdout, &prodRes)
 	printErrors(stdout, &writerRes)
 	printErrors(stdout, &echoRes)

@@ -469,4 +469,8 @@ func printLag(w io.Writer, cfg lagConfig, r *offerResult) {
 	}
 	fmt.Fprintln(w)
 	printErrors(w, &r.joins)
+	l := lagsFrom(r.watch.seen, func(s *lagSample) time.Time { return s.acked })
+	printSummary(w, fmt.Sprintf("join → visible in line, %d/s offered, %.0f/s answered 202", cfg.rate, r.joins.rate()),
+		fmt.Sprintf("p50 %s, p99 %s after the 202 (%d samples, %d never seen)", ms(l.percentile(0.5)), ms(l.percentile(0.99)), n, r.watch.unseen),
+		"", 0, 0, "p99 < 250 ms at 20k joins/s")
 }

@@ -52,6 +52,18 @@ func printRatio(w io.Writer, label string, a, b float64) {
 	fmt.Fprintf(w, "ratio %s %.2f\n", label, a/b)
 }
 
+// printSummary prints one row of the summary table that scripts/bench.sh
+// puts at the top of bench/RESULTS.md: what was measured, the figure, the
+// baseline measured in the same run, their ratio (none when base is 0) and
+// the goal.
+func printSummary(w io.Writer, what, figure, baseline string, fig, base float64, goal string) {
+	ratio := "—"
+	if base > 0 {
+		ratio = fmt.Sprintf("%.2f", fig/base)
+	}
+	fmt.Fprintf(w, "summary | %s | %s | %s | %s | %s |\n", what, figure, baseline, ratio, goal)
+}
+
 // ms formats d in milliseconds.
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
