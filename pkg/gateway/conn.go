@@ -2,9 +2,11 @@ package gateway
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -196,8 +198,18 @@ func parseClientFrame(typ websocket.MessageType, data []byte) (string, error) {
 	return f.Type, nil
 }
 
+// Buffer sizes of a hijacked socket. Its frames are small (a status frame
+// is ~160 bytes, client frames at most clientFrameReadLimit) and it lives for
+// minutes, so net/http's 4 KiB read and write buffers would be most of its
+// memory; larger frames bypass a bufio buffer anyway.
+const (
+	socketReadBuffer  = 512
+	socketWriteBuffer = 1024
+)
+
 // hijackRecorder keeps the connection a WebSocket upgrade hijacks, so that
-// a stuck write can be aborted by closing it.
+// a stuck write can be aborted by closing it, and hands the WebSocket
+// smaller buffers than net/http's.
 type hijackRecorder struct {
 	http.ResponseWriter
 	conn net.Conn
@@ -210,6 +222,13 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, errors.New("gateway: the response cannot be hijacked")
 	}
 	c, brw, err := hj.Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
 	h.conn = c
-	return c, brw, err
+	// Bytes the client sent after its request stay first in line; the
+	// response (101) was flushed before the hijack.
+	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), c), socketReadBuffer)
+	return c, bufio.NewReadWriter(r, bufio.NewWriterSize(c, socketWriteBuffer)), nil
 }
