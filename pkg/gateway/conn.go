@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -226,9 +227,20 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 		return nil, nil, err
 	}
 	h.conn = c
-	// Bytes the client sent after its request stay first in line; the
-	// response (101) was flushed before the hijack.
-	buffered, _ := brw.Reader.Peek(brw.Reader.Buffered())
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(bytes.Clone(buffered)), c), socketReadBuffer)
+	// Bytes the client sent after its request stay first in line, held in
+	// the new buffer itself: the WebSocket library keeps what is buffered
+	// and points the reader at the connection. The response (101) was
+	// flushed before the hijack.
+	ahead := bytes.Clone(peekBuffered(brw.Reader))
+	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(ahead), c), max(socketReadBuffer, len(ahead)))
+	if _, err := r.Peek(len(ahead)); err != nil {
+		return nil, nil, fmt.Errorf("gateway: carry bytes read ahead: %w", err)
+	}
 	return c, bufio.NewReadWriter(r, bufio.NewWriterSize(c, socketWriteBuffer)), nil
+}
+
+// peekBuffered returns what r holds buffered, without reading more.
+func peekBuffered(r *bufio.Reader) []byte {
+	b, _ := r.Peek(r.Buffered())
+	return b
 }
