@@ -8,7 +8,7 @@
 # gateway (scripts/bench-gateway.sh). Measurements only: nothing here passes
 # or fails on a number.
 #
-# Settings: BENCHTIME=2s SOCKETS='1000 10000' DURATION=20s
+# Settings: BENCHTIME=2s SOCKETS='1000 10000 19500' FLEET=64000 GATEWAYS=4 DURATION=20s
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
@@ -33,7 +33,8 @@ kill "$rs"; rs=
 log "join path"
 bash scripts/bench-joinpath.sh > "$tmp/joinpath.txt"
 log "gateway sockets"
-SOCKETS="${SOCKETS:-1000 10000}" DURATION="${DURATION:-20s}" bash scripts/bench-gateway.sh > "$tmp/gateway.txt"
+SOCKETS="${SOCKETS:-1000 10000 19500}" FLEET="${FLEET:-64000}" GATEWAYS="${GATEWAYS:-4}" DURATION="${DURATION:-20s}" \
+  bash scripts/bench-gateway.sh > "$tmp/gateway.txt"
 
 # The store's limit against the consumer's rate, from the summary rows.
 zadd_rps=$(tr '\r' '\n' < "$tmp/redis.txt" | grep -oE '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)

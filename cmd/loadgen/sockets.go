@@ -1142,6 +1142,17 @@ func printStatusRows(w io.Writer, r *socketsResult) {
 		bytesString(float64(r.rssEnd)), delta("waitq_ws_frames_sent_total"), e["waitq_ws_slow_closed_total"])
 	fmt.Fprintf(w, "loadgen  rss %s  goroutines %d  other frames %d  gateway log bytes dropped %d\n",
 		bytesString(float64(r.selfRSS)), r.selfGoroutines, r.otherFrames, r.gwLogDropped)
+
+	printSummary(w, fmt.Sprintf("sockets on one ws-gateway, status every %s", r.cfg.interval),
+		fmt.Sprintf("%d connected; %d of %d statuses; late p99 %s (arrival − tick stamp)", r.dial.connected, r.frames, int64(r.ticks)*int64(r.dial.connected), ms(r.lat.percentile(0.99))),
+		"", 0, 0, "100k on one gateway, p99 late < 1 s")
+	printSummary(w, fmt.Sprintf("ws-gateway memory per socket, %d sockets", r.dial.connected),
+		fmt.Sprintf("RSS %s (heap %s, stack %s), %.2f goroutines", bytesString(float64(r.rssAfter-r.rssBefore)/max(float64(r.dial.connected), 1)),
+			bytesString(perSocket("go_memstats_heap_inuse_bytes")), bytesString(perSocket("go_memstats_stack_inuse_bytes")), perSocket("go_goroutines")),
+		"", 0, 0, "≤ 10 KiB per idle socket")
+	printSummary(w, fmt.Sprintf("Redis round trips per status tick, %d sockets", r.dial.connected),
+		fmt.Sprintf("%.1f for %d event(s)", delta("waitq_status_round_trips_total")/ticks, r.cfg.events),
+		"", 0, 0, "grows with events, not sockets")
 }
 
 // seconds converts a float number of seconds.
