@@ -103,7 +103,7 @@ func (s *Server) putEvent(c echo.Context) error {
 	if err != nil {
 		return s.storeError("put event", err)
 	}
-	s.events.forget(id)
+	s.events.Forget(id)
 	s.log.Info("event saved", "event", ev.String(), "created", created)
 	status := http.StatusOK
 	if created {
@@ -180,7 +180,7 @@ func (s *Server) deleteEvent(c echo.Context) error {
 	case err != nil:
 		return s.storeError("delete event", err)
 	}
-	s.events.forget(id)
+	s.events.Forget(id)
 	if err := s.topics.DeleteTopic(ctx, id); err != nil {
 		// The event is gone; a leftover topic only holds history.
 		s.log.Warn("topic deletion failed", "event", id, "err", err)

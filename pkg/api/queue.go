@@ -84,7 +84,7 @@ func (s *Server) queueRequest(c echo.Context, join bool) (queue.Event, string, e
 	if !queue.ValidUserID(user) {
 		return queue.Event{}, "", queue.Errorf(queue.CodeInvalidUserID, "user id must be 1-%d characters of [A-Za-z0-9._:@-]", queue.MaxUserIDLen)
 	}
-	ev, err := s.events.get(c.Request().Context(), id)
+	ev, err := s.events.Event(c.Request().Context(), id)
 	switch {
 	case errors.Is(err, queue.ErrEventNotFound):
 		return queue.Event{}, "", queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)

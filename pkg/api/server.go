@@ -85,7 +85,7 @@ type Server struct {
 	tickets *queue.TicketSigner
 	log     *slog.Logger
 	now     func() time.Time
-	events  *eventCache
+	events  *queue.EventCache
 	metrics *metrics
 	e       *echo.Echo
 }
@@ -97,7 +97,7 @@ func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets,
 		log: d.Logger, now: d.Now,
-		events:  newEventCache(d.Store, cfg.EventCacheTTL, d.Now),
+		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
 	e := NewEcho(BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: ProducerOpenAPI})

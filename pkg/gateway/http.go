@@ -24,7 +24,7 @@ func (s *Server) pollStatus(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	if _, err := s.store.Event(ctx, ev); errors.Is(err, queue.ErrEventNotFound) {
+	if _, err := s.events.Event(ctx, ev); errors.Is(err, queue.ErrEventNotFound) {
 		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", ev)
 	} else if err != nil {
 		return queue.Errorf(queue.CodeStoreUnavailable, "the event store is not reachable; try again")

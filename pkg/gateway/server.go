@@ -96,6 +96,7 @@ type Deps struct {
 type Server struct {
 	cfg     Config
 	store   Store
+	events  *queue.EventCache // whether an event exists, at connect and poll
 	pub     queue.Publisher
 	tickets *queue.TicketSigner
 	entry   *entry.Keyring
@@ -133,6 +134,9 @@ func New(cfg Config, d Deps) *Server {
 	s := &Server{
 		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry, log: d.Logger, now: d.Now,
 		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
+		// A burst of connects at the start of a sale costs Redis one lookup
+		// a second per event, not one per socket.
+		events: queue.NewEventCache(d.Store, time.Second, d.Now),
 	}
 	s.metrics = newMetrics(d.Registry, s.hub)
 	e := api.NewEcho(api.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: api.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: api.GatewayOpenAPI})
@@ -269,9 +273,7 @@ func (s *Server) socket(c echo.Context) error {
 	if err != nil {
 		return refuse(CloseBadIdentity, errorMessage(err), "identity")
 	}
-	lctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
-	_, err = s.store.Event(lctx, ev)
-	cancel()
+	_, err = s.events.Event(r.Context(), ev)
 	switch {
 	case errors.Is(err, queue.ErrEventNotFound):
 		return refuse(CloseUnknownEvent, "unknown event", "unknown_event")

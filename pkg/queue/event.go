@@ -56,13 +56,18 @@ type EventStatus struct {
 	AdmittedTotal int64 `json:"admittedTotal"`
 }
 
+// EventLookup finds an event's configuration.
+type EventLookup interface {
+	// Event returns the configuration of id, or ErrEventNotFound.
+	Event(ctx context.Context, id string) (Event, error)
+}
+
 // EventStore keeps event configurations and reports their live state.
 type EventStore interface {
 	// PutEvent creates or replaces e's configuration and reports whether it
 	// was created.
 	PutEvent(ctx context.Context, e Event) (created bool, err error)
-	// Event returns the configuration of id, or ErrEventNotFound.
-	Event(ctx context.Context, id string) (Event, error)
+	EventLookup
 	// EventStatus returns id's configuration and live sizes, or ErrEventNotFound.
 	EventStatus(ctx context.Context, id string, nowMs int64) (EventStatus, error)
 	// EventIDs lists the registered events.

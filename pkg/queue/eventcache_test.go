@@ -1,4 +1,4 @@
-package api
+package queue
 
 import (
 	"context"
@@ -6,25 +6,21 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/waitq/waitq/pkg/queue"
 )
 
-// slowStore answers Event after a release signal, counting the asks; the
-// rest of queue.EventStore is not used by the cache.
+// slowStore answers Event after a release signal, counting the asks.
 type slowStore struct {
-	queue.EventStore
 	asks    atomic.Int64
 	release chan struct{}
 }
 
-func (s *slowStore) Event(ctx context.Context, id string) (queue.Event, error) {
+func (s *slowStore) Event(ctx context.Context, id string) (Event, error) {
 	s.asks.Add(1)
 	select {
 	case <-s.release:
-		return queue.Event{ID: id, Capacity: 2, State: queue.StateOpen}, nil
+		return Event{ID: id, Capacity: 2, State: StateOpen}, nil
 	case <-ctx.Done():
-		return queue.Event{}, ctx.Err()
+		return Event{}, ctx.Err()
 	}
 }
 
@@ -34,9 +30,9 @@ func TestExpiredEntryIsRefreshedOnce(t *testing.T) {
 	var clock atomic.Int64
 	now := func() time.Time { return time.Unix(0, clock.Load()) }
 	store := &slowStore{release: make(chan struct{})}
-	c := newEventCache(store, time.Second, now)
+	c := NewEventCache(store, time.Second, now)
 	close(store.release)
-	if _, err := c.get(t.Context(), "e1"); err != nil {
+	if _, err := c.Event(t.Context(), "e1"); err != nil {
 		t.Fatal(err)
 	}
 	store.release = make(chan struct{}) // the next ask hangs until released
@@ -46,7 +42,7 @@ func TestExpiredEntryIsRefreshedOnce(t *testing.T) {
 	errs := make(chan error, 50)
 	for range 50 {
 		wg.Go(func() {
-			ev, err := c.get(t.Context(), "e1")
+			ev, err := c.Event(t.Context(), "e1")
 			if err == nil && ev.Capacity != 2 {
 				t.Errorf("served %+v", ev)
 			}

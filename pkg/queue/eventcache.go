@@ -1,23 +1,22 @@
-package api
+package queue
 
 import (
 	"context"
 	"errors"
 	"sync"
 	"time"
-
-	"github.com/waitq/waitq/pkg/queue"
 )
 
-// eventCache keeps found event configurations for a short time, so a join
-// costs no Redis round trip. Misses are never cached: an event created
+// EventCache keeps found event configurations for a short time, so a join
+// or a connect costs no store round trip. Misses are never cached: an event created
 // through another replica is seen at once, and unknown ids cannot grow it.
 //
-// While Redis does not answer, a configuration read within staleLimit goes
+// While the store does not answer, a configuration read within staleLimit goes
 // on serving, asked for again only every staleRetry: joins keep flowing into
-// Kafka, the durable log, through a Redis outage instead of being refused.
-type eventCache struct {
-	store queue.EventStore
+// Kafka, the durable log, and sockets keep connecting through a Redis outage
+// instead of being refused.
+type EventCache struct {
+	store EventLookup
 	ttl   time.Duration
 	now   func() time.Time
 
@@ -26,13 +25,13 @@ type eventCache struct {
 }
 
 type cachedEvent struct {
-	ev      queue.Event
+	ev      Event
 	read    time.Time // when the store last answered with ev
 	expires time.Time // when to ask the store again
 }
 
 const (
-	// storeTimeout bounds an event lookup on the join path.
+	// storeTimeout bounds one lookup in the store.
 	storeTimeout = time.Second
 	// staleLimit is how long after the store last answered a configuration
 	// is served while the store fails.
@@ -41,14 +40,16 @@ const (
 	staleRetry = time.Second
 )
 
-func newEventCache(store queue.EventStore, ttl time.Duration, now func() time.Time) *eventCache {
-	return &eventCache{store: store, ttl: ttl, now: now, entries: map[string]cachedEvent{}}
+// NewEventCache returns a cache over store whose entries live ttl by the
+// clock now. It is safe for concurrent use.
+func NewEventCache(store EventLookup, ttl time.Duration, now func() time.Time) *EventCache {
+	return &EventCache{store: store, ttl: ttl, now: now, entries: map[string]cachedEvent{}}
 }
 
-// get returns id's configuration, or ErrEventNotFound. Of the joins that
-// find an entry expired, one asks the store; the others go on with the
-// entry meanwhile instead of all waiting on Redis at once.
-func (c *eventCache) get(ctx context.Context, id string) (queue.Event, error) {
+// Event returns id's configuration, or ErrEventNotFound. Of the callers
+// that find an entry expired, one asks the store; the others go on with the
+// entry meanwhile instead of all waiting on the store at once.
+func (c *EventCache) Event(ctx context.Context, id string) (Event, error) {
 	now := c.now()
 	c.mu.RLock()
 	e, ok := c.entries[id]
@@ -69,13 +70,13 @@ func (c *eventCache) get(ctx context.Context, id string) (queue.Event, error) {
 	case err == nil:
 		c.put(id, cachedEvent{ev: ev, read: now, expires: now.Add(c.ttl)})
 		return ev, nil
-	case ok && !errors.Is(err, queue.ErrEventNotFound) && now.Before(e.read.Add(staleLimit)):
+	case ok && !errors.Is(err, ErrEventNotFound) && now.Before(e.read.Add(staleLimit)):
 		e.expires = c.now().Add(staleRetry) // from the failure, not the ask
 		c.put(id, e)
 		return e.ev, nil
 	default:
-		c.forget(id)
-		return queue.Event{}, err
+		c.Forget(id)
+		return Event{}, err
 	}
 }
 
@@ -83,7 +84,7 @@ func (c *eventCache) get(ctx context.Context, id string) (queue.Event, error) {
 // caller did already: the entry stays served until the answer is in. It
 // returns the entry as it now is, whether there is one, and whether the
 // caller is to ask the store.
-func (c *eventCache) claim(id string, now time.Time) (e cachedEvent, ok, ask bool) {
+func (c *EventCache) claim(id string, now time.Time) (e cachedEvent, ok, ask bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e, ok = c.entries[id]
@@ -98,13 +99,15 @@ func (c *eventCache) claim(id string, now time.Time) (e cachedEvent, ok, ask boo
 	return e, true, true
 }
 
-func (c *eventCache) put(id string, e cachedEvent) {
+func (c *EventCache) put(id string, e cachedEvent) {
 	c.mu.Lock()
 	c.entries[id] = e
 	c.mu.Unlock()
 }
 
-func (c *eventCache) forget(id string) {
+// Forget drops id's entry, so the next lookup asks the store: after the
+// event changed here.
+func (c *EventCache) Forget(id string) {
 	c.mu.Lock()
 	delete(c.entries, id)
 	c.mu.Unlock()
