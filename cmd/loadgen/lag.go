@@ -206,11 +206,7 @@ func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *wa
 			return false
 		}
 	}
-	perWorker := res.offered/int64(cfg.concurrency) + 1
-	workers := make([]*worker, cfg.concurrency)
-	for i := range workers {
-		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: map[string]int{}, samples: map[string]string{}}
-	}
+	workers := newWorkers(cfg.concurrency, res.offered/int64(cfg.concurrency)+1)
 
 	sent := make(chan struct{})
 	var watchErr error

@@ -108,15 +108,20 @@ type worker struct {
 	samples map[string]string
 }
 
+// newWorkers returns n workers, each with room for perWorker latencies.
+func newWorkers(n int, perWorker int64) []*worker {
+	workers := make([]*worker, n)
+	for i := range workers {
+		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: map[string]int{}, samples: map[string]string{}}
+	}
+	return workers
+}
+
 // measure runs ph against t with ph.workers workers until ph.duration passes,
 // ph.maxReqs requests were sent or ctx ends, printing progress to progress
 // once a second.
 func measure(ctx context.Context, lc *loadClient, t target, ph phase, progress io.Writer) (result, error) {
-	perWorker := min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1))
-	workers := make([]*worker, ph.workers)
-	for i := range workers {
-		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: map[string]int{}, samples: map[string]string{}}
-	}
+	workers := newWorkers(ph.workers, min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1)))
 	var tickets, done, failed atomic.Int64
 	dials0 := lc.dials.Load()
 	start := time.Now()
