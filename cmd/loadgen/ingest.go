@@ -88,7 +88,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer st.Close()
 	rc := st.client
 	store := redisstore.New(rc)
-	conn := kafkajoin.Conn{Brokers: st.Brokers()}
+	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers()}
 	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, redis-server %s child; %d partitions\n",
 		redisVersion(ctx, st.redis.URL()), ingestPartitions)
 
@@ -113,14 +113,14 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 }
 
 // createIngestEvent registers the bench event and creates its topic.
-func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.Conn) error {
+func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	ev := queue.Event{ID: benchEvent, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: ingestPartitions}
 	if _, err := store.PutEvent(ctx, ev); err != nil {
 		return fmt.Errorf("create event %s: %w", benchEvent, err)
 	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: conn})
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
 	defer pub.Close()
 	if err := pub.Admin().EnsureTopic(ctx, benchEvent, ingestPartitions); err != nil {
 		return fmt.Errorf("create topic of %s: %w", benchEvent, err)
@@ -138,7 +138,7 @@ func benchJoin(i int, base int64) queue.Message {
 
 // prefill writes cfg.n join messages to the bench topic in large batches and
 // returns how long it took.
-func prefill(ctx context.Context, conn kafkajoin.Conn, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
+func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	w := &kafka.Writer{
@@ -173,10 +173,10 @@ func prefill(ctx context.Context, conn kafkajoin.Conn, cfg ingestConfig, base in
 
 // consume starts a consumer on the pre-filled topic and times it from its
 // start until the waiting line holds all cfg.n users.
-func consume(ctx context.Context, conn kafkajoin.Conn, store *redisstore.Store, cfg ingestConfig, stderr io.Writer) (consumeResult, error) {
+func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, stderr io.Writer) (consumeResult, error) {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	cons := kafkajoin.NewConsumer(kafkajoin.ConsumerConfig{
-		Conn: conn, MaxBatch: cfg.maxBatch, DiscoveryInterval: 200 * time.Millisecond, Logger: log,
+		BrokerConfig: conn, MaxBatch: cfg.maxBatch, DiscoveryInterval: 200 * time.Millisecond, Logger: log,
 	}, store)
 	cctx, cancel := context.WithCancel(ctx)
 	exited := make(chan struct{})

@@ -210,7 +210,7 @@ func measureWriter(ctx context.Context, cfg joinsConfig, brokers []string, prefi
 	if err != nil {
 		return result{}, fmt.Errorf("-batch-timeout: %w", err)
 	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: kafkajoin.Conn{Brokers: brokers}, BatchTimeout: bt})
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: kafkajoin.BrokerConfig{Brokers: brokers}, BatchTimeout: bt})
 	defer func() {
 		if err := pub.Close(); err != nil {
 			fmt.Fprintf(stderr, "loadgen: kafka-writer: close: %v\n", err)

@@ -103,7 +103,7 @@ func redisVersion(ctx context.Context, url string) string {
 // printTopicCheck compares the messages in the bench topic with the joins
 // producer-api answered 202, as a check that each 202 is a message in Kafka.
 func printTopicCheck(ctx context.Context, w io.Writer, brokers []string, accepted int) {
-	topic := (&kafkajoin.Conn{}).Topic(benchEvent)
+	topic := (&kafkajoin.BrokerConfig{}).Topic(benchEvent)
 	n, err := topicMessages(ctx, brokers, topic)
 	if err != nil {
 		fmt.Fprintf(w, "check  topic %s: %v\n", topic, err)

@@ -155,7 +155,7 @@ func runSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	defer st.Close()
 	rc := st.client
 	events := socketEvents(cfg.events)
-	if err := seedLines(ctx, rc, kafkajoin.Conn{Brokers: st.Brokers()}, events, cfg.n, stderr); err != nil {
+	if err := seedLines(ctx, rc, kafkajoin.BrokerConfig{Brokers: st.Brokers()}, events, cfg.n, stderr); err != nil {
 		return err
 	}
 
@@ -222,11 +222,11 @@ func socketUser(i int, events []string) (user, event string) {
 
 // seedLines creates the events and their topics and puts n users straight
 // into the waiting lines, round-robin over the events.
-func seedLines(ctx context.Context, rc *redis.Client, conn kafkajoin.Conn, events []string, n int, stderr io.Writer) error {
+func seedLines(ctx context.Context, rc *redis.Client, conn kafkajoin.BrokerConfig, events []string, n int, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
 	defer cancel()
 	store := redisstore.New(rc)
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: conn})
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
 	defer pub.Close()
 	for _, ev := range events {
 		e := queue.Event{ID: ev, Capacity: 10, HoldSeconds: 3600, State: queue.StateOpen, Partitions: 1}

@@ -19,7 +19,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/httpkit"
+	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
 
@@ -58,13 +59,13 @@ type Refusal struct {
 
 // Join sends one join of user to event. It returns the 202 body, or the
 // refusal when producer-api answered an error; err is a transport error.
-func (p Producer) Join(ctx context.Context, event, user string) (api.JoinResponse, *Refusal, error) {
-	var j api.JoinResponse
+func (p Producer) Join(ctx context.Context, event, user string) (producer.JoinResponse, *Refusal, error) {
+	var j producer.JoinResponse
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.Base+"/v1/events/"+event+"/queue", nil)
 	if err != nil {
 		return j, nil, err
 	}
-	req.Header.Set(api.UserHeader, user)
+	req.Header.Set(httpkit.UserHeader, user)
 	resp, err := client.Do(req)
 	if err != nil {
 		return j, nil, err
@@ -86,7 +87,7 @@ func (p Producer) Join(ctx context.Context, event, user string) (api.JoinRespons
 }
 
 // MustJoin joins user to event and fails the test unless it is answered 202.
-func (p Producer) MustJoin(tb testing.TB, event, user string) api.JoinResponse {
+func (p Producer) MustJoin(tb testing.TB, event, user string) producer.JoinResponse {
 	tb.Helper()
 	j, ref, err := p.Join(context.Background(), event, user)
 	if err != nil || ref != nil {
@@ -139,7 +140,7 @@ func (p Producer) StartStream(tb testing.TB, event string, workers, perWorker in
 
 // Record adds a join acknowledged outside the stream, so that the
 // reconciliation counts it.
-func (s *Stream) Record(j api.JoinResponse) {
+func (s *Stream) Record(j producer.JoinResponse) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.stamps[j.UserID] = j.JoinedAt

@@ -22,12 +22,12 @@ import (
 
 // System is a broker, a Redis and the clients of both.
 type System struct {
-	tb    testing.TB
-	Kafka *kfake.Cluster
-	Redis *testredis.Server
-	Store *redisstore.Store
-	Conn  kafkajoin.Conn
-	Pub   *kafkajoin.Publisher
+	tb           testing.TB
+	Kafka        *kfake.Cluster
+	Redis        *testredis.Server
+	Store        *redisstore.Store
+	BrokerConfig kafkajoin.BrokerConfig
+	Pub          *kafkajoin.Publisher
 }
 
 // Options select the parts' settings.
@@ -41,14 +41,14 @@ func Start(tb testing.TB, o Options) *System {
 	tb.Helper()
 	s := &System{tb: tb, Redis: testredis.Start(tb, o.Redis...)}
 	s.Kafka = testkafka.Start(tb, o.Kafka...)
-	s.Conn = kafkajoin.Conn{Brokers: s.Kafka.ListenAddrs(), MetadataTTL: 200 * time.Millisecond}
+	s.BrokerConfig = kafkajoin.BrokerConfig{Brokers: s.Kafka.ListenAddrs(), MetadataTTL: 200 * time.Millisecond}
 	store, err := redisstore.Dial(context.Background(), s.Redis.URL())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = store.Close() })
 	s.Store = store
-	s.Pub = kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: s.Conn, Timeout: time.Second})
+	s.Pub = kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: s.BrokerConfig, Timeout: time.Second})
 	tb.Cleanup(func() { _ = s.Pub.Close() })
 	return s
 }
@@ -73,7 +73,7 @@ func (s *System) CreateEvent(id string, capacity, partitions int) queue.Event {
 // session and fast retries.
 func (s *System) ConsumerConfig() kafkajoin.ConsumerConfig {
 	return kafkajoin.ConsumerConfig{
-		Conn:              s.Conn,
+		BrokerConfig:      s.BrokerConfig,
 		DiscoveryInterval: 200 * time.Millisecond,
 		SessionTimeout:    1500 * time.Millisecond,
 		RetryMin:          20 * time.Millisecond,
@@ -153,7 +153,7 @@ type WaitingUser struct {
 // ReadTopic reads the first n messages of partition 0 of event's topic.
 func (s *System) ReadTopic(event string, n int) []queue.Message {
 	s.tb.Helper()
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: s.Conn.Brokers, Topic: s.Conn.Topic(event), MaxWait: 100 * time.Millisecond})
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: s.BrokerConfig.Brokers, Topic: s.BrokerConfig.Topic(event), MaxWait: 100 * time.Millisecond})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -161,7 +161,7 @@ func (s *System) ReadTopic(event string, n int) []queue.Message {
 	for len(out) < n {
 		km, err := r.ReadMessage(ctx)
 		if err != nil {
-			s.tb.Fatalf("read %s: %v after %d messages", s.Conn.Topic(event), err, len(out))
+			s.tb.Fatalf("read %s: %v after %d messages", s.BrokerConfig.Topic(event), err, len(out))
 		}
 		m, err := queue.DecodeMessage(km.Value)
 		if err != nil {

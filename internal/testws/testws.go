@@ -137,6 +137,6 @@ func Waiting(position, total int64) func(gateway.StatusFrame) bool {
 }
 
 // InState is a predicate for a state.
-func InState(s gateway.State) func(gateway.StatusFrame) bool {
+func InState(s gateway.UserState) func(gateway.StatusFrame) bool {
 	return func(f gateway.StatusFrame) bool { return f.State == s }
 }

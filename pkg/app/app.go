@@ -16,9 +16,10 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/redisstore"
 )
 
 // Service is one waitq program.
@@ -46,25 +47,15 @@ func Main(svc Service) {
 
 // Run configures svc from args and getenv, logs to stdout and runs it.
 func Run(ctx context.Context, svc Service, args []string, getenv func(string) string, stdout io.Writer) error {
-	l := config.NewLoader(svc.Name(), getenv)
-	svc.Bind(l)
-	var level string
-	l.String(&level, "log-level", "WAITQ_LOG_LEVEL", "info", "log level: debug, info, warn or error")
-	if err := l.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			l.Usage(stdout)
-			return nil
-		}
-		return fmt.Errorf("configuration: %w", err)
+	l, level, err := configure(svc, args, getenv)
+	if errors.Is(err, flag.ErrHelp) {
+		l.Usage(stdout)
+		return nil
 	}
-	var lv slog.Level
-	if err := lv.UnmarshalText([]byte(level)); err != nil {
-		return fmt.Errorf("configuration: WAITQ_LOG_LEVEL=%q: use debug, info, warn or error", level)
+	if err != nil {
+		return err
 	}
-	if err := svc.Validate(); err != nil {
-		return fmt.Errorf("configuration: %w", err)
-	}
-	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: lv})).With("service", svc.Name())
+	log := slog.New(slog.NewJSONHandler(stdout, &slog.HandlerOptions{Level: level})).With("service", svc.Name())
 	log.Info("starting", l.LogAttrs()...)
 	if p, ok := svc.(profiled); ok && p.pprofAddr() != "" {
 		go func() {
@@ -73,13 +64,61 @@ func Run(ctx context.Context, svc Service, args []string, getenv func(string) st
 			}
 		}()
 	}
-	err := svc.Run(ctx, log)
+	err = svc.Run(ctx, log)
 	if err != nil {
 		log.Error("stopped", "err", err)
 	} else {
 		log.Info("stopped")
 	}
 	return err
+}
+
+// RunWithEnv configures svc from env alone, as its program would be from
+// the process environment (every setting env does not name keeps its
+// default), and runs it with log until ctx ends. The devstack and the
+// measurements start services in process this way.
+func RunWithEnv(ctx context.Context, svc Service, env map[string]string, log *slog.Logger) error {
+	if _, _, err := configure(svc, nil, func(k string) string { return env[k] }); err != nil {
+		return fmt.Errorf("%s: %w", svc.Name(), err)
+	}
+	return svc.Run(ctx, log)
+}
+
+// configure binds svc's settings and the log level, parses args over
+// getenv and validates the result. It returns flag.ErrHelp when asked for
+// help.
+func configure(svc Service, args []string, getenv func(string) string) (*config.Loader, slog.Level, error) {
+	l := config.NewLoader(svc.Name(), getenv)
+	svc.Bind(l)
+	var level string
+	var lv slog.Level
+	l.String(&level, "log-level", "WAITQ_LOG_LEVEL", "info", "log level: debug, info, warn or error")
+	if err := l.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return l, lv, err
+		}
+		return l, lv, fmt.Errorf("configuration: %w", err)
+	}
+	if err := lv.UnmarshalText([]byte(level)); err != nil {
+		return l, lv, fmt.Errorf("configuration: WAITQ_LOG_LEVEL=%q: use debug, info, warn or error", level)
+	}
+	if err := svc.Validate(); err != nil {
+		return l, lv, fmt.Errorf("configuration: %w", err)
+	}
+	return l, lv, nil
+}
+
+// Redis is the setting of services that reach the live state.
+type Redis struct {
+	RedisURL string
+}
+
+func (r *Redis) bind(l *config.Loader) {
+	l.String(&r.RedisURL, "redis-url", "WAITQ_REDIS_URL", redisstore.DefaultURL, "Redis URL")
+}
+
+func (r *Redis) dial(ctx context.Context) (*redisstore.Store, error) {
+	return redisstore.Dial(ctx, r.RedisURL)
 }
 
 // Common are the settings every service has.
@@ -117,12 +156,13 @@ type Limits struct {
 	Rate           float64
 	Burst          int
 	TrustedProxies []string
-	ips            *api.ClientIPs
+	ips            *httpkit.ClientIPs
 }
 
-func (lm *Limits) bind(l *config.Loader, what string, rate float64, burst int) {
-	l.Float(&lm.Rate, "rate", "WAITQ_RATE", rate, what+" per second per client IP (0: no limit)")
-	l.Int(&lm.Burst, "rate-burst", "WAITQ_RATE_BURST", burst, what+" at once per client IP")
+// bind declares the limit settings with def, the service's default limit.
+func (lm *Limits) bind(l *config.Loader, what string, def httpkit.RateLimit) {
+	l.Float(&lm.Rate, "rate", "WAITQ_RATE", def.PerSecond, what+" per second per client IP (0: no limit)")
+	l.Int(&lm.Burst, "rate-burst", "WAITQ_RATE_BURST", def.Burst, what+" at once per client IP")
 	l.List(&lm.TrustedProxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs) whose X-Forwarded-For names the client; behind a proxy, set it or all clients share one limit")
 }
 
@@ -130,7 +170,7 @@ func (lm *Limits) validate() error {
 	if lm.Rate < 0 || lm.Burst < 1 {
 		return errors.New("WAITQ_RATE must not be negative and WAITQ_RATE_BURST must be at least 1")
 	}
-	ips, err := api.NewClientIPs(lm.TrustedProxies)
+	ips, err := httpkit.NewClientIPs(lm.TrustedProxies)
 	if err != nil {
 		return fmt.Errorf("WAITQ_TRUSTED_PROXIES: %w", err)
 	}
@@ -138,7 +178,9 @@ func (lm *Limits) validate() error {
 	return nil
 }
 
-func (lm *Limits) limit() api.RateLimit { return api.RateLimit{PerSecond: lm.Rate, Burst: lm.Burst} }
+func (lm *Limits) limit() httpkit.RateLimit {
+	return httpkit.RateLimit{PerSecond: lm.Rate, Burst: lm.Burst}
+}
 
 // Kafka are the settings of services that reach the brokers.
 type Kafka struct {
@@ -147,7 +189,7 @@ type Kafka struct {
 }
 
 func (k *Kafka) bind(l *config.Loader) {
-	l.List(&k.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", "127.0.0.1:9092", "comma-separated Kafka bootstrap brokers")
+	l.List(&k.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", kafkajoin.DefaultBrokers, "comma-separated Kafka bootstrap brokers")
 	l.String(&k.TopicPrefix, "topic-prefix", "WAITQ_TOPIC_PREFIX", kafkajoin.DefaultTopicPrefix, "prefix of the per-event join topics")
 }
 
@@ -161,8 +203,8 @@ func (k *Kafka) validate() error {
 	return nil
 }
 
-func (k *Kafka) conn() kafkajoin.Conn {
-	return kafkajoin.Conn{Brokers: k.Brokers, TopicPrefix: k.TopicPrefix}
+func (k *Kafka) brokerConfig() kafkajoin.BrokerConfig {
+	return kafkajoin.BrokerConfig{Brokers: k.Brokers, TopicPrefix: k.TopicPrefix}
 }
 
 // serveHTTP serves h on addr until ctx ends, then drains it within timeout.

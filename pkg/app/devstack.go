@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
 	"strings"
@@ -17,9 +18,8 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/waitq/waitq/internal/redisproc"
+	"github.com/waitq/waitq/internal/svcproc"
 	"github.com/waitq/waitq/pkg/config"
-	"github.com/waitq/waitq/pkg/gateway"
-	"github.com/waitq/waitq/pkg/kafkajoin"
 )
 
 // Devstack runs the whole system in one process for a newcomer: an embedded
@@ -89,39 +89,14 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer stopRedis()
 
-	kafka := Kafka{Brokers: brokers, TopicPrefix: "waitq.join."}
-	common := func(addr string) Common { return Common{HTTPAddr: addr, ShutdownTimeout: 5 * time.Second} }
-	producer := &Producer{
-		Common: common(d.ProducerAddr), Kafka: kafka, RedisURL: redisURL,
-		TicketSecret: d.TicketSecret, AdminToken: d.AdminToken,
-		TicketTTL: 12 * time.Hour, PublishTimeout: 3 * time.Second, BatchTimeout: kafkajoin.DefaultBatchTimeout,
-		AllowedOrigins: []string{"localhost:*", "127.0.0.1:*"},
-		Limits:         Limits{Burst: 1}, // no limit: load tests send everything from one address
-	}
-	ingest := &Ingest{
-		Common: common(d.IngestAddr), Kafka: kafka, RedisURL: redisURL,
-		GroupID: "waitq-ingest", DLQTopic: "waitq.dlq",
-		DiscoveryInterval: time.Second, SessionTimeout: 10 * time.Second, MaxBatch: 500,
-	}
-	gw := &Gateway{
-		Common: common(d.GatewayAddr), Kafka: kafka, RedisURL: redisURL, TicketSecret: d.TicketSecret,
-		StatusInterval: 5 * time.Second, AdmitInterval: 5 * time.Second, AdmitBatch: 100,
-		DisconnectGrace: 30 * time.Second, AllowedOrigins: []string{"localhost:*", "127.0.0.1:*"},
-		SendQueue: 16, WriteBuffer: gateway.DefaultWriteBuffer, WriteTimeout: 5 * time.Second, PingInterval: 30 * time.Second,
-		ProducerURL: "http://" + d.ProducerAddr,
-		Limits:      Limits{Burst: 1}, // no limit, as above
-	}
 	g, gctx := errgroup.WithContext(ctx)
-	for _, svc := range []Service{producer, ingest, gw} {
-		if err := svc.Validate(); err != nil {
-			return fmt.Errorf("%s: %w", svc.Name(), err)
-		}
-		g.Go(func() error { return svc.Run(gctx, log.With("component", svc.Name())) })
+	for _, s := range d.services(brokers, redisURL) {
+		g.Go(func() error { return RunWithEnv(gctx, s.svc, s.env, log.With("component", s.svc.Name())) })
 	}
 	g.Go(func() error {
 		base := "http://" + d.ProducerAddr
 		for name, addr := range map[string]string{"producer-api": d.ProducerAddr, "ws-gateway": d.GatewayAddr} {
-			if err := waitReady(gctx, "http://"+addr+"/readyz", 30*time.Second); err != nil {
+			if err := svcproc.WaitReady(gctx, "http://"+addr+"/readyz", nil, 30*time.Second); err != nil {
 				return fmt.Errorf("%s never became ready: %w", name, err)
 			}
 		}
@@ -134,6 +109,44 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		return nil
 	})
 	return g.Wait()
+}
+
+// devService is a service of the devstack with its environment.
+type devService struct {
+	svc Service
+	env map[string]string
+}
+
+// services are the three services with the settings the devstack changes;
+// every other setting keeps its program's default.
+func (d *Devstack) services(brokers []string, redisURL string) []devService {
+	env := func(addr string, extra map[string]string) map[string]string {
+		m := map[string]string{
+			"WAITQ_HTTP_ADDR":        addr,
+			"WAITQ_KAFKA_BROKERS":    strings.Join(brokers, ","),
+			"WAITQ_REDIS_URL":        redisURL,
+			"WAITQ_SHUTDOWN_TIMEOUT": "5s",
+			"WAITQ_LOG_LEVEL":        "info",
+		}
+		maps.Copy(m, extra)
+		return m
+	}
+	local := "localhost:*,127.0.0.1:*"
+	return []devService{
+		{&Producer{}, env(d.ProducerAddr, map[string]string{
+			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ADMIN_TOKEN": d.AdminToken,
+			"WAITQ_ALLOWED_ORIGINS": local,
+			"WAITQ_RATE":            "0", // no limit: load tests send everything from one address
+		})},
+		{&Ingest{}, env(d.IngestAddr, map[string]string{
+			"WAITQ_DISCOVERY_INTERVAL": "1s", // a new event's joins reach its line sooner
+		})},
+		{&Gateway{}, env(d.GatewayAddr, map[string]string{
+			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ALLOWED_ORIGINS": local,
+			"WAITQ_PRODUCER_URL": "http://" + d.ProducerAddr,
+			"WAITQ_RATE":         "0", // no limit, as above
+		})},
+	}
 }
 
 // kafka returns the brokers to use, starting an embedded kfake when none are
@@ -220,26 +233,6 @@ Create another event:
   curl -s -X PUT -H 'Authorization: Bearer %[7]s' -d '{"capacity":100,"partitions":3}' %[1]s/v1/admin/events/sale1
 
 `, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr)
-}
-
-// waitReady polls url until it answers 200, ctx ends or d passes.
-func waitReady(ctx context.Context, url string, d time.Duration) error {
-	deadline := time.Now().Add(d)
-	for {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		resp, err := http.DefaultClient.Do(req)
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			err = errors.New(resp.Status)
-		}
-		if time.Now().After(deadline) || ctx.Err() != nil {
-			return err
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
 }
 
 // RandomHex returns 2n random hex characters, for generated tokens.

@@ -16,14 +16,13 @@ import (
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 	"github.com/waitq/waitq/pkg/queue"
-	"github.com/waitq/waitq/pkg/redisstore"
 )
 
 // Gateway is ws-gateway: live status over WebSocket and the slot monitor.
 type Gateway struct {
 	Common
 	Kafka
-	RedisURL        string
+	Redis
 	TicketSecret    string
 	StatusInterval  time.Duration
 	AdmitInterval   time.Duration
@@ -48,24 +47,25 @@ func (*Gateway) Name() string { return "ws-gateway" }
 
 // Bind implements Service.
 func (g *Gateway) Bind(l *config.Loader) {
+	def := gateway.DefaultConfig()
 	g.Common.bind(l, ":8081")
 	g.Kafka.bind(l)
-	l.String(&g.RedisURL, "redis-url", "WAITQ_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL")
+	g.Redis.bind(l)
 	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with producer-api, and the seed of the default entry-token key (required, at least 16 characters)")
-	l.Duration(&g.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", 5*time.Second, "how often every socket gets its status")
-	l.Duration(&g.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", 5*time.Second, "how often the slot monitor admits users")
-	l.Int(&g.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", 100, "most users one event admits per monitor tick")
-	l.Duration(&g.DisconnectGrace, "disconnect-grace", "WAITQ_DISCONNECT_GRACE", 30*time.Second, "how long a waiting user may be disconnected and keep the place")
+	l.Duration(&g.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", def.StatusInterval, "how often every socket gets its status")
+	l.Duration(&g.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", def.AdmitInterval, "how often the slot monitor admits users")
+	l.Int(&g.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", def.AdmitBatch, "most users one event admits per monitor tick")
+	l.Duration(&g.DisconnectGrace, "disconnect-grace", "WAITQ_DISCONNECT_GRACE", def.DisconnectGrace, "how long a waiting user may be disconnected and keep the place")
 	l.Bool(&g.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", false, "accept the X-User-Id header instead of a ticket (behind an authenticating proxy)")
 	l.List(&g.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8089) allowed besides the gateway's own host")
-	l.Int(&g.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", 16, "frames queued per socket before its reader counts as too slow (1008)")
+	l.Int(&g.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", def.SendQueue, "frames queued per socket before its reader counts as too slow (1008)")
 	l.Int(&g.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", gateway.DefaultWriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")
-	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", 5*time.Second, "longest one frame may take to write")
-	g.Limits.bind(l, "status polls", 5, 20)
+	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", def.WriteTimeout, "longest one frame may take to write")
+	g.Limits.bind(l, "status polls", def.StatusLimit)
 	l.Secret(&g.EntryKey, "entry-key", "WAITQ_ENTRY_KEY", `Ed25519 signing key of entry tokens, "<key id>:<base64url 32-byte seed>" (empty: derived from WAITQ_TICKET_SECRET)`)
 	l.List(&g.EntryOldKeys, "entry-old-keys", "WAITQ_ENTRY_OLD_KEYS", "", `public keys still accepted after a rotation, "<key id>:<base64url public key>", comma-separated`)
 	l.String(&g.ProducerURL, "producer-url", "WAITQ_PRODUCER_URL", "", "producer-api's public base URL for the waiting-room page (empty: same origin)")
-	l.Duration(&g.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", 30*time.Second, "how often idle sockets are pinged")
+	l.Duration(&g.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", def.PingInterval, "how often idle sockets are pinged")
 }
 
 // Validate implements Service.
@@ -104,7 +104,7 @@ func (g *Gateway) Validate() error {
 
 // Run implements Service.
 func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := redisstore.Dial(ctx, g.RedisURL)
+	store, err := g.dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	log.Info("entry tokens", "key id", keys.KeyID(), "accepted keys", len(g.EntryOldKeys)+1)
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: g.conn()})
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: g.brokerConfig()})
 	defer pub.Close()
 	srv := gateway.New(gateway.Config{
 		StatusInterval: g.StatusInterval, AdmitInterval: g.AdmitInterval, AdmitBatch: g.AdmitBatch,

@@ -10,8 +10,8 @@ import (
 	"github.com/labstack/echo/v4"
 	"gopkg.in/yaml.v3"
 
-	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/producer"
 )
 
 // TestOpenAPIListsEveryRoute fails when a route is registered in echo but
@@ -22,8 +22,8 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 		e    *echo.Echo
 		doc  []byte
 	}{
-		{"producer-api", api.New(api.Config{}, api.Deps{}).Echo(), api.ProducerOpenAPI},
-		{"ws-gateway", gateway.New(gateway.Config{}, gateway.Deps{}).Echo(), api.GatewayOpenAPI},
+		{"producer-api", producer.New(producer.Config{}, producer.Deps{}).Echo(), producer.OpenAPI},
+		{"ws-gateway", gateway.New(gateway.Config{}, gateway.Deps{}).Echo(), gateway.OpenAPI},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			documented := documentedRoutes(t, tc.doc)

@@ -10,11 +10,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
-	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/queue"
-	"github.com/waitq/waitq/pkg/redisstore"
 )
 
 // MinSecretLen is the shortest ticket secret accepted.
@@ -24,7 +23,7 @@ const MinSecretLen = 16
 type Producer struct {
 	Common
 	Kafka
-	RedisURL       string
+	Redis
 	TicketSecret   string
 	AdminToken     string
 	TicketTTL      time.Duration
@@ -41,15 +40,16 @@ func (*Producer) Name() string { return "producer-api" }
 
 // Bind implements Service.
 func (p *Producer) Bind(l *config.Loader) {
+	def := producer.DefaultConfig()
 	p.Common.bind(l, ":8080")
 	p.Kafka.bind(l)
-	l.String(&p.RedisURL, "redis-url", "WAITQ_REDIS_URL", "redis://127.0.0.1:6379/0", "Redis URL")
+	p.Redis.bind(l)
 	l.Secret(&p.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with ws-gateway (required, at least 16 characters)")
 	l.Secret(&p.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "bearer token of the admin API (empty: admin API disabled)")
-	l.Duration(&p.TicketTTL, "ticket-ttl", "WAITQ_TICKET_TTL", 12*time.Hour, "how long a ticket stays valid")
-	l.Duration(&p.PublishTimeout, "publish-timeout", "WAITQ_PUBLISH_TIMEOUT", 3*time.Second, "longest wait for Kafka's acknowledgement before 503")
+	l.Duration(&p.TicketTTL, "ticket-ttl", "WAITQ_TICKET_TTL", def.TicketTTL, "how long a ticket stays valid")
+	l.Duration(&p.PublishTimeout, "publish-timeout", "WAITQ_PUBLISH_TIMEOUT", def.PublishTimeout, "longest wait for Kafka's acknowledgement before 503")
 	l.List(&p.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8081) allowed to call the API across origins")
-	p.Limits.bind(l, "joins and leaves", 10, 30)
+	p.Limits.bind(l, "joins and leaves", def.JoinLimit)
 	l.Duration(&p.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", kafkajoin.DefaultBatchTimeout, "longest a join waits to share a produce request")
 }
 
@@ -70,7 +70,7 @@ func (p *Producer) Validate() error {
 
 // Run implements Service.
 func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := redisstore.Dial(ctx, p.RedisURL)
+	store, err := p.dial(ctx)
 	if err != nil {
 		return err
 	}
@@ -79,15 +79,15 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{Conn: p.conn(), BatchTimeout: p.BatchTimeout, Timeout: p.PublishTimeout})
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: p.brokerConfig(), BatchTimeout: p.BatchTimeout, Timeout: p.PublishTimeout})
 	defer func() {
 		if err := pub.Close(); err != nil {
 			log.Warn("closing the Kafka writer", "err", err)
 		}
 	}()
 	reg := newRegistry()
-	srv := api.New(api.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout, AllowedOrigins: p.AllowedOrigins,
-		JoinLimit: p.limit(), ClientIPs: p.ips}, api.Deps{
+	srv := producer.New(producer.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout, AllowedOrigins: p.AllowedOrigins,
+		JoinLimit: p.limit(), ClientIPs: p.ips}, producer.Deps{
 		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
 	})
 	return serveHTTP(ctx, log, p.HTTPAddr, srv, p.ShutdownTimeout, nil)

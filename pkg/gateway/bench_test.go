@@ -17,7 +17,7 @@ func BenchmarkStatusFrames10k(b *testing.B) {
 	conns := make([]*conn, n)
 	places := make([]queue.Place, n)
 	for i := range conns {
-		conns[i] = newConn(nil, "sale1", fmt.Sprintf("user%05d", i), 0, 4)
+		conns[i] = newConn(nil, identity{eventID: "sale1", userID: fmt.Sprintf("user%05d", i)}, 4)
 		places[i] = queue.Place{Rank: int64(i), HoldUntil: -1}
 	}
 	now := time.Now().UnixMilli()

@@ -1,41 +1,27 @@
 package gateway
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
-	"io"
 	"net"
-	"net/http"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
-// Close codes of the contract.
-const (
-	CloseInvalidEvent    websocket.StatusCode = 4400
-	CloseBadIdentity     websocket.StatusCode = 4401
-	CloseUnknownEvent    websocket.StatusCode = 4404
-	CloseTooSlow                              = websocket.StatusPolicyViolation // 1008
-	CloseShuttingDown                         = websocket.StatusGoingAway       // 1001
-	CloseInternal                             = websocket.StatusInternalError   // 1011
-	clientFrameReadLimit                      = 1024
-)
+// clientFrameReadLimit is the largest frame a client may send; a larger one
+// closes the socket with 1009.
+const clientFrameReadLimit = 1024
 
 // conn is one WebSocket of one user of one event.
 type conn struct {
-	ws         *websocket.Conn
-	eventID    string
-	userID     string
-	joinedAtMs int64 // from the ticket; 0 when unknown
+	ws *websocket.Conn
+	identity
 
 	out       chan []byte
 	writing   atomic.Int64 // unix ns the write under way began; 0 when none
@@ -50,12 +36,12 @@ type conn struct {
 	onDrop func(code websocket.StatusCode)
 }
 
-func (c *conn) history() history {
-	return history{admitted: c.admitted.Load(), placed: c.placed.Load(), joinedAtMs: c.joinedAtMs}
+func (c *conn) view() socketView {
+	return socketView{admitted: c.admitted.Load(), placed: c.placed.Load(), joinedAtMs: c.joinedAtMs}
 }
 
-func newConn(ws *websocket.Conn, eventID, userID string, joinedAtMs int64, queueLen int) *conn {
-	return &conn{ws: ws, eventID: eventID, userID: userID, joinedAtMs: joinedAtMs, out: make(chan []byte, queueLen)}
+func newConn(ws *websocket.Conn, id identity, queueLen int) *conn {
+	return &conn{ws: ws, identity: id, out: make(chan []byte, queueLen)}
 }
 
 // send queues a frame without blocking; a full queue means the reader cannot
@@ -95,7 +81,7 @@ func (c *conn) stalled(cutoff int64) bool {
 // connection closed at once, which fails a stuck write (no close frame can
 // pass a full send buffer).
 func (c *conn) abort() {
-	c.close(CloseTooSlow, "too slow to read")
+	c.close(httpkit.CloseTooSlow, "too slow to read")
 	if c.raw != nil {
 		_ = c.raw.Close()
 	}
@@ -141,7 +127,7 @@ func (c *conn) writeLoop(ctx context.Context, writeTimeout, pingEvery time.Durat
 			c.writing.Store(0)
 			if err != nil {
 				// Aborted by the watchdog, or the peer is gone.
-				c.close(CloseTooSlow, "too slow to read")
+				c.close(httpkit.CloseTooSlow, "too slow to read")
 				return
 			}
 		case <-ping.C:
@@ -172,18 +158,9 @@ func (c *conn) readLoop(ctx context.Context, h clientHandler) {
 			err = h.release(ctx, c)
 		}
 		if err != nil {
-			c.send(encode(ErrorFrame{Type: "error", Code: queue.ErrorCode(err), Message: errorMessage(err)}))
+			c.send(encode(ErrorFrame{Type: "error", Code: queue.ErrorCode(err), Message: httpkit.ErrorMessage(err)}))
 		}
 	}
-}
-
-// errorMessage is the text of a domain error; other errors stay private.
-func errorMessage(err error) string {
-	var e *queue.Error
-	if errors.As(err, &e) {
-		return e.Message
-	}
-	return "internal error"
 }
 
 // parseClientFrame returns the type of a client frame, FrameLeave or
@@ -199,48 +176,22 @@ func parseClientFrame(typ websocket.MessageType, data []byte) (string, error) {
 	return f.Type, nil
 }
 
-// Buffer sizes of a hijacked socket. Its frames are small (a status frame
-// is ~160 bytes, client frames at most clientFrameReadLimit) and it lives for
-// minutes, so net/http's 4 KiB read and write buffers would be most of its
-// memory; larger frames bypass a bufio buffer anyway.
-const (
-	socketReadBuffer  = 512
-	socketWriteBuffer = 1024
-)
-
-// hijackRecorder keeps the connection a WebSocket upgrade hijacks, so that
-// a stuck write can be aborted by closing it, and hands the WebSocket
-// smaller buffers than net/http's.
-type hijackRecorder struct {
-	http.ResponseWriter
-	conn net.Conn
+// watchdogPeriod is how often stuck writes are looked for: a quarter of the
+// write timeout, so a stuck socket is aborted within 1.25 times it.
+func watchdogPeriod(writeTimeout time.Duration) time.Duration {
+	return max(writeTimeout/4, time.Millisecond)
 }
 
-// Hijack implements http.Hijacker.
-func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
-	hj, ok := h.ResponseWriter.(http.Hijacker)
-	if !ok {
-		return nil, nil, errors.New("gateway: the response cannot be hijacked")
-	}
-	c, brw, err := hj.Hijack()
-	if err != nil {
-		return nil, nil, err
-	}
-	h.conn = c
-	// Bytes the client sent after its request stay first in line, held in
-	// the new buffer itself: the WebSocket library keeps what is buffered
-	// and points the reader at the connection. The response (101) was
-	// flushed before the hijack.
-	ahead := bytes.Clone(peekBuffered(brw.Reader))
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(ahead), c), max(socketReadBuffer, len(ahead)))
-	if _, err := r.Peek(len(ahead)); err != nil {
-		return nil, nil, fmt.Errorf("gateway: carry bytes read ahead: %w", err)
-	}
-	return c, bufio.NewReadWriter(r, bufio.NewWriterSize(c, socketWriteBuffer)), nil
-}
-
-// peekBuffered returns what r holds buffered, without reading more.
-func peekBuffered(r *bufio.Reader) []byte {
-	b, _ := r.Peek(r.Buffered())
-	return b
+// watchWrites aborts every socket whose write has taken longer than
+// WriteTimeout: one goroutine for all sockets in place of a timer per
+// write.
+func (s *Server) watchWrites(context.Context) {
+	// Real time, as the write stamps are: the injected clock is business
+	// time and may be pushed forward by tests.
+	cutoff := time.Now().Add(-s.cfg.WriteTimeout).UnixNano()
+	s.hub.each(func(c *conn) {
+		if c.stalled(cutoff) {
+			c.abort()
+		}
+	})
 }

@@ -8,29 +8,29 @@ import (
 	"github.com/waitq/waitq/pkg/queue"
 )
 
-// State is where a user stands, as a status frame says.
-type State string
+// UserState is where a user stands, as a status frame says.
+type UserState string
 
 // The states of the contract.
 const (
-	StatePending   State = "pending"    // joined, not yet in Redis
-	StateWaiting   State = "waiting"    // in line
-	StateAdmitted  State = "admitted"   // holding a slot
-	StateExpired   State = "expired"    // the hold ended or was released
-	StateNotQueued State = "not_queued" // not in line
+	StatePending   UserState = "pending"    // joined, not yet in Redis
+	StateWaiting   UserState = "waiting"    // in line
+	StateAdmitted  UserState = "admitted"   // holding a slot
+	StateExpired   UserState = "expired"    // the hold ended or was released
+	StateNotQueued UserState = "not_queued" // not in line
 )
 
 // StatusFrame tells a user where they stand; it is also the body of
 // GET /v1/events/{eventId}/status.
 type StatusFrame struct {
-	Type       string `json:"type"` // "status"
-	EventID    string `json:"eventId"`
-	UserID     string `json:"userId"`
-	State      State  `json:"state"`
-	Position   int64  `json:"position"` // 1-based while waiting, else 0
-	Total      int64  `json:"total"`    // users waiting
-	ETASeconds *int64 `json:"etaSeconds"`
-	TS         int64  `json:"ts"`
+	Type       string    `json:"type"` // "status"
+	EventID    string    `json:"eventId"`
+	UserID     string    `json:"userId"`
+	State      UserState `json:"state"`
+	Position   int64     `json:"position"` // 1-based while waiting, else 0
+	Total      int64     `json:"total"`    // users waiting
+	ETASeconds *int64    `json:"etaSeconds"`
+	TS         int64     `json:"ts"`
 }
 
 // AdmittedFrame is sent once when the user gets a slot.
@@ -94,8 +94,8 @@ func encode(v any) []byte {
 	return b
 }
 
-// history is what a connection knows of its user beyond Redis.
-type history struct {
+// socketView is what one socket knows of its user beyond what Redis says.
+type socketView struct {
 	admitted   bool  // an admitted frame was sent
 	placed     bool  // the user was seen in line or holding, or left: no longer pending
 	joinedAtMs int64 // the ticket's join stamp; 0 when unknown
@@ -104,7 +104,7 @@ type history struct {
 // placeState maps what Redis says of a user to a state and 1-based position.
 // A user not (yet) in Redis is pending only within pendingMs of their join
 // and only until they were once seen in line.
-func placeState(p queue.Place, nowMs int64, h history, pendingMs int64) (State, int64) {
+func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (UserState, int64) {
 	switch {
 	case p.HoldUntil > nowMs:
 		return StateAdmitted, 0

@@ -14,19 +14,19 @@ func TestPlaceState(t *testing.T) {
 	tests := []struct {
 		name  string
 		p     queue.Place
-		h     history
-		state State
+		h     socketView
+		state UserState
 		pos   int64
 	}{
-		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, history{}, StateAdmitted, 0},
-		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, history{admitted: true}, StateExpired, 0},
-		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, history{admitted: true}, StateExpired, 0},
-		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, history{}, StateWaiting, 1},
-		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, history{}, StateWaiting, 12},
-		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, history{joinedAtMs: now - 100}, StatePending, 0},
-		{"joined, was in line, left", queue.Place{Rank: -1, HoldUntil: -1}, history{joinedAtMs: now - 100, placed: true}, StateNotQueued, 0},
-		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, history{joinedAtMs: now - pending}, StateNotQueued, 0},
-		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, history{}, StateNotQueued, 0},
+		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, socketView{}, StateAdmitted, 0},
+		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, socketView{admitted: true}, StateExpired, 0},
+		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true}, StateExpired, 0},
+		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, socketView{}, StateWaiting, 1},
+		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, StateWaiting, 12},
+		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
+		{"joined, was in line, left", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100, placed: true}, StateNotQueued, 0},
+		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - pending}, StateNotQueued, 0},
+		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, socketView{}, StateNotQueued, 0},
 	}
 	for _, tc := range tests {
 		st, pos := placeState(tc.p, now, tc.h, pending)
@@ -87,7 +87,7 @@ func FuzzClientFrame(f *testing.F) {
 // encoding/json writes, for every state, with and without an ETA.
 func TestAppendStatusMatchesJSON(t *testing.T) {
 	eta := int64(42)
-	for _, st := range []State{StatePending, StateWaiting, StateAdmitted, StateExpired, StateNotQueued} {
+	for _, st := range []UserState{StatePending, StateWaiting, StateAdmitted, StateExpired, StateNotQueued} {
 		for _, e := range []*int64{nil, &eta} {
 			f := StatusFrame{Type: "status", EventID: "Sale_2026-11", UserID: "alice@example.com:7.x", State: st,
 				Position: 12, Total: 340, ETASeconds: e, TS: 1_795_310_072_135}

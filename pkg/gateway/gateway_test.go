@@ -14,8 +14,9 @@ import (
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/internal/testws"
-	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/httpkit"
+	"github.com/waitq/waitq/pkg/producer"
 )
 
 // fast is a configuration for tests: quick status ticks, and a slot monitor
@@ -30,7 +31,7 @@ func TestWholePipeline(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	e := startGateway(t, sys, fast, nil)
-	prod := httptest.NewServer(api.New(api.Config{AdminToken: "admin-token"}, api.Deps{
+	prod := httptest.NewServer(producer.New(producer.Config{AdminToken: "admin-token"}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: e.tickets, Logger: testenv.Logger(t), Now: e.clock.Now,
 	}))
 	defer prod.Close()
@@ -42,12 +43,12 @@ func TestWholePipeline(t *testing.T) {
 	for i := range n {
 		user := fmt.Sprintf("user%d", i)
 		req, _ := http.NewRequest(http.MethodPost, prod.URL+"/v1/events/"+ev+"/queue", nil)
-		req.Header.Set(api.UserHeader, user)
+		req.Header.Set(httpkit.UserHeader, user)
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil || resp.StatusCode != http.StatusAccepted {
 			t.Fatalf("join %s: %v %v", user, resp, err)
 		}
-		var j api.JoinResponse
+		var j producer.JoinResponse
 		_ = json.NewDecoder(resp.Body).Decode(&j)
 		resp.Body.Close()
 		if clients[i], err = e.dial(t, ev, j.Ticket, nil); err != nil {

@@ -13,9 +13,9 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
-	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
@@ -35,16 +35,16 @@ func TestHandshakeRefusals(t *testing.T) {
 		hdr    http.Header
 		code   websocket.StatusCode
 	}{
-		{"bad event id", "bad.id", e.ticket("bad.id", "u"), nil, gateway.CloseInvalidEvent},
-		{"event id too long", strings.Repeat("e", 65), "", nil, gateway.CloseInvalidEvent},
-		{"no identity", ev, "", nil, gateway.CloseBadIdentity},
-		{"forged ticket", ev, other.Sign(queue.Ticket{EventID: ev, UserID: "u", Expires: now.Add(time.Hour).UnixMilli()}), nil, gateway.CloseBadIdentity},
-		{"garbage ticket", ev, "v1.not-a-ticket", nil, gateway.CloseBadIdentity},
-		{"expired ticket", ev, past, nil, gateway.CloseBadIdentity},
-		{"ticket of another event", ev, e.ticket(ev+"-other", "u"), nil, gateway.CloseBadIdentity},
-		{"entry token as ticket", ev, e.entry.Sign(entry.Token{EventID: ev, UserID: "u", Expires: now.Add(time.Hour).UnixMilli()}), nil, gateway.CloseBadIdentity},
-		{"header without trust mode", ev, "", http.Header{api.UserHeader: {"u"}}, gateway.CloseBadIdentity},
-		{"unknown event", ev + "-nope", e.ticket(ev+"-nope", "u"), nil, gateway.CloseUnknownEvent},
+		{"bad event id", "bad.id", e.ticket("bad.id", "u"), nil, httpkit.CloseInvalidEvent},
+		{"event id too long", strings.Repeat("e", 65), "", nil, httpkit.CloseInvalidEvent},
+		{"no identity", ev, "", nil, httpkit.CloseBadIdentity},
+		{"forged ticket", ev, other.Sign(queue.Ticket{EventID: ev, UserID: "u", Expires: now.Add(time.Hour).UnixMilli()}), nil, httpkit.CloseBadIdentity},
+		{"garbage ticket", ev, "v1.not-a-ticket", nil, httpkit.CloseBadIdentity},
+		{"expired ticket", ev, past, nil, httpkit.CloseBadIdentity},
+		{"ticket of another event", ev, e.ticket(ev+"-other", "u"), nil, httpkit.CloseBadIdentity},
+		{"entry token as ticket", ev, e.entry.Sign(entry.Token{EventID: ev, UserID: "u", Expires: now.Add(time.Hour).UnixMilli()}), nil, httpkit.CloseBadIdentity},
+		{"header without trust mode", ev, "", http.Header{httpkit.UserHeader: {"u"}}, httpkit.CloseBadIdentity},
+		{"unknown event", ev + "-nope", e.ticket(ev+"-nope", "u"), nil, httpkit.CloseUnknownEvent},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -78,7 +78,7 @@ func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	sys.CreateEvent(ev, 1, 1)
 	sys.StartConsumer(sys.ConsumerConfig())
 	sys.Join(ev, "locust-1", 100)
-	c, err := e.dial(t, ev, "", http.Header{api.UserHeader: {"locust-1"}, "Origin": {"http://localhost:8089"}})
+	c, err := e.dial(t, ev, "", http.Header{httpkit.UserHeader: {"locust-1"}, "Origin": {"http://localhost:8089"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,11 +86,11 @@ func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	if f.UserID != "locust-1" || f.EventID != ev {
 		t.Fatalf("status %+v", f)
 	}
-	bad, err := e.dial(t, ev, "", http.Header{api.UserHeader: {"not valid!"}})
+	bad, err := e.dial(t, ev, "", http.Header{httpkit.UserHeader: {"not valid!"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if code := bad.CloseCode(5 * time.Second); code != gateway.CloseBadIdentity {
+	if code := bad.CloseCode(5 * time.Second); code != httpkit.CloseBadIdentity {
 		t.Fatalf("invalid header user: close %d", code)
 	}
 }
@@ -195,7 +195,7 @@ func TestHTTPRoutes(t *testing.T) {
 		{"/v1/events/" + ev + "-nope/status?ticket=" + e.ticket(ev+"-nope", "u"), 404, queue.CodeEventNotFound},
 	} {
 		code, body := get(tc.path)
-		var eb api.ErrorBody
+		var eb httpkit.ErrorBody
 		if err := json.Unmarshal(body, &eb); code != tc.status || err != nil || eb.Error.Code != tc.code {
 			t.Errorf("GET %s: %d %s, want %d %s", tc.path, code, body, tc.status, tc.code)
 		}
@@ -258,7 +258,7 @@ func TestHTTPRoutes(t *testing.T) {
 		{"/v1/entry/verify", `[]`, 400, queue.CodeInvalidBody},
 	} {
 		code, body := post(tc.path, tc.body)
-		var eb api.ErrorBody
+		var eb httpkit.ErrorBody
 		if err := json.Unmarshal(body, &eb); code != tc.status || err != nil || eb.Error.Code != tc.code {
 			t.Errorf("POST %s %.40s: %d %s, want %d %s", tc.path, tc.body, code, body, tc.status, tc.code)
 		}
@@ -268,7 +268,7 @@ func TestHTTPRoutes(t *testing.T) {
 func TestStatusPollingIsRateLimited(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	cfg := fast
-	cfg.StatusLimit = api.RateLimit{PerSecond: 0.5, Burst: 2}
+	cfg.StatusLimit = httpkit.RateLimit{PerSecond: 0.5, Burst: 2}
 	e := startGateway(t, sys, cfg, nil)
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 1, 1)

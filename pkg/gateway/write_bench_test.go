@@ -30,7 +30,7 @@ func BenchmarkWritePath(b *testing.B) {
 		if err != nil {
 			return
 		}
-		c := newConn(ws, "bench", "u", 0, 64)
+		c := newConn(ws, identity{eventID: "bench", userID: "u"}, 64)
 		mu.Lock()
 		conns = append(conns, c)
 		mu.Unlock()

@@ -14,7 +14,7 @@ import (
 
 // Admin creates, deletes and lists the event topics.
 type Admin struct {
-	conn   Conn
+	conn   BrokerConfig
 	client *kafka.Client
 }
 

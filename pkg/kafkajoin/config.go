@@ -10,6 +10,8 @@ import (
 
 // Defaults of the external contract.
 const (
+	// DefaultBrokers are the bootstrap brokers when none are configured.
+	DefaultBrokers     = "127.0.0.1:9092"
 	DefaultTopicPrefix = "waitq.join."
 	DefaultGroupID     = "waitq-ingest"
 	DefaultDLQTopic    = "waitq.dlq"
@@ -19,8 +21,9 @@ const (
 	DefaultBatchTimeout = time.Millisecond
 )
 
-// Conn says how to reach the brokers. It is shared by every client here.
-type Conn struct {
+// BrokerConfig says how to reach the brokers and how topics are named. It is
+// shared by every client here.
+type BrokerConfig struct {
 	// Brokers are the bootstrap addresses (host:port).
 	Brokers []string
 	// TopicPrefix is prepended to an event id to name its topic.
@@ -34,16 +37,16 @@ type Conn struct {
 }
 
 // Topic returns the topic of eventID.
-func (c *Conn) Topic(eventID string) string { return c.prefix() + eventID }
+func (c *BrokerConfig) Topic(eventID string) string { return c.prefix() + eventID }
 
-func (c *Conn) prefix() string {
+func (c *BrokerConfig) prefix() string {
 	if c.TopicPrefix == "" {
 		return DefaultTopicPrefix
 	}
 	return c.TopicPrefix
 }
 
-func (c *Conn) transport() *kafka.Transport {
+func (c *BrokerConfig) transport() *kafka.Transport {
 	ttl := c.MetadataTTL
 	if ttl <= 0 {
 		ttl = time.Second
@@ -51,12 +54,12 @@ func (c *Conn) transport() *kafka.Transport {
 	return &kafka.Transport{Dial: c.Dial, MetadataTTL: ttl, ClientID: "waitq"}
 }
 
-func (c *Conn) dialer() *kafka.Dialer {
+func (c *BrokerConfig) dialer() *kafka.Dialer {
 	return &kafka.Dialer{DialFunc: c.Dial, Timeout: 5 * time.Second, DualStack: true, ClientID: "waitq"}
 }
 
 // dialAny opens a connection to the first broker that answers.
-func (c *Conn) dialAny(ctx context.Context) (*kafka.Conn, error) {
+func (c *BrokerConfig) dialAny(ctx context.Context) (*kafka.Conn, error) {
 	var last error
 	for _, b := range c.Brokers {
 		conn, err := c.dialer().DialContext(ctx, "tcp", b)

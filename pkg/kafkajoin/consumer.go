@@ -23,56 +23,74 @@ type Sink interface {
 	Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error)
 }
 
-// ConsumerConfig tunes a Consumer. Zero values take the defaults noted.
+// ConsumerConfig tunes a Consumer. Zero values take DefaultConsumerConfig's.
 type ConsumerConfig struct {
-	Conn
-	GroupID  string // DefaultGroupID
-	DLQTopic string // DefaultDLQTopic
+	BrokerConfig
+	GroupID  string
+	DLQTopic string
 	// DiscoveryInterval is how often the broker is asked for new event
-	// topics (2 s).
+	// topics.
 	DiscoveryInterval time.Duration
 	// SessionTimeout is how long the group waits for a silent member before
-	// moving its partitions to others (10 s).
+	// moving its partitions to others.
 	SessionTimeout time.Duration
-	// MaxBatch caps the messages written to the sink in one call (500).
+	// MaxBatch caps the messages written to the sink in one call.
 	MaxBatch int
 	// RetryMin and RetryMax bound the backoff between attempts of a failed
-	// write (50 ms, 5 s). Attempts go on until they succeed or Run ends.
+	// write. Attempts go on until they succeed or Run ends.
 	RetryMin, RetryMax time.Duration
-	// AttemptTimeout bounds one attempt of a write (5 s): a server that
-	// hangs counts as failed, so it is retried and reported unready.
+	// AttemptTimeout bounds one attempt of a write: a server that hangs
+	// counts as failed, so it is retried and reported unready.
 	AttemptTimeout time.Duration
 	Logger         *slog.Logger
 }
 
-func (c *ConsumerConfig) defaults() {
+// DefaultConsumerConfig returns the defaults of every setting: the values
+// ingest-consumer runs with when nothing is configured.
+func DefaultConsumerConfig() ConsumerConfig {
+	return ConsumerConfig{
+		GroupID:           DefaultGroupID,
+		DLQTopic:          DefaultDLQTopic,
+		DiscoveryInterval: 2 * time.Second,
+		SessionTimeout:    10 * time.Second,
+		MaxBatch:          500,
+		RetryMin:          50 * time.Millisecond,
+		RetryMax:          5 * time.Second,
+		AttemptTimeout:    5 * time.Second,
+	}
+}
+
+// withDefaults fills the zero settings of c from DefaultConsumerConfig.
+func (c ConsumerConfig) withDefaults() ConsumerConfig {
+	d := DefaultConsumerConfig()
 	if c.GroupID == "" {
-		c.GroupID = DefaultGroupID
+		c.GroupID = d.GroupID
 	}
 	if c.DLQTopic == "" {
-		c.DLQTopic = DefaultDLQTopic
+		c.DLQTopic = d.DLQTopic
 	}
 	if c.DiscoveryInterval <= 0 {
-		c.DiscoveryInterval = 2 * time.Second
+		c.DiscoveryInterval = d.DiscoveryInterval
 	}
 	if c.SessionTimeout <= 0 {
-		c.SessionTimeout = 10 * time.Second
+		c.SessionTimeout = d.SessionTimeout
 	}
 	if c.MaxBatch <= 0 {
-		c.MaxBatch = 500
+		c.MaxBatch = d.MaxBatch
 	}
 	if c.RetryMin <= 0 {
-		c.RetryMin = 50 * time.Millisecond
+		c.RetryMin = d.RetryMin
 	}
 	if c.RetryMax < c.RetryMin {
-		c.RetryMax = max(5*time.Second, c.RetryMin)
+		c.RetryMax = max(d.RetryMax, c.RetryMin)
 	}
 	if c.AttemptTimeout <= 0 {
-		c.AttemptTimeout = 5 * time.Second
+		c.AttemptTimeout = d.AttemptTimeout
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	return c
 }
 
 // ConsumerStats counts what a Consumer did since it started.
@@ -114,12 +132,12 @@ type topicPartition struct {
 
 // NewConsumer returns a Consumer writing into sink; Run starts it.
 func NewConsumer(cfg ConsumerConfig, sink Sink) *Consumer {
-	cfg.defaults()
+	cfg = cfg.withDefaults()
 	tr := cfg.transport()
 	c := &Consumer{
 		cfg:   cfg,
 		sink:  sink,
-		admin: &Admin{conn: cfg.Conn, client: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: tr}},
+		admin: &Admin{conn: cfg.BrokerConfig, client: &kafka.Client{Addr: kafka.TCP(cfg.Brokers...), Transport: tr}},
 		dlq: &kafka.Writer{
 			Addr:         kafka.TCP(cfg.Brokers...),
 			Transport:    tr,
@@ -137,7 +155,21 @@ func NewConsumer(cfg ConsumerConfig, sink Sink) *Consumer {
 
 // Ready reports whether the broker answered the last discovery and the sink
 // accepted the last write.
-func (c *Consumer) Ready() bool { return c.storeOK.Load() && c.brokerOK.Load() }
+func (c *Consumer) Ready() bool { return c.Check() == nil }
+
+// Check is Ready as a domain error for readiness endpoints:
+// queue.ErrStoreUnavailable while writes to the live state fail (they are
+// being retried), queue.ErrBrokerUnavailable while the broker does not
+// answer.
+func (c *Consumer) Check() error {
+	switch {
+	case !c.storeOK.Load():
+		return queue.ErrStoreUnavailable
+	case !c.brokerOK.Load():
+		return queue.ErrBrokerUnavailable
+	}
+	return nil
+}
 
 // Topics returns the topics subscribed now.
 func (c *Consumer) Topics() []string {
@@ -235,13 +267,41 @@ func (c *Consumer) setTopics(topics []string) {
 }
 
 // runGeneration consumes the given topics with one group reader until ctx
-// ends or the set of join topics changes; it returns the new set.
+// ends or the set of join topics changes; it returns the new set (nil when
+// Run is ending).
 func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string {
 	c.setTopics(topics)
 	c.log.Info("subscribing", "group", c.cfg.GroupID, "topics", topics)
+	r := c.newReader(topics)
+	gctx, stop := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	defer func() {
+		stop()
+		wg.Wait()
+		if err := r.Close(); err != nil {
+			c.log.Warn("closing group reader", "err", err)
+		}
+	}()
+	next := topics
+	wg.Go(func() {
+		if found, changed := c.watchTopics(gctx, topics); changed {
+			next = found
+			stop()
+		}
+	})
+	msgs := make(chan kafka.Message, c.cfg.MaxBatch)
+	wg.Go(func() { c.fetch(gctx, r, msgs) })
+	if !c.consume(ctx, gctx, r, msgs) {
+		return nil // Run is ending
+	}
+	wg.Wait()
+	return next
+}
 
-	hb := min(3*time.Second, c.cfg.SessionTimeout/3)
-	r := kafka.NewReader(kafka.ReaderConfig{
+// newReader returns a group reader of topics that commits synchronously,
+// only when told to.
+func (c *Consumer) newReader(topics []string) *kafka.Reader {
+	return kafka.NewReader(kafka.ReaderConfig{
 		Brokers:                c.cfg.Brokers,
 		GroupID:                c.cfg.GroupID,
 		GroupTopics:            topics,
@@ -252,7 +312,7 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 		QueueCapacity:          c.cfg.MaxBatch,
 		CommitInterval:         0, // synchronous: CommitMessages returns after the broker stored it
 		SessionTimeout:         c.cfg.SessionTimeout,
-		HeartbeatInterval:      hb,
+		HeartbeatInterval:      min(3*time.Second, c.cfg.SessionTimeout/3),
 		RebalanceTimeout:       c.cfg.SessionTimeout,
 		JoinGroupBackoff:       200 * time.Millisecond,
 		WatchPartitionChanges:  true,
@@ -264,66 +324,61 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 		Logger:                 kafka.LoggerFunc(func(f string, a ...any) { c.log.Debug(fmt.Sprintf(f, a...)) }),
 		ErrorLogger:            kafka.LoggerFunc(func(f string, a ...any) { c.log.Warn(fmt.Sprintf(f, a...)) }),
 	})
-	gctx, stop := context.WithCancel(ctx)
-	var wg sync.WaitGroup
-	defer func() {
-		stop()
-		wg.Wait()
-		if err := r.Close(); err != nil {
-			c.log.Warn("closing group reader", "err", err)
-		}
-	}()
+}
 
-	// A new or deleted event topic ends the generation: kafka-go's group
-	// reader takes a fixed topic list, and a listed topic that does not
-	// exist would stall the whole group. An empty set sends Run back to
-	// waiting for topics.
-	next := topics
-	wg.Go(func() {
-		t := time.NewTicker(c.cfg.DiscoveryInterval)
-		defer t.Stop()
-		for {
-			select {
-			case <-gctx.Done():
-				return
-			case <-t.C:
-			}
-			if found, ok := c.discover(gctx); ok && !slices.Equal(found, topics) {
-				next = found
-				c.log.Info("join topics changed", "topics", found)
-				stop()
-				return
-			}
+// watchTopics asks the broker for the join topics every DiscoveryInterval
+// until they differ from topics (it returns them, changed) or ctx ends. A
+// new or deleted event topic ends the generation: kafka-go's group reader
+// takes a fixed topic list, and a listed topic that does not exist would
+// stall the whole group. An empty set sends Run back to waiting for topics.
+func (c *Consumer) watchTopics(ctx context.Context, topics []string) (found []string, changed bool) {
+	t := time.NewTicker(c.cfg.DiscoveryInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, false
+		case <-t.C:
 		}
-	})
+		if found, ok := c.discover(ctx); ok && !slices.Equal(found, topics) {
+			c.log.Info("join topics changed", "topics", found)
+			return found, true
+		}
+	}
+}
 
-	msgs := make(chan kafka.Message, c.cfg.MaxBatch)
-	wg.Go(func() {
-		for {
-			m, err := r.FetchMessage(gctx)
-			if err != nil {
-				if gctx.Err() != nil {
-					return
-				}
-				c.log.Warn("fetch failed", "err", err)
-				sleep(gctx, c.cfg.RetryMin)
-				continue
-			}
-			c.noteFetched(m)
-			select {
-			case msgs <- m:
-			case <-gctx.Done():
+// fetch hands r's messages to msgs until ctx ends.
+func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- kafka.Message) {
+	for {
+		m, err := r.FetchMessage(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
 				return
 			}
+			c.log.Warn("fetch failed", "err", err)
+			sleep(ctx, c.cfg.RetryMin)
+			continue
 		}
-	})
+		c.noteFetched(m)
+		select {
+		case msgs <- m:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
 
+// consume gathers what msgs holds into batches of at most MaxBatch and
+// handles each, until gctx (the generation) ends; it returns false when
+// runCtx (Run's) ended in the middle of a batch. A batch is finished even
+// when the topic set changes meanwhile; only the end of Run interrupts it
+// (uncommitted, so redelivered).
+func (c *Consumer) consume(runCtx, gctx context.Context, r *kafka.Reader, msgs <-chan kafka.Message) bool {
 	batch := make([]kafka.Message, 0, c.cfg.MaxBatch)
 	for {
 		select {
 		case <-gctx.Done():
-			wg.Wait()
-			return next
+			return true
 		case m := <-msgs:
 			batch = append(batch[:0], m)
 		}
@@ -336,10 +391,8 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 				break drain
 			}
 		}
-		// The batch is finished even when the topic set changes meanwhile;
-		// only the end of Run interrupts it (uncommitted, so redelivered).
-		if !c.handle(ctx, r, batch) {
-			return nil // Run is ending
+		if !c.handle(runCtx, r, batch) {
+			return false
 		}
 	}
 }
@@ -354,10 +407,29 @@ type deadLetter struct {
 // before the batch was written (then nothing of it is committed).
 func (c *Consumer) handle(ctx context.Context, r *kafka.Reader, batch []kafka.Message) bool {
 	c.fetched.Add(int64(len(batch)))
-	good := make([]queue.Message, 0, len(batch))
-	goodSrc := make([]int, 0, len(batch))
-	var dead []deadLetter
-	for i, km := range batch {
+	good, dead := c.decode(batch)
+	more, ok := c.write(ctx, good)
+	if !ok {
+		return false
+	}
+	if !c.deadLetterAll(ctx, append(dead, more...)) {
+		return false
+	}
+	c.commit(ctx, r, batch)
+	return true
+}
+
+// decoded is a message of a batch that can be applied, with its source.
+type decoded struct {
+	msg queue.Message
+	src kafka.Message
+}
+
+// decode sorts a batch into messages the sink can apply and those that can
+// never be applied (malformed, or on another event's topic).
+func (c *Consumer) decode(batch []kafka.Message) (good []decoded, dead []deadLetter) {
+	good = make([]decoded, 0, len(batch))
+	for _, km := range batch {
 		m, err := queue.DecodeMessage(km.Value)
 		switch {
 		case err != nil:
@@ -365,50 +437,68 @@ func (c *Consumer) handle(ctx context.Context, r *kafka.Reader, batch []kafka.Me
 		case c.cfg.Topic(m.EventID) != km.Topic:
 			dead = append(dead, deadLetter{km, fmt.Sprintf("event_mismatch: message for event %q on topic %q", m.EventID, km.Topic)})
 		default:
-			good = append(good, m)
-			goodSrc = append(goodSrc, i)
+			good = append(good, decoded{m, km})
 		}
 	}
+	return good, dead
+}
 
-	if len(good) > 0 {
-		var res queue.IngestResult
-		if !c.retry(ctx, "write to store", &c.storeOK, func(ctx context.Context) (err error) {
-			res, err = c.sink.Ingest(ctx, good, time.Now().UnixMilli())
-			return err
-		}) {
-			return false
-		}
-		for i, m := range good {
-			if slices.Contains(res.UnknownEvents, m.EventID) {
-				dead = append(dead, deadLetter{batch[goodSrc[i]], "event_not_found: event " + m.EventID + " has no configuration"})
-			}
-		}
-		c.written.Add(int64(res.Joined + res.Left))
-		c.ignored.Add(int64(res.Ignored))
+// write applies good to the sink, retrying until it succeeds; the messages
+// of events with no configuration come back to be dead-lettered. ok is
+// false when ctx ended first.
+func (c *Consumer) write(ctx context.Context, good []decoded) (dead []deadLetter, ok bool) {
+	if len(good) == 0 {
+		return nil, true
 	}
-
-	if len(dead) > 0 {
-		if !c.retry(ctx, "write to dead-letter topic", &c.brokerOK, func(ctx context.Context) error {
-			return c.deadLetter(ctx, dead)
-		}) {
-			return false
-		}
-		c.deadLettered.Add(int64(len(dead)))
+	msgs := make([]queue.Message, len(good))
+	for i, g := range good {
+		msgs[i] = g.msg
 	}
+	var res queue.IngestResult
+	if !c.retry(ctx, "write to store", &c.storeOK, func(ctx context.Context) (err error) {
+		res, err = c.sink.Ingest(ctx, msgs, time.Now().UnixMilli())
+		return err
+	}) {
+		return nil, false
+	}
+	for _, g := range good {
+		if slices.Contains(res.UnknownEvents, g.msg.EventID) {
+			dead = append(dead, deadLetter{g.src, "event_not_found: event " + g.msg.EventID + " has no configuration"})
+		}
+	}
+	c.written.Add(int64(res.Joined + res.Left))
+	c.ignored.Add(int64(res.Ignored))
+	return dead, true
+}
 
-	// Everything in the batch is applied or dead-lettered: commit it, even
-	// when Run is ending. A failed commit only means redelivery, which the
-	// sink tolerates.
+// deadLetterAll writes dead to the dead-letter topic, retrying until it
+// succeeds; false when ctx ended first.
+func (c *Consumer) deadLetterAll(ctx context.Context, dead []deadLetter) bool {
+	if len(dead) == 0 {
+		return true
+	}
+	if !c.retry(ctx, "write to dead-letter topic", &c.brokerOK, func(ctx context.Context) error {
+		return c.deadLetter(ctx, dead)
+	}) {
+		return false
+	}
+	c.deadLettered.Add(int64(len(dead)))
+	return true
+}
+
+// commit commits a batch whose every message is applied or dead-lettered,
+// even when Run is ending. A failed commit only means redelivery, which the
+// sink tolerates.
+func (c *Consumer) commit(ctx context.Context, r *kafka.Reader, batch []kafka.Message) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	if err := r.CommitMessages(cctx, batch...); err != nil {
 		c.commitErrors.Add(1)
 		c.log.Warn("commit failed; the batch will be redelivered", "messages", len(batch), "err", err)
-	} else {
-		c.commits.Add(1)
-		c.noteCommitted(batch)
+		return
 	}
-	return true
+	c.commits.Add(1)
+	c.noteCommitted(batch)
 }
 
 func (c *Consumer) deadLetter(ctx context.Context, dead []deadLetter) error {

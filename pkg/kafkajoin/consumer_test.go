@@ -36,7 +36,7 @@ func TestPublishIsAckedWithUserKey(t *testing.T) {
 	sys.CreateEvent(ev, 10, 3)
 	sys.Join(ev, "alice", 1000)
 
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: sys.Conn.Brokers, Topic: sys.Conn.Topic(ev), Partition: partitionOf(t, sys, ev, "alice"), MaxWait: 100 * time.Millisecond})
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: sys.BrokerConfig.Brokers, Topic: sys.BrokerConfig.Topic(ev), Partition: partitionOf(t, sys, ev, "alice"), MaxWait: 100 * time.Millisecond})
 	defer r.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -56,7 +56,7 @@ func TestPublishIsAckedWithUserKey(t *testing.T) {
 // partitionOf returns the partition the publisher chose for user's key.
 func partitionOf(t *testing.T, sys *testsys.System, ev, user string) int {
 	t.Helper()
-	parts, err := (&kafka.Client{Addr: kafka.TCP(sys.Conn.Brokers...)}).Metadata(context.Background(), &kafka.MetadataRequest{Topics: []string{sys.Conn.Topic(ev)}})
+	parts, err := (&kafka.Client{Addr: kafka.TCP(sys.BrokerConfig.Brokers...)}).Metadata(context.Background(), &kafka.MetadataRequest{Topics: []string{sys.BrokerConfig.Topic(ev)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,8 +148,8 @@ func TestNewEventTopicIsDiscoveredWhileRunning(t *testing.T) {
 	if line[0].User != "b" {
 		t.Fatalf("line of new event = %v", line)
 	}
-	if got := c.Topics(); !slices.Contains(got, sys.Conn.Topic(second)) {
-		t.Fatalf("consumer topics %v lack %s", got, sys.Conn.Topic(second))
+	if got := c.Topics(); !slices.Contains(got, sys.BrokerConfig.Topic(second)) {
+		t.Fatalf("consumer topics %v lack %s", got, sys.BrokerConfig.Topic(second))
 	}
 	// The first event still flows after the resubscription.
 	sys.Join(first, "c", 3)
@@ -170,11 +170,11 @@ func TestPoisonMessagesGoToDLQAndTheStreamGoesOn(t *testing.T) {
 		{`{"v":1,"op":"jump","eventId":"` + ev + `","userId":"u","ts":5,"id":"x"}`, "invalid_message"},
 		{`{"v":1,"op":"join","eventId":"other","userId":"u","ts":5,"id":"x"}`, "event_mismatch"},
 	}
-	w := &kafka.Writer{Addr: kafka.TCP(sys.Conn.Brokers...), RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
+	w := &kafka.Writer{Addr: kafka.TCP(sys.BrokerConfig.Brokers...), RequiredAcks: kafka.RequireAll, BatchTimeout: time.Millisecond}
 	defer w.Close()
 	ctx := context.Background()
 	for _, p := range poison {
-		if err := w.WriteMessages(ctx, kafka.Message{Topic: sys.Conn.Topic(ev), Key: []byte("k"), Value: []byte(p.value)}); err != nil {
+		if err := w.WriteMessages(ctx, kafka.Message{Topic: sys.BrokerConfig.Topic(ev), Key: []byte("k"), Value: []byte(p.value)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -191,7 +191,7 @@ func TestPoisonMessagesGoToDLQAndTheStreamGoesOn(t *testing.T) {
 		return s.DeadLettered == int64(len(poison)+1), fmt.Sprintf("stats %+v", s)
 	})
 
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: sys.Conn.Brokers, Topic: kafkajoin.DefaultDLQTopic, MaxWait: 100 * time.Millisecond})
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: sys.BrokerConfig.Brokers, Topic: kafkajoin.DefaultDLQTopic, MaxWait: 100 * time.Millisecond})
 	defer r.Close()
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
@@ -203,10 +203,10 @@ func TestPoisonMessagesGoToDLQAndTheStreamGoesOn(t *testing.T) {
 		h := headers(m)
 		if i < len(poison) {
 			if string(m.Value) != poison[i].value || !startsWith(h["waitq-reason"], poison[i].reason) ||
-				h["waitq-source-topic"] != sys.Conn.Topic(ev) || h["waitq-source-partition"] != "0" || h["waitq-source-offset"] != strconv.Itoa(i) {
+				h["waitq-source-topic"] != sys.BrokerConfig.Topic(ev) || h["waitq-source-partition"] != "0" || h["waitq-source-offset"] != strconv.Itoa(i) {
 				t.Errorf("dead letter %d = %s %v, want %s with reason %s at offset %d", i, m.Value, h, poison[i].value, poison[i].reason, i)
 			}
-		} else if !startsWith(h["waitq-reason"], "event_not_found") || h["waitq-source-topic"] != sys.Conn.Topic(ghost) {
+		} else if !startsWith(h["waitq-reason"], "event_not_found") || h["waitq-source-topic"] != sys.BrokerConfig.Topic(ghost) {
 			t.Errorf("dead letter of deleted event = %v", h)
 		}
 	}
@@ -307,15 +307,15 @@ func TestGracefulStopCommitsWhatWasWritten(t *testing.T) {
 
 	// The group's committed offsets cover every message: a restarted
 	// consumer would not read any of them again.
-	resp, err := (&kafka.Client{Addr: kafka.TCP(sys.Conn.Brokers...)}).OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{
+	resp, err := (&kafka.Client{Addr: kafka.TCP(sys.BrokerConfig.Brokers...)}).OffsetFetch(context.Background(), &kafka.OffsetFetchRequest{
 		GroupID: kafkajoin.DefaultGroupID,
-		Topics:  map[string][]int{sys.Conn.Topic(ev): {0, 1}},
+		Topics:  map[string][]int{sys.BrokerConfig.Topic(ev): {0, 1}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var committed int64
-	for _, p := range resp.Topics[sys.Conn.Topic(ev)] {
+	for _, p := range resp.Topics[sys.BrokerConfig.Topic(ev)] {
 		if p.Error != nil {
 			t.Fatalf("partition %d: %v", p.Partition, p.Error)
 		}

@@ -13,22 +13,23 @@ import (
 
 // PublisherConfig tunes the writer.
 type PublisherConfig struct {
-	Conn
+	BrokerConfig
 	// BatchTimeout is the longest a message waits for others to share its
 	// produce request (DefaultBatchTimeout). kafka-go's default (1 s) would
 	// add a second to every join.
 	BatchTimeout time.Duration
 	// BatchSize caps the messages of one produce request per partition.
 	BatchSize int
-	// Timeout bounds one produce request's I/O (3 s), so a hung broker
-	// cannot hold a batch, or Close, for long.
+	// Timeout bounds one produce request's I/O
+	// (queue.DefaultPublishTimeout), so a hung broker cannot hold a batch,
+	// or Close, for long.
 	Timeout time.Duration
 }
 
 // Publisher writes joins and leaves to the event topics and returns only after
 // the broker acknowledged them (acks=all).
 type Publisher struct {
-	conn   Conn
+	conn   BrokerConfig
 	w      *kafka.Writer
 	client *kafka.Client
 }
@@ -44,7 +45,7 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 		cfg.BatchSize = 1000
 	}
 	if cfg.Timeout <= 0 {
-		cfg.Timeout = 3 * time.Second
+		cfg.Timeout = queue.DefaultPublishTimeout
 	}
 	tr := cfg.transport()
 	w := &kafka.Writer{
@@ -61,7 +62,7 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 		ReadTimeout:  cfg.Timeout,
 		WriteTimeout: cfg.Timeout,
 	}
-	return &Publisher{conn: cfg.Conn, w: w, client: &kafka.Client{Addr: w.Addr, Transport: tr}}
+	return &Publisher{conn: cfg.BrokerConfig, w: w, client: &kafka.Client{Addr: w.Addr, Transport: tr}}
 }
 
 // Publish writes m to its event's topic with key = user id. A topic not yet in

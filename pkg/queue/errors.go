@@ -60,3 +60,10 @@ func ErrorCode(err error) Code {
 // ErrEventNotFound is returned by stores for an event id that is not
 // registered.
 var ErrEventNotFound = &Error{Code: CodeEventNotFound, Message: "no such event"}
+
+// ErrStoreUnavailable is the one answer to a client when the live state
+// (Redis) did not answer: callers log the underlying error first.
+var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "the event store is not reachable; try again"}
+
+// ErrBrokerUnavailable is the answer when no Kafka broker answered.
+var ErrBrokerUnavailable = &Error{Code: CodeBrokerUnavailable, Message: "no kafka broker is reachable; try again"}

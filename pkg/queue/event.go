@@ -3,15 +3,16 @@ package queue
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
-// State says whether an event accepts joins.
-type State string
+// EventState says whether an event accepts joins.
+type EventState string
 
 // Event states.
 const (
-	StateOpen   State = "open"
-	StateClosed State = "closed"
+	StateOpen   EventState = "open"
+	StateClosed EventState = "closed"
 )
 
 // Limits on an event's configuration.
@@ -24,18 +25,18 @@ const (
 // Event is an event's configuration: how many users may hold a slot at once,
 // for how long, whether it is open, and how many partitions its topic has.
 type Event struct {
-	ID          string `json:"eventId"`
-	Capacity    int    `json:"capacity"`
-	HoldSeconds int    `json:"holdSeconds"`
-	State       State  `json:"state"`
-	Partitions  int    `json:"partitions"`
+	ID          string     `json:"eventId"`
+	Capacity    int        `json:"capacity"`
+	HoldSeconds int        `json:"holdSeconds"`
+	State       EventState `json:"state"`
+	Partitions  int        `json:"partitions"`
 }
 
 // Validate reports the first invalid field of e as a CodeInvalidConfig error.
 func (e *Event) Validate() error {
 	switch {
 	case !ValidEventID(e.ID):
-		return Errorf(CodeInvalidEventID, "event id must be 1-%d characters of [A-Za-z0-9_-]", MaxEventIDLen)
+		return CheckEventID(e.ID)
 	case e.Capacity < 1 || e.Capacity > MaxCapacity:
 		return Errorf(CodeInvalidConfig, "capacity must be between 1 and %d", MaxCapacity)
 	case e.HoldSeconds < 1 || e.HoldSeconds > MaxHoldSeconds:
@@ -88,6 +89,11 @@ type Topics interface {
 	DeleteTopic(ctx context.Context, eventID string) error
 }
 
+// DefaultPublishTimeout is how long a publish waits for the broker's
+// acknowledgement before it fails: a join is then answered 503
+// broker_unavailable.
+const DefaultPublishTimeout = 3 * time.Second
+
 // Publisher publishes messages to the event's topic and returns only after the
 // broker acknowledged them from all in-sync replicas.
 type Publisher interface {
@@ -112,6 +118,19 @@ type StatusBatch struct {
 	Total         int64   // users waiting
 	AdmittedTotal int64   // users ever admitted
 	Places        []Place // one per user asked about, in order
+}
+
+// TickRequest is one slot-monitor round over several events.
+type TickRequest struct {
+	EventIDs []string
+	NowMs    int64 // the round's time (unix ms): holds end before it, new ones run from it
+	// AdmitBatch is the most users one event admits in the round.
+	AdmitBatch int
+	// PresenceCutoffMs removes waiting users last seen before it (unix ms):
+	// those gone past the disconnect grace.
+	PresenceCutoffMs int64
+	// SweepLimit is the most users one event loses to the sweep in the round.
+	SweepLimit int
 }
 
 // TickResult is what one slot-monitor tick did to one event.

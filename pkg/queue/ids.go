@@ -37,3 +37,21 @@ func ValidUserID(id string) bool {
 func isAlnum(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
+
+// CheckEventID returns nil for a valid event id, else the contract's
+// invalid_event_id error.
+func CheckEventID(id string) error {
+	if !ValidEventID(id) {
+		return Errorf(CodeInvalidEventID, "event id must be 1-%d characters of [A-Za-z0-9_-]", MaxEventIDLen)
+	}
+	return nil
+}
+
+// CheckUserID returns nil for a valid user id, else the contract's
+// invalid_user_id error.
+func CheckUserID(id string) error {
+	if !ValidUserID(id) {
+		return Errorf(CodeInvalidUserID, "user id must be 1-%d characters of [A-Za-z0-9._:@-]", MaxUserIDLen)
+	}
+	return nil
+}

@@ -58,7 +58,7 @@ func BenchmarkAdmitTick(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		now += 61_000 // every hold of the previous tick has ended
-		if _, err := s.Tick(ctx, []string{"sale1"}, now, 100, 0, 1000); err != nil {
+		if _, err := s.Tick(ctx, queue.TickRequest{EventIDs: []string{"sale1"}, NowMs: now, AdmitBatch: 100, PresenceCutoffMs: 0, SweepLimit: 1000}); err != nil {
 			b.Fatal(err)
 		}
 	}

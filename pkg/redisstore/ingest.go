@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -31,7 +29,8 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 	}
 	calls := make([]scriptCall, len(order))
 	for i, ev := range order {
-		calls[i] = scriptCall{ingestScript, eventKeys(ev)[:3], args[ev]}
+		k := keysOf(ev)
+		calls[i] = scriptCall{ingestScript, []string{k.config, k.waiting, k.active}, args[ev]}
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
@@ -52,34 +51,4 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 		res.Ignored += int(counts[2].(int64))
 	}
 	return res, nil
-}
-
-// scriptCall is one script run of a pipeline.
-type scriptCall struct {
-	script *redis.Script
-	keys   []string
-	args   []any
-}
-
-// pipeline runs calls in one round trip; it loads the scripts and tries once
-// more when the server lost them (a restarted Redis).
-func (s *Store) pipeline(ctx context.Context, calls []scriptCall) ([]*redis.Cmd, error) {
-	run := func() ([]*redis.Cmd, error) {
-		cmds := make([]*redis.Cmd, len(calls))
-		_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, c := range calls {
-				cmds[i] = c.script.EvalSha(ctx, p, c.keys, c.args...)
-			}
-			return nil
-		})
-		return cmds, err
-	}
-	cmds, err := run()
-	if isNoScript(err) {
-		if err := loadScripts(ctx, s.c); err != nil {
-			return nil, err
-		}
-		cmds, err = run()
-	}
-	return cmds, err
 }

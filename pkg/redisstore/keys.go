@@ -23,8 +23,18 @@ func StatsKey(eventID string) string { return "waitq:{" + eventID + "}:stats" }
 // it.
 func SeenKey(eventID string) string { return "waitq:{" + eventID + "}:seen" }
 
-// eventKeys returns the keys of eventID in the order the scripts expect them
-// as KEYS: config, waiting, active, stats, seen.
-func eventKeys(eventID string) []string {
-	return []string{ConfigKey(eventID), WaitingKey(eventID), ActiveKey(eventID), StatsKey(eventID), SeenKey(eventID)}
+// eventKeys are the keys of one event, named so that each script call lists
+// its KEYS explicitly, in the order its header gives.
+type eventKeys struct {
+	config, waiting, active, stats, seen string
+}
+
+func keysOf(eventID string) eventKeys {
+	return eventKeys{
+		config:  ConfigKey(eventID),
+		waiting: WaitingKey(eventID),
+		active:  ActiveKey(eventID),
+		stats:   StatsKey(eventID),
+		seen:    SeenKey(eventID),
+	}
 }

@@ -68,3 +68,33 @@ func runScript(ctx context.Context, c redis.UniversalClient, s *redis.Script, ke
 	}
 	return cmd
 }
+
+// scriptCall is one script run of a pipeline.
+type scriptCall struct {
+	script *redis.Script
+	keys   []string
+	args   []any
+}
+
+// pipeline runs calls in one round trip; it loads the scripts and tries once
+// more when the server lost them (a restarted Redis).
+func (s *Store) pipeline(ctx context.Context, calls []scriptCall) ([]*redis.Cmd, error) {
+	run := func() ([]*redis.Cmd, error) {
+		cmds := make([]*redis.Cmd, len(calls))
+		_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, c := range calls {
+				cmds[i] = c.script.EvalSha(ctx, p, c.keys, c.args...)
+			}
+			return nil
+		})
+		return cmds, err
+	}
+	cmds, err := run()
+	if isNoScript(err) {
+		if err := loadScripts(ctx, s.c); err != nil {
+			return nil, err
+		}
+		cmds, err = run()
+	}
+	return cmds, err
+}

@@ -12,6 +12,9 @@ import (
 	"github.com/waitq/waitq/pkg/queue"
 )
 
+// DefaultURL is the Redis every service uses when none is configured.
+const DefaultURL = "redis://127.0.0.1:6379/0"
+
 // Store is waitq's live state in Redis.
 type Store struct {
 	c redis.UniversalClient
@@ -86,7 +89,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	if len(h) == 0 {
 		return queue.Event{}, queue.ErrEventNotFound
 	}
-	e := queue.Event{ID: id, State: queue.State(h["state"])}
+	e := queue.Event{ID: id, State: queue.EventState(h["state"])}
 	var errs []error
 	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions} {
 		n, err := strconv.Atoi(h[field])
@@ -140,7 +143,8 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 
 // DeleteEvent removes id's keys and registration unless a slot is held.
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
-	n, err := runScript(ctx, s.c, deleteEventScript, eventKeys(id), nowMs).Int()
+	k := keysOf(id)
+	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen}, nowMs).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)
 	}

@@ -14,9 +14,9 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
-	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -32,7 +32,7 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
 	keys, _ := entry.DerivedKeyring("browser-test-secret", nil)
-	prod := httptest.NewServer(api.New(api.Config{AdminToken: "t", AllowedOrigins: []string{"127.0.0.1:*"}}, api.Deps{
+	prod := httptest.NewServer(producer.New(producer.Config{AdminToken: "t", AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
 	}))
 	defer prod.Close()

@@ -9,8 +9,8 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testws"
-	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
 
@@ -19,13 +19,13 @@ import (
 // answered 202 must reach the line with its stamp, none twice.
 func TestConsumerKilledTwice(t *testing.T) {
 	s := newStack(t)
-	_, producer := s.Producer()
+	_, api := s.Producer()
 	consumer := s.Ingest("ingest")
 	ev := testenv.EventID(t)
-	producer.CreateEvent(t, ev, `{"capacity":10,"partitions":4}`)
+	api.CreateEvent(t, ev, `{"capacity":10,"partitions":4}`)
 
 	const workers, perWorker = 8, 400
-	stream := producer.StartStream(t, ev, workers, perWorker, 20*time.Millisecond)
+	stream := api.StartStream(t, ev, workers, perWorker, 20*time.Millisecond)
 	for kill := range 2 {
 		// Kill only a consumer that has fetched, that is, one that finished
 		// joining the group: kfake starts a member's session timer only once
@@ -57,19 +57,19 @@ func TestConsumerKilledTwice(t *testing.T) {
 // nothing, and the gateway's sockets must go on getting their status.
 func TestRedisPaused(t *testing.T) {
 	s := newStack(t)
-	_, producer := s.Producer()
+	_, api := s.Producer()
 	consumer := s.Ingest("ingest")
 	gw := s.Gateway("gateway", 250*time.Millisecond)
 	ev := testenv.EventID(t)
-	producer.CreateEvent(t, ev, `{"capacity":5,"holdSeconds":600,"partitions":4}`)
+	api.CreateEvent(t, ev, `{"capacity":5,"holdSeconds":600,"partitions":4}`)
 
 	// A watcher behind the first five, who will be admitted, sees the
 	// line before, during and after the outage.
-	var first []api.JoinResponse
+	var first []producer.JoinResponse
 	for i := range 5 {
-		first = append(first, producer.MustJoin(t, ev, fmt.Sprintf("first-%d", i)))
+		first = append(first, api.MustJoin(t, ev, fmt.Sprintf("first-%d", i)))
 	}
-	watcher := producer.MustJoin(t, ev, "watcher")
+	watcher := api.MustJoin(t, ev, "watcher")
 	ws, err := testws.Dial(t, gw.WS(watcher.StatusURL), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -77,7 +77,7 @@ func TestRedisPaused(t *testing.T) {
 	ws.Status(testws.Waiting(1, 1), 20*time.Second)
 
 	const workers, perWorker = 8, 600
-	stream := producer.StartStream(t, ev, workers, perWorker, 25*time.Millisecond)
+	stream := api.StartStream(t, ev, workers, perWorker, 25*time.Millisecond)
 	for _, j := range append(first, watcher) {
 		stream.Record(j)
 	}
@@ -133,13 +133,13 @@ func TestRedisPaused(t *testing.T) {
 // join it acknowledged, before or after, reaches the line.
 func TestBrokerRestarted(t *testing.T) {
 	s := newStack(t)
-	_, producer := s.Producer()
+	_, api := s.Producer()
 	consumer := s.Ingest("ingest")
 	ev := testenv.EventID(t)
-	producer.CreateEvent(t, ev, `{"capacity":10,"partitions":4}`)
+	api.CreateEvent(t, ev, `{"capacity":10,"partitions":4}`)
 
 	const workers, perWorker = 8, 600
-	stream := producer.StartStream(t, ev, workers, perWorker, 25*time.Millisecond)
+	stream := api.StartStream(t, ev, workers, perWorker, 25*time.Millisecond)
 	testenv.Eventually(t, 60*time.Second, func() (bool, string) {
 		return stream.Acked.Load() >= 1000, fmt.Sprintf("%d joins acknowledged", stream.Acked.Load())
 	})
@@ -152,7 +152,7 @@ func TestBrokerRestarted(t *testing.T) {
 		t.Errorf("no join was refused with 503 broker_unavailable while the broker was down")
 	}
 	// The refusal says when to come back.
-	if _, r, err := producer.Join(t.Context(), ev, "probe"); err != nil || r == nil || r.Status != 503 || r.RetryAfter == "" {
+	if _, r, err := api.Join(t.Context(), ev, "probe"); err != nil || r == nil || r.Status != 503 || r.RetryAfter == "" {
 		t.Errorf("join while the broker is down: %+v %v, want 503 with Retry-After", r, err)
 	}
 	s.Kafka.Restart()
@@ -179,16 +179,16 @@ func TestBrokerRestarted(t *testing.T) {
 // through the survivor admits the head of the line there.
 func TestGatewayKilled(t *testing.T) {
 	s := newStack(t)
-	_, producer := s.Producer()
+	_, api := s.Producer()
 	s.Ingest("ingest")
 	gwA := s.Gateway("gateway-a", 250*time.Millisecond)
 	gwB := s.Gateway("gateway-b", 250*time.Millisecond)
 	ev := testenv.EventID(t)
-	producer.CreateEvent(t, ev, `{"capacity":1,"holdSeconds":600,"partitions":2}`)
+	api.CreateEvent(t, ev, `{"capacity":1,"holdSeconds":600,"partitions":2}`)
 
-	joins := make([]api.JoinResponse, 6)
+	joins := make([]producer.JoinResponse, 6)
 	for i := range joins {
-		joins[i] = producer.MustJoin(t, ev, fmt.Sprintf("u%d", i+1))
+		joins[i] = api.MustJoin(t, ev, fmt.Sprintf("u%d", i+1))
 	}
 	clients := make([]*testws.Client, len(joins))
 	for i, j := range joins {

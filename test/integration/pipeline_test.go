@@ -12,8 +12,8 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testws"
-	"github.com/waitq/waitq/pkg/api"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
 
@@ -24,16 +24,16 @@ import (
 // entry tokens verify at the gateway.
 func TestPipeline(t *testing.T) {
 	s := newStack(t)
-	_, producer := s.Producer()
+	_, api := s.Producer()
 	s.Ingest("ingest")
 
 	ev := testenv.EventID(t)
-	producer.CreateEvent(t, ev, `{"capacity":3,"holdSeconds":300,"partitions":3}`)
+	api.CreateEvent(t, ev, `{"capacity":3,"holdSeconds":300,"partitions":3}`)
 	// Everyone is in line before the gateway, and so its slot monitor,
 	// starts: who is admitted first is then decided by the join order alone.
-	joins := make([]api.JoinResponse, 8)
+	joins := make([]producer.JoinResponse, 8)
 	for i := range joins {
-		joins[i] = producer.MustJoin(t, ev, fmt.Sprintf("u%d", i+1))
+		joins[i] = api.MustJoin(t, ev, fmt.Sprintf("u%d", i+1))
 	}
 	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
 		n, err := s.RDB.ZCard(t.Context(), redisstore.WaitingKey(ev)).Result()
@@ -93,7 +93,7 @@ func release(t *testing.T, gw *node, event, entryToken string) bool {
 // verification is the answer of the gateway's /v1/entry/verify.
 type verification struct {
 	Valid  bool
-	State  gateway.State
+	State  gateway.UserState
 	UserID string
 }
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testws"
-	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
 
@@ -25,13 +25,13 @@ import (
 // at the end every user was admitted exactly once and the line is empty.
 func TestTwoGatewaysTwoConsumers(t *testing.T) {
 	s := newStack(t)
-	_, producer := s.Producer()
+	_, api := s.Producer()
 	s.Ingest("ingest-a")
 	s.Ingest("ingest-b")
 	gws := []*node{s.Gateway("gateway-a", 100*time.Millisecond), s.Gateway("gateway-b", 100*time.Millisecond)}
 	ev := testenv.EventID(t)
 	const capacity, users = 5, 120
-	producer.CreateEvent(t, ev, `{"capacity":`+strconv.Itoa(capacity)+`,"holdSeconds":2,"partitions":4}`)
+	api.CreateEvent(t, ev, `{"capacity":`+strconv.Itoa(capacity)+`,"holdSeconds":2,"partitions":4}`)
 
 	// Sample the holders as often as Redis answers until the test ends.
 	var maxHolders, samples atomic.Int64
@@ -56,7 +56,7 @@ func TestTwoGatewaysTwoConsumers(t *testing.T) {
 		wg       sync.WaitGroup
 	)
 	for i := range users {
-		j := producer.MustJoin(t, ev, fmt.Sprintf("u%03d", i))
+		j := api.MustJoin(t, ev, fmt.Sprintf("u%03d", i))
 		gw := gws[i%2]
 		c, err := testws.Dial(t, gw.WS(j.StatusURL), nil)
 		if err != nil {
@@ -94,7 +94,7 @@ func TestTwoGatewaysTwoConsumers(t *testing.T) {
 // watch follows one user's socket until the user is admitted, counts the
 // admitted frames it gets within a further second, and then releases at once,
 // after a while, or never.
-func watch(t *testing.T, c *testws.Client, j api.JoinResponse, mu *sync.Mutex, admitted map[string]int) {
+func watch(t *testing.T, c *testws.Client, j producer.JoinResponse, mu *sync.Mutex, admitted map[string]int) {
 	deadline := time.After(90 * time.Second)
 	count := func() {
 		mu.Lock()

@@ -1,9 +1,16 @@
-package api
+// Package httpkit is what waitq's HTTP services share: the echo router with
+// health, readiness, metrics and OpenAPI routes (NewEcho), the one table from
+// domain error codes to HTTP statuses and the one table from domain error
+// codes to WebSocket close codes (errors.go), strict JSON decoding, the
+// per-client-IP rate limits with the client address found behind trusted
+// proxies, and browser-origin matching. It holds no handler of its own
+// services: producer-api's are in package producer, ws-gateway's in package
+// gateway. Everything here is safe for concurrent use.
+package httpkit
 
 import (
 	"bytes"
 	"context"
-	_ "embed"
 	"encoding/json"
 	"errors"
 	"io"
@@ -31,31 +38,35 @@ type BaseOptions struct {
 	// Ready reports whether the service's dependencies answer within the
 	// context's deadline; its *queue.Error is the 503 body of /readyz.
 	Ready func(ctx context.Context) error
-	// OpenAPI is the service's OpenAPI document, served at /openapi.yaml.
+	// ReadyFields, when set, adds fields beside "status" to the 200 body of
+	// /readyz.
+	ReadyFields func() map[string]any
+	// OpenAPI is the service's OpenAPI document, served at /openapi.yaml
+	// (nil: no such route).
 	OpenAPI []byte
 }
 
-// The OpenAPI documents of the HTTP services.
-var (
-	//go:embed openapi/producer.yaml
-	ProducerOpenAPI []byte
-	//go:embed openapi/gateway.yaml
-	GatewayOpenAPI []byte
-)
+// DefaultMaxBodyBytes is the request body limit of every service (4 KiB):
+// larger bodies get 413.
+const DefaultMaxBodyBytes = 4 << 10
+
+// UserHeader carries the user id set by the authenticating proxy in front.
+const UserHeader = "X-User-Id"
 
 // base is what every waitq HTTP service shares.
 type base struct {
-	log     *slog.Logger
-	maxBody int64
-	ready   func(context.Context) error
-	errors  *prometheus.CounterVec
+	log         *slog.Logger
+	maxBody     int64
+	ready       func(context.Context) error
+	readyFields func() map[string]any
+	errors      *prometheus.CounterVec
 }
 
 // NewEcho returns a router with what every waitq HTTP service shares: the
 // one error table, a request log line at debug, the body limit, and the
 // /healthz, /readyz and /metrics routes.
 func NewEcho(o BaseOptions) *echo.Echo {
-	b := &base{log: o.Logger, maxBody: o.MaxBodyBytes, ready: o.Ready}
+	b := &base{log: o.Logger, maxBody: o.MaxBodyBytes, ready: o.Ready, readyFields: o.ReadyFields}
 	b.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "waitq_http_errors_total",
 		Help: "Error responses, by error code.",
@@ -70,9 +81,11 @@ func NewEcho(o BaseOptions) *echo.Echo {
 	})
 	e.GET("/readyz", b.readyz)
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(o.Registry, promhttp.HandlerOpts{Registry: o.Registry})))
-	e.GET("/openapi.yaml", func(c echo.Context) error {
-		return c.Blob(http.StatusOK, "application/yaml", o.OpenAPI)
-	})
+	if o.OpenAPI != nil {
+		e.GET("/openapi.yaml", func(c echo.Context) error {
+			return c.Blob(http.StatusOK, "application/yaml", o.OpenAPI)
+		})
+	}
 	return e
 }
 
@@ -83,7 +96,12 @@ func (b *base) readyz(c echo.Context) error {
 	if err := b.ready(ctx); err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, map[string]string{"status": "ready"})
+	body := map[string]any{}
+	if b.readyFields != nil {
+		body = b.readyFields()
+	}
+	body["status"] = "ready"
+	return c.JSON(http.StatusOK, body)
 }
 
 func (b *base) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
@@ -148,10 +166,10 @@ type Pinger interface {
 func StoreAndBrokerReady(store, broker Pinger) func(context.Context) error {
 	return func(ctx context.Context) error {
 		if err := store.Ping(ctx); err != nil {
-			return queue.Errorf(queue.CodeStoreUnavailable, "redis is not reachable")
+			return queue.ErrStoreUnavailable
 		}
 		if err := broker.Ping(ctx); err != nil {
-			return queue.Errorf(queue.CodeBrokerUnavailable, "no kafka broker is reachable")
+			return queue.ErrBrokerUnavailable
 		}
 		return nil
 	}
@@ -187,4 +205,12 @@ func RuntimeDefaults(log *slog.Logger, reg *prometheus.Registry, now func() time
 		now = time.Now
 	}
 	return log, reg, now
+}
+
+// StoreError logs err, a failed call to the live state, with what was being
+// done, and returns the one error a client is answered with:
+// queue.ErrStoreUnavailable (503 store_unavailable, or close 1011).
+func StoreError(log *slog.Logger, what string, err error) error {
+	log.Warn("store error", "what", what, "err", err)
+	return queue.ErrStoreUnavailable
 }

@@ -1,4 +1,4 @@
-package api_test
+package producer_test
 
 import (
 	"context"
@@ -18,7 +18,8 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
-	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/httpkit"
+	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
@@ -31,19 +32,19 @@ type apiEnv struct {
 	tickets *queue.TicketSigner
 }
 
-func startAPI(t *testing.T, sys *testsys.System, cfg api.Config) *apiEnv {
+func startAPI(t *testing.T, sys *testsys.System, cfg producer.Config) *apiEnv {
 	t.Helper()
 	return startAPIAt(t, sys, cfg, nil)
 }
 
 // startAPIAt is startAPI with the server's clock (nil: the real one).
-func startAPIAt(t *testing.T, sys *testsys.System, cfg api.Config, now func() time.Time) *apiEnv {
+func startAPIAt(t *testing.T, sys *testsys.System, cfg producer.Config, now func() time.Time) *apiEnv {
 	t.Helper()
 	tickets, err := queue.NewTicketSigner("test-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := api.New(cfg, api.Deps{
+	s := producer.New(cfg, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets,
 		Logger: testenv.Logger(t), Now: now,
 	})
@@ -60,7 +61,7 @@ type reply struct {
 
 func (r reply) errorCode(t *testing.T) queue.Code {
 	t.Helper()
-	var b api.ErrorBody
+	var b httpkit.ErrorBody
 	if err := json.Unmarshal(r.body, &b); err != nil {
 		t.Fatalf("error body %q is not the contract's JSON: %v", r.body, err)
 	}
@@ -96,7 +97,7 @@ func admin(extra ...string) map[string]string {
 	return h
 }
 
-func user(id string) map[string]string { return map[string]string{api.UserHeader: id} }
+func user(id string) map[string]string { return map[string]string{httpkit.UserHeader: id} }
 
 func (e *apiEnv) putEvent(t *testing.T, id, body string) reply {
 	t.Helper()
@@ -105,7 +106,7 @@ func (e *apiEnv) putEvent(t *testing.T, id, body string) reply {
 
 func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, api.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
 	sys.StartConsumer(sys.ConsumerConfig())
 	ev := testenv.EventID(t)
 
@@ -117,7 +118,7 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	if r.status != http.StatusAccepted {
 		t.Fatalf("join: %d %s", r.status, r.body)
 	}
-	var j api.JoinResponse
+	var j producer.JoinResponse
 	if err := json.Unmarshal(r.body, &j); err != nil {
 		t.Fatal(err)
 	}
@@ -180,7 +181,7 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 
 func TestHTTPErrors(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, api.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	closed := ev + "-closed"
 	held := ev + "-held"
@@ -281,7 +282,7 @@ func TestHTTPErrors(t *testing.T) {
 
 func TestAdminDisabledWithoutToken(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, api.Config{})
+	e := startAPI(t, sys, producer.Config{})
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer "}} {
 		r := e.do(t, "GET", "/v1/admin/events", h, nil)
 		if r.status != 403 || r.errorCode(t) != queue.CodeAdminDisabled {
@@ -292,7 +293,7 @@ func TestAdminDisabledWithoutToken(t *testing.T) {
 
 func TestAdminUpdateAndList(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, api.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -302,11 +303,11 @@ func TestAdminUpdateAndList(t *testing.T) {
 		t.Fatalf("update: %d %s", r.status, r.body)
 	}
 	r = e.do(t, "GET", "/v1/admin/events", admin(), nil)
-	var list api.EventList
+	var list producer.EventList
 	if err := json.Unmarshal(r.body, &list); err != nil || r.status != 200 {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
-	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: api.DefaultHoldSeconds, State: queue.StateClosed, Partitions: 3}
+	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: producer.DefaultHoldSeconds, State: queue.StateClosed, Partitions: 3}
 	if len(list.Events) != 1 || list.Events[0].Event != want {
 		t.Fatalf("list = %+v, want one %+v", list.Events, want)
 	}
@@ -325,7 +326,7 @@ func TestAdminUpdateAndList(t *testing.T) {
 func TestBrokerThatHangsGets503WithinTheTimeout(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	const timeout = 500 * time.Millisecond
-	e := startAPI(t, sys, api.Config{AdminToken: adminToken, PublishTimeout: timeout})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken, PublishTimeout: timeout})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -349,7 +350,7 @@ func TestBrokerThatHangsGets503WithinTheTimeout(t *testing.T) {
 
 func TestBrokerDownGets503AndNotReady(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Kafka: []kfake.Opt{}})
-	e := startAPI(t, sys, api.Config{AdminToken: adminToken, PublishTimeout: time.Second})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken, PublishTimeout: time.Second})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -372,7 +373,7 @@ func TestBrokerDownGets503AndNotReady(t *testing.T) {
 
 func TestRedisDownGets503AndNotReady(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, api.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
 	sys.Redis.Kill()
 	r := e.do(t, "POST", "/v1/events/any/queue", user("u"), nil)
 	if r.status != 503 || r.errorCode(t) != queue.CodeStoreUnavailable || r.header.Get("Retry-After") == "" {
@@ -393,7 +394,7 @@ func TestJoinsOutliveARedisOutage(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
-	e := startAPIAt(t, sys, api.Config{AdminToken: adminToken}, func() time.Time { return time.Unix(0, clock.Load()) })
+	e := startAPIAt(t, sys, producer.Config{AdminToken: adminToken}, func() time.Time { return time.Unix(0, clock.Load()) })
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5,"partitions":1}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -424,7 +425,7 @@ func TestJoinsOutliveARedisOutage(t *testing.T) {
 
 func TestMetricsCountAcceptedJoins(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, api.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	e.putEvent(t, ev, `{"capacity":5}`)
 	for _, u := range []string{"a", "b"} {

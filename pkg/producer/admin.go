@@ -1,4 +1,4 @@
-package api
+package producer
 
 import (
 	"crypto/sha256"
@@ -10,16 +10,17 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
 // EventBody is the admin PUT body; omitted fields keep their current value
 // (or take the default on creation).
 type EventBody struct {
-	Capacity    *int         `json:"capacity"`
-	HoldSeconds *int         `json:"holdSeconds"`
-	Partitions  *int         `json:"partitions"`
-	State       *queue.State `json:"state"`
+	Capacity    *int              `json:"capacity"`
+	HoldSeconds *int              `json:"holdSeconds"`
+	Partitions  *int              `json:"partitions"`
+	State       *queue.EventState `json:"state"`
 }
 
 // Defaults of a new event's configuration.
@@ -45,10 +46,7 @@ func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 
 func (s *Server) eventParam(c echo.Context) (string, error) {
 	id := c.Param("eventId")
-	if !queue.ValidEventID(id) {
-		return "", queue.Errorf(queue.CodeInvalidEventID, "event id must be 1-%d characters of [A-Za-z0-9_-]", queue.MaxEventIDLen)
-	}
-	return id, nil
+	return id, queue.CheckEventID(id)
 }
 
 // putEvent creates or updates an event: its topic first, then its
@@ -118,7 +116,7 @@ func (s *Server) putEvent(c echo.Context) error {
 
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, partitions and state")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, partitions and state")
 	return b, err
 }
 
@@ -190,6 +188,5 @@ func (s *Server) deleteEvent(c echo.Context) error {
 }
 
 func (s *Server) storeError(what string, err error) error {
-	s.log.Warn("store error", "what", what, "err", err)
-	return queue.Errorf(queue.CodeStoreUnavailable, "the event store is not reachable; try again")
+	return httpkit.StoreError(s.log, what, err)
 }

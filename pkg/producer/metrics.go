@@ -1,4 +1,4 @@
-package api
+package producer
 
 import "github.com/prometheus/client_golang/prometheus"
 

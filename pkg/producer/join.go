@@ -1,4 +1,4 @@
-package api
+package producer
 
 import (
 	"context"
@@ -9,11 +9,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 )
-
-// UserHeader carries the user id set by the authenticating proxy in front.
-const UserHeader = "X-User-Id"
 
 // JoinResponse is the 202 body of a join.
 type JoinResponse struct {
@@ -74,23 +72,22 @@ func (s *Server) enqueue(c echo.Context, op queue.Op) (queue.Message, error) {
 // existence and, for joins, that it is open.
 func (s *Server) queueRequest(c echo.Context, join bool) (queue.Event, string, error) {
 	id := c.Param("eventId")
-	if !queue.ValidEventID(id) {
-		return queue.Event{}, "", queue.Errorf(queue.CodeInvalidEventID, "event id must be 1-%d characters of [A-Za-z0-9_-]", queue.MaxEventIDLen)
+	if err := queue.CheckEventID(id); err != nil {
+		return queue.Event{}, "", err
 	}
-	user := c.Request().Header.Get(UserHeader)
+	user := c.Request().Header.Get(httpkit.UserHeader)
 	if user == "" {
-		return queue.Event{}, "", queue.Errorf(queue.CodeMissingUserID, "the %s header is required", UserHeader)
+		return queue.Event{}, "", queue.Errorf(queue.CodeMissingUserID, "the %s header is required", httpkit.UserHeader)
 	}
-	if !queue.ValidUserID(user) {
-		return queue.Event{}, "", queue.Errorf(queue.CodeInvalidUserID, "user id must be 1-%d characters of [A-Za-z0-9._:@-]", queue.MaxUserIDLen)
+	if err := queue.CheckUserID(user); err != nil {
+		return queue.Event{}, "", err
 	}
 	ev, err := s.events.Event(c.Request().Context(), id)
 	switch {
 	case errors.Is(err, queue.ErrEventNotFound):
 		return queue.Event{}, "", queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
 	case err != nil:
-		s.log.Warn("event lookup failed", "event", id, "err", err)
-		return queue.Event{}, "", queue.Errorf(queue.CodeStoreUnavailable, "the event store is not reachable; try again")
+		return queue.Event{}, "", httpkit.StoreError(s.log, "look up event "+id, err)
 	case join && ev.State != queue.StateOpen:
 		return queue.Event{}, "", queue.Errorf(queue.CodeEventClosed, "event %s is not accepting joins", id)
 	}

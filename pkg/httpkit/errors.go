@@ -1,9 +1,10 @@
-package api
+package httpkit
 
 import (
 	"errors"
 	"net/http"
 
+	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 
 	"github.com/waitq/waitq/pkg/queue"
@@ -30,6 +31,46 @@ var statusOf = map[queue.Code]int{
 	queue.CodeBrokerUnavailable: http.StatusServiceUnavailable,
 	queue.CodeStoreUnavailable:  http.StatusServiceUnavailable,
 	queue.CodeInternal:          http.StatusInternalServerError,
+}
+
+// The close codes of the WebSocket contract.
+const (
+	CloseInvalidEvent websocket.StatusCode = 4400                            // invalid event id
+	CloseBadIdentity  websocket.StatusCode = 4401                            // missing or bad identity
+	CloseUnknownEvent websocket.StatusCode = 4404                            // no such event
+	CloseTooSlow                           = websocket.StatusPolicyViolation // 1008: the client reads too slowly
+	CloseShuttingDown                      = websocket.StatusGoingAway       // 1001: the server is shutting down
+	CloseInternal                          = websocket.StatusInternalError   // 1011: try again
+)
+
+// closeCodeOf is the one table from domain codes to WebSocket close codes,
+// for a socket refused or ended for a domain reason, as statusOf is for
+// HTTP.
+var closeCodeOf = map[queue.Code]websocket.StatusCode{
+	queue.CodeInvalidEventID: CloseInvalidEvent,
+	queue.CodeInvalidUserID:  CloseBadIdentity,
+	queue.CodeMissingUserID:  CloseBadIdentity,
+	queue.CodeInvalidTicket:  CloseBadIdentity,
+	queue.CodeEventNotFound:  CloseUnknownEvent,
+}
+
+// CloseCode returns the WebSocket close code of err: the table's entry for
+// its domain code, else 1011 (internal, try again).
+func CloseCode(err error) websocket.StatusCode {
+	if c, ok := closeCodeOf[queue.ErrorCode(err)]; ok {
+		return c
+	}
+	return CloseInternal
+}
+
+// ErrorMessage is the text of a domain error, fit to show a client; other
+// errors stay private.
+func ErrorMessage(err error) string {
+	var e *queue.Error
+	if errors.As(err, &e) {
+		return e.Message
+	}
+	return "internal error"
 }
 
 // codeOfHTTP names the errors echo raises itself (routing, body limit).

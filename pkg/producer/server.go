@@ -1,4 +1,4 @@
-package api
+package producer
 
 import (
 	"crypto/rand"
@@ -11,24 +11,25 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
-// Config tunes the producer API. Zero values take the defaults noted.
+// Config tunes the producer API. Zero values take DefaultConfig's.
 type Config struct {
 	// AdminToken guards the admin routes; empty disables them (403).
 	AdminToken string
-	// TicketTTL is how long a ticket proves its holder's place (12 h).
+	// TicketTTL is how long a ticket proves its holder's place.
 	TicketTTL time.Duration
-	// PublishTimeout bounds the wait for the broker's acknowledgement (3 s);
+	// PublishTimeout bounds the wait for the broker's acknowledgement;
 	// past it a join is answered 503 broker_unavailable.
 	PublishTimeout time.Duration
-	// MaxBodyBytes caps request bodies (4 KiB); larger ones get 413.
+	// MaxBodyBytes caps request bodies; larger ones get 413.
 	MaxBodyBytes int64
 	// EventCacheTTL is how long a looked-up event configuration is reused
-	// before Redis is asked again (1 s).
+	// before Redis is asked again.
 	EventCacheTTL time.Duration
-	// DefaultPartitions is used when an admin PUT names none (3).
+	// DefaultPartitions is used when an admin PUT names none.
 	DefaultPartitions int
 	// StatusPath is the gateway's WebSocket route prefix in statusUrl.
 	StatusPath string
@@ -36,31 +37,52 @@ type Config struct {
 	// gateway's waiting-room page) allowed to call this API across origins.
 	AllowedOrigins []string
 	// JoinLimit bounds joins and leaves per client IP (zero: no limit).
-	JoinLimit RateLimit
+	JoinLimit httpkit.RateLimit
 	// ClientIPs finds client addresses behind trusted proxies (nil: the
 	// direct peer).
-	ClientIPs *ClientIPs
+	ClientIPs *httpkit.ClientIPs
 }
 
-func (c *Config) defaults() {
+// DefaultConfig returns the defaults of every setting: the values producer-api
+// runs with when nothing is configured.
+func DefaultConfig() Config {
+	return Config{
+		TicketTTL:         12 * time.Hour,
+		PublishTimeout:    queue.DefaultPublishTimeout,
+		MaxBodyBytes:      httpkit.DefaultMaxBodyBytes,
+		EventCacheTTL:     time.Second,
+		DefaultPartitions: 3,
+		StatusPath:        "/queue-status/",
+		JoinLimit:         httpkit.RateLimit{PerSecond: 10, Burst: 30},
+	}
+}
+
+// withDefaults fills the zero settings of c from DefaultConfig. A zero
+// JoinLimit stays zero: no limit.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
 	if c.TicketTTL <= 0 {
-		c.TicketTTL = 12 * time.Hour
+		c.TicketTTL = d.TicketTTL
 	}
 	if c.PublishTimeout <= 0 {
-		c.PublishTimeout = 3 * time.Second
+		c.PublishTimeout = d.PublishTimeout
 	}
 	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = 4 << 10
+		c.MaxBodyBytes = d.MaxBodyBytes
 	}
 	if c.EventCacheTTL <= 0 {
-		c.EventCacheTTL = time.Second
+		c.EventCacheTTL = d.EventCacheTTL
 	}
 	if c.DefaultPartitions <= 0 {
-		c.DefaultPartitions = 3
+		c.DefaultPartitions = d.DefaultPartitions
 	}
 	if c.StatusPath == "" {
-		c.StatusPath = "/queue-status/"
+		c.StatusPath = d.StatusPath
 	}
+	if c.ClientIPs == nil {
+		c.ClientIPs = &httpkit.ClientIPs{}
+	}
+	return c
 }
 
 // Deps are the parts a Server talks to.
@@ -92,24 +114,21 @@ type Server struct {
 
 // New returns a Server with its routes.
 func New(cfg Config, d Deps) *Server {
-	cfg.defaults()
-	d.Logger, d.Registry, d.Now = RuntimeDefaults(d.Logger, d.Registry, d.Now)
+	cfg = cfg.withDefaults()
+	d.Logger, d.Registry, d.Now = httpkit.RuntimeDefaults(d.Logger, d.Registry, d.Now)
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets,
 		log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
-	e := NewEcho(BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: ProducerOpenAPI})
+	e := httpkit.NewEcho(httpkit.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: httpkit.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: OpenAPI})
 	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
-		AllowOriginFunc: func(origin string) (bool, error) { return OriginAllowed(origin, cfg.AllowedOrigins), nil },
+		AllowOriginFunc: func(origin string) (bool, error) { return httpkit.OriginAllowed(origin, cfg.AllowedOrigins), nil },
 		AllowMethods:    []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
-		AllowHeaders:    []string{UserHeader, echo.HeaderContentType, echo.HeaderAuthorization},
+		AllowHeaders:    []string{httpkit.UserHeader, echo.HeaderContentType, echo.HeaderAuthorization},
 	}))
-	if cfg.ClientIPs == nil {
-		cfg.ClientIPs = &ClientIPs{}
-	}
-	limit := Limit(cfg.JoinLimit, cfg.ClientIPs, d.Now)
+	limit := httpkit.Limit(cfg.JoinLimit, cfg.ClientIPs, d.Now)
 	e.POST("/v1/events/:eventId/queue", s.join, limit)
 	e.DELETE("/v1/events/:eventId/queue", s.leave, limit)
 

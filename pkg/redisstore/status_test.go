@@ -34,7 +34,7 @@ func putLine(t *testing.T, s *redisstore.Store, ev string, capacity, holdSeconds
 
 func tick(t *testing.T, s *redisstore.Store, ev string, now int64, batch int) queue.TickResult {
 	t.Helper()
-	res, err := s.Tick(context.Background(), []string{ev}, now, batch, 0, 100)
+	res, err := s.Tick(context.Background(), queue.TickRequest{EventIDs: []string{ev}, NowMs: now, AdmitBatch: batch, PresenceCutoffMs: 0, SweepLimit: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +138,7 @@ func TestSweepRemovesOnlyUsersGoneLongerThanTheGrace(t *testing.T) {
 	putLine(t, s, ev, 1, 10, 3)
 	// u0 was last seen at 100, u1 at 900; u2 never connected.
 	c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: "u0", Score: 100}, redis.Z{Member: "u1", Score: 900})
-	res, err := s.Tick(ctx, []string{ev}, 1000, 0, 500, 100) // cutoff 500, batch 0: no admission
+	res, err := s.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: 1000, AdmitBatch: 0, PresenceCutoffMs: 500, SweepLimit: 100}) // cutoff 500, batch 0: no admission
 	if err != nil {
 		t.Fatal(err)
 	}

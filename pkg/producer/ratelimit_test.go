@@ -1,61 +1,30 @@
-package api_test
+package producer_test
 
 import (
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
-	"github.com/waitq/waitq/pkg/api"
+	"github.com/waitq/waitq/pkg/httpkit"
+	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/queue"
 )
-
-func TestClientIPs(t *testing.T) {
-	ips, err := api.NewClientIPs([]string{"10.0.0.0/8", "192.168.1.1"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name, peer, xff, want string
-	}{
-		{"direct client", "203.0.113.9:5000", "", "203.0.113.9"},
-		{"spoofed header from an untrusted peer", "203.0.113.9:5000", "1.2.3.4", "203.0.113.9"},
-		{"through a trusted proxy", "10.1.2.3:80", "198.51.100.7", "198.51.100.7"},
-		{"client-supplied hops are skipped", "10.1.2.3:80", "1.2.3.4, 198.51.100.7", "198.51.100.7"},
-		{"two trusted proxies", "10.1.2.3:80", "198.51.100.7, 192.168.1.1", "198.51.100.7"},
-		{"malformed hop stops the walk", "10.1.2.3:80", "198.51.100.7, garbage", "10.1.2.3"},
-		{"trusted proxy, no header", "10.1.2.3:80", "", "10.1.2.3"},
-	}
-	for _, tc := range tests {
-		r := httptest.NewRequest(http.MethodGet, "/", nil)
-		r.RemoteAddr = tc.peer
-		if tc.xff != "" {
-			r.Header.Set("X-Forwarded-For", tc.xff)
-		}
-		if got := ips.Of(r); got != tc.want {
-			t.Errorf("%s: client %s, want %s", tc.name, got, tc.want)
-		}
-	}
-	if _, err := api.NewClientIPs([]string{"not-a-cidr"}); err == nil {
-		t.Error("a bad trusted proxy was accepted")
-	}
-}
 
 // TestFloodFromOneAddressIsLimited: past its burst one client address gets
 // 429 with Retry-After, whatever X-Forwarded-For it claims; other clients
 // behind a trusted proxy keep joining.
 func TestFloodFromOneAddressIsLimited(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	limit := api.RateLimit{PerSecond: 0.5, Burst: 3}
-	direct := startAPI(t, sys, api.Config{AdminToken: adminToken, JoinLimit: limit})
+	limit := httpkit.RateLimit{PerSecond: 0.5, Burst: 3}
+	direct := startAPI(t, sys, producer.Config{AdminToken: adminToken, JoinLimit: limit})
 	ev := testenv.EventID(t)
 	if r := direct.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
 	join := func(e *apiEnv, user, xff string) reply {
-		h := map[string]string{api.UserHeader: user}
+		h := map[string]string{httpkit.UserHeader: user}
 		if xff != "" {
 			h["X-Forwarded-For"] = xff
 		}
@@ -78,8 +47,8 @@ func TestFloodFromOneAddressIsLimited(t *testing.T) {
 
 	// Behind a trusted proxy (the test client is 127.0.0.1) each client has
 	// its own bucket.
-	ips, _ := api.NewClientIPs([]string{"127.0.0.1"})
-	proxied := startAPI(t, sys, api.Config{JoinLimit: limit, ClientIPs: ips})
+	ips, _ := httpkit.NewClientIPs([]string{"127.0.0.1"})
+	proxied := startAPI(t, sys, producer.Config{JoinLimit: limit, ClientIPs: ips})
 	for range 3 {
 		join(proxied, "a", "198.51.100.1")
 	}

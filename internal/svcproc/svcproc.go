@@ -1,0 +1,60 @@
+// Package svcproc is the one home of running a waitq service for a test or a
+// measurement: a free loopback address to give it, and the wait until its
+// /readyz answers. It is safe for concurrent use.
+package svcproc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"time"
+)
+
+// FreeAddr returns a loopback address with a port free at the time of the
+// call.
+func FreeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("svcproc: free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// WaitReady polls url (a service's /readyz) until it answers 200, exited is
+// closed (the service stopped; nil: never), ctx ends or limit passes.
+func WaitReady(ctx context.Context, url string, exited <-chan struct{}, limit time.Duration) error {
+	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
+	defer c.CloseIdleConnections()
+	deadline := time.Now().Add(limit)
+	last := "no answer yet"
+	for {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err
+		}
+		if resp, err := c.Do(req); err != nil {
+			last = err.Error()
+		} else {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+			last = resp.Status
+		}
+		select {
+		case <-exited:
+			return errors.New("stopped before it was ready")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("%s not ready within %s (last: %s)", url, limit, last)
+		}
+	}
+}
