@@ -1,9 +1,11 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -20,6 +22,9 @@ import (
 	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/internal/svcproc"
 	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/producer"
+	"github.com/waitq/waitq/pkg/queue"
 )
 
 // Devstack runs the whole system in one process for a newcomer: an embedded
@@ -183,9 +188,15 @@ func (d *Devstack) redis(ctx context.Context) (url, kind string, stop func(), er
 	return "redis://" + m.Addr() + "/0", "miniredis (install redis-server for real Redis)", m.Close, nil
 }
 
+// demo is the configuration of the demo event.
+var demo = queue.Event{Capacity: 10, HoldSeconds: 60, Partitions: 3}
+
 func (d *Devstack) createDemo(ctx context.Context, base string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+d.DemoEvent,
-		strings.NewReader(`{"capacity":10,"holdSeconds":60,"partitions":3}`))
+	body, err := json.Marshal(producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions})
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+d.DemoEvent, bytes.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -205,6 +216,7 @@ func (d *Devstack) createDemo(ctx context.Context, base string) error {
 
 func (d *Devstack) printWelcome(w io.Writer, brokers []string, redisURL, redisKind string) {
 	p, g := "http://"+d.ProducerAddr, "http://"+d.GatewayAddr
+	gw := gateway.DefaultConfig()
 	fmt.Fprintf(w, `
 waitq devstack is running. Ctrl-C stops it.
 
@@ -215,7 +227,7 @@ waitq devstack is running. Ctrl-C stops it.
   kafka brokers    %[4]s
   redis            %[5]s (%[6]s)
   admin token      %[7]s
-  demo event       %[8]s (capacity 10, hold 60 s; admission and status every 5 s)
+  demo event       %[8]s (capacity %[10]d, hold %[11]d s; admission every %[12]s, status every %[13]s)
 
 Join the demo event's line as alice and keep her ticket:
   TICKET=$(curl -s -X POST -H 'X-User-Id: alice' %[1]s/v1/events/%[8]s/queue | sed 's/.*"ticket":"\([^"]*\)".*/\1/')
@@ -232,7 +244,8 @@ See the event (waiting, active, capacity):
 Create another event:
   curl -s -X PUT -H 'Authorization: Bearer %[7]s' -d '{"capacity":100,"partitions":3}' %[1]s/v1/admin/events/sale1
 
-`, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr)
+`, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr,
+		demo.Capacity, demo.HoldSeconds, gw.AdmitInterval, gw.StatusInterval)
 }
 
 // RandomHex returns 2n random hex characters, for generated tokens.

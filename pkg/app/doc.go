@@ -1,5 +1,7 @@
 // Package app wires waitq's services from their configuration: each service's
 // settings (flags and WAITQ_… variables), its dependencies, its HTTP server
-// and its graceful shutdown. cmd/* call Main; cmd/devstack and tests call Run
-// or a service's Run directly.
+// and its graceful shutdown. cmd/* call Main; the devstack and the
+// measurements start services in process with RunWithEnv, from an
+// environment map, so that every setting they do not change keeps the
+// default its program binds (each package's DefaultConfig).
 package app

@@ -201,3 +201,11 @@ func (v *boolValue) Set(s string) error {
 }
 func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
 func (v *boolValue) IsBoolFlag() bool { return true }
+
+// OrDefault sets *v to def when *v is not positive: how a package's zero
+// settings take the values of its DefaultConfig.
+func OrDefault[T int | int64 | float64 | time.Duration](v *T, def T) {
+	if *v <= 0 {
+		*v = def
+	}
+}

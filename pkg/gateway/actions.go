@@ -2,11 +2,11 @@ package gateway
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -15,12 +15,15 @@ import (
 // over WebSocket ({"type":"leave"}, {"type":"release"}) or, for the
 // protected service, POST /v1/events/{eventId}/release with the entry token.
 
+// actionTimeout bounds one leave or release asked over WebSocket.
+const actionTimeout = 5 * time.Second
+
 // leave publishes the user's leave through the join topic, so it cannot
 // overtake the join.
 func (s *Server) leave(ctx context.Context, c *conn) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 	defer cancel()
-	m := queue.Message{V: queue.MessageVersion, Op: queue.OpLeave, EventID: c.eventID, UserID: c.userID, TS: s.now().UnixMilli(), ID: fmt.Sprintf("ws-%d", time.Now().UnixNano())}
+	m := queue.NewMessage(queue.OpLeave, c.eventID, c.userID, s.now().UnixMilli())
 	if err := s.pub.Publish(ctx, m); err != nil {
 		s.log.Warn("publishing a leave failed", "event", c.eventID, "err", err)
 		return queue.Errorf(queue.CodeBrokerUnavailable, "the leave could not be recorded; try again")
@@ -31,7 +34,7 @@ func (s *Server) leave(ctx context.Context, c *conn) error {
 
 // release gives the user's slot back and sends the new status at once.
 func (s *Server) release(ctx context.Context, c *conn) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 	defer cancel()
 	if _, err := s.store.Release(ctx, c.eventID, c.userID, s.now().UnixMilli()); err != nil {
 		return httpkit.StoreError(s.log, "release in "+c.eventID, err)

@@ -9,4 +9,13 @@
 // the others. The disconnect grace rests on a presence record in Redis that
 // every gateway refreshes, so a user who reconnects to any gateway keeps
 // their place. A Server is safe for concurrent use.
+//
+// One file per concern: server.go (configuration, dependencies, routes,
+// Run), socket.go (the upgrade, the identity of a request, the socket's
+// buffers), conn.go (one socket: send queue, writer, reader, the write
+// watchdog), hub.go (the sockets by user), status.go (greetings, status
+// ticks and polls), monitor.go (the slot monitor's admission ticks),
+// actions.go (leave and release over WebSocket and HTTP), entry.go (entry
+// tokens: verify and the JWKS), frames.go (the frames and states of the
+// contract).
 package gateway

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
@@ -76,26 +77,19 @@ func DefaultConfig() Config {
 // StatusLimit stays zero: no limit.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	orDefault(&c.StatusInterval, d.StatusInterval)
-	orDefault(&c.AdmitInterval, d.AdmitInterval)
-	orDefault(&c.DisconnectGrace, d.DisconnectGrace)
-	orDefault(&c.WriteTimeout, d.WriteTimeout)
-	orDefault(&c.PingInterval, d.PingInterval)
-	orDefault(&c.PendingWindow, d.PendingWindow)
-	orDefault(&c.AdmitBatch, d.AdmitBatch)
-	orDefault(&c.SendQueue, d.SendQueue)
-	orDefault(&c.MaxBodyBytes, d.MaxBodyBytes)
+	config.OrDefault(&c.StatusInterval, d.StatusInterval)
+	config.OrDefault(&c.AdmitInterval, d.AdmitInterval)
+	config.OrDefault(&c.DisconnectGrace, d.DisconnectGrace)
+	config.OrDefault(&c.WriteTimeout, d.WriteTimeout)
+	config.OrDefault(&c.PingInterval, d.PingInterval)
+	config.OrDefault(&c.PendingWindow, d.PendingWindow)
+	config.OrDefault(&c.AdmitBatch, d.AdmitBatch)
+	config.OrDefault(&c.SendQueue, d.SendQueue)
+	config.OrDefault(&c.MaxBodyBytes, d.MaxBodyBytes)
 	if c.ClientIPs == nil {
 		c.ClientIPs = &httpkit.ClientIPs{}
 	}
 	return c
-}
-
-// orDefault sets *v to def when *v is not positive.
-func orDefault[T int | int64 | time.Duration](v *T, def T) {
-	if *v <= 0 {
-		*v = def
-	}
 }
 
 // Deps are the parts a Server talks to.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"

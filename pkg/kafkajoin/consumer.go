@@ -13,6 +13,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -69,24 +70,14 @@ func (c ConsumerConfig) withDefaults() ConsumerConfig {
 	if c.DLQTopic == "" {
 		c.DLQTopic = d.DLQTopic
 	}
-	if c.DiscoveryInterval <= 0 {
-		c.DiscoveryInterval = d.DiscoveryInterval
-	}
-	if c.SessionTimeout <= 0 {
-		c.SessionTimeout = d.SessionTimeout
-	}
-	if c.MaxBatch <= 0 {
-		c.MaxBatch = d.MaxBatch
-	}
-	if c.RetryMin <= 0 {
-		c.RetryMin = d.RetryMin
-	}
+	config.OrDefault(&c.DiscoveryInterval, d.DiscoveryInterval)
+	config.OrDefault(&c.SessionTimeout, d.SessionTimeout)
+	config.OrDefault(&c.MaxBatch, d.MaxBatch)
+	config.OrDefault(&c.RetryMin, d.RetryMin)
 	if c.RetryMax < c.RetryMin {
 		c.RetryMax = max(d.RetryMax, c.RetryMin)
 	}
-	if c.AttemptTimeout <= 0 {
-		c.AttemptTimeout = d.AttemptTimeout
-	}
+	config.OrDefault(&c.AttemptTimeout, d.AttemptTimeout)
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -38,15 +39,9 @@ var _ queue.Publisher = (*Publisher)(nil)
 
 // NewPublisher returns a Publisher; it connects lazily.
 func NewPublisher(cfg PublisherConfig) *Publisher {
-	if cfg.BatchTimeout <= 0 {
-		cfg.BatchTimeout = DefaultBatchTimeout
-	}
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 1000
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = queue.DefaultPublishTimeout
-	}
+	config.OrDefault(&cfg.BatchTimeout, DefaultBatchTimeout)
+	config.OrDefault(&cfg.BatchSize, 1000)
+	config.OrDefault(&cfg.Timeout, queue.DefaultPublishTimeout)
 	tr := cfg.transport()
 	w := &kafka.Writer{
 		Addr:      kafka.TCP(cfg.Brokers...),

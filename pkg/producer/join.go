@@ -64,7 +64,7 @@ func (s *Server) enqueue(c echo.Context, op queue.Op) (queue.Message, error) {
 	if err != nil {
 		return queue.Message{}, err
 	}
-	m := queue.Message{V: queue.MessageVersion, Op: op, EventID: ev.ID, UserID: user, TS: s.now().UnixMilli(), ID: newRequestID()}
+	m := queue.NewMessage(op, ev.ID, user, s.now().UnixMilli())
 	return m, s.publish(c.Request().Context(), m)
 }
 

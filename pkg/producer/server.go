@@ -1,8 +1,6 @@
 package producer
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"log/slog"
 	"net/http"
 	"time"
@@ -11,6 +9,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -61,21 +60,11 @@ func DefaultConfig() Config {
 // JoinLimit stays zero: no limit.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	if c.TicketTTL <= 0 {
-		c.TicketTTL = d.TicketTTL
-	}
-	if c.PublishTimeout <= 0 {
-		c.PublishTimeout = d.PublishTimeout
-	}
-	if c.MaxBodyBytes <= 0 {
-		c.MaxBodyBytes = d.MaxBodyBytes
-	}
-	if c.EventCacheTTL <= 0 {
-		c.EventCacheTTL = d.EventCacheTTL
-	}
-	if c.DefaultPartitions <= 0 {
-		c.DefaultPartitions = d.DefaultPartitions
-	}
+	config.OrDefault(&c.TicketTTL, d.TicketTTL)
+	config.OrDefault(&c.PublishTimeout, d.PublishTimeout)
+	config.OrDefault(&c.MaxBodyBytes, d.MaxBodyBytes)
+	config.OrDefault(&c.EventCacheTTL, d.EventCacheTTL)
+	config.OrDefault(&c.DefaultPartitions, d.DefaultPartitions)
 	if c.StatusPath == "" {
 		c.StatusPath = d.StatusPath
 	}
@@ -146,9 +135,3 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 
 // Echo returns the router, for listing routes.
 func (s *Server) Echo() *echo.Echo { return s.e }
-
-func newRequestID() string {
-	var b [12]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}

@@ -1,6 +1,8 @@
 package queue
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 )
@@ -27,6 +29,14 @@ type Message struct {
 	UserID  string `json:"userId"`
 	TS      int64  `json:"ts"`
 	ID      string `json:"id"`
+}
+
+// NewMessage returns a message of op by userID in eventID stamped ts (unix
+// ms), with a fresh random request id.
+func NewMessage(op Op, eventID, userID string, ts int64) Message {
+	var id [12]byte
+	_, _ = rand.Read(id[:])
+	return Message{V: MessageVersion, Op: op, EventID: eventID, UserID: userID, TS: ts, ID: hex.EncodeToString(id[:])}
 }
 
 // Validate reports the first way m breaks the contract, or nil.

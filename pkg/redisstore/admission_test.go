@@ -1,0 +1,177 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
+)
+
+// putLine registers ev with capacity and hold and queues users u0, u1, … with
+// stamps 1, 2, ….
+func putLine(t *testing.T, s *redisstore.Store, ev string, capacity, holdSeconds, users int) {
+	t.Helper()
+	ctx := context.Background()
+	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: capacity, HoldSeconds: holdSeconds, State: queue.StateOpen, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	msgs := make([]queue.Message, users)
+	for i := range msgs {
+		msgs[i] = msg(queue.OpJoin, ev, fmt.Sprintf("u%d", i), int64(i+1))
+	}
+	if _, err := s.Ingest(ctx, msgs, 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func tick(t *testing.T, s *redisstore.Store, ev string, now int64, batch int) queue.TickResult {
+	t.Helper()
+	res, err := s.Tick(context.Background(), queue.TickRequest{EventIDs: []string{ev}, NowMs: now, AdmitBatch: batch, PresenceCutoffMs: 0, SweepLimit: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res[0]
+}
+
+func TestAdmitFillsFreeSlotsFromTheHead(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 3, 10, 6)
+	c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: "u0", Score: 1})
+
+	r := tick(t, s, ev, 1000, 2) // batch caps it at 2
+	if !slices.Equal(r.Admitted, []string{"u0", "u1"}) || r.ExpiresAt != 11000 {
+		t.Fatalf("first tick %+v", r)
+	}
+	r = tick(t, s, ev, 2000, 10) // one slot left
+	if !slices.Equal(r.Admitted, []string{"u2"}) || r.ExpiresAt != 12000 {
+		t.Fatalf("second tick %+v", r)
+	}
+	if r = tick(t, s, ev, 3000, 10); len(r.Admitted) != 0 {
+		t.Fatalf("admitted over capacity: %+v", r)
+	}
+	// u0 and u1 hold until 11000: at 11000 their holds end and two more get in.
+	r = tick(t, s, ev, 11000, 10)
+	if !slices.Equal(r.Admitted, []string{"u3", "u4"}) || r.Dropped != 2 || r.Holders != 3 || r.Waiting != 1 {
+		t.Fatalf("tick after expiry %+v", r)
+	}
+	st, _ := s.EventStatus(ctx, ev, 11000)
+	if st.AdmittedTotal != 5 || st.Active != 3 || st.Waiting != 1 {
+		t.Fatalf("status %+v", st)
+	}
+	if c.ZScore(ctx, redisstore.SeenKey(ev), "u0").Err() != redis.Nil {
+		t.Error("an admitted user's presence was kept")
+	}
+	if r := tick(t, s, ev+"-none", 1, 1); !r.Unknown {
+		t.Errorf("unknown event: %+v", r)
+	}
+}
+
+func TestReleaseIsIdempotentAndOnlyFreesHeldSlots(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 1, 10, 3)
+	tick(t, s, ev, 1000, 10) // u0 holds the only slot
+	for i, want := range []bool{true, false} {
+		ok, err := s.Release(ctx, ev, "u0", 2000)
+		if err != nil || ok != want {
+			t.Fatalf("release %d = %v, %v; want %v", i+1, ok, err, want)
+		}
+	}
+	if ok, _ := s.Release(ctx, ev, "u1", 2000); ok {
+		t.Fatal("a waiting user released a slot")
+	}
+	// Exactly one slot came free.
+	if r := tick(t, s, ev, 2000, 10); !slices.Equal(r.Admitted, []string{"u1"}) {
+		t.Fatalf("after the releases %+v", r)
+	}
+	// Releasing after the hold ended frees nothing (the slot is already free).
+	if ok, _ := s.Release(ctx, ev, "u1", 20000); ok {
+		t.Fatal("an expired hold was released as held")
+	}
+}
+
+func TestSweepRemovesOnlyUsersGoneLongerThanTheGrace(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 1, 10, 3)
+	// u0 was last seen at 100, u1 at 900; u2 never connected.
+	c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: "u0", Score: 100}, redis.Z{Member: "u1", Score: 900})
+	res, err := s.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: 1000, AdmitBatch: 0, PresenceCutoffMs: 500, SweepLimit: 100}) // cutoff 500, batch 0: no admission
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res[0].Swept, []string{"u0"}) || len(res[0].Admitted) != 0 {
+		t.Fatalf("tick %+v", res[0])
+	}
+	line, _ := c.ZRange(ctx, redisstore.WaitingKey(ev), 0, -1).Result()
+	if !slices.Equal(line, []string{"u1", "u2"}) {
+		t.Fatalf("line %v", line)
+	}
+}
+
+// TestRacingMonitorsNeverExceedCapacity runs three monitors ticking over one
+// event 1000 times while holders release at random; after every tick the
+// holders must fit the capacity and nobody may be admitted twice.
+func TestRacingMonitorsNeverExceedCapacity(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	const capacity, users = 7, 3000
+	putLine(t, s, ev, capacity, 3600, users)
+
+	var (
+		now      atomic.Int64
+		admitted sync.Map
+		dups     atomic.Int64
+		over     atomic.Int64
+		wg       sync.WaitGroup
+	)
+	now.Store(1000)
+	for m := range 3 {
+		wg.Go(func() {
+			for range 1000 {
+				r := tick(t, s, ev, now.Add(1), 3)
+				for _, u := range r.Admitted {
+					if _, loaded := admitted.LoadOrStore(u, m); loaded {
+						dups.Add(1)
+					}
+				}
+				// Some holder finishes, so slots keep turning over.
+				for _, u := range c.ZRandMember(ctx, redisstore.ActiveKey(ev), 1).Val() {
+					if _, err := s.Release(ctx, ev, u, now.Load()); err != nil {
+						t.Error(err)
+					}
+				}
+				if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n > capacity {
+					over.Add(1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	total := 0
+	admitted.Range(func(any, any) bool { total++; return true })
+	st, _ := s.EventStatus(ctx, ev, now.Load())
+	t.Logf("3 monitors × 1000 ticks: %d admitted, %d holding, %d waiting", total, st.Active, st.Waiting)
+	if over.Load() != 0 || dups.Load() != 0 {
+		t.Fatalf("capacity exceeded after %d ticks, %d users admitted twice", over.Load(), dups.Load())
+	}
+	if int64(total) != st.AdmittedTotal || st.Active > capacity || int64(total)+st.Waiting != users {
+		t.Fatalf("admitted %d, counter %d, holding %d, waiting %d of %d users", total, st.AdmittedTotal, st.Active, st.Waiting, users)
+	}
+	if total < 1000 {
+		t.Fatalf("only %d admitted: the monitors hardly raced", total)
+	}
+}
