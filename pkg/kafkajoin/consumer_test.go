@@ -17,6 +17,7 @@ import (
 	"github.com/waitq/waitq/internal/testredis"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
 )
 
 // waitLine waits until event's line has exactly want users and returns it.
@@ -349,4 +350,55 @@ func TestDeletedEventTopicIsDropped(t *testing.T) {
 	sys.CreateEvent(next, 10, 1)
 	sys.Join(next, "b", 2)
 	waitLine(t, sys, next, 1)
+}
+
+// TestReplayNeverAdmitsTwice: Kafka delivers at least once, so after a
+// crash a batch can be applied again. A user admitted and gone (released,
+// or the hold ended) between the first delivery and the replay must not
+// come back in line for that join; a new join of theirs still queues.
+func TestReplayNeverAdmitsTwice(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 2, 2)
+	ctx := context.Background()
+	first := sys.StartConsumer(sys.ConsumerConfig())
+	sys.Join(ev, "released", 100)
+	sys.Join(ev, "expired", 200)
+	sys.Join(ev, "waiting", 300)
+	waitLine(t, sys, ev, 3)
+	first.Stop()
+
+	res, err := sys.Store.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: 1_000, AdmitBatch: 10, SweepLimit: 10})
+	if err != nil || !slices.Equal(res[0].Admitted, []string{"released", "expired"}) {
+		t.Fatalf("admission: %+v, %v", res, err)
+	}
+	if ok, err := sys.Store.Release(ctx, ev, "released", 2_000); !ok || err != nil {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+	// The hold of "expired" ends (60 s) and a tick drops it.
+	if _, err := sys.Store.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: 70_000, AdmitBatch: 0, SweepLimit: 10}); err != nil {
+		t.Fatal(err)
+	}
+
+	// A consumer of another group is handed the whole log again: the same
+	// batch, redelivered.
+	cfg := sys.ConsumerConfig()
+	cfg.GroupID = "replay-" + ev
+	replay := sys.StartConsumer(cfg)
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		s := replay.Stats()
+		return s.Fetched >= 3 && s.Lag == 0, fmt.Sprintf("replayed %d of 3 (%d behind)", s.Fetched, s.Lag)
+	})
+	if got, want := replay.Stats().Ignored, int64(3); got != want {
+		t.Errorf("replay ignored %d joins, want %d", got, want)
+	}
+	if line := sys.Waiting(ev); !slices.Equal(line, []testsys.WaitingUser{{User: "waiting", TS: 300}}) {
+		t.Fatalf("after the replay the line is %v: a served join came back", line)
+	}
+	// A genuinely new join (a newer stamp) of a released user queues again.
+	sys.Join(ev, "released", 400)
+	line := waitLine(t, sys, ev, 2)
+	if !slices.Equal(line, []testsys.WaitingUser{{User: "waiting", TS: 300}, {User: "released", TS: 400}}) {
+		t.Fatalf("line after a new join = %v", line)
+	}
 }

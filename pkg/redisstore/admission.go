@@ -18,7 +18,7 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 		k := keysOf(ev)
 		calls = append(calls,
 			scriptCall{sweepScript, []string{k.waiting, k.seen}, []any{req.PresenceCutoffMs, req.SweepLimit}},
-			scriptCall{admitScript, []string{k.config, k.waiting, k.active, k.stats, k.seen}, []any{req.NowMs, req.AdmitBatch}})
+			scriptCall{admitScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served}, []any{req.NowMs, req.AdmitBatch}})
 	}
 	if len(calls) == 0 {
 		return nil, nil

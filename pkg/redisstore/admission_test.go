@@ -71,6 +71,11 @@ func TestAdmitFillsFreeSlotsFromTheHead(t *testing.T) {
 	if c.ZScore(ctx, redisstore.SeenKey(ev), "u0").Err() != redis.Nil {
 		t.Error("an admitted user's presence was kept")
 	}
+	// Each admitted join's stamp (u<i> joined at i+1) is the served record.
+	served, _ := c.ZRangeWithScores(ctx, redisstore.ServedKey(ev), 0, -1).Result()
+	if len(served) != 5 || served[0].Member != "u0" || served[0].Score != 1 || served[4].Member != "u4" || served[4].Score != 5 {
+		t.Errorf("served record %v", served)
+	}
 	if r := tick(t, s, ev+"-none", 1, 1); !r.Unknown {
 		t.Errorf("unknown event: %+v", r)
 	}

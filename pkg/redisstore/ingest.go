@@ -30,7 +30,7 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 	calls := make([]scriptCall, len(order))
 	for i, ev := range order {
 		k := keysOf(ev)
-		calls[i] = scriptCall{ingestScript, []string{k.config, k.waiting, k.active}, args[ev]}
+		calls[i] = scriptCall{ingestScript, []string{k.config, k.waiting, k.active, k.served}, args[ev]}
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {

@@ -23,10 +23,16 @@ func StatsKey(eventID string) string { return "waitq:{" + eventID + "}:stats" }
 // it.
 func SeenKey(eventID string) string { return "waitq:{" + eventID + "}:seen" }
 
+// ServedKey is the ZSET of users ever admitted to eventID, scored by the
+// stamp (unix ms) of the join that was admitted: a join not newer than it is
+// a replay (Kafka delivers at least once) and is ignored, so nobody is
+// queued or admitted twice for one join.
+func ServedKey(eventID string) string { return "waitq:{" + eventID + "}:served" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
-	config, waiting, active, stats, seen string
+	config, waiting, active, stats, seen, served string
 }
 
 func keysOf(eventID string) eventKeys {
@@ -36,5 +42,6 @@ func keysOf(eventID string) eventKeys {
 		active:  ActiveKey(eventID),
 		stats:   StatsKey(eventID),
 		seen:    SeenKey(eventID),
+		served:  ServedKey(eventID),
 	}
 }

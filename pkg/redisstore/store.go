@@ -144,7 +144,7 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 // DeleteEvent removes id's keys and registration unless a slot is held.
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
-	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen}, nowMs).Int()
+	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served}, nowMs).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)
 	}

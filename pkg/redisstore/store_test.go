@@ -145,6 +145,8 @@ func TestEventLifecycle(t *testing.T) {
 	c.ZAdd(ctx, redisstore.WaitingKey(ev), redis.Z{Member: "w", Score: 1})
 	c.ZAdd(ctx, redisstore.ActiveKey(ev), redis.Z{Member: "h", Score: float64(now + 5000)}, redis.Z{Member: "gone", Score: float64(now - 5000)})
 	c.HSet(ctx, redisstore.StatsKey(ev), "admittedTotal", 7)
+	c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: "w", Score: 1})
+	c.ZAdd(ctx, redisstore.ServedKey(ev), redis.Z{Member: "x", Score: 1})
 	st, err := s.EventStatus(ctx, ev, now)
 	if err != nil || st.Waiting != 1 || st.Active != 1 || st.AdmittedTotal != 7 || st.Event != e {
 		t.Fatalf("EventStatus = %+v, %v", st, err)
@@ -161,7 +163,8 @@ func TestEventLifecycle(t *testing.T) {
 	if _, err := s.Event(ctx, ev); !errors.Is(err, queue.ErrEventNotFound) {
 		t.Fatalf("Event after delete: %v", err)
 	}
-	if n := c.Exists(ctx, redisstore.WaitingKey(ev), redisstore.ActiveKey(ev), redisstore.StatsKey(ev), redisstore.ConfigKey(ev)).Val(); n != 0 {
+	if n := c.Exists(ctx, redisstore.WaitingKey(ev), redisstore.ActiveKey(ev), redisstore.StatsKey(ev), redisstore.ConfigKey(ev),
+		redisstore.SeenKey(ev), redisstore.ServedKey(ev)).Val(); n != 0 {
 		t.Fatalf("%d keys left", n)
 	}
 	if ids, _ := s.EventIDs(ctx); len(ids) != 0 {
@@ -183,7 +186,8 @@ func TestCorruptConfigIsAnError(t *testing.T) {
 }
 
 func TestKeysShareTheEventsClusterSlot(t *testing.T) {
-	keys := []string{redisstore.WaitingKey("e1"), redisstore.ActiveKey("e1"), redisstore.ConfigKey("e1"), redisstore.StatsKey("e1")}
+	keys := []string{redisstore.WaitingKey("e1"), redisstore.ActiveKey("e1"), redisstore.ConfigKey("e1"), redisstore.StatsKey("e1"),
+		redisstore.SeenKey("e1"), redisstore.ServedKey("e1")}
 	for _, k := range keys {
 		start := len("waitq:{")
 		if k[:start] != "waitq:{" || k[start:start+3] != "e1}" {

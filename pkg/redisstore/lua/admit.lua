@@ -1,14 +1,15 @@
 -- admit.lua: move the head of an event's waiting line into free slots.
 --
 -- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
--- KEYS[4] stats HASH, KEYS[5] seen ZSET
+-- KEYS[4] stats HASH, KEYS[5] seen ZSET, KEYS[6] served ZSET
 -- ARGV[1] now (unix ms)
 -- ARGV[2] batch: the most users one call admits
 --
 -- Drops holders whose hold ended (score <= now), then admits
 -- min(capacity - holders, waiting, batch) users from the head of the line
 -- into active with score now + holdSeconds * 1000, adds them to
--- stats.admittedTotal and forgets their presence. Atomic, so any number of
+-- stats.admittedTotal, records the stamp of each admitted join in served
+-- and forgets their presence. Atomic, so any number of
 -- gateways may call it at once: holders never exceed capacity.
 --
 -- Returns {expiresAt, droppedHolders, holders, waiting, user1, user2, ...}
@@ -30,6 +31,7 @@ if n > 0 then
   for i = 1, #popped, 2 do
     local user = popped[i]
     redis.call('ZADD', KEYS[3], expires, user)
+    redis.call('ZADD', KEYS[6], popped[i + 1], user)
     redis.call('ZREM', KEYS[5], user)
     out[#out + 1] = user
   end

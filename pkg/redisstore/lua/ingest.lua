@@ -1,15 +1,20 @@
 -- ingest.lua: apply a batch of joins and leaves of one event, in order.
 --
--- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET
+-- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
+-- KEYS[4] served ZSET
 -- ARGV[1] now (unix ms)
 -- ARGV[2..] triples: op ("join" | "leave"), userId, stamp (unix ms)
 --
 -- A join adds the user with score = stamp unless they are already waiting
--- (their first place stands) or hold an unexpired slot. A leave removes the
--- user from the waiting line.
+-- (their first place stands), hold an unexpired slot, or were admitted for
+-- a join stamped at or after this one (served): a replayed join after a
+-- consumer crash never queues or admits anyone again, while a new join
+-- after a release (a newer stamp) queues again. A leave removes the user
+-- from the waiting line.
 --
 -- Returns {joined, left, ignored} where ignored counts joins of users who
--- were already waiting or holding a slot and leaves of users not waiting,
+-- were already waiting, holding a slot or served, and leaves of users not
+-- waiting,
 -- or -1 when the event has no configuration (unknown or deleted event):
 -- then nothing is written.
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -21,7 +26,10 @@ for i = 2, #ARGV, 3 do
   local op, user = ARGV[i], ARGV[i + 1]
   if op == 'join' then
     local hold = redis.call('ZSCORE', KEYS[3], user)
+    local served = redis.call('ZSCORE', KEYS[4], user)
     if hold and tonumber(hold) > now then
+      ignored = ignored + 1
+    elseif served and tonumber(ARGV[i + 2]) <= tonumber(served) then
       ignored = ignored + 1
     elseif redis.call('ZADD', KEYS[2], 'NX', ARGV[i + 2], user) == 1 then
       joined = joined + 1
