@@ -88,7 +88,7 @@ func (s *Server) queueRequest(c echo.Context, join bool) (queue.Event, string, e
 		return queue.Event{}, "", queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
 	case err != nil:
 		return queue.Event{}, "", httpkit.StoreError(s.log, "look up event "+id, err)
-	case join && ev.State != queue.StateOpen:
+	case join && !ev.State.AcceptsJoins():
 		return queue.Event{}, "", queue.Errorf(queue.CodeEventClosed, "event %s is not accepting joins", id)
 	}
 	return ev, user, nil

@@ -193,6 +193,10 @@ func TestHTTPErrors(t *testing.T) {
 	if r := e.putEvent(t, closed, `{"capacity":5,"state":"closed"}`); r.status != http.StatusCreated {
 		t.Fatalf("create closed: %d %s", r.status, r.body)
 	}
+	paused := ev + "-paused"
+	if r := e.putEvent(t, paused, `{"capacity":5,"state":"paused"}`); r.status != http.StatusCreated {
+		t.Fatalf("create paused: %d %s", r.status, r.body)
+	}
 	// Someone holds a slot of "held" for another minute.
 	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.ActiveKey(held),
 		redis.Z{Member: "holder", Score: float64(time.Now().Add(time.Minute).UnixMilli())}).Err(); err != nil {
@@ -217,6 +221,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"unknown event leave", "DELETE", "/v1/events/" + ev + "-nope/queue", user("u"), nil, 404, queue.CodeEventNotFound},
 		{"closed event", "POST", "/v1/events/" + closed + "/queue", user("u"), nil, 409, queue.CodeEventClosed},
 		{"leave closed event", "DELETE", "/v1/events/" + closed + "/queue", user("u"), nil, 202, ""},
+		{"paused event keeps taking joins", "POST", "/v1/events/" + paused + "/queue", user("u"), nil, 202, ""},
 		{"body too large", "POST", q, user("u"), strings.NewReader(big), 413, queue.CodeBodyTooLarge},
 		{"admin no token", "GET", "/v1/admin/events", nil, nil, 401, queue.CodeUnauthorized},
 		{"admin wrong token", "GET", "/v1/admin/events", map[string]string{"Authorization": "Bearer nope"}, nil, 401, queue.CodeUnauthorized},
@@ -228,7 +233,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"put no capacity", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{}`), 400, queue.CodeInvalidConfig},
 		{"put zero capacity", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":0}`), 400, queue.CodeInvalidConfig},
 		{"put negative hold", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"holdSeconds":-1}`), 400, queue.CodeInvalidConfig},
-		{"put bad state", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"state":"paused"}`), 400, queue.CodeInvalidConfig},
+		{"put bad state", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"state":"asleep"}`), 400, queue.CodeInvalidConfig},
 		{"put too many partitions", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"partitions":100000}`), 400, queue.CodeInvalidConfig},
 		{"put changes partitions", "PUT", "/v1/admin/events/" + ev, admin(), strings.NewReader(`{"partitions":7}`), 400, queue.CodeInvalidConfig},
 		{"put bad id", "PUT", "/v1/admin/events/a%20b", admin(), strings.NewReader(`{"capacity":1}`), 400, queue.CodeInvalidEventID},

@@ -6,14 +6,22 @@ import (
 	"time"
 )
 
-// EventState says whether an event accepts joins.
+// EventState says whether an event accepts joins and admits.
 type EventState string
 
 // Event states.
 const (
-	StateOpen   EventState = "open"
+	// StateOpen accepts joins and admits.
+	StateOpen EventState = "open"
+	// StatePaused accepts joins, which keep their places, and admits
+	// nobody until the event is open again (the shop is in trouble).
+	StatePaused EventState = "paused"
+	// StateClosed takes no new joins; the line already there is admitted.
 	StateClosed EventState = "closed"
 )
+
+// AcceptsJoins reports whether a join is accepted in state s.
+func (s EventState) AcceptsJoins() bool { return s == StateOpen || s == StatePaused }
 
 // Limits on an event's configuration.
 const (
@@ -41,8 +49,8 @@ func (e *Event) Validate() error {
 		return Errorf(CodeInvalidConfig, "capacity must be between 1 and %d", MaxCapacity)
 	case e.HoldSeconds < 1 || e.HoldSeconds > MaxHoldSeconds:
 		return Errorf(CodeInvalidConfig, "holdSeconds must be between 1 and %d", MaxHoldSeconds)
-	case e.State != StateOpen && e.State != StateClosed:
-		return Errorf(CodeInvalidConfig, "state must be %q or %q", StateOpen, StateClosed)
+	case e.State != StateOpen && e.State != StatePaused && e.State != StateClosed:
+		return Errorf(CodeInvalidConfig, "state must be %q, %q or %q", StateOpen, StatePaused, StateClosed)
 	case e.Partitions < 1 || e.Partitions > MaxPartitions:
 		return Errorf(CodeInvalidConfig, "partitions must be between 1 and %d", MaxPartitions)
 	}

@@ -180,3 +180,37 @@ func TestRacingMonitorsNeverExceedCapacity(t *testing.T) {
 		t.Fatalf("only %d admitted: the monitors hardly raced", total)
 	}
 }
+
+// TestPausedEventAdmitsNobodyAndKeepsTheLine: while an event is paused its
+// line keeps growing in stamp order and nobody is admitted, with free slots;
+// once open again the line is admitted from its head.
+func TestPausedEventAdmitsNobodyAndKeepsTheLine(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 3, 10, 2) // u0, u1 stamped 1, 2
+	e, err := s.Event(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.State = queue.StatePaused
+	if _, err := s.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if r := tick(t, s, ev, 1000, 10); len(r.Admitted) != 0 || r.Waiting != 2 {
+		t.Fatalf("a paused event admitted: %+v", r)
+	}
+	if _, err := s.Ingest(ctx, []queue.Message{msg(queue.OpJoin, ev, "late", 5), msg(queue.OpJoin, ev, "early", 0)}, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if r := tick(t, s, ev, 2000, 10); len(r.Admitted) != 0 || r.Waiting != 4 {
+		t.Fatalf("a paused event admitted: %+v", r)
+	}
+	e.State = queue.StateOpen
+	if _, err := s.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if r := tick(t, s, ev, 3000, 10); !slices.Equal(r.Admitted, []string{"early", "u0", "u1"}) || r.Waiting != 1 {
+		t.Fatalf("after resuming: %+v", r)
+	}
+}

@@ -24,10 +24,7 @@ import (
 // against the real pipeline: join, see the position appear and change, get
 // admitted with a valid entry token, press "done" and free the slot.
 func TestWaitingRoomInARealBrowser(t *testing.T) {
-	chrome, err := exec.LookPath("chromium")
-	if err != nil {
-		testenv.Unavailable(t, "chromium not on PATH (apt-get install -y chromium)")
-	}
+	chrome := chromium(t)
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
@@ -48,20 +45,7 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	sys.CreateEvent(ev, 1, 1)
 	sys.Join(ev, "ahead", 1) // someone is ahead of the browser's user
 
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
-		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	defer cancelAlloc()
-	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	defer cancelCtx()
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-
-	text := func(sel, want string) chromedp.Action {
-		return chromedp.Poll(fmt.Sprintf(`document.querySelector(%q).textContent === %q`, sel, want), nil, chromedp.WithPollingTimeout(20*time.Second))
-	}
+	ctx := browser(t, chrome)
 	if err := chromedp.Run(ctx,
 		chromedp.Navigate(page.URL+"/?event="+ev),
 		chromedp.WaitVisible("#join-form"),
@@ -98,6 +82,75 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 		st, err := sys.Store.EventStatus(context.Background(), ev, time.Now().UnixMilli())
 		return err == nil && st.Active == 0, fmt.Sprintf("after done: %+v %v", st, err)
 	})
+}
+
+// TestAdminPageChangesStateAndCapacity drives the admin view in chromium:
+// the events table, then a pause and a capacity change through its form,
+// checked in the store.
+func TestAdminPageChangesStateAndCapacity(t *testing.T) {
+	chrome := chromium(t)
+	sys := testsys.Start(t, testsys.Options{})
+	tickets, _ := queue.NewTicketSigner("browser-test-secret")
+	prod := httptest.NewServer(producer.New(producer.Config{AdminToken: "admin-secret", AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
+		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
+	}))
+	defer prod.Close()
+	gw := gateway.New(gateway.Config{ProducerURL: prod.URL}, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t)})
+	page := httptest.NewServer(gw)
+	defer page.Close()
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 4, 1)
+
+	ctx := browser(t, chrome)
+	row := fmt.Sprintf(`[...document.querySelectorAll("#events tbody tr")].some(r => r.cells[0].textContent === %q && r.cells[1].textContent === %%q && r.cells[4].textContent === %%q)`, ev)
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(page.URL+"/admin.html"),
+		chromedp.SetValue("#admin-token", "admin-secret", chromedp.ByQuery),
+		chromedp.Click(`#auth button`, chromedp.ByQuery),
+		chromedp.Poll(fmt.Sprintf(row, "open", "4"), nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.SetValue("#cap-event", ev, chromedp.ByQuery),
+		chromedp.SetValue("#cap-value", "7", chromedp.ByQuery),
+		chromedp.SetValue("#cap-state", "paused", chromedp.ByQuery),
+		chromedp.Click(`#capacity-form button`, chromedp.ByQuery),
+		chromedp.Poll(fmt.Sprintf(`document.querySelector("#cap-status").textContent === %q`, ev+" is now paused with capacity 7."), nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(fmt.Sprintf(row, "paused", "7"), nil, chromedp.WithPollingTimeout(20*time.Second)),
+	); err != nil {
+		t.Fatalf("admin page: %v", err)
+	}
+	if e, err := sys.Store.Event(context.Background(), ev); err != nil || e.State != queue.StatePaused || e.Capacity != 7 {
+		t.Fatalf("after the form: %+v %v", e, err)
+	}
+}
+
+// chromium returns the path of Debian's chromium, or marks the test
+// unavailable (a failure with CI=true).
+func chromium(t *testing.T) string {
+	t.Helper()
+	chrome, err := exec.LookPath("chromium")
+	if err != nil {
+		testenv.Unavailable(t, "chromium not on PATH (apt-get install -y chromium)")
+	}
+	return chrome
+}
+
+// browser starts a headless chromium of the size of a phone for the test,
+// closed at cleanup; its context ends after a minute.
+func browser(t *testing.T, chrome string) context.Context {
+	t.Helper()
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844))
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
+	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	t.Cleanup(func() { cancel(); cancelCtx(); cancelAlloc() })
+	return ctx
+}
+
+// text waits until the element sel shows want.
+func text(sel, want string) chromedp.Action {
+	return chromedp.Poll(fmt.Sprintf(`document.querySelector(%q).textContent === %q`, sel, want), nil, chromedp.WithPollingTimeout(20*time.Second))
 }
 
 // saveScreenshot keeps the admitted page as artifacts/waiting-room.png.

@@ -5,8 +5,8 @@
 -- ARGV[1] now (unix ms)
 -- ARGV[2] batch: the most users one call admits
 --
--- Drops holders whose hold ended (score <= now), then admits
--- min(capacity - holders, waiting, batch) users from the head of the line
+-- Drops holders whose hold ended (score <= now), then, unless the event is
+-- paused (config.state), admits min(capacity - holders, waiting, batch) users from the head of the line
 -- into active with score now + holdSeconds * 1000, adds them to
 -- stats.admittedTotal, records the stamp of each admitted join in served
 -- and forgets their presence. Atomic, so any number of
@@ -15,7 +15,7 @@
 -- Returns {expiresAt, droppedHolders, holders, waiting, user1, user2, ...}
 -- (holders and waiting after the admission; no users when nobody was
 -- admitted), or -1 when the event has no configuration.
-local conf = redis.call('HMGET', KEYS[1], 'capacity', 'holdSeconds')
+local conf = redis.call('HMGET', KEYS[1], 'capacity', 'holdSeconds', 'state')
 if not conf[1] then
   return -1
 end
@@ -25,6 +25,9 @@ local expires = now + hold * 1000
 local dropped = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', now)
 local free = capacity - redis.call('ZCARD', KEYS[3])
 local n = math.min(free, tonumber(ARGV[2]))
+if conf[3] == 'paused' then
+  n = 0
+end
 local out = {expires, dropped, 0, 0}
 if n > 0 then
   local popped = redis.call('ZPOPMIN', KEYS[2], n)

@@ -1,4 +1,5 @@
-// waitq admin view: events with their live sizes, and capacity changes.
+// waitq admin view: events with their live sizes, and changes of capacity
+// and state (open, paused, closed).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -40,12 +41,15 @@ async function refresh() {
 async function saveCapacity(event) {
   event.preventDefault();
   const ev = $("cap-event").value.trim();
+  const change = {};
+  if ($("cap-value").value !== "") change.capacity = Number($("cap-value").value);
+  if ($("cap-state").value !== "") change.state = $("cap-state").value;
   const r = await api(`/v1/admin/events/${encodeURIComponent(ev)}`, {
     method: "PUT", headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ capacity: Number($("cap-value").value) }),
+    body: JSON.stringify(change),
   });
   const body = await r.json();
-  $("cap-status").textContent = r.ok ? `Capacity of ${ev} is now ${body.capacity}.` : (body.error ? body.error.message : `Error ${r.status}`);
+  $("cap-status").textContent = r.ok ? `${ev} is now ${body.state} with capacity ${body.capacity}.` : (body.error ? body.error.message : `Error ${r.status}`);
   refresh();
 }
 
