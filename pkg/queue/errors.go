@@ -9,8 +9,9 @@ import (
 // snake_case in every JSON error body.
 type Code string
 
-// The error codes of the external contract. The api package maps each to one
-// HTTP status in a single table.
+// The error codes of the external contract. Package httpkit maps each to one
+// HTTP status, and some to WebSocket close codes, in single tables; docs/api.md
+// lists them.
 const (
 	CodeInvalidEventID    Code = "invalid_event_id"
 	CodeInvalidUserID     Code = "invalid_user_id"

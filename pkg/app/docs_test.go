@@ -8,18 +8,19 @@ import (
 	"github.com/waitq/waitq/pkg/config"
 )
 
-// TestREADMEDocumentsEverySetting fails when a service gains a setting the
-// README's configuration tables do not list, or lists with another default.
-func TestREADMEDocumentsEverySetting(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsDocumentEverySetting fails when a service gains a setting the
+// configuration tables of docs/configuration.md do not list, or lists with
+// another default.
+func TestDocsDocumentEverySetting(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, svc := range []Service{&Producer{}, &Ingest{}, &Gateway{}, &Devstack{}, &Broker{}} {
 		// Each program's rows must stand in its own section.
-		_, section, ok := strings.Cut(string(readme), "### "+svc.Name()+"\n")
+		_, section, ok := strings.Cut(string(doc), "### "+svc.Name()+"\n")
 		if !ok {
-			t.Errorf("README has no configuration section for %s", svc.Name())
+			t.Errorf("docs/configuration.md has no configuration section for %s", svc.Name())
 			continue
 		}
 		section, _, _ = strings.Cut(section, "\n#")
@@ -32,7 +33,7 @@ func TestREADMEDocumentsEverySetting(t *testing.T) {
 			}
 			row := "| `-" + v.Flag + "` | `" + v.Env + "` | " + def + " |"
 			if !strings.Contains(section, row) {
-				t.Errorf("README lacks the %s row %q", svc.Name(), row)
+				t.Errorf("docs/configuration.md lacks the %s row %q", svc.Name(), row)
 			}
 		}
 	}
