@@ -94,7 +94,13 @@ func (c *Consumer) Stop() { c.stop() }
 // StartConsumer runs a consumer with cfg writing into the store until Stop or
 // cleanup.
 func (s *System) StartConsumer(cfg kafkajoin.ConsumerConfig) *Consumer {
-	c := kafkajoin.NewConsumer(cfg, s.Store)
+	return s.StartConsumerInto(cfg, s.Store)
+}
+
+// StartConsumerInto runs a consumer with cfg writing into sink (such as the
+// store with the fast track on) until Stop or cleanup.
+func (s *System) StartConsumerInto(cfg kafkajoin.ConsumerConfig, sink kafkajoin.Sink) *Consumer {
+	c := kafkajoin.NewConsumer(cfg, sink)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

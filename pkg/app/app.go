@@ -19,6 +19,7 @@ import (
 	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
 
@@ -108,7 +109,7 @@ func configure(svc Service, args []string, getenv func(string) string) (*config.
 	return l, lv, nil
 }
 
-// Redis is the setting of services that reach the live state.
+// Redis are the settings of services that reach the live state.
 type Redis struct {
 	RedisURL string
 }
@@ -119,6 +120,24 @@ func (r *Redis) bind(l *config.Loader) {
 
 func (r *Redis) dial(ctx context.Context) (*redisstore.Store, error) {
 	return redisstore.Dial(ctx, r.RedisURL)
+}
+
+// FastTrack is the setting of services whose writes may admit: the ingest
+// consumer (a join that finds room) and the gateway (a release).
+type FastTrack struct {
+	FastTrack bool
+}
+
+func (f *FastTrack) bind(l *config.Loader, what string) {
+	l.Bool(&f.FastTrack, "fast-track", "WAITQ_FAST_TRACK", true, what+" admit the head of the line at once while there is room (false: only the slot monitor's tick admits)")
+}
+
+// store returns s admitting on writes when the fast track is on.
+func (f *FastTrack) store(s *redisstore.Store) *redisstore.Store {
+	if !f.FastTrack {
+		return s
+	}
+	return s.WithFastTrack(queue.DefaultAdmitBatch)
 }
 
 // Common are the settings every service has.

@@ -23,6 +23,7 @@ type Gateway struct {
 	Common
 	Kafka
 	Redis
+	FastTrack
 	TicketSecret    string
 	StatusInterval  time.Duration
 	AdmitInterval   time.Duration
@@ -51,6 +52,7 @@ func (g *Gateway) Bind(l *config.Loader) {
 	g.Common.bind(l, ":8081")
 	g.Kafka.bind(l)
 	g.Redis.bind(l)
+	g.FastTrack.bind(l, "releases")
 	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with producer-api, and the seed of the default entry-token key (required, at least 16 characters)")
 	l.Duration(&g.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", def.StatusInterval, "how often every socket gets its status")
 	l.Duration(&g.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", def.AdmitInterval, "how often the slot monitor admits users")
@@ -125,7 +127,7 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		DisconnectGrace: g.DisconnectGrace, TrustUserHeader: g.TrustUserHeader, AllowedOrigins: g.AllowedOrigins,
 		SendQueue: g.SendQueue, WriteTimeout: g.WriteTimeout, PingInterval: g.PingInterval,
 		ProducerURL: g.ProducerURL, StatusLimit: g.limit(), ClientIPs: g.ips,
-	}, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
+	}, gateway.Deps{Store: g.store(store), Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return srv.Run(egctx) })
 	eg.Go(func() error {

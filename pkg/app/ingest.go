@@ -19,6 +19,7 @@ type Ingest struct {
 	Common
 	Kafka
 	Redis
+	FastTrack
 	GroupID           string
 	DLQTopic          string
 	DiscoveryInterval time.Duration
@@ -37,6 +38,7 @@ func (c *Ingest) Bind(l *config.Loader) {
 	c.Common.bind(l, ":8082")
 	c.Kafka.bind(l)
 	c.Redis.bind(l)
+	c.FastTrack.bind(l, "joins")
 	l.String(&c.GroupID, "group-id", "WAITQ_GROUP_ID", def.GroupID, "Kafka consumer group")
 	l.String(&c.DLQTopic, "dlq-topic", "WAITQ_DLQ_TOPIC", def.DLQTopic, "dead-letter topic")
 	l.Duration(&c.DiscoveryInterval, "discovery-interval", "WAITQ_DISCOVERY_INTERVAL", def.DiscoveryInterval, "how often new event topics are looked for")
@@ -67,7 +69,7 @@ func (c *Ingest) Run(ctx context.Context, log *slog.Logger) error {
 		BrokerConfig: c.brokerConfig(), GroupID: c.GroupID, DLQTopic: c.DLQTopic,
 		DiscoveryInterval: c.DiscoveryInterval, SessionTimeout: c.SessionTimeout,
 		MaxBatch: c.MaxBatch, Logger: log,
-	}, store)
+	}, c.store(store))
 	reg := newRegistry()
 	cons.RegisterMetrics(reg)
 	// Health, readiness (the broker and Redis answer; writes are retried

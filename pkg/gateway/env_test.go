@@ -60,6 +60,13 @@ func startGateway(t *testing.T, sys *testsys.System, cfg gateway.Config, clk *cl
 
 func startGatewayBuf(t *testing.T, sys *testsys.System, cfg gateway.Config, clk *clock, sendBuffer int) *gwEnv {
 	t.Helper()
+	return startGatewayOn(t, sys, sys.Store, cfg, clk, sendBuffer)
+}
+
+// startGatewayOn runs a gateway over store (sys's, or sys's with the fast
+// track on) with cfg.
+func startGatewayOn(t *testing.T, sys *testsys.System, store gateway.Store, cfg gateway.Config, clk *clock, sendBuffer int) *gwEnv {
+	t.Helper()
 	tickets, err := queue.NewTicketSigner(ticketSecret)
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +78,7 @@ func startGatewayBuf(t *testing.T, sys *testsys.System, cfg gateway.Config, clk 
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := gateway.New(cfg, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t), Now: clk.Now})
+	gw := gateway.New(cfg, gateway.Deps{Store: store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t), Now: clk.Now})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

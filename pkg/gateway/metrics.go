@@ -3,10 +3,10 @@ package gateway
 import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
-	frames, slow, admitted, swept, roundTrips, statusErrors prometheus.Counter
-	refused                                                 *prometheus.CounterVec
-	holders, waiting                                        *prometheus.GaugeVec
-	statusTick, admitTick                                   prometheus.Histogram
+	frames, slow, admitted, swept, roundTrips, statusErrors, notices prometheus.Counter
+	refused                                                          *prometheus.CounterVec
+	holders, waiting                                                 *prometheus.GaugeVec
+	statusTick, admitTick                                            prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
@@ -23,6 +23,7 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		swept:        counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),
 		roundTrips:   counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per tick)."),
 		statusErrors: counter("waitq_status_errors_total", "Status reads that failed."),
+		notices:      counter("waitq_admission_notices_total", "Admission notices received on the admissions channel (from any service)."),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "waitq_ws_refused_total", Help: "WebSocket connections refused, by reason.",
 		}, []string{"reason"}),
@@ -37,6 +38,6 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 	}
 	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections."},
 		func() float64 { return float64(h.count()) })
-	reg.MustRegister(m.frames, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
+	reg.MustRegister(m.frames, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
 	return m
 }

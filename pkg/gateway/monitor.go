@@ -13,9 +13,11 @@ const sweepLimit = 1000
 
 // MonitorTick runs one slot-monitor round now (Run calls it every
 // AdmitInterval): it sweeps users gone past the disconnect grace and admits
-// from every event's line, all events in one round trip. Admitted users
-// connected here hear of it at once, those on other gateways at their next
-// status tick.
+// from every event's line, all events in one round trip. It is the safety
+// net behind the fast track (joins and releases admit at once while there
+// is room): expiries, sweeps, and the admissions of a paused or rate-limited
+// event. Admitted users connected here hear of it at once, those on other
+// gateways through the admissions channel (listenAdmissions).
 func (s *Server) MonitorTick(ctx context.Context) {
 	start := time.Now()
 	defer func() { s.metrics.admitTick.Observe(time.Since(start).Seconds()) }()
@@ -50,6 +52,31 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		for _, u := range r.Admitted {
 			for _, c := range s.hub.user(r.EventID, u) {
 				s.admit(c, r.ExpiresAt)
+			}
+		}
+	}
+}
+
+// listenAdmissions tells the sockets here of every admission made anywhere
+// (this gateway's monitor, another's, the fast track of a join, a release)
+// within milliseconds. A notice missed while the subscription reconnects is
+// made up by the next status tick, which sends the admitted frame to any
+// socket whose user holds a slot.
+func (s *Server) listenAdmissions(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.store.SubscribeAdmissions(ctx, func(a queue.Admission) {
+			s.metrics.notices.Inc()
+			for _, u := range a.Users {
+				for _, c := range s.hub.user(a.EventID, u) {
+					s.admit(c, a.ExpiresAt)
+				}
+			}
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("admissions channel failed; status ticks deliver meanwhile", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
 			}
 		}
 	}

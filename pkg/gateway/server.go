@@ -25,6 +25,9 @@ type Store interface {
 	Status(ctx context.Context, eventID string, users []string, nowMs int64) (queue.StatusBatch, error)
 	Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickResult, error)
 	Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error)
+	// SubscribeAdmissions calls f with every admission made anywhere (slot
+	// monitor, fast track, release) until ctx ends.
+	SubscribeAdmissions(ctx context.Context, f func(queue.Admission)) error
 	Ping(ctx context.Context) error
 }
 
@@ -62,7 +65,7 @@ func DefaultConfig() Config {
 	return Config{
 		StatusInterval:  5 * time.Second,
 		AdmitInterval:   5 * time.Second,
-		AdmitBatch:      100,
+		AdmitBatch:      queue.DefaultAdmitBatch,
 		DisconnectGrace: 30 * time.Second,
 		SendQueue:       16,
 		WriteTimeout:    5 * time.Second,
@@ -166,8 +169,9 @@ func (s *Server) Echo() *echo.Echo { return s.e }
 // Sockets returns the number of open sockets.
 func (s *Server) Sockets() int { return s.hub.count() }
 
-// Run runs the status ticker, the greeter, the slot monitor and the write
-// watchdog until ctx ends, then closes every socket with 1001.
+// Run runs the status ticker, the greeter, the slot monitor, the listener
+// of admissions and the write watchdog until ctx ends, then closes every
+// socket with 1001.
 func (s *Server) Run(ctx context.Context) error {
 	s.baseCtx = ctx
 	close(s.ready)
@@ -175,6 +179,7 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Go(func() { every(ctx, s.cfg.StatusInterval, s.statusTick) })
 	wg.Go(func() { every(ctx, s.cfg.AdmitInterval, s.MonitorTick) })
 	wg.Go(func() { s.greetLoop(ctx) })
+	wg.Go(func() { s.listenAdmissions(ctx) })
 	wg.Go(func() { every(ctx, watchdogPeriod(s.cfg.WriteTimeout), s.watchWrites) })
 	wg.Wait()
 	// Sockets live under a context shutdown does not cancel (a cancelled

@@ -91,7 +91,7 @@ func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
 		s.log.Warn("status read failed", "event", ev, "users", len(users), "err", err)
 		return
 	}
-	perSecond := s.rates.observe(ev, b.AdmittedTotal, nowMs)
+	perSecond := s.admissionRate(ctx, ev, b.AdmittedTotal, nowMs)
 	for _, c := range conns {
 		s.deliver(c, b.Places[index[c.userID]], b.Total, perSecond, nowMs)
 	}
@@ -142,6 +142,22 @@ func (s *Server) pollStatus(c echo.Context) error {
 	st, pos := placeState(b.Places[0], nowMs, socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds())
 	return c.JSON(http.StatusOK, StatusFrame{
 		Type: "status", EventID: id.eventID, UserID: id.userID, State: st, Position: pos, Total: b.Total,
-		ETASeconds: etaSeconds(pos, s.rates.observe(id.eventID, b.AdmittedTotal, nowMs)), TS: nowMs,
+		ETASeconds: etaSeconds(pos, s.admissionRate(c.Request().Context(), id.eventID, b.AdmittedTotal, nowMs)), TS: nowMs,
 	})
+}
+
+// admissionRate is the rate the ETA assumes for event: the measured one
+// (from admittedTotal), never above the event's admitPerMinute, and that
+// ceiling itself while nothing has been measured yet.
+func (s *Server) admissionRate(ctx context.Context, event string, admittedTotal, nowMs int64) float64 {
+	measured := s.rates.observe(event, admittedTotal, nowMs)
+	e, err := s.events.Event(ctx, event)
+	if err != nil || e.AdmitPerMinute <= 0 {
+		return measured
+	}
+	ceiling := float64(e.AdmitPerMinute) / 60
+	if measured <= 0 || measured > ceiling {
+		return ceiling
+	}
+	return measured
 }

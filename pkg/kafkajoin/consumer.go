@@ -87,6 +87,8 @@ func (c ConsumerConfig) withDefaults() ConsumerConfig {
 // ConsumerStats counts what a Consumer did since it started.
 type ConsumerStats struct {
 	Fetched, Written, Ignored, DeadLettered, Retries, Commits, CommitErrors int64
+	// Admitted counts the users the sink's fast track let in.
+	Admitted int64
 	// Lag is the consumer-group lag of the partitions this member has
 	// fetched from: log end (high-water mark) minus committed offset.
 	Lag int64
@@ -103,7 +105,7 @@ type Consumer struct {
 	storeOK  atomic.Bool
 	brokerOK atomic.Bool
 
-	fetched, written, ignored, deadLettered, retries, commits, commitErrors atomic.Int64
+	fetched, written, ignored, admitted, deadLettered, retries, commits, commitErrors atomic.Int64
 
 	mu     sync.Mutex
 	topics []string                         // subscribed now
@@ -178,7 +180,7 @@ func (c *Consumer) Stats() ConsumerStats {
 	}
 	c.mu.Unlock()
 	return ConsumerStats{
-		Fetched: c.fetched.Load(), Written: c.written.Load(), Ignored: c.ignored.Load(),
+		Fetched: c.fetched.Load(), Written: c.written.Load(), Ignored: c.ignored.Load(), Admitted: c.admitted.Load(),
 		DeadLettered: c.deadLettered.Load(), Retries: c.retries.Load(),
 		Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Lag: lag,
 	}
@@ -459,6 +461,7 @@ func (c *Consumer) write(ctx context.Context, good []decoded) (dead []deadLetter
 	}
 	c.written.Add(int64(res.Joined + res.Left))
 	c.ignored.Add(int64(res.Ignored))
+	c.admitted.Add(int64(res.Admitted))
 	return dead, true
 }
 

@@ -17,10 +17,12 @@ import (
 // EventBody is the admin PUT body; omitted fields keep their current value
 // (or take the default on creation).
 type EventBody struct {
-	Capacity    *int              `json:"capacity"`
-	HoldSeconds *int              `json:"holdSeconds"`
-	Partitions  *int              `json:"partitions"`
-	State       *queue.EventState `json:"state"`
+	Capacity    *int `json:"capacity"`
+	HoldSeconds *int `json:"holdSeconds"`
+	// AdmitPerMinute is the admission rate (0: no rate limit).
+	AdmitPerMinute *int              `json:"admitPerMinute"`
+	Partitions     *int              `json:"partitions"`
+	State          *queue.EventState `json:"state"`
 }
 
 // Defaults of a new event's configuration.
@@ -76,6 +78,9 @@ func (s *Server) putEvent(c echo.Context) error {
 	if body.HoldSeconds != nil {
 		ev.HoldSeconds = *body.HoldSeconds
 	}
+	if body.AdmitPerMinute != nil {
+		ev.AdmitPerMinute = *body.AdmitPerMinute
+	}
 	if body.State != nil {
 		ev.State = *body.State
 	}
@@ -116,7 +121,7 @@ func (s *Server) putEvent(c echo.Context) error {
 
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, partitions and state")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions and state")
 	return b, err
 }
 

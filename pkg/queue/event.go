@@ -28,16 +28,25 @@ const (
 	MaxCapacity    = 1_000_000
 	MaxHoldSeconds = 24 * 3600
 	MaxPartitions  = 256
+	// MaxAdmitPerMinute bounds an event's admission rate.
+	MaxAdmitPerMinute = 1_000_000
+	// DefaultAdmitBatch is the most users one event admits in one step:
+	// a slot-monitor round, a join batch or a release.
+	DefaultAdmitBatch = 100
 )
 
 // Event is an event's configuration: how many users may hold a slot at once,
-// for how long, whether it is open, and how many partitions its topic has.
+// for how long, how many may be let in a minute, whether it is open, and how
+// many partitions its topic has.
 type Event struct {
-	ID          string     `json:"eventId"`
-	Capacity    int        `json:"capacity"`
-	HoldSeconds int        `json:"holdSeconds"`
-	State       EventState `json:"state"`
-	Partitions  int        `json:"partitions"`
+	ID          string `json:"eventId"`
+	Capacity    int    `json:"capacity"`
+	HoldSeconds int    `json:"holdSeconds"`
+	// AdmitPerMinute is the most users admitted per minute, smoothed by a
+	// token bucket (0: no rate limit; capacity alone holds).
+	AdmitPerMinute int        `json:"admitPerMinute"`
+	State          EventState `json:"state"`
+	Partitions     int        `json:"partitions"`
 }
 
 // Validate reports the first invalid field of e as a CodeInvalidConfig error.
@@ -53,6 +62,8 @@ func (e *Event) Validate() error {
 		return Errorf(CodeInvalidConfig, "state must be %q, %q or %q", StateOpen, StatePaused, StateClosed)
 	case e.Partitions < 1 || e.Partitions > MaxPartitions:
 		return Errorf(CodeInvalidConfig, "partitions must be between 1 and %d", MaxPartitions)
+	case e.AdmitPerMinute < 0 || e.AdmitPerMinute > MaxAdmitPerMinute:
+		return Errorf(CodeInvalidConfig, "admitPerMinute must be between 0 (no rate limit) and %d", MaxAdmitPerMinute)
 	}
 	return nil
 }
@@ -112,7 +123,7 @@ type Publisher interface {
 
 // String returns a short description of e for logs.
 func (e Event) String() string {
-	return fmt.Sprintf("event %s (capacity %d, hold %ds, %s, %d partitions)", e.ID, e.Capacity, e.HoldSeconds, e.State, e.Partitions)
+	return fmt.Sprintf("event %s (capacity %d, hold %ds, %d a minute, %s, %d partitions)", e.ID, e.Capacity, e.HoldSeconds, e.AdmitPerMinute, e.State, e.Partitions)
 }
 
 // Place is where one user stands in an event.
@@ -126,6 +137,14 @@ type StatusBatch struct {
 	Total         int64   // users waiting
 	AdmittedTotal int64   // users ever admitted
 	Places        []Place // one per user asked about, in order
+}
+
+// Admission is one admission step's news, published to every gateway: the
+// users let in, in line order, and the end of their hold.
+type Admission struct {
+	EventID   string   `json:"eventId"`
+	ExpiresAt int64    `json:"expiresAt"` // unix ms
+	Users     []string `json:"users"`
 }
 
 // TickRequest is one slot-monitor round over several events.

@@ -79,6 +79,8 @@ type IngestResult struct {
 	Joined  int
 	Left    int
 	Ignored int
+	// Admitted counts the users the fast track let in after the batch.
+	Admitted int
 	// UnknownEvents lists the events with no configuration: none of their
 	// messages was written.
 	UnknownEvents []string

@@ -133,13 +133,26 @@ func TestEventValidate(t *testing.T) {
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
+	for _, fine := range []func(*queue.Event){
+		func(e *queue.Event) { e.State = queue.StatePaused },
+		func(e *queue.Event) { e.State = queue.StateClosed },
+		func(e *queue.Event) { e.AdmitPerMinute = queue.MaxAdmitPerMinute },
+	} {
+		e := ok
+		fine(&e)
+		if err := e.Validate(); err != nil {
+			t.Errorf("%+v refused: %v", e, err)
+		}
+	}
 	for name, mut := range map[string]func(*queue.Event){
 		"id":            func(e *queue.Event) { e.ID = "a b" },
 		"capacity 0":    func(e *queue.Event) { e.Capacity = 0 },
 		"capacity huge": func(e *queue.Event) { e.Capacity = queue.MaxCapacity + 1 },
 		"hold 0":        func(e *queue.Event) { e.HoldSeconds = 0 },
 		"hold huge":     func(e *queue.Event) { e.HoldSeconds = queue.MaxHoldSeconds + 1 },
-		"state":         func(e *queue.Event) { e.State = "paused" },
+		"state":         func(e *queue.Event) { e.State = "asleep" },
+		"rate negative": func(e *queue.Event) { e.AdmitPerMinute = -1 },
+		"rate huge":     func(e *queue.Event) { e.AdmitPerMinute = queue.MaxAdmitPerMinute + 1 },
 		"partitions 0":  func(e *queue.Event) { e.Partitions = 0 },
 	} {
 		e := ok

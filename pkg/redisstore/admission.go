@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 
 	"github.com/waitq/waitq/pkg/queue"
@@ -18,7 +19,7 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 		k := keysOf(ev)
 		calls = append(calls,
 			scriptCall{sweepScript, []string{k.waiting, k.seen}, []any{req.PresenceCutoffMs, req.SweepLimit}},
-			scriptCall{admitScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served}, []any{req.NowMs, req.AdmitBatch}})
+			scriptCall{admitScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served}, []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel}})
 	}
 	if len(calls) == 0 {
 		return nil, nil
@@ -60,11 +61,46 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 }
 
 // Release gives userID's slot of eventID back; it reports whether they held
-// an unexpired slot (so releasing twice frees one slot).
+// an unexpired slot (so releasing twice frees one slot). With the fast track
+// on (WithFastTrack) the freed slot goes to the next in line in the same
+// step.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {
-	n, err := runScript(ctx, s.c, releaseScript, []string{ActiveKey(eventID)}, userID, nowMs).Int()
+	k := keysOf(eventID)
+	n, err := runScript(ctx, s.c, releaseScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served},
+		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel).Int()
 	if err != nil {
 		return false, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
 	}
 	return n == 1, nil
+}
+
+// SubscribeAdmissions calls f with every admission any service makes,
+// as published on AdmissionsChannel, until ctx ends. A notification missed
+// while the subscription reconnects is not replayed: the next status tick
+// tells the user.
+func (s *Store) SubscribeAdmissions(ctx context.Context, f func(queue.Admission)) error {
+	sub := s.c.Subscribe(ctx, AdmissionsChannel)
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil { // the server's confirmation
+		if ctx.Err() != nil {
+			return nil
+		}
+		return fmt.Errorf("redisstore: subscribe to admissions: %w", err)
+	}
+	ch := sub.Channel()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case m, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			var a queue.Admission
+			if err := json.Unmarshal([]byte(m.Payload), &a); err != nil {
+				return fmt.Errorf("redisstore: admission notice %q: %w", m.Payload, err)
+			}
+			f(a)
+		}
+	}
 }

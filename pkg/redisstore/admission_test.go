@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -212,5 +213,99 @@ func TestPausedEventAdmitsNobodyAndKeepsTheLine(t *testing.T) {
 	}
 	if r := tick(t, s, ev, 3000, 10); !slices.Equal(r.Admitted, []string{"early", "u0", "u1"}) || r.Waiting != 1 {
 		t.Fatalf("after resuming: %+v", r)
+	}
+}
+
+// TestEveryWayInKeepsTheCapacity races the three ways into a slot: monitor
+// ticks, releases that hand the slot on (fast track) and joins written with
+// the fast track. Holders never exceed the capacity, and every admission,
+// as published on the admissions channel, goes to a different join.
+func TestEveryWayInKeepsTheCapacity(t *testing.T) {
+	s, c := newStore(t)
+	fast := s.WithFastTrack(3)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	const capacity, users, late = 7, 2000, 500
+	putLine(t, s, ev, capacity, 3600, users)
+
+	var (
+		notices sync.Map // user → times admitted
+		seen    atomic.Int64
+	)
+	sctx, stop := context.WithCancel(ctx)
+	subscribed := make(chan error, 1)
+	go func() {
+		subscribed <- fast.SubscribeAdmissions(sctx, func(a queue.Admission) {
+			for _, u := range a.Users {
+				n, _ := notices.LoadOrStore(u, new(atomic.Int64))
+				n.(*atomic.Int64).Add(1)
+				seen.Add(1)
+			}
+		})
+	}()
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		n := c.PubSubNumSub(ctx, redisstore.AdmissionsChannel).Val()[redisstore.AdmissionsChannel]
+		return n >= 1, "not subscribed yet"
+	})
+
+	var (
+		now  atomic.Int64
+		over atomic.Int64
+		wg   sync.WaitGroup
+	)
+	now.Store(1000)
+	checkCapacity := func() {
+		if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n > capacity {
+			over.Add(1)
+		}
+	}
+	for range 3 {
+		wg.Go(func() {
+			for range 500 {
+				tick(t, s, ev, now.Add(1), 3)
+				checkCapacity()
+				for _, u := range c.ZRandMember(ctx, redisstore.ActiveKey(ev), 1).Val() {
+					if _, err := fast.Release(ctx, ev, u, now.Load()); err != nil {
+						t.Error(err)
+					}
+				}
+				checkCapacity()
+			}
+		})
+	}
+	wg.Go(func() {
+		for i := range late {
+			m := msg(queue.OpJoin, ev, fmt.Sprintf("late%d", i), int64(users+1+i))
+			if _, err := fast.Ingest(ctx, []queue.Message{m}, now.Load()); err != nil {
+				t.Error(err)
+			}
+			checkCapacity()
+		}
+	})
+	wg.Wait()
+	st, _ := s.EventStatus(ctx, ev, now.Load())
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		return seen.Load() == st.AdmittedTotal, fmt.Sprintf("%d notices of %d admissions", seen.Load(), st.AdmittedTotal)
+	})
+	stop()
+	if err := <-subscribed; err != nil {
+		t.Fatal(err)
+	}
+	twice := 0
+	notices.Range(func(_, n any) bool {
+		if n.(*atomic.Int64).Load() > 1 {
+			twice++
+		}
+		return true
+	})
+	t.Logf("%d admitted (%d holding, %d waiting) by ticks, releases and joins", st.AdmittedTotal, st.Active, st.Waiting)
+	if over.Load() != 0 || twice != 0 {
+		t.Fatalf("capacity exceeded %d times, %d users admitted twice", over.Load(), twice)
+	}
+	if st.AdmittedTotal+st.Waiting != users+late || st.Active > capacity {
+		t.Fatalf("admitted %d + waiting %d ≠ %d joins, or %d holding", st.AdmittedTotal, st.Waiting, users+late, st.Active)
+	}
+	if st.AdmittedTotal < 1000 {
+		t.Fatalf("only %d admitted: the ways in hardly raced", st.AdmittedTotal)
 	}
 }

@@ -3,6 +3,12 @@ package redisstore
 // EventsKey is the SET of registered event ids.
 const EventsKey = "waitq:events"
 
+// AdmissionsChannel is the pub/sub channel on which every admission is
+// published as {"eventId","expiresAt","users":[…]} (admission.lua), so that
+// the gateway holding an admitted user's socket tells them at once. One
+// channel for all events: every gateway needs every event's admissions.
+const AdmissionsChannel = "waitq:admitted"
+
 // WaitingKey is the ZSET of users waiting in eventID's line, scored by their
 // join stamp (unix ms).
 func WaitingKey(eventID string) string { return "waitq:{" + eventID + "}:waiting" }

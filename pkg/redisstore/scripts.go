@@ -10,6 +10,8 @@ import (
 )
 
 var (
+	//go:embed lua/admission.lua
+	admissionSrc string
 	//go:embed lua/ingest.lua
 	ingestSrc string
 	//go:embed lua/delete_event.lua
@@ -23,10 +25,12 @@ var (
 	//go:embed lua/sweep.lua
 	sweepSrc string
 
-	ingestScript      = redis.NewScript(ingestSrc)
+	// The scripts that admit run behind admission.lua, the one admission
+	// step.
+	ingestScript      = redis.NewScript(admissionSrc + ingestSrc)
 	deleteEventScript = redis.NewScript(deleteEventSrc)
-	admitScript       = redis.NewScript(admitSrc)
-	releaseScript     = redis.NewScript(releaseSrc)
+	admitScript       = redis.NewScript(admissionSrc + admitSrc)
+	releaseScript     = redis.NewScript(admissionSrc + releaseSrc)
 	statusScript      = redis.NewScript(statusSrc)
 	sweepScript       = redis.NewScript(sweepSrc)
 

@@ -18,6 +18,9 @@ const DefaultURL = "redis://127.0.0.1:6379/0"
 // Store is waitq's live state in Redis.
 type Store struct {
 	c redis.UniversalClient
+	// fastTrack is the most users a join batch or a release admits at once
+	// (0: only the slot monitor admits).
+	fastTrack int
 }
 
 var _ queue.EventStore = (*Store)(nil)
@@ -37,6 +40,11 @@ func Dial(ctx context.Context, url string) (*Store, error) {
 	opt.ContextTimeoutEnabled = true
 	return New(redis.NewClient(opt)), nil
 }
+
+// WithFastTrack returns a Store on the same client whose joins and releases
+// admit up to batch users at once while there is room (0: only the slot
+// monitor's Tick admits).
+func (s *Store) WithFastTrack(batch int) *Store { return &Store{c: s.c, fastTrack: max(batch, 0)} }
 
 // Client returns the underlying client.
 func (s *Store) Client() redis.UniversalClient { return s.c }
@@ -62,7 +70,8 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 			"capacity", e.Capacity,
 			"holdSeconds", e.HoldSeconds,
 			"state", string(e.State),
-			"partitions", e.Partitions)
+			"partitions", e.Partitions,
+			"admitPerMinute", e.AdmitPerMinute)
 		return nil
 	})
 	if err != nil {
@@ -90,8 +99,11 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 		return queue.Event{}, queue.ErrEventNotFound
 	}
 	e := queue.Event{ID: id, State: queue.EventState(h["state"])}
+	if _, ok := h["admitPerMinute"]; !ok {
+		h["admitPerMinute"] = "0" // written before the setting existed
+	}
 	var errs []error
-	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions} {
+	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute} {
 		n, err := strconv.Atoi(h[field])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("field %s: %w", field, err))

@@ -85,8 +85,8 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 }
 
 // TestAdminPageChangesStateAndCapacity drives the admin view in chromium:
-// the events table, then a pause and a capacity change through its form,
-// checked in the store.
+// the events table, then a pause, a capacity and a rate change through its
+// form, checked in the store.
 func TestAdminPageChangesStateAndCapacity(t *testing.T) {
 	chrome := chromium(t)
 	sys := testsys.Start(t, testsys.Options{})
@@ -102,22 +102,23 @@ func TestAdminPageChangesStateAndCapacity(t *testing.T) {
 	sys.CreateEvent(ev, 4, 1)
 
 	ctx := browser(t, chrome)
-	row := fmt.Sprintf(`[...document.querySelectorAll("#events tbody tr")].some(r => r.cells[0].textContent === %q && r.cells[1].textContent === %%q && r.cells[4].textContent === %%q)`, ev)
+	row := fmt.Sprintf(`[...document.querySelectorAll("#events tbody tr")].some(r => r.cells[0].textContent === %q && r.cells[1].textContent === %%q && r.cells[4].textContent === %%q && r.cells[6].textContent === %%q)`, ev)
 	if err := chromedp.Run(ctx,
 		chromedp.Navigate(page.URL+"/admin.html"),
 		chromedp.SetValue("#admin-token", "admin-secret", chromedp.ByQuery),
 		chromedp.Click(`#auth button`, chromedp.ByQuery),
-		chromedp.Poll(fmt.Sprintf(row, "open", "4"), nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(fmt.Sprintf(row, "open", "4", "no limit"), nil, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.SetValue("#cap-event", ev, chromedp.ByQuery),
 		chromedp.SetValue("#cap-value", "7", chromedp.ByQuery),
+		chromedp.SetValue("#cap-rate", "120", chromedp.ByQuery),
 		chromedp.SetValue("#cap-state", "paused", chromedp.ByQuery),
 		chromedp.Click(`#capacity-form button`, chromedp.ByQuery),
-		chromedp.Poll(fmt.Sprintf(`document.querySelector("#cap-status").textContent === %q`, ev+" is now paused with capacity 7."), nil, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Poll(fmt.Sprintf(row, "paused", "7"), nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(fmt.Sprintf(`document.querySelector("#cap-status").textContent === %q`, ev+" is now paused with capacity 7, 120 admissions a minute."), nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(fmt.Sprintf(row, "paused", "7", "120"), nil, chromedp.WithPollingTimeout(20*time.Second)),
 	); err != nil {
 		t.Fatalf("admin page: %v", err)
 	}
-	if e, err := sys.Store.Event(context.Background(), ev); err != nil || e.State != queue.StatePaused || e.Capacity != 7 {
+	if e, err := sys.Store.Event(context.Background(), ev); err != nil || e.State != queue.StatePaused || e.Capacity != 7 || e.AdmitPerMinute != 120 {
 		t.Fatalf("after the form: %+v %v", e, err)
 	}
 }
@@ -137,14 +138,31 @@ func chromium(t *testing.T) string {
 // closed at cleanup; its context ends after a minute.
 func browser(t *testing.T, chrome string) context.Context {
 	t.Helper()
+	profile, err := os.MkdirTemp("", "waitq-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(390, 844))
+		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(profile), chromedp.WindowSize(390, 844))
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	t.Cleanup(func() { cancel(); cancelCtx(); cancelAlloc() })
+	t.Cleanup(func() {
+		cancel()
+		cancelCtx()
+		cancelAlloc()
+		// Chromium's helper processes may still be writing the profile for
+		// a moment after the browser exits.
+		for range 50 {
+			if os.RemoveAll(profile) == nil {
+				return
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		t.Logf("profile %s left behind", profile)
+	})
 	return ctx
 }
 

@@ -1,5 +1,5 @@
-// waitq admin view: events with their live sizes, and changes of capacity
-// and state (open, paused, closed).
+// waitq admin view: events with their live sizes, and changes of capacity,
+// admission rate and state (open, paused, closed).
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -23,7 +23,7 @@ async function refresh() {
     $("admin-error").textContent = "";
     const rows = body.events.map((e) => {
       const tr = document.createElement("tr");
-      for (const v of [e.eventId, e.state, e.waiting, e.active, e.capacity, e.admittedTotal]) {
+      for (const v of [e.eventId, e.state, e.waiting, e.active, e.capacity, e.admittedTotal, e.admitPerMinute || "no limit"]) {
         const td = document.createElement("td");
         td.textContent = String(v);
         tr.appendChild(td);
@@ -43,13 +43,14 @@ async function saveCapacity(event) {
   const ev = $("cap-event").value.trim();
   const change = {};
   if ($("cap-value").value !== "") change.capacity = Number($("cap-value").value);
+  if ($("cap-rate").value !== "") change.admitPerMinute = Number($("cap-rate").value);
   if ($("cap-state").value !== "") change.state = $("cap-state").value;
   const r = await api(`/v1/admin/events/${encodeURIComponent(ev)}`, {
     method: "PUT", headers: { "Content-Type": "application/json" },
     body: JSON.stringify(change),
   });
   const body = await r.json();
-  $("cap-status").textContent = r.ok ? `${ev} is now ${body.state} with capacity ${body.capacity}.` : (body.error ? body.error.message : `Error ${r.status}`);
+  $("cap-status").textContent = r.ok ? `${ev} is now ${body.state} with capacity ${body.capacity}, ${body.admitPerMinute || "no limit on"} admissions a minute.` : (body.error ? body.error.message : `Error ${r.status}`);
   refresh();
 }
 
