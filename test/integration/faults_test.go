@@ -180,7 +180,7 @@ func TestBrokerRestarted(t *testing.T) {
 func TestGatewayKilled(t *testing.T) {
 	s := newStack(t)
 	_, api := s.Producer()
-	s.Ingest("ingest")
+	s.IngestTickOnly("ingest")
 	gwA := s.Gateway("gateway-a", 250*time.Millisecond)
 	gwB := s.Gateway("gateway-b", 250*time.Millisecond)
 	ev := testenv.EventID(t)

@@ -25,7 +25,7 @@ import (
 func TestPipeline(t *testing.T) {
 	s := newStack(t)
 	_, api := s.Producer()
-	s.Ingest("ingest")
+	s.IngestTickOnly("ingest")
 
 	ev := testenv.EventID(t)
 	api.CreateEvent(t, ev, `{"capacity":3,"holdSeconds":300,"partitions":3}`)

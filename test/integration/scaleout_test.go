@@ -21,7 +21,9 @@ import (
 // TestTwoGatewaysTwoConsumers runs two consumers and two gateways whose slot
 // monitors tick at once against one event. Users join in a stream, watch
 // from either gateway, and when admitted release at once, later, or never
-// (the hold ends). Sampled all along, the holders never exceed the capacity;
+// (the hold ends). Both consumers and both gateways run with the fast track
+// on (the default): joins and releases admit as well as the monitors.
+// Sampled all along, the holders never exceed the capacity;
 // at the end every user was admitted exactly once and the line is empty.
 func TestTwoGatewaysTwoConsumers(t *testing.T) {
 	s := newStack(t)

@@ -165,9 +165,25 @@ func (s *stack) Producer() (*node, testclient.Producer) {
 // Ingest starts an ingest-consumer named alias.
 func (s *stack) Ingest(alias string) *node {
 	s.t.Helper()
+	return s.ingest(alias, "true")
+}
+
+// IngestTickOnly starts an ingest consumer whose writes admit nobody
+// (WAITQ_FAST_TRACK=false): only the gateways' slot monitors admit, from a
+// line in stamp order. Scenarios that check who is admitted first use it:
+// with the fast track a join ingested early from one partition may take
+// the last free slot before an earlier join still in flight on another.
+func (s *stack) IngestTickOnly(alias string) *node {
+	s.t.Helper()
+	return s.ingest(alias, "false")
+}
+
+func (s *stack) ingest(alias, fastTrack string) *node {
+	s.t.Helper()
 	return s.service(img.ingest, alias, map[string]string{
 		"WAITQ_KAFKA_SESSION_TIMEOUT": "1500ms",
 		"WAITQ_DISCOVERY_INTERVAL":    "200ms",
+		"WAITQ_FAST_TRACK":            fastTrack,
 	})
 }
 
