@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"context"
@@ -69,9 +69,9 @@ type consumeResult struct {
 	stats      kafkajoin.ConsumerStats
 }
 
-// runIngest measures how fast the ingest consumer moves a pre-filled topic
+// RunIngest measures how fast the ingest consumer moves a pre-filled topic
 // into Redis, next to raw pipelined ZADDs of the same members.
-func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseIngest(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

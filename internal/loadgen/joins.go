@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"cmp"
@@ -123,11 +123,11 @@ func checkLoopbackURL(raw string) error {
 	return nil
 }
 
-// runJoins measures joins/s through producer-api, through a bare echo handler
+// RunJoins measures joins/s through producer-api, through a bare echo handler
 // with the same client and, when loadgen started the broker, straight into
 // the broker with the service's Kafka writer from as many workers; it prints
 // the rows and the ratios of producer-api to each baseline.
-func runJoins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseJoins(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"cmp"
@@ -90,10 +90,10 @@ func parseLag(args []string, stderr io.Writer) (lagConfig, error) {
 	return c, errors.Join(errs...)
 }
 
-// runLag measures how long after its 202 a join becomes visible in the
+// RunLag measures how long after its 202 a join becomes visible in the
 // waiting line, at a fixed offered rate, through producer-api, the broker and
 // the ingest consumer, all started here.
-func runLag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseLag(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

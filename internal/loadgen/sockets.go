@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"context"
@@ -124,10 +124,10 @@ func (c *socketsConfig) ticks() int {
 	return max(1, int(c.duration/c.interval))
 }
 
-// runSockets measures how many WebSockets one ws-gateway process holds with
+// RunSockets measures how many WebSockets one ws-gateway process holds with
 // every status frame on time: it fills the lines in Redis, starts the gateway
 // as a child process, connects the clients and watches whole status ticks.
-func runSockets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	cfg, err := parseSockets(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
