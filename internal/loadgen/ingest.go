@@ -12,7 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
-
+	"github.com/waitq/waitq/internal/loadgen/report"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/redisstore"
@@ -79,7 +79,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	printMachine(stdout, "ingest")
+	report.Machine(stdout, "ingest")
 	fmt.Fprintf(stdout, "settings -n %d -max-batch %d -timeout %s\n", cfg.n, cfg.maxBatch, cfg.timeout)
 	st, err := startStack(ctx)
 	if err != nil {
@@ -301,8 +301,8 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors)
 	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)\n",
 		n, cfg.maxBatch, zadd.Seconds(), zaddRate)
-	printRatio(w, "consumer/zadd-pipeline", consRate, zaddRate)
-	printRatio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
-	printSummary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
+	report.Ratio(w, "consumer/zadd-pipeline", consRate, zaddRate)
+	report.Ratio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
+	report.Summary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
 		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
 }

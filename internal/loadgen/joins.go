@@ -1,39 +1,20 @@
 package loadgen
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"net"
-	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/labstack/echo/v4"
-
-	"github.com/waitq/waitq/internal/redisproc"
+	"github.com/segmentio/kafka-go"
+	"github.com/waitq/waitq/internal/loadgen/report"
 	"github.com/waitq/waitq/pkg/app"
 	"github.com/waitq/waitq/pkg/kafkajoin"
-	"github.com/waitq/waitq/pkg/queue"
-)
-
-// Bounds of the joins settings.
-const (
-	maxDuration    = 120 * time.Second
-	maxRequests    = 5_000_000
-	maxConcurrency = 1024
-	benchEvent     = "bench"
-	// benchPartitions is the partition count of the bench event's topic.
-	benchPartitions = 6
-	// writerPublishTimeout bounds one publish of the kafka-writer baseline,
-	// as producer-api's default WAITQ_PUBLISH_TIMEOUT bounds one of its own.
-	writerPublishTimeout = 3 * time.Second
 )
 
 // joinsConfig are the settings of "loadgen joins".
@@ -66,18 +47,6 @@ func parseJoins(args []string, stderr io.Writer) (joinsConfig, error) {
 		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
 	return c, c.validate()
-}
-
-// loadFlagErrors checks the -c and -d flags that joins and lag share.
-func loadFlagErrors(concurrency int, duration time.Duration) []error {
-	var errs []error
-	if concurrency < 1 || concurrency > maxConcurrency {
-		errs = append(errs, fmt.Errorf("-c %d: must be between 1 and %d", concurrency, maxConcurrency))
-	}
-	if duration <= 0 || duration > maxDuration {
-		errs = append(errs, fmt.Errorf("-d %s: must be positive and at most %s", duration, maxDuration))
-	}
-	return errs
 }
 
 func (c *joinsConfig) validate() error {
@@ -135,7 +104,7 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	printMachine(stdout, "joins")
+	report.Machine(stdout, "joins")
 	fmt.Fprintf(stdout, "settings -c %d -d %s -n %d -warmup %s\n", cfg.concurrency, cfg.duration, cfg.maxReqs, cfg.warmup)
 
 	pt, err := producerBase(ctx, cfg, stdout, stderr)
@@ -183,12 +152,12 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Fprintf(stdout, "joins  %-12s  not measured: the brokers behind -producer-url are unknown\n", "kafka-writer")
 	}
 	printJoinRow(stdout, &echoRes)
-	printRatio(stdout, "producer-api/bare-echo", prodRes.rate(), echoRes.rate())
-	printRatio(stdout, "producer-api/kafka-writer", prodRes.rate(), writerRes.rate())
-	printSummary(stdout, fmt.Sprintf("joins through producer-api, %d clients", cfg.concurrency),
-		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", prodRes.rate(), ms(prodRes.percentile(0.5)), ms(prodRes.percentile(0.99))),
+	report.Ratio(stdout, "producer-api/bare-echo", prodRes.rate(), echoRes.rate())
+	report.Ratio(stdout, "producer-api/kafka-writer", prodRes.rate(), writerRes.rate())
+	report.Summary(stdout, fmt.Sprintf("joins through producer-api, %d clients", cfg.concurrency),
+		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", prodRes.rate(), report.Millis(prodRes.lat.Percentile(0.5)), report.Millis(prodRes.lat.Percentile(0.99))),
 		fmt.Sprintf("bare echo handler %.0f/s", echoRes.rate()), prodRes.rate(), echoRes.rate(), "≥ 0.5, p99 < 50 ms")
-	printSummary(stdout, "publish: joins through producer-api",
+	report.Summary(stdout, "publish: joins through producer-api",
 		fmt.Sprintf("%.0f/s", prodRes.rate()),
 		fmt.Sprintf("kafka-go writer straight into the broker %.0f/s", writerRes.rate()), prodRes.rate(), writerRes.rate(), "")
 	printErrors(stdout, &prodRes)
@@ -196,64 +165,6 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printErrors(stdout, &echoRes)
 	fmt.Fprint(stdout, check.String())
 	return nil
-}
-
-// measureWriter measures the kafka-writer baseline, the broker's limit for
-// the join path: the service's own Kafka writer (kafkajoin.NewPublisher:
-// acks=all, key = user id, Murmur2, the batch timeout of the started
-// producer-api) publishing the same join messages into the bench topic, each
-// worker waiting for its acknowledgement, with the workers, bounds and
-// record of measureTarget. No HTTP is involved: publishTransport stands in
-// for the network.
-func measureWriter(ctx context.Context, cfg joinsConfig, brokers []string, prefix string, stderr io.Writer) (result, error) {
-	bt, err := time.ParseDuration(cmp.Or(cfg.batchTimeout, "0s")) // 0: the service default
-	if err != nil {
-		return result{}, fmt.Errorf("-batch-timeout: %w", err)
-	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: kafkajoin.BrokerConfig{Brokers: brokers}, BatchTimeout: bt})
-	defer func() {
-		if err := pub.Close(); err != nil {
-			fmt.Fprintf(stderr, "loadgen: kafka-writer: close: %v\n", err)
-		}
-	}()
-	lc := &loadClient{http: &http.Client{Transport: publishTransport{pub: pub}, Timeout: 10 * time.Second}}
-	// The .invalid host (RFC 2606) is never dialled: publishTransport
-	// answers every request itself.
-	t := target{"kafka-writer", "http://kafka-writer.invalid/v1/events/" + benchEvent + "/queue"}
-	r, _, err := measureTarget(ctx, lc, cfg, t, prefix, stderr)
-	return r, err
-}
-
-// publishTransport is the http.RoundTripper of the kafka-writer baseline. It
-// sends nothing over the network: it publishes the join of the request's
-// X-User-Id to the bench event, built as producer-api builds it, and
-// answers 202 once the broker acknowledged it, or 503 with the error (as the
-// service answers broker_unavailable). Behind an http.Client it lets the
-// HTTP workers of load.go drive the bare writer. Safe for concurrent use.
-type publishTransport struct {
-	pub *kafkajoin.Publisher
-}
-
-// RoundTrip implements http.RoundTripper.
-func (t publishTransport) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Body != nil {
-		_ = req.Body.Close()
-	}
-	m := queue.Message{
-		V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent, UserID: req.Header.Get("X-User-Id"),
-		TS: time.Now().UnixMilli(), ID: app.RandomHex(12),
-	}
-	ctx, cancel := context.WithTimeout(req.Context(), writerPublishTimeout)
-	defer cancel()
-	status, body := http.StatusAccepted, ""
-	if err := t.pub.Publish(ctx, m); err != nil {
-		status, body = http.StatusServiceUnavailable, err.Error()
-	}
-	return &http.Response{
-		Status: fmt.Sprintf("%d %s", status, http.StatusText(status)), StatusCode: status,
-		Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1, Header: http.Header{},
-		Body: io.NopCloser(strings.NewReader(body)), ContentLength: int64(len(body)), Request: req,
-	}, nil
 }
 
 // measureTarget runs the warm-up and then the recorded measurement of t. It
@@ -309,156 +220,43 @@ func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer
 	return producerTarget{base: base, token: token, brokers: st.Brokers(), stop: func() { stopProducer(); st.Close() }}, nil
 }
 
-// startProducer runs producer-api in this process against st and waits until
-// its /readyz answers 200. An empty batchTimeout keeps the service default.
-func startProducer(ctx context.Context, st *stack, batchTimeout, adminToken string, stderr io.Writer) (base string, stop func(), err error) {
-	return startService(ctx, &app.Producer{}, map[string]string{
-		"WAITQ_KAFKA_BROKERS":       strings.Join(st.Brokers(), ","),
-		"WAITQ_REDIS_URL":           st.redis.URL(),
-		"WAITQ_TICKET_SECRET":       app.RandomHex(32),
-		"WAITQ_ADMIN_TOKEN":         adminToken,
-		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
-		"WAITQ_RATE":                "0", // one client address sends every join
-	}, stderr)
-}
-
-// startService runs svc in this process with the settings env (plus a free
-// loopback WAITQ_HTTP_ADDR, error-level logs to nowhere and a 5 s shutdown)
-// and waits until its /readyz answers 200. stop ends it and waits at most
-// 15 s for it to return.
-func startService(ctx context.Context, svc app.Service, env map[string]string, stderr io.Writer) (base string, stop func(), err error) {
-	port, err := redisproc.FreePort()
+// printTopicCheck compares the messages in the bench topic with the joins
+// producer-api answered 202, as a check that each 202 is a message in Kafka.
+func printTopicCheck(ctx context.Context, w io.Writer, brokers []string, accepted int) {
+	topic := (&kafkajoin.BrokerConfig{}).Topic(benchEvent)
+	n, err := topicMessages(ctx, brokers, topic)
 	if err != nil {
-		return "", nil, err
+		fmt.Fprintf(w, "check  topic %s: %v\n", topic, err)
+		return
 	}
-	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
-	env = maps.Clone(env)
-	env["WAITQ_HTTP_ADDR"] = addr
-	env["WAITQ_LOG_LEVEL"] = "error"
-	env["WAITQ_SHUTDOWN_TIMEOUT"] = "5s"
-	pctx, cancel := context.WithCancel(ctx)
-	exited := make(chan struct{})
-	var runErr error
-	go func() {
-		defer close(exited)
-		runErr = app.Run(pctx, svc, nil, func(k string) string { return env[k] }, io.Discard)
-	}()
-	shutdown := func() error {
-		cancel()
-		select {
-		case <-exited:
-			return runErr
-		case <-time.After(15 * time.Second):
-			return errors.New("did not stop within 15s")
-		}
-	}
-	base = "http://" + addr
-	if err := waitReady(ctx, base+"/readyz", exited, 30*time.Second); err != nil {
-		if serr := shutdown(); serr != nil {
-			err = serr
-		}
-		return "", nil, fmt.Errorf("%s: %w", svc.Name(), err)
-	}
-	stop = func() {
-		if err := shutdown(); err != nil {
-			fmt.Fprintf(stderr, "loadgen: %s: %v\n", svc.Name(), err)
-		}
-	}
-	return base, stop, nil
+	fmt.Fprintf(w, "check  topic %s holds %d messages; producer-api answered 202 to %d joins (warm-up included)\n", topic, n, accepted)
 }
 
-// waitReady polls url until it answers 200, the service exits, ctx ends or
-// limit passes.
-func waitReady(ctx context.Context, url string, exited <-chan struct{}, limit time.Duration) error {
-	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
-	defer c.CloseIdleConnections()
-	deadline := time.Now().Add(limit)
-	last := "no answer yet"
-	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := c.Do(req); err != nil {
-			last = err.Error()
-		} else {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
-		}
-		select {
-		case <-exited:
-			return errors.New("stopped before it was ready")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready within %s (last: %s)", url, limit, last)
-		}
-	}
-}
-
-// createBenchEvent creates (or keeps) the bench event through the admin API.
-func createBenchEvent(ctx context.Context, base, token string) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+// topicMessages sums the end offsets of topic's partitions.
+func topicMessages(ctx context.Context, brokers []string, topic string) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+benchEvent,
-		strings.NewReader(fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)))
+	c := &kafka.Client{Addr: kafka.TCP(brokers...), Transport: &kafka.Transport{ClientID: "loadgen"}}
+	meta, err := c.Metadata(ctx, &kafka.MetadataRequest{Topics: []string{topic}})
 	if err != nil {
-		return err
+		return 0, fmt.Errorf("metadata: %w", err)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	c := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	defer c.CloseIdleConnections()
-	resp, err := c.Do(req)
+	var reqs []kafka.OffsetRequest
+	for _, t := range meta.Topics {
+		for _, p := range t.Partitions {
+			reqs = append(reqs, kafka.LastOffsetOf(p.ID))
+		}
+	}
+	resp, err := c.ListOffsets(ctx, &kafka.ListOffsetsRequest{Topics: map[string][]kafka.OffsetRequest{topic: reqs}})
 	if err != nil {
-		return fmt.Errorf("create event %s: %w", benchEvent, err)
+		return 0, fmt.Errorf("list offsets: %w", err)
 	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("create event %s: %s: %s", benchEvent, resp.Status, strings.TrimSpace(string(body)))
+	var sum int64
+	for _, po := range resp.Topics[topic] {
+		if po.Error != nil {
+			return 0, fmt.Errorf("partition %d: %w", po.Partition, po.Error)
+		}
+		sum += po.LastOffset
 	}
-	return nil
-}
-
-// echoAnswer is the bare handler's small JSON body.
-type echoAnswer struct {
-	EventID  string `json:"eventId"`
-	UserID   string `json:"userId"`
-	JoinedAt int64  `json:"joinedAt"`
-}
-
-// startBareEcho serves a plain echo v4 router whose join route answers 202
-// with a small JSON body, on a free loopback port, and returns its base URL.
-func startBareEcho() (base string, stop func(), err error) {
-	e := echo.New()
-	e.HideBanner, e.HidePort = true, true
-	e.POST("/v1/events/:eventId/queue", func(c echo.Context) error {
-		return c.JSON(http.StatusAccepted, echoAnswer{
-			EventID: c.Param("eventId"), UserID: c.Request().Header.Get("X-User-Id"), JoinedAt: time.Now().UnixMilli(),
-		})
-	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("bare echo: listen: %w", err)
-	}
-	srv := &http.Server{Handler: e, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	stop = func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-done
-	}
-	return "http://" + ln.Addr().String(), stop, nil
+	return sum, nil
 }

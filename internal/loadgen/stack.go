@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
-
 	"github.com/waitq/waitq/internal/redisproc"
 )
 
@@ -44,4 +45,44 @@ func (s *stack) Close() {
 	_ = s.client.Close()
 	s.kafka.Close()
 	s.redis.Close()
+}
+
+// redisVersion asks the server at url for its version; "?" when it cannot.
+func redisVersion(ctx context.Context, url string) string {
+	opt, err := redis.ParseURL(url)
+	if err != nil {
+		return "?"
+	}
+	c := redis.NewClient(opt)
+	defer c.Close()
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	info, err := c.Info(ctx, "server").Result()
+	if err != nil {
+		return "?"
+	}
+	for line := range strings.Lines(info) {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
+			return v
+		}
+	}
+	return "?"
+}
+
+// redisInfo returns the key:value lines of INFO sections, read with one
+// command.
+func redisInfo(ctx context.Context, rc *redis.Client, sections ...string) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
+	defer cancel()
+	text, err := rc.Info(ctx, sections...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis INFO %s: %w", strings.Join(sections, " "), err)
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(text) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[k] = v
+		}
+	}
+	return out, nil
 }

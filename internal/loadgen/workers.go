@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -13,6 +12,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/waitq/waitq/internal/loadgen/latency"
+	"github.com/waitq/waitq/internal/loadgen/report"
 )
 
 // loadClient is the one HTTP client every measurement of a run shares: keep-
@@ -68,7 +70,7 @@ type result struct {
 	workers int
 	elapsed time.Duration
 	ok      int
-	lat     []time.Duration
+	lat     latency.Sorted
 	errs    map[string]int    // error class → count
 	samples map[string]string // error class → first example
 	dials   int64
@@ -91,13 +93,9 @@ func (r *result) rate() float64 {
 	return float64(r.ok) / r.elapsed.Seconds()
 }
 
-// percentile returns the nearest-rank p-th percentile (0 < p <= 1).
-func (r *result) percentile(p float64) time.Duration {
-	if len(r.lat) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(float64(len(r.lat))*p)) - 1
-	return r.lat[min(max(i, 0), len(r.lat)-1)]
+// errorClasses returns r's error classes, sorted.
+func (r *result) errorClasses() []string {
+	return slices.Sorted(maps.Keys(r.errs))
 }
 
 // worker is one keep-alive client loop with its own latency record.
@@ -190,7 +188,7 @@ func merge(name string, workers []*worker, elapsed time.Duration, dials int64) r
 	for _, w := range workers {
 		n += len(w.lat)
 	}
-	r.lat = make([]time.Duration, 0, n)
+	r.lat = make(latency.Sorted, 0, n)
 	for _, w := range workers {
 		r.lat = append(r.lat, w.lat...)
 		for class, c := range w.errs {
@@ -205,33 +203,24 @@ func merge(name string, workers []*worker, elapsed time.Duration, dials int64) r
 	return r
 }
 
-// errorClasses returns r's error classes, sorted.
-func (r *result) errorClasses() []string {
-	return slices.Sorted(maps.Keys(r.errs))
+// printJoinRow prints one measured target.
+func printJoinRow(w io.Writer, r *result) {
+	fmt.Fprintf(w, "joins  %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
+		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
+		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errors(), r.dials)
 }
 
-// startProgress prints a progress line to w once a second until the returned
-// stop is called.
-func startProgress(w io.Writer, label string, start time.Time, done, failed *atomic.Int64) (stop func()) {
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		var last int64
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-			}
-			n := done.Load()
-			fmt.Fprintf(w, "  %-24s %5.1fs  ok %8d  %7.0f/s  errors %d\n", label, time.Since(start).Seconds(), n, float64(n-last), failed.Load())
-			last = n
-		}
-	})
-	return func() {
-		close(quit)
-		wg.Wait()
+// printErrors lists r's failed requests by class with one example each.
+func printErrors(w io.Writer, r *result) {
+	for _, class := range r.errorClasses() {
+		fmt.Fprintf(w, "errors %s  %s: %d, e.g. %s\n", r.name, class, r.errs[class], report.OneLine(r.samples[class]))
 	}
+}
+
+// firstSample returns an example of r's first error class.
+func firstSample(r *result) string {
+	for _, class := range r.errorClasses() {
+		return class + ": " + report.OneLine(r.samples[class])
+	}
+	return ""
 }
