@@ -112,7 +112,7 @@ func (f *fleet) dialAll(ctx context.Context, cfg socketsConfig, gw *gatewayProc,
 	defer release()
 	maxStreak := int64(max(minFailStreak, 2*cfg.dialConcurrency))
 	clients := sourceClients()
-	wsBase := "ws" + strings.TrimPrefix(gw.base, "http")
+	wsBase := "ws" + strings.TrimPrefix(gw.URL(), "http")
 	sem := make(chan struct{}, cfg.dialConcurrency)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -131,7 +131,7 @@ dial:
 		switch {
 		case time.Since(start) > maxDialPhase:
 			stopped = fmt.Sprintf("%s passed", maxDialPhase)
-		case !gw.alive():
+		case !gw.Running():
 			stopped = "ws-gateway exited"
 		case f.streak.Load() >= maxStreak:
 			stopped = fmt.Sprintf("%d dials failed in a row", f.streak.Load())

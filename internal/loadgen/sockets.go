@@ -152,9 +152,9 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer gw.stop(stderr)
 	fmt.Fprintf(stdout, "target   ws-gateway %s child (pid %d)  redis-server %s child  kfake in-process; admissions off (WAITQ_ADMIT_INTERVAL=1h)%s\n",
-		cfg.gatewayBin, gw.pid(), redisVersion(ctx, st.redis.URL()), gw.passedEnv())
+		cfg.gatewayBin, gw.Pid(), redisVersion(ctx, st.redis.URL()), gw.passedEnv())
 
-	rssBefore, err := procstat.RSS(gw.pid())
+	rssBefore, err := procstat.RSS(gw.Pid())
 	if err != nil {
 		return err
 	}
@@ -172,12 +172,12 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("connect: %w", err)
 	}
-	rssAfter, err := procstat.RSS(gw.pid())
+	rssAfter, err := procstat.RSS(gw.Pid())
 	if err != nil {
 		return err
 	}
 	res := socketsResult{cfg: cfg, dial: dr, rssBefore: rssBefore, rssAfter: rssAfter, idle: idle,
-		gwFDs: procstat.OpenFDs(gw.pid()), gwNoFile: procstat.NoFileLimit(gw.pid()), selfFDs: procstat.OpenFDs(os.Getpid()), selfNoFile: procstat.NoFileLimit(os.Getpid())}
+		gwFDs: procstat.OpenFDs(gw.Pid()), gwNoFile: procstat.NoFileLimit(gw.Pid()), selfFDs: procstat.OpenFDs(os.Getpid()), selfNoFile: procstat.NoFileLimit(os.Getpid())}
 	if dr.connected == 0 {
 		err = errors.New("no socket connected")
 	} else {
@@ -186,7 +186,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	fl.collectErrors(&res)
-	res.gwLogDropped = gw.out.Dropped()
+	res.gwLogDropped = gw.Dropped()
 	fmt.Fprintln(stdout)
 	printSockets(stdout, &res)
 	return err
@@ -369,7 +369,7 @@ func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *gatewayProc,
 	f.frozen.Store(true)
 	stopProgress()
 
-	if res.rssEnd, err = procstat.RSS(gw.pid()); err != nil {
+	if res.rssEnd, err = procstat.RSS(gw.Pid()); err != nil {
 		return err
 	}
 	res.selfRSS, _ = procstat.RSS(os.Getpid())
@@ -411,7 +411,7 @@ func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *gatewayProc
 		if ts := f.probeTick.Load(); ts != 0 {
 			return ts, nil
 		}
-		if !gw.alive() {
+		if !gw.Running() {
 			return 0, errors.New("ws-gateway exited")
 		}
 		if time.Now().After(deadline) {
@@ -443,7 +443,7 @@ func sleepUntil(ctx context.Context, gw *gatewayProc, ms int64) error {
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
-	case <-gw.exited:
+	case <-gw.Exited():
 		return errors.New("ws-gateway exited during the measurement")
 	}
 }
