@@ -7,6 +7,10 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
 )
 
 // The bench event joins, ingest and lag measure with.
@@ -37,6 +41,22 @@ func createBenchEvent(ctx context.Context, base, token string) error {
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
 		return fmt.Errorf("create event %s: %s: %s", benchEvent, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// putEvents registers evs in store and creates their topics, each with the
+// event's partitions.
+func putEvents(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, evs ...queue.Event) error {
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	defer pub.Close()
+	for _, ev := range evs {
+		if _, err := store.PutEvent(ctx, ev); err != nil {
+			return fmt.Errorf("create event %s: %w", ev.ID, err)
+		}
+		if err := pub.Admin().EnsureTopic(ctx, ev.ID, ev.Partitions); err != nil {
+			return fmt.Errorf("create topic of %s: %w", ev.ID, err)
+		}
 	}
 	return nil
 }

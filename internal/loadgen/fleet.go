@@ -50,25 +50,22 @@ type fleet struct {
 	streak    atomic.Int64 // failed dials since the last success
 	dropped   atomic.Int64 // sockets that ended while loadgen still read
 
-	errMu   sync.Mutex
-	errs    map[string]int    // "dial <class>" / "drop <class>" → count
-	samples map[string]string // class → first example
+	errMu sync.Mutex
+	errs  tally // by "dial <class>" / "drop <class>"
 }
 
 // newFleet returns an empty fleet for n clients whose readers end with
 // parent or close.
 func newFleet(parent context.Context, n int) *fleet {
 	ctx, cancel := context.WithCancel(parent)
-	return &fleet{ctx: ctx, cancel: cancel, clients: make([]*wsClient, n), errs: map[string]int{}, samples: map[string]string{}}
+	return &fleet{ctx: ctx, cancel: cancel, clients: make([]*wsClient, n), errs: newTally()}
 }
 
 // noteError counts err under class and keeps the first example.
 func (f *fleet) noteError(class string, err error) {
 	f.errMu.Lock()
 	defer f.errMu.Unlock()
-	if f.errs[class]++; f.errs[class] == 1 {
-		f.samples[class] = redactURLs(err.Error())
-	}
+	f.errs.add(class, redactURLs(err.Error()))
 }
 
 // redactURLs shortens the quoted URLs in an error message, whose tickets

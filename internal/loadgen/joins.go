@@ -28,11 +28,8 @@ type joinsConfig struct {
 	batchTimeout string
 }
 
-// parseJoins reads the joins flags; it returns flag.ErrHelp for -h.
-func parseJoins(args []string, stderr io.Writer) (joinsConfig, error) {
-	var c joinsConfig
-	fs := flag.NewFlagSet("loadgen joins", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// bind declares the joins flags.
+func (c *joinsConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.concurrency, "c", 64, "concurrent keep-alive HTTP clients")
 	fs.DurationVar(&c.duration, "d", 10*time.Second, "duration of each measurement (at most 120s)")
 	fs.Int64Var(&c.maxReqs, "n", 200_000, "most requests of each measurement")
@@ -40,15 +37,14 @@ func parseJoins(args []string, stderr io.Writer) (joinsConfig, error) {
 	fs.StringVar(&c.producerURL, "producer-url", "", "measure this running producer-api (loopback only) instead of starting one")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the producer-api named by -producer-url")
 	fs.StringVar(&c.batchTimeout, "batch-timeout", "", "WAITQ_KAFKA_BATCH_TIMEOUT of the started producer-api (empty: the service default)")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	return c, c.validate()
 }
 
+// line returns the settings line of the joins table.
+func (c *joinsConfig) line() string {
+	return fmt.Sprintf("-c %d -d %s -n %d -warmup %s", c.concurrency, c.duration, c.maxReqs, c.warmup)
+}
+
+// validate checks the joins flags.
 func (c *joinsConfig) validate() error {
 	errs := loadFlagErrors(c.concurrency, c.duration)
 	if c.warmup < 0 || c.warmup > maxDuration {
@@ -97,15 +93,10 @@ func checkLoopbackURL(raw string) error {
 // the broker with the service's Kafka writer from as many workers; it prints
 // the rows and the ratios of producer-api to each baseline.
 func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseJoins(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	var cfg joinsConfig
+	if ok, err := begin("joins", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	report.Machine(stdout, "joins")
-	fmt.Fprintf(stdout, "settings -c %d -d %s -n %d -warmup %s\n", cfg.concurrency, cfg.duration, cfg.maxReqs, cfg.warmup)
 
 	pt, err := producerBase(ctx, cfg, stdout, stderr)
 	if err != nil {
@@ -177,8 +168,8 @@ func measureTarget(ctx context.Context, lc *loadClient, cfg joinsConfig, t targe
 		if err != nil {
 			return result{}, 0, err
 		}
-		if n := wr.errors(); n > 0 {
-			fmt.Fprintf(stderr, "  %s warm-up: %d errors, e.g. %s\n", t.name, n, firstSample(&wr))
+		if n := wr.errs.total(); n > 0 {
+			fmt.Fprintf(stderr, "  %s warm-up: %d errors, e.g. %s\n", t.name, n, wr.errs.first())
 		}
 		warmOK = wr.ok
 	}
@@ -216,7 +207,7 @@ func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer
 	if bt == "" {
 		bt = "service default"
 	}
-	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, redis-server %s child; kafka batch timeout: %s\n", redisVersion(ctx, st.redis.URL()), bt)
+	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, redis-server %s child; kafka batch timeout: %s\n", st.redisVersion(ctx), bt)
 	return producerTarget{base: base, token: token, brokers: st.Brokers(), stop: func() { stopProducer(); st.Close() }}, nil
 }
 

@@ -61,21 +61,21 @@ func (c *lagConfig) total() int64 {
 	return int64(math.Round(float64(c.rate) * c.duration.Seconds()))
 }
 
-// parseLag reads the lag flags; it returns flag.ErrHelp for -h.
-func parseLag(args []string, stderr io.Writer) (lagConfig, error) {
-	var c lagConfig
-	fs := flag.NewFlagSet("loadgen lag", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// bind declares the lag flags.
+func (c *lagConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.rate, "rate", 20_000, "joins offered per second (open loop)")
 	fs.DurationVar(&c.duration, "d", 10*time.Second, "how long joins are offered (at most 120s)")
 	fs.IntVar(&c.concurrency, "c", 256, "keep-alive HTTP clients sending the offered joins")
 	fs.IntVar(&c.sample, "sample", 50, "follow every Nth join into Redis")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
+}
+
+// line returns the settings line of the lag table.
+func (c *lagConfig) line() string {
+	return fmt.Sprintf("-rate %d -d %s -c %d -sample %d", c.rate, c.duration, c.concurrency, c.sample)
+}
+
+// validate checks the lag flags.
+func (c *lagConfig) validate() error {
 	errs := loadFlagErrors(c.concurrency, c.duration)
 	if c.rate < 1 || c.rate > maxLagRate {
 		errs = append(errs, fmt.Errorf("-rate %d: must be between 1 and %d", c.rate, maxLagRate))
@@ -86,22 +86,17 @@ func parseLag(args []string, stderr io.Writer) (lagConfig, error) {
 	if n := c.total(); len(errs) == 0 && (n < 1 || n > maxRequests) {
 		errs = append(errs, fmt.Errorf("-rate × -d = %d joins: must be between 1 and %d", n, maxRequests))
 	}
-	return c, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // RunLag measures how long after its 202 a join becomes visible in the
 // waiting line, at a fixed offered rate, through producer-api, the broker and
 // the ingest consumer, all started here.
 func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseLag(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	var cfg lagConfig
+	if ok, err := begin("lag", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	report.Machine(stdout, "lag")
-	fmt.Fprintf(stdout, "settings -rate %d -d %s -c %d -sample %d\n", cfg.rate, cfg.duration, cfg.concurrency, cfg.sample)
 
 	st, err := startStack(ctx)
 	if err != nil {
@@ -125,7 +120,7 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer stopIngest()
 	fmt.Fprintf(stdout, "target   producer-api and ingest-consumer in-process (service defaults), kfake in-process, redis-server %s child; %d partitions\n",
-		redisVersion(ctx, st.redis.URL()), benchPartitions)
+		st.redisVersion(ctx), benchPartitions)
 
 	url := base + "/v1/events/" + benchEvent + "/queue"
 	lc := newLoadClient(cfg.concurrency)

@@ -8,30 +8,17 @@ import (
 	"time"
 )
 
-// startProgress prints a progress line to w once a second until the returned
-// stop is called.
+// startProgress prints the progress line of HTTP workers to w once a second
+// (answers 202 so far, in the last second, errors) until the returned stop is
+// called.
 func startProgress(w io.Writer, label string, start time.Time, done, failed *atomic.Int64) (stop func()) {
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		var last int64
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-			}
-			n := done.Load()
-			fmt.Fprintf(w, "  %-24s %5.1fs  ok %8d  %7.0f/s  errors %d\n", label, time.Since(start).Seconds(), n, float64(n-last), failed.Load())
-			last = n
-		}
+	var last int64 // read and written by the printing goroutine only
+	return startProgressLine(w, func() string {
+		n := done.Load()
+		line := fmt.Sprintf("  %-24s %5.1fs  ok %8d  %7.0f/s  errors %d", label, time.Since(start).Seconds(), n, float64(n-last), failed.Load())
+		last = n
+		return line
 	})
-	return func() {
-		close(quit)
-		wg.Wait()
-	}
 }
 
 // startProgressLine prints line() to w once a second until the returned stop

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -50,31 +49,18 @@ func startService(ctx context.Context, svc app.Service, env map[string]string, s
 	env = maps.Clone(env)
 	env[svcproc.AddrVar] = addr
 	env["WAITQ_SHUTDOWN_TIMEOUT"] = "5s"
-	pctx, cancel := context.WithCancel(ctx)
-	exited := make(chan struct{})
-	var runErr error
-	go func() {
-		defer close(exited)
-		runErr = app.RunWithEnv(pctx, svc, env, slog.New(slog.DiscardHandler))
-	}()
-	shutdown := func() error {
-		cancel()
-		select {
-		case <-exited:
-			return runErr
-		case <-time.After(15 * time.Second):
-			return errors.New("did not stop within 15s")
-		}
-	}
+	t := startTask(ctx, func(ctx context.Context) error {
+		return app.RunWithEnv(ctx, svc, env, slog.New(slog.DiscardHandler))
+	})
 	base = "http://" + addr
-	if err := svcproc.WaitReady(ctx, base+"/readyz", exited, 30*time.Second); err != nil {
-		if serr := shutdown(); serr != nil {
+	if err := svcproc.WaitReady(ctx, base+"/readyz", t.exited, 30*time.Second); err != nil {
+		if serr := t.stop(15 * time.Second); serr != nil {
 			err = serr
 		}
 		return "", nil, fmt.Errorf("%s: %w", svc.Name(), err)
 	}
 	stop = func() {
-		if err := shutdown(); err != nil {
+		if err := t.stop(15 * time.Second); err != nil {
 			fmt.Fprintf(stderr, "loadgen: %s: %v\n", svc.Name(), err)
 		}
 	}

@@ -6,10 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -58,26 +56,23 @@ type socketsConfig struct {
 	gatewayBin      string
 }
 
-// parseSockets reads the sockets flags; it returns flag.ErrHelp for -h.
-func parseSockets(args []string, stderr io.Writer) (socketsConfig, error) {
-	var c socketsConfig
-	fs := flag.NewFlagSet("loadgen sockets", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// bind declares the sockets flags.
+func (c *socketsConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.n, "n", 10_000, "WebSocket clients, one waiting user each")
 	fs.IntVar(&c.events, "events", 1, "events the users are spread over, round-robin")
 	fs.DurationVar(&c.interval, "interval", 5*time.Second, "WAITQ_STATUS_INTERVAL of the gateway")
 	fs.DurationVar(&c.duration, "duration", 30*time.Second, "measurement window once every client is connected (at most 10m; whole status intervals)")
 	fs.IntVar(&c.dialConcurrency, "dial-concurrency", 200, "WebSocket handshakes in flight at once")
 	fs.StringVar(&c.gatewayBin, "gateway-bin", "", "ws-gateway binary to start (required; go build -o bin/ws-gateway ./cmd/ws-gateway)")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
-	return c, c.validate()
 }
 
+// line returns the settings line of the sockets table.
+func (c *socketsConfig) line() string {
+	return fmt.Sprintf("-n %d -events %d -interval %s -duration %s (%d ticks) -dial-concurrency %d",
+		c.n, c.events, c.interval, time.Duration(c.ticks())*c.interval, c.ticks(), c.dialConcurrency)
+}
+
+// validate checks the sockets flags.
 func (c *socketsConfig) validate() error {
 	var errs []error
 	if c.n < 1 || c.n > maxSockets {
@@ -114,17 +109,11 @@ func (c *socketsConfig) ticks() int {
 // every status frame on time: it fills the lines in Redis, starts the gateway
 // as a child process, connects the clients and watches whole status ticks.
 func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseSockets(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+	var cfg socketsConfig
+	if ok, err := begin("sockets", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
 	soft, hard, limErr := procstat.RaiseNoFile()
-	report.Machine(stdout, "sockets")
-	fmt.Fprintf(stdout, "settings -n %d -events %d -interval %s -duration %s (%d ticks) -dial-concurrency %d\n",
-		cfg.n, cfg.events, cfg.interval, time.Duration(cfg.ticks())*cfg.interval, cfg.ticks(), cfg.dialConcurrency)
 	fmt.Fprintf(stdout, "limits   nofile %d (hard %d)  ephemeral ports %s  client source addresses 127.0.0.%d-127.0.0.%d\n",
 		soft, hard, procstat.EphemeralPorts(), firstSourceHost, lastSourceHost)
 	if limErr != nil {
@@ -152,7 +141,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	}
 	defer gw.stop(stderr)
 	fmt.Fprintf(stdout, "target   ws-gateway %s child (pid %d)  redis-server %s child  kfake in-process; admissions off (WAITQ_ADMIT_INTERVAL=1h)%s\n",
-		cfg.gatewayBin, gw.Pid(), redisVersion(ctx, st.redis.URL()), gw.passedEnv())
+		cfg.gatewayBin, gw.Pid(), st.redisVersion(ctx), gw.passedEnv())
 
 	rssBefore, err := procstat.RSS(gw.Pid())
 	if err != nil {
@@ -212,16 +201,12 @@ func seedLines(ctx context.Context, rc *redis.Client, conn kafkajoin.BrokerConfi
 	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
 	defer cancel()
 	store := redisstore.New(rc)
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
-	defer pub.Close()
-	for _, ev := range events {
-		e := queue.Event{ID: ev, Capacity: 10, HoldSeconds: 3600, State: queue.StateOpen, Partitions: 1}
-		if _, err := store.PutEvent(ctx, e); err != nil {
-			return fmt.Errorf("seed: create event %s: %w", ev, err)
-		}
-		if err := pub.Admin().EnsureTopic(ctx, ev, 1); err != nil {
-			return fmt.Errorf("seed: create topic of %s: %w", ev, err)
-		}
+	evs := make([]queue.Event, len(events))
+	for i, ev := range events {
+		evs[i] = queue.Event{ID: ev, Capacity: 10, HoldSeconds: 3600, State: queue.StateOpen, Partitions: 1}
+	}
+	if err := putEvents(ctx, store, conn, evs...); err != nil {
+		return fmt.Errorf("seed: %w", err)
 	}
 	start := time.Now()
 	msgs := make([]queue.Message, 0, seedChunk)
@@ -313,8 +298,7 @@ type socketsResult struct {
 	selfGoroutines int
 	otherFrames    int64
 	gwLogDropped   int
-	errs           map[string]int
-	samples        map[string]string
+	errs           tally
 }
 
 // measure aligns a window of whole status intervals on the gateway's tick
@@ -397,7 +381,8 @@ func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *gatewayProc,
 func (f *fleet) collectErrors(res *socketsResult) {
 	f.errMu.Lock()
 	defer f.errMu.Unlock()
-	res.errs, res.samples = maps.Clone(f.errs), maps.Clone(f.samples)
+	res.errs = newTally()
+	res.errs.addAll(f.errs)
 }
 
 // waitTick waits until the probe client has seen a regular status tick and
@@ -465,9 +450,7 @@ func printSockets(w io.Writer, r *socketsResult) {
 	if r.measured {
 		printStatusRows(w, r)
 	}
-	for _, class := range slices.Sorted(maps.Keys(r.errs)) {
-		fmt.Fprintf(w, "errors   %s: %d, e.g. %s\n", class, r.errs[class], report.OneLine(r.samples[class]))
-	}
+	r.errs.print(w, "errors   ")
 }
 
 // printStatusRows prints what the measurement window saw: frames and their

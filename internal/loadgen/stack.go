@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -47,24 +46,12 @@ func (s *stack) Close() {
 	s.redis.Close()
 }
 
-// redisVersion asks the server at url for its version; "?" when it cannot.
-func redisVersion(ctx context.Context, url string) string {
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return "?"
-	}
-	c := redis.NewClient(opt)
-	defer c.Close()
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	info, err := c.Info(ctx, "server").Result()
-	if err != nil {
-		return "?"
-	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(strings.TrimSpace(line), "redis_version:"); ok {
-			return v
-		}
+// redisVersion asks the stack's redis-server for its version; "?" when it
+// cannot.
+func (s *stack) redisVersion(ctx context.Context) string {
+	info, err := redisInfo(ctx, s.client, "server")
+	if v, ok := info["redis_version"]; err == nil && ok {
+		return v
 	}
 	return "?"
 }

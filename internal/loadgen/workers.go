@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -71,18 +70,8 @@ type result struct {
 	elapsed time.Duration
 	ok      int
 	lat     latency.Sorted
-	errs    map[string]int    // error class → count
-	samples map[string]string // error class → first example
+	errs    tally // failed requests by class
 	dials   int64
-}
-
-// errors returns the number of failed requests.
-func (r *result) errors() int {
-	n := 0
-	for _, c := range r.errs {
-		n += c
-	}
-	return n
 }
 
 // rate returns 202 answers per second.
@@ -93,24 +82,18 @@ func (r *result) rate() float64 {
 	return float64(r.ok) / r.elapsed.Seconds()
 }
 
-// errorClasses returns r's error classes, sorted.
-func (r *result) errorClasses() []string {
-	return slices.Sorted(maps.Keys(r.errs))
-}
-
 // worker is one keep-alive client loop with its own latency record.
 type worker struct {
-	id      int
-	lat     []time.Duration
-	errs    map[string]int
-	samples map[string]string
+	id   int
+	lat  []time.Duration
+	errs tally
 }
 
 // newWorkers returns n workers, each with room for perWorker latencies.
 func newWorkers(n int, perWorker int64) []*worker {
 	workers := make([]*worker, n)
 	for i := range workers {
-		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: map[string]int{}, samples: map[string]string{}}
+		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: newTally()}
 	}
 	return workers
 }
@@ -153,9 +136,7 @@ func (w *worker) run(ctx context.Context, c *http.Client, url, prefix string, de
 			continue
 		}
 		failed.Add(1)
-		if w.errs[class]++; w.errs[class] == 1 {
-			w.samples[class] = sample
-		}
+		w.errs.add(class, sample)
 	}
 }
 
@@ -183,7 +164,7 @@ func join(ctx context.Context, c *http.Client, url, user string) (class, sample 
 
 // merge combines the workers' records into one sorted result.
 func merge(name string, workers []*worker, elapsed time.Duration, dials int64) result {
-	r := result{name: name, workers: len(workers), elapsed: elapsed, errs: map[string]int{}, samples: map[string]string{}, dials: dials}
+	r := result{name: name, workers: len(workers), elapsed: elapsed, errs: newTally(), dials: dials}
 	n := 0
 	for _, w := range workers {
 		n += len(w.lat)
@@ -191,12 +172,7 @@ func merge(name string, workers []*worker, elapsed time.Duration, dials int64) r
 	r.lat = make(latency.Sorted, 0, n)
 	for _, w := range workers {
 		r.lat = append(r.lat, w.lat...)
-		for class, c := range w.errs {
-			if r.errs[class] == 0 {
-				r.samples[class] = w.samples[class]
-			}
-			r.errs[class] += c
-		}
+		r.errs.addAll(w.errs)
 	}
 	slices.Sort(r.lat)
 	r.ok = len(r.lat)
@@ -207,20 +183,10 @@ func merge(name string, workers []*worker, elapsed time.Duration, dials int64) r
 func printJoinRow(w io.Writer, r *result) {
 	fmt.Fprintf(w, "joins  %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
 		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
-		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errors(), r.dials)
+		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
 }
 
 // printErrors lists r's failed requests by class with one example each.
 func printErrors(w io.Writer, r *result) {
-	for _, class := range r.errorClasses() {
-		fmt.Fprintf(w, "errors %s  %s: %d, e.g. %s\n", r.name, class, r.errs[class], report.OneLine(r.samples[class]))
-	}
-}
-
-// firstSample returns an example of r's first error class.
-func firstSample(r *result) string {
-	for _, class := range r.errorClasses() {
-		return class + ": " + report.OneLine(r.samples[class])
-	}
-	return ""
+	r.errs.print(w, "errors "+r.name+"  ")
 }
