@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/labstack/echo/v4"
+
 	"github.com/waitq/waitq/pkg/app"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 	"github.com/waitq/waitq/pkg/queue"
@@ -51,7 +52,7 @@ func measureWriter(ctx context.Context, cfg joinsConfig, brokers []string, prefi
 // X-User-Id to the bench event, built as producer-api builds it, and
 // answers 202 once the broker acknowledged it, or 503 with the error (as the
 // service answers broker_unavailable). Behind an http.Client it lets the
-// HTTP workers of load.go drive the bare writer. Safe for concurrent use.
+// HTTP workers of workers.go drive the bare writer. Safe for concurrent use.
 type publishTransport struct {
 	pub *kafkajoin.Publisher
 }

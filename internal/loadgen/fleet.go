@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+
 	"github.com/waitq/waitq/internal/loadgen/latency"
 	"github.com/waitq/waitq/pkg/queue"
 )

@@ -12,6 +12,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
+
 	"github.com/waitq/waitq/internal/loadgen/report"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 	"github.com/waitq/waitq/pkg/queue"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/segmentio/kafka-go"
+
 	"github.com/waitq/waitq/internal/loadgen/report"
 	"github.com/waitq/waitq/pkg/app"
 	"github.com/waitq/waitq/pkg/kafkajoin"

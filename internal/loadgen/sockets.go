@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
 	"github.com/waitq/waitq/internal/loadgen/latency"
 	"github.com/waitq/waitq/internal/loadgen/procstat"
 	"github.com/waitq/waitq/internal/loadgen/report"

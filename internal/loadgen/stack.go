@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
+
 	"github.com/waitq/waitq/internal/redisproc"
 )
 
