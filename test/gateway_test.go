@@ -29,7 +29,7 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 	gwB := startProc(t, "ws-gateway", gwEnv...)
 
 	ev := testenv.EventID(t)
-	base := "http://" + producer.addr
+	base := producer.URL()
 	req, _ := http.NewRequest(http.MethodPut, base+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":2,"holdSeconds":600,"partitions":2}`))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
@@ -50,9 +50,9 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 		time.Sleep(3 * time.Millisecond) // distinct stamps
 	}
 	dial := func(gw *proc, i int) *testws.Client {
-		c, err := testws.Dial(t, "ws://"+gw.addr+"/queue-status/"+ev+"?ticket="+tickets[i], nil)
+		c, err := testws.Dial(t, "ws://"+gw.Addr()+"/queue-status/"+ev+"?ticket="+tickets[i], nil)
 		if err != nil {
-			t.Fatalf("u%d to %s: %v", i, gw.addr, err)
+			t.Fatalf("u%d to %s: %v", i, gw.Addr(), err)
 		}
 		return c
 	}
@@ -64,7 +64,7 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 	clients[3].Status(testws.Waiting(2, 2), 10*time.Second)
 
 	// Gateway A dies; u2 comes back through B within the grace.
-	gwA.kill()
+	gwA.Kill()
 	if code := clients[2].CloseCode(10 * time.Second); code != -1 {
 		t.Logf("u2's socket ended with %d", code)
 	}
@@ -73,7 +73,7 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 	u2.Status(testws.Waiting(1, 2), 10*time.Second)
 
 	// The protected service releases u0's slot through B with u0's token.
-	resp, err := http.Post("http://"+gwB.addr+"/v1/events/"+ev+"/release", "application/json", strings.NewReader(`{"token":"`+a0.EntryToken+`"}`))
+	resp, err := http.Post(gwB.URL()+"/v1/events/"+ev+"/release", "application/json", strings.NewReader(`{"token":"`+a0.EntryToken+`"}`))
 	if err != nil {
 		t.Fatal(err)
 	}

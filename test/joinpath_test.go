@@ -32,7 +32,7 @@ func TestConsumerKilledTwiceLosesNoAcknowledgedJoin(t *testing.T) {
 		"WAITQ_KAFKA_SESSION_TIMEOUT=1500ms", "WAITQ_DISCOVERY_INTERVAL=200ms")...)
 
 	ev := testenv.EventID(t)
-	api := testclient.Producer{Base: "http://" + producer.addr, AdminToken: adminToken}
+	api := testclient.Producer{Base: producer.URL(), AdminToken: adminToken}
 	api.CreateEvent(t, ev, `{"capacity":10,"partitions":4}`)
 
 	const workers, perWorker = 8, 400
@@ -49,7 +49,7 @@ func TestConsumerKilledTwiceLosesNoAcknowledgedJoin(t *testing.T) {
 			n, fetched := stream.Acked.Load(), consumer.metric(t, "waitq_ingest_fetched_total")
 			return n >= int64((kill+1)*workers*perWorker/4) && fetched > 0, fmt.Sprintf("%d joins acknowledged, %v fetched by the consumer", n, fetched)
 		})
-		consumer.kill()
+		consumer.Kill()
 		at := stream.Acked.Load()
 		t.Logf("consumer SIGKILLed after %d acknowledged joins", at)
 		if at >= workers*perWorker {

@@ -1,21 +1,15 @@
 package test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/promtext"
-	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/internal/svcproc"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -40,105 +34,41 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// proc is one service process.
+// proc is one service process, started by startProc: Addr, Kill, Stop,
+// Output and Metrics are svcproc.Proc's.
 type proc struct {
+	*svcproc.Proc
 	t    *testing.T
 	name string
-	env  []string
-	addr string
-
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	logs bytes.Buffer
 }
 
 // startProc starts binary name with env (WAITQ_HTTP_ADDR set to a free port)
 // and waits until its /readyz answers 200.
 func startProc(t *testing.T, name string, env ...string) *proc {
 	t.Helper()
-	p := &proc{t: t, name: name, addr: freeAddr(t)}
-	p.env = append(append(os.Environ(), "WAITQ_HTTP_ADDR="+p.addr, "WAITQ_LOG_LEVEL=info"), env...)
-	p.start()
+	sp, err := svcproc.Start(t.Context(), filepath.Join(binDir, name), svcproc.Options{
+		Env:        append(append(os.Environ(), "WAITQ_LOG_LEVEL=info"), env...),
+		ReadyLimit: 20 * time.Second,
+	})
+	if err != nil {
+		t.Fatalf("start %s: %v", name, err)
+	}
+	p := &proc{Proc: sp, t: t, name: name}
 	t.Cleanup(func() {
-		p.kill()
+		p.Kill()
 		if t.Failed() {
-			p.mu.Lock()
-			t.Logf("--- logs of %s ---\n%s", p.name, p.logs.String())
-			p.mu.Unlock()
+			t.Logf("--- logs of %s ---\n%s", p.name, p.Output())
 		}
 	})
 	return p
 }
 
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (w lockedWriter) Write(b []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.w.Write(b)
-}
-
-func (p *proc) start() {
-	p.t.Helper()
-	cmd := exec.Command(filepath.Join(binDir, p.name))
-	cmd.Env = p.env
-	out := lockedWriter{&p.mu, &p.logs}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		p.t.Fatalf("start %s: %v", p.name, err)
-	}
-	p.mu.Lock()
-	p.cmd = cmd
-	p.mu.Unlock()
-	testenv.Eventually(p.t, 20*time.Second, func() (bool, string) {
-		resp, err := http.Get("http://" + p.addr + "/readyz")
-		if err != nil {
-			return false, fmt.Sprintf("%s not ready: %v", p.name, err)
-		}
-		resp.Body.Close()
-		return resp.StatusCode == 200, fmt.Sprintf("%s /readyz: %d", p.name, resp.StatusCode)
-	})
-}
-
-// kill ends the process with SIGKILL: no shutdown code runs.
-func (p *proc) kill() { p.signal(syscall.SIGKILL) }
-
-// stop ends the process with SIGTERM and returns how its graceful exit went.
-func (p *proc) stop() error { return p.signal(syscall.SIGTERM) }
-
-func (p *proc) signal(sig syscall.Signal) error {
-	p.mu.Lock()
-	cmd := p.cmd
-	p.cmd = nil
-	p.mu.Unlock()
-	if cmd == nil {
-		return nil
-	}
-	_ = cmd.Process.Signal(sig)
-	return cmd.Wait()
-}
-
-// output returns what the process printed.
-func (p *proc) output() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.logs.String()
-}
-
 // restart starts the process again with the same settings.
-func (p *proc) restart() { p.t.Helper(); p.start() }
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+func (p *proc) restart() {
+	p.t.Helper()
+	if err := p.Restart(p.t.Context()); err != nil {
+		p.t.Fatalf("restart %s: %v", p.name, err)
 	}
-	defer l.Close()
-	return l.Addr().String()
 }
 
 // ctxTimeout is a context for one call of a test.
@@ -162,7 +92,7 @@ func runOnce(t *testing.T, name string, env ...string) (string, error) {
 // /metrics, or -1 when it cannot be read.
 func (p *proc) metric(t *testing.T, name string) float64 {
 	t.Helper()
-	m, err := promtext.Scrape(t.Context(), http.DefaultClient, "http://"+p.addr+"/metrics")
+	m, err := p.Metrics(t.Context())
 	if v, ok := m[name]; err == nil && ok {
 		return v
 	}

@@ -28,7 +28,7 @@ func TestSIGTERMStopsEveryServiceCleanly(t *testing.T) {
 	sys.CreateEvent(ev, 5, 1)
 	sys.Join(ev, "u", 1)
 	tickets := newTicketSigner(t)
-	c, err := testws.Dial(t, "ws://"+gw.addr+"/queue-status/"+ev+"?ticket="+ticketFor(tickets, ev, "u"), nil)
+	c, err := testws.Dial(t, "ws://"+gw.Addr()+"/queue-status/"+ev+"?ticket="+ticketFor(tickets, ev, "u"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,18 +36,18 @@ func TestSIGTERMStopsEveryServiceCleanly(t *testing.T) {
 
 	for _, p := range []*proc{gw, consumer, producer} {
 		start := time.Now()
-		err := p.stop()
+		err := p.Stop(time.Minute)
 		took := time.Since(start)
 		if err != nil {
-			t.Errorf("%s exited with %v after SIGTERM\n%s", p.name, err, p.output())
+			t.Errorf("%s exited with %v after SIGTERM\n%s", p.name, err, p.Output())
 		}
 		if took > 8*time.Second {
 			t.Errorf("%s took %v to stop with a 3 s shutdown timeout", p.name, took)
 		}
-		if !strings.Contains(p.output(), `"msg":"stopped"`) {
+		if !strings.Contains(p.Output(), `"msg":"stopped"`) {
 			t.Errorf("%s did not log its stop", p.name)
 		}
-		if _, err := http.Get("http://" + p.addr + "/healthz"); err == nil {
+		if _, err := http.Get(p.URL() + "/healthz"); err == nil {
 			t.Errorf("%s still answers after it stopped", p.name)
 		}
 	}

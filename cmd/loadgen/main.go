@@ -15,7 +15,8 @@
 // producer-api in-process; sockets starts a ws-gateway binary as a child
 // process. All traffic stays on the loopback network 127.0.0.0/8. Every loop
 // is bounded in count and in time; Ctrl-C stops the run and cleans up. The
-// numbers are measurements for a report, not pass/fail assertions.
+// numbers are measurements for a report, not pass/fail assertions. The
+// measurements live in internal/loadgen; this file only wires them.
 package main
 
 import (
@@ -25,7 +26,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+
+	"github.com/waitq/waitq/internal/loadgen"
 )
 
 func main() {
@@ -38,38 +42,53 @@ func main() {
 	}
 }
 
-const usage = `usage: loadgen <command> [flags]
+// command is one subcommand: its name, what runs it and its line of help.
+type command struct {
+	name string
+	run  func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	help string
+}
 
-commands:
-  joins   joins/s through producer-api next to a bare echo handler
-  ingest  messages/s the ingest consumer writes into Redis
-  lag     join → visible-in-line lag at a fixed offered rate
-  sockets WebSockets one ws-gateway holds with status frames on time
+// commands returns the subcommands in the order the usage lists them.
+func commands() []command {
+	return []command{
+		{"joins", loadgen.RunJoins, "joins/s through producer-api next to a bare echo handler"},
+		{"ingest", loadgen.RunIngest, "messages/s the ingest consumer writes into Redis"},
+		{"lag", loadgen.RunLag, "join → visible-in-line lag at a fixed offered rate"},
+		{"sockets", loadgen.RunSockets, "WebSockets one ws-gateway holds with status frames on time"},
+	}
+}
 
-Run "loadgen <command> -h" for the command's flags.
-`
+// usage returns the text listing the subcommands.
+func usage(cmds []command) string {
+	var b strings.Builder
+	b.WriteString("usage: loadgen <command> [flags]\n\ncommands:\n")
+	for _, c := range cmds {
+		fmt.Fprintf(&b, "  %-7s %s\n", c.name, c.help)
+	}
+	b.WriteString("\nRun \"loadgen <command> -h\" for the command's flags.\n")
+	return b.String()
+}
 
 // run dispatches to a subcommand. Results go to stdout; progress and
 // warnings go to stderr.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	cmds := commands()
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage(cmds))
 		return errors.New("no command given")
 	}
+	for _, c := range cmds {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
 	switch args[0] {
-	case "joins":
-		return runJoins(ctx, args[1:], stdout, stderr)
-	case "ingest":
-		return runIngest(ctx, args[1:], stdout, stderr)
-	case "lag":
-		return runLag(ctx, args[1:], stdout, stderr)
-	case "sockets":
-		return runSockets(ctx, args[1:], stdout, stderr)
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, usage)
+		fmt.Fprint(stdout, usage(cmds))
 		return nil
 	default:
-		fmt.Fprint(stderr, usage)
+		fmt.Fprint(stderr, usage(cmds))
 		return fmt.Errorf("unknown command %q", args[0])
 	}
 }

@@ -1,6 +1,3 @@
-// Package svcproc is the one home of running a waitq service for a test or a
-// measurement: a free loopback address to give it, and the wait until its
-// /readyz answers. It is safe for concurrent use.
 package svcproc
 
 import (
@@ -12,6 +9,9 @@ import (
 	"net/http"
 	"time"
 )
+
+// AddrVar is the setting that tells a waitq service where to listen.
+const AddrVar = "WAITQ_HTTP_ADDR"
 
 // FreeAddr returns a loopback address with a port free at the time of the
 // call.

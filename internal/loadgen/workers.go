@@ -1,11 +1,9 @@
-package main
+package loadgen
 
 import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"math"
 	"net"
 	"net/http"
 	"slices"
@@ -13,6 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/waitq/waitq/internal/loadgen/latency"
+	"github.com/waitq/waitq/internal/loadgen/report"
 )
 
 // loadClient is the one HTTP client every measurement of a run shares: keep-
@@ -68,19 +69,9 @@ type result struct {
 	workers int
 	elapsed time.Duration
 	ok      int
-	lat     []time.Duration
-	errs    map[string]int    // error class → count
-	samples map[string]string // error class → first example
+	lat     latency.Sorted
+	errs    tally // failed requests by class
 	dials   int64
-}
-
-// errors returns the number of failed requests.
-func (r *result) errors() int {
-	n := 0
-	for _, c := range r.errs {
-		n += c
-	}
-	return n
 }
 
 // rate returns 202 answers per second.
@@ -91,28 +82,18 @@ func (r *result) rate() float64 {
 	return float64(r.ok) / r.elapsed.Seconds()
 }
 
-// percentile returns the nearest-rank p-th percentile (0 < p <= 1).
-func (r *result) percentile(p float64) time.Duration {
-	if len(r.lat) == 0 {
-		return 0
-	}
-	i := int(math.Ceil(float64(len(r.lat))*p)) - 1
-	return r.lat[min(max(i, 0), len(r.lat)-1)]
-}
-
 // worker is one keep-alive client loop with its own latency record.
 type worker struct {
-	id      int
-	lat     []time.Duration
-	errs    map[string]int
-	samples map[string]string
+	id   int
+	lat  []time.Duration
+	errs tally
 }
 
 // newWorkers returns n workers, each with room for perWorker latencies.
 func newWorkers(n int, perWorker int64) []*worker {
 	workers := make([]*worker, n)
 	for i := range workers {
-		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: map[string]int{}, samples: map[string]string{}}
+		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: newTally()}
 	}
 	return workers
 }
@@ -155,9 +136,7 @@ func (w *worker) run(ctx context.Context, c *http.Client, url, prefix string, de
 			continue
 		}
 		failed.Add(1)
-		if w.errs[class]++; w.errs[class] == 1 {
-			w.samples[class] = sample
-		}
+		w.errs.add(class, sample)
 	}
 }
 
@@ -185,53 +164,29 @@ func join(ctx context.Context, c *http.Client, url, user string) (class, sample 
 
 // merge combines the workers' records into one sorted result.
 func merge(name string, workers []*worker, elapsed time.Duration, dials int64) result {
-	r := result{name: name, workers: len(workers), elapsed: elapsed, errs: map[string]int{}, samples: map[string]string{}, dials: dials}
+	r := result{name: name, workers: len(workers), elapsed: elapsed, errs: newTally(), dials: dials}
 	n := 0
 	for _, w := range workers {
 		n += len(w.lat)
 	}
-	r.lat = make([]time.Duration, 0, n)
+	r.lat = make(latency.Sorted, 0, n)
 	for _, w := range workers {
 		r.lat = append(r.lat, w.lat...)
-		for class, c := range w.errs {
-			if r.errs[class] == 0 {
-				r.samples[class] = w.samples[class]
-			}
-			r.errs[class] += c
-		}
+		r.errs.addAll(w.errs)
 	}
 	slices.Sort(r.lat)
 	r.ok = len(r.lat)
 	return r
 }
 
-// errorClasses returns r's error classes, sorted.
-func (r *result) errorClasses() []string {
-	return slices.Sorted(maps.Keys(r.errs))
+// printJoinRow prints one measured target.
+func printJoinRow(w io.Writer, r *result) {
+	fmt.Fprintf(w, "joins  %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
+		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
+		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
 }
 
-// startProgress prints a progress line to w once a second until the returned
-// stop is called.
-func startProgress(w io.Writer, label string, start time.Time, done, failed *atomic.Int64) (stop func()) {
-	quit := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		var last int64
-		for {
-			select {
-			case <-quit:
-				return
-			case <-t.C:
-			}
-			n := done.Load()
-			fmt.Fprintf(w, "  %-24s %5.1fs  ok %8d  %7.0f/s  errors %d\n", label, time.Since(start).Seconds(), n, float64(n-last), failed.Load())
-			last = n
-		}
-	})
-	return func() {
-		close(quit)
-		wg.Wait()
-	}
+// printErrors lists r's failed requests by class with one example each.
+func printErrors(w io.Writer, r *result) {
+	r.errs.print(w, "errors "+r.name+"  ")
 }

@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"cmp"
@@ -11,13 +11,12 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
+	"github.com/waitq/waitq/internal/loadgen/latency"
+	"github.com/waitq/waitq/internal/loadgen/report"
 	"github.com/waitq/waitq/pkg/app"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
@@ -62,21 +61,21 @@ func (c *lagConfig) total() int64 {
 	return int64(math.Round(float64(c.rate) * c.duration.Seconds()))
 }
 
-// parseLag reads the lag flags; it returns flag.ErrHelp for -h.
-func parseLag(args []string, stderr io.Writer) (lagConfig, error) {
-	var c lagConfig
-	fs := flag.NewFlagSet("loadgen lag", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// bind declares the lag flags.
+func (c *lagConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.rate, "rate", 20_000, "joins offered per second (open loop)")
 	fs.DurationVar(&c.duration, "d", 10*time.Second, "how long joins are offered (at most 120s)")
 	fs.IntVar(&c.concurrency, "c", 256, "keep-alive HTTP clients sending the offered joins")
 	fs.IntVar(&c.sample, "sample", 50, "follow every Nth join into Redis")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
+}
+
+// line returns the settings line of the lag table.
+func (c *lagConfig) line() string {
+	return fmt.Sprintf("-rate %d -d %s -c %d -sample %d", c.rate, c.duration, c.concurrency, c.sample)
+}
+
+// validate checks the lag flags.
+func (c *lagConfig) validate() error {
 	errs := loadFlagErrors(c.concurrency, c.duration)
 	if c.rate < 1 || c.rate > maxLagRate {
 		errs = append(errs, fmt.Errorf("-rate %d: must be between 1 and %d", c.rate, maxLagRate))
@@ -87,22 +86,17 @@ func parseLag(args []string, stderr io.Writer) (lagConfig, error) {
 	if n := c.total(); len(errs) == 0 && (n < 1 || n > maxRequests) {
 		errs = append(errs, fmt.Errorf("-rate × -d = %d joins: must be between 1 and %d", n, maxRequests))
 	}
-	return c, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
-// runLag measures how long after its 202 a join becomes visible in the
+// RunLag measures how long after its 202 a join becomes visible in the
 // waiting line, at a fixed offered rate, through producer-api, the broker and
 // the ingest consumer, all started here.
-func runLag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseLag(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg lagConfig
+	if ok, err := begin("lag", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	printMachine(stdout, "lag")
-	fmt.Fprintf(stdout, "settings -rate %d -d %s -c %d -sample %d\n", cfg.rate, cfg.duration, cfg.concurrency, cfg.sample)
 
 	st, err := startStack(ctx)
 	if err != nil {
@@ -126,7 +120,7 @@ func runLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer stopIngest()
 	fmt.Fprintf(stdout, "target   producer-api and ingest-consumer in-process (service defaults), kfake in-process, redis-server %s child; %d partitions\n",
-		redisVersion(ctx, st.redis.URL()), benchPartitions)
+		st.redisVersion(ctx), benchPartitions)
 
 	url := base + "/v1/events/" + benchEvent + "/queue"
 	lc := newLoadClient(cfg.concurrency)
@@ -144,17 +138,6 @@ func runLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	return nil
 }
 
-// startIngest runs ingest-consumer in this process against st, with the
-// service's defaults (group, discovery interval, batch size), and waits until
-// it is ready.
-func startIngest(ctx context.Context, st *stack, stderr io.Writer) (stop func(), err error) {
-	_, stop, err = startService(ctx, &app.Ingest{}, map[string]string{
-		"WAITQ_KAFKA_BROKERS": strings.Join(st.Brokers(), ","),
-		"WAITQ_REDIS_URL":     st.redis.URL(),
-	}, stderr)
-	return stop, err
-}
-
 // probe sends lagProbes joins one after another and waits until the consumer
 // has put them all into the waiting line.
 func probe(ctx context.Context, c *http.Client, url, prefix string, w *watcher, stderr io.Writer) error {
@@ -163,7 +146,7 @@ func probe(ctx context.Context, c *http.Client, url, prefix string, w *watcher, 
 		user := prefix + strconv.Itoa(i)
 		sent := time.Now()
 		if class, sample := join(ctx, c, url, user); class != "" {
-			return fmt.Errorf("probe join %s: %s: %s", user, class, oneLine(sample))
+			return fmt.Errorf("probe join %s: %s: %s", user, class, report.OneLine(sample))
 		}
 		w.add(lagSample{user: user, start: sent, acked: time.Now()})
 	}
@@ -270,172 +253,15 @@ func pace(ctx context.Context, tickets chan<- struct{}, rate int, total int64, d
 	}
 }
 
-// lagSample is one followed join: its user, when its request started, when
-// its 202 came back and when the poller first saw it in the waiting line.
-type lagSample struct {
-	user               string
-	start, acked, seen time.Time
-	polls              int // polls that asked for it
-}
-
-// sampler is the http.RoundTripper of the open-loop run: it passes every
-// request to next and hands every every-th one that was answered 202 to w,
-// with the times it started and was answered (the status line, before the
-// body is read). Safe for concurrent use.
-type sampler struct {
-	next  http.RoundTripper
-	every int64
-	w     *watcher
-	n     atomic.Int64
-}
-
-// RoundTrip implements http.RoundTripper.
-func (s *sampler) RoundTrip(req *http.Request) (*http.Response, error) {
-	if s.n.Add(1)%s.every != 0 {
-		return s.next.RoundTrip(req)
-	}
-	start := time.Now()
-	resp, err := s.next.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusAccepted {
-		s.w.add(lagSample{user: req.Header.Get("X-User-Id"), start: start, acked: time.Now()})
-	}
-	return resp, err
-}
-
-// CloseIdleConnections lets http.Client.CloseIdleConnections reach next.
-func (s *sampler) CloseIdleConnections() {
-	if c, ok := s.next.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
-// watcher finds when followed users appear in the waiting line. add may be
-// called from any goroutine; run polls from one goroutine, and only one run
-// may be active at a time.
-type watcher struct {
-	rc  *redis.Client
-	key string // the bench event's waiting line
-
-	mu    sync.Mutex
-	fresh []lagSample // added, not yet taken by run
-}
-
-// watchResult is what one run of a watcher found.
-type watchResult struct {
-	seen       []lagSample // in the order they were seen
-	atFirst    int         // of seen, those present at their first poll
-	unseen     int         // still not seen when run gave up
-	polls      int         // pipelines sent
-	pollErrors int         // pipelines with an error other than "no such member"
-	lastErr    error       // the last of those errors
-}
-
-// add hands s to the poller.
-func (w *watcher) add(s lagSample) {
-	w.mu.Lock()
-	w.fresh = append(w.fresh, s)
-	w.mu.Unlock()
-}
-
-// take appends the samples added since the last take to pending.
-func (w *watcher) take(pending []lagSample) []lagSample {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	pending = append(pending, w.fresh...)
-	w.fresh = w.fresh[:0]
-	return pending
-}
-
-// run polls the added samples every lagTick until ctx ends or, once sent is
-// closed (nothing more will be added), every sample was seen or settle has
-// passed; the samples not seen by then are counted in unseen.
-func (w *watcher) run(ctx context.Context, sent <-chan struct{}, settle time.Duration) (watchResult, error) {
-	var res watchResult
-	var pending []lagSample
-	var giveUp time.Time
-	t := time.NewTicker(lagTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
-		case <-t.C:
-		}
-		// sent is looked at before take, so a closed sent means every
-		// sample is in pending.
-		finished := false
-		select {
-		case <-sent:
-			finished = true
-		default:
-		}
-		pending = w.take(pending)
-		if finished {
-			if giveUp.IsZero() {
-				giveUp = time.Now().Add(settle)
-			}
-			if len(pending) == 0 || time.Now().After(giveUp) {
-				res.unseen = len(pending)
-				return res, nil
-			}
-		}
-		if len(pending) > 0 {
-			pending = w.poll(ctx, pending, &res)
-		}
-	}
-}
-
-// poll asks Redis, in one pipeline, for the scores of the oldest lagPollBatch
-// pending users, records those present as seen at the time the answer came
-// back (so a lag is late by at most one tick plus one round trip), and
-// returns the rest, oldest first.
-func (w *watcher) poll(ctx context.Context, pending []lagSample, res *watchResult) []lagSample {
-	batch := pending[:min(len(pending), lagPollBatch)]
-	pctx, cancel := context.WithTimeout(ctx, lagPollTimeout)
-	defer cancel()
-	p := w.rc.Pipeline()
-	cmds := make([]*redis.FloatCmd, len(batch))
-	for i, s := range batch {
-		cmds[i] = p.ZScore(pctx, w.key, s.user)
-	}
-	_, _ = p.Exec(pctx) // the errors are each command's
-	now := time.Now()
-	res.polls++
-	failed := false
-	// keep reuses pending's array: it never grows past the sample it is
-	// reading, and append moves the untouched tail down (memmove).
-	keep := pending[:0]
-	for i, s := range batch {
-		s.polls++
-		switch err := cmds[i].Err(); {
-		case err == nil:
-			s.seen = now
-			res.seen = append(res.seen, s)
-			if s.polls == 1 {
-				res.atFirst++
-			}
-		case errors.Is(err, redis.Nil):
-			keep = append(keep, s)
-		default:
-			keep = append(keep, s)
-			failed, res.lastErr = true, err
-		}
-	}
-	if failed {
-		res.pollErrors++
-	}
-	return append(keep, pending[len(batch):]...)
-}
-
-// lagsFrom returns the lags of seen measured from the time from picks, sorted,
-// as a result so that its percentile method applies.
-func lagsFrom(seen []lagSample, from func(*lagSample) time.Time) result {
-	r := result{lat: make([]time.Duration, len(seen))}
+// lagsFrom returns the lags of seen measured from the time from picks,
+// sorted.
+func lagsFrom(seen []lagSample, from func(*lagSample) time.Time) latency.Sorted {
+	lags := make(latency.Sorted, len(seen))
 	for i := range seen {
-		r.lat[i] = seen[i].seen.Sub(from(&seen[i]))
+		lags[i] = seen[i].seen.Sub(from(&seen[i]))
 	}
-	slices.Sort(r.lat)
-	return r
+	slices.Sort(lags)
+	return lags
 }
 
 // printLag prints the lag table.
@@ -454,19 +280,19 @@ func printLag(w io.Writer, cfg lagConfig, r *offerResult) {
 	} {
 		l := lagsFrom(r.watch.seen, d.from)
 		fmt.Fprintf(w, "lag    %-13s  p50 %s  p99 %s  max %s  min %s  over %d samples (every %dth join answered 202)\n",
-			d.label, ms(l.percentile(0.50)), ms(l.percentile(0.99)), ms(l.percentile(1)), ms(l.percentile(0)), n, cfg.sample)
+			d.label, report.Millis(l.Percentile(0.50)), report.Millis(l.Percentile(0.99)), report.Millis(l.Percentile(1)), report.Millis(l.Percentile(0)), n, cfg.sample)
 	}
 	fmt.Fprintf(w, "lag    never seen within %s after the last join: %d of %d samples; already in the line at their first poll: %d\n",
 		lagSettle, r.watch.unseen, n+r.watch.unseen, r.watch.atFirst)
 	fmt.Fprintf(w, "lag    polls %d (pipelined ZSCORE of at most %d pending samples every %s; seen = time of the answer)  poll errors %d",
 		r.watch.polls, lagPollBatch, lagTick, r.watch.pollErrors)
 	if r.watch.lastErr != nil {
-		fmt.Fprintf(w, ", last: %s", oneLine(r.watch.lastErr.Error()))
+		fmt.Fprintf(w, ", last: %s", report.OneLine(r.watch.lastErr.Error()))
 	}
 	fmt.Fprintln(w)
 	printErrors(w, &r.joins)
 	l := lagsFrom(r.watch.seen, func(s *lagSample) time.Time { return s.acked })
-	printSummary(w, fmt.Sprintf("join → visible in line, %d/s offered, %.0f/s answered 202", cfg.rate, r.joins.rate()),
-		fmt.Sprintf("p50 %s, p99 %s after the 202 (%d samples, %d never seen)", ms(l.percentile(0.5)), ms(l.percentile(0.99)), n, r.watch.unseen),
+	report.Summary(w, fmt.Sprintf("join → visible in line, %d/s offered, %.0f/s answered 202", cfg.rate, r.joins.rate()),
+		fmt.Sprintf("p50 %s, p99 %s after the 202 (%d samples, %d never seen)", report.Millis(l.Percentile(0.5)), report.Millis(l.Percentile(0.99)), n, r.watch.unseen),
 		"", 0, 0, "p99 < 250 ms at 20k joins/s")
 }

@@ -1,4 +1,4 @@
-package main
+package loadgen
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
 
+	"github.com/waitq/waitq/internal/loadgen/report"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/redisstore"
@@ -22,7 +23,6 @@ import (
 const (
 	maxIngestTimeout = 10 * time.Minute
 	maxIngestBatch   = 100_000
-	ingestPartitions = 6
 	prefillChunk     = 20_000 // messages per WriteMessages call
 	pollInterval     = 50 * time.Millisecond
 )
@@ -34,20 +34,20 @@ type ingestConfig struct {
 	timeout  time.Duration
 }
 
-// parseIngest reads the ingest flags; it returns flag.ErrHelp for -h.
-func parseIngest(args []string, stderr io.Writer) (ingestConfig, error) {
-	var c ingestConfig
-	fs := flag.NewFlagSet("loadgen ingest", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// bind declares the ingest flags.
+func (c *ingestConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.n, "n", 200_000, "join messages put in the topic before the consumer starts")
 	fs.IntVar(&c.maxBatch, "max-batch", 500, "consumer MaxBatch, and the size of the baseline's ZADD pipelines")
 	fs.DurationVar(&c.timeout, "timeout", 120*time.Second, "bound of each step: pre-fill, consume, baseline")
-	if err := fs.Parse(args); err != nil {
-		return c, err
-	}
-	if fs.NArg() > 0 {
-		return c, fmt.Errorf("unexpected arguments %q", fs.Args())
-	}
+}
+
+// line returns the settings line of the ingest table.
+func (c *ingestConfig) line() string {
+	return fmt.Sprintf("-n %d -max-batch %d -timeout %s", c.n, c.maxBatch, c.timeout)
+}
+
+// validate checks the ingest flags.
+func (c *ingestConfig) validate() error {
 	var errs []error
 	if c.n < 1 || c.n > maxRequests {
 		errs = append(errs, fmt.Errorf("-n %d: must be between 1 and %d", c.n, maxRequests))
@@ -58,7 +58,7 @@ func parseIngest(args []string, stderr io.Writer) (ingestConfig, error) {
 	if c.timeout <= 0 || c.timeout > maxIngestTimeout {
 		errs = append(errs, fmt.Errorf("-timeout %s: must be positive and at most %s", c.timeout, maxIngestTimeout))
 	}
-	return c, errors.Join(errs...)
+	return errors.Join(errs...)
 }
 
 // consumeResult is what the consumer measurement saw.
@@ -69,18 +69,13 @@ type consumeResult struct {
 	stats      kafkajoin.ConsumerStats
 }
 
-// runIngest measures how fast the ingest consumer moves a pre-filled topic
+// RunIngest measures how fast the ingest consumer moves a pre-filled topic
 // into Redis, next to raw pipelined ZADDs of the same members.
-func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cfg, err := parseIngest(args, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return nil
-	}
-	if err != nil {
+func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg ingestConfig
+	if ok, err := begin("ingest", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	printMachine(stdout, "ingest")
-	fmt.Fprintf(stdout, "settings -n %d -max-batch %d -timeout %s\n", cfg.n, cfg.maxBatch, cfg.timeout)
 	st, err := startStack(ctx)
 	if err != nil {
 		return err
@@ -90,7 +85,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	store := redisstore.New(rc)
 	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers()}
 	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, redis-server %s child; %d partitions\n",
-		redisVersion(ctx, st.redis.URL()), ingestPartitions)
+		st.redisVersion(ctx), benchPartitions)
 
 	if err := createIngestEvent(ctx, store, conn); err != nil {
 		return err
@@ -116,16 +111,7 @@ func runIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	ev := queue.Event{ID: benchEvent, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: ingestPartitions}
-	if _, err := store.PutEvent(ctx, ev); err != nil {
-		return fmt.Errorf("create event %s: %w", benchEvent, err)
-	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
-	defer pub.Close()
-	if err := pub.Admin().EnsureTopic(ctx, benchEvent, ingestPartitions); err != nil {
-		return fmt.Errorf("create topic of %s: %w", benchEvent, err)
-	}
-	return nil
+	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
 }
 
 // benchJoin returns the i-th join message of the bench event.
@@ -178,30 +164,16 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	cons := kafkajoin.NewConsumer(kafkajoin.ConsumerConfig{
 		BrokerConfig: conn, MaxBatch: cfg.maxBatch, DiscoveryInterval: 200 * time.Millisecond, Logger: log,
 	}, store)
-	cctx, cancel := context.WithCancel(ctx)
-	exited := make(chan struct{})
-	var runErr error
 	start := time.Now()
-	go func() {
-		defer close(exited)
-		runErr = cons.Run(cctx)
-	}()
-	// stop ends the consumer and reports whether it exited within 20s.
-	stop := func() bool {
-		cancel()
-		select {
-		case <-exited:
-			return true
-		case <-time.After(20 * time.Second):
-			fmt.Fprintln(stderr, "loadgen: the consumer did not stop within 20s")
-			return false
-		}
+	t := startTask(ctx, cons.Run)
+	res, err := pollWaiting(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.exited, stderr)
+	switch stopErr := t.stop(20 * time.Second); {
+	case errors.Is(stopErr, errNotStopped):
+		fmt.Fprintf(stderr, "loadgen: the consumer %v\n", stopErr)
+	case err != nil && stopErr != nil:
+		err = fmt.Errorf("%w (consumer: %v)", err, stopErr)
 	}
-	res, err := pollWaiting(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, exited, stderr)
-	if stopped := stop(); err != nil {
-		if stopped && runErr != nil {
-			err = fmt.Errorf("%w (consumer: %v)", err, runErr)
-		}
+	if err != nil {
 		err = fmt.Errorf("consume: %w", err)
 	}
 	res.stats = cons.Stats()
@@ -295,14 +267,14 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 	zaddRate := rate(n, zadd)
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
-		n, ingestPartitions, fill.Seconds(), rate(n, fill))
+		n, benchPartitions, fill.Seconds(), rate(n, fill))
 	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d\n",
 		n, cfg.maxBatch, c.elapsed.Seconds(), consRate, c.firstWrite.Seconds(), afterFirst,
 		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors)
 	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)\n",
 		n, cfg.maxBatch, zadd.Seconds(), zaddRate)
-	printRatio(w, "consumer/zadd-pipeline", consRate, zaddRate)
-	printRatio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
-	printSummary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
+	report.Ratio(w, "consumer/zadd-pipeline", consRate, zaddRate)
+	report.Ratio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
+	report.Summary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
 		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
 }

@@ -1,9 +1,10 @@
-package main
+package loadgen
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -44,4 +45,32 @@ func (s *stack) Close() {
 	_ = s.client.Close()
 	s.kafka.Close()
 	s.redis.Close()
+}
+
+// redisVersion asks the stack's redis-server for its version; "?" when it
+// cannot.
+func (s *stack) redisVersion(ctx context.Context) string {
+	info, err := redisInfo(ctx, s.client, "server")
+	if v, ok := info["redis_version"]; err == nil && ok {
+		return v
+	}
+	return "?"
+}
+
+// redisInfo returns the key:value lines of INFO sections, read with one
+// command.
+func redisInfo(ctx context.Context, rc *redis.Client, sections ...string) (map[string]string, error) {
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
+	defer cancel()
+	text, err := rc.Info(ctx, sections...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis INFO %s: %w", strings.Join(sections, " "), err)
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(text) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[k] = v
+		}
+	}
+	return out, nil
 }

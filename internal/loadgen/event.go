@@ -1,0 +1,62 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/waitq/waitq/pkg/kafkajoin"
+	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
+)
+
+// The bench event joins, ingest and lag measure with.
+const (
+	benchEvent = "bench"
+	// benchPartitions is the partition count of the bench event's topic.
+	benchPartitions = 6
+)
+
+// createBenchEvent creates (or keeps) the bench event through the admin API.
+func createBenchEvent(ctx context.Context, base, token string) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+benchEvent,
+		strings.NewReader(fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	c := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	defer c.CloseIdleConnections()
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("create event %s: %w", benchEvent, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("create event %s: %s: %s", benchEvent, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// putEvents registers evs in store and creates their topics, each with the
+// event's partitions.
+func putEvents(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, evs ...queue.Event) error {
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	defer pub.Close()
+	for _, ev := range evs {
+		if _, err := store.PutEvent(ctx, ev); err != nil {
+			return fmt.Errorf("create event %s: %w", ev.ID, err)
+		}
+		if err := pub.Admin().EnsureTopic(ctx, ev.ID, ev.Partitions); err != nil {
+			return fmt.Errorf("create topic of %s: %w", ev.ID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,68 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"strings"
+	"time"
+
+	"github.com/waitq/waitq/internal/svcproc"
+	"github.com/waitq/waitq/pkg/app"
+)
+
+// startProducer runs producer-api in this process against st and waits until
+// its /readyz answers 200. An empty batchTimeout keeps the service default.
+func startProducer(ctx context.Context, st *stack, batchTimeout, adminToken string, stderr io.Writer) (base string, stop func(), err error) {
+	return startService(ctx, &app.Producer{}, map[string]string{
+		"WAITQ_KAFKA_BROKERS":       strings.Join(st.Brokers(), ","),
+		"WAITQ_REDIS_URL":           st.redis.URL(),
+		"WAITQ_TICKET_SECRET":       app.RandomHex(32),
+		"WAITQ_ADMIN_TOKEN":         adminToken,
+		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
+		"WAITQ_RATE":                "0", // one client address sends every join
+	}, stderr)
+}
+
+// startIngest runs ingest-consumer in this process against st, with the
+// service's defaults (group, discovery interval, batch size), and waits until
+// it is ready.
+func startIngest(ctx context.Context, st *stack, stderr io.Writer) (stop func(), err error) {
+	_, stop, err = startService(ctx, &app.Ingest{}, map[string]string{
+		"WAITQ_KAFKA_BROKERS": strings.Join(st.Brokers(), ","),
+		"WAITQ_REDIS_URL":     st.redis.URL(),
+	}, stderr)
+	return stop, err
+}
+
+// startService runs svc in this process with the settings env (plus a free
+// loopback WAITQ_HTTP_ADDR and a 5 s shutdown), its logs going nowhere, and
+// waits until its /readyz answers 200. stop ends it and waits at most 15 s
+// for it to return.
+func startService(ctx context.Context, svc app.Service, env map[string]string, stderr io.Writer) (base string, stop func(), err error) {
+	addr, err := svcproc.FreeAddr()
+	if err != nil {
+		return "", nil, err
+	}
+	env = maps.Clone(env)
+	env[svcproc.AddrVar] = addr
+	env["WAITQ_SHUTDOWN_TIMEOUT"] = "5s"
+	t := startTask(ctx, func(ctx context.Context) error {
+		return app.RunWithEnv(ctx, svc, env, slog.New(slog.DiscardHandler))
+	})
+	base = "http://" + addr
+	if err := svcproc.WaitReady(ctx, base+"/readyz", t.exited, 30*time.Second); err != nil {
+		if serr := t.stop(15 * time.Second); serr != nil {
+			err = serr
+		}
+		return "", nil, fmt.Errorf("%s: %w", svc.Name(), err)
+	}
+	stop = func() {
+		if err := t.stop(15 * time.Second); err != nil {
+			fmt.Fprintf(stderr, "loadgen: %s: %v\n", svc.Name(), err)
+		}
+	}
+	return base, stop, nil
+}
