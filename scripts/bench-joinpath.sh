@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Measures the join path on this machine with cmd/loadgen: joins/s through
 # producer-api next to a bare echo handler and a bare Kafka writer, then
-# messages/s of the ingest consumer next to raw pipelined ZADDs, then the
-# join → visible-in-line lag at a fixed offered rate. Everything runs
+# messages/s of the ingest consumer next to raw pipelined ZADDs (and with the
+# fast track on), then the join → visible-in-line lag at a fixed offered
+# rate, then how soon people get in (join → admitted frame, release → the
+# next admitted frame on another gateway) with the fast track on and off.
+# Everything runs
 # locally (kfake in-process, a redis-server child process). The tables are
 # printed and kept in bench/out/joinpath-<date>.txt; progress goes to stderr
 # only.
 #
-# Extra flags: JOINS_ARGS='-d 20s -c 128' INGEST_ARGS='-n 500000' LAG_ARGS='-rate 5000' scripts/bench-joinpath.sh
+# Extra flags: JOINS_ARGS='-d 20s -c 128' INGEST_ARGS='-n 500000' LAG_ARGS='-rate 5000' ADMIT_ARGS='-users 2000' scripts/bench-joinpath.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +25,7 @@ go build -o bin/loadgen ./cmd/loadgen
 read -r -a joins_args <<<"${JOINS_ARGS:-}"
 read -r -a ingest_args <<<"${INGEST_ARGS:-}"
 read -r -a lag_args <<<"${LAG_ARGS:-}"
+read -r -a admit_args <<<"${ADMIT_ARGS:-}"
 
 mkdir -p bench/out
 out="bench/out/joinpath-$(date -u +%Y%m%d-%H%M%S).txt"
@@ -34,4 +38,7 @@ bin/loadgen ingest "${ingest_args[@]}" | tee -a "$out"
 echo | tee -a "$out"
 log "loadgen lag ${lag_args[*]}"
 bin/loadgen lag "${lag_args[@]}" | tee -a "$out"
+echo | tee -a "$out"
+log "loadgen admit ${admit_args[*]}"
+bin/loadgen admit "${admit_args[@]}" | tee -a "$out"
 log "written to $out"

@@ -56,6 +56,7 @@ func commands() []command {
 		{"ingest", loadgen.RunIngest, "messages/s the ingest consumer writes into Redis"},
 		{"lag", loadgen.RunLag, "join → visible-in-line lag at a fixed offered rate"},
 		{"sockets", loadgen.RunSockets, "WebSockets one ws-gateway holds with status frames on time"},
+		{"admit", loadgen.RunAdmit, "join → admitted and release → next admitted, fast track on and off"},
 	}
 }
 

@@ -15,6 +15,7 @@ commands:
   ingest  messages/s the ingest consumer writes into Redis
   lag     join → visible-in-line lag at a fixed offered rate
   sockets WebSockets one ws-gateway holds with status frames on time
+  admit   join → admitted and release → next admitted, fast track on and off
 
 Run "loadgen <command> -h" for the command's flags.
 `

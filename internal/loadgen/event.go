@@ -22,10 +22,15 @@ const (
 
 // createBenchEvent creates (or keeps) the bench event through the admin API.
 func createBenchEvent(ctx context.Context, base, token string) error {
+	return createEvent(ctx, base, token, benchEvent, fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions))
+}
+
+// createEvent creates (or updates) event id with the admin PUT body through
+// producer-api at base.
+func createEvent(ctx context.Context, base, token, id, body string) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+benchEvent,
-		strings.NewReader(fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+id, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
@@ -35,12 +40,12 @@ func createBenchEvent(ctx context.Context, base, token string) error {
 	defer c.CloseIdleConnections()
 	resp, err := c.Do(req)
 	if err != nil {
-		return fmt.Errorf("create event %s: %w", benchEvent, err)
+		return fmt.Errorf("create event %s: %w", id, err)
 	}
 	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
 	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("create event %s: %s: %s", benchEvent, resp.Status, strings.TrimSpace(string(body)))
+		return fmt.Errorf("create event %s: %s: %s", id, resp.Status, strings.TrimSpace(string(b)))
 	}
 	return nil
 }
