@@ -233,6 +233,9 @@ func TestHTTPErrors(t *testing.T) {
 		{"put no capacity", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{}`), 400, queue.CodeInvalidConfig},
 		{"put zero capacity", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":0}`), 400, queue.CodeInvalidConfig},
 		{"put negative hold", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"holdSeconds":-1}`), 400, queue.CodeInvalidConfig},
+		{"put negative rate", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"admitPerMinute":-1}`), 400, queue.CodeInvalidConfig},
+		{"put huge rate", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"admitPerMinute":1000001}`), 400, queue.CodeInvalidConfig},
+		{"put rate not a number", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"admitPerMinute":"fast"}`), 400, queue.CodeInvalidConfig},
 		{"put bad state", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"state":"asleep"}`), 400, queue.CodeInvalidConfig},
 		{"put too many partitions", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"partitions":100000}`), 400, queue.CodeInvalidConfig},
 		{"put changes partitions", "PUT", "/v1/admin/events/" + ev, admin(), strings.NewReader(`{"partitions":7}`), 400, queue.CodeInvalidConfig},
@@ -303,7 +306,7 @@ func TestAdminUpdateAndList(t *testing.T) {
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
 	}
-	r := e.putEvent(t, ev, `{"capacity":9,"state":"closed","partitions":3}`)
+	r := e.putEvent(t, ev, `{"capacity":9,"admitPerMinute":120,"state":"closed","partitions":3}`)
 	if r.status != 200 {
 		t.Fatalf("update: %d %s", r.status, r.body)
 	}
@@ -312,7 +315,7 @@ func TestAdminUpdateAndList(t *testing.T) {
 	if err := json.Unmarshal(r.body, &list); err != nil || r.status != 200 {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
-	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: producer.DefaultHoldSeconds, State: queue.StateClosed, Partitions: 3}
+	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: producer.DefaultHoldSeconds, AdmitPerMinute: 120, State: queue.StateClosed, Partitions: 3}
 	if len(list.Events) != 1 || list.Events[0].Event != want {
 		t.Fatalf("list = %+v, want one %+v", list.Events, want)
 	}
