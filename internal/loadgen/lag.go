@@ -90,7 +90,8 @@ func (c *lagConfig) validate() error {
 }
 
 // RunLag measures how long after its 202 a join becomes visible in the
-// waiting line, at a fixed offered rate, through producer-api, the broker and
+// waiting line (or among the holders, admitted by the fast track), at a
+// fixed offered rate, through producer-api, the broker and
 // the ingest consumer, all started here.
 func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg lagConfig
@@ -125,7 +126,7 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	url := base + "/v1/events/" + benchEvent + "/queue"
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
-	w := &watcher{rc: st.client, key: redisstore.WaitingKey(benchEvent)}
+	w := &watcher{rc: st.client, keys: []string{redisstore.WaitingKey(benchEvent), redisstore.ActiveKey(benchEvent)}}
 	runID := app.RandomHex(3)
 	if err := probe(ctx, lc.http, url, "l"+runID+"p", w, stderr); err != nil {
 		return err
@@ -157,7 +158,7 @@ func probe(ctx context.Context, c *http.Client, url, prefix string, w *watcher, 
 		return fmt.Errorf("probe: %w", err)
 	}
 	if res.unseen > 0 {
-		return fmt.Errorf("probe: %d of %d joins not in the waiting line %s after they were sent (polls %d, poll errors %d, last: %v): is the ingest consumer consuming?",
+		return fmt.Errorf("probe: %d of %d joins neither in the waiting line nor holding %s after they were sent (polls %d, poll errors %d, last: %v): is the ingest consumer consuming?",
 			res.unseen, lagProbes, lagProbeLimit, res.polls, res.pollErrors, res.lastErr)
 	}
 	fmt.Fprintf(stderr, "  probe: %d joins in the waiting line %.2fs after the first was sent\n", lagProbes, time.Since(start).Seconds())

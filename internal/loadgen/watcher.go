@@ -50,12 +50,16 @@ func (s *sampler) CloseIdleConnections() {
 	}
 }
 
-// watcher finds when followed users appear in the waiting line. add may be
+// watcher finds when followed users appear in the waiting line, or among
+// the holders when the fast track admitted them as they were written. add may be
 // called from any goroutine; run polls from one goroutine, and only one run
 // may be active at a time.
 type watcher struct {
-	rc  *redis.Client
-	key string // the bench event's waiting line
+	rc *redis.Client
+	// keys are where a join becomes visible: the bench event's waiting
+	// line, and its holders (the fast track admits a join that finds room
+	// as it is written).
+	keys []string
 
 	mu    sync.Mutex
 	fresh []lagSample // added, not yet taken by run
@@ -126,6 +130,24 @@ func (w *watcher) run(ctx context.Context, sent <-chan struct{}, settle time.Dur
 	}
 }
 
+// visible returns nil when one of a user's ZSCOREs found them, redis.Nil
+// when none did, else the first other error.
+func visible(cmds []*redis.FloatCmd) error {
+	var other error
+	for _, c := range cmds {
+		switch err := c.Err(); {
+		case err == nil:
+			return nil
+		case !errors.Is(err, redis.Nil) && other == nil:
+			other = err
+		}
+	}
+	if other != nil {
+		return other
+	}
+	return redis.Nil
+}
+
 // poll asks Redis, in one pipeline, for the scores of the oldest lagPollBatch
 // pending users, records those present as seen at the time the answer came
 // back (so a lag is late by at most one tick plus one round trip), and
@@ -135,9 +157,11 @@ func (w *watcher) poll(ctx context.Context, pending []lagSample, res *watchResul
 	pctx, cancel := context.WithTimeout(ctx, lagPollTimeout)
 	defer cancel()
 	p := w.rc.Pipeline()
-	cmds := make([]*redis.FloatCmd, len(batch))
+	cmds := make([][]*redis.FloatCmd, len(batch))
 	for i, s := range batch {
-		cmds[i] = p.ZScore(pctx, w.key, s.user)
+		for _, k := range w.keys {
+			cmds[i] = append(cmds[i], p.ZScore(pctx, k, s.user))
+		}
 	}
 	_, _ = p.Exec(pctx) // the errors are each command's
 	now := time.Now()
@@ -148,7 +172,7 @@ func (w *watcher) poll(ctx context.Context, pending []lagSample, res *watchResul
 	keep := pending[:0]
 	for i, s := range batch {
 		s.polls++
-		switch err := cmds[i].Err(); {
+		switch err := visible(cmds[i]); {
 		case err == nil:
 			s.seen = now
 			res.seen = append(res.seen, s)
