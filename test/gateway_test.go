@@ -23,7 +23,10 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	common := []string{"WAITQ_KAFKA_BROKERS=" + strings.Join(sys.Kafka.ListenAddrs(), ","), "WAITQ_REDIS_URL=" + sys.Redis.URL(), "WAITQ_TICKET_SECRET=" + ticketSecret}
 	producer := startProc(t, "producer-api", append(common, "WAITQ_ADMIN_TOKEN="+adminToken)...)
-	startProc(t, "ingest-consumer", append(common, "WAITQ_KAFKA_SESSION_TIMEOUT=1500ms", "WAITQ_DISCOVERY_INTERVAL=200ms")...)
+	// The consumer admits nobody itself (no fast track): who gets the two
+	// slots is decided by the monitors from a line in stamp order, not by
+	// which partition the consumer happens to write first.
+	startProc(t, "ingest-consumer", append(common, "WAITQ_KAFKA_SESSION_TIMEOUT=1500ms", "WAITQ_DISCOVERY_INTERVAL=200ms", "WAITQ_FAST_TRACK=false")...)
 	gwEnv := append(common, "WAITQ_STATUS_INTERVAL=100ms", "WAITQ_ADMIT_INTERVAL=200ms", "WAITQ_DISCONNECT_GRACE=3s")
 	gwA := startProc(t, "ws-gateway", gwEnv...)
 	gwB := startProc(t, "ws-gateway", gwEnv...)

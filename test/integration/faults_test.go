@@ -69,6 +69,14 @@ func TestRedisPaused(t *testing.T) {
 	for i := range 5 {
 		first = append(first, api.MustJoin(t, ev, fmt.Sprintf("first-%d", i)))
 	}
+	// They hold the five slots (the fast track admits them as the consumer
+	// writes them) before the watcher joins: their joins travel through
+	// four partitions, and a watcher written before one of them would take
+	// its slot.
+	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+		n, err := s.RDB.ZCard(t.Context(), redisstore.ActiveKey(ev)).Result()
+		return err == nil && n == 5, fmt.Sprintf("%d of 5 holding (%v)", n, err)
+	})
 	watcher := api.MustJoin(t, ev, "watcher")
 	ws, err := testws.Dial(t, gw.WS(watcher.StatusURL), nil)
 	if err != nil {
