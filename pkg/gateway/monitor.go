@@ -49,11 +49,7 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		if len(r.Swept) > 0 {
 			s.log.Info("removed users gone past the disconnect grace", "event", r.EventID, "users", len(r.Swept))
 		}
-		for _, u := range r.Admitted {
-			for _, c := range s.hub.user(r.EventID, u) {
-				s.admit(c, r.ExpiresAt)
-			}
-		}
+		s.admitUsers(r.EventID, r.Admitted, r.ExpiresAt)
 	}
 }
 
@@ -66,11 +62,7 @@ func (s *Server) listenAdmissions(ctx context.Context) {
 	for ctx.Err() == nil {
 		err := s.store.SubscribeAdmissions(ctx, func(a queue.Admission) {
 			s.metrics.notices.Inc()
-			for _, u := range a.Users {
-				for _, c := range s.hub.user(a.EventID, u) {
-					s.admit(c, a.ExpiresAt)
-				}
-			}
+			s.admitUsers(a.EventID, a.Users, a.ExpiresAt)
 		})
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("admissions channel failed; status ticks deliver meanwhile", "err", err)
@@ -78,6 +70,15 @@ func (s *Server) listenAdmissions(ctx context.Context) {
 			case <-ctx.Done():
 			case <-time.After(time.Second):
 			}
+		}
+	}
+}
+
+// admitUsers sends each of users' sockets here its admitted frame, once.
+func (s *Server) admitUsers(event string, users []string, expiresAt int64) {
+	for _, u := range users {
+		for _, c := range s.hub.user(event, u) {
+			s.admit(c, expiresAt)
 		}
 	}
 }
