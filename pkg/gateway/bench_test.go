@@ -24,7 +24,7 @@ func BenchmarkStatusFrames10k(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		for i, c := range conns {
-			s.deliver(c, places[i], n, 20, now)
+			s.deliver(c, nil, places[i], n, 20, now)
 			<-c.out
 		}
 	}

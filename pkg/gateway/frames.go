@@ -14,6 +14,7 @@ type UserState string
 // The states of the contract.
 const (
 	StatePending   UserState = "pending"    // joined, not yet in Redis
+	StatePrequeue  UserState = "prequeue"   // in a drop's pre-queue: no place until the draw at the opening
 	StateWaiting   UserState = "waiting"    // in line
 	StateAdmitted  UserState = "admitted"   // holding a slot
 	StateExpired   UserState = "expired"    // the hold ended or was released
@@ -31,6 +32,14 @@ type StatusFrame struct {
 	Total      int64     `json:"total"`    // users waiting
 	ETASeconds *int64    `json:"etaSeconds"`
 	TS         int64     `json:"ts"`
+	// OpensAt (unix ms) and OpensInSeconds tell a user in a drop's
+	// pre-queue when the draw and the admissions start; only in state
+	// "prequeue", where Total counts the users gathered.
+	OpensAt        int64 `json:"opensAt,omitempty"`
+	OpensInSeconds int64 `json:"opensInSeconds,omitempty"`
+	// DrawnPlace is the 1-based place the draw gave a pre-queue user, from
+	// the opening on (Position then counts down from it as the line moves).
+	DrawnPlace int64 `json:"drawnPlace,omitempty"`
 }
 
 // AdmittedFrame is sent once when the user gets a slot.
@@ -66,8 +75,9 @@ const (
 // event and user ids having been validated to characters JSON needs no
 // escape for ([A-Za-z0-9._:@-]).
 func appendStatus(f *StatusFrame) []byte {
-	// Fixed text ~95 bytes, a state of at most 10, four numbers of at most 20.
-	b := make([]byte, 0, 190+len(f.EventID)+len(f.UserID))
+	// Fixed text ~95 bytes, a state of at most 10, four numbers of at most
+	// 20; the drop's fields ~40 more bytes of text and three numbers.
+	b := make([]byte, 0, 300+len(f.EventID)+len(f.UserID))
 	b = append(b, `{"type":"status","eventId":"`...)
 	b = append(b, f.EventID...)
 	b = append(b, `","userId":"`...)
@@ -86,6 +96,15 @@ func appendStatus(f *StatusFrame) []byte {
 	}
 	b = append(b, `,"ts":`...)
 	b = strconv.AppendInt(b, f.TS, 10)
+	for _, o := range [...]struct {
+		key string
+		v   int64
+	}{{`,"opensAt":`, f.OpensAt}, {`,"opensInSeconds":`, f.OpensInSeconds}, {`,"drawnPlace":`, f.DrawnPlace}} {
+		if o.v != 0 {
+			b = append(b, o.key...)
+			b = strconv.AppendInt(b, o.v, 10)
+		}
+	}
 	return append(b, '}')
 }
 
@@ -103,13 +122,16 @@ type socketView struct {
 
 // placeState maps what Redis says of a user to a state and 1-based position.
 // A user not (yet) in Redis is pending only within pendingMs of their join
-// and only until they were once seen in line.
-func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (UserState, int64) {
+// and only until they were once seen in line. In a drop's pre-queue a user
+// in line has no position: it is drawn at the opening.
+func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64, phase queue.Phase) (UserState, int64) {
 	switch {
 	case p.HoldUntil > nowMs:
 		return StateAdmitted, 0
 	case p.HoldUntil >= 0 || h.admitted:
 		return StateExpired, 0
+	case p.Rank >= 0 && phase == queue.PhasePrequeue:
+		return StatePrequeue, 0
 	case p.Rank >= 0:
 		return StateWaiting, p.Rank + 1
 	case !h.placed && h.joinedAtMs > 0 && nowMs-h.joinedAtMs < pendingMs:

@@ -15,21 +15,26 @@ func TestPlaceState(t *testing.T) {
 		name  string
 		p     queue.Place
 		h     socketView
+		phase queue.Phase
 		state UserState
 		pos   int64
 	}{
-		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, socketView{}, StateAdmitted, 0},
-		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, socketView{admitted: true}, StateExpired, 0},
-		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true}, StateExpired, 0},
-		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, socketView{}, StateWaiting, 1},
-		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, StateWaiting, 12},
-		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
-		{"joined, was in line, left", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100, placed: true}, StateNotQueued, 0},
-		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - pending}, StateNotQueued, 0},
-		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, socketView{}, StateNotQueued, 0},
+		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, socketView{}, queue.PhaseOpen, StateAdmitted, 0},
+		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, socketView{admitted: true}, queue.PhaseOpen, StateExpired, 0},
+		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true}, queue.PhaseOpen, StateExpired, 0},
+		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, socketView{}, queue.PhaseOpen, StateWaiting, 1},
+		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, queue.PhaseOpen, StateWaiting, 12},
+		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, queue.PhaseOpen, StatePending, 0},
+		{"joined, was in line, left", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100, placed: true}, queue.PhaseOpen, StateNotQueued, 0},
+		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - pending}, queue.PhaseOpen, StateNotQueued, 0},
+		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, socketView{}, queue.PhaseOpen, StateNotQueued, 0},
+		{"in a drop's pre-queue: no position", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, queue.PhasePrequeue, StatePrequeue, 0},
+		{"pre-queue join not yet in Redis", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, queue.PhasePrequeue, StatePending, 0},
+		{"drawn, after the opening", queue.Place{Rank: 4, HoldUntil: -1, Drawn: 9}, socketView{}, queue.PhaseOpen, StateWaiting, 5},
+		{"in line while paused", queue.Place{Rank: 4, HoldUntil: -1}, socketView{}, queue.PhasePaused, StateWaiting, 5},
 	}
 	for _, tc := range tests {
-		st, pos := placeState(tc.p, now, tc.h, pending)
+		st, pos := placeState(tc.p, now, tc.h, pending, tc.phase)
 		if st != tc.state || pos != tc.pos {
 			t.Errorf("%s: %s %d, want %s %d", tc.name, st, pos, tc.state, tc.pos)
 		}
@@ -87,13 +92,16 @@ func FuzzClientFrame(f *testing.F) {
 // encoding/json writes, for every state, with and without an ETA.
 func TestAppendStatusMatchesJSON(t *testing.T) {
 	eta := int64(42)
-	for _, st := range []UserState{StatePending, StateWaiting, StateAdmitted, StateExpired, StateNotQueued} {
+	for _, st := range []UserState{StatePending, StatePrequeue, StateWaiting, StateAdmitted, StateExpired, StateNotQueued} {
 		for _, e := range []*int64{nil, &eta} {
-			f := StatusFrame{Type: "status", EventID: "Sale_2026-11", UserID: "alice@example.com:7.x", State: st,
-				Position: 12, Total: 340, ETASeconds: e, TS: 1_795_310_072_135}
-			want, _ := json.Marshal(f)
-			if got := appendStatus(&f); string(got) != string(want) {
-				t.Fatalf("appendStatus = %s\nwant         %s", got, want)
+			for _, drop := range []struct{ opensAt, opensIn, drawn int64 }{{}, {1_795_310_100_000, 28, 0}, {0, 0, 77}} {
+				f := StatusFrame{Type: "status", EventID: "Sale_2026-11", UserID: "alice@example.com:7.x", State: st,
+					Position: 12, Total: 340, ETASeconds: e, TS: 1_795_310_072_135,
+					OpensAt: drop.opensAt, OpensInSeconds: drop.opensIn, DrawnPlace: drop.drawn}
+				want, _ := json.Marshal(f)
+				if got := appendStatus(&f); string(got) != string(want) {
+					t.Fatalf("appendStatus = %s\nwant         %s", got, want)
+				}
 			}
 		}
 	}

@@ -91,28 +91,56 @@ func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
 		s.log.Warn("status read failed", "event", ev, "users", len(users), "err", err)
 		return
 	}
-	perSecond := s.admissionRate(ctx, ev, b.AdmittedTotal, nowMs)
+	e := s.eventOf(ctx, ev)
+	perSecond := s.admissionRate(e, ev, b.AdmittedTotal, nowMs)
 	for _, c := range conns {
-		s.deliver(c, b.Places[index[c.userID]], b.Total, perSecond, nowMs)
+		s.deliver(c, e, b.Places[index[c.userID]], b.Total, perSecond, nowMs)
 	}
 }
 
 // deliver queues c's status frame, and its admitted frame the first time the
-// user is seen holding a slot.
-func (s *Server) deliver(c *conn, p queue.Place, total int64, perSecond float64, nowMs int64) {
-	st, pos := placeState(p, nowMs, c.view(), s.cfg.PendingWindow.Milliseconds())
-	if st == StateWaiting || st == StateAdmitted {
+// user is seen holding a slot. e is the event's configuration (nil: unknown).
+func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, total int64, perSecond float64, nowMs int64) {
+	f := statusFrame(e, c.eventID, c.userID, p, total, perSecond, nowMs, c.view(), s.cfg.PendingWindow.Milliseconds())
+	if f.State == StateWaiting || f.State == StatePrequeue || f.State == StateAdmitted {
 		c.placed.Store(true)
 	}
-	if st == StateAdmitted {
+	if f.State == StateAdmitted {
 		s.admit(c, p.HoldUntil)
 	}
-	if c.send(appendStatus(&StatusFrame{
-		Type: "status", EventID: c.eventID, UserID: c.userID, State: st, Position: pos,
-		Total: total, ETASeconds: etaSeconds(pos, perSecond), TS: nowMs,
-	})) {
+	if c.send(appendStatus(&f)) {
 		s.metrics.frames.Inc()
 	}
+}
+
+// eventOf returns event's configuration from the cache, or nil when it
+// cannot be read: the frames then say nothing of a schedule.
+func (s *Server) eventOf(ctx context.Context, event string) *queue.Event {
+	e, err := s.events.Event(ctx, event)
+	if err != nil {
+		return nil
+	}
+	return &e
+}
+
+// statusFrame is the one place a status frame is made, for sockets and
+// polls: the state and position of p, and for a drop the pre-queue's
+// countdown or the drawn place. e may be nil (configuration unknown).
+func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, total int64, perSecond float64, nowMs int64, v socketView, pendingMs int64) StatusFrame {
+	phase := queue.PhaseOpen
+	if e != nil {
+		phase = e.Phase(nowMs)
+	}
+	st, pos := placeState(p, nowMs, v, pendingMs, phase)
+	f := StatusFrame{
+		Type: "status", EventID: eventID, UserID: userID, State: st, Position: pos,
+		Total: total, ETASeconds: etaSeconds(pos, perSecond), TS: nowMs, DrawnPlace: p.Drawn,
+	}
+	if st == StatePrequeue {
+		f.OpensAt = e.OpensAt
+		f.OpensInSeconds = max(1, (e.OpensAt-nowMs+999)/1000)
+	}
+	return f
 }
 
 // admit sends c its admitted frame with a signed entry token, once.
@@ -139,20 +167,19 @@ func (s *Server) pollStatus(c echo.Context) error {
 	if err != nil {
 		return httpkit.StoreError(s.log, "status of "+id.eventID, err)
 	}
-	st, pos := placeState(b.Places[0], nowMs, socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds())
-	return c.JSON(http.StatusOK, StatusFrame{
-		Type: "status", EventID: id.eventID, UserID: id.userID, State: st, Position: pos, Total: b.Total,
-		ETASeconds: etaSeconds(pos, s.admissionRate(c.Request().Context(), id.eventID, b.AdmittedTotal, nowMs)), TS: nowMs,
-	})
+	e := s.eventOf(c.Request().Context(), id.eventID)
+	perSecond := s.admissionRate(e, id.eventID, b.AdmittedTotal, nowMs)
+	return c.JSON(http.StatusOK, statusFrame(e, id.eventID, id.userID, b.Places[0], b.Total, perSecond, nowMs,
+		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds()))
 }
 
 // admissionRate is the rate the ETA assumes for event: the measured one
 // (from admittedTotal), never above the event's admitPerMinute, and that
-// ceiling itself while nothing has been measured yet.
-func (s *Server) admissionRate(ctx context.Context, event string, admittedTotal, nowMs int64) float64 {
+// ceiling itself while nothing has been measured yet. e is the event's
+// configuration, nil when unknown.
+func (s *Server) admissionRate(e *queue.Event, event string, admittedTotal, nowMs int64) float64 {
 	measured := s.rates.observe(event, admittedTotal, nowMs)
-	e, err := s.events.Event(ctx, event)
-	if err != nil || e.AdmitPerMinute <= 0 {
+	if e == nil || e.AdmitPerMinute <= 0 {
 		return measured
 	}
 	ceiling := float64(e.AdmitPerMinute) / 60

@@ -2,7 +2,9 @@ package httpkit
 
 import (
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
@@ -25,6 +27,9 @@ var statusOf = map[queue.Code]int{
 	queue.CodeNotFound:          http.StatusNotFound,
 	queue.CodeMethodNotAllowed:  http.StatusMethodNotAllowed,
 	queue.CodeEventClosed:       http.StatusConflict,
+	queue.CodeEventNotOpen:      http.StatusConflict,
+	queue.CodeScheduleLocked:    http.StatusConflict,
+	queue.CodeDrawNotRevealed:   http.StatusConflict,
 	queue.CodeSlotsInUse:        http.StatusConflict,
 	queue.CodeBodyTooLarge:      http.StatusRequestEntityTooLarge,
 	queue.CodeRateLimited:       http.StatusTooManyRequests,
@@ -94,6 +99,8 @@ type ErrorBody struct {
 type ErrorDetail struct {
 	Code    queue.Code `json:"code"`
 	Message string     `json:"message"`
+	// OpensAt is the event's opening (unix ms) with event_not_open.
+	OpensAt int64 `json:"opensAt,omitempty"`
 }
 
 // errorHandler writes err as the contract's JSON error. Errors without a
@@ -126,6 +133,9 @@ func (s *base) errorHandler(err error, c echo.Context) {
 	if status == 0 {
 		status = http.StatusInternalServerError
 	}
+	if de.RetryAfter > 0 {
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(de.RetryAfter.Seconds())), 10))
+	}
 	switch status {
 	case http.StatusTooManyRequests, http.StatusServiceUnavailable:
 		if c.Response().Header().Get("Retry-After") == "" {
@@ -137,7 +147,7 @@ func (s *base) errorHandler(err error, c echo.Context) {
 		}
 	}
 	s.errors.WithLabelValues(string(de.Code)).Inc()
-	if err := c.JSON(status, ErrorBody{Error: ErrorDetail{Code: de.Code, Message: de.Message}}); err != nil {
+	if err := c.JSON(status, ErrorBody{Error: ErrorDetail{Code: de.Code, Message: de.Message, OpensAt: de.OpensAt}}); err != nil {
 		s.log.Debug("writing error response", "err", err)
 	}
 }

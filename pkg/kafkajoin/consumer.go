@@ -89,6 +89,9 @@ type ConsumerStats struct {
 	Fetched, Written, Ignored, DeadLettered, Retries, Commits, CommitErrors int64
 	// Admitted counts the users the sink's fast track let in.
 	Admitted int64
+	// Inversions counts joins written behind someone placed after them who
+	// was already admitted (queue.Fairness).
+	Inversions int64
 	// Lag is the consumer-group lag of the partitions this member has
 	// fetched from: log end (high-water mark) minus committed offset.
 	Lag int64
@@ -105,7 +108,7 @@ type Consumer struct {
 	storeOK  atomic.Bool
 	brokerOK atomic.Bool
 
-	fetched, written, ignored, admitted, deadLettered, retries, commits, commitErrors atomic.Int64
+	fetched, written, ignored, admitted, inversions, deadLettered, retries, commits, commitErrors atomic.Int64
 
 	mu     sync.Mutex
 	topics []string                         // subscribed now
@@ -180,7 +183,7 @@ func (c *Consumer) Stats() ConsumerStats {
 	}
 	c.mu.Unlock()
 	return ConsumerStats{
-		Fetched: c.fetched.Load(), Written: c.written.Load(), Ignored: c.ignored.Load(), Admitted: c.admitted.Load(),
+		Fetched: c.fetched.Load(), Written: c.written.Load(), Ignored: c.ignored.Load(), Admitted: c.admitted.Load(), Inversions: c.inversions.Load(),
 		DeadLettered: c.deadLettered.Load(), Retries: c.retries.Load(),
 		Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Lag: lag,
 	}
@@ -462,6 +465,7 @@ func (c *Consumer) write(ctx context.Context, good []decoded) (dead []deadLetter
 	c.written.Add(int64(res.Joined + res.Left))
 	c.ignored.Add(int64(res.Ignored))
 	c.admitted.Add(int64(res.Admitted))
+	c.inversions.Add(int64(res.Inversions))
 	return dead, true
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -23,6 +24,11 @@ type EventBody struct {
 	AdmitPerMinute *int              `json:"admitPerMinute"`
 	Partitions     *int              `json:"partitions"`
 	State          *queue.EventState `json:"state"`
+	// OpensAt, PrequeueSeconds and ClosesAt schedule a drop (queue.Schedule);
+	// opensAt 0 removes the schedule.
+	OpensAt         *int64 `json:"opensAt"`
+	PrequeueSeconds *int   `json:"prequeueSeconds"`
+	ClosesAt        *int64 `json:"closesAt"`
 }
 
 // Defaults of a new event's configuration.
@@ -84,6 +90,9 @@ func (s *Server) putEvent(c echo.Context) error {
 	if body.State != nil {
 		ev.State = *body.State
 	}
+	if err := s.schedule(&ev, body, s.now().UnixMilli()); err != nil {
+		return err
+	}
 	if body.Partitions != nil {
 		// More partitions would move keys to other partitions, and a leave
 		// could then overtake its join: the count is fixed at creation.
@@ -119,23 +128,53 @@ func (s *Server) putEvent(c echo.Context) error {
 	return c.JSON(status, st)
 }
 
+// schedule applies body's schedule to ev. The opening and the pre-queue are
+// fixed once the pre-queue took joins (moving them would change who is in
+// the draw); a new opening must lie in the future. The first schedule draws
+// the event's seed, which then stays for the event's life: its commitment
+// may have been published.
+func (s *Server) schedule(ev *queue.Event, body EventBody, nowMs int64) error {
+	next := ev.Schedule
+	if body.OpensAt != nil {
+		next.OpensAt = *body.OpensAt
+	}
+	if body.PrequeueSeconds != nil {
+		next.PrequeueSeconds = *body.PrequeueSeconds
+	}
+	if body.ClosesAt != nil {
+		next.ClosesAt = *body.ClosesAt
+	}
+	if next.OpensAt == 0 && body.PrequeueSeconds == nil {
+		next.PrequeueSeconds = 0 // removing the schedule removes its pre-queue
+	}
+	moved := next.OpensAt != ev.OpensAt || next.PrequeueSeconds != ev.PrequeueSeconds
+	switch {
+	case moved && ev.Locked(nowMs):
+		return queue.Errorf(queue.CodeScheduleLocked, "the pre-queue of event %s has started: opensAt and prequeueSeconds can no longer change", ev.ID)
+	case moved && next.OpensAt != 0 && next.OpensAt <= nowMs:
+		return queue.Errorf(queue.CodeInvalidConfig, "opensAt must be in the future")
+	}
+	ev.Schedule = next
+	if ev.OpensAt > 0 && ev.Seed == nil {
+		seed, err := draw.NewSeed()
+		if err != nil {
+			return err
+		}
+		ev.Seed = &seed
+	}
+	return nil
+}
+
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions and state")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, opensAt, prequeueSeconds and closesAt")
 	return b, err
 }
 
 func (s *Server) getEvent(c echo.Context) error {
-	id, err := s.eventParam(c)
+	st, err := s.eventStatus(c)
 	if err != nil {
 		return err
-	}
-	st, err := s.store.EventStatus(c.Request().Context(), id, s.now().UnixMilli())
-	if errors.Is(err, queue.ErrEventNotFound) {
-		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
-	}
-	if err != nil {
-		return s.storeError("read event", err)
 	}
 	return c.JSON(http.StatusOK, st)
 }

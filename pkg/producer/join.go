@@ -48,7 +48,7 @@ func (s *Server) join(c echo.Context) error {
 }
 
 // leave publishes a leave through the same partition as the user's join.
-// Leaving is allowed from a closed event.
+// Leaving is allowed in every phase.
 func (s *Server) leave(c echo.Context) error {
 	m, err := s.enqueue(c, queue.OpLeave)
 	if err != nil {
@@ -60,17 +60,24 @@ func (s *Server) leave(c echo.Context) error {
 // enqueue validates a join or leave, stamps it with the server time and
 // publishes it; it returns the message once Kafka acknowledged it.
 func (s *Server) enqueue(c echo.Context, op queue.Op) (queue.Message, error) {
-	ev, user, err := s.queueRequest(c, op == queue.OpJoin)
+	ev, user, err := s.queueRequest(c)
 	if err != nil {
 		return queue.Message{}, err
 	}
 	m := queue.NewMessage(op, ev.ID, user, s.now().UnixMilli())
+	if op == queue.OpJoin {
+		// The stamp decides: a join stamped before the opening is in the
+		// pre-queue's draw, wherever and whenever it reaches the line.
+		if err := ev.CheckJoin(m.TS); err != nil {
+			return queue.Message{}, err
+		}
+	}
 	return m, s.publish(c.Request().Context(), m)
 }
 
-// queueRequest validates a join or leave: ids, identity, the event's
-// existence and, for joins, that it is open.
-func (s *Server) queueRequest(c echo.Context, join bool) (queue.Event, string, error) {
+// queueRequest validates a join or leave: ids, identity and the event's
+// existence.
+func (s *Server) queueRequest(c echo.Context) (queue.Event, string, error) {
 	id := c.Param("eventId")
 	if err := queue.CheckEventID(id); err != nil {
 		return queue.Event{}, "", err
@@ -88,8 +95,6 @@ func (s *Server) queueRequest(c echo.Context, join bool) (queue.Event, string, e
 		return queue.Event{}, "", queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
 	case err != nil:
 		return queue.Event{}, "", httpkit.StoreError(s.log, "look up event "+id, err)
-	case join && !ev.State.AcceptsJoins():
-		return queue.Event{}, "", queue.Errorf(queue.CodeEventClosed, "event %s is not accepting joins", id)
 	}
 	return ev, user, nil
 }

@@ -166,13 +166,18 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	if err := json.Unmarshal(r.body, &st); err != nil || r.status != http.StatusOK {
 		t.Fatalf("get event: %d %s", r.status, r.body)
 	}
-	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2}, Waiting: 1}
+	// Both joins were written: the ingest delay counts them.
+	if st.Fairness.IngestDelayMs.Count != 2 || st.Fairness.Inversions != 0 {
+		t.Errorf("fairness = %+v, want 2 delays counted and no inversion", st.Fairness)
+	}
+	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2},
+		Phase: queue.PhaseOpen, Waiting: 1, Fairness: st.Fairness}
 	if st != want {
 		t.Errorf("event status = %+v, want %+v", st, want)
 	}
 	var raw map[string]any
 	_ = json.Unmarshal(r.body, &raw)
-	for _, k := range []string{"eventId", "capacity", "holdSeconds", "state", "waiting", "active", "admittedTotal"} {
+	for _, k := range []string{"eventId", "capacity", "holdSeconds", "state", "phase", "waiting", "active", "admittedTotal", "fairness"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("event JSON lacks %q: %s", k, r.body)
 		}

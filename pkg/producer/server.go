@@ -111,6 +111,9 @@ func New(cfg Config, d Deps) *Server {
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
+	if d.Store != nil {
+		d.Registry.MustRegister(newEventCollector(d.Store, d.Now, d.Logger))
+	}
 	e := httpkit.NewEcho(httpkit.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: httpkit.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: OpenAPI})
 	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
 		AllowOriginFunc: func(origin string) (bool, error) { return httpkit.OriginAllowed(origin, cfg.AllowedOrigins), nil },
@@ -120,12 +123,14 @@ func New(cfg Config, d Deps) *Server {
 	limit := httpkit.Limit(cfg.JoinLimit, cfg.ClientIPs, d.Now)
 	e.POST("/v1/events/:eventId/queue", s.join, limit)
 	e.DELETE("/v1/events/:eventId/queue", s.leave, limit)
+	e.GET("/v1/events/:eventId", s.publicEvent, limit)
 
 	admin := e.Group("/v1/admin", s.requireAdmin)
 	admin.GET("/events", s.listEvents)
 	admin.PUT("/events/:eventId", s.putEvent)
 	admin.GET("/events/:eventId", s.getEvent)
 	admin.DELETE("/events/:eventId", s.deleteEvent)
+	admin.GET("/events/:eventId/draw", s.exportDraw)
 	s.e = e
 	return s
 }

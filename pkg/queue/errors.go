@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Code is a machine-readable error code of the external contract, written in
@@ -18,6 +19,9 @@ const (
 	CodeMissingUserID     Code = "missing_user_id"
 	CodeEventNotFound     Code = "event_not_found"
 	CodeEventClosed       Code = "event_closed"
+	CodeEventNotOpen      Code = "event_not_open"
+	CodeScheduleLocked    Code = "schedule_locked"
+	CodeDrawNotRevealed   Code = "draw_not_revealed"
 	CodeRateLimited       Code = "rate_limited"
 	CodeBrokerUnavailable Code = "broker_unavailable"
 	CodeStoreUnavailable  Code = "store_unavailable"
@@ -38,6 +42,11 @@ const (
 type Error struct {
 	Code    Code
 	Message string
+	// OpensAt is the opening of the event a join came too early for (unix
+	// ms), told to the client with event_not_open.
+	OpensAt int64
+	// RetryAfter, when positive, is sent as the Retry-After header.
+	RetryAfter time.Duration
 }
 
 // Error implements the error interface.

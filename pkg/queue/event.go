@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 // EventState says whether an event accepts joins and admits.
@@ -20,9 +22,6 @@ const (
 	StateClosed EventState = "closed"
 )
 
-// AcceptsJoins reports whether a join is accepted in state s.
-func (s EventState) AcceptsJoins() bool { return s == StateOpen || s == StatePaused }
-
 // Limits on an event's configuration.
 const (
 	MaxCapacity    = 1_000_000
@@ -30,6 +29,9 @@ const (
 	MaxPartitions  = 256
 	// MaxAdmitPerMinute bounds an event's admission rate.
 	MaxAdmitPerMinute = 1_000_000
+	// MaxPrequeueSeconds bounds how long before its opening a drop takes
+	// joins.
+	MaxPrequeueSeconds = 7 * 24 * 3600
 	// DefaultAdmitBatch is the most users one event admits in one step:
 	// a slot-monitor round, a join batch or a release.
 	DefaultAdmitBatch = 100
@@ -47,6 +49,84 @@ type Event struct {
 	AdmitPerMinute int        `json:"admitPerMinute"`
 	State          EventState `json:"state"`
 	Partitions     int        `json:"partitions"`
+	Schedule
+	// Seed is the secret of the event's draw, drawn when it was first
+	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
+	// reveals it at the opening.
+	Seed *draw.Seed `json:"-"`
+}
+
+// Schedule is a ticket drop's timetable; the zero Schedule is an event
+// open at once, for good.
+type Schedule struct {
+	// OpensAt is the opening (unix ms; 0: not scheduled): the pre-queue's
+	// random draw takes effect and admission starts.
+	OpensAt int64 `json:"opensAt,omitempty"`
+	// PrequeueSeconds is how long before OpensAt joins are taken; a join
+	// before that is refused with event_not_open.
+	PrequeueSeconds int `json:"prequeueSeconds,omitempty"`
+	// ClosesAt is when joins stop (unix ms; 0: never); the line already
+	// there is still admitted.
+	ClosesAt int64 `json:"closesAt,omitempty"`
+}
+
+// PrequeueOpensAt is when the pre-queue starts taking joins (unix ms).
+func (s Schedule) PrequeueOpensAt() int64 { return s.OpensAt - int64(s.PrequeueSeconds)*1000 }
+
+// Locked reports whether the opening and the pre-queue can no longer move at
+// nowMs: once the pre-queue took joins, moving them would change who is in
+// the draw.
+func (s Schedule) Locked(nowMs int64) bool { return s.OpensAt > 0 && nowMs >= s.PrequeueOpensAt() }
+
+// Phase is where an event stands in time, as clients are told.
+type Phase string
+
+// Event phases.
+const (
+	// PhaseScheduled: a drop whose pre-queue has not started; joins are
+	// refused with event_not_open.
+	PhaseScheduled Phase = "scheduled"
+	// PhasePrequeue: joins gather for the draw; nobody has a place or is
+	// admitted until the opening.
+	PhasePrequeue Phase = "prequeue"
+	// PhaseOpen: joins take places, the line is admitted.
+	PhaseOpen Phase = "open"
+	// PhasePaused: joins take places, nobody is admitted.
+	PhasePaused Phase = "paused"
+	// PhaseClosed: no new joins; the line is still admitted.
+	PhaseClosed Phase = "closed"
+)
+
+// Phase returns e's phase at nowMs.
+func (e *Event) Phase(nowMs int64) Phase {
+	switch {
+	case e.State == StateClosed || (e.ClosesAt > 0 && nowMs >= e.ClosesAt):
+		return PhaseClosed
+	case e.OpensAt > 0 && nowMs < e.PrequeueOpensAt():
+		return PhaseScheduled
+	case e.OpensAt > 0 && nowMs < e.OpensAt:
+		return PhasePrequeue
+	case e.State == StatePaused:
+		return PhasePaused
+	}
+	return PhaseOpen
+}
+
+// CheckJoin reports whether a join stamped at nowMs is taken: an
+// event_not_open error (with OpensAt and a RetryAfter to the pre-queue's
+// start) before the pre-queue, event_closed after the close.
+func (e *Event) CheckJoin(nowMs int64) error {
+	switch e.Phase(nowMs) {
+	case PhaseScheduled:
+		start := e.PrequeueOpensAt()
+		err := Errorf(CodeEventNotOpen, "event %s takes joins from %s", e.ID, time.UnixMilli(start).UTC().Format(time.RFC3339))
+		err.OpensAt = e.OpensAt
+		err.RetryAfter = time.Duration(start-nowMs) * time.Millisecond
+		return err
+	case PhaseClosed:
+		return Errorf(CodeEventClosed, "event %s is not accepting joins", e.ID)
+	}
+	return nil
 }
 
 // Validate reports the first invalid field of e as a CodeInvalidConfig error.
@@ -64,16 +144,62 @@ func (e *Event) Validate() error {
 		return Errorf(CodeInvalidConfig, "partitions must be between 1 and %d", MaxPartitions)
 	case e.AdmitPerMinute < 0 || e.AdmitPerMinute > MaxAdmitPerMinute:
 		return Errorf(CodeInvalidConfig, "admitPerMinute must be between 0 (no rate limit) and %d", MaxAdmitPerMinute)
+	case e.OpensAt < 0:
+		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")
+	case e.PrequeueSeconds < 0 || e.PrequeueSeconds > MaxPrequeueSeconds:
+		return Errorf(CodeInvalidConfig, "prequeueSeconds must be between 0 and %d", MaxPrequeueSeconds)
+	case e.PrequeueSeconds > 0 && e.OpensAt == 0:
+		return Errorf(CodeInvalidConfig, "prequeueSeconds needs an opensAt")
+	case e.ClosesAt < 0 || (e.ClosesAt > 0 && e.ClosesAt <= e.OpensAt):
+		return Errorf(CodeInvalidConfig, "closesAt must be after opensAt, or 0 for never")
 	}
 	return nil
+}
+
+// DrawStatus is an event's draw as anyone may see it: the commitment from
+// scheduling on, the seed from the opening on.
+type DrawStatus struct {
+	// Commitment is the SHA-256 of the seed, hex (package draw).
+	Commitment string `json:"commitment"`
+	// Seed is the seed in hex; empty before the opening.
+	Seed string `json:"seed,omitempty"`
+	// PrequeueSize counts the users who joined during the pre-queue.
+	PrequeueSize int64 `json:"prequeueSize"`
+}
+
+// DrawStatus returns e's draw at nowMs, revealing the seed only from the
+// opening on; nil when e never had a draw. This is the one place the seed
+// leaves the service.
+func (e *Event) DrawStatus(nowMs, prequeueSize int64) *DrawStatus {
+	if e.Seed == nil {
+		return nil
+	}
+	d := &DrawStatus{Commitment: e.Seed.Commitment(), PrequeueSize: prequeueSize}
+	if e.OpensAt > 0 && nowMs >= e.OpensAt {
+		d.Seed = e.Seed.Hex()
+	}
+	return d
+}
+
+// Fairness is what tells an operator whether the line kept its order.
+type Fairness struct {
+	// Inversions counts joins that reached the line after a user placed
+	// behind them had already been admitted, and then had to wait:
+	// consumer lag let them be overtaken. 0 in normal operation.
+	Inversions int64 `json:"inversions"`
+	// IngestDelayMs is how long joins took from their stamp to the line.
+	IngestDelayMs DelaySummary `json:"ingestDelayMs"`
 }
 
 // EventStatus is an event's configuration with the live sizes of its line.
 type EventStatus struct {
 	Event
-	Waiting       int64 `json:"waiting"`
-	Active        int64 `json:"active"`
-	AdmittedTotal int64 `json:"admittedTotal"`
+	Phase         Phase       `json:"phase"`
+	Waiting       int64       `json:"waiting"`
+	Active        int64       `json:"active"`
+	AdmittedTotal int64       `json:"admittedTotal"`
+	Draw          *DrawStatus `json:"draw,omitempty"`
+	Fairness      Fairness    `json:"fairness"`
 }
 
 // EventLookup finds an event's configuration.
@@ -92,6 +218,9 @@ type EventStore interface {
 	EventStatus(ctx context.Context, id string, nowMs int64) (EventStatus, error)
 	// EventIDs lists the registered events.
 	EventIDs(ctx context.Context) ([]string, error)
+	// DrawOrder returns id's pre-queue users in the order the line holds
+	// them (empty for an event without a draw).
+	DrawOrder(ctx context.Context, id string) ([]string, error)
 	// DeleteEvent removes id and its line; it fails with CodeSlotsInUse while
 	// anyone holds a slot, and with ErrEventNotFound for an unknown id.
 	DeleteEvent(ctx context.Context, id string, nowMs int64) error
@@ -123,13 +252,23 @@ type Publisher interface {
 
 // String returns a short description of e for logs.
 func (e Event) String() string {
-	return fmt.Sprintf("event %s (capacity %d, hold %ds, %d a minute, %s, %d partitions)", e.ID, e.Capacity, e.HoldSeconds, e.AdmitPerMinute, e.State, e.Partitions)
+	s := fmt.Sprintf("event %s (capacity %d, hold %ds, %d a minute, %s, %d partitions", e.ID, e.Capacity, e.HoldSeconds, e.AdmitPerMinute, e.State, e.Partitions)
+	if e.OpensAt > 0 {
+		s += fmt.Sprintf(", opens %s after a %ds pre-queue", time.UnixMilli(e.OpensAt).UTC().Format(time.RFC3339), e.PrequeueSeconds)
+	}
+	if e.ClosesAt > 0 {
+		s += ", closes " + time.UnixMilli(e.ClosesAt).UTC().Format(time.RFC3339)
+	}
+	return s + ")"
 }
 
 // Place is where one user stands in an event.
 type Place struct {
 	Rank      int64 // 0-based rank in the waiting line, -1 when not waiting
 	HoldUntil int64 // end of the user's hold (unix ms), -1 when not holding
+	// Drawn is the 1-based place the draw gave the user among a drop's
+	// pre-queue; 0 when they were not in it, or before the opening.
+	Drawn int64
 }
 
 // StatusBatch is the state of one event for a set of users, read at once.

@@ -81,6 +81,9 @@ type IngestResult struct {
 	Ignored int
 	// Admitted counts the users the fast track let in after the batch.
 	Admitted int
+	// Inversions counts joins that had to wait behind a user placed after
+	// them who was already admitted (queue.Fairness).
+	Inversions int
 	// UnknownEvents lists the events with no configuration: none of their
 	// messages was written.
 	UnknownEvents []string

@@ -35,19 +35,25 @@ func SeenKey(eventID string) string { return "waitq:{" + eventID + "}:seen" }
 // queued or admitted twice for one join.
 func ServedKey(eventID string) string { return "waitq:{" + eventID + "}:served" }
 
+// PrequeueKey is the ZSET of the users who joined eventID's pre-queue,
+// scored by their drawn place (package draw's Score): the draw's list, kept
+// after they leave or are admitted, exported after the opening.
+func PrequeueKey(eventID string) string { return "waitq:{" + eventID + "}:prequeue" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
-	config, waiting, active, stats, seen, served string
+	config, waiting, active, stats, seen, served, prequeue string
 }
 
 func keysOf(eventID string) eventKeys {
 	return eventKeys{
-		config:  ConfigKey(eventID),
-		waiting: WaitingKey(eventID),
-		active:  ActiveKey(eventID),
-		stats:   StatsKey(eventID),
-		seen:    SeenKey(eventID),
-		served:  ServedKey(eventID),
+		config:   ConfigKey(eventID),
+		waiting:  WaitingKey(eventID),
+		active:   ActiveKey(eventID),
+		stats:    StatsKey(eventID),
+		seen:     SeenKey(eventID),
+		served:   ServedKey(eventID),
+		prequeue: PrequeueKey(eventID),
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -21,12 +22,13 @@ type Store struct {
 	// fastTrack is the most users a join batch or a release admits at once
 	// (0: only the slot monitor admits).
 	fastTrack int
+	draws     *drawCache
 }
 
 var _ queue.EventStore = (*Store)(nil)
 
 // New returns a Store over c. It does not contact the server.
-func New(c redis.UniversalClient) *Store { return &Store{c: c} }
+func New(c redis.UniversalClient) *Store { return &Store{c: c, draws: newDrawCache()} }
 
 // Dial parses a redis:// URL, connects and returns a Store with its client.
 func Dial(ctx context.Context, url string) (*Store, error) {
@@ -44,7 +46,9 @@ func Dial(ctx context.Context, url string) (*Store, error) {
 // WithFastTrack returns a Store on the same client whose joins and releases
 // admit up to batch users at once while there is room (0: only the slot
 // monitor's Tick admits).
-func (s *Store) WithFastTrack(batch int) *Store { return &Store{c: s.c, fastTrack: max(batch, 0)} }
+func (s *Store) WithFastTrack(batch int) *Store {
+	return &Store{c: s.c, fastTrack: max(batch, 0), draws: s.draws}
+}
 
 // Client returns the underlying client.
 func (s *Store) Client() redis.UniversalClient { return s.c }
@@ -60,7 +64,9 @@ func (s *Store) Ping(ctx context.Context) error {
 	return nil
 }
 
-// PutEvent creates or replaces e's configuration and registers it.
+// PutEvent creates or replaces e's configuration and registers it. An
+// event's draw seed is written once: a seed already stored stays (its
+// commitment may have been published), whatever e.Seed says.
 func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 	key := ConfigKey(e.ID)
 	var exists *redis.IntCmd
@@ -71,7 +77,14 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 			"holdSeconds", e.HoldSeconds,
 			"state", string(e.State),
 			"partitions", e.Partitions,
-			"admitPerMinute", e.AdmitPerMinute)
+			"admitPerMinute", e.AdmitPerMinute,
+			"opensAt", e.OpensAt,
+			"prequeueSeconds", e.PrequeueSeconds,
+			"closesAt", e.ClosesAt)
+		if e.Seed != nil {
+			p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
+			p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
+		}
 		return nil
 	})
 	if err != nil {
@@ -99,16 +112,33 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 		return queue.Event{}, queue.ErrEventNotFound
 	}
 	e := queue.Event{ID: id, State: queue.EventState(h["state"])}
-	if _, ok := h["admitPerMinute"]; !ok {
-		h["admitPerMinute"] = "0" // written before the setting existed
+	// Settings added later are absent from configurations written before.
+	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt"} {
+		if _, ok := h[f]; !ok {
+			h[f] = "0"
+		}
 	}
 	var errs []error
-	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute} {
+	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds} {
 		n, err := strconv.Atoi(h[field])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("field %s: %w", field, err))
 		}
 		*dst = n
+	}
+	for field, dst := range map[string]*int64{"opensAt": &e.OpensAt, "closesAt": &e.ClosesAt} {
+		n, err := strconv.ParseInt(h[field], 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", field, err))
+		}
+		*dst = n
+	}
+	if hx, ok := h["drawSeed"]; ok {
+		seed, err := draw.ParseSeed(hx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field drawSeed: %w", err))
+		}
+		e.Seed = &seed
 	}
 	if err := errors.Join(errs...); err != nil {
 		return queue.Event{}, fmt.Errorf("redisstore: event %s has a corrupt configuration: %w", id, err)
@@ -123,24 +153,48 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		conf     *redis.MapStringStringCmd
 		waiting  *redis.IntCmd
 		active   *redis.IntCmd
-		admitted *redis.StringCmd
+		stats    *redis.MapStringStringCmd
+		prequeue *redis.IntCmd
 	)
 	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
 		conf = p.HGetAll(ctx, ConfigKey(id))
 		waiting = p.ZCard(ctx, WaitingKey(id))
 		active = p.ZCount(ctx, ActiveKey(id), "("+strconv.FormatInt(nowMs, 10), "+inf")
-		admitted = p.HGet(ctx, StatsKey(id), "admittedTotal")
+		stats = p.HGetAll(ctx, StatsKey(id))
+		prequeue = p.ZCard(ctx, PrequeueKey(id))
 		return nil
 	})
-	if err != nil && !errors.Is(err, redis.Nil) {
+	if err != nil {
 		return queue.EventStatus{}, fmt.Errorf("redisstore: event status %s: %w", id, err)
 	}
 	e, err := parseEvent(id, conf.Val())
 	if err != nil {
 		return queue.EventStatus{}, err
 	}
-	total, _ := strconv.ParseInt(admitted.Val(), 10, 64)
-	return queue.EventStatus{Event: e, Waiting: waiting.Val(), Active: active.Val(), AdmittedTotal: total}, nil
+	st := stats.Val()
+	num := func(field string) int64 {
+		n, _ := strconv.ParseInt(st[field], 10, 64)
+		return n
+	}
+	delays := make([]int64, queue.DelayBuckets)
+	for i := range delays {
+		delays[i] = num("delay:" + strconv.Itoa(i))
+	}
+	return queue.EventStatus{
+		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Active: active.Val(), AdmittedTotal: num("admittedTotal"),
+		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
+		Fairness: queue.Fairness{Inversions: num("inversions"), IngestDelayMs: queue.SummarizeDelays(delays)},
+	}, nil
+}
+
+// DrawOrder returns eventID's pre-queue in drawn order, as the line holds
+// it: the users of the prequeue ZSET by score, equal scores by id.
+func (s *Store) DrawOrder(ctx context.Context, eventID string) ([]string, error) {
+	users, err := s.c.ZRange(ctx, PrequeueKey(eventID), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: draw order %s: %w", eventID, err)
+	}
+	return users, nil
 }
 
 // EventIDs lists the registered events, sorted.
@@ -156,7 +210,7 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 // DeleteEvent removes id's keys and registration unless a slot is held.
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
-	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served}, nowMs).Int()
+	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue}, nowMs).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)
 	}

@@ -3,46 +3,81 @@
 -- which it is run behind).
 --
 -- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
--- KEYS[4] served ZSET, KEYS[5] stats HASH, KEYS[6] seen ZSET
+-- KEYS[4] served ZSET, KEYS[5] stats HASH, KEYS[6] seen ZSET,
+-- KEYS[7] prequeue ZSET
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
 -- ARGV[3] event id, ARGV[4] the admissions channel ('' : publish nothing)
--- ARGV[5..] triples: op ("join" | "leave"), userId, stamp (unix ms)
+-- ARGV[5] the commitment of the draw whose scores the caller computed ('':
+-- the caller knows of no draw)
+-- ARGV[6..] quadruples: op ("join" | "leave"), userId, stamp (unix ms),
+-- drawn score (package draw's Score of the user; '' without a draw)
 --
--- A join adds the user with score = stamp unless they are already waiting
--- (their first place stands), hold an unexpired slot, or were admitted for
--- a join stamped at or after this one (served): a replayed join after a
--- consumer crash never queues or admits anyone again, while a new join
--- after a release (a newer stamp) queues again. A leave removes the user
--- from the waiting line.
+-- A join takes the score of its stamp, or, when the event is a drop and it
+-- was stamped before config.opensAt, its drawn score (negative: before every
+-- later join), whenever it arrives; such a join is also recorded in the
+-- prequeue ZSET (userId -> drawn score), the draw's list. It is added
+-- unless the user is already waiting (their first place stands), holds an
+-- unexpired slot, or was admitted for a join stamped at or after this one
+-- (served): a replayed join after a consumer crash never queues or admits
+-- anyone again, while a new join after a release (a newer stamp) queues
+-- again. A leave removes the user from the waiting line.
+--
+-- Fairness figures, in stats: a join added with a score below
+-- stats.admittedMaxScore (someone placed behind it was already admitted)
+-- that is still waiting after the fast track counts one inversion; the delay of each added join (now - stamp) is counted in
+-- stats.delay:<i>, bucket i holding delays of at most 2^i ms and the last
+-- (i = 21, queue.DelayBuckets - 1) everything longer.
 --
 -- The fast track: after the batch, admit() (admission.lua) runs with the
 -- fast-track batch, so a join that finds room (free capacity, rate budget,
--- the event not paused) and nobody ahead is admitted in the same atomic
--- step that keeps the capacity: there is no second way into a slot.
+-- the event open, not paused) and nobody ahead is admitted in the same
+-- atomic step that keeps the capacity: there is no second way into a slot.
 --
--- Returns {joined, left, ignored, admitted} where ignored counts joins of
--- users who were already waiting, holding a slot or served, and leaves of
--- users not waiting, and admitted the users the fast track let in,
--- or -1 when the event has no configuration (unknown or deleted event):
+-- Returns {joined, left, ignored, admitted, inversions} where ignored counts
+-- joins of users who were already waiting, holding a slot or served, and
+-- leaves of users not waiting, and admitted the users the fast track let
+-- in; -1 when the event has no configuration (unknown or deleted event), -2
+-- when ARGV[5] is not the event's commitment (the caller's draw is stale):
 -- then nothing is written.
-if redis.call('EXISTS', KEYS[1]) == 0 then
+local conf = redis.call('HMGET', KEYS[1], 'capacity', 'opensAt', 'drawCommit')
+if not conf[1] then
   return -1
 end
+if (conf[3] or '') ~= ARGV[5] then
+  return -2
+end
+local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
+local maxAdmitted = tonumber(redis.call('HGET', KEYS[5], 'admittedMaxScore') or '')
 local joined, left, ignored = 0, 0, 0
-for i = 5, #ARGV, 3 do
+local overtaken, delays = {}, {}
+for i = 6, #ARGV, 4 do
   local op, user = ARGV[i], ARGV[i + 1]
   if op == 'join' then
+    local stamp = tonumber(ARGV[i + 2])
+    local score = stamp
+    if stamp < opensAt and ARGV[i + 3] ~= '' then
+      score = tonumber(ARGV[i + 3])
+      redis.call('ZADD', KEYS[7], 'NX', score, user)
+    end
     local hold = redis.call('ZSCORE', KEYS[3], user)
     local served = redis.call('ZSCORE', KEYS[4], user)
     if hold and tonumber(hold) > now then
       ignored = ignored + 1
-    elseif served and tonumber(ARGV[i + 2]) <= tonumber(served) then
+    elseif served and stamp <= tonumber(served) then
       ignored = ignored + 1
-    elseif redis.call('ZADD', KEYS[2], 'NX', ARGV[i + 2], user) == 1 then
+    elseif redis.call('ZADD', KEYS[2], 'NX', score, user) == 1 then
       joined = joined + 1
+      if maxAdmitted and score < maxAdmitted then
+        overtaken[#overtaken + 1] = user
+      end
+      local b, bound = 0, 1
+      while now - stamp > bound and b < 21 do
+        b, bound = b + 1, bound * 2
+      end
+      delays[b] = (delays[b] or 0) + 1
     else
       ignored = ignored + 1
     end
@@ -54,6 +89,9 @@ for i = 5, #ARGV, 3 do
     end
   end
 end
+for b, n in pairs(delays) do
+  redis.call('HINCRBY', KEYS[5], 'delay:' .. b, n)
+end
 local admitted = {}
 local batch = tonumber(ARGV[2])
 if batch > 0 then
@@ -61,4 +99,13 @@ if batch > 0 then
   local _
   _, _, admitted = admit(k, ARGV[3], now, batch, ARGV[4])
 end
-return {joined, left, ignored, #admitted}
+local inversions = 0
+for _, user in ipairs(overtaken) do
+  if redis.call('ZSCORE', KEYS[2], user) then
+    inversions = inversions + 1
+  end
+end
+if inversions > 0 then
+  redis.call('HINCRBY', KEYS[5], 'inversions', inversions)
+end
+return {joined, left, ignored, #admitted, inversions}

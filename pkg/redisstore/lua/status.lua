@@ -1,15 +1,20 @@
 -- status.lua: where a set of users stands, for one status tick.
 --
 -- KEYS[1] waiting ZSET, KEYS[2] active ZSET, KEYS[3] seen ZSET,
--- KEYS[4] stats HASH
+-- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH
 -- ARGV[1] now (unix ms), ARGV[2..] user ids
 --
--- For each user: the 0-based rank in the waiting line or -1, and the end of
--- their hold (unix ms) or -1. Every user found waiting is marked seen at
--- now: the presence that keeps their place through the disconnect grace.
+-- For each user: the 0-based rank in the waiting line or -1, the end of
+-- their hold (unix ms) or -1, and the 0-based place the draw gave them
+-- among everyone in the pre-queue, or -1: always -1 before the opening
+-- (config.opensAt), when the draw is still secret. Every user found
+-- waiting is marked seen at now: the presence that keeps their place
+-- through the disconnect grace.
 --
--- Returns {total waiting, admittedTotal, rank1, hold1, rank2, hold2, ...}.
+-- Returns {total waiting, admittedTotal, rank1, hold1, drawn1, rank2, ...}.
 local now = ARGV[1]
+local opensAt = tonumber(redis.call('HGET', KEYS[6], 'opensAt') or '0') or 0
+local drawn = opensAt > 0 and tonumber(now) >= opensAt
 local out = {redis.call('ZCARD', KEYS[1]), tonumber(redis.call('HGET', KEYS[4], 'admittedTotal') or '0')}
 for i = 2, #ARGV do
   local user = ARGV[i]
@@ -22,5 +27,6 @@ for i = 2, #ARGV do
   local hold = redis.call('ZSCORE', KEYS[2], user)
   out[#out + 1] = rank
   out[#out + 1] = hold and tonumber(hold) or -1
+  out[#out + 1] = drawn and redis.call('ZRANK', KEYS[5], user) or -1
 end
 return out
