@@ -15,6 +15,7 @@ import (
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testkafka"
 	"github.com/waitq/waitq/internal/testredis"
+	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/redisstore"
@@ -57,9 +58,26 @@ func Start(tb testing.TB, o Options) *System {
 // topic, as the admin API does.
 func (s *System) CreateEvent(id string, capacity, partitions int) queue.Event {
 	s.tb.Helper()
+	return s.createEvent(queue.Event{ID: id, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: partitions})
+}
+
+// CreateDrop registers a drop opening at opensAt (unix ms) after a pre-queue
+// of prequeueSeconds, with a fresh draw seed, and creates its topic.
+func (s *System) CreateDrop(id string, capacity, partitions int, opensAt int64, prequeueSeconds int) queue.Event {
+	s.tb.Helper()
+	seed, err := draw.NewSeed()
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	return s.createEvent(queue.Event{ID: id, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: partitions,
+		Schedule: queue.Schedule{OpensAt: opensAt, PrequeueSeconds: prequeueSeconds}, Seed: &seed})
+}
+
+func (s *System) createEvent(e queue.Event) queue.Event {
+	s.tb.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	e := queue.Event{ID: id, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: partitions}
+	id, partitions := e.ID, e.Partitions
 	if err := s.Pub.Admin().EnsureTopic(ctx, id, partitions); err != nil {
 		s.tb.Fatal(err)
 	}
