@@ -23,6 +23,7 @@ import (
 	"github.com/waitq/waitq/internal/svcproc"
 	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -40,6 +41,7 @@ type Devstack struct {
 	AdminToken   string
 	TicketSecret string
 	DemoEvent    string
+	DemoDrop     string
 	KafkaDataDir string
 
 	out io.Writer
@@ -60,6 +62,7 @@ func (d *Devstack) Bind(l *config.Loader) {
 	l.Secret(&d.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "admin token (empty: a random one, printed)")
 	l.Secret(&d.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "ticket secret (empty: a random one)")
 	l.String(&d.DemoEvent, "demo-event", "WAITQ_DEMO_EVENT", "demo", "id of the demo event created at start (empty: none)")
+	l.String(&d.DemoDrop, "demo-drop", "WAITQ_DEMO_DROP", "drop", "id of the demo ticket drop created at start: its pre-queue is open at once and it opens a minute later (empty: none)")
 	l.String(&d.KafkaDataDir, "kafka-data-dir", "WAITQ_KAFKA_DATA_DIR", "", "directory where the embedded broker keeps its log (empty: memory only)")
 }
 
@@ -105,10 +108,8 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 				return fmt.Errorf("%s never became ready: %w", name, err)
 			}
 		}
-		if d.DemoEvent != "" {
-			if err := d.createDemo(gctx, base); err != nil {
-				return err
-			}
+		if err := d.createDemos(gctx, base); err != nil {
+			return err
 		}
 		d.printWelcome(out, brokers, redisURL, redisKind)
 		return nil
@@ -188,15 +189,41 @@ func (d *Devstack) redis(ctx context.Context) (url, kind string, stop func(), er
 	return "redis://" + m.Addr() + "/0", "miniredis (install redis-server for real Redis)", m.Close, nil
 }
 
-// demo is the configuration of the demo event.
+// demo is the configuration of the demo event and of the demo drop.
 var demo = queue.Event{Capacity: 10, HoldSeconds: 60, Partitions: 3}
 
-func (d *Devstack) createDemo(ctx context.Context, base string) error {
-	body, err := json.Marshal(producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions})
+// demoDropDelay is how long after the devstack's start its demo drop opens.
+const demoDropDelay = time.Minute
+
+// createDemos creates the demo event and the demo drop through the admin
+// API. A drop kept from an earlier run (a persistent Kafka and Redis) whose
+// pre-queue already started keeps its schedule: it cannot move.
+func (d *Devstack) createDemos(ctx context.Context, base string) error {
+	if d.DemoEvent != "" {
+		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions}
+		if err := d.putEvent(ctx, base, d.DemoEvent, body); err != nil {
+			return err
+		}
+	}
+	if d.DemoDrop != "" {
+		opensAt, prequeue := time.Now().Add(demoDropDelay).UnixMilli(), int(2*demoDropDelay/time.Second)
+		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
+			OpensAt: &opensAt, PrequeueSeconds: &prequeue}
+		if err := d.putEvent(ctx, base, d.DemoDrop, body); err != nil && queue.ErrorCode(err) != queue.CodeScheduleLocked {
+			return err
+		}
+	}
+	return nil
+}
+
+// putEvent creates or updates event id with body; a refusal comes back as
+// the *queue.Error of its body.
+func (d *Devstack) putEvent(ctx context.Context, base, id string, body producer.EventBody) error {
+	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+d.DemoEvent, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+id, bytes.NewReader(b))
 	if err != nil {
 		return err
 	}
@@ -204,12 +231,16 @@ func (d *Devstack) createDemo(ctx context.Context, base string) error {
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("create demo event: %w", err)
+		return fmt.Errorf("create event %s: %w", id, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		return fmt.Errorf("create demo event: %s: %s", resp.Status, b)
+		var eb httpkit.ErrorBody
+		raw, _ := io.ReadAll(resp.Body)
+		if json.Unmarshal(raw, &eb) == nil && eb.Error.Code != "" {
+			return fmt.Errorf("create event %s: %w", id, &queue.Error{Code: eb.Error.Code, Message: eb.Error.Message})
+		}
+		return fmt.Errorf("create event %s: %s: %s", id, resp.Status, raw)
 	}
 	return nil
 }
@@ -246,6 +277,17 @@ Create another event:
 
 `, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr,
 		demo.Capacity, demo.HoldSeconds, gw.AdmitInterval, gw.StatusInterval)
+	if d.DemoDrop != "" {
+		fmt.Fprintf(w, `A ticket drop, %[3]s: its pre-queue is open now and it opens %[4]s after the start, when
+everyone gathered is put in a random order anyone can check. Open the waiting room on it:
+  %[2]s/?event=%[3]s
+Its draw's commitment now, its seed after the opening:
+  curl -s %[1]s/v1/events/%[3]s
+After the opening, export and verify the draw:
+  curl -s -H 'Authorization: Bearer %[5]s' %[1]s/v1/admin/events/%[3]s/draw | go run ./cmd/waitq-verify
+
+`, p, g, d.DemoDrop, demoDropDelay, d.AdminToken)
+	}
 }
 
 // RandomHex returns 2n random hex characters, for generated tokens.

@@ -15,6 +15,8 @@ import (
 	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testws"
+	"github.com/waitq/waitq/pkg/producer"
+	"github.com/waitq/waitq/pkg/queue"
 )
 
 // TestDevstackRunsTheJoinPath starts the dev stack as a newcomer would, with
@@ -32,7 +34,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			}
 			d := &Devstack{
 				ProducerAddr: freeAddr(t), GatewayAddr: freeAddr(t), IngestAddr: freeAddr(t),
-				AdminToken: "devstack-test-token", DemoEvent: "demo",
+				AdminToken: "devstack-test-token", DemoEvent: "demo", DemoDrop: "drop",
 			}
 			var out syncBuffer
 			d.out = &out
@@ -83,6 +85,26 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				var st struct{ Active, Capacity int }
 				_ = json.NewDecoder(resp.Body).Decode(&st)
 				return st.Active == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
+			})
+
+			// The demo drop gathers its pre-queue, opening a minute after
+			// the start, its commitment published and its seed not.
+			req, _ = http.NewRequest(http.MethodPost, base+"/v1/events/drop/queue", nil)
+			req.Header.Set("X-User-Id", "bob")
+			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("join the demo drop's pre-queue: %v %v", resp, err)
+			}
+			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+				resp, err := http.Get(base + "/v1/events/drop")
+				if err != nil {
+					return false, err.Error()
+				}
+				defer resp.Body.Close()
+				var pe producer.PublicEvent
+				_ = json.NewDecoder(resp.Body).Decode(&pe)
+				ok := pe.Phase == queue.PhasePrequeue && pe.Draw != nil && len(pe.Draw.Commitment) == 64 && pe.Draw.Seed == "" &&
+					pe.Draw.PrequeueSize == 1 && pe.OpensAt-pe.ServerTime <= time.Minute.Milliseconds()
+				return ok, fmt.Sprintf("demo drop %+v %+v", pe, pe.Draw)
 			})
 		})
 	}
