@@ -29,6 +29,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash"
+	"io"
 	"slices"
 	"strings"
 )
@@ -77,17 +79,33 @@ func (s Seed) Commitment() string {
 const Bits = 52
 
 // Number is user's draw number under seed (see the package comment).
-func Number(seed Seed, user string) uint64 {
-	m := hmac.New(sha256.New, seed[:])
-	m.Write([]byte(user))
-	return binary.BigEndian.Uint64(m.Sum(nil)[:8]) >> (64 - Bits)
-}
+func Number(seed Seed, user string) uint64 { return NewDrawer(seed).Number(user) }
 
 // Score is user's place in the line as a Redis sorted-set score: the draw
 // number minus 2^52, a negative integer a float64 holds exactly, so every
 // drawn user stands before every join stamped after the opening (stamps are
 // positive unix milliseconds).
-func Score(seed Seed, user string) int64 { return int64(Number(seed, user)) - 1<<Bits }
+func Score(seed Seed, user string) int64 { return NewDrawer(seed).Score(user) }
+
+// Drawer computes the numbers of many users under one seed, reusing one
+// HMAC; it is not safe for concurrent use.
+type Drawer struct {
+	m   hash.Hash
+	sum [sha256.Size]byte
+}
+
+// NewDrawer returns a Drawer under seed.
+func NewDrawer(seed Seed) *Drawer { return &Drawer{m: hmac.New(sha256.New, seed[:])} }
+
+// Number is user's draw number.
+func (d *Drawer) Number(user string) uint64 {
+	d.m.Reset()
+	io.WriteString(d.m, user)
+	return binary.BigEndian.Uint64(d.m.Sum(d.sum[:0])[:8]) >> (64 - Bits)
+}
+
+// Score is user's score (see Score).
+func (d *Drawer) Score(user string) int64 { return int64(d.Number(user)) - 1<<Bits }
 
 // Order returns users in their drawn order. Repeated ids count once.
 func Order(seed Seed, users []string) []string {
@@ -96,8 +114,9 @@ func Order(seed Seed, users []string) []string {
 		user string
 	}
 	ds := make([]drawn, 0, len(users))
+	d := NewDrawer(seed)
 	for _, u := range users {
-		ds = append(ds, drawn{Number(seed, u), u})
+		ds = append(ds, drawn{d.Number(u), u})
 	}
 	slices.SortFunc(ds, func(a, b drawn) int {
 		if a.n != b.n {

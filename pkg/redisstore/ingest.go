@@ -61,10 +61,14 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 		d := draws[ev]
 		args := make([]any, 0, 5+4*len(byEv[ev]))
 		args = append(args, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment)
+		var drawer *draw.Drawer
+		if d.seed != nil {
+			drawer = draw.NewDrawer(*d.seed)
+		}
 		for _, m := range byEv[ev] {
 			score := ""
-			if d.seed != nil && m.Op == queue.OpJoin {
-				score = strconv.FormatInt(draw.Score(*d.seed, m.UserID), 10)
+			if drawer != nil && m.Op == queue.OpJoin {
+				score = strconv.FormatInt(drawer.Score(m.UserID), 10)
 			}
 			args = append(args, string(m.Op), m.UserID, m.TS, score)
 		}

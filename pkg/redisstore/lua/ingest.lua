@@ -56,10 +56,13 @@ local overtaken, delays = {}, {}
 for i = 6, #ARGV, 4 do
   local op, user = ARGV[i], ARGV[i + 1]
   if op == 'join' then
+    -- The score goes to ZADD as the caller's string (no number formatting);
+    -- place is its value.
     local stamp = tonumber(ARGV[i + 2])
-    local score = stamp
+    local score, place = ARGV[i + 2], stamp
     if stamp < opensAt and ARGV[i + 3] ~= '' then
-      score = tonumber(ARGV[i + 3])
+      score = ARGV[i + 3]
+      place = tonumber(score)
       redis.call('ZADD', KEYS[7], 'NX', score, user)
     end
     local hold = redis.call('ZSCORE', KEYS[3], user)
@@ -70,7 +73,7 @@ for i = 6, #ARGV, 4 do
       ignored = ignored + 1
     elseif redis.call('ZADD', KEYS[2], 'NX', score, user) == 1 then
       joined = joined + 1
-      if maxAdmitted and score < maxAdmitted then
+      if maxAdmitted and place < maxAdmitted then
         overtaken[#overtaken + 1] = user
       end
       local b, bound = 0, 1
