@@ -48,7 +48,7 @@ func (s *Server) verifyEntry(c echo.Context) error {
 	switch p := b.Places[0]; {
 	case p.HoldUntil > now.UnixMilli():
 		r.Valid, r.State, r.ExpiresAt = true, "admitted", p.HoldUntil
-	case p.Rank >= 0:
+	case p.InLine():
 		r.State = "waiting"
 	default:
 		r.State, r.Reason = "expired", "the slot was released or its hold ended"

@@ -122,15 +122,15 @@ type socketView struct {
 
 // placeState maps what Redis says of a user to a state and 1-based position.
 // A user not (yet) in Redis is pending only within pendingMs of their join
-// and only until they were once seen in line. In a drop's pre-queue a user
-// in line has no position: it is drawn at the opening.
-func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64, phase queue.Phase) (UserState, int64) {
+// and only until they were once seen in line. In a drop's line before the
+// opening a user has no position: it is drawn at the opening.
+func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (UserState, int64) {
 	switch {
 	case p.HoldUntil > nowMs:
 		return StateAdmitted, 0
 	case p.HoldUntil >= 0 || h.admitted:
 		return StateExpired, 0
-	case p.Rank >= 0 && phase == queue.PhasePrequeue:
+	case p.Rank == queue.RankPrequeue:
 		return StatePrequeue, 0
 	case p.Rank >= 0:
 		return StateWaiting, p.Rank + 1

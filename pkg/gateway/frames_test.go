@@ -15,26 +15,24 @@ func TestPlaceState(t *testing.T) {
 		name  string
 		p     queue.Place
 		h     socketView
-		phase queue.Phase
 		state UserState
 		pos   int64
 	}{
-		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, socketView{}, queue.PhaseOpen, StateAdmitted, 0},
-		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, socketView{admitted: true}, queue.PhaseOpen, StateExpired, 0},
-		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true}, queue.PhaseOpen, StateExpired, 0},
-		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, socketView{}, queue.PhaseOpen, StateWaiting, 1},
-		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, queue.PhaseOpen, StateWaiting, 12},
-		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, queue.PhaseOpen, StatePending, 0},
-		{"joined, was in line, left", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100, placed: true}, queue.PhaseOpen, StateNotQueued, 0},
-		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - pending}, queue.PhaseOpen, StateNotQueued, 0},
-		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, socketView{}, queue.PhaseOpen, StateNotQueued, 0},
-		{"in a drop's pre-queue: no position", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, queue.PhasePrequeue, StatePrequeue, 0},
-		{"pre-queue join not yet in Redis", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, queue.PhasePrequeue, StatePending, 0},
-		{"drawn, after the opening", queue.Place{Rank: 4, HoldUntil: -1, Drawn: 9}, socketView{}, queue.PhaseOpen, StateWaiting, 5},
-		{"in line while paused", queue.Place{Rank: 4, HoldUntil: -1}, socketView{}, queue.PhasePaused, StateWaiting, 5},
+		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, socketView{}, StateAdmitted, 0},
+		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, socketView{admitted: true}, StateExpired, 0},
+		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true}, StateExpired, 0},
+		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, socketView{}, StateWaiting, 1},
+		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, StateWaiting, 12},
+		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
+		{"joined, was in line, left", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100, placed: true}, StateNotQueued, 0},
+		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - pending}, StateNotQueued, 0},
+		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, socketView{}, StateNotQueued, 0},
+		{"in a drop's pre-queue: no position", queue.Place{Rank: queue.RankPrequeue, HoldUntil: -1}, socketView{}, StatePrequeue, 0},
+		{"pre-queue join not yet in Redis", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
+		{"drawn, after the opening", queue.Place{Rank: 4, HoldUntil: -1, Drawn: 9}, socketView{}, StateWaiting, 5},
 	}
 	for _, tc := range tests {
-		st, pos := placeState(tc.p, now, tc.h, pending, tc.phase)
+		st, pos := placeState(tc.p, now, tc.h, pending)
 		if st != tc.state || pos != tc.pos {
 			t.Errorf("%s: %s %d, want %s %d", tc.name, st, pos, tc.state, tc.pos)
 		}

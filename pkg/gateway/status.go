@@ -127,16 +127,12 @@ func (s *Server) eventOf(ctx context.Context, event string) *queue.Event {
 // polls: the state and position of p, and for a drop the pre-queue's
 // countdown or the drawn place. e may be nil (configuration unknown).
 func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, total int64, perSecond float64, nowMs int64, v socketView, pendingMs int64) StatusFrame {
-	phase := queue.PhaseOpen
-	if e != nil {
-		phase = e.Phase(nowMs)
-	}
-	st, pos := placeState(p, nowMs, v, pendingMs, phase)
+	st, pos := placeState(p, nowMs, v, pendingMs)
 	f := StatusFrame{
 		Type: "status", EventID: eventID, UserID: userID, State: st, Position: pos,
 		Total: total, ETASeconds: etaSeconds(pos, perSecond), TS: nowMs, DrawnPlace: p.Drawn,
 	}
-	if st == StatePrequeue {
+	if st == StatePrequeue && e != nil && e.OpensAt > nowMs {
 		f.OpensAt = e.OpensAt
 		f.OpensInSeconds = max(1, (e.OpensAt-nowMs+999)/1000)
 	}

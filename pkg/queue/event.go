@@ -264,12 +264,21 @@ func (e Event) String() string {
 
 // Place is where one user stands in an event.
 type Place struct {
-	Rank      int64 // 0-based rank in the waiting line, -1 when not waiting
+	// Rank is the 0-based rank in the waiting line, -1 when not waiting,
+	// RankPrequeue when waiting in a drop's line before its opening: no
+	// position exists until the draw, and none is told.
+	Rank      int64
 	HoldUntil int64 // end of the user's hold (unix ms), -1 when not holding
 	// Drawn is the 1-based place the draw gave the user among a drop's
 	// pre-queue; 0 when they were not in it, or before the opening.
 	Drawn int64
 }
+
+// RankPrequeue is the Rank of a user in a drop's line before its opening.
+const RankPrequeue = -2
+
+// InLine reports whether the user is waiting in the line.
+func (p Place) InLine() bool { return p.Rank >= 0 || p.Rank == RankPrequeue }
 
 // StatusBatch is the state of one event for a set of users, read at once.
 type StatusBatch struct {

@@ -79,8 +79,8 @@ func TestDropAdmitsTheDrawnOrderAtTheOpening(t *testing.T) {
 		t.Fatalf("a tick a millisecond before the opening admitted %v", r.Admitted)
 	}
 	b, err := s.Status(ctx, ev, []string{"pre-00"}, opens-1)
-	if err != nil || b.Places[0].Rank < 0 || b.Places[0].Drawn != 0 {
-		t.Fatalf("status before the opening: %+v, %v: in line, but no drawn place yet", b, err)
+	if err != nil || b.Places[0].Rank != queue.RankPrequeue || !b.Places[0].InLine() || b.Places[0].Drawn != 0 || b.Total != 59 {
+		t.Fatalf("status before the opening: %+v, %v: in line, but no position and no drawn place yet", b, err)
 	}
 
 	// After the opening: three later joins, then the late pre-queue join.

@@ -4,10 +4,11 @@
 -- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH
 -- ARGV[1] now (unix ms), ARGV[2..] user ids
 --
--- For each user: the 0-based rank in the waiting line or -1, the end of
--- their hold (unix ms) or -1, and the 0-based place the draw gave them
--- among everyone in the pre-queue, or -1: always -1 before the opening
--- (config.opensAt), when the draw is still secret. Every user found
+-- For each user: the 0-based rank in the waiting line or -1 (-2 for
+-- everyone in line before a drop's opening, config.opensAt: no position
+-- exists, or is told, before the draw), the end of their hold (unix ms) or
+-- -1, and the 0-based place the draw gave them among everyone in the
+-- pre-queue, or -1: always -1 before the opening. Every user found
 -- waiting is marked seen at now: the presence that keeps their place
 -- through the disconnect grace.
 --
@@ -15,12 +16,16 @@
 local now = ARGV[1]
 local opensAt = tonumber(redis.call('HGET', KEYS[6], 'opensAt') or '0') or 0
 local drawn = opensAt > 0 and tonumber(now) >= opensAt
+local hidden = tonumber(now) < opensAt
 local out = {redis.call('ZCARD', KEYS[1]), tonumber(redis.call('HGET', KEYS[4], 'admittedTotal') or '0')}
 for i = 2, #ARGV do
   local user = ARGV[i]
   local rank = redis.call('ZRANK', KEYS[1], user)
   if rank then
     redis.call('ZADD', KEYS[3], now, user)
+    if hidden then
+      rank = -2
+    end
   else
     rank = -1
   end
