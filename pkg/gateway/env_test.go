@@ -109,6 +109,12 @@ func (e *gwEnv) dial(t *testing.T, ev, ticket string, hdr http.Header) (*testws.
 	return testws.Dial(t, e.wsURL("/queue-status/"+ev+"?ticket="+ticket), hdr)
 }
 
+// dialURL opens a socket to path (with its query) on the gateway.
+func (e *gwEnv) dialURL(t *testing.T, path string) (*testws.Client, error) {
+	t.Helper()
+	return testws.Dial(t, e.wsURL(path), nil)
+}
+
 func (e *gwEnv) connect(t *testing.T, ev, user string) *testws.Client {
 	t.Helper()
 	c, err := e.dial(t, ev, e.ticket(ev, user), nil)

@@ -49,6 +49,10 @@ type AdmittedFrame struct {
 	UserID     string `json:"userId"`
 	EntryToken string `json:"entryToken"`
 	ExpiresAt  int64  `json:"expiresAt"`
+	// RedirectURL is where to send the user now: the event's targetUrl (or
+	// the socket's returnTo under its origin) with the token as
+	// ?waitq_token=; absent when the event has no targetUrl.
+	RedirectURL string `json:"redirectUrl,omitempty"`
 }
 
 // ErrorFrame answers a client frame the gateway could not act on.

@@ -22,6 +22,9 @@ type identity struct {
 	eventID    string
 	userID     string
 	joinedAtMs int64 // the ticket's join stamp; 0 when unknown (trust mode)
+	// returnTo is the page the user came from (?returnTo=), where the
+	// admitted frame sends them if it lies under the event's targetUrl.
+	returnTo string
 }
 
 // resolve checks a socket's or a poll's request: a valid event id, a user
@@ -54,14 +57,14 @@ func (s *Server) identify(r *http.Request, eventID string) (identity, error) {
 		if err != nil {
 			return identity{}, err
 		}
-		return identity{eventID: eventID, userID: tk.UserID, joinedAtMs: tk.JoinedAt}, nil
+		return identity{eventID: eventID, userID: tk.UserID, joinedAtMs: tk.JoinedAt, returnTo: r.URL.Query().Get("returnTo")}, nil
 	}
 	if s.cfg.TrustUserHeader {
 		if u := r.Header.Get(httpkit.UserHeader); u != "" {
 			if err := queue.CheckUserID(u); err != nil {
 				return identity{}, err
 			}
-			return identity{eventID: eventID, userID: u}, nil
+			return identity{eventID: eventID, userID: u, returnTo: r.URL.Query().Get("returnTo")}, nil
 		}
 	}
 	return identity{}, queue.Errorf(queue.CodeMissingUserID, "a ticket is required (?ticket=…)")

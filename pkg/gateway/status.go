@@ -145,7 +145,13 @@ func (s *Server) admit(c *conn, expiresAt int64) {
 		return
 	}
 	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: s.now().UnixMilli()})
-	if c.send(encode(AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt})) {
+	f := AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	if e := s.eventOf(ctx, c.eventID); e != nil {
+		f.RedirectURL = entry.AdmittedURL(e.TargetURL, c.returnTo, token)
+	}
+	cancel()
+	if c.send(encode(f)) {
 		s.metrics.frames.Inc()
 	}
 }

@@ -24,6 +24,8 @@ type EventBody struct {
 	AdmitPerMinute *int              `json:"admitPerMinute"`
 	Partitions     *int              `json:"partitions"`
 	State          *queue.EventState `json:"state"`
+	// TargetURL is where admitted users are sent ("" removes it).
+	TargetURL *string `json:"targetUrl"`
 	// OpensAt, PrequeueSeconds and ClosesAt schedule a drop (queue.Schedule);
 	// opensAt 0 removes the schedule.
 	OpensAt         *int64 `json:"opensAt"`
@@ -89,6 +91,9 @@ func (s *Server) putEvent(c echo.Context) error {
 	}
 	if body.State != nil {
 		ev.State = *body.State
+	}
+	if body.TargetURL != nil {
+		ev.TargetURL = *body.TargetURL
 	}
 	if err := s.schedule(&ev, body, s.now().UnixMilli()); err != nil {
 		return err
@@ -167,7 +172,7 @@ func (s *Server) schedule(ev *queue.Event, body EventBody, nowMs int64) error {
 
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, opensAt, prequeueSeconds and closesAt")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds and closesAt")
 	return b, err
 }
 

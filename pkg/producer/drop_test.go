@@ -208,3 +208,24 @@ func scrape(t *testing.T, reg *prometheus.Registry) string {
 	promhttp.HandlerFor(reg, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
 	return rec.Body.String()
 }
+
+func TestTargetURLValidation(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
+	ev := testenv.EventID(t)
+	for _, bad := range []string{"javascript:alert(1)", "ftp://shop.example/", "//shop.example/sale", "/sale", "https://user:pw@shop.example/", "https://", "https://shop.example/" + strings.Repeat("x", queue.MaxTargetURLLength)} {
+		if r := e.putEvent(t, ev, fmt.Sprintf(`{"capacity":5,"targetUrl":%q}`, bad)); r.status != http.StatusBadRequest || r.errorCode(t) != queue.CodeInvalidConfig {
+			t.Errorf("targetUrl %q: %d %s", bad, r.status, r.body)
+		}
+	}
+	r := e.putEvent(t, ev, `{"capacity":5,"targetUrl":"https://shop.example/sale?from=waitq"}`)
+	var st queue.EventStatus
+	if err := json.Unmarshal(r.body, &st); err != nil || r.status != http.StatusCreated || st.TargetURL != "https://shop.example/sale?from=waitq" {
+		t.Fatalf("a good targetUrl: %d %s", r.status, r.body)
+	}
+	r = e.putEvent(t, ev, `{"targetUrl":""}`)
+	st = queue.EventStatus{}
+	if err := json.Unmarshal(r.body, &st); err != nil || r.status != http.StatusOK || st.TargetURL != "" {
+		t.Fatalf("removing the targetUrl: %d %s", r.status, r.body)
+	}
+}

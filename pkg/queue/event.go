@@ -3,6 +3,7 @@ package queue
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	"github.com/waitq/waitq/pkg/draw"
@@ -49,6 +50,9 @@ type Event struct {
 	AdmitPerMinute int        `json:"admitPerMinute"`
 	State          EventState `json:"state"`
 	Partitions     int        `json:"partitions"`
+	// TargetURL is where admitted users are sent, with their entry token
+	// (absolute http(s) URL; "": the client is told nothing).
+	TargetURL string `json:"targetUrl,omitempty"`
 	Schedule
 	// Seed is the secret of the event's draw, drawn when it was first
 	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
@@ -144,6 +148,8 @@ func (e *Event) Validate() error {
 		return Errorf(CodeInvalidConfig, "partitions must be between 1 and %d", MaxPartitions)
 	case e.AdmitPerMinute < 0 || e.AdmitPerMinute > MaxAdmitPerMinute:
 		return Errorf(CodeInvalidConfig, "admitPerMinute must be between 0 (no rate limit) and %d", MaxAdmitPerMinute)
+	case e.TargetURL != "" && CheckTargetURL(e.TargetURL) != nil:
+		return CheckTargetURL(e.TargetURL)
 	case e.OpensAt < 0:
 		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")
 	case e.PrequeueSeconds < 0 || e.PrequeueSeconds > MaxPrequeueSeconds:
@@ -152,6 +158,23 @@ func (e *Event) Validate() error {
 		return Errorf(CodeInvalidConfig, "prequeueSeconds needs an opensAt")
 	case e.ClosesAt < 0 || (e.ClosesAt > 0 && e.ClosesAt <= e.OpensAt):
 		return Errorf(CodeInvalidConfig, "closesAt must be after opensAt, or 0 for never")
+	}
+	return nil
+}
+
+// MaxTargetURLLength bounds an event's targetUrl.
+const MaxTargetURLLength = 1024
+
+// CheckTargetURL reports whether u can be an event's targetUrl: an absolute
+// http or https URL with a host and no user information, as an
+// invalid_config error.
+func CheckTargetURL(u string) error {
+	p, err := url.Parse(u)
+	switch {
+	case len(u) > MaxTargetURLLength:
+		return Errorf(CodeInvalidConfig, "targetUrl must be at most %d characters", MaxTargetURLLength)
+	case err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || p.Opaque != "":
+		return Errorf(CodeInvalidConfig, "targetUrl must be an absolute http or https URL, such as https://shop.example/sale")
 	}
 	return nil
 }

@@ -80,7 +80,8 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 			"admitPerMinute", e.AdmitPerMinute,
 			"opensAt", e.OpensAt,
 			"prequeueSeconds", e.PrequeueSeconds,
-			"closesAt", e.ClosesAt)
+			"closesAt", e.ClosesAt,
+			"targetUrl", e.TargetURL)
 		if e.Seed != nil {
 			p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
 			p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
@@ -111,7 +112,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	if len(h) == 0 {
 		return queue.Event{}, queue.ErrEventNotFound
 	}
-	e := queue.Event{ID: id, State: queue.EventState(h["state"])}
+	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"]}
 	// Settings added later are absent from configurations written before.
 	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt"} {
 		if _, ok := h[f]; !ok {

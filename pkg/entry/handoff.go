@@ -1,0 +1,78 @@
+package entry
+
+import (
+	"net/url"
+	"strings"
+)
+
+// TokenParam is the query parameter that carries an entry token to the
+// protected site when an admitted user is sent there.
+const TokenParam = "waitq_token"
+
+// AdmittedURL is where an admitted user is sent: returnTo when it lies under
+// target's origin (same scheme and host), else target, with token added as
+// TokenParam (replacing any there). returnTo may also be a path ("/cart")
+// under target's origin. Anything else (another host, "//evil",
+// "javascript:", userinfo, backslashes, control characters) is refused and
+// target is used: the waiting room is never an open redirect. target must
+// be an absolute http(s) URL (queue.CheckTargetURL); AdmittedURL returns ""
+// when it is empty.
+func AdmittedURL(target, returnTo, token string) string {
+	t, err := url.Parse(target)
+	if target == "" || err != nil {
+		return ""
+	}
+	dest := t
+	if r, ok := underOrigin(t, returnTo); ok {
+		dest = r
+	}
+	q := StripParam(dest.RawQuery, TokenParam)
+	if q != "" {
+		q += "&"
+	}
+	out := *dest
+	out.RawQuery = q + TokenParam + "=" + url.QueryEscape(token)
+	return out.String()
+}
+
+// underOrigin parses returnTo and reports whether it is a URL under
+// target's scheme and host, resolving a path against target.
+func underOrigin(target *url.URL, returnTo string) (*url.URL, bool) {
+	if returnTo == "" || len(returnTo) > 2048 || strings.ContainsAny(returnTo, "\\ ") ||
+		strings.IndexFunc(returnTo, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return nil, false
+	}
+	r, err := url.Parse(returnTo)
+	if err != nil || r.User != nil || r.Opaque != "" {
+		return nil, false
+	}
+	if r.Scheme == "" && r.Host == "" {
+		// A path: only an absolute one ("/x"), never "//host".
+		if !strings.HasPrefix(returnTo, "/") || strings.HasPrefix(returnTo, "//") {
+			return nil, false
+		}
+		r = target.ResolveReference(r)
+	}
+	if !strings.EqualFold(r.Scheme, target.Scheme) || !strings.EqualFold(r.Host, target.Host) {
+		return nil, false
+	}
+	return r, true
+}
+
+// StripParam returns the raw query without the parameters named name,
+// keeping the others in their order and encoding.
+func StripParam(rawQuery, name string) string {
+	if rawQuery == "" {
+		return ""
+	}
+	parts := strings.Split(rawQuery, "&")
+	kept := parts[:0]
+	for _, p := range parts {
+		k, _, _ := strings.Cut(p, "=")
+		if uk, err := url.QueryUnescape(k); err == nil && uk == name {
+			continue
+		}
+		kept = append(kept, p)
+	}
+	return strings.Join(kept, "&")
+}
