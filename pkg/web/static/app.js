@@ -14,12 +14,11 @@ let expiresAt = 0;
 let countdown = null;
 let finished = false;
 // A drop: the opening (server unix ms), the server's clock minus ours, the
-// ticker of the countdown, and which draw reads were made (at most one on
-// entering the pre-queue, a few after the opening until the seed shows).
+// ticker of the countdown, and which draw reads were made (readDraw).
 let opensAt = 0;
 let skew = 0;
 let opening = null;
-let drawRead = { prequeue: false, opened: 0, seed: false };
+const drawRead = { prequeue: false, opened: 0, seed: false, busy: false };
 let notOpenTimer = null;
 
 function saved() {
@@ -83,8 +82,8 @@ async function notOpen(ev, err, retryAfter) {
       if (e.serverTime) clock = e.serverTime - Date.now();
     }
   } catch { /* Retry-After below */ }
-  if (!start && retryAfter && Number(retryAfter) >= 0) start = Date.now() + 1000 * Number(retryAfter);
-  $("not-open-text").textContent = err.message || "This drop does not take joins yet.";
+  if (!start && retryAfter && Number(retryAfter) >= 0) start = Date.now() + clock + 1000 * Number(retryAfter);
+  $("not-open-text").textContent = "This drop does not take joins yet.";
   setTime($("drop-opens-at"), dropAt);
   setTime($("prequeue-opens-at"), start);
   $("prequeue-when").hidden = !start;
@@ -219,14 +218,16 @@ function stopOpening() {
   opening = null;
 }
 
-// readDraw reads the event's draw from producer-api once on entering the
+// readDraw reads the event's draw from producer-api: once on entering the
 // pre-queue (the commitment), and after the opening until it shows the seed
-// (a few tries: the services' clocks may differ by a moment).
+// (at most three reads, one per status frame: the services' clocks may
+// differ by a moment).
 async function readDraw(when) {
-  if (when === "prequeue" ? drawRead.prequeue : (drawRead.seed || drawRead.opened >= 3)) return;
-  if (when === "prequeue") drawRead.prequeue = true; else drawRead.opened++;
+  if (drawRead.busy || (when === "prequeue" ? drawRead.prequeue : (drawRead.seed || drawRead.opened >= 3))) return;
   const s = saved();
   if (!s) return;
+  if (when === "prequeue") drawRead.prequeue = true; else drawRead.opened++;
+  drawRead.busy = true;
   try {
     const r = await fetch(`${config.producerUrl}/v1/events/${encodeURIComponent(s.event)}`);
     const e = await r.json();
@@ -238,10 +239,10 @@ async function readDraw(when) {
       $("seed").textContent = e.draw.seed;
       $("seed-line").hidden = false;
       $("draw-explain").textContent = `The order was drawn at random among the ${e.draw.prequeueSize} people in the pre-queue at the opening.`;
-    } else if (when === "opened") {
-      setTimeout(() => readDraw("opened"), 2000);
     }
-  } catch { /* the draw is shown on the next try, if any */ }
+  } catch { /* the draw is shown on the next read, if any */ } finally {
+    drawRead.busy = false;
+  }
 }
 
 function tick() {
