@@ -7,11 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/waitq/waitq/internal/testdraw"
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/pkg/entry"
@@ -20,26 +23,52 @@ import (
 	"github.com/waitq/waitq/pkg/queue"
 )
 
+// stack is the real pipeline behind the page: a broker, a Redis, a
+// consumer, producer-api and a running gateway serving the page.
+type stack struct {
+	sys  *testsys.System
+	gw   *gateway.Server
+	keys *entry.Keyring
+	page string // the gateway's base URL, which serves the page
+}
+
+// startStack starts the pipeline for t with the given admin token; the
+// gateway pushes status every 100 ms and admits only on gw.MonitorTick.
+// Everything stops at cleanup.
+func startStack(t *testing.T, adminToken string) *stack {
+	t.Helper()
+	sys := testsys.Start(t, testsys.Options{})
+	sys.StartConsumer(sys.ConsumerConfig())
+	tickets, _ := queue.NewTicketSigner("browser-test-secret")
+	keys, _ := entry.DerivedKeyring("browser-test-secret", nil)
+	prod := httptest.NewServer(producer.New(producer.Config{AdminToken: adminToken, AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
+		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
+	}))
+	t.Cleanup(prod.Close)
+	gw := gateway.New(gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL},
+		gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t)})
+	gctx, stop := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = gw.Run(gctx)
+	}()
+	page := httptest.NewServer(gw)
+	t.Cleanup(func() {
+		page.Close()
+		stop()
+		<-done
+	})
+	return &stack{sys: sys, gw: gw, keys: keys, page: page.URL}
+}
+
 // TestWaitingRoomInARealBrowser drives Debian's chromium through the page
 // against the real pipeline: join, see the position appear and change, get
 // admitted with a valid entry token, press "done" and free the slot.
 func TestWaitingRoomInARealBrowser(t *testing.T) {
 	chrome := chromium(t)
-	sys := testsys.Start(t, testsys.Options{})
-	sys.StartConsumer(sys.ConsumerConfig())
-	tickets, _ := queue.NewTicketSigner("browser-test-secret")
-	keys, _ := entry.DerivedKeyring("browser-test-secret", nil)
-	prod := httptest.NewServer(producer.New(producer.Config{AdminToken: "t", AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
-		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
-	}))
-	defer prod.Close()
-	gw := gateway.New(gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL},
-		gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t)})
-	gctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	go func() { _ = gw.Run(gctx) }()
-	page := httptest.NewServer(gw)
-	defer page.Close()
+	st := startStack(t, "t")
+	sys := st.sys
 
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 1, 1)
@@ -47,7 +76,7 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 
 	ctx := browser(t, chrome)
 	if err := chromedp.Run(ctx,
-		chromedp.Navigate(page.URL+"/?event="+ev),
+		chromedp.Navigate(st.page+"/?event="+ev),
 		chromedp.WaitVisible("#join-form"),
 		chromedp.SetValue("#user", "browser-user", chromedp.ByQuery),
 		chromedp.Click("#join", chromedp.ByQuery),
@@ -60,7 +89,7 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, text("#position", "1"), text("#total", "1"), text("#state-text", "You are next!")); err != nil {
 		t.Fatalf("position did not move: %v", err)
 	}
-	gw.MonitorTick(context.Background())
+	st.gw.MonitorTick(context.Background())
 	var token string
 	var shot []byte
 	if err := chromedp.Run(ctx,
@@ -71,10 +100,10 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatalf("admission in the page: %v", err)
 	}
-	if et, err := keys.Verify(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
+	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
 		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
 	}
-	saveScreenshot(t, shot)
+	saveScreenshot(t, "waiting-room.png", shot)
 	if err := chromedp.Run(ctx, chromedp.Click("#done", chromedp.ByQuery), chromedp.WaitVisible("#released")); err != nil {
 		t.Fatalf("done: %v", err)
 	}
@@ -84,27 +113,104 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	})
 }
 
+// TestDropInARealBrowser drives chromium through a ticket drop. A join
+// before the pre-queue is refused and the page says when the pre-queue and
+// the drop open, keeping the form. In the pre-queue the page counts down to
+// the opening, says how many people are here and shows the draw's
+// commitment; after the opening it shows the place the draw gave (checked
+// against the documented rule, package testdraw), the revealed seed and the
+// live position, and then the admission.
+func TestDropInARealBrowser(t *testing.T) {
+	chrome := chromium(t)
+	st := startStack(t, "t")
+	sys := st.sys
+	ctx := browser(t, chrome)
+
+	early := testenv.EventID(t) + "-early"
+	earlyOpens := time.Now().Add(time.Hour).Truncate(time.Second).UnixMilli()
+	sys.CreateDrop(early, 5, 1, earlyOpens, 600)
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(st.page+"/?event="+early),
+		chromedp.WaitVisible("#join-form"),
+		chromedp.SetValue("#user", "browser-user", chromedp.ByQuery),
+		chromedp.Click("#join", chromedp.ByQuery),
+		chromedp.WaitVisible("#not-open"),
+		datetime("#drop-opens-at", earlyOpens),
+		datetime("#prequeue-opens-at", earlyOpens-600_000),
+		chromedp.Poll(`/^\d+ min \d+ s$/.test(document.querySelector("#prequeue-opens-in").textContent)`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(`!document.querySelector("#join-form").hidden && document.querySelector("#line").hidden && document.querySelector("#user").value === "browser-user"`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+	); err != nil {
+		t.Fatalf("a join before the pre-queue: %v", err)
+	}
+
+	// The drop's pre-queue is open; it opens in a few seconds. Three people
+	// join before the browser's user.
+	ev := testenv.EventID(t)
+	opensAt := time.Now().Add(6 * time.Second).UnixMilli()
+	e := sys.CreateDrop(ev, 10, 1, opensAt, 60)
+	users := []string{"early-1", "early-2", "early-3", "browser-user"}
+	for _, u := range users[:3] {
+		sys.Join(ev, u, time.Now().UnixMilli())
+	}
+	var before string
+	var shot []byte
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(st.page+"/?event="+ev),
+		chromedp.WaitVisible("#join-form"),
+		chromedp.SetValue("#user", "browser-user", chromedp.ByQuery),
+		chromedp.Click("#join", chromedp.ByQuery),
+		chromedp.WaitVisible("#prequeue"),
+		// All at once, before the opening: the countdown in seconds, the
+		// people gathered, no position.
+		chromedp.Poll(`!document.querySelector("#prequeue").hidden && /^\d+ s$/.test(document.querySelector("#opens-in").textContent) &&
+			document.querySelector("#gathered").textContent === "4 people are here" && document.querySelector("#place-line").hidden &&
+			document.querySelector("#state-text").textContent === "You are in the pre-queue."`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		datetime("#opens-at", opensAt),
+		text("#commitment", e.Seed.Commitment()),
+		chromedp.FullScreenshot(&shot, 100), // 100: PNG
+		chromedp.Text("#opens-in", &before, chromedp.ByQuery),
+		// It ticks in the page.
+		chromedp.Poll(fmt.Sprintf(`document.querySelector("#opens-in").textContent !== %q`, before), nil, chromedp.WithPollingTimeout(20*time.Second)),
+	); err != nil {
+		t.Fatalf("the pre-queue in the page: %v", err)
+	}
+	saveScreenshot(t, "drop-prequeue.png", shot)
+
+	order := testdraw.Order(t, e.Seed.Hex(), users)
+	place := strconv.Itoa(slices.Index(order, "browser-user") + 1)
+	if err := chromedp.Run(ctx,
+		chromedp.WaitVisible("#drawn"),
+		text("#drawn-place", place),
+		text("#position", place), text("#total", "4"),
+		text("#seed", e.Seed.Hex()),
+		chromedp.Poll(`document.querySelector("#prequeue").hidden && !document.querySelector("#place-line").hidden`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+	); err != nil {
+		t.Fatalf("the drawn place in the page (the rule gives %s in %v): %v", place, order, err)
+	}
+
+	st.gw.MonitorTick(context.Background()) // room for all four
+	var token string
+	if err := chromedp.Run(ctx, chromedp.WaitVisible("#admitted"), chromedp.Value("#token", &token)); err != nil {
+		t.Fatalf("admission in the page: %v", err)
+	}
+	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
+		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
+	}
+}
+
 // TestAdminPageChangesStateAndCapacity drives the admin view in chromium:
 // the events table, then a pause, a capacity and a rate change through its
 // form, checked in the store.
 func TestAdminPageChangesStateAndCapacity(t *testing.T) {
 	chrome := chromium(t)
-	sys := testsys.Start(t, testsys.Options{})
-	tickets, _ := queue.NewTicketSigner("browser-test-secret")
-	prod := httptest.NewServer(producer.New(producer.Config{AdminToken: "admin-secret", AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
-		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
-	}))
-	defer prod.Close()
-	gw := gateway.New(gateway.Config{ProducerURL: prod.URL}, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t)})
-	page := httptest.NewServer(gw)
-	defer page.Close()
+	st := startStack(t, "admin-secret")
 	ev := testenv.EventID(t)
-	sys.CreateEvent(ev, 4, 1)
+	st.sys.CreateEvent(ev, 4, 1)
 
 	ctx := browser(t, chrome)
 	row := fmt.Sprintf(`[...document.querySelectorAll("#events tbody tr")].some(r => r.cells[0].textContent === %q && r.cells[1].textContent === %%q && r.cells[4].textContent === %%q && r.cells[6].textContent === %%q)`, ev)
 	if err := chromedp.Run(ctx,
-		chromedp.Navigate(page.URL+"/admin.html"),
+		chromedp.Navigate(st.page+"/admin.html"),
 		chromedp.SetValue("#admin-token", "admin-secret", chromedp.ByQuery),
 		chromedp.Click(`#auth button`, chromedp.ByQuery),
 		chromedp.Poll(fmt.Sprintf(row, "open", "4", "no limit"), nil, chromedp.WithPollingTimeout(20*time.Second)),
@@ -118,8 +224,53 @@ func TestAdminPageChangesStateAndCapacity(t *testing.T) {
 	); err != nil {
 		t.Fatalf("admin page: %v", err)
 	}
-	if e, err := sys.Store.Event(context.Background(), ev); err != nil || e.State != queue.StatePaused || e.Capacity != 7 || e.AdmitPerMinute != 120 {
+	if e, err := st.sys.Store.Event(context.Background(), ev); err != nil || e.State != queue.StatePaused || e.Capacity != 7 || e.AdmitPerMinute != 120 {
 		t.Fatalf("after the form: %+v %v", e, err)
+	}
+}
+
+// TestAdminPageSchedulesADrop schedules a new event as a drop through the
+// admin view's form (the opening as a local date and time) and checks the
+// store's schedule and the commitment the page shows, in the form's answer
+// and in the events table.
+func TestAdminPageSchedulesADrop(t *testing.T) {
+	chrome := chromium(t)
+	st := startStack(t, "admin-secret")
+	ev := testenv.EventID(t)
+	opensAt := time.Now().Add(time.Hour).Truncate(time.Second).UnixMilli()
+
+	ctx := browser(t, chrome)
+	var local, commitment string
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(st.page+"/admin.html"),
+		chromedp.SetValue("#admin-token", "admin-secret", chromedp.ByQuery),
+		chromedp.Click(`#auth button`, chromedp.ByQuery),
+		chromedp.WaitVisible("#schedule-form"),
+		chromedp.SetValue("#sch-event", ev, chromedp.ByQuery),
+		chromedp.SetValue("#sch-capacity", "5", chromedp.ByQuery),
+		// The opening in the browser's local time, as a person types it.
+		chromedp.Evaluate(fmt.Sprintf(`(() => {
+			const d = new Date(%d);
+			d.setMinutes(d.getMinutes() - d.getTimezoneOffset());
+			const input = document.querySelector("#sch-opens");
+			input.value = d.toISOString().slice(0, 19);
+			return input.value;
+		})()`, opensAt), &local),
+		chromedp.SetValue("#sch-prequeue", "600", chromedp.ByQuery),
+		chromedp.Click(`#schedule-form button[type=submit]`, chromedp.ByQuery),
+		chromedp.WaitVisible("#sch-commitment"),
+		chromedp.Text("#sch-commitment", &commitment, chromedp.ByQuery),
+	); err != nil {
+		t.Fatalf("schedule in the admin page (opening %q): %v", local, err)
+	}
+	e, err := st.sys.Store.Event(context.Background(), ev)
+	if err != nil || e.OpensAt != opensAt || e.PrequeueSeconds != 600 || e.ClosesAt != 0 || e.Capacity != 5 || e.Seed == nil || commitment != e.Seed.Commitment() {
+		t.Fatalf("after the form (opening %q): %+v %v; the page shows commitment %q", local, e, err, commitment)
+	}
+	row := fmt.Sprintf(`[...document.querySelectorAll("#events tbody tr")].some(r => r.cells[0].textContent === %q && r.cells[7].textContent === "scheduled" &&
+		r.querySelector(".commitment")?.textContent === %q && r.querySelector(".prequeue-size")?.textContent === "0 in the pre-queue")`, ev, commitment)
+	if err := chromedp.Run(ctx, chromedp.Poll(row, nil, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
+		t.Fatalf("the events table: %v", err)
 	}
 }
 
@@ -166,19 +317,25 @@ func browser(t *testing.T, chrome string) context.Context {
 	return ctx
 }
 
+// datetime waits until the <time> element sel says unix ms t.
+func datetime(sel string, t int64) chromedp.Action {
+	iso := time.UnixMilli(t).UTC().Format("2006-01-02T15:04:05.000Z")
+	return chromedp.Poll(fmt.Sprintf(`document.querySelector(%q).dateTime === %q`, sel, iso), nil, chromedp.WithPollingTimeout(20*time.Second))
+}
+
 // text waits until the element sel shows want.
 func text(sel, want string) chromedp.Action {
 	return chromedp.Poll(fmt.Sprintf(`document.querySelector(%q).textContent === %q`, sel, want), nil, chromedp.WithPollingTimeout(20*time.Second))
 }
 
-// saveScreenshot keeps the admitted page as artifacts/waiting-room.png.
-func saveScreenshot(t *testing.T, png []byte) {
+// saveScreenshot keeps a screenshot of the page as artifacts/<name>.
+func saveScreenshot(t *testing.T, name string, png []byte) {
 	t.Helper()
 	dir, _ := filepath.Abs("../../artifacts")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "waiting-room.png")
+	path := filepath.Join(dir, name)
 	if err := os.WriteFile(path, png, 0o644); err != nil {
 		t.Fatal(err)
 	}

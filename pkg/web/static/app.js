@@ -1,6 +1,8 @@
 // waitq waiting room: join over HTTP, then watch the line over WebSocket.
 // The ticket is kept in sessionStorage, so a refresh or a lost connection
-// keeps the place; reconnects back off exponentially.
+// keeps the place; reconnects back off exponentially. For a ticket drop it
+// counts down to the opening in the pre-queue, shows the draw's commitment
+// (and the seed after the opening) and the place the draw gave.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -11,6 +13,13 @@ let firstPosition = 0;
 let expiresAt = 0;
 let countdown = null;
 let finished = false;
+// A drop: the opening (server unix ms), the server's clock minus ours, the
+// ticker of the countdown, and which draw reads were made (readDraw).
+let opensAt = 0;
+let skew = 0;
+let opening = null;
+const drawRead = { prequeue: false, opened: 0, seed: false, busy: false };
+let notOpenTimer = null;
 
 function saved() {
   try { return JSON.parse(sessionStorage.getItem("waitq") || "null"); } catch { return null; }
@@ -32,6 +41,7 @@ function setConn(state, text) {
 async function join(event) {
   event.preventDefault();
   $("join-error").textContent = "";
+  hideNotOpen();
   const user = $("user").value.trim();
   const ev = $("event").value.trim();
   try {
@@ -39,6 +49,10 @@ async function join(event) {
       method: "POST", headers: { "X-User-Id": user },
     });
     const body = await r.json();
+    if (r.status === 409 && body.error && body.error.code === "event_not_open") {
+      await notOpen(ev, body.error, r.headers.get("Retry-After"));
+      return;
+    }
     if (r.status !== 202) {
       $("join-error").textContent = body.error ? body.error.message : `Could not join (${r.status}).`;
       return;
@@ -50,10 +64,70 @@ async function join(event) {
   }
 }
 
+// notOpen explains a join refused because the drop's pre-queue has not
+// started: when it starts and when the drop opens, with a countdown. The
+// form stays as it is, to join again then. The pre-queue's start comes from
+// the public event (exact), else from Retry-After (which a cross-origin page
+// may not be allowed to read).
+async function notOpen(ev, err, retryAfter) {
+  let start = 0;
+  let dropAt = err.opensAt || 0;
+  let clock = 0; // the server's clock minus ours
+  try {
+    const r = await fetch(`${config.producerUrl}/v1/events/${encodeURIComponent(ev)}`);
+    if (r.ok) {
+      const e = await r.json();
+      if (e.opensAt) dropAt = e.opensAt;
+      if (e.opensAt) start = e.opensAt - 1000 * (e.prequeueSeconds || 0);
+      if (e.serverTime) clock = e.serverTime - Date.now();
+    }
+  } catch { /* Retry-After below */ }
+  if (!start && retryAfter && Number(retryAfter) >= 0) start = Date.now() + clock + 1000 * Number(retryAfter);
+  $("not-open-text").textContent = "This drop does not take joins yet.";
+  setTime($("drop-opens-at"), dropAt);
+  setTime($("prequeue-opens-at"), start);
+  $("prequeue-when").hidden = !start;
+  $("not-open").hidden = false;
+  clearInterval(notOpenTimer);
+  const tickNotOpen = () => {
+    const left = Math.ceil((start - Date.now() - clock) / 1000);
+    if (left > 0) {
+      $("prequeue-opens-in").textContent = formatSeconds(left);
+      return;
+    }
+    clearInterval(notOpenTimer);
+    $("not-open-text").textContent = "The pre-queue is open: you can join now.";
+    $("prequeue-when").hidden = true;
+  };
+  if (start) {
+    tickNotOpen();
+    notOpenTimer = setInterval(tickNotOpen, 1000);
+  }
+}
+
+function hideNotOpen() {
+  clearInterval(notOpenTimer);
+  $("not-open").hidden = true;
+}
+
+// setTime shows unix ms t in local time on a <time> element, "–" for 0.
+function setTime(el, t) {
+  if (!t) {
+    el.textContent = "–";
+    el.removeAttribute("datetime");
+    return;
+  }
+  const d = new Date(t);
+  el.dateTime = d.toISOString();
+  const today = d.toDateString() === new Date().toDateString();
+  el.textContent = today ? d.toLocaleTimeString() : d.toLocaleString();
+}
+
 function watch() {
   const s = saved();
   if (!s) { show("join-form"); return; }
   show("line");
+  hideNotOpen();
   $("line-event").textContent = s.event;
   const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${s.statusUrl}`;
   socket = new WebSocket(url);
@@ -77,6 +151,12 @@ function watch() {
 
 function onFrame(f) {
   if (f.type === "status") {
+    prequeue(f);
+    if (f.drawnPlace) {
+      $("drawn").hidden = false;
+      $("drawn-place").textContent = String(f.drawnPlace);
+      readDraw("opened");
+    }
     if (f.state === "waiting") {
       if (!firstPosition || f.position > firstPosition) firstPosition = f.position;
       $("state-text").textContent = f.position === 1 ? "You are next!" : "You are in line.";
@@ -84,6 +164,8 @@ function onFrame(f) {
       $("total").textContent = String(f.total);
       $("eta").textContent = f.etaSeconds == null ? "unknown" : formatSeconds(f.etaSeconds);
       $("progress").value = firstPosition > 1 ? Math.round(100 * (firstPosition - f.position) / (firstPosition - 1)) : 100;
+    } else if (f.state === "prequeue") {
+      $("gathered").textContent = f.total === 1 ? "1 person is here" : `${f.total} people are here`;
     } else if (f.state === "pending") {
       $("state-text").textContent = "Taking your place in line…";
     } else if (f.state === "expired" || f.state === "not_queued") {
@@ -91,6 +173,7 @@ function onFrame(f) {
       $("state-text").textContent = "You are not in line any more.";
     }
   } else if (f.type === "admitted") {
+    stopOpening();
     show("admitted");
     $("token").value = f.entryToken;
     expiresAt = f.expiresAt;
@@ -102,6 +185,66 @@ function onFrame(f) {
   }
 }
 
+// prequeue shows or hides the pre-queue's countdown for status frame f: in
+// the pre-queue a user has no position, only the time to the opening.
+function prequeue(f) {
+  const on = f.state === "prequeue";
+  $("prequeue").hidden = !on;
+  for (const id of ["place-line", "eta-line", "progress-box"]) $(id).hidden = on;
+  if (!on) {
+    stopOpening();
+    return;
+  }
+  opensAt = f.opensAt || f.ts + 1000 * (f.opensInSeconds || 0);
+  skew = f.ts ? f.ts - Date.now() : 0;
+  setTime($("opens-at"), opensAt);
+  if (!opening) {
+    opening = setInterval(tickOpening, 1000);
+  }
+  tickOpening();
+  readDraw("prequeue");
+}
+
+function tickOpening() {
+  const left = Math.ceil((opensAt - Date.now() - skew) / 1000);
+  $("opens-in").textContent = left > 0 ? formatSeconds(left) : "a moment";
+  // The live region is announced on every change: set it only when it changes.
+  const state = left > 0 ? "You are in the pre-queue." : "Opening: the order is being drawn…";
+  if ($("state-text").textContent !== state) $("state-text").textContent = state;
+}
+
+function stopOpening() {
+  clearInterval(opening);
+  opening = null;
+}
+
+// readDraw reads the event's draw from producer-api: once on entering the
+// pre-queue (the commitment), and after the opening until it shows the seed
+// (at most three reads, one per status frame: the services' clocks may
+// differ by a moment).
+async function readDraw(when) {
+  if (drawRead.busy || (when === "prequeue" ? drawRead.prequeue : (drawRead.seed || drawRead.opened >= 3))) return;
+  const s = saved();
+  if (!s) return;
+  if (when === "prequeue") drawRead.prequeue = true; else drawRead.opened++;
+  drawRead.busy = true;
+  try {
+    const r = await fetch(`${config.producerUrl}/v1/events/${encodeURIComponent(s.event)}`);
+    const e = await r.json();
+    if (!r.ok || !e.draw) return;
+    $("commitment").textContent = e.draw.commitment;
+    $("draw").hidden = false;
+    if (e.draw.seed) {
+      drawRead.seed = true;
+      $("seed").textContent = e.draw.seed;
+      $("seed-line").hidden = false;
+      $("draw-explain").textContent = `The order was drawn at random among the ${e.draw.prequeueSize} people in the pre-queue at the opening.`;
+    }
+  } catch { /* the draw is shown on the next read, if any */ } finally {
+    drawRead.busy = false;
+  }
+}
+
 function tick() {
   const left = Math.max(0, Math.round((expiresAt - Date.now()) / 1000));
   $("countdown").textContent = formatSeconds(left);
@@ -109,12 +252,15 @@ function tick() {
 }
 
 function formatSeconds(s) {
+  if (s >= 86400) return `${Math.floor(s / 86400)} d ${Math.floor(s % 86400 / 3600)} h`;
+  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.floor(s % 3600 / 60)} min`;
   return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
 }
 
 function finish() {
   finished = true;
   clearInterval(countdown);
+  stopOpening();
   save(null);
   if (socket) socket.close(1000, "done");
   show("released");
