@@ -119,6 +119,9 @@ func New(cfg Config, d Deps) *Server {
 		AllowOriginFunc: func(origin string) (bool, error) { return httpkit.OriginAllowed(origin, cfg.AllowedOrigins), nil },
 		AllowMethods:    []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
 		AllowHeaders:    []string{httpkit.UserHeader, echo.HeaderContentType, echo.HeaderAuthorization},
+		// A page on another origin reads when to try again (429, 503, and
+		// 409 event_not_open before a drop's pre-queue).
+		ExposeHeaders: []string{echo.HeaderRetryAfter},
 	}))
 	limit := httpkit.Limit(cfg.JoinLimit, cfg.ClientIPs, d.Now)
 	e.POST("/v1/events/:eventId/queue", s.join, limit)
