@@ -19,6 +19,7 @@ let opensAt = 0;
 let skew = 0;
 let opening = null;
 const drawRead = { prequeue: false, opened: 0, seed: false, busy: false };
+let returnTo = "";
 let notOpenTimer = null;
 
 function saved() {
@@ -57,7 +58,7 @@ async function join(event) {
       $("join-error").textContent = body.error ? body.error.message : `Could not join (${r.status}).`;
       return;
     }
-    save({ event: ev, user, ticket: body.ticket, statusUrl: body.statusUrl });
+    save({ event: ev, user, ticket: body.ticket, statusUrl: body.statusUrl, returnTo });
     watch();
   } catch (e) {
     $("join-error").textContent = "The waiting room cannot be reached. Please try again.";
@@ -129,7 +130,10 @@ function watch() {
   show("line");
   hideNotOpen();
   $("line-event").textContent = s.event;
-  const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${s.statusUrl}`;
+  // returnTo: the shop's page that sent the person here; the gateway sends
+  // them back to it on admission if it lies under the event's targetUrl.
+  const back = s.returnTo ? `&returnTo=${encodeURIComponent(s.returnTo)}` : "";
+  const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${s.statusUrl}${back}`;
   socket = new WebSocket(url);
   setConn("connecting", retries ? "Reconnecting…" : "Connecting…");
   socket.onopen = () => { retries = 0; setConn("open", "Connected — updates every few seconds."); };
@@ -175,6 +179,7 @@ function onFrame(f) {
   } else if (f.type === "admitted") {
     stopOpening();
     show("admitted");
+    if (f.redirectUrl) return goToShop(f);
     $("token").value = f.entryToken;
     expiresAt = f.expiresAt;
     tick();
@@ -257,6 +262,19 @@ function formatSeconds(s) {
   return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
 }
 
+// goToShop sends an admitted person on to the shop with their entry token
+// (the frame's redirectUrl: the event's targetUrl, or the page they came
+// from); the shop keeps them in through its cookie from there.
+function goToShop(f) {
+  $("token-box").hidden = true;
+  $("redirect").hidden = false;
+  $("go-shop").href = f.redirectUrl;
+  finished = true;
+  save(null);
+  if (socket) socket.close(1000, "admitted");
+  location.assign(f.redirectUrl);
+}
+
 function finish() {
   finished = true;
   clearInterval(countdown);
@@ -274,6 +292,7 @@ async function start() {
   try { config = Object.assign(config, await (await fetch("/config.json")).json()); } catch { /* defaults */ }
   const params = new URLSearchParams(location.search);
   $("event").value = params.get("event") || config.defaultEvent;
+  returnTo = params.get("returnTo") || "";
   $("user").value = (saved() || {}).user || `guest-${Math.random().toString(36).slice(2, 8)}`;
   $("join-form").addEventListener("submit", join);
   $("leave").addEventListener("click", () => { send("leave"); finish(); $("released").textContent = "You left the line."; });
