@@ -4,11 +4,13 @@
 package testenv
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -89,4 +91,25 @@ func (w *tbWriter) Write(p []byte) (int, error) {
 		w.tb.Logf("%s", strings.TrimRight(string(p), "\n"))
 	}
 	return len(p), nil
+}
+
+// Buffer collects output written from several goroutines (a logger's, a
+// program's) for a test to read.
+type Buffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write implements io.Writer.
+func (l *Buffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+// String returns everything written so far.
+func (l *Buffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -1,14 +1,12 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
 	"os/exec"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -36,7 +34,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				ProducerAddr: freeAddr(t), GatewayAddr: freeAddr(t), IngestAddr: freeAddr(t),
 				AdminToken: "devstack-test-token", DemoEvent: "demo", DemoDrop: "drop",
 			}
-			var out syncBuffer
+			var out testenv.Buffer
 			d.out = &out
 			if err := d.Validate(); err != nil {
 				t.Fatal(err)
@@ -117,21 +115,4 @@ func freeAddr(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return fmt.Sprintf("127.0.0.1:%d", p)
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

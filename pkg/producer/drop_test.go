@@ -1,7 +1,6 @@
 package producer_test
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -27,24 +25,6 @@ import (
 	"github.com/waitq/waitq/pkg/queue"
 )
 
-// lockedBuffer collects a logger's output across goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestDropScheduleJoinsAndReveal walks a drop on the server's clock: joins
 // before the pre-queue are refused 409 event_not_open with opensAt and a
 // Retry-After; pre-queue joins are taken; the commitment is public from
@@ -59,7 +39,7 @@ func TestDropScheduleJoinsAndReveal(t *testing.T) {
 	t0 := time.Now().Truncate(time.Second)
 	clock.Store(t0.UnixMilli())
 	now := func() time.Time { return time.UnixMilli(clock.Load()) }
-	logs := &lockedBuffer{}
+	logs := &testenv.Buffer{}
 	reg := prometheus.NewRegistry()
 	tickets, _ := queue.NewTicketSigner("test-secret")
 	s := producer.New(producer.Config{AdminToken: adminToken}, producer.Deps{

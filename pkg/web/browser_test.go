@@ -76,10 +76,7 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 
 	ctx := browser(t, chrome)
 	if err := chromedp.Run(ctx,
-		chromedp.Navigate(st.page+"/?event="+ev),
-		chromedp.WaitVisible("#join-form"),
-		chromedp.SetValue("#user", "browser-user", chromedp.ByQuery),
-		chromedp.Click("#join", chromedp.ByQuery),
+		joinInPage(st.page+"/?event="+ev, "browser-user"),
 		chromedp.WaitVisible("#line"),
 		text("#position", "2"), text("#total", "2"),
 	); err != nil {
@@ -130,10 +127,7 @@ func TestDropInARealBrowser(t *testing.T) {
 	earlyOpens := time.Now().Add(time.Hour).Truncate(time.Second).UnixMilli()
 	sys.CreateDrop(early, 5, 1, earlyOpens, 600)
 	if err := chromedp.Run(ctx,
-		chromedp.Navigate(st.page+"/?event="+early),
-		chromedp.WaitVisible("#join-form"),
-		chromedp.SetValue("#user", "browser-user", chromedp.ByQuery),
-		chromedp.Click("#join", chromedp.ByQuery),
+		joinInPage(st.page+"/?event="+early, "browser-user"),
 		chromedp.WaitVisible("#not-open"),
 		datetime("#drop-opens-at", earlyOpens),
 		datetime("#prequeue-opens-at", earlyOpens-600_000),
@@ -155,10 +149,7 @@ func TestDropInARealBrowser(t *testing.T) {
 	var before string
 	var shot []byte
 	if err := chromedp.Run(ctx,
-		chromedp.Navigate(st.page+"/?event="+ev),
-		chromedp.WaitVisible("#join-form"),
-		chromedp.SetValue("#user", "browser-user", chromedp.ByQuery),
-		chromedp.Click("#join", chromedp.ByQuery),
+		joinInPage(st.page+"/?event="+ev, "browser-user"),
 		chromedp.WaitVisible("#prequeue"),
 		// All at once, before the opening: the countdown in seconds, the
 		// people gathered, no position.
@@ -340,4 +331,14 @@ func saveScreenshot(t *testing.T, name string, png []byte) {
 		t.Fatal(err)
 	}
 	t.Logf("screenshot: %s", path)
+}
+
+// joinInPage opens the waiting room at url and joins as user.
+func joinInPage(url, user string) chromedp.Tasks {
+	return chromedp.Tasks{
+		chromedp.Navigate(url),
+		chromedp.WaitVisible("#join-form"),
+		chromedp.SetValue("#user", user, chromedp.ByQuery),
+		chromedp.Click("#join", chromedp.ByQuery),
+	}
 }
