@@ -17,7 +17,7 @@ type metrics struct {
 	bypassed prometheus.Counter
 	refused  *prometheus.CounterVec // event, reason
 	latency  prometheus.Observer
-	classes  [6]prometheus.Counter // by status / 100; [0]: no answer
+	classes  [6]prometheus.Counter  // by status / 100; [0]: no answer
 	releases *prometheus.CounterVec // event, result
 }
 
