@@ -31,6 +31,12 @@ const (
 	ExpiresHeader = "X-Waitq-Expires"
 )
 
+// KeyRefreshInterval is how often waitq-gate fetches the gateway's keys
+// again, besides when a token names a key id it does not know: keys the
+// gateway dropped stop verifying within it. It matches the JWKS's
+// Cache-Control max-age.
+const KeyRefreshInterval = 5 * time.Minute
+
 // DefaultBypass are the paths forwarded without a token unless configured
 // otherwise: static files, the favicon, the origin's health check.
 var DefaultBypass = []string{"/static/", "/favicon.ico", "/robots.txt", "/healthz"}
