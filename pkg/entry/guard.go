@@ -310,7 +310,7 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 // decided reports d to the observer and refusals to the log.
 func (g *Guard) decided(r *http.Request, d Decision) {
 	if d.QueryErr != nil || d.CookieErr != nil || d.Outcome == SentToLine {
-		g.log.Debug("entry refused", "event", g.eventID, "path", r.URL.Path, "outcome", d.Outcome.String(),
+		g.log.Debug("entry token refused", "event", g.eventID, "path", r.URL.Path, "outcome", d.Outcome.String(),
 			"query", Reason(d.QueryErr), "cookie", Reason(d.CookieErr))
 	}
 	if g.observe != nil {
