@@ -4,11 +4,14 @@
 # then the raw outputs: the Go benchmarks of the hot paths, redis-benchmark's
 # pipelined ZADD (the store's limit), the join path against a bare echo
 # handler and a bare Kafka writer, the ingest consumer against raw ZADD, the
-# join → visible-in-line lag (scripts/bench-joinpath.sh), and sockets per
-# gateway (scripts/bench-gateway.sh). Measurements only: nothing here passes
-# or fails on a number.
+# join → visible-in-line lag (scripts/bench-joinpath.sh), sockets per
+# gateway (scripts/bench-gateway.sh), and pages through waitq-gate next to
+# the origin (loadgen gate, with a trivial origin and with one spending
+# GATE_ORIGIN_CPU a page). Measurements only: nothing here passes or fails
+# on a number.
 #
 # Settings: BENCHTIME=2s SOCKETS='1000 10000 19500' FLEET=64000 GATEWAYS=4 DURATION=20s
+#           GATE_ARGS='-c 64 -d 10s' GATE_ORIGIN_CPU=200us
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
@@ -36,6 +39,15 @@ log "gateway sockets"
 SOCKETS="${SOCKETS:-1000 10000 19500}" FLEET="${FLEET:-64000}" GATEWAYS="${GATEWAYS:-4}" DURATION="${DURATION:-20s}" \
   bash scripts/bench-gateway.sh > "$tmp/gateway.txt"
 
+log "waitq-gate"
+read -r -a gate_args <<<"${GATE_ARGS:-}"
+go build -o bin/loadgen ./cmd/loadgen
+{
+  bin/loadgen gate "${gate_args[@]}"
+  echo
+  bin/loadgen gate "${gate_args[@]}" -origin-cpu "${GATE_ORIGIN_CPU:-200us}"
+} > "$tmp/gate.txt"
+
 # The store's limit against the consumer's rate, from the summary rows.
 zadd_rps=$(tr '\r' '\n' < "$tmp/redis.txt" | grep -oE '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
 consumer_rps=$(grep -h '^summary | ingest consumer' "$tmp/joinpath.txt" | awk -F'|' '{print $3}' | grep -oE '[0-9]+' | head -1)
@@ -50,7 +62,7 @@ consumer_rps=$(grep -h '^summary | ingest consumer' "$tmp/joinpath.txt" | awk -F
   echo
   echo "| what | figure | baseline (same run) | ratio | goal |"
   echo "|---|---|---|---|---|"
-  grep -h '^summary ' "$tmp/joinpath.txt" "$tmp/gateway.txt" | sed 's/^summary //' || true
+  grep -h '^summary ' "$tmp/joinpath.txt" "$tmp/gateway.txt" "$tmp/gate.txt" | sed 's/^summary //' || true
   if [ -n "$zadd_rps" ] && [ -n "$consumer_rps" ]; then
     awk -v c="$consumer_rps" -v z="$zadd_rps" 'BEGIN { printf "| ingest consumer into Redis | %d msg/s | redis-benchmark -P 32 ZADD %d/s | %.2f | ≥ 0.5 |\n", c, z, c / z }'
   fi
@@ -59,5 +71,6 @@ consumer_rps=$(grep -h '^summary | ingest consumer' "$tmp/joinpath.txt" | awk -F
   echo; echo "## Redis limit: redis-benchmark -P 32 ZADD"; echo; echo '```'; tr '\r' '\n' < "$tmp/redis.txt" | grep -v '^\s*$' | tail -2; echo '```'
   echo; echo "## Join path (ratios against baselines of the same run)"; echo; echo '```'; cat "$tmp/joinpath.txt"; echo '```'
   echo; echo "## Sockets per gateway"; echo; echo '```'; cat "$tmp/gateway.txt"; echo '```'
+  echo; echo "## Pages through waitq-gate"; echo; echo '```'; cat "$tmp/gate.txt"; echo '```'
 } > "$out"
 log "wrote $out"

@@ -9,10 +9,16 @@
 //	loadgen sockets WebSockets one ws-gateway process holds with every status
 //	                frame on time, its memory per socket, Redis round trips
 //	                per status tick
+//	loadgen admit   join → admitted frame and release → next admitted frame,
+//	                fast track on and off
+//	loadgen gate    pages/s of admitted clients (each with its entry cookie)
+//	                through waitq-gate next to the same clients straight to
+//	                the origin
 //
 // By default every part runs on this machine: an in-process kfake broker, a
 // redis-server child process on a free loopback port and, for joins,
-// producer-api in-process; sockets starts a ws-gateway binary as a child
+// producer-api in-process (gate: the origin, the keys and waitq-gate
+// in-process); sockets starts a ws-gateway binary as a child
 // process. All traffic stays on the loopback network 127.0.0.0/8. Every loop
 // is bounded in count and in time; Ctrl-C stops the run and cleans up. The
 // numbers are measurements for a report, not pass/fail assertions. The
@@ -57,6 +63,7 @@ func commands() []command {
 		{"lag", loadgen.RunLag, "join → visible-in-line lag at a fixed offered rate"},
 		{"sockets", loadgen.RunSockets, "WebSockets one ws-gateway holds with status frames on time"},
 		{"admit", loadgen.RunAdmit, "join → admitted and release → next admitted, fast track on and off"},
+		{"gate", loadgen.RunGate, "pages/s of admitted clients through waitq-gate next to the origin"},
 	}
 }
 

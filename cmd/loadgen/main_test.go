@@ -16,6 +16,7 @@ commands:
   lag     join → visible-in-line lag at a fixed offered rate
   sockets WebSockets one ws-gateway holds with status frames on time
   admit   join → admitted and release → next admitted, fast track on and off
+  gate    pages/s of admitted clients through waitq-gate next to the origin
 
 Run "loadgen <command> -h" for the command's flags.
 `

@@ -2,8 +2,9 @@
 // joins (joins/s through producer-api next to a bare echo handler and a bare
 // Kafka writer), ingest (messages/s of the ingest consumer next to raw
 // pipelined ZADDs), lag (join → visible-in-line lag at a fixed offered rate)
-// and sockets (WebSockets one ws-gateway process holds with every status
-// frame on time). Each Run function takes the subcommand's flags, prints its
+// sockets (WebSockets one ws-gateway process holds with every status frame
+// on time), admit (join → admitted, release → next admitted) and gate
+// (pages/s of admitted clients through waitq-gate next to the origin). Each Run function takes the subcommand's flags, prints its
 // table to stdout and its progress to stderr; the rows scripts/bench*.sh
 // parse (summary, joins, sockets, status) keep their format.
 //

@@ -8,7 +8,13 @@
 // gateway rotate keys: verifiers accept every key they were given, so tokens
 // signed with the previous key stay valid through an overlap.
 //
-// Keyring and Verifier are safe for concurrent use.
+// A protected Go service can also put Guard in front of its handlers: it
+// takes the token from the waitq_token parameter admitted users arrive with
+// into a cookie, passes requests with a valid one and sends the others to
+// the waiting room, verifying with a KeySource that keeps the gateway's keys
+// current (guard.go, keysource.go); Release gives a slot back (release.go).
+//
+// Keyring, Verifier, KeySource and Guard are safe for concurrent use.
 package entry
 
 import (

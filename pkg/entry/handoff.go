@@ -5,10 +5,6 @@ import (
 	"strings"
 )
 
-// TokenParam is the query parameter that carries an entry token to the
-// protected site when an admitted user is sent there.
-const TokenParam = "waitq_token"
-
 // AdmittedURL is where an admitted user is sent: returnTo when it lies under
 // target's origin (same scheme and host), else target, with token added as
 // TokenParam (replacing any there). returnTo may also be a path ("/cart")
@@ -26,7 +22,7 @@ func AdmittedURL(target, returnTo, token string) string {
 	if r, ok := underOrigin(t, returnTo); ok {
 		dest = r
 	}
-	q := StripParam(dest.RawQuery, TokenParam)
+	_, q, _ := takeParam(dest.RawQuery, TokenParam)
 	if q != "" {
 		q += "&"
 	}
@@ -57,22 +53,4 @@ func underOrigin(target *url.URL, returnTo string) (*url.URL, bool) {
 		return nil, false
 	}
 	return r, true
-}
-
-// StripParam returns the raw query without the parameters named name,
-// keeping the others in their order and encoding.
-func StripParam(rawQuery, name string) string {
-	if rawQuery == "" {
-		return ""
-	}
-	parts := strings.Split(rawQuery, "&")
-	kept := parts[:0]
-	for _, p := range parts {
-		k, _, _ := strings.Cut(p, "=")
-		if uk, err := url.QueryUnescape(k); err == nil && uk == name {
-			continue
-		}
-		kept = append(kept, p)
-	}
-	return strings.Join(kept, "&")
 }

@@ -36,7 +36,7 @@ func TestAdmittedURL(t *testing.T) {
 	}
 }
 
-func TestStripParam(t *testing.T) {
+func TestTakeParam(t *testing.T) {
 	for in, want := range map[string]string{
 		"":                                "",
 		"waitq_token=x":                   "",
@@ -45,8 +45,8 @@ func TestStripParam(t *testing.T) {
 		"b=2&a=1":                         "b=2&a=1",
 		"waitq_token_other=1&waitq_token": "waitq_token_other=1",
 	} {
-		if got := StripParam(in, TokenParam); got != want {
-			t.Errorf("StripParam(%q) = %q, want %q", in, got, want)
+		if _, got, _ := takeParam(in, TokenParam); got != want {
+			t.Errorf("takeParam(%q) rest = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -1,0 +1,11 @@
+// Command waitq-gate is a reverse proxy in front of any web site that lets
+// in only the visitors the waiting room admitted: an entry token in the
+// waitq_token parameter or the gate's cookie, checked offline with
+// ws-gateway's keys. Everyone else is sent to the waiting room. Its own
+// routes are under /waitq-gate/ (healthz, readyz, metrics). Run with -h for
+// its settings.
+package main
+
+import "github.com/waitq/waitq/pkg/app"
+
+func main() { app.Main(&app.Gate{}) }

@@ -1,0 +1,167 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waitq/waitq/internal/demoshop"
+	"github.com/waitq/waitq/internal/svcproc"
+	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/pkg/entry"
+)
+
+// TestGateServesTheDemoShop runs waitq-gate from its flags in front of the
+// demo shop, with a stand-in gateway serving keys and releases, and walks a
+// visitor from the redirect to the line to the order.
+func TestGateServesTheDemoShop(t *testing.T) {
+	keys, err := entry.NewKeyring("k1", []byte(strings.Repeat("g", 32)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan string, 1)
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/jwks.json":
+			w.Write(keys.JWKS())
+		case "/v1/events/drop/release":
+			var b struct{ Token string }
+			_ = json.NewDecoder(r.Body).Decode(&b)
+			released <- b.Token
+			io.WriteString(w, `{"released":true}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(gw.Close)
+	shop := httptest.NewServer(demoshop.Handler())
+	t.Cleanup(shop.Close)
+
+	addr := freeAddr(t)
+	args := []string{"-http-addr", addr, "-origin-url", shop.URL, "-event-id", "drop", "-gateway-url", gw.URL,
+		"-waiting-room-url", "http://127.0.0.1:8081/", "-done-path", "/order", "-cookie-insecure"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	var out testenv.Buffer
+	go func() { done <- Run(ctx, &Gate{}, args, func(string) string { return "" }, &out) }()
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("waitq-gate stopped with %v", err)
+		}
+		t.Logf("waitq-gate log:\n%s", out.String())
+	}()
+	base := "http://" + addr
+	if err := svcproc.WaitReady(ctx, base+"/waitq-gate/readyz", nil, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+
+	jar := &cookieJar{}
+	c := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(method, path string) (*http.Response, string) {
+		t.Helper()
+		req, _ := http.NewRequest(method, base+path, nil)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, string(b)
+	}
+	if resp, _ := get(http.MethodGet, "/product/1"); resp.StatusCode != 302 ||
+		resp.Header.Get("Location") != "http://127.0.0.1:8081/?event=drop&returnTo="+url.QueryEscape(base+"/product/1") {
+		t.Fatalf("unadmitted: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, body := get(http.MethodGet, "/static/shop.css"); resp.StatusCode != 200 || !strings.Contains(body, "font-family") {
+		t.Fatalf("stylesheet without a token: %d", resp.StatusCode)
+	}
+	tok := keys.Sign(entry.Token{EventID: "drop", UserID: "alice", Expires: time.Now().Add(time.Hour).UnixMilli()})
+	if resp, _ := get(http.MethodGet, "/product/1?waitq_token="+tok); resp.StatusCode != 302 || resp.Header.Get("Location") != "/product/1" {
+		t.Fatalf("arrival: %d %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if resp, body := get(http.MethodGet, "/product/1"); resp.StatusCode != 200 || !strings.Contains(body, "as alice") {
+		t.Fatalf("admitted: %d\n%s", resp.StatusCode, body)
+	}
+	if resp, body := get(http.MethodPost, "/order"); resp.StatusCode != 200 || !strings.Contains(body, "Order placed") {
+		t.Fatalf("order: %d\n%s", resp.StatusCode, body)
+	}
+	select {
+	case got := <-released:
+		if got != tok {
+			t.Fatalf("released %q", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("no release after the order")
+	}
+	if resp, _ := get(http.MethodGet, "/product/1"); resp.StatusCode != 302 {
+		t.Fatalf("after the order the cookie still admits: %d", resp.StatusCode)
+	}
+	// The release is counted once the gateway's answer is read, after the
+	// stand-in gateway got it.
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		resp, body := get(http.MethodGet, "/waitq-gate/metrics")
+		return resp.StatusCode == 200 && strings.Contains(body, `waitq_gate_releases_total{event="drop",result="released"} 1`), "no release counted"
+	})
+}
+
+// cookieJar keeps the cookies of one host as a browser would for the gate:
+// set, replaced, and deleted by Max-Age.
+type cookieJar struct{ cookies []*http.Cookie }
+
+func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) {
+	for _, c := range cs {
+		kept := j.cookies[:0]
+		for _, old := range j.cookies {
+			if old.Name != c.Name {
+				kept = append(kept, old)
+			}
+		}
+		j.cookies = kept
+		if c.MaxAge >= 0 && c.Value != "" {
+			j.cookies = append(j.cookies, c)
+		}
+	}
+}
+
+func (j *cookieJar) Cookies(*url.URL) []*http.Cookie { return j.cookies }
+
+func TestGateValidate(t *testing.T) {
+	ok := func() *Gate {
+		return &Gate{OriginURL: "http://127.0.0.1:8090", EventID: "drop", WaitingRoomURL: "https://queue.example.com/",
+			GatewayURL: "http://127.0.0.1:8081", Protect: []string{"/"}, CookiePath: "/"}
+	}
+	if err := ok().Validate(); err != nil {
+		t.Fatalf("valid settings refused: %v", err)
+	}
+	for name, mod := range map[string]func(g *Gate){
+		"no origin":                  func(g *Gate) { g.OriginURL = "" },
+		"origin without scheme":      func(g *Gate) { g.OriginURL = "127.0.0.1:8090" },
+		"bad event id":               func(g *Gate) { g.EventID = "a b" },
+		"no waiting room":            func(g *Gate) { g.WaitingRoomURL = "" },
+		"no gateway nor jwks":        func(g *Gate) { g.GatewayURL = "" },
+		"done path without gateway":  func(g *Gate) { g.GatewayURL, g.JWKSURL, g.DonePath = "", "http://k/jwks", "/order" },
+		"protect nothing":            func(g *Gate) { g.Protect = nil },
+		"relative protect pattern":   func(g *Gate) { g.Protect = []string{"product/"} },
+		"bad bypass glob":            func(g *Gate) { g.Bypass = []string{"/["} },
+		"relative done path":         func(g *Gate) { g.DonePath = "order" },
+		"jwks url that is not a URL": func(g *Gate) { g.JWKSURL = "keys" },
+	} {
+		g := ok()
+		mod(g)
+		if err := g.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	g := ok()
+	g.GatewayURL, g.JWKSURL = "", "http://127.0.0.1:8081/.well-known/jwks.json"
+	if err := g.Validate(); err != nil || g.jwksURL() != g.JWKSURL {
+		t.Errorf("keys without a gateway URL: %v", err)
+	}
+}

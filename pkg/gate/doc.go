@@ -1,0 +1,19 @@
+// Package gate is waitq-gate: a reverse proxy in front of any web site that
+// lets through only the visitors the waiting room admitted. Requests to
+// protected paths pass entry.Guard (the entry token from the waitq_token
+// parameter or the cookie, checked offline with the gateway's keys) before
+// they are forwarded to the origin with net/http/httputil; the others are
+// sent to the waiting room. Bypassed paths (static files, the origin's own
+// health check) are forwarded without a token.
+//
+// The gate's own routes live under AdminPrefix (/waitq-gate/healthz,
+// /waitq-gate/readyz, /waitq-gate/metrics), a prefix no site is expected to
+// use, so that every other path belongs to the origin.
+//
+// The forwarded request carries the verified user in X-Waitq-User-Id and
+// the end of the hold (unix ms) in X-Waitq-Expires; the gate drops those
+// headers from what clients send, and drops its cookie and the waitq_token
+// parameter, so the origin never sees the token.
+//
+// A Gate is safe for concurrent use.
+package gate

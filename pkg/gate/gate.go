@@ -1,0 +1,321 @@
+package gate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
+	"path"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/waitq/waitq/pkg/entry"
+)
+
+// AdminPrefix is the path prefix of the gate's own routes: healthz, readyz
+// and metrics. Requests under it never reach the origin.
+const AdminPrefix = "/waitq-gate/"
+
+// Headers the origin gets with a request the guard passed. The gate drops
+// them from what clients send.
+const (
+	UserHeader    = "X-Waitq-User-Id"
+	ExpiresHeader = "X-Waitq-Expires"
+)
+
+// KeyRefreshInterval is how often waitq-gate fetches the gateway's keys
+// again, besides when a token names a key id it does not know: keys the
+// gateway dropped stop verifying within it. It matches the JWKS's
+// Cache-Control max-age.
+const KeyRefreshInterval = 5 * time.Minute
+
+// DefaultBypass are the paths forwarded without a token unless configured
+// otherwise: static files, the favicon, the origin's health check.
+var DefaultBypass = []string{"/static/", "/favicon.ico", "/robots.txt", "/healthz"}
+
+// Config is what the gate protects and how.
+type Config struct {
+	// OriginURL is the protected site (required): http(s)://host[:port][/base].
+	OriginURL string
+	// EventID is the event whose entry tokens admit (required).
+	EventID string
+	// WaitingRoomURL is the public URL of the waiting-room page (required).
+	WaitingRoomURL string
+	// GatewayURL is ws-gateway's base URL, for releases on DonePath.
+	GatewayURL string
+	// Protect are the paths that need a token (nil: every path, "/").
+	Protect []string
+	// Bypass are the paths forwarded without a token even when Protect
+	// matches them (see DefaultBypass). A path that is not clean (with
+	// "..", "." or "//") is always guarded.
+	Bypass []string
+	// DonePath, CookieName, CookiePath, CookieInsecure and
+	// TrustForwardedProto are the entry.GuardConfig settings of the same
+	// names.
+	DonePath            string
+	CookieName          string
+	CookiePath          string
+	CookieInsecure      bool
+	TrustForwardedProto bool
+}
+
+// Deps are the gate's collaborators.
+type Deps struct {
+	// Keys verifies tokens (required).
+	Keys *entry.KeySource
+	// Transport reaches the origin (nil: NewTransport()).
+	Transport http.RoundTripper
+	// Client calls the gateway's release (nil: a client with a 5 s timeout).
+	Client *http.Client
+	// Logger, Registry and Now: nil for discard, a fresh registry, the
+	// real clock.
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	Now      func() time.Time
+}
+
+// Gate is the reverse proxy with the guard in front.
+type Gate struct {
+	eventID         string
+	protect, bypass Paths
+	guard           *entry.Guard
+	guarded         http.Handler
+	proxy           *httputil.ReverseProxy
+	keys            *entry.KeySource
+	admin           *http.ServeMux
+	m               *metrics
+	log             *slog.Logger
+}
+
+// NewTransport returns the transport to the origin: http.DefaultTransport's
+// settings, without proxies from the environment, and enough idle
+// connections to keep one per busy client.
+func NewTransport() *http.Transport {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy = nil
+	t.MaxIdleConns = 1024
+	t.MaxIdleConnsPerHost = 1024
+	return t
+}
+
+// New returns the gate of cfg.
+func New(cfg Config, deps Deps) (*Gate, error) {
+	origin, err := url.Parse(cfg.OriginURL)
+	if err != nil || (origin.Scheme != "http" && origin.Scheme != "https") || origin.Host == "" {
+		return nil, fmt.Errorf("gate: origin %q must be an http(s) URL", cfg.OriginURL)
+	}
+	if cfg.Protect == nil {
+		cfg.Protect = []string{"/"}
+	}
+	protect, err := ParsePaths(cfg.Protect)
+	if err != nil {
+		return nil, fmt.Errorf("gate: protected paths: %w", err)
+	}
+	bypass, err := ParsePaths(cfg.Bypass)
+	if err != nil {
+		return nil, fmt.Errorf("gate: bypassed paths: %w", err)
+	}
+	if cfg.DonePath != "" && cfg.GatewayURL == "" {
+		return nil, errors.New("gate: a done path needs the gateway's URL to release slots")
+	}
+	if deps.Logger == nil {
+		deps.Logger = slog.New(slog.DiscardHandler)
+	}
+	if deps.Registry == nil {
+		deps.Registry = prometheus.NewRegistry()
+	}
+	if deps.Transport == nil {
+		deps.Transport = NewTransport()
+	}
+	if deps.Client == nil {
+		deps.Client = &http.Client{Timeout: entry.ReleaseTimeout}
+	}
+	g := &Gate{eventID: cfg.EventID, protect: protect, bypass: bypass, keys: deps.Keys, log: deps.Logger, m: newMetrics(deps.Registry, cfg.EventID)}
+	gc := entry.GuardConfig{
+		EventID: cfg.EventID, WaitingRoomURL: cfg.WaitingRoomURL, Keys: deps.Keys,
+		CookieName: cfg.CookieName, CookiePath: cfg.CookiePath, CookieInsecure: cfg.CookieInsecure,
+		TrustForwardedProto: cfg.TrustForwardedProto, DonePath: cfg.DonePath,
+		Observe: g.m.decided, Now: deps.Now, Logger: deps.Logger,
+	}
+	if cfg.DonePath != "" {
+		gc.Release = func(ctx context.Context, token string) error {
+			held, err := entry.Release(ctx, deps.Client, cfg.GatewayURL, cfg.EventID, token)
+			g.m.released(held, err)
+			return err
+		}
+	}
+	if g.guard, err = entry.NewGuard(gc); err != nil {
+		return nil, fmt.Errorf("gate: %w", err)
+	}
+	g.proxy = &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(origin)
+			pr.SetXForwarded()
+		},
+		Transport:    deps.Transport,
+		ErrorLog:     slog.NewLogLogger(deps.Logger.Handler(), slog.LevelWarn),
+		ErrorHandler: g.originFailed,
+	}
+	g.guarded = g.guard.Handler(http.HandlerFunc(g.forwardAdmitted))
+	g.admin = http.NewServeMux()
+	g.admin.HandleFunc("GET "+AdminPrefix+"healthz", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	g.admin.HandleFunc("GET "+AdminPrefix+"readyz", g.readyz)
+	g.admin.Handle("GET "+AdminPrefix+"metrics", promhttp.HandlerFor(deps.Registry, promhttp.HandlerOpts{Registry: deps.Registry}))
+	return g, nil
+}
+
+// Guard returns the gate's guard.
+func (g *Gate) Guard() *entry.Guard { return g.guard }
+
+// Wait waits for the releases still in flight; call it once the server
+// stopped serving.
+func (g *Gate) Wait() { g.guard.Wait() }
+
+// ServeHTTP routes r: the gate's own routes, bypassed paths straight to the
+// origin, everything else through the guard.
+func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	switch {
+	case strings.HasPrefix(p, AdminPrefix):
+		g.admin.ServeHTTP(w, r)
+	case !clean(p) || (g.protect.Match(p) && !g.bypass.Match(p)):
+		// A path the origin might resolve to another one is always
+		// guarded: "/static/../order" must not bypass.
+		g.guarded.ServeHTTP(w, r)
+	default:
+		g.m.bypassed.Inc()
+		r.Header.Del(UserHeader)
+		r.Header.Del(ExpiresHeader)
+		g.forward(w, r)
+	}
+}
+
+// clean reports whether p is already in path.Clean's form (a trailing slash
+// allowed), so the origin cannot resolve it to another path.
+func clean(p string) bool {
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}
+
+// forwardAdmitted forwards a request the guard passed, naming its user to
+// the origin and keeping the token from it.
+func (g *Gate) forwardAdmitted(w http.ResponseWriter, r *http.Request) {
+	t, _, _ := entry.TokenFromContext(r.Context())
+	r.Header.Set(UserHeader, t.UserID)
+	r.Header.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))
+	dropCookie(r.Header, g.guard.CookieName())
+	g.forward(w, r)
+}
+
+// dropCookie removes the cookie name from the Cookie headers of h, keeping
+// the others as they came.
+func dropCookie(h http.Header, name string) {
+	lines := h.Values("Cookie")
+	if len(lines) == 0 {
+		return
+	}
+	var kept []string
+	for _, line := range lines {
+		for part := range strings.SplitSeq(line, ";") {
+			part = strings.TrimSpace(part)
+			if k, _, _ := strings.Cut(part, "="); k != name && part != "" {
+				kept = append(kept, part)
+			}
+		}
+	}
+	h.Del("Cookie")
+	if len(kept) > 0 {
+		h.Set("Cookie", strings.Join(kept, "; "))
+	}
+}
+
+// forward proxies r to the origin, timing the answer and counting its class.
+func (g *Gate) forward(w http.ResponseWriter, r *http.Request) {
+	rec := &statusRecorder{ResponseWriter: w}
+	start := time.Now()
+	g.proxy.ServeHTTP(rec, r)
+	g.m.origin(rec, time.Since(start))
+}
+
+// originFailed answers 502 when the origin did not answer.
+func (g *Gate) originFailed(w http.ResponseWriter, r *http.Request, err error) {
+	if !errors.Is(err, context.Canceled) {
+		g.log.Warn("origin did not answer", "event", g.eventID, "path", r.URL.Path, "err", err)
+	}
+	if rec, ok := w.(*statusRecorder); ok {
+		rec.failed = true
+	}
+	http.Error(w, "the site is not answering; try again in a moment", http.StatusBadGateway)
+}
+
+// readyz answers 200 once the gateway's keys are held, fetching them when
+// they are not.
+func (g *Gate) readyz(w http.ResponseWriter, r *http.Request) {
+	if err := g.Ready(r.Context()); err != nil {
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "event": g.eventID})
+}
+
+// Ready reports whether the gate can check tokens: it holds the gateway's
+// keys, or fetches them now.
+func (g *Gate) Ready(ctx context.Context) error {
+	if g.keys.Loaded() {
+		return nil
+	}
+	if err := g.keys.Refresh(ctx); err != nil {
+		return err
+	}
+	if !g.keys.Loaded() {
+		return entry.ErrKeysUnavailable
+	}
+	return nil
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// statusRecorder keeps the status the origin's answer was written with.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	failed bool // the origin did not answer; the gate wrote 502
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 && code >= 200 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Write implements http.ResponseWriter.
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController (the proxy's flushes) reach the
+// server's writer.
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -1,0 +1,97 @@
+package gate
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/waitq/waitq/pkg/entry"
+)
+
+// metrics are the gate's Prometheus metrics, each labelled with the event;
+// the series of the hot path are resolved once.
+type metrics struct {
+	event    string
+	outcomes map[entry.Outcome]prometheus.Counter
+	bypassed prometheus.Counter
+	refused  *prometheus.CounterVec // event, reason
+	latency  prometheus.Observer
+	classes  [6]prometheus.Counter  // by status / 100; [0]: no answer
+	releases *prometheus.CounterVec // event, result
+}
+
+func newMetrics(reg *prometheus.Registry, event string) *metrics {
+	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "waitq_gate_requests_total",
+		Help: "Requests by what the gate did: passed (valid cookie), entered (valid waitq_token moved into the cookie), to_line (sent to the waiting room), unavailable (keys unknown, 503), bypassed (no token needed).",
+	}, []string{"event", "outcome"})
+	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "waitq_gate_origin_seconds",
+		Help:    "Time from forwarding a request to the end of the origin's answer.",
+		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
+	}, []string{"event"})
+	answers := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "waitq_gate_origin_responses_total",
+		Help: "The origin's answers by status class (1xx … 5xx), error when it did not answer (the gate sent 502).",
+	}, []string{"event", "code"})
+	m := &metrics{
+		event:    event,
+		outcomes: map[entry.Outcome]prometheus.Counter{},
+		bypassed: requests.WithLabelValues(event, "bypassed"),
+		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "waitq_gate_refused_tokens_total",
+			Help: "Entry tokens refused, by reason (missing: a request sent to the line with no token at all).",
+		}, []string{"event", "reason"}),
+		latency: latency.WithLabelValues(event),
+		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "waitq_gate_releases_total",
+			Help: "Releases after the done path: released, not_held (the slot was already gone) or failed.",
+		}, []string{"event", "result"}),
+	}
+	for _, o := range []entry.Outcome{entry.Passed, entry.Entered, entry.SentToLine, entry.Unavailable} {
+		m.outcomes[o] = requests.WithLabelValues(event, o.String())
+	}
+	for i, code := range []string{"error", "1xx", "2xx", "3xx", "4xx", "5xx"} {
+		m.classes[i] = answers.WithLabelValues(event, code)
+	}
+	reg.MustRegister(requests, m.refused, latency, answers, m.releases)
+	return m
+}
+
+// decided counts a decision of the guard (entry.GuardConfig.Observe).
+func (m *metrics) decided(_ *http.Request, d entry.Decision) {
+	if c, ok := m.outcomes[d.Outcome]; ok {
+		c.Inc()
+	}
+	for _, err := range []error{d.QueryErr, d.CookieErr} {
+		if err != nil {
+			m.refused.WithLabelValues(m.event, entry.Reason(err)).Inc()
+		}
+	}
+	if d.Outcome == entry.SentToLine && d.QueryErr == nil && d.CookieErr == nil {
+		m.refused.WithLabelValues(m.event, "missing").Inc()
+	}
+}
+
+// origin records one forwarded request.
+func (m *metrics) origin(rec *statusRecorder, d time.Duration) {
+	m.latency.Observe(d.Seconds())
+	class := 0
+	if !rec.failed && rec.status >= 100 && rec.status <= 599 {
+		class = rec.status / 100
+	}
+	m.classes[class].Inc()
+}
+
+// released records one release after the done path.
+func (m *metrics) released(held bool, err error) {
+	result := "released"
+	switch {
+	case err != nil:
+		result = "failed"
+	case !held:
+		result = "not_held"
+	}
+	m.releases.WithLabelValues(m.event, result).Inc()
+}
