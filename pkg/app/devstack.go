@@ -11,6 +11,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"os"
 	"strings"
@@ -19,9 +20,11 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/internal/svcproc"
 	"github.com/waitq/waitq/pkg/config"
+	"github.com/waitq/waitq/pkg/gate"
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/producer"
@@ -42,6 +45,8 @@ type Devstack struct {
 	TicketSecret string
 	DemoEvent    string
 	DemoDrop     string
+	DemoShop     string
+	ShopAddr     string
 	KafkaDataDir string
 
 	out io.Writer
@@ -63,6 +68,8 @@ func (d *Devstack) Bind(l *config.Loader) {
 	l.Secret(&d.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "ticket secret (empty: a random one)")
 	l.String(&d.DemoEvent, "demo-event", "WAITQ_DEMO_EVENT", "demo", "id of the demo event created at start (empty: none)")
 	l.String(&d.DemoDrop, "demo-drop", "WAITQ_DEMO_DROP", "drop", "id of the demo ticket drop created at start: its pre-queue is open at once and it opens a minute later (empty: none)")
+	l.String(&d.DemoShop, "demo-shop", "WAITQ_DEMO_SHOP", "shop", "id of the event that guards the demo shop: the shop runs behind waitq-gate on WAITQ_SHOP_ADDR and admitted visitors are sent back to it (empty: no shop)")
+	l.String(&d.ShopAddr, "shop-addr", "WAITQ_SHOP_ADDR", "127.0.0.1:8084", "listen address of waitq-gate in front of the demo shop")
 	l.String(&d.KafkaDataDir, "kafka-data-dir", "WAITQ_KAFKA_DATA_DIR", "", "directory where the embedded broker keeps its log (empty: memory only)")
 }
 
@@ -97,14 +104,29 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer stopRedis()
 
+	shopURL := ""
+	if d.DemoShop != "" {
+		origin, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("demo shop: %w", err)
+		}
+		shop := &http.Server{Handler: demoshop.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = shop.Serve(origin) }()
+		defer shop.Close()
+		shopURL = "http://" + origin.Addr().String()
+	}
 	g, gctx := errgroup.WithContext(ctx)
-	for _, s := range d.services(brokers, redisURL) {
+	for _, s := range d.services(brokers, redisURL, shopURL) {
 		g.Go(func() error { return RunWithEnv(gctx, s.svc, s.env, log.With("component", s.svc.Name())) })
 	}
 	g.Go(func() error {
 		base := "http://" + d.ProducerAddr
-		for name, addr := range map[string]string{"producer-api": d.ProducerAddr, "ws-gateway": d.GatewayAddr} {
-			if err := svcproc.WaitReady(gctx, "http://"+addr+"/readyz", nil, 30*time.Second); err != nil {
+		ready := map[string]string{"producer-api": "http://" + d.ProducerAddr + "/readyz", "ws-gateway": "http://" + d.GatewayAddr + "/readyz"}
+		if shopURL != "" {
+			ready["waitq-gate"] = "http://" + d.ShopAddr + gate.AdminPrefix + "readyz"
+		}
+		for name, url := range ready {
+			if err := svcproc.WaitReady(gctx, url, nil, 30*time.Second); err != nil {
 				return fmt.Errorf("%s never became ready: %w", name, err)
 			}
 		}
@@ -123,9 +145,10 @@ type devService struct {
 	env map[string]string
 }
 
-// services are the three services with the settings the devstack changes;
+// services are the three services, and the gate in front of the demo shop
+// at shopURL (when there is one), with the settings the devstack changes;
 // every other setting keeps its program's default.
-func (d *Devstack) services(brokers []string, redisURL string) []devService {
+func (d *Devstack) services(brokers []string, redisURL, shopURL string) []devService {
 	env := func(addr string, extra map[string]string) map[string]string {
 		m := map[string]string{
 			"WAITQ_HTTP_ADDR":        addr,
@@ -138,7 +161,7 @@ func (d *Devstack) services(brokers []string, redisURL string) []devService {
 		return m
 	}
 	local := "localhost:*,127.0.0.1:*"
-	return []devService{
+	svcs := []devService{
 		{&Producer{}, env(d.ProducerAddr, map[string]string{
 			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ADMIN_TOKEN": d.AdminToken,
 			"WAITQ_ALLOWED_ORIGINS": local,
@@ -153,6 +176,17 @@ func (d *Devstack) services(brokers []string, redisURL string) []devService {
 			"WAITQ_RATE":         "0", // no limit, as above
 		})},
 	}
+	if shopURL != "" {
+		gw := "http://" + d.GatewayAddr
+		svcs = append(svcs, devService{&Gate{}, map[string]string{
+			"WAITQ_HTTP_ADDR": d.ShopAddr, "WAITQ_SHUTDOWN_TIMEOUT": "5s", "WAITQ_LOG_LEVEL": "info",
+			"WAITQ_ORIGIN_URL": shopURL, "WAITQ_EVENT_ID": d.DemoShop,
+			"WAITQ_WAITING_ROOM_URL": gw + "/", "WAITQ_GATEWAY_URL": gw,
+			"WAITQ_DONE_PATH":       "/order",
+			"WAITQ_COOKIE_INSECURE": "true", // plain HTTP on loopback
+		}})
+	}
+	return svcs
 }
 
 // kafka returns the brokers to use, starting an embedded kfake when none are
@@ -192,6 +226,10 @@ func (d *Devstack) redis(ctx context.Context) (url, kind string, stop func(), er
 // demo is the configuration of the demo event and of the demo drop.
 var demo = queue.Event{Capacity: 10, HoldSeconds: 60, Partitions: 3}
 
+// demoShopCapacity is how many visitors the demo shop takes at once: few,
+// so that a second browser window waits in line.
+const demoShopCapacity = 1
+
 // demoDropDelay is how long after the devstack's start its demo drop opens.
 const demoDropDelay = time.Minute
 
@@ -202,6 +240,13 @@ func (d *Devstack) createDemos(ctx context.Context, base string) error {
 	if d.DemoEvent != "" {
 		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions}
 		if err := d.putEvent(ctx, base, d.DemoEvent, body); err != nil {
+			return err
+		}
+	}
+	if d.DemoShop != "" {
+		capacity, hold, target := demoShopCapacity, demo.HoldSeconds, "http://"+d.ShopAddr+"/"
+		body := producer.EventBody{Capacity: &capacity, HoldSeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target}
+		if err := d.putEvent(ctx, base, d.DemoShop, body); err != nil {
 			return err
 		}
 	}
@@ -277,6 +322,15 @@ Create another event:
 
 `, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr,
 		demo.Capacity, demo.HoldSeconds, gw.AdmitInterval, gw.StatusInterval)
+	if d.DemoShop != "" {
+		fmt.Fprintf(w, `Walk the whole path in a browser: open the demo shop, protected by waitq-gate
+(event %[2]s, %[3]d visitor at a time; a second window waits in line):
+  http://%[1]s/
+You are sent to the waiting room, admitted, and sent back to the page you asked for;
+placing the order gives your slot to the next in line.
+
+`, d.ShopAddr, d.DemoShop, demoShopCapacity)
+	}
 	if d.DemoDrop != "" {
 		fmt.Fprintf(w, `A ticket drop, %[3]s: its pre-queue is open now and it opens %[4]s after the start, when
 everyone gathered is put in a random order anyone can check. Open the waiting room on it:

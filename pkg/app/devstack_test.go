@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os/exec"
 	"strings"
 	"testing"
@@ -33,6 +34,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			d := &Devstack{
 				ProducerAddr: freeAddr(t), GatewayAddr: freeAddr(t), IngestAddr: freeAddr(t),
 				AdminToken: "devstack-test-token", DemoEvent: "demo", DemoDrop: "drop",
+				DemoShop: "shop", ShopAddr: freeAddr(t),
 			}
 			var out testenv.Buffer
 			d.out = &out
@@ -84,6 +86,19 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				_ = json.NewDecoder(resp.Body).Decode(&st)
 				return st.Active == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
 			})
+
+			// The demo shop sits behind the gate: a visitor without a token
+			// is sent to the waiting room with the page as returnTo.
+			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			resp, err = noFollow.Get("http://" + d.ShopAddr + "/product/1")
+			if err != nil {
+				t.Fatalf("the demo shop: %v", err)
+			}
+			resp.Body.Close()
+			want := "http://" + d.GatewayAddr + "/?event=shop&returnTo=" + url.QueryEscape("http://"+d.ShopAddr+"/product/1")
+			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
+				t.Errorf("the demo shop without a token: %d %q, want 302 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
+			}
 
 			// The demo drop gathers its pre-queue, opening a minute after
 			// the start, its commitment published and its seed not.

@@ -98,7 +98,13 @@ func (k *KeySource) Run(ctx context.Context, every time.Duration, onErr func(err
 	if k.url == "" || every <= 0 {
 		return
 	}
-	t := time.NewTicker(every)
+	// Until the first keys arrive (a gate started before its gateway) it
+	// tries every second, doubling up to every.
+	wait := every
+	if !k.Loaded() {
+		wait = min(time.Second, every)
+	}
+	t := time.NewTimer(wait)
 	defer t.Stop()
 	for {
 		select {
@@ -108,6 +114,10 @@ func (k *KeySource) Run(ctx context.Context, every time.Duration, onErr func(err
 			if err := k.Refresh(ctx); err != nil && onErr != nil {
 				onErr(err)
 			}
+			if wait = min(2*wait, every); k.Loaded() {
+				wait = every
+			}
+			t.Reset(wait)
 		}
 	}
 }
