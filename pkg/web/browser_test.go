@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,15 +13,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
+	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/testdraw"
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/pkg/entry"
+	"github.com/waitq/waitq/pkg/gate"
 	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/producer"
 	"github.com/waitq/waitq/pkg/queue"
+	"github.com/waitq/waitq/pkg/redisstore"
 )
 
 // stack is the real pipeline behind the page: a broker, a Redis, a
@@ -340,5 +345,121 @@ func joinInPage(url, user string) chromedp.Tasks {
 		chromedp.WaitVisible("#join-form"),
 		chromedp.SetValue("#user", user, chromedp.ByQuery),
 		chromedp.Click("#join", chromedp.ByQuery),
+	}
+}
+
+// TestShopThroughTheGateInARealBrowser walks the path a buyer walks, in
+// chromium: the demo shop's product page through waitq-gate sends them to
+// the waiting room, which shows their position, admits them and sends them
+// back to the same product page, with the entry cookie set and the token
+// gone from the address; placing the order releases the slot (seen in
+// Redis) and the next in line is admitted.
+func TestShopThroughTheGateInARealBrowser(t *testing.T) {
+	chrome := chromium(t)
+	st := startStack(t, "t")
+	sys := st.sys
+	ctx := context.Background()
+
+	origin := httptest.NewServer(demoshop.Handler())
+	t.Cleanup(origin.Close)
+	shop := httptest.NewUnstartedServer(nil) // its URL is the event's target
+	ev := testenv.EventID(t)
+	keys := entry.NewKeySource(entry.KeySourceConfig{URL: st.page + "/.well-known/jwks.json"})
+	g, err := gate.New(gate.Config{
+		OriginURL: origin.URL, EventID: ev, WaitingRoomURL: st.page + "/", GatewayURL: st.page,
+		DonePath: "/order", CookieInsecure: true,
+	}, gate.Deps{Keys: keys, Logger: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop.Config.Handler = g
+	shop.Start()
+	t.Cleanup(func() { shop.Close(); g.Wait() })
+
+	sys.CreateEvent(ev, 1, 1)
+	e, _ := sys.Store.Event(ctx, ev)
+	e.TargetURL = shop.URL + "/"
+	if _, err := sys.Store.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+
+	bctx := browser(t, chrome)
+	product := shop.URL + "/product/1"
+	var room string
+	if err := chromedp.Run(bctx,
+		chromedp.Navigate(product),
+		chromedp.WaitVisible("#join-form"),
+		chromedp.Location(&room),
+	); err != nil {
+		t.Fatalf("the product page through the gate: %v", err)
+	}
+	if want := st.page + "/?event=" + ev + "&returnTo=" + url.QueryEscape(product); room != want {
+		t.Fatalf("sent to %q, want the waiting room %q", room, want)
+	}
+	if err := chromedp.Run(bctx,
+		chromedp.SetValue("#user", "buyer", chromedp.ByQuery),
+		chromedp.Click("#join", chromedp.ByQuery),
+		text("#position", "1"),
+	); err != nil {
+		t.Fatalf("join in the waiting room: %v", err)
+	}
+	sys.Join(ev, "next", time.Now().UnixMilli()) // someone behind the buyer
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) { return len(sys.Waiting(ev)) == 2, "next is not in line yet" })
+
+	st.gw.MonitorTick(ctx)
+	var back, heading string
+	if err := chromedp.Run(bctx,
+		chromedp.WaitVisible("form[action='/order']"),
+		chromedp.Location(&back),
+		chromedp.Text("h1", &heading),
+	); err != nil {
+		t.Fatalf("back in the shop: %v", err)
+	}
+	if back != product || heading == "" {
+		t.Fatalf("after admission the browser is on %q (%q), want %q without the token", back, heading, product)
+	}
+	var cookies []*network.Cookie
+	if err := chromedp.Run(bctx, chromedp.ActionFunc(func(ctx context.Context) error {
+		var err error
+		cookies, err = network.GetCookies().WithURLs([]string{shop.URL}).Do(ctx)
+		return err
+	})); err != nil {
+		t.Fatal(err)
+	}
+	var entryCookie *network.Cookie
+	for _, c := range cookies {
+		if c.Name == g.Guard().CookieName() {
+			entryCookie = c
+		}
+	}
+	if entryCookie == nil || !entryCookie.HTTPOnly || entryCookie.SameSite != network.CookieSameSiteLax {
+		t.Fatalf("entry cookie %+v, want it HttpOnly and SameSite=Lax", entryCookie)
+	}
+	if tk, err := st.keys.Verify(entryCookie.Value, ev, time.Now()); err != nil || tk.UserID != "buyer" {
+		t.Fatalf("the cookie holds %+v, %v", tk, err)
+	}
+
+	// Placing the order releases the slot; the next in line gets it.
+	// Submitted after the evaluation returns: a click that navigates can
+	// fail the click's own call.
+	submit := `setTimeout(() => document.querySelector("form[action='/order']").requestSubmit(), 0)`
+	if err := chromedp.Run(bctx, chromedp.Evaluate(submit, nil)); err != nil {
+		t.Fatalf("order: %v", err)
+	}
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		// A read that meets the navigation fails; the next one reads the
+		// new page.
+		var h string
+		err := chromedp.Run(bctx, chromedp.Text("h1", &h, chromedp.ByQuery))
+		return err == nil && h == "Order placed", fmt.Sprintf("heading %q, %v", h, err)
+	})
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		holders, _ := sys.Store.Client().ZRange(ctx, redisstore.ActiveKey(ev), 0, -1).Result()
+		return len(holders) == 0, fmt.Sprintf("holders after the order %v", holders)
+	})
+	st.gw.MonitorTick(ctx)
+	holders, _ := sys.Store.Client().ZRange(ctx, redisstore.ActiveKey(ev), 0, -1).Result()
+	if len(holders) != 1 || holders[0] != "next" {
+		t.Fatalf("holders %v, want the next in line", holders)
 	}
 }
