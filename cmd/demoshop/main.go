@@ -1,0 +1,9 @@
+// Command demoshop is a tiny shop (home, product pages, "order placed") to
+// put behind waitq-gate in demonstrations: compose.yaml runs it as the
+// gate's origin. It is not part of a waiting room. Run with -h for its
+// settings.
+package main
+
+import "github.com/waitq/waitq/pkg/app"
+
+func main() { app.Main(&app.DemoShop{}) }
