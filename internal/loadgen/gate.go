@@ -320,27 +320,10 @@ func measureGets(ctx context.Context, lc *loadClient, t target, ph phase, cookie
 	return merge(t.name, workers, elapsed, lc.dials.Load()-dials0), nil
 }
 
-// getPage sends one GET with cookie and reads the whole answer, so the
-// connection is reused. It returns "" for a 200, else an error class and an
-// example.
+// getPage sends one GET with cookie. It returns "" for a 200, else an error
+// class and an example.
 func getPage(ctx context.Context, c *http.Client, url, cookie string) (class, sample string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-	if err != nil {
-		return "request", err.Error()
-	}
-	req.Header.Set("Cookie", cookie)
-	resp, err := c.Do(req)
-	if err != nil {
-		return "transport", err.Error()
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusOK {
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return "", ""
-	}
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return "status " + strconv.Itoa(resp.StatusCode), resp.Header.Get("Location") + " " + string(body)
+	return send(ctx, c, http.MethodGet, url, http.StatusOK, "Cookie", cookie)
 }
 
 // gateOutcomes reads the gate's passed and to_line counters from its

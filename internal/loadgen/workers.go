@@ -140,25 +140,36 @@ func (w *worker) run(ctx context.Context, c *http.Client, url, prefix string, de
 	}
 }
 
-// join sends one join as user and reads the whole answer, so the connection
-// is reused. It returns "" for a 202, else an error class and an example.
+// join sends one join as user. It returns "" for a 202, else an error class
+// and an example.
 func join(ctx context.Context, c *http.Client, url, user string) (class, sample string) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, nil)
+	return send(ctx, c, http.MethodPost, url, http.StatusAccepted, "X-User-Id", user)
+}
+
+// send sends one request with the header name: value and reads the whole
+// answer, so the connection is reused. It returns "" when the status is
+// want, else an error class and an example (the redirect's Location, if
+// any, and the start of the body).
+func send(ctx context.Context, c *http.Client, method, url string, want int, name, value string) (class, sample string) {
+	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return "request", err.Error()
 	}
-	req.Header.Set("X-User-Id", user)
+	req.Header.Set(name, value)
 	resp, err := c.Do(req)
 	if err != nil {
 		return "transport", err.Error()
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode == http.StatusAccepted {
+	if resp.StatusCode == want {
 		_, _ = io.Copy(io.Discard, resp.Body)
 		return "", ""
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 	_, _ = io.Copy(io.Discard, resp.Body)
+	if loc := resp.Header.Get("Location"); loc != "" {
+		return "status " + strconv.Itoa(resp.StatusCode), loc + " " + string(body)
+	}
 	return "status " + strconv.Itoa(resp.StatusCode), string(body)
 }
 
