@@ -14,8 +14,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/waitq/waitq/internal/loadgen/report"
@@ -275,7 +273,7 @@ func admitClients(ctx context.Context, c *http.Client, gateBase string, keys *en
 func measurePages(ctx context.Context, lc *loadClient, cfg gateConfig, t target, cookies []string, stderr io.Writer) (result, error) {
 	lc.Close()
 	if cfg.warmup > 0 {
-		wr, err := measureGets(ctx, lc, t, phase{label: t.name + " warm-up", duration: cfg.warmup, maxReqs: cfg.maxReqs, workers: cfg.concurrency}, cookies, stderr)
+		wr, err := measure(ctx, lc, t, phase{label: t.name + " warm-up", duration: cfg.warmup, maxReqs: cfg.maxReqs, workers: cfg.concurrency}, pagesOf(lc, t, cookies), stderr)
 		if err != nil {
 			return result{}, err
 		}
@@ -283,41 +281,15 @@ func measurePages(ctx context.Context, lc *loadClient, cfg gateConfig, t target,
 			fmt.Fprintf(stderr, "  %s warm-up: %d errors, e.g. %s\n", t.name, n, wr.errs.first())
 		}
 	}
-	return measureGets(ctx, lc, t, phase{label: t.name, duration: cfg.duration, maxReqs: cfg.maxReqs, workers: cfg.concurrency}, cookies, stderr)
+	return measure(ctx, lc, t, phase{label: t.name, duration: cfg.duration, maxReqs: cfg.maxReqs, workers: cfg.concurrency}, pagesOf(lc, t, cookies), stderr)
 }
 
-// measureGets is measure for page views: each worker sends GET t.url with
-// its cookie until the phase's bounds, counting 200 answers.
-func measureGets(ctx context.Context, lc *loadClient, t target, ph phase, cookies []string, progress io.Writer) (result, error) {
-	workers := newWorkers(ph.workers, min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1)))
-	var tickets, done, failed atomic.Int64
-	dials0 := lc.dials.Load()
-	start := time.Now()
-	deadline := start.Add(ph.duration)
-	stopProgress := startProgress(progress, ph.label, start, &done, &failed)
-	var wg sync.WaitGroup
-	for _, w := range workers {
-		wg.Go(func() {
-			for ctx.Err() == nil && time.Now().Before(deadline) && tickets.Add(1) <= ph.maxReqs {
-				began := time.Now()
-				class, sample := getPage(ctx, lc.http, t.url, cookies[w.id])
-				if class == "" {
-					w.lat = append(w.lat, time.Since(began))
-					done.Add(1)
-					continue
-				}
-				failed.Add(1)
-				w.errs.add(class, sample)
-			}
-		})
+// pagesOf is the request of the gate measurement: a GET of t.url with the
+// worker's cookie, expecting 200.
+func pagesOf(lc *loadClient, t target, cookies []string) request {
+	return func(ctx context.Context, w *worker, _ int) (string, string) {
+		return getPage(ctx, lc.http, t.url, cookies[w.id])
 	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	stopProgress()
-	if err := ctx.Err(); err != nil {
-		return result{}, fmt.Errorf("%s: %w", ph.label, err)
-	}
-	return merge(t.name, workers, elapsed, lc.dials.Load()-dials0), nil
 }
 
 // getPage sends one GET with cookie. It returns "" for a 200, else an error

@@ -165,7 +165,7 @@ func measureTarget(ctx context.Context, lc *loadClient, cfg joinsConfig, t targe
 	lc.Close()
 	if cfg.warmup > 0 {
 		ph := phase{label: t.name + " warm-up", prefix: prefix + "w", duration: cfg.warmup, maxReqs: cfg.maxReqs, workers: cfg.concurrency}
-		wr, err := measure(ctx, lc, t, ph, stderr)
+		wr, err := measure(ctx, lc, t, ph, joinsOf(lc, t.url, ph.prefix), stderr)
 		if err != nil {
 			return result{}, 0, err
 		}
@@ -175,7 +175,7 @@ func measureTarget(ctx context.Context, lc *loadClient, cfg joinsConfig, t targe
 		warmOK = wr.ok
 	}
 	ph := phase{label: t.name, prefix: prefix + "m", duration: cfg.duration, maxReqs: cfg.maxReqs, workers: cfg.concurrency}
-	r, err = measure(ctx, lc, t, ph, stderr)
+	r, err = measure(ctx, lc, t, ph, joinsOf(lc, t.url, ph.prefix), stderr)
 	return r, warmOK, err
 }
 

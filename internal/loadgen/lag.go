@@ -205,7 +205,7 @@ func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *wa
 	var sending sync.WaitGroup
 	sending.Go(func() { pace(ctx, tickets, cfg.rate, res.offered, cfg.duration, &skipped) })
 	for _, wk := range workers {
-		sending.Go(func() { wk.run(ctx, lc.http, url, prefix, deadline, take, &done, &failed) })
+		sending.Go(func() { wk.run(ctx, joinsOf(lc, url, prefix), deadline, take, &done, &failed) })
 	}
 	sending.Wait()
 	elapsed := time.Since(start)

@@ -98,10 +98,22 @@ func newWorkers(n int, perWorker int64) []*worker {
 	return workers
 }
 
-// measure runs ph against t with ph.workers workers until ph.duration passes,
-// ph.maxReqs requests were sent or ctx ends, printing progress to progress
-// once a second.
-func measure(ctx context.Context, lc *loadClient, t target, ph phase, progress io.Writer) (result, error) {
+// request sends worker w's n-th request; it returns "" when it succeeded,
+// else an error class and an example.
+type request func(ctx context.Context, w *worker, n int) (class, sample string)
+
+// joinsOf is the request of the joins measurements: a join to url of a user
+// named after prefix, the worker and n.
+func joinsOf(lc *loadClient, url, prefix string) request {
+	return func(ctx context.Context, w *worker, n int) (string, string) {
+		return join(ctx, lc.http, url, prefix+"c"+strconv.Itoa(w.id)+"-"+strconv.Itoa(n))
+	}
+}
+
+// measure runs ph with ph.workers workers sending do until ph.duration
+// passes, ph.maxReqs requests were sent or ctx ends, printing progress to
+// progress once a second.
+func measure(ctx context.Context, lc *loadClient, t target, ph phase, do request, progress io.Writer) (result, error) {
 	workers := newWorkers(ph.workers, min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1)))
 	var tickets, done, failed atomic.Int64
 	dials0 := lc.dials.Load()
@@ -111,7 +123,7 @@ func measure(ctx context.Context, lc *loadClient, t target, ph phase, progress i
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Go(func() {
-			w.run(ctx, lc.http, t.url, ph.prefix, deadline, func() bool { return tickets.Add(1) <= ph.maxReqs }, &done, &failed)
+			w.run(ctx, do, deadline, func() bool { return tickets.Add(1) <= ph.maxReqs }, &done, &failed)
 		})
 	}
 	wg.Wait()
@@ -124,11 +136,10 @@ func measure(ctx context.Context, lc *loadClient, t target, ph phase, progress i
 }
 
 // run sends joins until the deadline passes, take refuses or ctx ends.
-func (w *worker) run(ctx context.Context, c *http.Client, url, prefix string, deadline time.Time, take func() bool, done, failed *atomic.Int64) {
+func (w *worker) run(ctx context.Context, do request, deadline time.Time, take func() bool, done, failed *atomic.Int64) {
 	for n := 0; ctx.Err() == nil && time.Now().Before(deadline) && take(); n++ {
-		user := prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n)
 		start := time.Now()
-		class, sample := join(ctx, c, url, user)
+		class, sample := do(ctx, w, n)
 		lat := time.Since(start)
 		if class == "" {
 			w.lat = append(w.lat, lat)
