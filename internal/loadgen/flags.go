@@ -17,7 +17,7 @@ const (
 	maxConcurrency = 1024
 )
 
-// loadFlagErrors checks the -c and -d flags that joins and lag share.
+// loadFlagErrors checks the -c and -d flags that joins, lag and gate share.
 func loadFlagErrors(concurrency int, duration time.Duration) []error {
 	var errs []error
 	if concurrency < 1 || concurrency > maxConcurrency {
@@ -25,6 +25,19 @@ func loadFlagErrors(concurrency int, duration time.Duration) []error {
 	}
 	if duration <= 0 || duration > maxDuration {
 		errs = append(errs, fmt.Errorf("-d %s: must be positive and at most %s", duration, maxDuration))
+	}
+	return errs
+}
+
+// warmedFlagErrors is loadFlagErrors for a measurement with a warm-up and a
+// request bound (-warmup, -n).
+func warmedFlagErrors(concurrency int, duration, warmup time.Duration, maxReqs int64) []error {
+	errs := loadFlagErrors(concurrency, duration)
+	if warmup < 0 || warmup > maxDuration {
+		errs = append(errs, fmt.Errorf("-warmup %s: must be between 0 and %s", warmup, maxDuration))
+	}
+	if maxReqs < 1 || maxReqs > maxRequests {
+		errs = append(errs, fmt.Errorf("-n %d: must be between 1 and %d", maxReqs, maxRequests))
 	}
 	return errs
 }

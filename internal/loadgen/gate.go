@@ -57,13 +57,7 @@ func (c *gateConfig) line() string {
 
 // validate checks the gate flags.
 func (c *gateConfig) validate() error {
-	errs := loadFlagErrors(c.concurrency, c.duration)
-	if c.warmup < 0 || c.warmup > maxDuration {
-		errs = append(errs, fmt.Errorf("-warmup %s: must be between 0 and %s", c.warmup, maxDuration))
-	}
-	if c.maxReqs < 1 || c.maxReqs > maxRequests {
-		errs = append(errs, fmt.Errorf("-n %d: must be between 1 and %d", c.maxReqs, maxRequests))
-	}
+	errs := warmedFlagErrors(c.concurrency, c.duration, c.warmup, c.maxReqs)
 	if c.originCPU < 0 || c.originCPU > time.Second {
 		errs = append(errs, fmt.Errorf("-origin-cpu %s: must be between 0 and 1s", c.originCPU))
 	}
@@ -271,17 +265,9 @@ func admitClients(ctx context.Context, c *http.Client, gateBase string, keys *en
 // measurePages runs the warm-up and then the recorded measurement of GETs
 // of t, worker i sending cookies[i].
 func measurePages(ctx context.Context, lc *loadClient, cfg gateConfig, t target, cookies []string, stderr io.Writer) (result, error) {
-	lc.Close()
-	if cfg.warmup > 0 {
-		wr, err := measure(ctx, lc, t, phase{label: t.name + " warm-up", duration: cfg.warmup, maxReqs: cfg.maxReqs, workers: cfg.concurrency}, pagesOf(lc, t, cookies), stderr)
-		if err != nil {
-			return result{}, err
-		}
-		if n := wr.errs.total(); n > 0 {
-			fmt.Fprintf(stderr, "  %s warm-up: %d errors, e.g. %s\n", t.name, n, wr.errs.first())
-		}
-	}
-	return measure(ctx, lc, t, phase{label: t.name, duration: cfg.duration, maxReqs: cfg.maxReqs, workers: cfg.concurrency}, pagesOf(lc, t, cookies), stderr)
+	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, cfg.warmup, cfg.maxReqs, "",
+		func(phase) request { return pagesOf(lc, t, cookies) }, stderr)
+	return r, err
 }
 
 // pagesOf is the request of the gate measurement: a GET of t.url with the

@@ -47,13 +47,7 @@ func (c *joinsConfig) line() string {
 
 // validate checks the joins flags.
 func (c *joinsConfig) validate() error {
-	errs := loadFlagErrors(c.concurrency, c.duration)
-	if c.warmup < 0 || c.warmup > maxDuration {
-		errs = append(errs, fmt.Errorf("-warmup %s: must be between 0 and %s", c.warmup, maxDuration))
-	}
-	if c.maxReqs < 1 || c.maxReqs > maxRequests {
-		errs = append(errs, fmt.Errorf("-n %d: must be between 1 and %d", c.maxReqs, maxRequests))
-	}
+	errs := warmedFlagErrors(c.concurrency, c.duration, c.warmup, c.maxReqs)
 	if c.batchTimeout != "" {
 		if _, err := time.ParseDuration(c.batchTimeout); err != nil {
 			errs = append(errs, fmt.Errorf("-batch-timeout: %w", err))
@@ -162,21 +156,8 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // measureTarget runs the warm-up and then the recorded measurement of t. It
 // also returns the number of 202 answers of the warm-up.
 func measureTarget(ctx context.Context, lc *loadClient, cfg joinsConfig, t target, prefix string, stderr io.Writer) (r result, warmOK int, err error) {
-	lc.Close()
-	if cfg.warmup > 0 {
-		ph := phase{label: t.name + " warm-up", prefix: prefix + "w", duration: cfg.warmup, maxReqs: cfg.maxReqs, workers: cfg.concurrency}
-		wr, err := measure(ctx, lc, t, ph, joinsOf(lc, t.url, ph.prefix), stderr)
-		if err != nil {
-			return result{}, 0, err
-		}
-		if n := wr.errs.total(); n > 0 {
-			fmt.Fprintf(stderr, "  %s warm-up: %d errors, e.g. %s\n", t.name, n, wr.errs.first())
-		}
-		warmOK = wr.ok
-	}
-	ph := phase{label: t.name, prefix: prefix + "m", duration: cfg.duration, maxReqs: cfg.maxReqs, workers: cfg.concurrency}
-	r, err = measure(ctx, lc, t, ph, joinsOf(lc, t.url, ph.prefix), stderr)
-	return r, warmOK, err
+	return warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, cfg.warmup, cfg.maxReqs, prefix,
+		func(ph phase) request { return joinsOf(lc, t.url, ph.prefix) }, stderr)
 }
 
 // producerTarget is the producer-api under measurement.
