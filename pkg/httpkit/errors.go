@@ -31,6 +31,7 @@ var statusOf = map[queue.Code]int{
 	queue.CodeScheduleLocked:    http.StatusConflict,
 	queue.CodeDrawNotRevealed:   http.StatusConflict,
 	queue.CodeSlotsInUse:        http.StatusConflict,
+	queue.CodeTooManyReporters:  http.StatusConflict,
 	queue.CodeBodyTooLarge:      http.StatusRequestEntityTooLarge,
 	queue.CodeRateLimited:       http.StatusTooManyRequests,
 	queue.CodeBrokerUnavailable: http.StatusServiceUnavailable,

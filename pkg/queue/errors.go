@@ -29,6 +29,7 @@ const (
 	CodeInvalidBody       Code = "invalid_body"
 	CodeBodyTooLarge      Code = "body_too_large"
 	CodeSlotsInUse        Code = "slots_in_use"
+	CodeTooManyReporters  Code = "too_many_reporters"
 	CodeUnauthorized      Code = "unauthorized"
 	CodeAdminDisabled     Code = "admin_disabled"
 	CodeForbidden         Code = "forbidden"

@@ -53,6 +53,13 @@ type Event struct {
 	// TargetURL is where admitted users are sent, with their entry token
 	// (absolute http(s) URL; "": the client is told nothing).
 	TargetURL string `json:"targetUrl,omitempty"`
+	// Adaptive, when set, lets the shop's health set the admission rate,
+	// with AdmitPerMinute as its ceiling (nil: AdmitPerMinute is the rate).
+	Adaptive *Adaptive `json:"adaptive,omitempty"`
+	// ReportToken is the event's own bearer token for health reports
+	// (POST /v1/admin/events/{id}/health), so a gate or a shop can report
+	// without the admin token. Shown to admins only.
+	ReportToken string `json:"reportToken,omitempty"`
 	Schedule
 	// Seed is the secret of the event's draw, drawn when it was first
 	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
@@ -150,6 +157,10 @@ func (e *Event) Validate() error {
 		return Errorf(CodeInvalidConfig, "admitPerMinute must be between 0 (no rate limit) and %d", MaxAdmitPerMinute)
 	case e.TargetURL != "" && CheckTargetURL(e.TargetURL) != nil:
 		return CheckTargetURL(e.TargetURL)
+	case e.Adaptive != nil && e.Adaptive.Validate(e.AdmitPerMinute) != nil:
+		return e.Adaptive.Validate(e.AdmitPerMinute)
+	case e.ReportToken != "" && CheckReportToken(e.ReportToken) != nil:
+		return CheckReportToken(e.ReportToken)
 	case e.OpensAt < 0:
 		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")
 	case e.PrequeueSeconds < 0 || e.PrequeueSeconds > MaxPrequeueSeconds:
@@ -223,6 +234,10 @@ type EventStatus struct {
 	AdmittedTotal int64       `json:"admittedTotal"`
 	Draw          *DrawStatus `json:"draw,omitempty"`
 	Fairness      Fairness    `json:"fairness"`
+	// Control is the adaptive controller's state (nil: a fixed rate).
+	Control *ControlStatus `json:"control,omitempty"`
+	// Health is every reporter's latest report, adaptive or not.
+	Health []ReporterHealth `json:"health,omitempty"`
 }
 
 // EventLookup finds an event's configuration.
@@ -279,6 +294,9 @@ func (e Event) String() string {
 	if e.OpensAt > 0 {
 		s += fmt.Sprintf(", opens %s after a %ds pre-queue", time.UnixMilli(e.OpensAt).UTC().Format(time.RFC3339), e.PrequeueSeconds)
 	}
+	if e.Adaptive != nil {
+		s += fmt.Sprintf(", adaptive to p95 %d ms", e.Adaptive.TargetLatencyMs)
+	}
 	if e.ClosesAt > 0 {
 		s += ", closes " + time.UnixMilli(e.ClosesAt).UTC().Format(time.RFC3339)
 	}
@@ -307,6 +325,9 @@ func (p Place) InLine() bool { return p.Rank >= 0 || p.Rank == RankPrequeue }
 type StatusBatch struct {
 	Total         int64   // users waiting
 	AdmittedTotal int64   // users ever admitted
+	// AdmitPerMinute is an adaptive event's effective rate, -1 for a fixed
+	// rate (the configuration's) or a controller not started yet.
+	AdmitPerMinute int64
 	Places        []Place // one per user asked about, in order
 }
 

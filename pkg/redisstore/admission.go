@@ -19,7 +19,7 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 		k := keysOf(ev)
 		calls = append(calls,
 			scriptCall{sweepScript, []string{k.waiting, k.seen}, []any{req.PresenceCutoffMs, req.SweepLimit}},
-			scriptCall{admitScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served}, []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel}})
+			scriptCall{admitScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel}})
 	}
 	if len(calls) == 0 {
 		return nil, nil
@@ -66,7 +66,7 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 // step.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {
 	k := keysOf(eventID)
-	n, err := runScript(ctx, s.c, releaseScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served},
+	n, err := runScript(ctx, s.c, releaseScript, k.admission(),
 		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel).Int()
 	if err != nil {
 		return false, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)

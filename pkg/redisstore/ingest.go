@@ -73,7 +73,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			args = append(args, string(m.Op), m.UserID, m.TS, score)
 		}
 		k := keysOf(ev)
-		calls[i] = scriptCall{ingestScript, []string{k.config, k.waiting, k.active, k.served, k.stats, k.seen, k.prequeue}, args}
+		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue), args}
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {

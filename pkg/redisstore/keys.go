@@ -40,10 +40,30 @@ func ServedKey(eventID string) string { return "waitq:{" + eventID + "}:served" 
 // after they leave or are admitted, exported after the opening.
 func PrequeueKey(eventID string) string { return "waitq:{" + eventID + "}:prequeue" }
 
+// ControlKey is the HASH of eventID's adaptive controller: its rate, its
+// phase, when it last stepped and changed, and the signal it last used
+// (admission.lua); also when the newest health report came (health.lua).
+func ControlKey(eventID string) string { return "waitq:{" + eventID + "}:control" }
+
+// HealthKey is the HASH of eventID's health reports: reporter name -> its
+// latest report, JSON with the time it was received (health.lua).
+func HealthKey(eventID string) string { return "waitq:{" + eventID + "}:health" }
+
+// ChangesKey is the LIST of eventID's latest effective-rate changes, newest
+// first, JSON (queue.RateChange), at most maxChanges.
+func ChangesKey(eventID string) string { return "waitq:{" + eventID + "}:changes" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
+	control, health, changes                             string
+}
+
+// admission returns the keys every admitting script (admit.lua, ingest.lua,
+// release.lua) takes first, in the order admission.lua names them.
+func (k eventKeys) admission() []string {
+	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes}
 }
 
 func keysOf(eventID string) eventKeys {
@@ -55,5 +75,8 @@ func keysOf(eventID string) eventKeys {
 		seen:     SeenKey(eventID),
 		served:   ServedKey(eventID),
 		prequeue: PrequeueKey(eventID),
+		control:  ControlKey(eventID),
+		health:   HealthKey(eventID),
+		changes:  ChangesKey(eventID),
 	}
 }

@@ -24,6 +24,8 @@ var (
 	statusSrc string
 	//go:embed lua/sweep.lua
 	sweepSrc string
+	//go:embed lua/health.lua
+	healthSrc string
 
 	// The scripts that admit run behind admission.lua, the one admission
 	// step.
@@ -33,8 +35,9 @@ var (
 	releaseScript     = redis.NewScript(admissionSrc + releaseSrc)
 	statusScript      = redis.NewScript(statusSrc)
 	sweepScript       = redis.NewScript(sweepSrc)
+	healthScript      = redis.NewScript(healthSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, admitScript, releaseScript, statusScript, sweepScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, admitScript, releaseScript, statusScript, sweepScript, healthScript}
 )
 
 // loadScripts makes every script known to the server(s), so that EVALSHA in a

@@ -16,7 +16,7 @@ const StatusChunk = 1000
 // the waiting ones as present.
 func (s *Store) Status(ctx context.Context, eventID string, users []string, nowMs int64) (queue.StatusBatch, error) {
 	k := keysOf(eventID)
-	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config}
+	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config, k.control}
 	var calls []scriptCall
 	for start := 0; start == 0 || start < len(users); start += StatusChunk {
 		chunk := users[start:min(start+StatusChunk, len(users))]
@@ -34,13 +34,13 @@ func (s *Store) Status(ctx context.Context, eventID string, users []string, nowM
 	b := queue.StatusBatch{Places: make([]queue.Place, 0, len(users))}
 	for i, cmd := range cmds {
 		v, err := cmd.Int64Slice()
-		if err != nil || len(v) < 2 || (len(v)-2)%3 != 0 {
+		if err != nil || len(v) < 3 || (len(v)-3)%3 != 0 {
 			return queue.StatusBatch{}, fmt.Errorf("redisstore: status %s: unexpected reply %v (%v)", eventID, cmd.Val(), err)
 		}
 		if i == 0 {
-			b.Total, b.AdmittedTotal = v[0], v[1]
+			b.Total, b.AdmittedTotal, b.AdmitPerMinute = v[0], v[1], v[2]
 		}
-		for j := 2; j < len(v); j += 3 {
+		for j := 3; j < len(v); j += 3 {
 			b.Places = append(b.Places, queue.Place{Rank: v[j], HoldUntil: v[j+1], Drawn: v[j+2] + 1})
 		}
 	}

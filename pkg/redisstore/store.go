@@ -82,6 +82,25 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 			"prequeueSeconds", e.PrequeueSeconds,
 			"closesAt", e.ClosesAt,
 			"targetUrl", e.TargetURL)
+		if a := e.Adaptive; a != nil {
+			p.HSet(ctx, key,
+				"adaptive.targetLatencyMs", a.TargetLatencyMs,
+				"adaptive.maxErrorRate", a.MaxErrorRate,
+				"adaptive.maxLoad", a.MaxLoad,
+				"adaptive.minAdmitPerMinute", a.MinAdmitPerMinute,
+				"adaptive.startAdmitPerMinute", a.StartAdmitPerMinute,
+				"adaptive.increasePerStep", a.IncreasePerStep,
+				"adaptive.decreaseFactor", a.DecreaseFactor,
+				"adaptive.stepMs", a.StepMs,
+				"adaptive.signalTimeoutSeconds", a.SignalTimeoutSeconds,
+				"adaptive.onSignalLoss", a.OnSignalLoss)
+		} else {
+			p.HDel(ctx, key, adaptiveFields...)
+			p.HDel(ctx, ControlKey(e.ID), controllerFields...)
+		}
+		if e.ReportToken != "" {
+			p.HSet(ctx, key, "reportToken", e.ReportToken)
+		}
 		if e.Seed != nil {
 			p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
 			p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
@@ -112,7 +131,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	if len(h) == 0 {
 		return queue.Event{}, queue.ErrEventNotFound
 	}
-	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"]}
+	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"]}
 	// Settings added later are absent from configurations written before.
 	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt"} {
 		if _, ok := h[f]; !ok {
@@ -133,6 +152,24 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 			errs = append(errs, fmt.Errorf("field %s: %w", field, err))
 		}
 		*dst = n
+	}
+	if _, ok := h["adaptive.targetLatencyMs"]; ok {
+		a := &queue.Adaptive{OnSignalLoss: h["adaptive.onSignalLoss"]}
+		for field, dst := range map[string]*int{"targetLatencyMs": &a.TargetLatencyMs, "minAdmitPerMinute": &a.MinAdmitPerMinute, "startAdmitPerMinute": &a.StartAdmitPerMinute, "increasePerStep": &a.IncreasePerStep, "stepMs": &a.StepMs, "signalTimeoutSeconds": &a.SignalTimeoutSeconds} {
+			n, err := strconv.Atoi(h["adaptive."+field])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("field adaptive.%s: %w", field, err))
+			}
+			*dst = n
+		}
+		for field, dst := range map[string]*float64{"maxErrorRate": &a.MaxErrorRate, "maxLoad": &a.MaxLoad, "decreaseFactor": &a.DecreaseFactor} {
+			x, err := strconv.ParseFloat(h["adaptive."+field], 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("field adaptive.%s: %w", field, err))
+			}
+			*dst = x
+		}
+		e.Adaptive = a
 	}
 	if hx, ok := h["drawSeed"]; ok {
 		seed, err := draw.ParseSeed(hx)
@@ -156,8 +193,10 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		active   *redis.IntCmd
 		stats    *redis.MapStringStringCmd
 		prequeue *redis.IntCmd
+		health   eventHealth
 	)
 	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		health = readHealth(ctx, p, keysOf(id))
 		conf = p.HGetAll(ctx, ConfigKey(id))
 		waiting = p.ZCard(ctx, WaitingKey(id))
 		active = p.ZCount(ctx, ActiveKey(id), "("+strconv.FormatInt(nowMs, 10), "+inf")
@@ -181,10 +220,15 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	for i := range delays {
 		delays[i] = num("delay:" + strconv.Itoa(i))
 	}
+	reports, control, err := health.parse(e.Adaptive != nil)
+	if err != nil {
+		return queue.EventStatus{}, fmt.Errorf("redisstore: event status %s: %w", id, err)
+	}
 	return queue.EventStatus{
 		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Active: active.Val(), AdmittedTotal: num("admittedTotal"),
 		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
 		Fairness: queue.Fairness{Inversions: num("inversions"), IngestDelayMs: queue.SummarizeDelays(delays)},
+		Control:  control, Health: reports,
 	}, nil
 }
 
@@ -211,7 +255,7 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 // DeleteEvent removes id's keys and registration unless a slot is held.
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
-	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue}, nowMs).Int()
+	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes}, nowMs).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)
 	}

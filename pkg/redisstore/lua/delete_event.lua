@@ -1,7 +1,8 @@
 -- delete_event.lua: remove an event's keys unless someone holds a slot.
 --
 -- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET, KEYS[4] stats HASH,
--- KEYS[5] seen ZSET, KEYS[6] served ZSET, KEYS[7] prequeue ZSET
+-- KEYS[5] seen ZSET, KEYS[6] served ZSET, KEYS[7] prequeue ZSET,
+-- KEYS[8] control HASH, KEYS[9] health HASH, KEYS[10] changes LIST
 -- ARGV[1] now (unix ms)
 --
 -- Returns 1 when deleted, 0 when a slot is held (nothing changed), -1 when
@@ -13,5 +14,5 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[3]) > 0 then
   return 0
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7])
+redis.call('DEL', unpack(KEYS))
 return 1

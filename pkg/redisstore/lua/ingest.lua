@@ -2,9 +2,7 @@
 -- then let people straight in while there is room (after admission.lua,
 -- which it is run behind).
 --
--- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
--- KEYS[4] served ZSET, KEYS[5] stats HASH, KEYS[6] seen ZSET,
--- KEYS[7] prequeue ZSET
+-- KEYS[1..9] the admission keys (admission.lua), KEYS[10] prequeue ZSET
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -41,7 +39,7 @@
 -- in; -1 when the event has no configuration (unknown or deleted event), -2
 -- when ARGV[5] is not the event's commitment (the caller's draw is stale):
 -- then nothing is written.
-local conf = redis.call('HMGET', KEYS[1], 'capacity', 'opensAt', 'drawCommit')
+local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit')
 if not conf[1] then
   return -1
 end
@@ -50,7 +48,7 @@ if (conf[3] or '') ~= ARGV[5] then
 end
 local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
-local maxAdmitted = tonumber(redis.call('HGET', KEYS[5], 'admittedMaxScore') or '')
+local maxAdmitted = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
 local joined, left, ignored = 0, 0, 0
 local overtaken, delays = {}, {}
 for i = 6, #ARGV, 4 do
@@ -63,15 +61,15 @@ for i = 6, #ARGV, 4 do
     if stamp < opensAt and ARGV[i + 3] ~= '' then
       score = ARGV[i + 3]
       place = tonumber(score)
-      redis.call('ZADD', KEYS[7], 'NX', score, user)
+      redis.call('ZADD', KEYS[10], 'NX', score, user)
     end
-    local hold = redis.call('ZSCORE', KEYS[3], user)
-    local served = redis.call('ZSCORE', KEYS[4], user)
+    local hold = redis.call('ZSCORE', K.active, user)
+    local served = redis.call('ZSCORE', K.served, user)
     if hold and tonumber(hold) > now then
       ignored = ignored + 1
     elseif served and stamp <= tonumber(served) then
       ignored = ignored + 1
-    elseif redis.call('ZADD', KEYS[2], 'NX', score, user) == 1 then
+    elseif redis.call('ZADD', K.waiting, 'NX', score, user) == 1 then
       joined = joined + 1
       if maxAdmitted and place < maxAdmitted then
         overtaken[#overtaken + 1] = user
@@ -85,7 +83,7 @@ for i = 6, #ARGV, 4 do
       ignored = ignored + 1
     end
   else
-    if redis.call('ZREM', KEYS[2], user) == 1 then
+    if redis.call('ZREM', K.waiting, user) == 1 then
       left = left + 1
     else
       ignored = ignored + 1
@@ -93,22 +91,21 @@ for i = 6, #ARGV, 4 do
   end
 end
 for b, n in pairs(delays) do
-  redis.call('HINCRBY', KEYS[5], 'delay:' .. b, n)
+  redis.call('HINCRBY', K.stats, 'delay:' .. b, n)
 end
 local admitted = {}
 local batch = tonumber(ARGV[2])
 if batch > 0 then
-  local k = {config = KEYS[1], waiting = KEYS[2], active = KEYS[3], stats = KEYS[5], seen = KEYS[6], served = KEYS[4]}
   local _
-  _, _, admitted = admit(k, ARGV[3], now, batch, ARGV[4])
+  _, _, admitted = admit(ARGV[3], now, batch, ARGV[4])
 end
 local inversions = 0
 for _, user in ipairs(overtaken) do
-  if redis.call('ZSCORE', KEYS[2], user) then
+  if redis.call('ZSCORE', K.waiting, user) then
     inversions = inversions + 1
   end
 end
 if inversions > 0 then
-  redis.call('HINCRBY', KEYS[5], 'inversions', inversions)
+  redis.call('HINCRBY', K.stats, 'inversions', inversions)
 end
 return {joined, left, ignored, #admitted, inversions}

@@ -1,7 +1,8 @@
 -- status.lua: where a set of users stands, for one status tick.
 --
 -- KEYS[1] waiting ZSET, KEYS[2] active ZSET, KEYS[3] seen ZSET,
--- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH
+-- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH,
+-- KEYS[7] control HASH
 -- ARGV[1] now (unix ms), ARGV[2..] user ids
 --
 -- For each user: the 0-based rank in the waiting line or -1 (-2 for
@@ -12,12 +13,20 @@
 -- waiting is marked seen at now: the presence that keeps their place
 -- through the disconnect grace.
 --
--- Returns {total waiting, admittedTotal, rank1, hold1, drawn1, rank2, ...}.
+-- Returns {total waiting, admittedTotal, rate, rank1, hold1, drawn1, rank2,
+-- ...} where rate is an adaptive event's effective rate (control.effective,
+-- users a minute), -1 for an event with a fixed rate or a controller that
+-- has not run yet.
 local now = ARGV[1]
-local opensAt = tonumber(redis.call('HGET', KEYS[6], 'opensAt') or '0') or 0
+local conf = redis.call('HMGET', KEYS[6], 'opensAt', 'adaptive.targetLatencyMs')
+local opensAt = tonumber(conf[1] or '0') or 0
+local rate = -1
+if conf[2] then
+  rate = tonumber(redis.call('HGET', KEYS[7], 'effective') or '-1') or -1
+end
 local drawn = opensAt > 0 and tonumber(now) >= opensAt
 local hidden = tonumber(now) < opensAt
-local out = {redis.call('ZCARD', KEYS[1]), tonumber(redis.call('HGET', KEYS[4], 'admittedTotal') or '0')}
+local out = {redis.call('ZCARD', KEYS[1]), tonumber(redis.call('HGET', KEYS[4], 'admittedTotal') or '0'), rate}
 for i = 2, #ARGV do
   local user = ARGV[i]
   local rank = redis.call('ZRANK', KEYS[1], user)
