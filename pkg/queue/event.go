@@ -323,12 +323,12 @@ func (p Place) InLine() bool { return p.Rank >= 0 || p.Rank == RankPrequeue }
 
 // StatusBatch is the state of one event for a set of users, read at once.
 type StatusBatch struct {
-	Total         int64   // users waiting
-	AdmittedTotal int64   // users ever admitted
+	Total         int64 // users waiting
+	AdmittedTotal int64 // users ever admitted
 	// AdmitPerMinute is an adaptive event's effective rate, -1 for a fixed
 	// rate (the configuration's) or a controller not started yet.
 	AdmitPerMinute int64
-	Places        []Place // one per user asked about, in order
+	Places         []Place // one per user asked about, in order
 }
 
 // Admission is one admission step's news, published to every gateway: the

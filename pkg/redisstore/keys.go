@@ -57,7 +57,7 @@ func ChangesKey(eventID string) string { return "waitq:{" + eventID + "}:changes
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
-	control, health, changes                             string
+	control, health, changes                               string
 }
 
 // admission returns the keys every admitting script (admit.lua, ingest.lua,
