@@ -92,7 +92,7 @@ func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
 		return
 	}
 	e := s.eventOf(ctx, ev)
-	perSecond := s.admissionRate(e, ev, b.AdmittedTotal, nowMs)
+	perSecond := s.admissionRate(e, ev, b, nowMs)
 	for _, c := range conns {
 		s.deliver(c, e, b.Places[index[c.userID]], b.Total, perSecond, nowMs)
 	}
@@ -170,21 +170,32 @@ func (s *Server) pollStatus(c echo.Context) error {
 		return httpkit.StoreError(s.log, "status of "+id.eventID, err)
 	}
 	e := s.eventOf(c.Request().Context(), id.eventID)
-	perSecond := s.admissionRate(e, id.eventID, b.AdmittedTotal, nowMs)
+	perSecond := s.admissionRate(e, id.eventID, b, nowMs)
 	return c.JSON(http.StatusOK, statusFrame(e, id.eventID, id.userID, b.Places[0], b.Total, perSecond, nowMs,
 		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds()))
 }
 
 // admissionRate is the rate the ETA assumes for event: the measured one
-// (from admittedTotal), never above the event's admitPerMinute, and that
-// ceiling itself while nothing has been measured yet. e is the event's
-// configuration, nil when unknown.
-func (s *Server) admissionRate(e *queue.Event, event string, admittedTotal, nowMs int64) float64 {
-	measured := s.rates.observe(event, admittedTotal, nowMs)
-	if e == nil || e.AdmitPerMinute <= 0 {
-		return measured
+// (from admittedTotal), never above the rate in force (an adaptive event's
+// effective rate, else its admitPerMinute), and that rate itself while
+// nothing has been measured yet; 0 (no ETA) while an adaptive event admits
+// nobody. e is the event's configuration, nil when unknown.
+func (s *Server) admissionRate(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) float64 {
+	measured := s.rates.observe(event, b.AdmittedTotal, nowMs)
+	limit := int64(-1)
+	switch {
+	case b.AdmitPerMinute >= 0:
+		limit = b.AdmitPerMinute
+	case e != nil && e.AdmitPerMinute > 0:
+		limit = int64(e.AdmitPerMinute)
 	}
-	ceiling := float64(e.AdmitPerMinute) / 60
+	switch limit {
+	case -1:
+		return measured
+	case 0:
+		return 0
+	}
+	ceiling := float64(limit) / 60
 	if measured <= 0 || measured > ceiling {
 		return ceiling
 	}

@@ -1,9 +1,14 @@
 package producer
 
 import (
+	"bytes"
+	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -31,6 +36,12 @@ type EventBody struct {
 	OpensAt         *int64 `json:"opensAt"`
 	PrequeueSeconds *int   `json:"prequeueSeconds"`
 	ClosesAt        *int64 `json:"closesAt"`
+	// Adaptive turns adaptive admission on with these settings (an object;
+	// unset settings take their defaults) or off (null); absent keeps it.
+	Adaptive json.RawMessage `json:"adaptive"`
+	// ReportToken replaces the event's report token (one is made when the
+	// event is created).
+	ReportToken *string `json:"reportToken"`
 }
 
 // Defaults of a new event's configuration.
@@ -40,18 +51,30 @@ const (
 
 // requireAdmin checks the bearer token in constant time.
 func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
-	want := sha256.Sum256([]byte(s.cfg.AdminToken))
 	return func(c echo.Context) error {
 		if s.cfg.AdminToken == "" {
 			return queue.Errorf(queue.CodeAdminDisabled, "the admin API is disabled: no admin token is configured")
 		}
-		token, ok := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
-		got := sha256.Sum256([]byte(token))
-		if !ok || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		if !s.isAdmin(c.Request()) {
 			return queue.Errorf(queue.CodeUnauthorized, "a valid admin bearer token is required")
 		}
 		return next(c)
 	}
+}
+
+// isAdmin reports whether r bears the admin token (never, when none is
+// configured).
+func (s *Server) isAdmin(r *http.Request) bool {
+	token, ok := strings.CutPrefix(r.Header.Get(echo.HeaderAuthorization), "Bearer ")
+	return ok && s.cfg.AdminToken != "" && sameSecret(token, s.cfg.AdminToken)
+}
+
+// sameSecret compares a presented secret with the expected one in time that
+// depends on neither (both are hashed first); an empty expected secret
+// matches nothing.
+func sameSecret(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return want != "" && subtle.ConstantTimeCompare(g[:], w[:]) == 1
 }
 
 func (s *Server) eventParam(c echo.Context) (string, error) {
@@ -94,6 +117,17 @@ func (s *Server) putEvent(c echo.Context) error {
 	}
 	if body.TargetURL != nil {
 		ev.TargetURL = *body.TargetURL
+	}
+	if err := adapt(&ev, body.Adaptive); err != nil {
+		return err
+	}
+	if body.ReportToken != nil {
+		ev.ReportToken = *body.ReportToken
+	}
+	if ev.ReportToken == "" {
+		if ev.ReportToken, err = newReportToken(); err != nil {
+			return err
+		}
 	}
 	if err := s.schedule(&ev, body, s.now().UnixMilli()); err != nil {
 		return err
@@ -170,10 +204,79 @@ func (s *Server) schedule(ev *queue.Event, body EventBody, nowMs int64) error {
 	return nil
 }
 
+// adapt applies an admin PUT's adaptive field to ev: absent keeps ev's
+// setting, null removes it, an object replaces it with the unset settings
+// at their defaults for ev's admitPerMinute.
+func adapt(ev *queue.Event, raw json.RawMessage) error {
+	switch {
+	case raw == nil:
+		return nil
+	case string(raw) == "null":
+		ev.Adaptive = nil
+		return nil
+	}
+	var a queue.Adaptive
+	if err := httpkit.DecodeJSON(bytes.NewReader(raw), &a, queue.CodeInvalidConfig, "null or an object with targetLatencyMs, maxErrorRate, maxLoad, minAdmitPerMinute, startAdmitPerMinute, increasePerStep, decreaseFactor, stepMs, maxSettleSeconds, signalTimeoutSeconds and onSignalLoss"); err != nil {
+		return err
+	}
+	a = a.WithDefaults(ev.AdmitPerMinute)
+	ev.Adaptive = &a
+	return nil
+}
+
+// newReportToken returns a random report token: 32 bytes, base64url.
+func newReportToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("producer: report token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds and closesAt")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive and reportToken")
 	return b, err
+}
+
+// reportHealth keeps a health report of the event: POST
+// /v1/admin/events/{eventId}/health with the admin token or the event's
+// report token. A token that is neither is refused with 401 whether the
+// event exists or not.
+func (s *Server) reportHealth(c echo.Context) error {
+	id, err := s.eventParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	token, _ := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+	if !s.isAdmin(c.Request()) {
+		ev, err := s.events.Event(ctx, id)
+		if err != nil && !errors.Is(err, queue.ErrEventNotFound) {
+			return s.storeError("read event", err)
+		}
+		if err != nil || token == "" || !sameSecret(token, ev.ReportToken) {
+			return queue.Errorf(queue.CodeUnauthorized, "the admin token or event %s's report token is required", id)
+		}
+	}
+	var r queue.HealthReport
+	if err := httpkit.DecodeJSON(c.Request().Body, &r, queue.CodeInvalidBody, "a JSON object with reporter, windowMs, requests, p95Ms, errorRate and load"); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	err = s.store.ReportHealth(ctx, id, r, s.now().UnixMilli())
+	var qe *queue.Error
+	switch {
+	case errors.Is(err, queue.ErrEventNotFound):
+		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
+	case errors.As(err, &qe):
+		return err
+	case err != nil:
+		return s.storeError("health report", err)
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 func (s *Server) getEvent(c echo.Context) error {

@@ -54,6 +54,16 @@ func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.L
 		"delayP50":   desc("waitq_event_ingest_delay_p50_seconds", "Median time from a join's stamp to its write into the line (upper bound of its power-of-two bucket)."),
 		"delayP99":   desc("waitq_event_ingest_delay_p99_seconds", "99th percentile of the time from a join's stamp to its write into the line (upper bound of its power-of-two bucket)."),
 		"prequeue":   desc("waitq_event_prequeue_size", "Users who joined a drop's pre-queue."),
+		"rate":       desc("waitq_event_admit_rate_per_minute", "The admission rate in force: an adaptive event's effective rate (0: stopped), else the configured admitPerMinute (0: no rate limit)."),
+		"ceiling":    desc("waitq_event_admit_ceiling_per_minute", "An adaptive event's ceiling, its admitPerMinute."),
+		"increases":  desc("waitq_event_rate_increases_total", "Increases of an adaptive event's rate."),
+		"decreases":  desc("waitq_event_rate_decreases_total", "Decreases of an adaptive event's rate (p95, errors or load over the limit)."),
+		"stops":      desc("waitq_event_rate_stops_total", "Times an adaptive event's admission stopped for want of health reports."),
+		"signalLost": desc("waitq_event_health_signal_lost", "1 while an adaptive event has no recent health report."),
+		"p95":        desc("waitq_event_health_p95_seconds", "The origin's p95 latency, the worst of the reports the controller last used."),
+		"errors":     desc("waitq_event_health_error_ratio", "The origin's share of failed requests in the reports the controller last used."),
+		"load":       desc("waitq_event_health_load", "The highest load reported in the reports the controller last used (1: the most the shop can bear)."),
+		"reportAge":  desc("waitq_event_health_report_age_seconds", "Age of the event's newest health report."),
 	}}
 }
 
@@ -90,6 +100,36 @@ func (c *eventCollector) Collect(ch chan<- prometheus.Metric) {
 		put("delayP99", prometheus.GaugeValue, float64(st.Fairness.IngestDelayMs.P99)/1000)
 		if st.Draw != nil {
 			put("prequeue", prometheus.GaugeValue, float64(st.Draw.PrequeueSize))
+		}
+		if len(st.Health) > 0 {
+			put("reportAge", prometheus.GaugeValue, float64(now-st.Health[0].At)/1000)
+		}
+		cs := st.Control
+		if cs == nil {
+			put("rate", prometheus.GaugeValue, float64(st.AdmitPerMinute))
+			continue
+		}
+		put("rate", prometheus.GaugeValue, float64(cs.AdmitPerMinute))
+		put("ceiling", prometheus.GaugeValue, float64(st.AdmitPerMinute))
+		put("increases", prometheus.CounterValue, float64(cs.Increases))
+		put("decreases", prometheus.CounterValue, float64(cs.Decreases))
+		put("stops", prometheus.CounterValue, float64(cs.Stops))
+		lost := 0.0
+		if cs.SignalLost {
+			lost = 1
+		}
+		put("signalLost", prometheus.GaugeValue, lost)
+		if sig := cs.Signal; sig != nil {
+			for name, v := range map[string]*float64{"p95": sig.P95Ms, "errors": sig.ErrorRate, "load": sig.Load} {
+				if v == nil {
+					continue
+				}
+				x := *v
+				if name == "p95" {
+					x /= 1000
+				}
+				put(name, prometheus.GaugeValue, x)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -170,9 +171,13 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	if st.Fairness.IngestDelayMs.Count != 2 || st.Fairness.Inversions != 0 {
 		t.Errorf("fairness = %+v, want 2 delays counted and no inversion", st.Fairness)
 	}
-	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2},
+	// Every event gets a report token at creation.
+	if err := queue.CheckReportToken(st.ReportToken); err != nil {
+		t.Errorf("report token %q: %v", st.ReportToken, err)
+	}
+	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2, ReportToken: st.ReportToken},
 		Phase: queue.PhaseOpen, Waiting: 1, Fairness: st.Fairness}
-	if st != want {
+	if !reflect.DeepEqual(st, want) {
 		t.Errorf("event status = %+v, want %+v", st, want)
 	}
 	var raw map[string]any
@@ -321,7 +326,10 @@ func TestAdminUpdateAndList(t *testing.T) {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
 	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: producer.DefaultHoldSeconds, AdmitPerMinute: 120, State: queue.StateClosed, Partitions: 3}
-	if len(list.Events) != 1 || list.Events[0].Event != want {
+	if len(list.Events) == 1 {
+		want.ReportToken = list.Events[0].ReportToken // made at creation, kept by the update
+	}
+	if len(list.Events) != 1 || list.Events[0].Event != want || want.ReportToken == "" {
 		t.Fatalf("list = %+v, want one %+v", list.Events, want)
 	}
 	// The closed event refuses joins at once (the cache is invalidated).

@@ -128,6 +128,8 @@ func New(cfg Config, d Deps) *Server {
 	e.DELETE("/v1/events/:eventId/queue", s.leave, limit)
 	e.GET("/v1/events/:eventId", s.publicEvent, limit)
 
+	// Health reports take the admin token or the event's own report token.
+	e.POST("/v1/admin/events/:eventId/health", s.reportHealth)
 	admin := e.Group("/v1/admin", s.requireAdmin)
 	admin.GET("/events", s.listEvents)
 	admin.PUT("/events/:eventId", s.putEvent)

@@ -40,6 +40,11 @@ type Adaptive struct {
 	// StepMs is the shortest time between two steps; a step also needs a
 	// report newer than the last step's.
 	StepMs int `json:"stepMs"`
+	// MaxSettleSeconds bounds how long an increase waits for the users of
+	// the last change to weigh on the shop: the average time a slot is held
+	// at the current rate (holders / rate, Little's law), at most the hold
+	// and at most this.
+	MaxSettleSeconds int `json:"maxSettleSeconds"`
 	// SignalTimeoutSeconds is how old the newest report may be before the
 	// signal counts as lost.
 	SignalTimeoutSeconds int `json:"signalTimeoutSeconds"`
@@ -62,6 +67,7 @@ const (
 	DefaultDecreaseFactor       = 0.7
 	DefaultStepMs               = 5000
 	DefaultSignalTimeoutSeconds = 30
+	DefaultMaxSettleSeconds     = 60
 	MaxTargetLatencyMs          = 600_000
 	MinStepMs                   = 100
 	MaxStepMs                   = 600_000
@@ -89,6 +95,9 @@ func (a Adaptive) WithDefaults(ceiling int) Adaptive {
 	}
 	if a.StepMs == 0 {
 		a.StepMs = DefaultStepMs
+	}
+	if a.MaxSettleSeconds == 0 {
+		a.MaxSettleSeconds = DefaultMaxSettleSeconds
 	}
 	if a.SignalTimeoutSeconds == 0 {
 		a.SignalTimeoutSeconds = DefaultSignalTimeoutSeconds
@@ -122,6 +131,8 @@ func (a *Adaptive) Validate(ceiling int) error {
 		return Errorf(CodeInvalidConfig, "adaptive.decreaseFactor must be between 0.1 and 0.95")
 	case a.StepMs < MinStepMs || a.StepMs > MaxStepMs:
 		return Errorf(CodeInvalidConfig, "adaptive.stepMs must be between %d and %d", MinStepMs, MaxStepMs)
+	case a.MaxSettleSeconds < 1 || a.MaxSettleSeconds > MaxHoldSeconds:
+		return Errorf(CodeInvalidConfig, "adaptive.maxSettleSeconds must be between 1 and %d", MaxHoldSeconds)
 	case a.SignalTimeoutSeconds < 1 || a.SignalTimeoutSeconds > MaxSignalTimeoutSeconds || a.SignalTimeoutSeconds*1000 < a.StepMs:
 		return Errorf(CodeInvalidConfig, "adaptive.signalTimeoutSeconds must be between 1 and %d, and at least stepMs", MaxSignalTimeoutSeconds)
 	case a.OnSignalLoss != SignalLossStop && a.OnSignalLoss != SignalLossKeep:

@@ -259,6 +259,9 @@ type EventStore interface {
 	// DrawOrder returns id's pre-queue users in the order the line holds
 	// them (empty for an event without a draw).
 	DrawOrder(ctx context.Context, id string) ([]string, error)
+	// ReportHealth keeps r as its reporter's latest health report of id,
+	// received at nowMs (ErrEventNotFound for an unknown id).
+	ReportHealth(ctx context.Context, id string, r HealthReport, nowMs int64) error
 	// DeleteEvent removes id and its line; it fails with CodeSlotsInUse while
 	// anyone holds a slot, and with ErrEventNotFound for an unknown id.
 	DeleteEvent(ctx context.Context, id string, nowMs int64) error

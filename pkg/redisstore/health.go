@@ -53,7 +53,7 @@ func (s *Store) ReportHealth(ctx context.Context, eventID string, r queue.Health
 
 // adaptiveFields are the config hash's fields of queue.Adaptive.
 var adaptiveFields = []string{"adaptive.targetLatencyMs", "adaptive.maxErrorRate", "adaptive.maxLoad", "adaptive.minAdmitPerMinute",
-	"adaptive.startAdmitPerMinute", "adaptive.increasePerStep", "adaptive.decreaseFactor", "adaptive.stepMs",
+	"adaptive.startAdmitPerMinute", "adaptive.increasePerStep", "adaptive.decreaseFactor", "adaptive.stepMs", "adaptive.maxSettleSeconds",
 	"adaptive.signalTimeoutSeconds", "adaptive.onSignalLoss"}
 
 // controllerFields are the control hash's fields of the controller's own

@@ -92,6 +92,7 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 				"adaptive.increasePerStep", a.IncreasePerStep,
 				"adaptive.decreaseFactor", a.DecreaseFactor,
 				"adaptive.stepMs", a.StepMs,
+				"adaptive.maxSettleSeconds", a.MaxSettleSeconds,
 				"adaptive.signalTimeoutSeconds", a.SignalTimeoutSeconds,
 				"adaptive.onSignalLoss", a.OnSignalLoss)
 		} else {
@@ -155,7 +156,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	}
 	if _, ok := h["adaptive.targetLatencyMs"]; ok {
 		a := &queue.Adaptive{OnSignalLoss: h["adaptive.onSignalLoss"]}
-		for field, dst := range map[string]*int{"targetLatencyMs": &a.TargetLatencyMs, "minAdmitPerMinute": &a.MinAdmitPerMinute, "startAdmitPerMinute": &a.StartAdmitPerMinute, "increasePerStep": &a.IncreasePerStep, "stepMs": &a.StepMs, "signalTimeoutSeconds": &a.SignalTimeoutSeconds} {
+		for field, dst := range map[string]*int{"targetLatencyMs": &a.TargetLatencyMs, "minAdmitPerMinute": &a.MinAdmitPerMinute, "startAdmitPerMinute": &a.StartAdmitPerMinute, "increasePerStep": &a.IncreasePerStep, "stepMs": &a.StepMs, "maxSettleSeconds": &a.MaxSettleSeconds, "signalTimeoutSeconds": &a.SignalTimeoutSeconds} {
 			n, err := strconv.Atoi(h["adaptive."+field])
 			if err != nil {
 				errs = append(errs, fmt.Errorf("field adaptive.%s: %w", field, err))

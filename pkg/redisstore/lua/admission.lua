@@ -63,7 +63,8 @@ end
 
 -- control runs the adaptive controller of an event whose settings are a
 -- (from the config: target, maxErrors, maxLoad, floor, start, increase,
--- factor, step, timeout (ms), keep, ceiling, hold (ms)) and returns the
+-- factor, step, timeout (ms), keep, ceiling, settle (ms): the longest an
+-- increase waits, the hold or maxSettleSeconds) and returns the
 -- effective rate (users a minute; 0: admit nobody). Its state is the
 -- control hash; holders is the number of slots held now.
 --
@@ -82,7 +83,7 @@ end
 --     by the increase after it, never above the ceiling. An increase waits
 --     until the users of the last change had time to weigh on the shop: the
 --     time a slot is held on average at this rate (holders / rate, Little's
---     law), between one step and the hold.
+--     law), at least one step and at most a.settle.
 local function control(now, a, holders)
   local st = redis.call('HMGET', K.control, 'rate', 'ssthresh', 'phase', 'effective', 'stepAt', 'usedAt',
     'decreasedAt', 'rateAt', 'limited', 'lost', 'signalAt')
@@ -162,7 +163,7 @@ local function control(now, a, holders)
     end
     local settle = a.step
     if rate > 0 then
-      settle = math.min(math.max(a.step, holders * 60000 / rate), a.hold)
+      settle = math.min(math.max(a.step, holders * 60000 / rate), a.settle)
     end
     if now - (tonumber(st[8]) or 0) < settle then
       return effective
@@ -237,7 +238,7 @@ local function admit(event, now, batch, channel)
   local conf = redis.call('HMGET', K.config, 'capacity', 'holdSeconds', 'state', 'admitPerMinute', 'opensAt',
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
     'adaptive.startAdmitPerMinute', 'adaptive.increasePerStep', 'adaptive.decreaseFactor', 'adaptive.stepMs',
-    'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss')
+    'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds')
   if not conf[1] then
     return nil
   end
@@ -254,7 +255,7 @@ local function admit(event, now, batch, channel)
       target = tonumber(conf[6]), maxErrors = tonumber(conf[7]), maxLoad = tonumber(conf[8]),
       floor = tonumber(conf[9]), start = tonumber(conf[10]), increase = tonumber(conf[11]),
       factor = tonumber(conf[12]), step = tonumber(conf[13]), timeout = tonumber(conf[14]) * 1000,
-      keep = conf[15] == 'keep', ceiling = rate, hold = hold * 1000,
+      keep = conf[15] == 'keep', ceiling = rate, settle = math.min(hold, tonumber(conf[16])) * 1000,
     }, holders)
   end
   local n = room
