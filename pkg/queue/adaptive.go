@@ -198,14 +198,22 @@ type ControlStatus struct {
 	ChangedAt int64  `json:"changedAt"`
 	// Signal is the reports' worst figures as the last step used them, at
 	// SignalAt (nil before the first step).
-	Signal    *HealthReport `json:"signal,omitempty"`
-	SignalAt  int64         `json:"signalAt,omitempty"`
-	Increases int64         `json:"increases"`
-	Decreases int64         `json:"decreases"`
+	Signal    *Signal `json:"signal,omitempty"`
+	SignalAt  int64   `json:"signalAt,omitempty"`
+	Increases int64   `json:"increases"`
+	Decreases int64   `json:"decreases"`
 	// Stops counts the losses of signal that stopped admission.
 	Stops int64 `json:"stops"`
 	// Changes are the latest changes, newest first.
 	Changes []RateChange `json:"changes"`
+}
+
+// Signal is the reports' combined figures a controller step used: the
+// highest p95 and load, the error share over all requests, the longest
+// window, the requests summed, and how many reporters gave them.
+type Signal struct {
+	HealthReport
+	Reporters int `json:"reporters"`
 }
 
 // ReporterHealth is one reporter's latest report, as received at At.

@@ -107,7 +107,7 @@ func (h eventHealth) parse(adaptive bool) ([]queue.ReporterHealth, *queue.Contro
 		Changes: []queue.RateChange{},
 	}
 	if v, ok := c["signal"]; ok {
-		cs.Signal = new(queue.HealthReport)
+		cs.Signal = new(queue.Signal)
 		if err := json.Unmarshal([]byte(v), cs.Signal); err != nil {
 			return nil, nil, fmt.Errorf("controller signal: %w", err)
 		}
