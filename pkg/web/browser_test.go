@@ -3,6 +3,8 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"os"
@@ -10,10 +12,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/waitq/waitq/internal/demoshop"
@@ -35,6 +39,7 @@ type stack struct {
 	gw   *gateway.Server
 	keys *entry.Keyring
 	page string // the gateway's base URL, which serves the page
+	api  string // producer-api's base URL
 }
 
 // startStack starts the pipeline for t with the given admin token; the
@@ -58,13 +63,13 @@ func startStack(t *testing.T, adminToken string) *stack {
 		defer close(done)
 		_ = gw.Run(gctx)
 	}()
-	page := httptest.NewServer(gw)
+	site := httptest.NewServer(gw)
 	t.Cleanup(func() {
-		page.Close()
+		site.Close()
 		stop()
 		<-done
 	})
-	return &stack{sys: sys, gw: gw, keys: keys, page: page.URL}
+	return &stack{sys: sys, gw: gw, keys: keys, page: site.URL, api: prod.URL}
 }
 
 // TestWaitingRoomInARealBrowser drives Debian's chromium through the page
@@ -267,6 +272,175 @@ func TestAdminPageSchedulesADrop(t *testing.T) {
 		r.querySelector(".commitment")?.textContent === %q && r.querySelector(".prequeue-size")?.textContent === "0 in the pre-queue")`, ev, commitment)
 	if err := chromedp.Run(ctx, chromedp.Poll(row, nil, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("the events table: %v", err)
+	}
+}
+
+// TestAdminPageAdaptiveAdmission drives the admin view's admission panel
+// and adaptive form in chromium: a fixed-rate event, adaptive admission
+// turned on through the form (the controller not started yet), the gate
+// settings with the report token, the controller's first steps (stopped
+// for want of reports, then a report posted with the page's token brings
+// it back), the reporter and the last step's figures, a setting the API
+// refuses, adaptive admission turned off, and the token replaced.
+func TestAdminPageAdaptiveAdmission(t *testing.T) {
+	chrome := chromium(t)
+	st := startStack(t, "admin-secret")
+	ev := testenv.EventID(t)
+	st.sys.CreateEvent(ev, 4, 1)
+	bg := context.Background()
+
+	ctx := browser(t, chrome)
+	// Accept the confirmation the token's replacement asks for.
+	chromedp.ListenTarget(ctx, func(e any) {
+		if _, ok := e.(*page.EventJavascriptDialogOpening); ok {
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
+		}
+	})
+	panel := fmt.Sprintf(`.admission-panel[data-event=%q]`, ev)
+	// inPanel waits until the JS expression cond, over the panel p, holds.
+	inPanel := func(cond string) chromedp.Action {
+		return chromedp.Poll(fmt.Sprintf(`(() => { const p = document.querySelector(%q); const q = (s) => p.querySelector(s)?.textContent; return !!p && (%s); })()`, panel, cond),
+			nil, chromedp.WithPollingTimeout(20*time.Second))
+	}
+	if err := chromedp.Run(ctx,
+		chromedp.Navigate(st.page+"/admin.html"),
+		chromedp.SetValue("#admin-token", "admin-secret", chromedp.ByQuery),
+		chromedp.Click(`#auth button`, chromedp.ByQuery),
+		inPanel(`q(".mode") === "fixed rate" && q(".fixed") === "Fixed rate: no rate limit; capacity alone holds." && q(".no-reports") !== undefined`),
+	); err != nil {
+		t.Fatalf("the panel of a fixed-rate event: %v", err)
+	}
+
+	// On through the form, from the panel's button: a ceiling and a target.
+	if err := chromedp.Run(ctx,
+		chromedp.Click(panel+" .edit-adaptive", chromedp.ByQuery),
+		chromedp.Poll(fmt.Sprintf(`document.querySelector("#ad-event").value === %q`, ev), nil, chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.SetValue("#ad-ceiling", "600", chromedp.ByQuery),
+		chromedp.SetValue("#ad-target", "500", chromedp.ByQuery),
+		chromedp.Click("#ad-save", chromedp.ByQuery),
+		text("#ad-status", ev+" admits adaptively: target p95 500 ms, between 0 and 600 a minute, starting at 60."),
+		inPanel(`q(".mode") === "adaptive" && q(".ceiling") === "600" && q(".floor") === "0" &&
+			q(".not-started") === "Controller not started yet: no admission step has run. The slot monitor (ws-gateway) starts it at 60 a minute." &&
+			q(".signal") === "no health report yet"`),
+		chromedp.Poll(fmt.Sprintf(`[...document.querySelectorAll("#events tbody tr")].some(r => r.cells[0].textContent === %q && r.cells[6].textContent === "adaptive up to 600")`, ev), nil, chromedp.WithPollingTimeout(20*time.Second)),
+	); err != nil {
+		t.Fatalf("adaptive admission on: %v", err)
+	}
+	e, err := st.sys.Store.Event(bg, ev)
+	if err != nil || e.AdmitPerMinute != 600 || e.Adaptive == nil || e.Adaptive.TargetLatencyMs != 500 || e.Adaptive.DecreaseFactor != queue.DefaultDecreaseFactor {
+		t.Fatalf("after the form: %+v %+v %v", e, e.Adaptive, err)
+	}
+
+	// The gate's settings, with the token the page shows.
+	var token, env string
+	if err := chromedp.Run(ctx,
+		chromedp.Click(panel+" details.gate summary", chromedp.ByQuery),
+		chromedp.WaitVisible(panel+" .report-token", chromedp.ByQuery),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).textContent`, panel+" .report-token"), &token),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).textContent`, panel+" .gate-env"), &env),
+	); err != nil {
+		t.Fatalf("gate settings: %v", err)
+	}
+	if token != e.ReportToken {
+		t.Fatalf("the page shows report token %q, the event has %q", token, e.ReportToken)
+	}
+	if want := "WAITQ_EVENT_ID=" + ev + "\nWAITQ_HEALTH_URL=" + st.api + "\nWAITQ_HEALTH_TOKEN=" + token; env != want {
+		t.Fatalf("gate settings %q, want %q", env, want)
+	}
+
+	// The first admission step starts the controller; with no report, the
+	// signal is lost and admission stops.
+	st.gw.MonitorTick(bg)
+	if err := chromedp.Run(ctx,
+		inPanel(`q(".effective") === "0" && q(".signal") === "lost: admission stopped; no health report yet" && q(".reason") === "no_signal" &&
+			q(".counters") === "0 increases, 0 decreases, 1 stop for want of reports" && p.querySelectorAll(".changes tbody tr").length === 2`),
+	); err != nil {
+		t.Fatalf("the controller stopped for want of reports: %v", err)
+	}
+
+	// A gate reports with the token from the page; the next step resumes.
+	postHealth(t, st.api, ev, token, `{"reporter":"gate-1","windowMs":10000,"requests":100,"p95Ms":120,"errorRate":0.01}`, http.StatusNoContent)
+	if err := chromedp.Run(ctx,
+		inPanel(`(() => { const r = p.querySelector(".reporters tbody tr[data-reporter='gate-1']"); return !!r &&
+			[...r.cells].slice(2).map(c => c.textContent).join("|") === "10.0 s|100|120 ms|1.0 %|–" && /^(just now|\d+ s ago)$/.test(r.cells[1].textContent); })()`),
+	); err != nil {
+		t.Fatalf("the reporter in the panel: %v", err)
+	}
+	st.gw.MonitorTick(bg)
+	var shot []byte
+	if err := chromedp.Run(ctx,
+		inPanel(`q(".effective") === "60" && q(".reason") === "signal_back" && q(".phase").startsWith("start") &&
+			q(".last-step").startsWith("p95 120 ms (target 500 ms): withinerrors 1.0 % (max 5.0 %): withinload: not reported") &&
+			/^newest report (just now|\d+ s ago)$/.test(q(".signal")) && p.querySelectorAll(".changes tbody tr").length === 3 &&
+			p.querySelector(".changes tbody tr").cells[1].textContent === "0 → 60" &&
+			p.querySelector("svg.sparkline")?.getAttribute("aria-label") === "Effective rate over the last 3 changes: from 0 to 60 a minute, lowest 0, highest 60; ceiling 600, floor 0."`),
+		chromedp.FullScreenshot(&shot, 100), // 100: PNG
+	); err != nil {
+		t.Fatalf("the controller back with the report: %v", err)
+	}
+	saveScreenshot(t, "admin-adaptive.png", shot)
+
+	// A setting the API refuses: its message next to the form.
+	if err := chromedp.Run(ctx,
+		chromedp.Click(panel+" .edit-adaptive", chromedp.ByQuery),
+		chromedp.Poll(`document.querySelector("#ad-target").value === "500" && document.querySelector("#ad-decrease").value === "0.7"`, nil, chromedp.WithPollingTimeout(5*time.Second)),
+		chromedp.SetValue("#ad-decrease", "2", chromedp.ByQuery),
+		chromedp.Click("#ad-save", chromedp.ByQuery),
+		text("#ad-status", "adaptive.decreaseFactor must be between 0.1 and 0.95"),
+	); err != nil {
+		t.Fatalf("a refused setting: %v", err)
+	}
+	if e, err := st.sys.Store.Event(bg, ev); err != nil || e.Adaptive == nil || e.Adaptive.DecreaseFactor != queue.DefaultDecreaseFactor {
+		t.Fatalf("after a refused setting: %+v %v", e.Adaptive, err)
+	}
+
+	// Off: a fixed rate at the former ceiling; the reporter stays listed.
+	if err := chromedp.Run(ctx,
+		chromedp.Click("#ad-off", chromedp.ByQuery),
+		text("#ad-status", ev+" admits at a fixed rate again: 600 a minute."),
+		inPanel(`q(".mode") === "fixed rate" && q(".fixed") === "Fixed rate: 600 admitted a minute, whatever the shop's health." &&
+			p.querySelector(".reporters tbody tr[data-reporter='gate-1']") !== null`),
+	); err != nil {
+		t.Fatalf("adaptive admission off: %v", err)
+	}
+	if e, err := st.sys.Store.Event(bg, ev); err != nil || e.Adaptive != nil || e.AdmitPerMinute != 600 {
+		t.Fatalf("after turning off: %+v %v", e, err)
+	}
+
+	// A new report token: the page shows it, the old one is refused.
+	var fresh string
+	if err := chromedp.Run(ctx,
+		chromedp.Click(panel+" .rotate-token", chromedp.ByQuery),
+		inPanel(`q(".gate-status") === "The report token was replaced: give the gates the new one." && q(".report-token") !== `+strconv.Quote(token)),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).textContent`, panel+" .report-token"), &fresh),
+	); err != nil {
+		t.Fatalf("replacing the report token: %v", err)
+	}
+	if e, err := st.sys.Store.Event(bg, ev); err != nil || e.ReportToken != fresh {
+		t.Fatalf("the page shows report token %q, the event has %q (%v)", fresh, e.ReportToken, err)
+	}
+	postHealth(t, st.api, ev, token, `{"reporter":"gate-1","requests":0}`, http.StatusUnauthorized)
+	postHealth(t, st.api, ev, fresh, `{"reporter":"gate-1","requests":0}`, http.StatusNoContent)
+}
+
+// postHealth posts a health report of ev to producer-api at api with the
+// bearer token, and checks the answer's status.
+func postHealth(t *testing.T, api, ev, token, body string, want int) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, api+"/v1/admin/events/"+ev+"/health", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if res.StatusCode != want {
+		t.Fatalf("health report: %d %s, want %d", res.StatusCode, b, want)
 	}
 }
 
