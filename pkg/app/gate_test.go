@@ -15,11 +15,13 @@ import (
 	"github.com/waitq/waitq/internal/svcproc"
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/pkg/entry"
+	"github.com/waitq/waitq/pkg/queue"
 )
 
 // TestGateServesTheDemoShop runs waitq-gate from its flags in front of the
-// demo shop, with a stand-in gateway serving keys and releases, and walks a
-// visitor from the redirect to the line to the order.
+// demo shop, with a stand-in gateway serving keys and releases and a
+// stand-in producer-api taking health reports, and walks a visitor from the
+// redirect to the line to the order.
 func TestGateServesTheDemoShop(t *testing.T) {
 	keys, err := entry.NewKeyring("k1", []byte(strings.Repeat("g", 32)), nil)
 	if err != nil {
@@ -42,10 +44,32 @@ func TestGateServesTheDemoShop(t *testing.T) {
 	t.Cleanup(gw.Close)
 	shop := httptest.NewServer(demoshop.Handler())
 	t.Cleanup(shop.Close)
+	const healthToken = "health-token-of-drop"
+	reports := make(chan queue.HealthReport, 100)
+	producer := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var h queue.HealthReport
+		switch {
+		case r.Method != http.MethodPost || r.URL.Path != "/v1/admin/events/drop/health":
+			http.NotFound(w, r)
+		case r.Header.Get("Authorization") != "Bearer "+healthToken:
+			http.Error(w, `{"error":{"code":"unauthorized","message":"bad token"}}`, http.StatusUnauthorized)
+		case json.NewDecoder(r.Body).Decode(&h) != nil || h.Validate() != nil:
+			http.Error(w, `{"error":{"code":"invalid_body","message":"bad report"}}`, http.StatusBadRequest)
+		default:
+			select {
+			case reports <- h:
+			default:
+			}
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	t.Cleanup(producer.Close)
 
 	addr := freeAddr(t)
 	args := []string{"-http-addr", addr, "-origin-url", shop.URL, "-event-id", "drop", "-gateway-url", gw.URL,
-		"-waiting-room-url", "http://127.0.0.1:8081/", "-done-path", "/order", "-cookie-insecure"}
+		"-waiting-room-url", "http://127.0.0.1:8081/", "-done-path", "/order", "-cookie-insecure",
+		"-health-url", producer.URL, "-health-token", healthToken, "-health-interval", "20ms", "-health-window", "1m",
+		"-health-reporter", "gate-test"}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	var out testenv.Buffer
@@ -109,6 +133,29 @@ func TestGateServesTheDemoShop(t *testing.T) {
 		resp, body := get(http.MethodGet, "/waitq-gate/metrics")
 		return resp.StatusCode == 200 && strings.Contains(body, `waitq_gate_releases_total{event="drop",result="released"} 1`), "no release counted"
 	})
+	// The admitted product page and the order reached the shop through the
+	// guard; the health reports count them, and nothing else.
+	deadline := time.After(10 * time.Second)
+	for {
+		var h queue.HealthReport
+		select {
+		case h = <-reports:
+		case <-deadline:
+			t.Fatal("no health report counted the visitor's two pages")
+		}
+		if h.Reporter != "gate-test" || h.WindowMs != 60_000 || *h.Requests > 2 {
+			t.Fatalf("health report %+v", h)
+		}
+		if *h.Requests == 2 {
+			if *h.ErrorRate != 0 || *h.P95Ms <= 0 {
+				t.Fatalf("health report %+v: want no error and a p95", h)
+			}
+			break
+		}
+	}
+	if strings.Contains(out.String(), healthToken) {
+		t.Error("the log shows the health token")
+	}
 }
 
 // cookieJar keeps the cookies of one host as a browser would for the gate:
@@ -135,8 +182,10 @@ func (j *cookieJar) Cookies(*url.URL) []*http.Cookie { return j.cookies }
 func TestGateValidate(t *testing.T) {
 	ok := func() *Gate {
 		return &Gate{OriginURL: "http://127.0.0.1:8090", EventID: "drop", WaitingRoomURL: "https://queue.example.com/",
-			GatewayURL: "http://127.0.0.1:8081", Protect: []string{"/"}, CookiePath: "/"}
+			GatewayURL: "http://127.0.0.1:8081", Protect: []string{"/"}, CookiePath: "/",
+			OriginTimeout: 30 * time.Second, HealthInterval: time.Second, HealthWindow: 10 * time.Second}
 	}
+	reporting := func(g *Gate) { g.HealthURL, g.HealthToken = "http://127.0.0.1:8080", "tok" }
 	if err := ok().Validate(); err != nil {
 		t.Fatalf("valid settings refused: %v", err)
 	}
@@ -152,6 +201,13 @@ func TestGateValidate(t *testing.T) {
 		"bad bypass glob":            func(g *Gate) { g.Bypass = []string{"/["} },
 		"relative done path":         func(g *Gate) { g.DonePath = "order" },
 		"jwks url that is not a URL": func(g *Gate) { g.JWKSURL = "keys" },
+		"no origin timeout":          func(g *Gate) { g.OriginTimeout = 0 },
+		"health url not http":        func(g *Gate) { reporting(g); g.HealthURL = "127.0.0.1:8080" },
+		"health url without token":   func(g *Gate) { reporting(g); g.HealthToken = "" },
+		"no health interval":         func(g *Gate) { g.HealthInterval = 0 },
+		"window under the interval":  func(g *Gate) { g.HealthInterval, g.HealthWindow = 5*time.Second, 2*time.Second },
+		"window over an hour":        func(g *Gate) { g.HealthWindow = 2 * time.Hour },
+		"bad reporter name":          func(g *Gate) { g.HealthReporter = "gate a" },
 	} {
 		g := ok()
 		mod(g)
@@ -160,6 +216,12 @@ func TestGateValidate(t *testing.T) {
 		}
 	}
 	g := ok()
+	reporting(g)
+	g.HealthReporter = "gate-1.eu:a_b"
+	if err := g.Validate(); err != nil {
+		t.Errorf("health reports refused: %v", err)
+	}
+	g = ok()
 	g.GatewayURL, g.JWKSURL = "", "http://127.0.0.1:8081/.well-known/jwks.json"
 	if err := g.Validate(); err != nil || g.jwksURL() != g.JWKSURL {
 		t.Errorf("keys without a gateway URL: %v", err)
