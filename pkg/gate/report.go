@@ -75,7 +75,7 @@ func (g *Gate) ReportHealth(ctx context.Context, cfg ReportConfig) error {
 		url: strings.TrimRight(cfg.URL, "/") + "/v1/admin/events/" + url.PathEscape(g.eventID) + "/health",
 	}
 	g.log.Info("reporting the origin's health", "event", g.eventID, "url", r.url, "reporter", cfg.Reporter,
-		"interval", cfg.Interval, "window", g.health.Window())
+		"interval", cfg.Interval.String(), "window", g.health.Window().String())
 	tick := time.NewTicker(cfg.Interval)
 	defer tick.Stop()
 	for {
@@ -123,7 +123,7 @@ func (r *reporter) report(ctx context.Context) {
 	if result == reportOK {
 		if r.failing {
 			r.g.log.Info("health reports get through again", "event", r.g.eventID, "url", r.url,
-				"failures", r.failures, "failing_for", now.Sub(r.since).Round(time.Second))
+				"failures", r.failures, "failing_for", now.Sub(r.since).Round(time.Second).String())
 		}
 		r.failing, r.failures = false, 0
 		return
@@ -141,7 +141,7 @@ func (r *reporter) report(ctx context.Context) {
 		level = slog.LevelError
 	}
 	attrs = append(attrs, "event", r.g.eventID, "url", r.url, "failures", r.failures,
-		"failing_for", now.Sub(r.since).Round(time.Second))
+		"failing_for", now.Sub(r.since).Round(time.Second).String())
 	r.g.log.Log(ctx, level, msg, attrs...)
 }
 
