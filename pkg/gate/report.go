@@ -96,11 +96,11 @@ type reporter struct {
 	url     string
 	timeout time.Duration
 
-	failing  bool      // the last report did not get through
-	since    time.Time // the first failure of the run
-	failures int       // … and how many since
-	logged   time.Time // the last failure logged
-	lastKind string    // … and its kind
+	failing  bool            // the last report did not get through
+	since    time.Time       // the first failure of the run
+	failures int             // … and how many since
+	logged   time.Time       // the last failure logged
+	kinds    map[string]bool // the kinds of failure logged in the run
 }
 
 // report takes a snapshot, posts it and counts and logs the outcome.
@@ -125,17 +125,19 @@ func (r *reporter) report(ctx context.Context) {
 			r.g.log.Info("health reports get through again", "event", r.g.eventID, "url", r.url,
 				"failures", r.failures, "failing_for", now.Sub(r.since).Round(time.Second).String())
 		}
-		r.failing, r.failures = false, 0
+		r.failing, r.failures, r.kinds = false, 0, nil
 		return
 	}
 	if !r.failing {
-		r.failing, r.since = true, now
+		r.failing, r.since, r.kinds = true, now, map[string]bool{}
 	}
 	r.failures++
-	if r.failures > 1 && kind == r.lastKind && now.Sub(r.logged) < ReportLogEvery {
+	// Each kind of failure is logged when it first shows in the run; the
+	// run is logged again once every ReportLogEvery.
+	if r.kinds[kind] && now.Sub(r.logged) < ReportLogEvery {
 		return
 	}
-	r.logged, r.lastKind = now, kind
+	r.logged, r.kinds[kind] = now, true
 	level := slog.LevelWarn
 	if result == reportRejected {
 		level = slog.LevelError
@@ -145,9 +147,9 @@ func (r *reporter) report(ctx context.Context) {
 	r.g.log.Log(ctx, level, msg, attrs...)
 }
 
-// post sends one report. It returns the result, a kind of failure (the
-// same kind is logged once every ReportLogEvery), a message and attributes
-// for the log.
+// post sends one report. It returns the result, a kind of failure (each
+// kind is logged once in a run of failures, and the run once every
+// ReportLogEvery), a message and attributes for the log.
 func (r *reporter) post(ctx context.Context, snap *queue.HealthReport) (result reportResult, kind, msg string, attrs []any) {
 	body, err := json.Marshal(snap)
 	if err != nil {
