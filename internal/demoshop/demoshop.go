@@ -4,7 +4,40 @@ import (
 	"html/template"
 	"net/http"
 	"strconv"
+	"sync"
+	"time"
 )
+
+// DefaultQueueTimeout is how long a page waits for a worker unless
+// configured otherwise.
+const DefaultQueueTimeout = 2 * time.Second
+
+// Config is how much the shop can bear: like a real shop with a fixed pool
+// of workers, its pages slow down as visitors crowd in, and once they wait
+// too long it answers 503. The zero Config serves every page at once, at
+// once.
+type Config struct {
+	// Workers is how many pages the shop serves at once; more wait for a
+	// worker, first come first served (0: no limit).
+	Workers int
+	// WorkTime is the time each page takes while it holds a worker, as a
+	// shop's database and rendering would (0: only the rendering).
+	// Static files and /healthz take no worker and no time.
+	WorkTime time.Duration
+	// QueueTimeout is the longest a page waits for a worker: past it the
+	// visitor gets 503 (0: DefaultQueueTimeout).
+	QueueTimeout time.Duration
+}
+
+// Stats are the shop's workers at one moment.
+type Stats struct {
+	// InService counts the pages holding a worker now.
+	InService int
+	// Waiting counts the pages waiting for a worker now.
+	Waiting int
+	// Peak is the most pages that held a worker at once since the start.
+	Peak int
+}
 
 // Product is one thing the shop sells.
 type Product struct {
@@ -62,13 +95,33 @@ type view struct {
 	Product           *Product
 }
 
-// Handler returns the shop.
-func Handler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
+// Shop is the demo shop: an http.Handler.
+type Shop struct {
+	cfg     Config
+	mux     *http.ServeMux
+	workers chan struct{} // nil: no limit
+
+	mu    sync.Mutex
+	stats Stats
+}
+
+// Handler returns the shop without a limit: New(Config{}).
+func Handler() http.Handler { return New(Config{}) }
+
+// New returns the shop of cfg.
+func New(cfg Config) *Shop {
+	if cfg.QueueTimeout <= 0 {
+		cfg.QueueTimeout = DefaultQueueTimeout
+	}
+	s := &Shop{cfg: cfg, mux: http.NewServeMux()}
+	if cfg.Workers > 0 {
+		s.workers = make(chan struct{}, cfg.Workers)
+	}
+	page := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, s.work(h)) }
+	page("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		render(w, r, http.StatusOK, view{Page: "home", Title: "Today's drop", Products: Products})
 	})
-	mux.HandleFunc("GET /product/{id}", func(w http.ResponseWriter, r *http.Request) {
+	page("GET /product/{id}", func(w http.ResponseWriter, r *http.Request) {
 		p := find(r.PathValue("id"))
 		if p == nil {
 			render(w, r, http.StatusNotFound, view{Page: "missing", Title: "Not found"})
@@ -79,22 +132,112 @@ func Handler() http.Handler {
 	order := func(w http.ResponseWriter, r *http.Request) {
 		render(w, r, http.StatusOK, view{Page: "order", Title: "Order placed", Product: find(r.FormValue("product"))})
 	}
-	mux.HandleFunc("GET /order", order)
-	mux.HandleFunc("POST /order", order)
-	mux.HandleFunc("GET /static/shop.css", func(w http.ResponseWriter, _ *http.Request) {
+	page("GET /order", order)
+	page("POST /order", order)
+	page("/", func(w http.ResponseWriter, r *http.Request) {
+		render(w, r, http.StatusNotFound, view{Page: "missing", Title: "Not found"})
+	})
+	s.mux.HandleFunc("GET /static/shop.css", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		w.Header().Set("Cache-Control", "public, max-age=3600")
 		_, _ = w.Write([]byte(css))
 	})
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
+	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		render(w, r, http.StatusNotFound, view{Page: "missing", Title: "Not found"})
-	})
-	return mux
+	return s
 }
+
+// ServeHTTP implements http.Handler.
+func (s *Shop) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// Stats returns the shop's workers now.
+func (s *Shop) Stats() Stats {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.stats
+}
+
+// work wraps a page: it waits for a worker (503 past the queue timeout),
+// holds it for the work time, and renders the page. A visitor who leaves
+// gives up the wait or the work.
+func (s *Shop) work(page http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.acquire(w, r) {
+			return
+		}
+		defer s.release()
+		if s.cfg.WorkTime > 0 {
+			t := time.NewTimer(s.cfg.WorkTime)
+			defer t.Stop()
+			select {
+			case <-t.C:
+			case <-r.Context().Done():
+				return
+			}
+		}
+		page(w, r)
+	})
+}
+
+// acquire takes a worker for r, waiting at most the queue timeout. It
+// reports false when r got none; r was then answered 503, or left.
+func (s *Shop) acquire(w http.ResponseWriter, r *http.Request) bool {
+	if s.workers != nil {
+		select {
+		case s.workers <- struct{}{}:
+		default:
+			s.count(0, 1)
+			t := time.NewTimer(s.cfg.QueueTimeout)
+			defer t.Stop()
+			select {
+			case s.workers <- struct{}{}:
+				s.count(0, -1)
+			case <-t.C:
+				s.count(0, -1)
+				busy(w)
+				return false
+			case <-r.Context().Done():
+				s.count(0, -1)
+				return false
+			}
+		}
+	}
+	s.count(1, 0)
+	return true
+}
+
+// release gives the worker back.
+func (s *Shop) release() {
+	s.count(-1, 0)
+	if s.workers != nil {
+		<-s.workers
+	}
+}
+
+// count adds to the pages in service and waiting.
+func (s *Shop) count(inService, waiting int) {
+	s.mu.Lock()
+	s.stats.InService += inService
+	s.stats.Waiting += waiting
+	s.stats.Peak = max(s.stats.Peak, s.stats.InService)
+	s.mu.Unlock()
+}
+
+// busy answers a page that found no worker in time.
+func busy(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Retry-After", "1")
+	w.WriteHeader(http.StatusServiceUnavailable)
+	_, _ = w.Write([]byte(busyPage))
+}
+
+const busyPage = `<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>Busy · Demo shop</title><link rel="stylesheet" href="/static/shop.css"></head>
+<body><h1>The shop is busy</h1><p>Too many visitors at once. Try again in a moment.</p></body></html>
+`
 
 // find returns the product of id, nil when there is none.
 func find(id string) *Product {

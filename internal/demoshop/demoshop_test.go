@@ -7,12 +7,23 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waitq/waitq/internal/demoshop"
 )
 
 func TestShopPages(t *testing.T) {
-	srv := httptest.NewServer(demoshop.Handler())
+	for name, h := range map[string]http.Handler{
+		"no limit":  demoshop.Handler(),
+		"a worker":  demoshop.New(demoshop.Config{Workers: 1, WorkTime: time.Millisecond}),
+		"a timeout": demoshop.New(demoshop.Config{QueueTimeout: time.Minute}),
+	} {
+		t.Run(name, func(t *testing.T) { testPages(t, h) })
+	}
+}
+
+func testPages(t *testing.T, h http.Handler) {
+	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	get := func(method, path string, form url.Values, user string) (int, string, string) {
 		t.Helper()

@@ -3,6 +3,12 @@
 // product (/product/{id}) with an order button, and the "order placed" page
 // (GET or POST /order), the natural done path. It serves plain HTML with a
 // stylesheet under /static/ and answers /healthz, and greets the user the
-// gate names in X-Waitq-User-Id. It keeps no state; Handler is safe for
-// concurrent use.
+// gate names in X-Waitq-User-Id.
+//
+// A Config gives it a real limit, for the gate's health figures to see: a
+// pool of workers, each page holding one for a work time, a page that waits
+// too long for one answered 503. Static files and /healthz take no worker.
+// The zero Config (Handler) has no limit.
+//
+// It keeps no state besides its workers; a Shop is safe for concurrent use.
 package demoshop

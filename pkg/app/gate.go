@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/url"
 	"strings"
+	"time"
 
 	"golang.org/x/sync/errgroup"
 
@@ -32,6 +33,12 @@ type Gate struct {
 	CookiePath          string
 	CookieInsecure      bool
 	TrustForwardedProto bool
+	OriginTimeout       time.Duration
+	HealthURL           string
+	HealthToken         string
+	HealthInterval      time.Duration
+	HealthWindow        time.Duration
+	HealthReporter      string
 }
 
 var _ Service = (*Gate)(nil)
@@ -54,6 +61,12 @@ func (g *Gate) Bind(l *config.Loader) {
 	l.String(&g.CookiePath, "cookie-path", "WAITQ_COOKIE_PATH", "/", "the cookie's Path")
 	l.Bool(&g.CookieInsecure, "cookie-insecure", "WAITQ_COOKIE_INSECURE", false, "drop the cookie's Secure attribute, for a plain-HTTP site on a developer's machine (never in production)")
 	l.Bool(&g.TrustForwardedProto, "trust-forwarded-proto", "WAITQ_TRUST_FORWARDED_PROTO", false, "take the scheme of the returnTo URL from X-Forwarded-Proto (only behind a TLS-terminating proxy that sets it)")
+	l.Duration(&g.OriginTimeout, "origin-timeout", "WAITQ_ORIGIN_TIMEOUT", gate.DefaultOriginTimeout, "longest wait for the origin's response headers; past it the visitor gets 504 and the health figures count an error")
+	l.String(&g.HealthURL, "health-url", "WAITQ_HEALTH_URL", "", "producer-api's base URL, where the origin's health is reported (POST /v1/admin/events/<event id>/health; empty: no reports)")
+	l.Secret(&g.HealthToken, "health-token", "WAITQ_HEALTH_TOKEN", "bearer token of the health reports: the admin token or the event's report token (required with WAITQ_HEALTH_URL)")
+	l.Duration(&g.HealthInterval, "health-interval", "WAITQ_HEALTH_INTERVAL", gate.DefaultHealthInterval, "time between health reports")
+	l.Duration(&g.HealthWindow, "health-window", "WAITQ_HEALTH_WINDOW", gate.DefaultHealthWindow, "span of the origin's answers each health report covers (at least WAITQ_HEALTH_INTERVAL)")
+	l.String(&g.HealthReporter, "health-reporter", "WAITQ_HEALTH_REPORTER", "", "this gate's name among the event's reporters, 1 to 64 letters, digits or . _ : - (empty: <host name>-<process id>)")
 }
 
 // Validate implements Service.
@@ -91,7 +104,35 @@ func (g *Gate) Validate() error {
 			errs = append(errs, fmt.Errorf("%s=%q must start with /", name, p))
 		}
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, g.validateHealth()...)...)
+}
+
+// validateHealth checks the origin timeout and the health reports'
+// settings.
+func (g *Gate) validateHealth() []error {
+	var errs []error
+	if g.OriginTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("WAITQ_ORIGIN_TIMEOUT=%s must be positive", g.OriginTimeout))
+	}
+	if g.HealthURL != "" && !httpURL(g.HealthURL) {
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_URL=%q must be an http(s) URL (producer-api's base URL)", g.HealthURL))
+	}
+	if g.HealthURL != "" && g.HealthToken == "" {
+		errs = append(errs, errors.New("WAITQ_HEALTH_TOKEN is required with WAITQ_HEALTH_URL (the admin token or the event's report token)"))
+	}
+	if g.HealthInterval <= 0 {
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_INTERVAL=%s must be positive", g.HealthInterval))
+	}
+	switch maxWindow := time.Duration(queue.MaxHealthWindowMs) * time.Millisecond; {
+	case g.HealthWindow < g.HealthInterval:
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_WINDOW=%s must be at least WAITQ_HEALTH_INTERVAL=%s (each report covers the answers since the last one, at least)", g.HealthWindow, g.HealthInterval))
+	case g.HealthWindow > maxWindow:
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_WINDOW=%s must be at most %s", g.HealthWindow, maxWindow))
+	}
+	if g.HealthReporter != "" && !gate.ValidReporter(g.HealthReporter) {
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_REPORTER=%q must be 1 to 64 letters, digits or . _ : -", g.HealthReporter))
+	}
+	return errs
 }
 
 // httpURL reports whether s is an absolute http(s) URL.
@@ -120,6 +161,7 @@ func (g *Gate) Run(ctx context.Context, log *slog.Logger) error {
 		OriginURL: g.OriginURL, EventID: g.EventID, WaitingRoomURL: g.WaitingRoomURL, GatewayURL: g.GatewayURL,
 		Protect: g.Protect, Bypass: g.Bypass, DonePath: g.DonePath, CookieName: g.CookieName, CookiePath: g.CookiePath,
 		CookieInsecure: g.CookieInsecure, TrustForwardedProto: g.TrustForwardedProto,
+		OriginTimeout: g.OriginTimeout, HealthWindow: g.HealthWindow,
 	}, gate.Deps{Keys: keys, Logger: log, Registry: newRegistry()})
 	if err != nil {
 		return err
@@ -132,6 +174,15 @@ func (g *Gate) Run(ctx context.Context, log *slog.Logger) error {
 		})
 		return nil
 	})
+	if g.HealthURL == "" {
+		log.Info("the origin's health is not reported: WAITQ_HEALTH_URL is empty")
+	} else {
+		eg.Go(func() error {
+			return gt.ReportHealth(egctx, gate.ReportConfig{
+				URL: g.HealthURL, Token: g.HealthToken, Reporter: g.HealthReporter, Interval: g.HealthInterval,
+			})
+		})
+	}
 	eg.Go(func() error { return serveHTTP(egctx, log, g.HTTPAddr, gt, g.ShutdownTimeout, nil) })
 	return eg.Wait()
 }

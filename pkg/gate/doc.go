@@ -15,5 +15,12 @@
 // headers from what clients send, and drops its cookie and the waitq_token
 // parameter, so the origin never sees the token.
 //
+// The gate measures the origin's answers on guarded paths (a
+// HealthRecorder: count, errors, p95 latency over a sliding window) and
+// ReportHealth posts them to producer-api as a queue.HealthReport, from
+// which the event's admission rate follows the shop's health. An origin
+// that does not send its response headers within the origin timeout gets
+// the visitor 504; one that does not answer at all, 502.
+//
 // A Gate is safe for concurrent use.
 package gate

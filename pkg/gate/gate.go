@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -41,6 +42,10 @@ const KeyRefreshInterval = 5 * time.Minute
 // otherwise: static files, the favicon, the origin's health check.
 var DefaultBypass = []string{"/static/", "/favicon.ico", "/robots.txt", "/healthz"}
 
+// DefaultOriginTimeout is how long the gate waits for the origin's response
+// headers unless configured otherwise.
+const DefaultOriginTimeout = 30 * time.Second
+
 // Config is what the gate protects and how.
 type Config struct {
 	// OriginURL is the protected site (required): http(s)://host[:port][/base].
@@ -65,15 +70,24 @@ type Config struct {
 	CookiePath          string
 	CookieInsecure      bool
 	TrustForwardedProto bool
+	// OriginTimeout is how long the gate waits for the origin's response
+	// headers before it answers 504 (0: DefaultOriginTimeout). It applies
+	// to the transport NewTransport makes, not to Deps.Transport.
+	OriginTimeout time.Duration
+	// HealthWindow is the span of the origin's health figures (0:
+	// DefaultHealthWindow).
+	HealthWindow time.Duration
 }
 
 // Deps are the gate's collaborators.
 type Deps struct {
 	// Keys verifies tokens (required).
 	Keys *entry.KeySource
-	// Transport reaches the origin (nil: NewTransport()).
+	// Transport reaches the origin (nil: NewTransport() with
+	// Config.OriginTimeout as its ResponseHeaderTimeout).
 	Transport http.RoundTripper
-	// Client calls the gateway's release (nil: a client with a 5 s timeout).
+	// Client calls the gateway's release and producer-api's health route
+	// (nil: a client with a 5 s timeout).
 	Client *http.Client
 	// Logger, Registry and Now: nil for discard, a fresh registry, the
 	// real clock.
@@ -93,6 +107,8 @@ type Gate struct {
 	admin           *http.ServeMux
 	m               *metrics
 	log             *slog.Logger
+	health          *HealthRecorder
+	client          *http.Client
 }
 
 // NewTransport returns the transport to the origin: http.DefaultTransport's
@@ -132,13 +148,21 @@ func New(cfg Config, deps Deps) (*Gate, error) {
 	if deps.Registry == nil {
 		deps.Registry = prometheus.NewRegistry()
 	}
+	if cfg.OriginTimeout <= 0 {
+		cfg.OriginTimeout = DefaultOriginTimeout
+	}
 	if deps.Transport == nil {
-		deps.Transport = NewTransport()
+		t := NewTransport()
+		t.ResponseHeaderTimeout = cfg.OriginTimeout
+		deps.Transport = t
 	}
 	if deps.Client == nil {
 		deps.Client = &http.Client{Timeout: entry.ReleaseTimeout}
 	}
-	g := &Gate{eventID: cfg.EventID, protect: protect, bypass: bypass, keys: deps.Keys, log: deps.Logger, m: newMetrics(deps.Registry, cfg.EventID)}
+	g := &Gate{
+		eventID: cfg.EventID, protect: protect, bypass: bypass, keys: deps.Keys, log: deps.Logger,
+		m: newMetrics(deps.Registry, cfg.EventID), health: NewHealthRecorder(cfg.HealthWindow), client: deps.Client,
+	}
 	gc := entry.GuardConfig{
 		EventID: cfg.EventID, WaitingRoomURL: cfg.WaitingRoomURL, Keys: deps.Keys,
 		CookieName: cfg.CookieName, CookiePath: cfg.CookiePath, CookieInsecure: cfg.CookieInsecure,
@@ -196,7 +220,7 @@ func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.m.bypassed.Inc()
 		r.Header.Del(UserHeader)
 		r.Header.Del(ExpiresHeader)
-		g.forward(w, r)
+		g.forward(w, r, false)
 	}
 }
 
@@ -217,7 +241,7 @@ func (g *Gate) forwardAdmitted(w http.ResponseWriter, r *http.Request) {
 	r.Header.Set(UserHeader, t.UserID)
 	r.Header.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))
 	dropCookie(r.Header, g.guard.CookieName())
-	g.forward(w, r)
+	g.forward(w, r, true)
 }
 
 // dropCookie removes the cookie name from the Cookie headers of h, keeping
@@ -243,20 +267,45 @@ func dropCookie(h http.Header, name string) {
 }
 
 // forward proxies r to the origin, timing the answer and counting its class.
-func (g *Gate) forward(w http.ResponseWriter, r *http.Request) {
+// The answers on guarded paths also go into the health figures, timed to
+// their response headers: the origin's own latency, not the visitor's
+// download.
+func (g *Gate) forward(w http.ResponseWriter, r *http.Request, guarded bool) {
 	rec := &statusRecorder{ResponseWriter: w}
 	start := time.Now()
 	g.proxy.ServeHTTP(rec, r)
 	g.m.origin(rec, time.Since(start))
+	// Not counted: a visitor who left before the origin answered, and an
+	// upgrade (a WebSocket tunnel lasts as long as the connection).
+	if guarded && !rec.canceled && rec.status != 0 {
+		g.health.Observe(rec.answered, rec.answered.Sub(start), rec.failed || rec.status >= 500)
+	}
 }
 
-// originFailed answers 502 when the origin did not answer.
+// originFailed answers 504 when the origin did not send its response
+// headers within the origin timeout, 502 when it did not answer at all
+// (refused connection, reset, a bad answer).
 func (g *Gate) originFailed(w http.ResponseWriter, r *http.Request, err error) {
-	if !errors.Is(err, context.Canceled) {
-		g.log.Warn("origin did not answer", "event", g.eventID, "path", r.URL.Path, "err", err)
-	}
-	if rec, ok := w.(*statusRecorder); ok {
+	rec, _ := w.(*statusRecorder)
+	if rec != nil {
 		rec.failed = true
+	}
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		// The visitor left; nobody reads the answer.
+		if rec != nil {
+			rec.canceled = true
+		}
+	case errors.As(err, &ne) && ne.Timeout():
+		g.log.Warn("origin did not answer in time", "event", g.eventID, "path", r.URL.Path, "err", err)
+		if rec != nil {
+			rec.timedOut = true
+		}
+		http.Error(w, "the site is taking too long to answer; try again in a moment", http.StatusGatewayTimeout)
+		return
+	default:
+		g.log.Warn("origin did not answer", "event", g.eventID, "path", r.URL.Path, "err", err)
 	}
 	http.Error(w, "the site is not answering; try again in a moment", http.StatusBadGateway)
 }
@@ -293,17 +342,21 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
-// statusRecorder keeps the status the origin's answer was written with.
+// statusRecorder keeps the status the origin's answer was written with,
+// and when.
 type statusRecorder struct {
 	http.ResponseWriter
-	status int
-	failed bool // the origin did not answer; the gate wrote 502
+	status   int
+	answered time.Time // when status was written
+	failed   bool      // the origin did not answer; the gate wrote 502 or 504
+	timedOut bool      // … within the origin timeout (504)
+	canceled bool      // the visitor left before the origin answered
 }
 
 // WriteHeader implements http.ResponseWriter.
 func (s *statusRecorder) WriteHeader(code int) {
 	if s.status == 0 && code >= 200 {
-		s.status = code
+		s.status, s.answered = code, time.Now()
 	}
 	s.ResponseWriter.WriteHeader(code)
 }
@@ -311,7 +364,7 @@ func (s *statusRecorder) WriteHeader(code int) {
 // Write implements http.ResponseWriter.
 func (s *statusRecorder) Write(b []byte) (int, error) {
 	if s.status == 0 {
-		s.status = http.StatusOK
+		s.status, s.answered = http.StatusOK, time.Now()
 	}
 	return s.ResponseWriter.Write(b)
 }

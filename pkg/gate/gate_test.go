@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -27,24 +28,36 @@ type seen struct {
 	uri, cookie, user, expires, forwardedHost string
 }
 
+// slowPage is how long the origin takes on /slow.
+const slowPage = 60 * time.Millisecond
+
 // origin is the protected site: it records what it gets and answers 200
-// "origin", or 503 on /boom.
+// "origin", or 503 on /boom, after slowPage on /slow, and never on /hang
+// (it tells hung and waits for the request's end).
 type origin struct {
 	*httptest.Server
 	mu   sync.Mutex
 	got  []seen
 	hits int
+	hung chan struct{}
 }
 
 func newOrigin(t *testing.T) *origin {
-	o := &origin{}
+	o := &origin{hung: make(chan struct{}, 10)}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.got = append(o.got, seen{r.URL.RequestURI(), r.Header.Get("Cookie"), r.Header.Get(gate.UserHeader),
 			r.Header.Get(gate.ExpiresHeader), r.Header.Get("X-Forwarded-Host")})
 		o.mu.Unlock()
-		if r.URL.Path == "/boom" {
+		switch r.URL.Path {
+		case "/boom":
 			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		case "/slow":
+			time.Sleep(slowPage)
+		case "/hang":
+			o.hung <- struct{}{}
+			<-r.Context().Done()
 			return
 		}
 		io.WriteString(w, "origin")
@@ -72,6 +85,7 @@ type fixture struct {
 	client   *http.Client // follows no redirect
 	keys     *entry.Keyring
 	releases chan string
+	logs     *testenv.Buffer // the gate's log, shown when the test fails
 }
 
 func newFixture(t *testing.T, mod func(*gate.Config)) *fixture {
@@ -80,7 +94,12 @@ func newFixture(t *testing.T, mod func(*gate.Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{origin: newOrigin(t), keys: k, releases: make(chan string, 10)}
+	f := &fixture{origin: newOrigin(t), keys: k, releases: make(chan string, 10), logs: &testenv.Buffer{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the gate's log:\n%s", f.logs.String())
+		}
+	})
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/.well-known/jwks.json":
@@ -103,7 +122,7 @@ func newFixture(t *testing.T, mod func(*gate.Config)) *fixture {
 		mod(&cfg)
 	}
 	keys := entry.NewKeySource(entry.KeySourceConfig{URL: gw.URL + "/.well-known/jwks.json"})
-	f.gate, err = gate.New(cfg, gate.Deps{Keys: keys, Logger: testenv.Logger(t)})
+	f.gate, err = gate.New(cfg, gate.Deps{Keys: keys, Logger: slog.New(slog.NewTextHandler(f.logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,6 +273,9 @@ func TestOriginFailuresAreCounted(t *testing.T) {
 	wantMetric(t, m, `waitq_gate_origin_responses_total{code="5xx",event="shop-sale"} 1`)
 	wantMetric(t, m, `waitq_gate_origin_responses_total{code="error",event="shop-sale"} 1`)
 	wantMetric(t, m, `waitq_gate_origin_seconds_count{event="shop-sale"} 2`)
+	if h := f.gate.Health(time.Now()); *h.Requests != 2 || *h.ErrorRate != 1 {
+		t.Fatalf("health: %d requests, error rate %v; want 2 failed", *h.Requests, *h.ErrorRate)
+	}
 }
 
 func TestDonePathReleasesTheSlot(t *testing.T) {

@@ -18,7 +18,25 @@ type metrics struct {
 	refused  *prometheus.CounterVec // event, reason
 	latency  prometheus.Observer
 	classes  [6]prometheus.Counter  // by status / 100; [0]: no answer
+	timeouts prometheus.Counter     // no answer within the origin timeout
 	releases *prometheus.CounterVec // event, result
+
+	reports   [3]prometheus.Counter // by reportResult
+	healthP95 prometheus.Gauge
+	healthErr prometheus.Gauge
+}
+
+// reportResult is what became of a health report.
+type reportResult int
+
+const (
+	reportOK       reportResult = iota // producer-api took it
+	reportRejected                     // producer-api refused it (4xx)
+	reportFailed                       // it did not reach producer-api, or producer-api failed (5xx)
+)
+
+func (r reportResult) String() string {
+	return [...]string{"ok", "rejected", "failed"}[r]
 }
 
 func newMetrics(reg *prometheus.Registry, event string) *metrics {
@@ -33,7 +51,7 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 	}, []string{"event"})
 	answers := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "waitq_gate_origin_responses_total",
-		Help: "The origin's answers by status class (1xx … 5xx), error when it did not answer (the gate sent 502).",
+		Help: "The origin's answers by status class (1xx … 5xx), error when it did not answer (the gate sent 502), timeout when it did not answer within the origin timeout (the gate sent 504).",
 	}, []string{"event", "code"})
 	m := &metrics{
 		event:    event,
@@ -55,7 +73,25 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 	for i, code := range []string{"error", "1xx", "2xx", "3xx", "4xx", "5xx"} {
 		m.classes[i] = answers.WithLabelValues(event, code)
 	}
-	reg.MustRegister(requests, m.refused, latency, answers, m.releases)
+	reports := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "waitq_gate_health_reports_total",
+		Help: "Health reports sent to producer-api: ok, rejected (a 4xx: bad token, unknown event) or failed (not sent, or a 5xx).",
+	}, []string{"event", "result"})
+	for r := range m.reports {
+		m.reports[r] = reports.WithLabelValues(event, reportResult(r).String())
+	}
+	m.timeouts = answers.WithLabelValues(event, "timeout")
+	m.healthP95 = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "waitq_gate_health_p95_seconds",
+		Help:        "The p95 of the origin's response time (to its headers) on guarded paths, as last reported; 0 when the window held no request.",
+		ConstLabels: prometheus.Labels{"event": event},
+	})
+	m.healthErr = prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "waitq_gate_health_error_ratio",
+		Help:        "The share of the origin's answers on guarded paths that failed (5xx, 502, 504), as last reported; 0 when the window held no request.",
+		ConstLabels: prometheus.Labels{"event": event},
+	})
+	reg.MustRegister(requests, m.refused, latency, answers, m.releases, reports, m.healthP95, m.healthErr)
 	return m
 }
 
@@ -77,6 +113,10 @@ func (m *metrics) decided(_ *http.Request, d entry.Decision) {
 // origin records one forwarded request.
 func (m *metrics) origin(rec *statusRecorder, d time.Duration) {
 	m.latency.Observe(d.Seconds())
+	if rec.timedOut {
+		m.timeouts.Inc()
+		return
+	}
 	class := 0
 	if !rec.failed && rec.status >= 100 && rec.status <= 599 {
 		class = rec.status / 100
