@@ -110,28 +110,37 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("demo shop: %w", err)
 		}
-		shop := &http.Server{Handler: demoshop.Handler(), ReadHeaderTimeout: 5 * time.Second}
+		shop := &http.Server{Handler: demoshop.New(demoShop), ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = shop.Serve(origin) }()
 		defer shop.Close()
 		shopURL = "http://" + origin.Addr().String()
 	}
+	reportToken := RandomHex(24) // the demo shop event's, new at every start
 	g, gctx := errgroup.WithContext(ctx)
-	for _, s := range d.services(brokers, redisURL, shopURL) {
+	run := func(s devService) {
 		g.Go(func() error { return RunWithEnv(gctx, s.svc, s.env, log.With("component", s.svc.Name())) })
+	}
+	for _, s := range d.services(brokers, redisURL) {
+		run(s)
 	}
 	g.Go(func() error {
 		base := "http://" + d.ProducerAddr
 		ready := map[string]string{"producer-api": "http://" + d.ProducerAddr + "/readyz", "ws-gateway": "http://" + d.GatewayAddr + "/readyz"}
-		if shopURL != "" {
-			ready["waitq-gate"] = "http://" + d.ShopAddr + gate.AdminPrefix + "readyz"
-		}
 		for name, url := range ready {
 			if err := svcproc.WaitReady(gctx, url, nil, 30*time.Second); err != nil {
 				return fmt.Errorf("%s never became ready: %w", name, err)
 			}
 		}
-		if err := d.createDemos(gctx, base); err != nil {
+		if err := d.createDemos(gctx, base, reportToken); err != nil {
 			return err
+		}
+		if shopURL != "" {
+			// The gate starts once the shop's event exists, so that its
+			// first health report is taken.
+			run(d.gate(shopURL, reportToken))
+			if err := svcproc.WaitReady(gctx, "http://"+d.ShopAddr+gate.AdminPrefix+"readyz", nil, 30*time.Second); err != nil {
+				return fmt.Errorf("waitq-gate never became ready: %w", err)
+			}
 		}
 		d.printWelcome(out, brokers, redisURL, redisKind)
 		return nil
@@ -145,10 +154,9 @@ type devService struct {
 	env map[string]string
 }
 
-// services are the three services, and the gate in front of the demo shop
-// at shopURL (when there is one), with the settings the devstack changes;
+// services are the three services with the settings the devstack changes;
 // every other setting keeps its program's default.
-func (d *Devstack) services(brokers []string, redisURL, shopURL string) []devService {
+func (d *Devstack) services(brokers []string, redisURL string) []devService {
 	env := func(addr string, extra map[string]string) map[string]string {
 		m := map[string]string{
 			"WAITQ_HTTP_ADDR":        addr,
@@ -176,17 +184,21 @@ func (d *Devstack) services(brokers []string, redisURL, shopURL string) []devSer
 			"WAITQ_RATE":         "0", // no limit, as above
 		})},
 	}
-	if shopURL != "" {
-		gw := "http://" + d.GatewayAddr
-		svcs = append(svcs, devService{&Gate{}, map[string]string{
-			"WAITQ_HTTP_ADDR": d.ShopAddr, "WAITQ_SHUTDOWN_TIMEOUT": "5s", "WAITQ_LOG_LEVEL": "info",
-			"WAITQ_ORIGIN_URL": shopURL, "WAITQ_EVENT_ID": d.DemoShop,
-			"WAITQ_WAITING_ROOM_URL": gw + "/", "WAITQ_GATEWAY_URL": gw,
-			"WAITQ_DONE_PATH":       "/order",
-			"WAITQ_COOKIE_INSECURE": "true", // plain HTTP on loopback
-		}})
-	}
 	return svcs
+}
+
+// gate is waitq-gate in front of the demo shop at shopURL, reporting the
+// shop's health to producer-api with the shop event's report token.
+func (d *Devstack) gate(shopURL, reportToken string) devService {
+	gw := "http://" + d.GatewayAddr
+	return devService{&Gate{}, map[string]string{
+		"WAITQ_HTTP_ADDR": d.ShopAddr, "WAITQ_SHUTDOWN_TIMEOUT": "5s", "WAITQ_LOG_LEVEL": "info",
+		"WAITQ_ORIGIN_URL": shopURL, "WAITQ_EVENT_ID": d.DemoShop,
+		"WAITQ_WAITING_ROOM_URL": gw + "/", "WAITQ_GATEWAY_URL": gw,
+		"WAITQ_DONE_PATH":       "/order",
+		"WAITQ_COOKIE_INSECURE": "true", // plain HTTP on loopback
+		"WAITQ_HEALTH_URL":      "http://" + d.ProducerAddr, "WAITQ_HEALTH_TOKEN": reportToken,
+	}}
 }
 
 // kafka returns the brokers to use, starting an embedded kfake when none are
@@ -230,13 +242,24 @@ var demo = queue.Event{Capacity: 10, HoldSeconds: 60, Partitions: 3}
 // so that a second browser window waits in line.
 const demoShopCapacity = 1
 
+// demoShop is the demo shop's limit: two pages at once, 50 ms each, so that
+// a load test through the gate finds where it slows down; the shop's event
+// admits adaptively, at most demoShopPerMinute a minute, to keep the
+// shop's p95 under demoShopTargetMs.
+var demoShop = demoshop.Config{Workers: 2, WorkTime: 50 * time.Millisecond}
+
+const (
+	demoShopPerMinute = 120
+	demoShopTargetMs  = 500
+)
+
 // demoDropDelay is how long after the devstack's start its demo drop opens.
 const demoDropDelay = time.Minute
 
 // createDemos creates the demo event and the demo drop through the admin
 // API. A drop kept from an earlier run (a persistent Kafka and Redis) whose
 // pre-queue already started keeps its schedule: it cannot move.
-func (d *Devstack) createDemos(ctx context.Context, base string) error {
+func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) error {
 	if d.DemoEvent != "" {
 		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions}
 		if err := d.putEvent(ctx, base, d.DemoEvent, body); err != nil {
@@ -244,8 +267,13 @@ func (d *Devstack) createDemos(ctx context.Context, base string) error {
 		}
 	}
 	if d.DemoShop != "" {
-		capacity, hold, target := demoShopCapacity, demo.HoldSeconds, "http://"+d.ShopAddr+"/"
-		body := producer.EventBody{Capacity: &capacity, HoldSeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target}
+		capacity, hold, target, rate := demoShopCapacity, demo.HoldSeconds, "http://"+d.ShopAddr+"/", demoShopPerMinute
+		adaptive, err := json.Marshal(queue.Adaptive{TargetLatencyMs: demoShopTargetMs, StepMs: 2000, SignalTimeoutSeconds: 10}.WithDefaults(rate))
+		if err != nil {
+			return err
+		}
+		body := producer.EventBody{Capacity: &capacity, HoldSeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target,
+			AdmitPerMinute: &rate, Adaptive: adaptive, ReportToken: &reportToken}
 		if err := d.putEvent(ctx, base, d.DemoShop, body); err != nil {
 			return err
 		}
@@ -328,8 +356,11 @@ Create another event:
   http://%[1]s/
 You are sent to the waiting room, admitted, and sent back to the page you asked for;
 placing the order gives your slot to the next in line.
+Its admission is adaptive: the gate reports the shop's p95 and errors every second and
+the rate (at most %[4]d a minute) follows them, to keep the p95 under %[5]d ms. Watch it on
+the admin view, or: curl -s -H 'Authorization: Bearer %[6]s' %[7]s/v1/admin/events/%[2]s
 
-`, d.ShopAddr, d.DemoShop, demoShopCapacity)
+`, d.ShopAddr, d.DemoShop, demoShopCapacity, demoShopPerMinute, demoShopTargetMs, d.AdminToken, "http://"+d.ProducerAddr)
 	}
 	if d.DemoDrop != "" {
 		fmt.Fprintf(w, `A ticket drop, %[3]s: its pre-queue is open now and it opens %[4]s after the start, when

@@ -100,6 +100,23 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				t.Errorf("the demo shop without a token: %d %q, want 302 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
 			}
 
+			// The shop's event is adaptive: the gate's health reports
+			// reach its controller, which admits at its start rate.
+			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+				req, _ := http.NewRequest(http.MethodGet, base+"/v1/admin/events/shop", nil)
+				req.Header.Set("Authorization", "Bearer "+d.AdminToken)
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					return false, err.Error()
+				}
+				defer resp.Body.Close()
+				var st queue.EventStatus
+				_ = json.NewDecoder(resp.Body).Decode(&st)
+				c := st.Control
+				ok := len(st.Health) == 1 && st.Health[0].Requests != nil && c != nil && !c.SignalLost && c.AdmitPerMinute > 0 && c.Signal != nil
+				return ok, fmt.Sprintf("shop event: health %+v control %+v", st.Health, c)
+			})
+
 			// The demo drop gathers its pre-queue, opening a minute after
 			// the start, its commitment published and its seed not.
 			req, _ = http.NewRequest(http.MethodPost, base+"/v1/events/drop/queue", nil)
