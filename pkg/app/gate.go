@@ -129,7 +129,7 @@ func (g *Gate) validateHealth() []error {
 	case g.HealthWindow > maxWindow:
 		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_WINDOW=%s must be at most %s", g.HealthWindow, maxWindow))
 	}
-	if g.HealthReporter != "" && !gate.ValidReporter(g.HealthReporter) {
+	if g.HealthReporter != "" && !queue.ValidReporter(g.HealthReporter) {
 		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_REPORTER=%q must be 1 to 64 letters, digits or . _ : -", g.HealthReporter))
 	}
 	return errs

@@ -64,7 +64,7 @@ func (g *Gate) ReportHealth(ctx context.Context, cfg ReportConfig) error {
 	if cfg.Reporter == "" {
 		cfg.Reporter = DefaultReporterName()
 	}
-	if !ValidReporter(cfg.Reporter) {
+	if !queue.ValidReporter(cfg.Reporter) {
 		return fmt.Errorf("gate: reporter %q must be 1 to 64 letters, digits or . _ : -", cfg.Reporter)
 	}
 	if cfg.Interval <= 0 {
@@ -232,12 +232,4 @@ func SanitizeReporter(s string) string {
 		return "waitq-gate"
 	}
 	return string(b)
-}
-
-// ValidReporter reports whether name is a reporter name producer-api
-// takes.
-func ValidReporter(name string) bool {
-	zero := int64(0)
-	r := queue.HealthReport{Reporter: name, Requests: &zero}
-	return name != "" && r.Validate() == nil
 }

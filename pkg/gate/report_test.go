@@ -178,7 +178,7 @@ func TestRefusedReportsAreCountedAndLoggedOnce(t *testing.T) {
 	rc.refuse.Store(false)
 	select {
 	case r := <-rc.reports:
-		if !gate.ValidReporter(r.Reporter) || r.Reporter != gate.DefaultReporterName() {
+		if !queue.ValidReporter(r.Reporter) || r.Reporter != gate.DefaultReporterName() {
 			t.Errorf("reporter %q, want %q", r.Reporter, gate.DefaultReporterName())
 		}
 		if *r.Requests != 0 || r.P95Ms != nil || r.ErrorRate != nil {
@@ -232,11 +232,11 @@ func TestSanitizeReporter(t *testing.T) {
 	}
 	for _, tc := range tests {
 		got := gate.SanitizeReporter(tc.in)
-		if got != tc.want || !gate.ValidReporter(got) {
+		if got != tc.want || !queue.ValidReporter(got) {
 			t.Errorf("SanitizeReporter(%q) = %q, want %q (valid)", tc.in, got, tc.want)
 		}
 	}
-	if !gate.ValidReporter(gate.DefaultReporterName()) {
+	if !queue.ValidReporter(gate.DefaultReporterName()) {
 		t.Errorf("default name %q is not valid", gate.DefaultReporterName())
 	}
 }

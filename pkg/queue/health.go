@@ -47,13 +47,17 @@ const (
 
 var reporterRE = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
+// ValidReporter reports whether name can name a reporter: 1 to 64
+// letters, digits or . _ : -.
+func ValidReporter(name string) bool { return reporterRE.MatchString(name) }
+
 // Validate reports the first invalid field of r as a CodeInvalidBody error.
 func (r *HealthReport) Validate() error {
 	finite := func(p *float64, lo, hi float64) bool {
 		return p == nil || (!math.IsNaN(*p) && *p >= lo && *p <= hi)
 	}
 	switch {
-	case r.Reporter != "" && !reporterRE.MatchString(r.Reporter):
+	case r.Reporter != "" && !ValidReporter(r.Reporter):
 		return Errorf(CodeInvalidBody, "reporter must be 1 to 64 letters, digits or . _ : -")
 	case r.WindowMs < 0 || r.WindowMs > MaxHealthWindowMs:
 		return Errorf(CodeInvalidBody, "windowMs must be between 0 and %d", MaxHealthWindowMs)
