@@ -75,15 +75,10 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			}
 			ws.Admitted(15 * time.Second)
 			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
-				req, _ := http.NewRequest(http.MethodGet, base+"/v1/admin/events/demo", nil)
-				req.Header.Set("Authorization", "Bearer "+d.AdminToken)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
+				var st queue.EventStatus
+				if err := adminGet(base, d.AdminToken, "demo", &st); err != nil {
 					return false, err.Error()
 				}
-				defer resp.Body.Close()
-				var st struct{ Active, Capacity int }
-				_ = json.NewDecoder(resp.Body).Decode(&st)
 				return st.Active == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
 			})
 
@@ -103,15 +98,10 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			// The shop's event is adaptive: the gate's health reports
 			// reach its controller, which admits at its start rate.
 			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
-				req, _ := http.NewRequest(http.MethodGet, base+"/v1/admin/events/shop", nil)
-				req.Header.Set("Authorization", "Bearer "+d.AdminToken)
-				resp, err := http.DefaultClient.Do(req)
-				if err != nil {
+				var st queue.EventStatus
+				if err := adminGet(base, d.AdminToken, "shop", &st); err != nil {
 					return false, err.Error()
 				}
-				defer resp.Body.Close()
-				var st queue.EventStatus
-				_ = json.NewDecoder(resp.Body).Decode(&st)
 				c := st.Control
 				ok := len(st.Health) == 1 && st.Health[0].Requests != nil && c != nil && !c.SignalLost && c.AdmitPerMinute > 0 && c.Signal != nil
 				return ok, fmt.Sprintf("shop event: health %+v control %+v", st.Health, c)
@@ -138,6 +128,24 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			})
 		})
 	}
+}
+
+// adminGet reads event id's admin status from producer-api at base into st.
+func adminGet(base, token, id string, st *queue.EventStatus) error {
+	req, err := http.NewRequest(http.MethodGet, base+"/v1/admin/events/"+id, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET event %s: %s", id, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(st)
 }
 
 func freeAddr(t *testing.T) string {

@@ -266,15 +266,8 @@ func (s *Server) reportHealth(c echo.Context) error {
 	if err := r.Validate(); err != nil {
 		return err
 	}
-	err = s.store.ReportHealth(ctx, id, r, s.now().UnixMilli())
-	var qe *queue.Error
-	switch {
-	case errors.Is(err, queue.ErrEventNotFound):
-		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
-	case errors.As(err, &qe):
-		return err
-	case err != nil:
-		return s.storeError("health report", err)
+	if err := s.store.ReportHealth(ctx, id, r, s.now().UnixMilli()); err != nil {
+		return s.eventError(id, "health report", err)
 	}
 	return c.NoContent(http.StatusNoContent)
 }
@@ -320,15 +313,8 @@ func (s *Server) deleteEvent(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
-	err = s.store.DeleteEvent(ctx, id, s.now().UnixMilli())
-	var de *queue.Error
-	switch {
-	case errors.Is(err, queue.ErrEventNotFound):
-		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
-	case errors.As(err, &de):
-		return err
-	case err != nil:
-		return s.storeError("delete event", err)
+	if err := s.store.DeleteEvent(ctx, id, s.now().UnixMilli()); err != nil {
+		return s.eventError(id, "delete event", err)
 	}
 	s.events.Forget(id)
 	if err := s.topics.DeleteTopic(ctx, id); err != nil {
@@ -337,6 +323,20 @@ func (s *Server) deleteEvent(c echo.Context) error {
 	}
 	s.log.Info("event deleted", "event", id)
 	return c.NoContent(http.StatusNoContent)
+}
+
+// eventError is the answer to a store call on event id that failed: 404
+// for an unknown event, the domain error it carries, else
+// store_unavailable (logged with what).
+func (s *Server) eventError(id, what string, err error) error {
+	var qe *queue.Error
+	switch {
+	case errors.Is(err, queue.ErrEventNotFound):
+		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
+	case errors.As(err, &qe):
+		return err
+	}
+	return s.storeError(what, err)
 }
 
 func (s *Server) storeError(what string, err error) error {
