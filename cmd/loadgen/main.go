@@ -14,12 +14,16 @@
 //	loadgen gate    pages/s of admitted clients (each with its entry cookie)
 //	                through waitq-gate next to the same clients straight to
 //	                the origin
+//	loadgen adaptive visitors who join, wait and visit the demo shop through
+//	                waitq-gate, once with the admission rate following the
+//	                gate's health reports and once at a fixed rate; writes
+//	                a chart (bench/adaptive.svg) and the samples (CSV)
 //
 // By default every part runs on this machine: an in-process kfake broker, a
 // redis-server child process on a free loopback port and, for joins,
 // producer-api in-process (gate: the origin, the keys and waitq-gate
-// in-process); sockets starts a ws-gateway binary as a child
-// process. All traffic stays on the loopback network 127.0.0.0/8. Every loop
+// in-process; admit and adaptive: every service in-process); sockets
+// starts a ws-gateway binary as a child process. All traffic stays on the loopback network 127.0.0.0/8. Every loop
 // is bounded in count and in time; Ctrl-C stops the run and cleans up. The
 // numbers are measurements for a report, not pass/fail assertions. The
 // measurements live in internal/loadgen; this file only wires them.
@@ -64,6 +68,7 @@ func commands() []command {
 		{"sockets", loadgen.RunSockets, "WebSockets one ws-gateway holds with status frames on time"},
 		{"admit", loadgen.RunAdmit, "join → admitted and release → next admitted, fast track on and off"},
 		{"gate", loadgen.RunGate, "pages/s of admitted clients through waitq-gate next to the origin"},
+		{"adaptive", loadgen.RunAdaptive, "adaptive admission against a fixed rate at a shop of unknown capacity; a chart"},
 	}
 }
 
@@ -72,7 +77,7 @@ func usage(cmds []command) string {
 	var b strings.Builder
 	b.WriteString("usage: loadgen <command> [flags]\n\ncommands:\n")
 	for _, c := range cmds {
-		fmt.Fprintf(&b, "  %-7s %s\n", c.name, c.help)
+		fmt.Fprintf(&b, "  %-8s %s\n", c.name, c.help)
 	}
 	b.WriteString("\nRun \"loadgen <command> -h\" for the command's flags.\n")
 	return b.String()

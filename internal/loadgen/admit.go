@@ -344,20 +344,30 @@ func joinAs(ctx context.Context, c *http.Client, base, event, user string) (prod
 func watchUntilAdmitted(ctx context.Context, base, statusURL string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, admitWait)
 	defer cancel()
+	f, closeWS, err := awaitAdmitted(ctx, base, statusURL)
+	if err == nil {
+		closeWS()
+	}
+	return f.EntryToken, err
+}
+
+// awaitAdmitted connects to the gateway at base with statusURL and reads
+// frames until the admitted one, which it returns with the function that
+// closes the socket normally (the close handshake), or until ctx ends.
+func awaitAdmitted(ctx context.Context, base, statusURL string) (gateway.AdmittedFrame, func(), error) {
 	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+statusURL, nil)
 	if err != nil {
-		return "", fmt.Errorf("dial: %w", err)
+		return gateway.AdmittedFrame{}, nil, fmt.Errorf("dial: %w", err)
 	}
-	defer ws.CloseNow()
 	for {
 		_, b, err := ws.Read(ctx)
 		if err != nil {
-			return "", fmt.Errorf("no admitted frame: %w", err)
+			_ = ws.CloseNow()
+			return gateway.AdmittedFrame{}, nil, fmt.Errorf("no admitted frame: %w", err)
 		}
 		var f gateway.AdmittedFrame
 		if json.Unmarshal(b, &f) == nil && f.Type == "admitted" {
-			_ = ws.Close(websocket.StatusNormalClosure, "")
-			return f.EntryToken, nil
+			return f, func() { _ = ws.Close(websocket.StatusNormalClosure, "") }, nil
 		}
 	}
 }

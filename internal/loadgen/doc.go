@@ -3,10 +3,15 @@
 // Kafka writer), ingest (messages/s of the ingest consumer next to raw
 // pipelined ZADDs), lag (join → visible-in-line lag at a fixed offered rate)
 // sockets (WebSockets one ws-gateway process holds with every status frame
-// on time), admit (join → admitted, release → next admitted) and gate
-// (pages/s of admitted clients through waitq-gate next to the origin). Each Run function takes the subcommand's flags, prints its
-// table to stdout and its progress to stderr; the rows scripts/bench*.sh
-// parse (summary, joins, sockets, status) keep their format.
+// on time), admit (join → admitted, release → next admitted), gate
+// (pages/s of admitted clients through waitq-gate next to the origin) and
+// adaptive (visitors at the demo shop through waitq-gate, the admission
+// rate following the gate's health reports against a fixed rate; it also
+// writes a chart and the samples, adaptive_report.go, drawn with package
+// internal/svgchart). Each Run function takes the subcommand's flags,
+// prints its table to stdout and its progress to stderr; the rows
+// scripts/bench*.sh parse (summary, joins, sockets, status) keep their
+// format.
 //
 // The pieces the measurements share have files of their own: the flags and
 // the table's head (flags.go), the stack of kfake and redis-server they run

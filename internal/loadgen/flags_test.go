@@ -40,3 +40,51 @@ func TestBegin(t *testing.T) {
 		})
 	}
 }
+
+// TestAdaptiveFlags checks the flags of "loadgen adaptive": the defaults
+// are valid, each bound is enforced, and the settings line has them all.
+func TestAdaptiveFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr string // "" for none
+	}{
+		{"defaults", nil, ""},
+		{"a third run", []string{"-cautious", "1200", "-users", "10", "-arrive", "0s"}, ""},
+		{"no users", []string{"-users", "0"}, "-users 0: must be between 1 and 20000"},
+		{"negative arrival", []string{"-arrive", "-1s"}, "-arrive -1s: must be between 0 and 5m"},
+		{"no ceiling", []string{"-ceiling", "0"}, "-ceiling 0: must be between 1 and 100000"},
+		{"negative cautious", []string{"-cautious", "-5"}, "-cautious -5: must be between 0 and 100000"},
+		{"step too short", []string{"-step", "50ms"}, "-step 50ms: must be between 100ms and 1m"},
+		{"target zero", []string{"-target", "0s"}, "-target 0s: must be between 1ms and 1m"},
+		{"no workers", []string{"-shop-workers", "0"}, "-shop-workers 0: must be between 1 and 1000"},
+		{"run too long", []string{"-max-run", "1h"}, "-max-run 1h0m0s: must be between 10s and 15m0s"},
+		{"two wrong", []string{"-think", "2m", "-shop-work-time", "0s"},
+			"-shop-work-time 0s: must be between 1ms and 10s\n-think 2m0s: must be between 0 and 1m"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var cfg adaptiveConfig
+			var stdout, stderr bytes.Buffer
+			ok, err := begin("adaptive", &cfg, tc.args, &stdout, &stderr)
+			if ok != (tc.wantErr == "") || (err == nil) != (tc.wantErr == "") || (err != nil && err.Error() != tc.wantErr) {
+				t.Fatalf("begin(%q) = %v, %v; want error %q", tc.args, ok, err, tc.wantErr)
+			}
+		})
+	}
+	var cfg adaptiveConfig
+	var stdout bytes.Buffer
+	if ok, err := begin("adaptive", &cfg, []string{"-cautious", "1200"}, &stdout, &bytes.Buffer{}); !ok || err != nil {
+		t.Fatal(ok, err)
+	}
+	const line = "settings -users 3000 -arrive 20s -ceiling 3000 -cautious 1200 -target 250ms -step 1s -shop-workers 2 -shop-work-time 25ms -shop-queue-timeout 2s -think 750ms -max-run 4m0s\n"
+	if !strings.Contains(stdout.String(), line) {
+		t.Fatalf("header:\n%s", stdout.String())
+	}
+	if got := len(cfg.modes()); got != 3 || cfg.svg != "bench/adaptive.svg" || cfg.csv != "bench/adaptive.csv" {
+		t.Fatalf("modes %d, svg %q, csv %q", got, cfg.svg, cfg.csv)
+	}
+	if got := cfg.shopPerMinute(); got != 1600 {
+		t.Fatalf("shop's limit %g a minute, want 1600 (2 workers / 25ms = 80 pages/s, 3 a visit)", got)
+	}
+}

@@ -7,7 +7,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httputil"
@@ -200,32 +199,14 @@ func startGate(ctx context.Context, origin, gw string, stderr io.Writer) (base s
 	if err != nil {
 		return "", nil, err
 	}
-	env := map[string]string{
-		svcproc.AddrVar:          addr,
-		"WAITQ_SHUTDOWN_TIMEOUT": "5s",
-		"WAITQ_ORIGIN_URL":       origin,
-		"WAITQ_EVENT_ID":         gateEvent,
-		"WAITQ_GATEWAY_URL":      gw,
+	return startServiceOn(ctx, &app.Gate{}, addr, gate.AdminPrefix+"readyz", map[string]string{
+		"WAITQ_ORIGIN_URL":  origin,
+		"WAITQ_EVENT_ID":    gateEvent,
+		"WAITQ_GATEWAY_URL": gw,
 		// Never visited: every client holds a valid token.
 		"WAITQ_WAITING_ROOM_URL": "http://127.0.0.1:9/",
 		"WAITQ_COOKIE_INSECURE":  "true",
-	}
-	svc := &app.Gate{}
-	t := startTask(ctx, func(ctx context.Context) error {
-		return app.RunWithEnv(ctx, svc, env, slog.New(slog.DiscardHandler))
-	})
-	base = "http://" + addr
-	if err := svcproc.WaitReady(ctx, base+gate.AdminPrefix+"readyz", t.exited, 30*time.Second); err != nil {
-		if serr := t.stop(15 * time.Second); serr != nil {
-			err = serr
-		}
-		return "", nil, fmt.Errorf("%s: %w", svc.Name(), err)
-	}
-	return base, func() {
-		if err := t.stop(15 * time.Second); err != nil {
-			fmt.Fprintf(stderr, "loadgen: %s: %v\n", svc.Name(), err)
-		}
-	}, nil
+	}, stderr)
 }
 
 // admitClients signs an entry token for each of n clients and brings each

@@ -46,6 +46,11 @@ func startService(ctx context.Context, svc app.Service, env map[string]string, s
 	if err != nil {
 		return "", nil, err
 	}
+	return startServiceOn(ctx, svc, addr, "/readyz", env, stderr)
+}
+
+// startServiceOn is startService on addr, ready when readyPath answers 200.
+func startServiceOn(ctx context.Context, svc app.Service, addr, readyPath string, env map[string]string, stderr io.Writer) (base string, stop func(), err error) {
 	env = maps.Clone(env)
 	env[svcproc.AddrVar] = addr
 	env["WAITQ_SHUTDOWN_TIMEOUT"] = "5s"
@@ -53,7 +58,7 @@ func startService(ctx context.Context, svc app.Service, env map[string]string, s
 		return app.RunWithEnv(ctx, svc, env, slog.New(slog.DiscardHandler))
 	})
 	base = "http://" + addr
-	if err := svcproc.WaitReady(ctx, base+"/readyz", t.exited, 30*time.Second); err != nil {
+	if err := svcproc.WaitReady(ctx, base+readyPath, t.exited, 30*time.Second); err != nil {
 		if serr := t.stop(15 * time.Second); serr != nil {
 			err = serr
 		}
