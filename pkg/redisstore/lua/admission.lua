@@ -72,20 +72,18 @@ end
 -- health.lua) is older than the timeout: admission stops (effective 0) or,
 -- with keep, goes on at the last rate; when reports come back it resumes at
 -- the rate it had. Otherwise, at most once a step and only for a report
--- newer than the last step's, the rule is AIMD, each change judged only on
--- evidence gathered after it took effect: a step changes nothing until the
--- reports' whole window (the longest of the fresh reports) lies after the
--- last change plus the settle time, the time a slot is held on average at
--- this rate (holders / rate, Little's law; at least one step, at most
--- a.settle), by when the users let in before the change have weighed on the
--- shop or left. Then:
+-- newer than the last step's, the rule is AIMD:
 --   - over a limit (errors, then p95 latency, then load): the rate is
---     multiplied by the factor (never below the floor); the doubling phase
---     ends;
+--     multiplied by the factor (never below the floor), at most once per
+--     max(step, the reports' window), so that one spell of evidence counts
+--     once; the doubling phase ends;
 --   - healthy, and the rate was what held admission back since the last
 --     step (control.limited, set by admit()): the rate doubles while in the
 --     start phase (up to the rate of the last decrease, ssthresh) and grows
---     by the increase after it, never above the ceiling.
+--     by the increase after it, never above the ceiling. An increase waits
+--     until the users of the last change had time to weigh on the shop: the
+--     time a slot is held on average at this rate (holders / rate, Little's
+--     law), at least one step and at most a.settle.
 local function control(now, a, holders)
   local st = redis.call('HMGET', K.control, 'rate', 'ssthresh', 'phase', 'effective', 'stepAt', 'usedAt',
     'decreasedAt', 'rateAt', 'limited', 'lost', 'signalAt')
@@ -151,23 +149,23 @@ local function control(now, a, holders)
     reason = 'load'
     detail = string.format('load %.2f, over %.2f', s.load, a.maxLoad)
   end
-  -- The last change is judged only on evidence gathered after it took
-  -- effect: once the users let in before it had time to leave (settle),
-  -- and over a whole report window after that.
-  local settle = a.step
-  if rate > 0 then
-    settle = math.min(math.max(a.step, holders * 60000 / rate), a.settle)
-  end
-  if signalAt - s.windowMs < (tonumber(st[8]) or 0) + settle then
-    return effective
-  end
   local to, phase, ssthresh = rate, st[3], tonumber(st[2]) or a.ceiling
   if reason then
+    if now - (tonumber(st[7]) or 0) < math.max(a.step, s.windowMs) then
+      return effective
+    end
     to = math.max(a.floor, math.floor(rate * a.factor))
     ssthresh, phase = to, 'steady'
     redis.call('HSET', K.control, 'decreasedAt', now)
   else
     if st[9] ~= '1' then
+      return effective
+    end
+    local settle = a.step
+    if rate > 0 then
+      settle = math.min(math.max(a.step, holders * 60000 / rate), a.settle)
+    end
+    if now - (tonumber(st[8]) or 0) < settle then
       return effective
     end
     if phase == 'start' then
