@@ -252,18 +252,7 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 		}
 	}()
 	secret := app.RandomHex(32)
-	env := func(extra map[string]string) map[string]string {
-		e := map[string]string{
-			"WAITQ_KAFKA_BROKERS": strings.Join(st.Brokers(), ","),
-			"WAITQ_REDIS_URL":     st.redis.URL(),
-			"WAITQ_FAST_TRACK":    "true",
-			"WAITQ_RATE":          "0", // one client address sends everything
-		}
-		for k, v := range extra {
-			e[k] = v
-		}
-		return e
-	}
+	env := func(extra map[string]string) map[string]string { return st.serviceEnv(true, extra) }
 	start := func(svc app.Service, extra map[string]string) (string, error) {
 		base, stop, err := startService(ctx, svc, env(extra), stderr)
 		if err == nil {

@@ -130,18 +130,7 @@ func (s *admitStack) close() {
 func startAdmitStack(ctx context.Context, st *stack, cfg admitConfig, fast bool, stderr io.Writer) (*admitStack, error) {
 	s := &admitStack{token: app.RandomHex(16)}
 	secret := app.RandomHex(32)
-	env := func(extra map[string]string) map[string]string {
-		m := map[string]string{
-			"WAITQ_KAFKA_BROKERS": strings.Join(st.Brokers(), ","),
-			"WAITQ_REDIS_URL":     st.redis.URL(),
-			"WAITQ_FAST_TRACK":    fmt.Sprint(fast),
-			"WAITQ_RATE":          "0", // one client address sends everything
-		}
-		for k, v := range extra {
-			m[k] = v
-		}
-		return m
-	}
+	env := func(extra map[string]string) map[string]string { return st.serviceEnv(fast, extra) }
 	start := func(svc app.Service, extra map[string]string) (string, error) {
 		base, stop, err := startService(ctx, svc, env(extra), stderr)
 		if err == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -39,6 +40,20 @@ func startStack(ctx context.Context) (*stack, error) {
 
 // Brokers returns the broker addresses.
 func (s *stack) Brokers() []string { return s.kafka.ListenAddrs() }
+
+// serviceEnv is the environment of a waitq service run against the stack:
+// its broker and Redis, the fast track as given, no per-client rate limit
+// (one client address sends everything), and extra on top.
+func (s *stack) serviceEnv(fast bool, extra map[string]string) map[string]string {
+	m := map[string]string{
+		"WAITQ_KAFKA_BROKERS": strings.Join(s.Brokers(), ","),
+		"WAITQ_REDIS_URL":     s.redis.URL(),
+		"WAITQ_FAST_TRACK":    fmt.Sprint(fast),
+		"WAITQ_RATE":          "0",
+	}
+	maps.Copy(m, extra)
+	return m
+}
 
 // Close stops the broker and the redis-server.
 func (s *stack) Close() {
