@@ -26,6 +26,7 @@ type Gateway struct {
 	FastTrack
 	TicketSecret    string
 	StatusInterval  time.Duration
+	StatusSpread    time.Duration
 	AdmitInterval   time.Duration
 	AdmitBatch      int
 	DisconnectGrace time.Duration
@@ -55,12 +56,13 @@ func (g *Gateway) Bind(l *config.Loader) {
 	g.FastTrack.bind(l, "releases")
 	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with producer-api, and the seed of the default entry-token key (required, at least 16 characters)")
 	l.Duration(&g.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", def.StatusInterval, "how often every socket gets its status")
+	l.Duration(&g.StatusSpread, "status-spread", "WAITQ_STATUS_SPREAD", 0, "part of each status interval the statuses are spread over, in 16 slices (0: a quarter of the interval)")
 	l.Duration(&g.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", def.AdmitInterval, "how often the slot monitor admits users")
 	l.Int(&g.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", def.AdmitBatch, "most users one event admits per monitor tick")
 	l.Duration(&g.DisconnectGrace, "disconnect-grace", "WAITQ_DISCONNECT_GRACE", def.DisconnectGrace, "how long a waiting user may be disconnected and keep the place")
 	l.Bool(&g.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", false, "accept the X-User-Id header instead of a ticket (behind an authenticating proxy)")
 	l.List(&g.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8089) allowed besides the gateway's own host")
-	l.Int(&g.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", def.SendQueue, "frames queued per socket before its reader counts as too slow (1008)")
+	l.Int(&g.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", def.SendQueue, "frames waiting per socket behind a write under way before its reader counts as too slow (1008)")
 	l.Int(&g.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", gateway.DefaultWriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")
 	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", def.WriteTimeout, "longest one frame may take to write")
 	g.Limits.bind(l, "status polls", def.StatusLimit)
@@ -83,6 +85,9 @@ func (g *Gateway) Validate() error {
 		if d <= 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive", name))
 		}
+	}
+	if g.StatusSpread < 0 || g.StatusSpread >= g.StatusInterval {
+		errs = append(errs, errors.New("WAITQ_STATUS_SPREAD must be at least 0 and shorter than WAITQ_STATUS_INTERVAL"))
 	}
 	// Presence is refreshed on every status tick: the grace must outlast a
 	// couple of them or connected users would be swept.
@@ -123,7 +128,7 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: g.brokerConfig()})
 	defer pub.Close()
 	srv := gateway.New(gateway.Config{
-		StatusInterval: g.StatusInterval, AdmitInterval: g.AdmitInterval, AdmitBatch: g.AdmitBatch,
+		StatusInterval: g.StatusInterval, StatusSpread: g.StatusSpread, AdmitInterval: g.AdmitInterval, AdmitBatch: g.AdmitBatch,
 		DisconnectGrace: g.DisconnectGrace, TrustUserHeader: g.TrustUserHeader, AllowedOrigins: g.AllowedOrigins,
 		SendQueue: g.SendQueue, WriteTimeout: g.WriteTimeout, PingInterval: g.PingInterval,
 		ProducerURL: g.ProducerURL, StatusLimit: g.limit(), ClientIPs: g.ips,

@@ -2,8 +2,6 @@ package gateway
 
 import (
 	"context"
-	"encoding/json"
-	"net"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,62 +9,130 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/waitq/waitq/pkg/httpkit"
-	"github.com/waitq/waitq/pkg/queue"
 )
 
-// clientFrameReadLimit is the largest frame a client may send; a larger one
-// closes the socket with 1009.
-const clientFrameReadLimit = 1024
-
-// conn is one WebSocket of one user of one event.
+// conn is one live subscription of one user of one event: a WebSocket or an
+// SSE stream. It has no goroutine and no queue of its own: the gateway's
+// write workers write its frames (see writers), and a frame that arrives
+// while another is being written waits in pending, which is nil when idle.
 type conn struct {
-	ws *websocket.Conn
 	identity
+	t transport
 
-	out       chan []byte
-	writing   atomic.Int64 // unix ns the write under way began; 0 when none
-	admitted  atomic.Bool  // the admitted frame was sent
-	placed    atomic.Bool  // the user was seen in line or holding, or left
+	writing  atomic.Int64 // unix ns the write under way began; 0 when none
+	admitted atomic.Bool  // the admitted frame was sent
+	placed   atomic.Bool  // the user was seen in line or holding, or left
+	pinging  atomic.Bool  // a keep-alive is under way
+	lastPing int64        // unix ns of the last keep-alive; the status loop's alone
+
+	mu      sync.Mutex
+	busy    bool    // a worker is writing this conn's frames
+	ended   bool    // closed: frames are dropped
+	pending []frame // frames that came while busy, oldest first
+
 	closeOnce sync.Once
-	cancel    context.CancelFunc
-	// raw is the connection under ws, closed directly to abort a stuck
-	// write: no pending close handshake can hold that up. Nil in tests that
-	// make conns by hand.
-	raw    net.Conn
-	onDrop func(code websocket.StatusCode)
+	onDrop    func(code websocket.StatusCode) // shared by every conn of a server
+}
+
+// transport is the wire under a conn. write is called by one goroutine at a
+// time and may block (the write watchdog aborts it); close ends the stream
+// gracefully in the background; abort ends it at once, failing a stuck
+// write; keepAlive proves the peer is there, without blocking the caller.
+type transport interface {
+	write(f frame) error
+	close(code websocket.StatusCode, reason string)
+	abort()
+	keepAlive(c *conn, timeout time.Duration)
+}
+
+// frameKind names a frame for transports that label them (SSE's event:).
+type frameKind uint8
+
+// The kinds of frames.
+const (
+	kindStatus frameKind = iota
+	kindAdmitted
+	kindError
+)
+
+// String returns the kind's name: the type field of its JSON.
+func (k frameKind) String() string {
+	switch k {
+	case kindAdmitted:
+		return "admitted"
+	case kindError:
+		return "error"
+	}
+	return "status"
+}
+
+// frame is one encoded frame and its kind. id is its SSE event id (empty:
+// none).
+type frame struct {
+	kind frameKind
+	data []byte
+	id   string
 }
 
 func (c *conn) view() socketView {
 	return socketView{admitted: c.admitted.Load(), placed: c.placed.Load(), joinedAtMs: c.joinedAtMs}
 }
 
-func newConn(ws *websocket.Conn, id identity, queueLen int) *conn {
-	return &conn{ws: ws, identity: id, out: make(chan []byte, queueLen)}
-}
-
-// send queues a frame without blocking; a full queue means the reader cannot
-// keep up, and the socket is closed with 1008.
-func (c *conn) send(frame []byte) bool {
-	select {
-	case c.out <- frame:
-		return true
-	default:
-		c.abort()
+// offer writes f now on the caller's goroutine, then any frames that came
+// meanwhile; when a write is already under way it queues f (copied: the
+// caller may reuse its buffer) and returns at once. More than maxPending
+// frames waiting mean the peer cannot keep up: the conn is aborted as too
+// slow. It reports whether f was written or queued.
+func (c *conn) offer(f frame, maxPending int) bool {
+	c.mu.Lock()
+	switch {
+	case c.ended:
+		c.mu.Unlock()
 		return false
+	case c.busy:
+		if len(c.pending) >= maxPending {
+			c.mu.Unlock()
+			c.abort()
+			return false
+		}
+		f.data = append([]byte(nil), f.data...)
+		c.pending = append(c.pending, f)
+		c.mu.Unlock()
+		return true
+	}
+	c.busy = true
+	c.mu.Unlock()
+	for {
+		c.writing.Store(time.Now().UnixNano())
+		err := c.t.write(f)
+		c.writing.Store(0)
+		if err != nil {
+			// Aborted by the watchdog, or the peer is gone.
+			c.close(httpkit.CloseTooSlow, "too slow to read")
+		}
+		c.mu.Lock()
+		if err != nil || len(c.pending) == 0 || c.ended {
+			c.busy, c.pending = false, nil
+			c.mu.Unlock()
+			return true
+		}
+		f = c.pending[0]
+		c.pending = c.pending[1:]
+		c.mu.Unlock()
 	}
 }
 
-// close ends the socket with code once; the close handshake runs in the
+// close ends the conn with code once; the transport's close runs in the
 // background so that the caller (a tick) never waits for a slow peer.
 func (c *conn) close(code websocket.StatusCode, reason string) {
 	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.ended, c.pending = true, nil
+		c.mu.Unlock()
 		if c.onDrop != nil {
 			c.onDrop(code)
 		}
-		go func() {
-			_ = c.ws.Close(code, reason)
-			c.cancel()
-		}()
+		c.t.close(code, reason)
 	})
 }
 
@@ -77,14 +143,22 @@ func (c *conn) stalled(cutoff int64) bool {
 	return w != 0 && w < cutoff
 }
 
-// abort ends a socket that cannot keep up: counted as too slow, its
+// abort ends a conn that cannot keep up: counted as too slow, its
 // connection closed at once, which fails a stuck write (no close frame can
 // pass a full send buffer).
 func (c *conn) abort() {
 	c.close(httpkit.CloseTooSlow, "too slow to read")
-	if c.raw != nil {
-		_ = c.raw.Close()
+	c.t.abort()
+}
+
+// keepAliveDue starts a keep-alive when the last one is at least every ago
+// and none is under way. Called by the status loop only.
+func (c *conn) keepAliveDue(now int64, every, timeout time.Duration) {
+	if now-c.lastPing < every.Nanoseconds() || !c.pinging.CompareAndSwap(false, true) {
+		return
 	}
+	c.lastPing = now
+	c.t.keepAlive(c, timeout)
 }
 
 // clientHandler acts on the frames a client sends.
@@ -93,98 +167,14 @@ type clientHandler interface {
 	release(ctx context.Context, c *conn) error
 }
 
-// run serves the socket until it closes: frames out through a writer
-// goroutine, a ping every pingEvery, client frames in on this goroutine.
-// Writes carry no timer of their own: the gateway's write watchdog aborts a
-// socket whose write takes longer than the write timeout (see
-// Server.watchWrites), so a frame costs no timer and no context.
-func (c *conn) run(ctx context.Context, h clientHandler, writeTimeout, pingEvery time.Duration) {
-	ctx, c.cancel = context.WithCancel(ctx)
-	defer c.cancel()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		c.writeLoop(ctx, writeTimeout, pingEvery)
-	}()
-	c.readLoop(ctx, h)
-	c.cancel()
-	<-done
-}
-
-func (c *conn) writeLoop(ctx context.Context, writeTimeout, pingEvery time.Duration) {
-	ping := time.NewTicker(pingEvery)
-	defer ping.Stop()
-	// A context that is never done: coder/websocket then arms nothing for
-	// the write.
-	wctx := context.WithoutCancel(ctx)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case f := <-c.out:
-			c.writing.Store(time.Now().UnixNano())
-			err := c.ws.Write(wctx, websocket.MessageText, f)
-			c.writing.Store(0)
-			if err != nil {
-				// Aborted by the watchdog, or the peer is gone.
-				c.close(httpkit.CloseTooSlow, "too slow to read")
-				return
-			}
-		case <-ping.C:
-			pctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			err := c.ws.Ping(pctx)
-			cancel()
-			if err != nil {
-				c.close(websocket.StatusGoingAway, "no pong")
-				return
-			}
-		}
-	}
-}
-
-func (c *conn) readLoop(ctx context.Context, h clientHandler) {
-	c.ws.SetReadLimit(clientFrameReadLimit)
-	for {
-		typ, data, err := c.ws.Read(ctx)
-		if err != nil {
-			return // closed by the peer, by us, or over the read limit (1009)
-		}
-		switch kind, perr := parseClientFrame(typ, data); {
-		case perr != nil:
-			err = perr
-		case kind == FrameLeave:
-			err = h.leave(ctx, c)
-		default:
-			err = h.release(ctx, c)
-		}
-		if err != nil {
-			c.send(encode(ErrorFrame{Type: "error", Code: queue.ErrorCode(err), Message: httpkit.ErrorMessage(err)}))
-		}
-	}
-}
-
-// parseClientFrame returns the type of a client frame, FrameLeave or
-// FrameRelease, or an invalid_body error to answer with.
-func parseClientFrame(typ websocket.MessageType, data []byte) (string, error) {
-	var f ClientFrame
-	if typ != websocket.MessageText || json.Unmarshal(data, &f) != nil {
-		return "", queue.Errorf(queue.CodeInvalidBody, `frames must be JSON text such as {"type":"leave"}`)
-	}
-	if f.Type != FrameLeave && f.Type != FrameRelease {
-		return "", queue.Errorf(queue.CodeInvalidBody, "unknown frame type %q: use leave or release", f.Type)
-	}
-	return f.Type, nil
-}
-
 // watchdogPeriod is how often stuck writes are looked for: a quarter of the
 // write timeout, so a stuck socket is aborted within 1.25 times it.
 func watchdogPeriod(writeTimeout time.Duration) time.Duration {
 	return max(writeTimeout/4, time.Millisecond)
 }
 
-// watchWrites aborts every socket whose write has taken longer than
-// WriteTimeout: one goroutine for all sockets in place of a timer per
-// write.
+// watchWrites aborts every conn whose write has taken longer than
+// WriteTimeout: one goroutine for all conns in place of a timer per write.
 func (s *Server) watchWrites(context.Context) {
 	// Real time, as the write stamps are: the injected clock is business
 	// time and may be pushed forward by tests.

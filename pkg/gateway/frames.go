@@ -74,14 +74,12 @@ const (
 	FrameRelease = "release"
 )
 
-// appendStatus returns f's JSON, exactly as json.Marshal writes it, in one
-// allocation: a status tick builds one frame per socket. It relies on the
-// event and user ids having been validated to characters JSON needs no
-// escape for ([A-Za-z0-9._:@-]).
-func appendStatus(f *StatusFrame) []byte {
-	// Fixed text ~95 bytes, a state of at most 10, four numbers of at most
-	// 20; the drop's fields ~40 more bytes of text and three numbers.
-	b := make([]byte, 0, 300+len(f.EventID)+len(f.UserID))
+// appendStatus appends f's JSON to b, exactly as json.Marshal writes it: a
+// status round encodes one frame per socket into each write worker's own
+// buffer, with no allocation once it has grown. It relies on the event and
+// user ids having been validated to characters JSON needs no escape for
+// ([A-Za-z0-9._:@-]).
+func appendStatus(b []byte, f *StatusFrame) []byte {
 	b = append(b, `{"type":"status","eventId":"`...)
 	b = append(b, f.EventID...)
 	b = append(b, `","userId":"`...)
@@ -111,6 +109,12 @@ func appendStatus(f *StatusFrame) []byte {
 	}
 	return append(b, '}')
 }
+
+// admittedID is the event id of an admitted frame on an SSE stream: the end
+// of the hold it admits to. Status frames carry no id, so a stream that
+// reconnects sends it back as Last-Event-ID and is not handed that
+// admission's token again.
+func admittedID(expiresAt int64) string { return "a" + strconv.FormatInt(expiresAt, 10) }
 
 func encode(v any) []byte {
 	b, _ := json.Marshal(v) // frames are structs of strings and numbers

@@ -69,24 +69,28 @@ func (h *hub) user(event, user string) []*conn {
 	return append([]*conn(nil), s.conns[k]...)
 }
 
-// byEvent returns every socket, grouped by event.
-func (h *hub) byEvent() map[string][]*conn {
+// slice returns the sockets of slice j of statusSlices, grouped by event.
+func (h *hub) slice(j int) map[string][]*conn {
 	out := map[string][]*conn{}
-	for i := range h.shards {
-		s := &h.shards[i]
-		s.mu.Lock()
-		for k, list := range s.conns {
-			out[k.event] = append(out[k.event], list...)
-		}
-		s.mu.Unlock()
-	}
+	h.eachInSlice(j, func(c *conn) { out[c.eventID] = append(out[c.eventID], c) })
 	return out
+}
+
+// eachInSlice calls f for every socket of slice j of statusSlices, one
+// shard locked at a time; f must not block.
+func (h *hub) eachInSlice(j int, f func(*conn)) {
+	per := hubShards / statusSlices
+	h.eachIn(j*per, (j+1)*per, f)
 }
 
 // each calls f for every socket, one shard locked at a time; f must not
 // block.
-func (h *hub) each(f func(*conn)) {
-	for i := range h.shards {
+func (h *hub) each(f func(*conn)) { h.eachIn(0, hubShards, f) }
+
+// eachIn calls f for every socket of shards [from, to), one shard locked at
+// a time.
+func (h *hub) eachIn(from, to int, f func(*conn)) {
+	for i := from; i < to; i++ {
 		s := &h.shards[i]
 		s.mu.Lock()
 		for _, list := range s.conns {

@@ -17,7 +17,7 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
 	}
 	m := &metrics{
-		frames:       counter("waitq_ws_frames_sent_total", "Frames queued to sockets."),
+		frames:       counter("waitq_ws_frames_sent_total", "Frames written to sockets, or queued behind a write under way."),
 		slow:         counter("waitq_ws_slow_closed_total", "Sockets closed with 1008 for reading too slowly."),
 		admitted:     counter("waitq_admitted_total", "Users admitted by this gateway's slot monitor."),
 		swept:        counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),

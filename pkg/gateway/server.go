@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -33,7 +34,11 @@ type Store interface {
 
 // Config tunes the gateway. Zero values take DefaultConfig's.
 type Config struct {
-	StatusInterval  time.Duration // how often each socket gets a status frame
+	StatusInterval time.Duration // how often each socket gets a status frame
+	// StatusSpread is the part of each interval a status round's slices
+	// are spread over (negative: none, every slice at once); zero takes a
+	// quarter of StatusInterval.
+	StatusSpread    time.Duration
 	AdmitInterval   time.Duration // how often the slot monitor admits
 	AdmitBatch      int           // the most users one event admits per tick
 	DisconnectGrace time.Duration // how long a waiting user may be gone
@@ -42,7 +47,7 @@ type Config struct {
 	// AllowedOrigins are the host patterns of browser origins allowed
 	// besides the gateway's own host.
 	AllowedOrigins []string
-	SendQueue      int           // frames queued per socket before it counts as too slow
+	SendQueue      int           // frames waiting per socket, behind a write under way, before it counts as too slow
 	WriteTimeout   time.Duration // the longest one frame may take to write
 	PingInterval   time.Duration
 	// PendingWindow is how long after a join (the ticket's stamp) a user not
@@ -81,6 +86,12 @@ func DefaultConfig() Config {
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	config.OrDefault(&c.StatusInterval, d.StatusInterval)
+	switch {
+	case c.StatusSpread == 0:
+		c.StatusSpread = c.StatusInterval / 4
+	case c.StatusSpread < 0:
+		c.StatusSpread = 0
+	}
 	config.OrDefault(&c.AdmitInterval, d.AdmitInterval)
 	config.OrDefault(&c.DisconnectGrace, d.DisconnectGrace)
 	config.OrDefault(&c.WriteTimeout, d.WriteTimeout)
@@ -117,6 +128,8 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	hub     *hub
+	writers *writers
+	onDrop  func(code websocket.StatusCode) // counts a conn closed as too slow
 	rates   *rates
 	metrics *metrics
 	e       *echo.Echo
@@ -149,6 +162,12 @@ func New(cfg Config, d Deps) *Server {
 		events: queue.NewEventCache(d.Store, time.Second, d.Now),
 	}
 	s.metrics = newMetrics(d.Registry, s.hub)
+	s.writers = newWriters(cfg.SendQueue, s.metrics.frames.Inc)
+	s.onDrop = func(code websocket.StatusCode) {
+		if code == httpkit.CloseTooSlow {
+			s.metrics.slow.Inc()
+		}
+	}
 	e := httpkit.NewEcho(httpkit.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: httpkit.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: OpenAPI})
 	e.GET("/queue-status/:eventId", s.socket)
 	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, cfg.ClientIPs, d.Now))
@@ -169,14 +188,15 @@ func (s *Server) Echo() *echo.Echo { return s.e }
 // Sockets returns the number of open sockets.
 func (s *Server) Sockets() int { return s.hub.count() }
 
-// Run runs the status ticker, the greeter, the slot monitor, the listener
-// of admissions and the write watchdog until ctx ends, then closes every
-// socket with 1001.
+// Run runs the write workers, the status rounds, the greeter, the slot
+// monitor, the listener of admissions and the write watchdog until ctx
+// ends, then closes every socket with 1001.
 func (s *Server) Run(ctx context.Context) error {
 	s.baseCtx = ctx
+	s.writers.run(ctx)
 	close(s.ready)
 	var wg sync.WaitGroup
-	wg.Go(func() { every(ctx, s.cfg.StatusInterval, s.statusTick) })
+	wg.Go(func() { s.statusLoop(ctx) })
 	wg.Go(func() { every(ctx, s.cfg.AdmitInterval, s.MonitorTick) })
 	wg.Go(func() { s.greetLoop(ctx) })
 	wg.Go(func() { s.listenAdmissions(ctx) })

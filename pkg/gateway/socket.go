@@ -4,11 +4,14 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
@@ -70,8 +73,9 @@ func (s *Server) identify(r *http.Request, eventID string) (identity, error) {
 	return identity{}, queue.Errorf(queue.CodeMissingUserID, "a ticket is required (?ticket=…)")
 }
 
-// socket upgrades /queue-status/{eventId} and hands the socket to a
-// goroutine of its own that serves it until it closes.
+// socket upgrades /queue-status/{eventId} and hands the socket to a reader
+// goroutine of its own, the only goroutine a socket keeps: its frames are
+// written by the write workers.
 func (s *Server) socket(c echo.Context) error {
 	select {
 	case <-s.ready:
@@ -96,31 +100,117 @@ func (s *Server) socket(c echo.Context) error {
 		_ = ws.Close(httpkit.CloseCode(err), httpkit.ErrorMessage(err))
 		return nil
 	}
-	cn := newConn(ws, id, s.cfg.SendQueue)
-	cn.raw = rec.conn
-	cn.onDrop = func(code websocket.StatusCode) {
-		if code == httpkit.CloseTooSlow {
-			s.metrics.slow.Inc()
-		}
-	}
+	cn := s.newConn(id, &wsTransport{ws: ws, raw: rec.conn})
 	s.hub.add(cn)
 	s.greet(cn)
 	// The request's goroutine returns, and with it the stack the HTTP server
 	// and the upgrade grew: a socket lives for minutes on a fresh one.
 	go func() {
 		defer s.hub.remove(cn)
-		cn.run(context.WithoutCancel(s.baseCtx), s, s.cfg.WriteTimeout, s.cfg.PingInterval)
+		s.readFrames(cn, ws)
 	}()
 	return nil
 }
 
+// newConn returns a conn of id over t, counted as too slow when it closes
+// with 1008.
+func (s *Server) newConn(id identity, t transport) *conn {
+	// The ids are cut from the request's text: copies keep the request from
+	// being held for the conn's life.
+	id.eventID, id.userID, id.returnTo = strings.Clone(id.eventID), strings.Clone(id.userID), strings.Clone(id.returnTo)
+	return &conn{identity: id, t: t, onDrop: s.onDrop, lastPing: time.Now().UnixNano()}
+}
+
+// readFrames acts on the frames a client sends until the socket closes. It
+// reads with a context that is never done, so a read arms no timer; the
+// socket's close ends it.
+func (s *Server) readFrames(c *conn, ws *websocket.Conn) {
+	ws.SetReadLimit(clientFrameReadLimit)
+	for {
+		typ, data, err := ws.Read(context.Background())
+		if err != nil {
+			return // closed by the peer, by us, or over the read limit (1009)
+		}
+		switch kind, perr := parseClientFrame(typ, data); {
+		case perr != nil:
+			err = perr
+		case kind == FrameLeave:
+			err = s.leave(s.baseCtx, c)
+		default:
+			err = s.release(s.baseCtx, c)
+		}
+		if err != nil {
+			s.writers.send(c, frame{kind: kindError, data: encode(ErrorFrame{Type: "error", Code: queue.ErrorCode(err), Message: httpkit.ErrorMessage(err)})})
+		}
+	}
+}
+
+// parseClientFrame returns the type of a client frame, FrameLeave or
+// FrameRelease, or an invalid_body error to answer with.
+func parseClientFrame(typ websocket.MessageType, data []byte) (string, error) {
+	var f ClientFrame
+	if typ != websocket.MessageText || json.Unmarshal(data, &f) != nil {
+		return "", queue.Errorf(queue.CodeInvalidBody, `frames must be JSON text such as {"type":"leave"}`)
+	}
+	if f.Type != FrameLeave && f.Type != FrameRelease {
+		return "", queue.Errorf(queue.CodeInvalidBody, "unknown frame type %q: use leave or release", f.Type)
+	}
+	return f.Type, nil
+}
+
+// clientFrameReadLimit is the largest frame a client may send; a larger one
+// closes the socket with 1009.
+const clientFrameReadLimit = 1024
+
+// wsTransport is a conn over a WebSocket.
+type wsTransport struct {
+	ws *websocket.Conn
+	// raw is the connection under ws, closed directly to abort a stuck
+	// write: no pending close handshake can hold that up. Nil in tests that
+	// make conns by hand.
+	raw net.Conn
+}
+
+// write sends f as a text message, with a context that is never done:
+// coder/websocket then arms nothing for the write (the watchdog bounds it).
+func (t *wsTransport) write(f frame) error {
+	return t.ws.Write(context.Background(), websocket.MessageText, f.data)
+}
+
+// close runs the close handshake in the background.
+func (t *wsTransport) close(code websocket.StatusCode, reason string) {
+	go func() { _ = t.ws.Close(code, reason) }()
+}
+
+func (t *wsTransport) abort() {
+	if t.raw != nil {
+		_ = t.raw.Close()
+	}
+}
+
+// keepAlive pings on a goroutine that lives until the pong (or timeout):
+// coder/websocket's Ping waits for the pong, which the reader receives. A
+// missing pong closes the socket with 1001.
+func (t *wsTransport) keepAlive(c *conn, timeout time.Duration) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		err := t.ws.Ping(ctx)
+		cancel()
+		c.pinging.Store(false)
+		if err != nil {
+			c.close(websocket.StatusGoingAway, "no pong")
+		}
+	}()
+}
+
 // Buffer sizes of a hijacked socket. Its frames are small (a status frame
-// is ~160 bytes, client frames at most clientFrameReadLimit) and it lives for
+// is ~160 bytes; an admitted frame, rare, ~600 and written in two pieces;
+// client frames at most clientFrameReadLimit, rare) and it lives for
 // minutes, so net/http's 4 KiB read and write buffers would be most of its
-// memory; larger frames bypass a bufio buffer anyway.
+// memory.
 const (
-	socketReadBuffer  = 512
-	socketWriteBuffer = 1024
+	socketReadBuffer  = 128
+	socketWriteBuffer = 512
 )
 
 // hijackRecorder keeps the connection a WebSocket upgrade hijacks, so that
@@ -147,6 +237,9 @@ func (h *hijackRecorder) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	// and points the reader at the connection. The response (101) was
 	// flushed before the hijack.
 	ahead := bytes.Clone(peekBuffered(brw.Reader))
+	if len(ahead) == 0 {
+		return c, bufio.NewReadWriter(bufio.NewReaderSize(c, socketReadBuffer), bufio.NewWriterSize(c, socketWriteBuffer)), nil
+	}
 	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(ahead), c), max(socketReadBuffer, len(ahead)))
 	if _, err := r.Peek(len(ahead)); err != nil {
 		return nil, nil, fmt.Errorf("gateway: carry bytes read ahead: %w", err)

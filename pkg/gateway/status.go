@@ -13,10 +13,11 @@ import (
 	"github.com/waitq/waitq/pkg/queue"
 )
 
-// A status tick reads every connected user of an event with one pipelined
-// Redis round trip and queues each socket its frame; a new socket is greeted
-// within milliseconds, sockets that connect together sharing one round trip.
-// A poll (GET /v1/events/{eventId}/status) answers the same frame as JSON.
+// A status round reads the connected users of each event, one slice of the
+// hub at a time, with one Redis round trip per event and slice, and hands
+// each conn its frame; a new conn is greeted within milliseconds, conns that
+// connect together sharing one round trip. A poll
+// (GET /v1/events/{eventId}/status) answers the same frame as JSON.
 
 // greet queues a new socket for its first status, sent within milliseconds:
 // sockets that connect together share one Redis round trip per event.
@@ -50,15 +51,54 @@ func (s *Server) greetLoop(ctx context.Context) {
 	}
 }
 
-// statusTick sends every socket its status.
-func (s *Server) statusTick(ctx context.Context) {
-	start := time.Now()
-	s.pushAll(ctx, s.hub.byEvent())
-	s.metrics.statusTick.Observe(time.Since(start).Seconds())
+// statusSlices is how many slices a status round has: each slice is
+// hubShards/statusSlices shards of the hub, read from Redis and written on
+// its own, at its own offset within the round's spread. Spreading keeps one
+// instant from carrying every socket's frame (what made frames late), and
+// each slice's read covers only its users, so a frame is as fresh as the
+// slice's read.
+const statusSlices = 16
+
+// statusLoop runs a status round every StatusInterval until ctx ends.
+func (s *Server) statusLoop(ctx context.Context) {
+	every(ctx, s.cfg.StatusInterval, func(ctx context.Context) { s.statusRound(ctx, s.cfg.StatusSpread) })
+}
+
+// statusRound sends every conn its status, slice after slice, the slices
+// spread evenly over spread (0: one after another at once), and starts the
+// keep-alives that are due.
+func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
+	begin := time.Now()
+	for j := range statusSlices {
+		if err := sleepUntil(ctx, begin.Add(spread*time.Duration(j)/statusSlices)); err != nil {
+			return
+		}
+		start := time.Now()
+		s.pushAll(ctx, s.hub.slice(j))
+		s.metrics.statusTick.Observe(time.Since(start).Seconds())
+		now := time.Now().UnixNano()
+		s.hub.eachInSlice(j, func(c *conn) { c.keepAliveDue(now, s.cfg.PingInterval, s.cfg.WriteTimeout) })
+	}
+}
+
+// sleepUntil waits until t or ctx's end, whichever is first.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
 }
 
 // pushAll reads each event's users in one round trip, a few events at a
-// time, and queues their frames.
+// time, and hands their frames to the write workers.
 func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
 	sem := make(chan struct{}, 8)
 	var wg sync.WaitGroup
@@ -98,8 +138,9 @@ func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
 	}
 }
 
-// deliver queues c's status frame, and its admitted frame the first time the
-// user is seen holding a slot. e is the event's configuration (nil: unknown).
+// deliver hands c its status frame, and its admitted frame the first time
+// the user is seen holding a slot. e is the event's configuration (nil:
+// unknown).
 func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, total int64, perSecond float64, nowMs int64) {
 	f := statusFrame(e, c.eventID, c.userID, p, total, perSecond, nowMs, c.view(), s.cfg.PendingWindow.Milliseconds())
 	if f.State == StateWaiting || f.State == StatePrequeue || f.State == StateAdmitted {
@@ -108,9 +149,7 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, total int64, pe
 	if f.State == StateAdmitted {
 		s.admit(c, p.HoldUntil)
 	}
-	if c.send(appendStatus(&f)) {
-		s.metrics.frames.Inc()
-	}
+	s.writers.status(c, &f)
 }
 
 // eventOf returns event's configuration from the cache, or nil when it
@@ -151,9 +190,7 @@ func (s *Server) admit(c *conn, expiresAt int64) {
 		f.RedirectURL = entry.AdmittedURL(e.TargetURL, c.returnTo, token)
 	}
 	cancel()
-	if c.send(encode(f)) {
-		s.metrics.frames.Inc()
-	}
+	s.writers.send(c, frame{kind: kindAdmitted, data: encode(f), id: admittedID(expiresAt)})
 }
 
 // pollStatus answers GET /v1/events/{eventId}/status with the status frame's

@@ -14,12 +14,16 @@ import (
 )
 
 // BenchmarkWritePath measures the gateway's write path per frame: 500 real
-// sockets over loopback, each frame queued to every socket and written by
-// its writer, the clients reading as fast as they can. It covers what a
-// status tick costs beyond encoding: queueing, the write deadline and the
-// write itself.
+// sockets over loopback, each frame handed to the write workers for every
+// socket and written, the clients reading as fast as they can. It covers
+// what a status round costs beyond building the frames: the hand-over, the
+// encoding, the write itself.
 func BenchmarkWritePath(b *testing.B) {
 	const sockets = 500
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s := New(Config{}, Deps{})
+	s.writers.run(ctx)
 	var (
 		mu    sync.Mutex
 		conns []*conn
@@ -30,14 +34,15 @@ func BenchmarkWritePath(b *testing.B) {
 		if err != nil {
 			return
 		}
-		c := newConn(ws, identity{eventID: "bench", userID: "u"}, 64)
+		c := s.newConn(identity{eventID: "bench", userID: "u"}, &wsTransport{ws: ws})
 		mu.Lock()
 		conns = append(conns, c)
 		mu.Unlock()
 		ready <- struct{}{}
-		c.run(context.Background(), nopClient{}, 5*time.Second, time.Hour)
+		<-ctx.Done()
 	}))
 	defer srv.Close()
+	defer cancel()
 
 	var received atomic.Int64
 	clients := make([]*websocket.Conn, sockets)
@@ -62,13 +67,13 @@ func BenchmarkWritePath(b *testing.B) {
 			_ = ws.CloseNow()
 		}
 	}()
-	frame := []byte(`{"type":"status","eventId":"bench","userId":"u","state":"waiting","position":12,"total":340,"etaSeconds":30,"ts":1795343280009}`)
+	f := StatusFrame{Type: "status", EventID: "bench", UserID: "u", State: StateWaiting, Position: 12, Total: 340, TS: 1795343280009}
 	b.ReportAllocs()
 	b.ResetTimer()
 	sent := int64(0)
 	for b.Loop() {
 		for _, c := range conns {
-			c.send(frame)
+			s.writers.status(c, &f)
 		}
 		sent += sockets
 		for received.Load() < sent {
@@ -77,8 +82,3 @@ func BenchmarkWritePath(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(sent), "ns/frame")
 }
-
-type nopClient struct{}
-
-func (nopClient) leave(context.Context, *conn) error   { return nil }
-func (nopClient) release(context.Context, *conn) error { return nil }
