@@ -42,6 +42,7 @@ func startGateway(ctx context.Context, cfg socketsConfig, st *stack, secret stri
 		"WAITQ_DISCONNECT_GRACE": "1h",
 		"WAITQ_LOG_LEVEL":        "warn",
 		"WAITQ_SHUTDOWN_TIMEOUT": "5s",
+		"WAITQ_CONNECT_RATE":     "0", // every client dials from the same few addresses
 	}
 	g := &gatewayProc{}
 	env := make([]string, 0, len(os.Environ())+len(own))

@@ -50,6 +50,7 @@ func (s *stack) serviceEnv(fast bool, extra map[string]string) map[string]string
 		"WAITQ_REDIS_URL":     s.redis.URL(),
 		"WAITQ_FAST_TRACK":    fmt.Sprint(fast),
 		"WAITQ_RATE":          "0",
+		"WAITQ_CONNECT_RATE":  "0", // gateways only; others ignore it
 	}
 	maps.Copy(m, extra)
 	return m

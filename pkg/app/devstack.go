@@ -182,6 +182,7 @@ func (d *Devstack) services(brokers []string, redisURL string) []devService {
 			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ALLOWED_ORIGINS": local,
 			"WAITQ_PRODUCER_URL": "http://" + d.ProducerAddr,
 			"WAITQ_RATE":         "0", // no limit, as above
+			"WAITQ_CONNECT_RATE": "0",
 		})},
 	}
 	return svcs

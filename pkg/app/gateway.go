@@ -14,6 +14,7 @@ import (
 	"github.com/waitq/waitq/pkg/config"
 	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/kafkajoin"
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -36,6 +37,10 @@ type Gateway struct {
 	WriteBuffer     int
 	WriteTimeout    time.Duration
 	PingInterval    time.Duration
+	ConnectRate     float64
+	ConnectBurst    int
+	FrameRate       float64
+	FrameBurst      int
 	ProducerURL     string
 	EntryKey        string
 	EntryOldKeys    []string
@@ -66,6 +71,10 @@ func (g *Gateway) Bind(l *config.Loader) {
 	l.Int(&g.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", gateway.DefaultWriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")
 	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", def.WriteTimeout, "longest one frame may take to write")
 	g.Limits.bind(l, "status polls", def.StatusLimit)
+	l.Float(&g.ConnectRate, "connect-rate", "WAITQ_CONNECT_RATE", def.ConnectLimit.PerSecond, "WebSocket connects and SSE streams opened per second per client IP, 429 past it (0: no limit)")
+	l.Int(&g.ConnectBurst, "connect-burst", "WAITQ_CONNECT_BURST", def.ConnectLimit.Burst, "WebSocket connects and SSE streams opened at once per client IP")
+	l.Float(&g.FrameRate, "ws-frame-rate", "WAITQ_WS_FRAME_RATE", def.FrameLimit.PerSecond, "frames a client may send per second on one socket; past it a rate_limited error frame, and 10 refused in a row close it with 1008 (0: no limit)")
+	l.Int(&g.FrameBurst, "ws-frame-burst", "WAITQ_WS_FRAME_BURST", def.FrameLimit.Burst, "frames a client may send at once on one socket")
 	l.Secret(&g.EntryKey, "entry-key", "WAITQ_ENTRY_KEY", `Ed25519 signing key of entry tokens, "<key id>:<base64url 32-byte seed>" (empty: derived from WAITQ_TICKET_SECRET)`)
 	l.List(&g.EntryOldKeys, "entry-old-keys", "WAITQ_ENTRY_OLD_KEYS", "", `public keys still accepted after a rotation, "<key id>:<base64url public key>", comma-separated`)
 	l.String(&g.ProducerURL, "producer-url", "WAITQ_PRODUCER_URL", "", "producer-api's public base URL for the waiting-room page (empty: same origin)")
@@ -100,6 +109,12 @@ func (g *Gateway) Validate() error {
 	if g.WriteBuffer < 0 {
 		errs = append(errs, errors.New("WAITQ_WS_WRITE_BUFFER must not be negative"))
 	}
+	if g.ConnectRate < 0 || g.ConnectBurst < 1 {
+		errs = append(errs, errors.New("WAITQ_CONNECT_RATE must not be negative and WAITQ_CONNECT_BURST must be at least 1"))
+	}
+	if g.FrameRate < 0 || g.FrameBurst < 1 {
+		errs = append(errs, errors.New("WAITQ_WS_FRAME_RATE must not be negative and WAITQ_WS_FRAME_BURST must be at least 1"))
+	}
 	if g.SendQueue < 1 || g.SendQueue > 4096 {
 		errs = append(errs, errors.New("WAITQ_WS_SEND_QUEUE must be between 1 and 4096"))
 	}
@@ -132,6 +147,8 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		DisconnectGrace: g.DisconnectGrace, TrustUserHeader: g.TrustUserHeader, AllowedOrigins: g.AllowedOrigins,
 		SendQueue: g.SendQueue, WriteTimeout: g.WriteTimeout, PingInterval: g.PingInterval,
 		ProducerURL: g.ProducerURL, StatusLimit: g.limit(), ClientIPs: g.ips,
+		ConnectLimit: httpkit.RateLimit{PerSecond: g.ConnectRate, Burst: g.ConnectBurst},
+		FrameLimit:   httpkit.RateLimit{PerSecond: g.FrameRate, Burst: g.FrameBurst},
 	}, gateway.Deps{Store: g.store(store), Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return srv.Run(egctx) })

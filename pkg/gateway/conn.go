@@ -31,7 +31,7 @@ type conn struct {
 	pending []frame // frames that came while busy, oldest first
 
 	closeOnce sync.Once
-	onDrop    func(code websocket.StatusCode) // shared by every conn of a server
+	onSlow    func() // counts a conn closed as too slow; shared by a server's conns
 }
 
 // transport is the wire under a conn. write is called by one goroutine at a
@@ -108,7 +108,7 @@ func (c *conn) offer(f frame, maxPending int) bool {
 		c.writing.Store(0)
 		if err != nil {
 			// Aborted by the watchdog, or the peer is gone.
-			c.close(httpkit.CloseTooSlow, "too slow to read")
+			c.end(httpkit.CloseTooSlow, "too slow to read", true)
 		}
 		c.mu.Lock()
 		if err != nil || len(c.pending) == 0 || c.ended {
@@ -124,13 +124,16 @@ func (c *conn) offer(f frame, maxPending int) bool {
 
 // close ends the conn with code once; the transport's close runs in the
 // background so that the caller (a tick) never waits for a slow peer.
-func (c *conn) close(code websocket.StatusCode, reason string) {
+func (c *conn) close(code websocket.StatusCode, reason string) { c.end(code, reason, false) }
+
+// end closes the conn once, counted as too slow when slow is set.
+func (c *conn) end(code websocket.StatusCode, reason string, slow bool) {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.ended, c.pending = true, nil
 		c.mu.Unlock()
-		if c.onDrop != nil {
-			c.onDrop(code)
+		if slow && c.onSlow != nil {
+			c.onSlow()
 		}
 		c.t.close(code, reason)
 	})
@@ -147,7 +150,7 @@ func (c *conn) stalled(cutoff int64) bool {
 // connection closed at once, which fails a stuck write (no close frame can
 // pass a full send buffer).
 func (c *conn) abort() {
-	c.close(httpkit.CloseTooSlow, "too slow to read")
+	c.end(httpkit.CloseTooSlow, "too slow to read", true)
 	c.t.abort()
 }
 

@@ -3,10 +3,10 @@ package gateway
 import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
-	frames, slow, admitted, swept, roundTrips, statusErrors, notices prometheus.Counter
-	refused                                                          *prometheus.CounterVec
-	holders, waiting                                                 *prometheus.GaugeVec
-	statusTick, admitTick                                            prometheus.Histogram
+	frames, slow, admitted, swept, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
+	refused                                                                         *prometheus.CounterVec
+	holders, waiting                                                                *prometheus.GaugeVec
+	statusTick, admitTick                                                           prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
@@ -17,13 +17,14 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
 	}
 	m := &metrics{
-		frames:       counter("waitq_ws_frames_sent_total", "Frames written to sockets, or queued behind a write under way."),
-		slow:         counter("waitq_ws_slow_closed_total", "Sockets closed with 1008 for reading too slowly."),
-		admitted:     counter("waitq_admitted_total", "Users admitted by this gateway's slot monitor."),
-		swept:        counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),
-		roundTrips:   counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per tick)."),
-		statusErrors: counter("waitq_status_errors_total", "Status reads that failed."),
-		notices:      counter("waitq_admission_notices_total", "Admission notices received on the admissions channel (from any service)."),
+		frames:        counter("waitq_ws_frames_sent_total", "Frames written to sockets, or queued behind a write under way."),
+		slow:          counter("waitq_ws_slow_closed_total", "Sockets closed with 1008 for reading too slowly."),
+		admitted:      counter("waitq_admitted_total", "Users admitted by this gateway's slot monitor."),
+		swept:         counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),
+		roundTrips:    counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per tick)."),
+		statusErrors:  counter("waitq_status_errors_total", "Status reads that failed."),
+		notices:       counter("waitq_admission_notices_total", "Admission notices received on the admissions channel (from any service)."),
+		framesRefused: counter("waitq_ws_client_frames_refused_total", "Client frames refused for the per-socket frame limit (answered with a rate_limited error frame, not acted on)."),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "waitq_ws_refused_total", Help: "WebSocket connections refused, by reason.",
 		}, []string{"reason"}),
@@ -38,6 +39,6 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 	}
 	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections."},
 		func() float64 { return float64(h.count()) })
-	reg.MustRegister(m.frames, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
+	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
 	return m
 }

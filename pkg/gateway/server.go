@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -59,6 +58,14 @@ type Config struct {
 	ProducerURL string
 	// StatusLimit bounds status polls per client IP (zero: no limit).
 	StatusLimit httpkit.RateLimit
+	// ConnectLimit bounds WebSocket connects and SSE streams opened per
+	// client IP, answered 429 before the upgrade (zero: no limit).
+	ConnectLimit httpkit.RateLimit
+	// FrameLimit bounds the frames one socket's client may send (zero: no
+	// limit): an excess frame is answered with a rate_limited error frame
+	// and not acted on, and maxFrameStrikes of them in a row close the
+	// socket with 1008.
+	FrameLimit httpkit.RateLimit
 	// ClientIPs finds client addresses behind trusted proxies (nil: the
 	// direct peer).
 	ClientIPs *httpkit.ClientIPs
@@ -78,11 +85,13 @@ func DefaultConfig() Config {
 		PendingWindow:   2 * time.Minute,
 		MaxBodyBytes:    httpkit.DefaultMaxBodyBytes,
 		StatusLimit:     httpkit.RateLimit{PerSecond: 5, Burst: 20},
+		ConnectLimit:    httpkit.RateLimit{PerSecond: 10, Burst: 100},
+		FrameLimit:      httpkit.RateLimit{PerSecond: 1, Burst: 5},
 	}
 }
 
 // withDefaults fills the zero settings of c from DefaultConfig. A zero
-// StatusLimit stays zero: no limit.
+// StatusLimit, ConnectLimit or FrameLimit stays zero: no limit.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
 	config.OrDefault(&c.StatusInterval, d.StatusInterval)
@@ -129,7 +138,8 @@ type Server struct {
 	now     func() time.Time
 	hub     *hub
 	writers *writers
-	onDrop  func(code websocket.StatusCode) // counts a conn closed as too slow
+	onSlow  func() // counts a conn closed as too slow; one func value for every conn
+
 	rates   *rates
 	metrics *metrics
 	e       *echo.Echo
@@ -163,13 +173,9 @@ func New(cfg Config, d Deps) *Server {
 	}
 	s.metrics = newMetrics(d.Registry, s.hub)
 	s.writers = newWriters(cfg.SendQueue, s.metrics.frames.Inc)
-	s.onDrop = func(code websocket.StatusCode) {
-		if code == httpkit.CloseTooSlow {
-			s.metrics.slow.Inc()
-		}
-	}
+	s.onSlow = s.metrics.slow.Inc
 	e := httpkit.NewEcho(httpkit.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: httpkit.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: OpenAPI})
-	e.GET("/queue-status/:eventId", s.socket)
+	e.GET("/queue-status/:eventId", s.socket, httpkit.Limit(cfg.ConnectLimit, cfg.ClientIPs, d.Now))
 	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, cfg.ClientIPs, d.Now))
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
 	e.POST("/v1/entry/verify", s.verifyEntry)

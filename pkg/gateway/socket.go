@@ -118,7 +118,7 @@ func (s *Server) newConn(id identity, t transport) *conn {
 	// The ids are cut from the request's text: copies keep the request from
 	// being held for the conn's life.
 	id.eventID, id.userID, id.returnTo = strings.Clone(id.eventID), strings.Clone(id.userID), strings.Clone(id.returnTo)
-	return &conn{identity: id, t: t, onDrop: s.onDrop, lastPing: time.Now().UnixNano()}
+	return &conn{identity: id, t: t, onSlow: s.onSlow, lastPing: time.Now().UnixNano()}
 }
 
 // readFrames acts on the frames a client sends until the socket closes. It
@@ -126,10 +126,21 @@ func (s *Server) newConn(id identity, t transport) *conn {
 // socket's close ends it.
 func (s *Server) readFrames(c *conn, ws *websocket.Conn) {
 	ws.SetReadLimit(clientFrameReadLimit)
+	budget := frameBudget{limit: s.cfg.FrameLimit}
 	for {
 		typ, data, err := ws.Read(context.Background())
 		if err != nil {
 			return // closed by the peer, by us, or over the read limit (1009)
+		}
+		if !budget.take(time.Now()) {
+			s.metrics.framesRefused.Inc()
+			if budget.strikes >= maxFrameStrikes {
+				c.close(httpkit.CloseTooManyFrames, "too many frames")
+				return
+			}
+			s.writers.send(c, errorFrame(queue.Errorf(queue.CodeRateLimited,
+				"too many frames: at most %g a second (%d at once); this one was not acted on", budget.limit.PerSecond, budget.limit.Burst)))
+			continue
 		}
 		switch kind, perr := parseClientFrame(typ, data); {
 		case perr != nil:
@@ -140,9 +151,49 @@ func (s *Server) readFrames(c *conn, ws *websocket.Conn) {
 			err = s.release(s.baseCtx, c)
 		}
 		if err != nil {
-			s.writers.send(c, frame{kind: kindError, data: encode(ErrorFrame{Type: "error", Code: queue.ErrorCode(err), Message: httpkit.ErrorMessage(err)})})
+			s.writers.send(c, errorFrame(err))
 		}
 	}
+}
+
+// errorFrame is the error frame that answers a client frame with err.
+func errorFrame(err error) frame {
+	return frame{kind: kindError, data: encode(ErrorFrame{Type: "error", Code: queue.ErrorCode(err), Message: httpkit.ErrorMessage(err)})}
+}
+
+// maxFrameStrikes is how many client frames in a row may be refused for
+// the frame limit before the socket is closed with 1008: a client that
+// ignores its rate_limited error frames is abusing the socket.
+const maxFrameStrikes = 10
+
+// frameBudget is one socket's token bucket of client frames, kept by its
+// reader (no memory on idle sockets beyond the reader's stack).
+type frameBudget struct {
+	limit   httpkit.RateLimit // zero PerSecond: no limit
+	tokens  float64
+	last    time.Time
+	strikes int // frames refused since the last one taken
+}
+
+// take spends a token for a frame that arrived at now, or counts a strike.
+func (b *frameBudget) take(now time.Time) bool {
+	if b.limit.PerSecond <= 0 {
+		return true
+	}
+	burst := float64(max(b.limit.Burst, 1))
+	if b.last.IsZero() {
+		b.tokens = burst
+	} else {
+		b.tokens = min(burst, b.tokens+now.Sub(b.last).Seconds()*b.limit.PerSecond)
+	}
+	b.last = now
+	if b.tokens < 1 {
+		b.strikes++
+		return false
+	}
+	b.tokens--
+	b.strikes = 0
+	return true
 }
 
 // parseClientFrame returns the type of a client frame, FrameLeave or

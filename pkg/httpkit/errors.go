@@ -41,12 +41,13 @@ var statusOf = map[queue.Code]int{
 
 // The close codes of the WebSocket contract.
 const (
-	CloseInvalidEvent websocket.StatusCode = 4400                            // invalid event id
-	CloseBadIdentity  websocket.StatusCode = 4401                            // missing or bad identity
-	CloseUnknownEvent websocket.StatusCode = 4404                            // no such event
-	CloseTooSlow                           = websocket.StatusPolicyViolation // 1008: the client reads too slowly
-	CloseShuttingDown                      = websocket.StatusGoingAway       // 1001: the server is shutting down
-	CloseInternal                          = websocket.StatusInternalError   // 1011: try again
+	CloseInvalidEvent  websocket.StatusCode = 4400                            // invalid event id
+	CloseBadIdentity   websocket.StatusCode = 4401                            // missing or bad identity
+	CloseUnknownEvent  websocket.StatusCode = 4404                            // no such event
+	CloseTooSlow                            = websocket.StatusPolicyViolation // 1008: the client reads too slowly
+	CloseTooManyFrames                      = websocket.StatusPolicyViolation // 1008: the client sends too many frames
+	CloseShuttingDown                       = websocket.StatusGoingAway       // 1001: the server is shutting down
+	CloseInternal                           = websocket.StatusInternalError   // 1011: try again
 )
 
 // closeCodeOf is the one table from domain codes to WebSocket close codes,
