@@ -279,3 +279,17 @@ func (c *Cluster) MoveSlot(ctx context.Context, slot int, to string, pace time.D
 	}
 	return nil
 }
+
+// FlushScripts empties the script cache of the node at addr, as a restart
+// or a node new to the cluster would have it: the next EVALSHA there gets
+// NOSCRIPT.
+func (c *Cluster) FlushScripts(ctx context.Context, addr string) error {
+	rc, err := c.node(addr)
+	if err != nil {
+		return err
+	}
+	if err := rc.ScriptFlush(ctx).Err(); err != nil {
+		return fmt.Errorf("rediscluster: SCRIPT FLUSH on %s: %w", addr, err)
+	}
+	return nil
+}
