@@ -8,15 +8,9 @@
 #
 # Extra flags: JOINS_ARGS='-d 10s' INGEST_ARGS='-n 500000' scripts/bench-cluster.sh
 set -euo pipefail
-cd "$(dirname "$0")/.."
-
 # shellcheck source=scripts/lib.sh
-. scripts/lib.sh
-
-ensure_redis
-
-log "go build -o bin/loadgen ./cmd/loadgen"
-go build -o bin/loadgen ./cmd/loadgen
+cd "$(dirname "$0")/.." && . scripts/lib.sh
+ensure_redis && build_loadgen
 
 read -r -a joins_args <<<"${JOINS_ARGS:--d 5s -n 200000}"
 read -r -a ingest_args <<<"${INGEST_ARGS:--n 200000 -timeout 60s}"
