@@ -33,8 +33,7 @@ log "ulimit -n $(ulimit -n) (hard $(ulimit -Hn))"
 
 log "go build -o bin/ws-gateway ./cmd/ws-gateway"
 go build -o bin/ws-gateway ./cmd/ws-gateway
-log "go build -o bin/loadgen ./cmd/loadgen"
-go build -o bin/loadgen ./cmd/loadgen
+build_loadgen
 
 read -r -a counts <<<"${SOCKETS:-1000 10000 30000}"
 read -r -a extra_args <<<"${SOCKETS_ARGS:-}"

@@ -19,8 +19,7 @@ cd "$(dirname "$0")/.."
 
 ensure_redis
 
-log "go build -o bin/loadgen ./cmd/loadgen"
-go build -o bin/loadgen ./cmd/loadgen
+build_loadgen
 
 read -r -a joins_args <<<"${JOINS_ARGS:-}"
 read -r -a ingest_args <<<"${INGEST_ARGS:-}"

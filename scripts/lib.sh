@@ -21,6 +21,13 @@ ensure_redis() {
   command -v redis-server >/dev/null || apt_install redis-server
 }
 
+# build_loadgen builds cmd/loadgen into bin/loadgen (run from the repository's
+# root).
+build_loadgen() {
+  log "go build -o bin/loadgen ./cmd/loadgen"
+  go build -o bin/loadgen ./cmd/loadgen
+}
+
 # ensure_chromium installs Debian's chromium (the browser tests drive it).
 ensure_chromium() {
   command -v chromium >/dev/null || apt_install chromium

@@ -239,7 +239,7 @@ func (s *adaptiveStack) close() {
 // finds it at its first discovery; the gate reports with its report
 // token).
 func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode, stderr io.Writer) (_ *adaptiveStack, err error) {
-	st, err := startStack(ctx)
+	st, err := startStack(ctx, false)
 	if err != nil {
 		return nil, err
 	}

@@ -165,7 +165,7 @@ func startAdmitStack(ctx context.Context, st *stack, cfg admitConfig, fast bool,
 
 // measureAdmit runs both measurements with the fast track on or off.
 func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
-	st, err := startStack(ctx)
+	st, err := startStack(ctx, false)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,8 @@
 // format.
 //
 // The pieces the measurements share have files of their own: the flags and
-// the table's head (flags.go), the stack of kfake and redis-server they run
+// the table's head (flags.go), the stack of kfake and redis-server (or, for
+// joins and ingest with -redis-cluster, a Redis Cluster of three) they run
 // against (stack.go), the bench event (event.go), services run in this
 // process (services.go, task.go), the ws-gateway child process (gateway.go,
 // on internal/svcproc), the closed-loop HTTP workers (workers.go), progress

@@ -17,6 +17,10 @@ const (
 	maxConcurrency = 1024
 )
 
+// clusterFlagUsage is the usage of -redis-cluster, a flag of the measurements
+// whose figures are compared between one Redis and a cluster.
+const clusterFlagUsage = "run against a Redis Cluster of three masters (redis-server children, redis-cli --cluster create) instead of one redis-server"
+
 // loadFlagErrors checks the -c and -d flags that joins, lag and gate share.
 func loadFlagErrors(concurrency int, duration time.Duration) []error {
 	var errs []error

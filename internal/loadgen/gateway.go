@@ -35,7 +35,6 @@ type gatewayProc struct {
 func startGateway(ctx context.Context, cfg socketsConfig, st *stack, secret string, stderr io.Writer) (*gatewayProc, error) {
 	own := map[string]string{
 		"WAITQ_KAFKA_BROKERS":    strings.Join(st.Brokers(), ","),
-		"WAITQ_REDIS_URL":        st.redis.URL(),
 		"WAITQ_TICKET_SECRET":    secret,
 		"WAITQ_STATUS_INTERVAL":  cfg.interval.String(),
 		"WAITQ_ADMIT_INTERVAL":   "1h",
@@ -44,6 +43,7 @@ func startGateway(ctx context.Context, cfg socketsConfig, st *stack, secret stri
 		"WAITQ_SHUTDOWN_TIMEOUT": "5s",
 		"WAITQ_CONNECT_RATE":     "0", // every client dials from the same few addresses
 	}
+	maps.Copy(own, st.redisEnv())
 	g := &gatewayProc{}
 	env := make([]string, 0, len(os.Environ())+len(own))
 	for _, kv := range os.Environ() {

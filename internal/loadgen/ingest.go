@@ -32,6 +32,7 @@ type ingestConfig struct {
 	n        int
 	maxBatch int
 	timeout  time.Duration
+	cluster  bool
 }
 
 // bind declares the ingest flags.
@@ -39,11 +40,12 @@ func (c *ingestConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.n, "n", 200_000, "join messages put in the topic before the consumer starts")
 	fs.IntVar(&c.maxBatch, "max-batch", 500, "consumer MaxBatch, and the size of the baseline's ZADD pipelines")
 	fs.DurationVar(&c.timeout, "timeout", 120*time.Second, "bound of each step: pre-fill, consume, baseline")
+	fs.BoolVar(&c.cluster, "redis-cluster", false, clusterFlagUsage)
 }
 
 // line returns the settings line of the ingest table.
 func (c *ingestConfig) line() string {
-	return fmt.Sprintf("-n %d -max-batch %d -timeout %s", c.n, c.maxBatch, c.timeout)
+	return fmt.Sprintf("-n %d -max-batch %d -timeout %s -redis-cluster=%t", c.n, c.maxBatch, c.timeout, c.cluster)
 }
 
 // validate checks the ingest flags.
@@ -78,7 +80,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("ingest", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	st, err := startStack(ctx)
+	st, err := startStack(ctx, cfg.cluster)
 	if err != nil {
 		return err
 	}
@@ -86,8 +88,8 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	rc := st.client
 	store := redisstore.New(rc)
 	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers()}
-	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, redis-server %s child; %d partitions\n",
-		st.redisVersion(ctx), benchPartitions)
+	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, %s; %d partitions\n",
+		st.redisKind(ctx), benchPartitions)
 
 	if err := createIngestEvent(ctx, store, conn); err != nil {
 		return err
@@ -262,7 +264,7 @@ func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start t
 
 // zaddBaseline ZADDs the same members into a fresh key, cfg.maxBatch commands
 // per pipeline, one pipeline at a time, and returns how long it took.
-func zaddBaseline(ctx context.Context, rc *redis.Client, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
+func zaddBaseline(ctx context.Context, rc redis.UniversalClient, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	key := "loadgen:{" + benchEvent + "}:baseline"

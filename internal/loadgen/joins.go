@@ -27,6 +27,7 @@ type joinsConfig struct {
 	producerURL  string
 	adminToken   string
 	batchTimeout string
+	cluster      bool
 }
 
 // bind declares the joins flags.
@@ -38,11 +39,12 @@ func (c *joinsConfig) bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.producerURL, "producer-url", "", "measure this running producer-api (loopback only) instead of starting one")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the producer-api named by -producer-url")
 	fs.StringVar(&c.batchTimeout, "batch-timeout", "", "WAITQ_KAFKA_BATCH_TIMEOUT of the started producer-api (empty: the service default)")
+	fs.BoolVar(&c.cluster, "redis-cluster", false, clusterFlagUsage)
 }
 
 // line returns the settings line of the joins table.
 func (c *joinsConfig) line() string {
-	return fmt.Sprintf("-c %d -d %s -n %d -warmup %s", c.concurrency, c.duration, c.maxReqs, c.warmup)
+	return fmt.Sprintf("-c %d -d %s -n %d -warmup %s -redis-cluster=%t", c.concurrency, c.duration, c.maxReqs, c.warmup, c.cluster)
 }
 
 // validate checks the joins flags.
@@ -59,6 +61,9 @@ func (c *joinsConfig) validate() error {
 		}
 		if c.adminToken == "" {
 			errs = append(errs, errors.New("-producer-url needs -admin-token to create the bench event"))
+		}
+		if c.cluster {
+			errs = append(errs, errors.New("-redis-cluster starts a producer-api of its own: leave out -producer-url"))
 		}
 		if c.batchTimeout != "" {
 			errs = append(errs, errors.New("-batch-timeout applies only to the producer-api loadgen starts, not to -producer-url"))
@@ -175,7 +180,7 @@ func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "target   %s (external)\n", cfg.producerURL)
 		return producerTarget{base: strings.TrimRight(cfg.producerURL, "/"), token: cfg.adminToken, stop: func() {}}, nil
 	}
-	st, err := startStack(ctx)
+	st, err := startStack(ctx, cfg.cluster)
 	if err != nil {
 		return producerTarget{}, err
 	}
@@ -189,7 +194,7 @@ func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer
 	if bt == "" {
 		bt = "service default"
 	}
-	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, redis-server %s child; kafka batch timeout: %s\n", st.redisVersion(ctx), bt)
+	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, %s; kafka batch timeout: %s\n", st.redisKind(ctx), bt)
 	return producerTarget{base: base, token: token, brokers: st.Brokers(), stop: func() { stopProducer(); st.Close() }}, nil
 }
 

@@ -99,7 +99,7 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	st, err := startStack(ctx)
+	st, err := startStack(ctx, false)
 	if err != nil {
 		return err
 	}

@@ -16,24 +16,24 @@ import (
 // startProducer runs producer-api in this process against st and waits until
 // its /readyz answers 200. An empty batchTimeout keeps the service default.
 func startProducer(ctx context.Context, st *stack, batchTimeout, adminToken string, stderr io.Writer) (base string, stop func(), err error) {
-	return startService(ctx, &app.Producer{}, map[string]string{
+	env := map[string]string{
 		"WAITQ_KAFKA_BROKERS":       strings.Join(st.Brokers(), ","),
-		"WAITQ_REDIS_URL":           st.redis.URL(),
 		"WAITQ_TICKET_SECRET":       app.RandomHex(32),
 		"WAITQ_ADMIN_TOKEN":         adminToken,
 		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
 		"WAITQ_RATE":                "0", // one client address sends every join
-	}, stderr)
+	}
+	maps.Copy(env, st.redisEnv())
+	return startService(ctx, &app.Producer{}, env, stderr)
 }
 
 // startIngest runs ingest-consumer in this process against st, with the
 // service's defaults (group, discovery interval, batch size), and waits until
 // it is ready.
 func startIngest(ctx context.Context, st *stack, stderr io.Writer) (stop func(), err error) {
-	_, stop, err = startService(ctx, &app.Ingest{}, map[string]string{
-		"WAITQ_KAFKA_BROKERS": strings.Join(st.Brokers(), ","),
-		"WAITQ_REDIS_URL":     st.redis.URL(),
-	}, stderr)
+	env := map[string]string{"WAITQ_KAFKA_BROKERS": strings.Join(st.Brokers(), ",")}
+	maps.Copy(env, st.redisEnv())
+	_, stop, err = startService(ctx, &app.Ingest{}, env, stderr)
 	return stop, err
 }
 

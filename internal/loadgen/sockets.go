@@ -124,7 +124,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "loadgen: nofile limit %d is below the %d this run needs in each process; dials past it will fail\n", soft, need)
 	}
 
-	st, err := startStack(ctx)
+	st, err := startStack(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func socketUser(i int, events []string) (user, event string) {
 
 // seedLines creates the events and their topics and puts n users straight
 // into the waiting lines, round-robin over the events.
-func seedLines(ctx context.Context, rc *redis.Client, conn kafkajoin.BrokerConfig, events []string, n int, stderr io.Writer) error {
+func seedLines(ctx context.Context, rc redis.UniversalClient, conn kafkajoin.BrokerConfig, events []string, n int, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
 	defer cancel()
 	store := redisstore.New(rc)
@@ -244,7 +244,7 @@ type sample struct {
 
 // takeSample reads the gateway's metrics, Redis's INFO stats, cpu and
 // commandstats (one command), and loadgen's CPU time.
-func takeSample(ctx context.Context, gw *gatewayProc, rc *redis.Client) (sample, error) {
+func takeSample(ctx context.Context, gw *gatewayProc, rc redis.UniversalClient) (sample, error) {
 	s := sample{at: time.Now(), selfCPU: procstat.SelfCPU()}
 	var err error
 	if s.metrics, err = gw.metrics(ctx); err != nil {
@@ -305,7 +305,7 @@ type socketsResult struct {
 // measure aligns a window of whole status intervals on the gateway's tick
 // phase, counts the status frames stamped inside it and reads the gateway's
 // and Redis's counters at its edges.
-func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *gatewayProc, rc *redis.Client, res *socketsResult, stderr io.Writer) error {
+func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *gatewayProc, rc redis.UniversalClient, res *socketsResult, stderr io.Writer) error {
 	res.lat = &f.lat
 	phase, err := f.waitTick(ctx, cfg, gw, stderr)
 	if err != nil {

@@ -10,32 +10,70 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/waitq/waitq/internal/rediscluster"
 	"github.com/waitq/waitq/internal/redisproc"
+	"github.com/waitq/waitq/pkg/redisstore"
 )
 
 // stack is the broker and the Redis a measurement runs against: kfake in this
-// process and a redis-server child process, both on 127.0.0.1.
+// process and a redis-server child process, or a Redis Cluster of three
+// (package rediscluster), all on 127.0.0.1.
 type stack struct {
-	kafka  *kfake.Cluster
-	redis  *redisproc.Server
-	client *redis.Client // of redis, closed by Close
+	kafka   *kfake.Cluster
+	redis   *redisproc.Server     // nil on a cluster
+	cluster *rediscluster.Cluster // nil on one server
+	client  redis.UniversalClient // of redis or cluster, closed by Close
 }
 
-// startStack starts kfake and redis-server; on error nothing is left running.
-func startStack(ctx context.Context) (*stack, error) {
-	rs, err := redisproc.Start(ctx, redisproc.Options{})
-	if errors.Is(err, redisproc.ErrNotInstalled) {
+// startStack starts kfake and redis-server, or with cluster a Redis
+// Cluster; on error nothing is left running.
+func startStack(ctx context.Context, cluster bool) (*stack, error) {
+	st := &stack{}
+	var err error
+	if cluster {
+		st.cluster, err = rediscluster.Start(ctx, rediscluster.Options{})
+	} else {
+		st.redis, err = redisproc.Start(ctx, redisproc.Options{})
+	}
+	if errors.Is(err, redisproc.ErrNotInstalled) || errors.Is(err, rediscluster.ErrNotInstalled) {
 		return nil, fmt.Errorf("%w, or run scripts/bench-joinpath.sh, which does", err)
 	}
 	if err != nil {
 		return nil, err
 	}
-	kc, err := kfake.NewCluster(kfake.NumBrokers(1))
-	if err != nil {
-		rs.Close()
-		return nil, fmt.Errorf("start kfake: %w", err)
+	if st.client, err = st.conn().Client(); err == nil {
+		st.kafka, err = kfake.NewCluster(kfake.NumBrokers(1))
+		if err != nil {
+			err = fmt.Errorf("start kfake: %w", err)
+		}
 	}
-	return &stack{kafka: kc, redis: rs, client: redis.NewClient(&redis.Options{Addr: rs.Addr()})}, nil
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return st, nil
+}
+
+// conn says where the stack's Redis is.
+func (s *stack) conn() redisstore.Conn {
+	if s.cluster != nil {
+		return redisstore.Conn{URL: redisstore.DefaultURL, Cluster: s.cluster.Addrs()}
+	}
+	return redisstore.Conn{URL: s.redis.URL()}
+}
+
+// redisEnv returns the Redis settings of a service run against the stack.
+func (s *stack) redisEnv() map[string]string {
+	c := s.conn()
+	return map[string]string{"WAITQ_REDIS_URL": c.URL, "WAITQ_REDIS_CLUSTER": strings.Join(c.Cluster, ",")}
+}
+
+// redisKind names the stack's Redis for a table's target line.
+func (s *stack) redisKind(ctx context.Context) string {
+	if s.cluster != nil {
+		return fmt.Sprintf("Redis Cluster of %d redis-server %s children", len(s.cluster.Addrs()), s.redisVersion(ctx))
+	}
+	return "redis-server " + s.redisVersion(ctx) + " child"
 }
 
 // Brokers returns the broker addresses.
@@ -47,20 +85,29 @@ func (s *stack) Brokers() []string { return s.kafka.ListenAddrs() }
 func (s *stack) serviceEnv(fast bool, extra map[string]string) map[string]string {
 	m := map[string]string{
 		"WAITQ_KAFKA_BROKERS": strings.Join(s.Brokers(), ","),
-		"WAITQ_REDIS_URL":     s.redis.URL(),
 		"WAITQ_FAST_TRACK":    fmt.Sprint(fast),
 		"WAITQ_RATE":          "0",
 		"WAITQ_CONNECT_RATE":  "0", // gateways only; others ignore it
 	}
+	maps.Copy(m, s.redisEnv())
 	maps.Copy(m, extra)
 	return m
 }
 
-// Close stops the broker and the redis-server.
+// Close stops the broker and the Redis.
 func (s *stack) Close() {
-	_ = s.client.Close()
-	s.kafka.Close()
-	s.redis.Close()
+	if s.client != nil {
+		_ = s.client.Close()
+	}
+	if s.kafka != nil {
+		s.kafka.Close()
+	}
+	if s.redis != nil {
+		s.redis.Close()
+	}
+	if s.cluster != nil {
+		s.cluster.Close()
+	}
 }
 
 // redisVersion asks the stack's redis-server for its version; "?" when it
@@ -75,7 +122,7 @@ func (s *stack) redisVersion(ctx context.Context) string {
 
 // redisInfo returns the key:value lines of INFO sections, read with one
 // command.
-func redisInfo(ctx context.Context, rc *redis.Client, sections ...string) (map[string]string, error) {
+func redisInfo(ctx context.Context, rc redis.UniversalClient, sections ...string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
 	defer cancel()
 	text, err := rc.Info(ctx, sections...).Result()

@@ -55,7 +55,7 @@ func (s *sampler) CloseIdleConnections() {
 // called from any goroutine; run polls from one goroutine, and only one run
 // may be active at a time.
 type watcher struct {
-	rc *redis.Client
+	rc redis.UniversalClient
 	// keys are where a join becomes visible: the bench event's waiting
 	// line, and its holders (the fast track admits a join that finds room
 	// as it is written).

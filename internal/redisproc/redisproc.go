@@ -33,12 +33,17 @@ type Options struct {
 	AppendOnly bool
 	// ReadyTimeout bounds the wait for the first PING answer (10 s).
 	ReadyTimeout time.Duration
+	// Cluster starts the server as a Redis Cluster node (its state in
+	// nodes.conf in Dir); package rediscluster joins such nodes into a
+	// cluster.
+	Cluster bool
 }
 
 // Server is a redis-server child process.
 type Server struct {
 	path   string
 	port   int
+	bus    int // the cluster bus port, 0 unless Options.Cluster
 	dir    string
 	ownDir bool
 	opts   Options
@@ -64,6 +69,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{path: path, port: port, dir: opts.Dir, opts: opts}
+	// The bus's default port, port + 10000, may be taken or past 65535.
+	if opts.Cluster {
+		if s.bus, err = FreePort(); err != nil {
+			return nil, err
+		}
+	}
 	if s.dir == "" {
 		if s.dir, err = os.MkdirTemp("", "waitq-redis"); err != nil {
 			return nil, err
@@ -95,6 +106,10 @@ func (s *Server) Restart(ctx context.Context) error {
 		"--save", "", "--daemonize", "no", "--appendonly", "no"}
 	if s.opts.AppendOnly {
 		args = append(args, "--appendonly", "yes", "--appendfsync", "always")
+	}
+	if s.opts.Cluster {
+		args = append(args, "--cluster-enabled", "yes", "--cluster-config-file", "nodes.conf",
+			"--cluster-port", strconv.Itoa(s.bus), "--cluster-node-timeout", "2000")
 	}
 	cmd := exec.Command(s.path, args...)
 	out := &headBuffer{max: 16 << 10}

@@ -1,7 +1,8 @@
 // Package testredis gives tests a real redis-server (internal/redisproc) on
 // a free loopback port, stopped at cleanup, with faults to inject: stop,
 // kill and restart. With WAITQ_TEST_REDIS_URL set, tests use that
-// server instead (and fault injection is unavailable). Without redis-server
+// server instead (and fault injection is unavailable); StartCluster gives a
+// Redis Cluster of three masters. Without redis-server
 // a test fails in strict mode (CI) and skips elsewhere.
 package testredis
 
@@ -13,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/internal/rediscluster"
 	"github.com/waitq/waitq/internal/redisproc"
 	"github.com/waitq/waitq/internal/testenv"
 )
@@ -92,3 +94,24 @@ func (s *Server) Stop() { s.local().Stop() }
 
 // Kill ends the server at once.
 func (s *Server) Kill() { s.local().Kill() }
+
+// StartCluster returns a running Redis Cluster of three masters for tb
+// (package rediscluster), killed at cleanup; its nodes' output is logged
+// when tb failed.
+func StartCluster(tb testing.TB) *rediscluster.Cluster {
+	tb.Helper()
+	c, err := rediscluster.Start(context.Background(), rediscluster.Options{Dir: tb.TempDir()})
+	if errors.Is(err, rediscluster.ErrNotInstalled) {
+		testenv.Unavailable(tb, "%v", err)
+	}
+	if err != nil {
+		tb.Fatalf("testredis: %v", err)
+	}
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Logf("redis cluster output:\n%s", c.Output())
+		}
+		c.Close()
+	})
+	return c
+}

@@ -109,17 +109,32 @@ func configure(svc Service, args []string, getenv func(string) string) (*config.
 	return l, lv, nil
 }
 
-// Redis are the settings of services that reach the live state.
+// Redis are the settings of services that reach the live state: one
+// server by URL, or a Redis Cluster by its seed nodes (the URL then gives
+// the scheme, credentials and client options every node shares).
 type Redis struct {
-	RedisURL string
+	RedisURL     string
+	RedisCluster []string
 }
 
 func (r *Redis) bind(l *config.Loader) {
 	l.String(&r.RedisURL, "redis-url", "WAITQ_REDIS_URL", redisstore.DefaultURL, "Redis URL")
+	l.List(&r.RedisCluster, "redis-cluster", "WAITQ_REDIS_CLUSTER", "", "seed nodes (host:port, comma-separated) of a Redis Cluster; WAITQ_REDIS_URL then gives only the scheme, user, password and options (empty: the one server of WAITQ_REDIS_URL)")
+}
+
+func (r *Redis) conn() redisstore.Conn {
+	return redisstore.Conn{URL: r.RedisURL, Cluster: r.RedisCluster}
+}
+
+func (r *Redis) validate() error {
+	if err := r.conn().Validate(); err != nil {
+		return fmt.Errorf("WAITQ_REDIS_URL / WAITQ_REDIS_CLUSTER: %w", err)
+	}
+	return nil
 }
 
 func (r *Redis) dial(ctx context.Context) (*redisstore.Store, error) {
-	return redisstore.Dial(ctx, r.RedisURL)
+	return redisstore.DialConn(ctx, r.conn())
 }
 
 // FastTrack is the setting of services whose writes may admit: the ingest

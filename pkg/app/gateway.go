@@ -121,7 +121,7 @@ func (g *Gateway) Validate() error {
 	if _, err := g.keyring(); err != nil {
 		errs = append(errs, fmt.Errorf("WAITQ_ENTRY_KEY / WAITQ_ENTRY_OLD_KEYS: %w", err))
 	}
-	return errors.Join(append(errs, g.Kafka.validate(), g.Limits.validate())...)
+	return errors.Join(append(errs, g.Kafka.validate(), g.Redis.validate(), g.Limits.validate())...)
 }
 
 // Run implements Service.

@@ -55,7 +55,7 @@ func (c *Ingest) Validate() error {
 	if c.MaxBatch < 1 || c.MaxBatch > 100_000 {
 		errs = append(errs, errors.New("WAITQ_MAX_BATCH must be between 1 and 100000"))
 	}
-	return errors.Join(append(errs, c.Kafka.validate())...)
+	return errors.Join(append(errs, c.Kafka.validate(), c.Redis.validate())...)
 }
 
 // Run implements Service.

@@ -65,7 +65,7 @@ func (p *Producer) Validate() error {
 	if p.BatchTimeout >= p.PublishTimeout {
 		errs = append(errs, errors.New("WAITQ_KAFKA_BATCH_TIMEOUT must be shorter than WAITQ_PUBLISH_TIMEOUT"))
 	}
-	return errors.Join(append(errs, p.Kafka.validate(), p.Limits.validate())...)
+	return errors.Join(append(errs, p.Kafka.validate(), p.Redis.validate(), p.Limits.validate())...)
 }
 
 // Run implements Service.

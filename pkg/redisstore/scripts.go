@@ -83,25 +83,47 @@ type scriptCall struct {
 	args   []any
 }
 
-// pipeline runs calls in one round trip; it loads the scripts and tries once
-// more when the server lost them (a restarted Redis).
+// pipeline runs calls in one round trip (on a cluster, one per master
+// concerned, go-redis following MOVED and ASK per call). Calls the server
+// did not know the script of (a restarted Redis, a node new to the cluster)
+// are run again, alone, once the scripts are loaded everywhere: the others
+// are not repeated.
 func (s *Store) pipeline(ctx context.Context, calls []scriptCall) ([]*redis.Cmd, error) {
-	run := func() ([]*redis.Cmd, error) {
-		cmds := make([]*redis.Cmd, len(calls))
+	cmds := make([]*redis.Cmd, len(calls))
+	run := func(idx []int) error {
 		_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, c := range calls {
+			for _, i := range idx {
+				c := calls[i]
 				cmds[i] = c.script.EvalSha(ctx, p, c.keys, c.args...)
 			}
 			return nil
 		})
+		return err
+	}
+	all := make([]int, len(calls))
+	for i := range all {
+		all[i] = i
+	}
+	err := run(all)
+	if !isNoScript(err) {
 		return cmds, err
 	}
-	cmds, err := run()
-	if isNoScript(err) {
-		if err := loadScripts(ctx, s.c); err != nil {
-			return nil, err
+	var again []int
+	for i, cmd := range cmds {
+		if isNoScript(cmd.Err()) {
+			again = append(again, i)
 		}
-		cmds, err = run()
 	}
-	return cmds, err
+	if err := loadScripts(ctx, s.c); err != nil {
+		return nil, err
+	}
+	if err := run(again); err != nil {
+		return cmds, err
+	}
+	for _, cmd := range cmds {
+		if err := cmd.Err(); err != nil {
+			return cmds, err
+		}
+	}
+	return cmds, nil
 }

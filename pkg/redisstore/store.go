@@ -30,17 +30,10 @@ var _ queue.EventStore = (*Store)(nil)
 // New returns a Store over c. It does not contact the server.
 func New(c redis.UniversalClient) *Store { return &Store{c: c, draws: newDrawCache()} }
 
-// Dial parses a redis:// URL, connects and returns a Store with its client.
+// Dial parses a redis:// URL and returns a Store with a client of that one
+// server (Conn.Client).
 func Dial(ctx context.Context, url string) (*Store, error) {
-	opt, err := redis.ParseURL(url)
-	if err != nil {
-		return nil, fmt.Errorf("redisstore: parse url: %w", err)
-	}
-	// A caller's deadline bounds the socket wait too. Without it a Redis
-	// that hangs (paused, partitioned) holds every call for the read timeout
-	// times the client's own retries, unseen by readiness.
-	opt.ContextTimeoutEnabled = true
-	return New(redis.NewClient(opt)), nil
+	return DialConn(ctx, Conn{URL: url})
 }
 
 // WithFastTrack returns a Store on the same client whose joins and releases

@@ -1,0 +1,111 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Conn says where the live state is: one Redis by URL, or a Redis Cluster
+// by its seed nodes.
+type Conn struct {
+	// URL is a redis:// or rediss:// URL. Alone it names the one server;
+	// with Cluster it gives only the scheme (TLS), user, password and
+	// client options every node shares, and its host is not used.
+	URL string
+	// Cluster lists host:port seed nodes of a Redis Cluster (empty: one
+	// server, URL's). Any node answering is enough to learn the rest.
+	Cluster []string
+}
+
+// Client returns a new client of c, cluster-aware when c names seeds, with
+// ContextTimeoutEnabled so that a caller's deadline bounds the socket wait
+// too: without it a Redis that hangs (paused, partitioned) holds every call
+// for the read timeout times the client's own retries, unseen by readiness.
+// It does not contact a server; a malformed URL or seed is an error.
+func (c Conn) Client() (redis.UniversalClient, error) {
+	if len(c.Cluster) == 0 {
+		opt, err := redis.ParseURL(c.URL)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: parse url: %w", err)
+		}
+		opt.ContextTimeoutEnabled = true
+		return redis.NewClient(opt), nil
+	}
+	opt, err := c.clusterOptions()
+	if err != nil {
+		return nil, err
+	}
+	opt.ContextTimeoutEnabled = true
+	return redis.NewClusterClient(opt), nil
+}
+
+// Validate reports what is wrong with c, without contacting a server.
+func (c Conn) Validate() error {
+	if len(c.Cluster) == 0 {
+		if _, err := redis.ParseURL(c.URL); err != nil {
+			return fmt.Errorf("redisstore: parse url: %w", err)
+		}
+		return nil
+	}
+	_, err := c.clusterOptions()
+	return err
+}
+
+// clusterOptions checks the seeds and reads the shared options from the URL
+// with go-redis's own cluster URL parser (the seeds as its host and addr
+// parameters), so that a cluster accepts the options a cluster client has.
+func (c Conn) clusterOptions() (*redis.ClusterOptions, error) {
+	var errs []error
+	for _, s := range c.Cluster {
+		if err := checkSeed(s); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	u, err := url.Parse(c.URL)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("parse url: %w", err))
+	} else if db := u.Path; db != "" && db != "/" && db != "/0" {
+		errs = append(errs, fmt.Errorf("url %s names database %s: a Redis Cluster has database 0 only", u.Redacted(), db[1:]))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("redisstore: cluster: %w", err)
+	}
+	u.Host, u.Path = c.Cluster[0], ""
+	q := u.Query()
+	for _, s := range c.Cluster[1:] {
+		q.Add("addr", s)
+	}
+	u.RawQuery = q.Encode()
+	opt, err := redis.ParseClusterURL(u.String())
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: cluster: parse url: %w", err)
+	}
+	return opt, nil
+}
+
+// checkSeed reports whether s is a usable host:port.
+func checkSeed(s string) error {
+	host, port, err := net.SplitHostPort(s)
+	if err != nil {
+		return fmt.Errorf("seed %q: %w", s, err)
+	}
+	if n, err := strconv.Atoi(port); host == "" || err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("seed %q: want host:port with a port of 1-65535", s)
+	}
+	return nil
+}
+
+// DialConn returns a Store with a new client of c (Conn.Client).
+func DialConn(_ context.Context, c Conn) (*Store, error) {
+	rc, err := c.Client()
+	if err != nil {
+		return nil, err
+	}
+	return New(rc), nil
+}
