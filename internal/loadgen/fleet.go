@@ -44,12 +44,18 @@ type fleet struct {
 	frozen    atomic.Bool  // frames arriving after the window's grace do not count
 	probe     atomic.Bool  // the first connected client watches the tick phase
 	probeTick atomic.Int64 // server stamp of the probe's latest regular tick
-	status    atomic.Int64 // status frames received in all
-	other     atomic.Int64 // frames of other types
-	connected atomic.Int64
-	failed    atomic.Int64
-	streak    atomic.Int64 // failed dials since the last success
-	dropped   atomic.Int64 // sockets that ended while loadgen still read
+	// phases marks where in the status interval regular frames are stamped
+	// (interval/phaseBuckets apart), so that the window's edges can fall
+	// where no frame is: a gateway spreads its statuses over part of the
+	// interval.
+	phases     [phaseBuckets]atomic.Bool
+	intervalMs atomic.Int64 // the gateway's status interval; 0 until known
+	status     atomic.Int64 // status frames received in all
+	other      atomic.Int64 // frames of other types
+	connected  atomic.Int64
+	failed     atomic.Int64
+	streak     atomic.Int64 // failed dials since the last success
+	dropped    atomic.Int64 // sockets that ended while loadgen still read
 
 	errMu sync.Mutex
 	errs  tally // by "dial <class>" / "drop <class>"
@@ -273,8 +279,13 @@ func (f *fleet) read(c *wsClient, probe bool, connectedMs int64) {
 		f.status.Add(1)
 		// The probe's greeting arrives within milliseconds of its connect;
 		// what comes later is a regular tick, which fixes the tick phase.
-		if probe && h.TS >= connectedMs+probeSettle {
-			f.probeTick.Store(h.TS)
+		if h.TS >= connectedMs+probeSettle {
+			if probe {
+				f.probeTick.Store(h.TS)
+			}
+			if iv := f.intervalMs.Load(); iv > 0 {
+				f.phases[(h.TS%iv)*phaseBuckets/iv].Store(true)
+			}
 		}
 		end := f.winEnd.Load()
 		if end == 0 || f.frozen.Load() || h.TS < f.winStart.Load() || h.TS >= end {
@@ -317,5 +328,47 @@ func (f *fleet) close(stderr io.Writer) {
 	case <-done:
 	case <-time.After(readersStopWait):
 		fmt.Fprintf(stderr, "loadgen: client readers did not stop within %s\n", readersStopWait)
+	}
+}
+
+// phaseBuckets is how finely phases records the status interval.
+const phaseBuckets = 200
+
+// quietPhase returns the middle (ms into the interval) of the longest run
+// of the interval in which no regular frame was stamped since phases was
+// last cleared, and that run's length in ms; ok is false when no frame was
+// seen or every bucket saw one.
+func (f *fleet) quietPhase() (phase, length int64, ok bool) {
+	iv := f.intervalMs.Load()
+	seen := 0
+	for i := range f.phases {
+		if f.phases[i].Load() {
+			seen++
+		}
+	}
+	if iv <= 0 || seen == 0 || seen == phaseBuckets {
+		return 0, 0, false
+	}
+	bestStart, bestLen := 0, 0
+	for i := range phaseBuckets {
+		if f.phases[i].Load() || !f.phases[(i+phaseBuckets-1)%phaseBuckets].Load() {
+			continue // not the start of a quiet run
+		}
+		n := 0
+		for n < phaseBuckets && !f.phases[(i+n)%phaseBuckets].Load() {
+			n++
+		}
+		if n > bestLen {
+			bestStart, bestLen = i, n
+		}
+	}
+	mid := (float64(bestStart) + float64(bestLen)/2) * float64(iv) / phaseBuckets
+	return int64(mid) % iv, int64(bestLen) * iv / phaseBuckets, true
+}
+
+// clearPhases forgets the phases seen so far.
+func (f *fleet) clearPhases() {
+	for i := range f.phases {
+		f.phases[i].Store(false)
 	}
 }

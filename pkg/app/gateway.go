@@ -61,7 +61,7 @@ func (g *Gateway) Bind(l *config.Loader) {
 	g.FastTrack.bind(l, "releases")
 	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with producer-api, and the seed of the default entry-token key (required, at least 16 characters)")
 	l.Duration(&g.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", def.StatusInterval, "how often every socket gets its status")
-	l.Duration(&g.StatusSpread, "status-spread", "WAITQ_STATUS_SPREAD", 0, "part of each status interval the statuses are spread over, in 16 slices (0: a quarter of the interval)")
+	l.Duration(&g.StatusSpread, "status-spread", "WAITQ_STATUS_SPREAD", 0, "part of each status interval the statuses are spread over, in 16 slices (0: half the interval)")
 	l.Duration(&g.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", def.AdmitInterval, "how often the slot monitor admits users")
 	l.Int(&g.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", def.AdmitBatch, "most users one event admits per monitor tick")
 	l.Duration(&g.DisconnectGrace, "disconnect-grace", "WAITQ_DISCONNECT_GRACE", def.DisconnectGrace, "how long a waiting user may be disconnected and keep the place")

@@ -35,8 +35,8 @@ type Store interface {
 type Config struct {
 	StatusInterval time.Duration // how often each socket gets a status frame
 	// StatusSpread is the part of each interval a status round's slices
-	// are spread over (negative: none, every slice at once); zero takes a
-	// quarter of StatusInterval.
+	// are spread over (negative: none, every slice at once); zero takes
+	// half of StatusInterval.
 	StatusSpread    time.Duration
 	AdmitInterval   time.Duration // how often the slot monitor admits
 	AdmitBatch      int           // the most users one event admits per tick
@@ -97,7 +97,7 @@ func (c Config) withDefaults() Config {
 	config.OrDefault(&c.StatusInterval, d.StatusInterval)
 	switch {
 	case c.StatusSpread == 0:
-		c.StatusSpread = c.StatusInterval / 4
+		c.StatusSpread = c.StatusInterval / 2
 	case c.StatusSpread < 0:
 		c.StatusSpread = 0
 	}
