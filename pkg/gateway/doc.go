@@ -1,21 +1,27 @@
 // Package gateway is ws-gateway: it serves /queue-status/{eventId} over
-// WebSocket, pushes each connected user's place and the total on every status
-// tick, and runs the slot monitor that admits users with the admit script.
+// WebSocket, pushes each connected user's place and the total every status
+// interval, and runs the slot monitor that admits users with the admit
+// script.
 //
-// Connections live in a sharded hub. A status tick reads every connected
-// user of an event with one pipelined Redis round trip, so round trips grow
-// with events, not sockets. Each socket has a bounded send queue and a write
-// timeout: a reader too slow to keep up is closed with 1008 and never delays
-// the others. The disconnect grace rests on a presence record in Redis that
-// every gateway refreshes, so a user who reconnects to any gateway keeps
-// their place. A Server is safe for concurrent use.
+// Connections live in a sharded hub. A status round reads the connected
+// users one slice of the hub at a time, spread over part of the interval,
+// with one pipelined Redis round trip per event and slice, so round trips
+// grow with events, not sockets. A socket keeps one goroutine, its reader:
+// its frames are written by a bounded pool of write workers, a frame that
+// comes during a write waits behind it (a few at most), and a watchdog
+// aborts a write that takes too long, so a reader too slow to keep up is
+// closed with 1008 and never delays the others. The disconnect grace rests
+// on a presence record in Redis that every gateway refreshes, so a user who
+// reconnects to any gateway keeps their place. A Server is safe for
+// concurrent use.
 //
 // One file per concern: server.go (configuration, dependencies, routes,
 // Run), socket.go (the upgrade, the identity of a request, the socket's
-// buffers), conn.go (one socket: send queue, writer, reader, the write
-// watchdog), hub.go (the sockets by user), status.go (greetings, status
-// ticks and polls), monitor.go (the slot monitor's admission ticks),
-// actions.go (leave and release over WebSocket and HTTP), entry.go (entry
-// tokens: verify and the JWKS), frames.go (the frames and states of the
-// contract).
+// reader, buffers and transport, the client-frame limit), conn.go (one
+// subscription: its frames in order, closing, keep-alives, the write
+// watchdog), writers.go (the write workers), hub.go (the sockets by user,
+// in slices), status.go (greetings, status rounds and polls), monitor.go
+// (the slot monitor's admission ticks), actions.go (leave and release over
+// WebSocket and HTTP), entry.go (entry tokens: verify and the JWKS),
+// frames.go (the frames and states of the contract).
 package gateway
