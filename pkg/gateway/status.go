@@ -180,8 +180,8 @@ func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, total in
 
 // admit sends c its admitted frame with a signed entry token, once.
 func (s *Server) admit(c *conn, expiresAt int64) {
-	if !c.admitted.CompareAndSwap(false, true) {
-		return
+	if !c.admitted.CompareAndSwap(false, true) || expiresAt == c.resumed {
+		return // sent before, here or to the stream this one resumes
 	}
 	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: s.now().UnixMilli()})
 	f := AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt}
