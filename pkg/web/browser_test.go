@@ -47,6 +47,13 @@ type stack struct {
 // Everything stops at cleanup.
 func startStack(t *testing.T, adminToken string) *stack {
 	t.Helper()
+	return startStackBehind(t, adminToken, nil)
+}
+
+// startStackBehind is startStack with the gateway (and so the page) served
+// through wrap, when not nil: what a proxy in front does to it.
+func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) http.Handler) *stack {
+	t.Helper()
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
@@ -63,7 +70,11 @@ func startStack(t *testing.T, adminToken string) *stack {
 		defer close(done)
 		_ = gw.Run(gctx)
 	}()
-	site := httptest.NewServer(gw)
+	var h http.Handler = gw
+	if wrap != nil {
+		h = wrap(gw)
+	}
+	site := httptest.NewServer(h)
 	t.Cleanup(func() {
 		site.Close()
 		stop()
