@@ -1,6 +1,8 @@
 // Package gateway is ws-gateway: it serves /queue-status/{eventId} over
-// WebSocket, pushes each connected user's place and the total on every status
-// tick, and runs the slot monitor that admits users with the admit script.
+// WebSocket (and the same frames as server-sent events at
+// /v1/events/{eventId}/stream), pushes each connected user's place and the
+// total on every status tick, and runs the slot monitor that admits users
+// with the admit script.
 //
 // Connections live in a sharded hub. A status tick reads every connected
 // user of an event with one pipelined Redis round trip, so round trips grow
@@ -12,7 +14,7 @@
 //
 // One file per concern: server.go (configuration, dependencies, routes,
 // Run), socket.go (the upgrade, the identity of a request, the socket's
-// buffers), conn.go (one socket: send queue, writer, reader, the write
+// buffers), sse.go (the event stream: its handler and transport), conn.go (one socket: send queue, writer, reader, the write
 // watchdog), hub.go (the sockets by user), status.go (greetings, status
 // ticks and polls), monitor.go (the slot monitor's admission ticks),
 // actions.go (leave and release over WebSocket and HTTP), entry.go (entry

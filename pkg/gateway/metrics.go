@@ -17,8 +17,8 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
 	}
 	m := &metrics{
-		frames:       counter("waitq_ws_frames_sent_total", "Frames written to sockets, or queued behind a write under way."),
-		slow:         counter("waitq_ws_slow_closed_total", "Sockets closed with 1008 for reading too slowly."),
+		frames:       counter("waitq_ws_frames_sent_total", "Frames written to sockets and SSE streams, or queued behind a write under way."),
+		slow:         counter("waitq_ws_slow_closed_total", "Sockets closed with 1008, and SSE streams cut, for reading too slowly."),
 		admitted:     counter("waitq_admitted_total", "Users admitted by this gateway's slot monitor."),
 		swept:        counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),
 		roundTrips:   counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per tick)."),
@@ -36,7 +36,7 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		statusTick: hist("waitq_status_tick_seconds", "Duration of a status tick over every socket."),
 		admitTick:  hist("waitq_admit_tick_seconds", "Duration of a slot-monitor tick over every event."),
 	}
-	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections."},
+	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections and SSE streams."},
 		func() float64 { return float64(h.count()) })
 	reg.MustRegister(m.frames, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
 	return m
