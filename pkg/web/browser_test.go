@@ -122,6 +122,13 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
 	}
 	saveScreenshot(t, "waiting-room.png", shot)
+	pressDone(ctx, t, sys, ev)
+}
+
+// pressDone presses "done" in the admitted page and waits until the slot of
+// ev is free in the store.
+func pressDone(ctx context.Context, t *testing.T, sys *testsys.System, ev string) {
+	t.Helper()
 	if err := chromedp.Run(ctx, chromedp.Click("#done", chromedp.ByQuery), chromedp.WaitVisible("#released")); err != nil {
 		t.Fatalf("done: %v", err)
 	}

@@ -58,19 +58,25 @@ func connSteps(steps ...string) chromedp.Action {
 		nil, chromedp.WithPollingTimeout(20*time.Second))
 }
 
+// behindNoUpgrades starts the stack behind noUpgrades and a browser, with an
+// event of one slot where someone is already in line.
+func behindNoUpgrades(t *testing.T) (*stack, string, context.Context) {
+	t.Helper()
+	chrome := chromium(t)
+	st := startStackBehind(t, "t", noUpgrades)
+	ev := testenv.EventID(t)
+	st.sys.CreateEvent(ev, 1, 1)
+	st.sys.Join(ev, "ahead", 1)
+	return st, ev, browser(t, chrome)
+}
+
 // TestWaitingRoomFallsBackToServerSentEvents: behind a proxy that refuses
 // WebSocket upgrades, the page says the WebSocket failed, moves to the
 // stream route, shows the place and its changes, is admitted over SSE with
 // a valid entry token, and "done" releases the slot over HTTP.
 func TestWaitingRoomFallsBackToServerSentEvents(t *testing.T) {
-	chrome := chromium(t)
-	st := startStackBehind(t, "t", noUpgrades)
+	st, ev, ctx := behindNoUpgrades(t)
 	sys := st.sys
-	ev := testenv.EventID(t)
-	sys.CreateEvent(ev, 1, 1)
-	sys.Join(ev, "ahead", 1)
-
-	ctx := browser(t, chrome)
 	if err := chromedp.Run(ctx,
 		beforePage(connLog),
 		joinInPage(st.page+"/?event="+ev, "browser-user"),
@@ -93,13 +99,7 @@ func TestWaitingRoomFallsBackToServerSentEvents(t *testing.T) {
 	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
 		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
 	}
-	if err := chromedp.Run(ctx, chromedp.Click("#done", chromedp.ByQuery), chromedp.WaitVisible("#released")); err != nil {
-		t.Fatalf("done: %v", err)
-	}
-	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
-		s, err := sys.Store.EventStatus(context.Background(), ev, time.Now().UnixMilli())
-		return err == nil && s.Active == 0, fmt.Sprintf("after done: %+v %v", s, err)
-	})
+	pressDone(ctx, t, sys, ev) // a release over HTTP, with the token
 }
 
 // TestWaitingRoomFallsBackToPolling: behind the same proxy, in a browser
@@ -108,14 +108,8 @@ func TestWaitingRoomFallsBackToServerSentEvents(t *testing.T) {
 // without the token) tries the live ways once more, then says that the
 // token needs one.
 func TestWaitingRoomFallsBackToPolling(t *testing.T) {
-	chrome := chromium(t)
-	st := startStackBehind(t, "t", noUpgrades)
+	st, ev, ctx := behindNoUpgrades(t)
 	sys := st.sys
-	ev := testenv.EventID(t)
-	sys.CreateEvent(ev, 1, 1)
-	sys.Join(ev, "ahead", 1)
-
-	ctx := browser(t, chrome)
 	if err := chromedp.Run(ctx,
 		beforePage(connLog, "delete window.EventSource;"),
 		joinInPage(st.page+"/?event="+ev, "browser-user"),

@@ -17,6 +17,7 @@ let pollTimer = null;
 // mode is how the page hears of its place: "ws", then "sse", then "poll",
 // each tried when the one before cannot open.
 let mode = "ws";
+const worked = { ws: false, sse: false }; // opened once in this page: not blocked, only broken
 let tokenRetried = false; // admitted while polling: the live ways were tried once more for the token
 const pollEvery = 5000;
 let retries = 0;
@@ -170,15 +171,15 @@ function watchSocket(s) {
     return;
   }
   setConn("connecting", retries ? "Reconnecting…" : "Connecting…");
-  socket.onopen = () => { opened = true; retries = 0; setConn("open", "Connected — updates every few seconds."); };
+  socket.onopen = () => { opened = worked.ws = true; retries = 0; setConn("open", "Connected — updates every few seconds."); };
   socket.onmessage = (m) => onFrame(JSON.parse(m.data));
   socket.onclose = (e) => {
     socket = null;
     if (finished) return;
     if (e.code === 4401 || e.code === 4404 || e.code === 4400) return refused(e.code === 4404);
-    // Never opened: something between here and the gateway refuses
-    // WebSockets; server-sent events are plain HTTP.
-    if (!opened) return fallBack("sse", "The WebSocket could not open — trying server-sent events…");
+    // Never opened in this page: something between here and the gateway
+    // refuses WebSockets; server-sent events are plain HTTP.
+    if (!opened && !worked.ws) return fallBack("sse", "The WebSocket could not open — trying server-sent events…");
     reconnect();
   };
 }
@@ -194,7 +195,7 @@ function watchStream(s) {
   let opened = false;
   source = new EventSource(eventPath(s, "stream"));
   setConn("connecting", "Connecting (server-sent events)…");
-  source.onopen = () => { opened = true; retries = 0; setConn("open", "Connected (server-sent events) — updates every few seconds."); };
+  source.onopen = () => { opened = worked.sse = true; retries = 0; setConn("open", "Connected (server-sent events) — updates every few seconds."); };
   for (const type of ["status", "admitted", "error"]) source.addEventListener(type, (m) => onFrame(JSON.parse(m.data)));
   source.onerror = () => {
     if (finished) return;
@@ -204,10 +205,20 @@ function watchStream(s) {
     }
     source.close();
     source = null;
-    // Refused (the poll then says why) or never opened: poll.
-    if (!opened) return fallBack("poll", "Server-sent events could not open either — checking your place every few seconds.");
-    reconnect();
+    if (!worked.sse) return fallBack("poll", "Server-sent events could not open either — checking your place every few seconds.");
+    checkPlace(s);
   };
+}
+
+// checkPlace asks the status route once why a stream that worked was
+// refused (an EventSource cannot tell): a place the gateway does not know
+// ends watching, anything else reconnects.
+async function checkPlace(s) {
+  try {
+    const r = await fetch(eventPath(s, "status"), { cache: "no-store" });
+    if (refusedBy(r)) return;
+  } catch { /* the network: reconnect below */ }
+  reconnect();
 }
 
 // pollStatus asks the status route for the place every pollEvery. A poll
@@ -226,7 +237,7 @@ async function pollStatus() {
     return;
   }
   if (finished || mode !== "poll") return;
-  if (r.status === 400 || r.status === 401 || r.status === 404) return refused(r.status === 404);
+  if (refusedBy(r)) return;
   let delay = pollEvery;
   if (r.ok) {
     retries = 0;
@@ -258,6 +269,14 @@ function refused(unknownEvent) {
   save(null);
   show("join-form");
   $("join-error").textContent = unknownEvent ? "This event does not exist." : "Your place could not be verified; please join again.";
+}
+
+// refusedBy ends watching when the gateway's answer r says it does not know
+// the place (the HTTP statuses of close codes 4400, 4401, 4404).
+function refusedBy(r) {
+  if (r.status !== 400 && r.status !== 401 && r.status !== 404) return false;
+  refused(r.status === 404);
+  return true;
 }
 
 // stopWatching closes whatever the page listens on.
