@@ -171,6 +171,7 @@ func New(cfg Config, d Deps) *Server {
 	e := httpkit.NewEcho(httpkit.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: httpkit.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: OpenAPI})
 	e.GET("/queue-status/:eventId", s.socket)
 	e.GET("/v1/events/:eventId/stream", s.stream)
+	e.OPTIONS("/v1/events/:eventId/stream", s.streamPreflight)
 	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, cfg.ClientIPs, d.Now))
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
 	e.POST("/v1/entry/verify", s.verifyEntry)

@@ -300,6 +300,27 @@ func TestStreamRefusals(t *testing.T) {
 		stop()
 		resp.Body.Close()
 	}
+
+	// The preflight of a reconnect with Last-Event-ID from another origin.
+	for _, tc := range []struct {
+		origin string
+		status int
+		allow  string
+	}{{"http://localhost:8089", http.StatusNoContent, "http://localhost:8089"}, {"https://evil.example", http.StatusForbidden, ""}} {
+		req, _ := http.NewRequest(http.MethodOptions, e.streamPath(ev, "u", ""), nil)
+		req.Header.Set("Origin", tc.origin)
+		req.Header.Set("Access-Control-Request-Method", "GET")
+		req.Header.Set("Access-Control-Request-Headers", "last-event-id")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != tc.status || resp.Header.Get("Access-Control-Allow-Origin") != tc.allow ||
+			(tc.allow != "" && resp.Header.Get("Access-Control-Allow-Headers") != "Last-Event-ID") {
+			t.Errorf("preflight from %s: %d %v", tc.origin, resp.StatusCode, resp.Header)
+		}
+	}
 }
 
 // TestStreamBeforeRunAndAtShutdown: a stream is refused with 503 until the
