@@ -6,9 +6,10 @@
 //	                raw pipelined ZADDs
 //	loadgen lag     join → visible-in-line lag at a fixed offered rate
 //	                through producer-api, the broker and the ingest consumer
-//	loadgen sockets WebSockets one ws-gateway process holds with every status
-//	                frame on time, its memory per socket, Redis round trips
-//	                per status tick
+//	loadgen sockets WebSockets (or SSE streams, -transport sse) one
+//	                ws-gateway process holds with every status frame on
+//	                time, its memory per socket, Redis round trips per
+//	                status tick
 //	loadgen admit   join → admitted frame and release → next admitted frame,
 //	                fast track on and off
 //	loadgen gate    pages/s of admitted clients (each with its entry cookie)
@@ -65,7 +66,7 @@ func commands() []command {
 		{"joins", loadgen.RunJoins, "joins/s through producer-api next to a bare echo handler"},
 		{"ingest", loadgen.RunIngest, "messages/s the ingest consumer writes into Redis"},
 		{"lag", loadgen.RunLag, "join → visible-in-line lag at a fixed offered rate"},
-		{"sockets", loadgen.RunSockets, "WebSockets one ws-gateway holds with status frames on time"},
+		{"sockets", loadgen.RunSockets, "WebSockets (or SSE streams) one ws-gateway holds with status frames on time"},
 		{"admit", loadgen.RunAdmit, "join → admitted and release → next admitted, fast track on and off"},
 		{"gate", loadgen.RunGate, "pages/s of admitted clients through waitq-gate next to the origin"},
 		{"adaptive", loadgen.RunAdaptive, "adaptive admission against a fixed rate at a shop of unknown capacity; a chart"},

@@ -14,7 +14,7 @@ commands:
   joins    joins/s through producer-api next to a bare echo handler
   ingest   messages/s the ingest consumer writes into Redis
   lag      join → visible-in-line lag at a fixed offered rate
-  sockets  WebSockets one ws-gateway holds with status frames on time
+  sockets  WebSockets (or SSE streams) one ws-gateway holds with status frames on time
   admit    join → admitted and release → next admitted, fast track on and off
   gate     pages/s of admitted clients through waitq-gate next to the origin
   adaptive adaptive admission against a fixed rate at a shop of unknown capacity; a chart

@@ -2,8 +2,8 @@
 // joins (joins/s through producer-api next to a bare echo handler and a bare
 // Kafka writer), ingest (messages/s of the ingest consumer next to raw
 // pipelined ZADDs), lag (join → visible-in-line lag at a fixed offered rate)
-// sockets (WebSockets one ws-gateway process holds with every status frame
-// on time), admit (join → admitted, release → next admitted), gate
+// sockets (WebSockets, or SSE streams, one ws-gateway process holds with
+// every status frame on time), admit (join → admitted, release → next admitted), gate
 // (pages/s of admitted clients through waitq-gate next to the origin) and
 // adaptive (visitors at the demo shop through waitq-gate, the admission
 // rate following the gate's health reports against a fixed rate; it also

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"bytes"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -86,5 +87,33 @@ func TestAdaptiveFlags(t *testing.T) {
 	}
 	if got := cfg.shopPerMinute(); got != 1600 {
 		t.Fatalf("shop's limit %g a minute, want 1600 (2 workers / 25ms = 80 pages/s, 3 a visit)", got)
+	}
+}
+
+// TestSocketsTransportFlag checks -transport of "loadgen sockets": ws by
+// default, sse accepted, anything else refused; the settings line names it.
+func TestSocketsTransportFlag(t *testing.T) {
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args    []string
+		wantErr string // "" for none
+		line    string
+	}{
+		{nil, "", "-dial-concurrency 200 -transport ws\n"},
+		{[]string{"-transport", "sse", "-n", "1000"}, "", "settings -n 1000 -events 1 -interval 5s -duration 30s (6 ticks) -dial-concurrency 200 -transport sse\n"},
+		{[]string{"-transport", "quic"}, `-transport "quic": must be ws or sse`, ""},
+	} {
+		var cfg socketsConfig
+		var stdout bytes.Buffer
+		ok, err := begin("sockets", &cfg, append([]string{"-gateway-bin", bin}, tc.args...), &stdout, &bytes.Buffer{})
+		if ok != (tc.wantErr == "") || (err == nil) != (tc.wantErr == "") || (err != nil && err.Error() != tc.wantErr) {
+			t.Fatalf("begin(%q) = %v, %v; want error %q", tc.args, ok, err, tc.wantErr)
+		}
+		if !strings.Contains(stdout.String(), tc.line) {
+			t.Fatalf("begin(%q) header:\n%s", tc.args, stdout.String())
+		}
 	}
 }

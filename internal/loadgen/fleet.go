@@ -20,18 +20,54 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/waitq/waitq/internal/loadgen/latency"
+	"github.com/waitq/waitq/internal/sse"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
-// wsClient is one connected socket and what it received in the window.
+// wsClient is one connected client and what it received in the window.
 type wsClient struct {
-	ws       *websocket.Conn
+	conn     clientConn
 	inWindow atomic.Int32
 }
 
-// fleet is every client socket of a run. Each socket has one reader
-// goroutine; counters are shared atomics, so memory per client stays a few
-// hundred bytes beyond the socket itself.
+// clientConn is how a client hears: a WebSocket or an SSE stream.
+type clientConn interface {
+	// next returns the next frame's JSON; nil for a frame that is not text.
+	next(ctx context.Context) ([]byte, error)
+	// closeNow ends the connection without a goodbye.
+	closeNow()
+}
+
+// wsConn is a client over a WebSocket.
+type wsConn struct{ ws *websocket.Conn }
+
+func (c wsConn) next(ctx context.Context) ([]byte, error) {
+	typ, data, err := c.ws.Read(ctx)
+	if err != nil || typ != websocket.MessageText {
+		return nil, err
+	}
+	return data, nil
+}
+
+func (c wsConn) closeNow() { _ = c.ws.CloseNow() }
+
+// sseConn is a client over the stream route: its request lives under the
+// fleet's context.
+type sseConn struct {
+	body io.ReadCloser
+	r    *sse.Reader
+}
+
+func (c *sseConn) next(context.Context) ([]byte, error) {
+	ev, err := c.r.Next()
+	return ev.Data, err
+}
+
+func (c *sseConn) closeNow() { _ = c.body.Close() }
+
+// fleet is every client of a run. Each client has one reader goroutine;
+// counters are shared atomics, so memory per client stays a few hundred
+// bytes beyond the connection itself.
 type fleet struct {
 	ctx     context.Context // readers run until it ends
 	cancel  context.CancelFunc
@@ -116,7 +152,6 @@ func (f *fleet) dialAll(ctx context.Context, cfg socketsConfig, gw *gatewayProc,
 	defer release()
 	maxStreak := int64(max(minFailStreak, 2*cfg.dialConcurrency))
 	clients := sourceClients()
-	wsBase := "ws" + strings.TrimPrefix(gw.URL(), "http")
 	sem := make(chan struct{}, cfg.dialConcurrency)
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -147,7 +182,7 @@ dial:
 		attempted++
 		wg.Go(func() {
 			defer func() { <-sem }()
-			f.dialOne(ctx, i, wsBase, events, signer, clients[i%len(clients)])
+			f.dialOne(ctx, i, cfg.transport, gw.URL(), events, signer, clients[i%len(clients)])
 		})
 	}
 	wg.Wait()
@@ -186,26 +221,32 @@ func sourceClients() []*http.Client {
 	for host := firstSourceHost; host <= lastSourceHost; host++ {
 		d := &net.Dialer{Timeout: dialTimeout, LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, byte(host))}}
 		tr := &http.Transport{
-			Proxy:              nil,
-			DialContext:        d.DialContext,
-			DisableCompression: true,
-			DisableKeepAlives:  true,
-			ForceAttemptHTTP2:  false,
+			Proxy:                 nil,
+			DialContext:           d.DialContext,
+			DisableCompression:    true,
+			DisableKeepAlives:     true,
+			ForceAttemptHTTP2:     false,
+			ResponseHeaderTimeout: dialTimeout, // an SSE stream's request, whose body lives on
 		}
 		out = append(out, &http.Client{Transport: tr})
 	}
 	return out
 }
 
-// dialOne connects user i with a fresh ticket and starts its reader.
-func (f *fleet) dialOne(ctx context.Context, i int, wsBase string, events []string, signer *queue.TicketSigner, hc *http.Client) {
+// dialOne connects user i with a fresh ticket over transport to the
+// gateway at base (http://…) and starts its reader.
+func (f *fleet) dialOne(ctx context.Context, i int, transport, base string, events []string, signer *queue.TicketSigner, hc *http.Client) {
 	user, ev := socketUser(i, events)
 	now := time.Now()
 	ticket := signer.Sign(queue.Ticket{EventID: ev, UserID: user, JoinedAt: now.UnixMilli(), Expires: now.Add(ticketLifetime).UnixMilli()})
-	u := wsBase + "/queue-status/" + url.PathEscape(ev) + "?ticket=" + url.QueryEscape(ticket)
-	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
-	ws, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: hc, CompressionMode: websocket.CompressionDisabled})
-	cancel()
+	var conn clientConn
+	var resp *http.Response
+	var err error
+	if transport == transportSSE {
+		conn, resp, err = f.dialSSE(base+"/v1/events/"+url.PathEscape(ev)+"/stream?ticket="+url.QueryEscape(ticket), hc)
+	} else {
+		conn, resp, err = dialWS(ctx, "ws"+strings.TrimPrefix(base, "http")+"/queue-status/"+url.PathEscape(ev)+"?ticket="+url.QueryEscape(ticket), hc)
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			f.failed.Add(1)
@@ -214,14 +255,44 @@ func (f *fleet) dialOne(ctx context.Context, i int, wsBase string, events []stri
 		}
 		return
 	}
-	ws.SetReadLimit(clientReadLimit)
-	c := &wsClient{ws: ws}
+	c := &wsClient{conn: conn}
 	f.clients[i] = c
 	f.connected.Add(1)
 	f.streak.Store(0)
 	probe := f.probe.CompareAndSwap(false, true)
 	connectedMs := time.Now().UnixMilli()
 	f.readers.Go(func() { f.read(c, probe, connectedMs) })
+}
+
+// dialWS opens a WebSocket at u within dialTimeout.
+func dialWS(ctx context.Context, u string, hc *http.Client) (clientConn, *http.Response, error) {
+	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
+	defer cancel()
+	ws, resp, err := websocket.Dial(dctx, u, &websocket.DialOptions{HTTPClient: hc, CompressionMode: websocket.CompressionDisabled})
+	if err != nil {
+		return nil, resp, err
+	}
+	ws.SetReadLimit(clientReadLimit)
+	return wsConn{ws}, resp, nil
+}
+
+// dialSSE opens the event stream at u under the fleet's context; the
+// client's dialer and response-header timeout bound the handshake.
+func (f *fleet) dialSSE(u string, hc *http.Client) (clientConn, *http.Response, error) {
+	req, err := http.NewRequestWithContext(f.ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := hc.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, resp, fmt.Errorf("stream answered %s", resp.Status)
+	}
+	return &sseConn{body: resp.Body, r: sse.NewReader(resp.Body, sseReadBuffer)}, resp, nil
 }
 
 // dialErrorClass names the kind of a failed handshake.
@@ -258,11 +329,12 @@ type statusFrameHead struct {
 	TS   int64  `json:"ts"`
 }
 
-// read receives c's frames until its socket ends or the fleet closes. Status
-// frames stamped inside the window count for c and the latency histogram.
+// read receives c's frames until its connection ends or the fleet closes.
+// Status frames stamped inside the window count for c and the latency
+// histogram.
 func (f *fleet) read(c *wsClient, probe bool, connectedMs int64) {
 	for {
-		typ, data, err := c.ws.Read(f.ctx)
+		data, err := c.conn.next(f.ctx)
 		if err != nil {
 			if f.ctx.Err() == nil {
 				f.dropped.Add(1)
@@ -272,7 +344,7 @@ func (f *fleet) read(c *wsClient, probe bool, connectedMs int64) {
 		}
 		arrivedUs := time.Now().UnixMicro()
 		var h statusFrameHead
-		if typ != websocket.MessageText || json.Unmarshal(data, &h) != nil || h.Type != "status" {
+		if data == nil || json.Unmarshal(data, &h) != nil || h.Type != "status" {
 			f.other.Add(1)
 			continue
 		}
@@ -316,7 +388,7 @@ func (f *fleet) close(stderr io.Writer) {
 	f.cancel()
 	for _, c := range f.clients {
 		if c != nil {
-			_ = c.ws.CloseNow()
+			c.conn.closeNow()
 		}
 	}
 	done := make(chan struct{})

@@ -45,6 +45,14 @@ const (
 	minFailStreak      = 400              // failed dials in a row that end the dial phase (at least)
 	reservedFDs        = 64               // descriptors kept back during the dials for the measurement
 	socketEventPrefix  = "sockets-"       // event ids: sockets-1, sockets-2, …
+	sseReadBuffer      = 512              // bytes of an SSE client's read buffer: an event is ~250
+)
+
+// The transports "loadgen sockets" measures: the WebSocket, or the stream
+// route's server-sent events.
+const (
+	transportWS  = "ws"
+	transportSSE = "sse"
 )
 
 // socketsConfig are the settings of "loadgen sockets".
@@ -55,22 +63,24 @@ type socketsConfig struct {
 	duration        time.Duration
 	dialConcurrency int
 	gatewayBin      string
+	transport       string
 }
 
 // bind declares the sockets flags.
 func (c *socketsConfig) bind(fs *flag.FlagSet) {
-	fs.IntVar(&c.n, "n", 10_000, "WebSocket clients, one waiting user each")
+	fs.IntVar(&c.n, "n", 10_000, "clients (WebSockets or SSE streams), one waiting user each")
 	fs.IntVar(&c.events, "events", 1, "events the users are spread over, round-robin")
 	fs.DurationVar(&c.interval, "interval", 5*time.Second, "WAITQ_STATUS_INTERVAL of the gateway")
 	fs.DurationVar(&c.duration, "duration", 30*time.Second, "measurement window once every client is connected (at most 10m; whole status intervals)")
-	fs.IntVar(&c.dialConcurrency, "dial-concurrency", 200, "WebSocket handshakes in flight at once")
+	fs.IntVar(&c.dialConcurrency, "dial-concurrency", 200, "handshakes in flight at once")
 	fs.StringVar(&c.gatewayBin, "gateway-bin", "", "ws-gateway binary to start (required; go build -o bin/ws-gateway ./cmd/ws-gateway)")
+	fs.StringVar(&c.transport, "transport", transportWS, "how the clients hear: ws (WebSocket, /queue-status) or sse (server-sent events, /v1/events/{id}/stream)")
 }
 
 // line returns the settings line of the sockets table.
 func (c *socketsConfig) line() string {
-	return fmt.Sprintf("-n %d -events %d -interval %s -duration %s (%d ticks) -dial-concurrency %d",
-		c.n, c.events, c.interval, time.Duration(c.ticks())*c.interval, c.ticks(), c.dialConcurrency)
+	return fmt.Sprintf("-n %d -events %d -interval %s -duration %s (%d ticks) -dial-concurrency %d -transport %s",
+		c.n, c.events, c.interval, time.Duration(c.ticks())*c.interval, c.ticks(), c.dialConcurrency, c.transport)
 }
 
 // validate checks the sockets flags.
@@ -91,6 +101,9 @@ func (c *socketsConfig) validate() error {
 	if c.dialConcurrency < 1 || c.dialConcurrency > maxDialConcurrency {
 		errs = append(errs, fmt.Errorf("-dial-concurrency %d: must be between 1 and %d", c.dialConcurrency, maxDialConcurrency))
 	}
+	if c.transport != transportWS && c.transport != transportSSE {
+		errs = append(errs, fmt.Errorf("-transport %q: must be %s or %s", c.transport, transportWS, transportSSE))
+	}
 	if c.gatewayBin == "" {
 		errs = append(errs, errors.New("-gateway-bin is required (go build -o bin/ws-gateway ./cmd/ws-gateway)"))
 	} else if fi, err := os.Stat(c.gatewayBin); err != nil {
@@ -101,14 +114,25 @@ func (c *socketsConfig) validate() error {
 	return errors.Join(errs...)
 }
 
+// client names one client of the run's transport, clients several.
+func (c *socketsConfig) client() string {
+	if c.transport == transportSSE {
+		return "SSE stream"
+	}
+	return "socket"
+}
+
+func (c *socketsConfig) clients() string { return c.client() + "s" }
+
 // ticks returns the whole status intervals the measurement window spans.
 func (c *socketsConfig) ticks() int {
 	return max(1, int(c.duration/c.interval))
 }
 
-// RunSockets measures how many WebSockets one ws-gateway process holds with
-// every status frame on time: it fills the lines in Redis, starts the gateway
-// as a child process, connects the clients and watches whole status ticks.
+// RunSockets measures how many WebSockets (or SSE streams, -transport sse)
+// one ws-gateway process holds with every status frame on time: it fills the
+// lines in Redis, starts the gateway as a child process, connects the
+// clients and watches whole status ticks.
 func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg socketsConfig
 	if ok, err := begin("sockets", &cfg, args, stdout, stderr); !ok {
@@ -169,7 +193,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	res := socketsResult{cfg: cfg, dial: dr, rssBefore: rssBefore, rssAfter: rssAfter, idle: idle,
 		gwFDs: procstat.OpenFDs(gw.Pid()), gwNoFile: procstat.NoFileLimit(gw.Pid()), selfFDs: procstat.OpenFDs(os.Getpid()), selfNoFile: procstat.NoFileLimit(os.Getpid())}
 	if dr.connected == 0 {
-		err = errors.New("no socket connected")
+		err = errors.New("no client connected")
 	} else {
 		if err = fl.measure(ctx, cfg, gw, rc, &res, stderr); err != nil {
 			err = fmt.Errorf("measure: %w", err)
@@ -516,14 +540,14 @@ func printStatusRows(w io.Writer, r *socketsResult) {
 		perSocket("go_memstats_heap_inuse_bytes"), perSocket("go_memstats_stack_inuse_bytes"), perSocket("go_goroutines"),
 		1000*gwCPU/ticks, float64(r.lat.Percentile(0.99))/float64(time.Millisecond))
 
-	report.Summary(w, fmt.Sprintf("sockets on one ws-gateway, status every %s", r.cfg.interval),
+	report.Summary(w, fmt.Sprintf("%s on one ws-gateway, status every %s", r.cfg.clients(), r.cfg.interval),
 		fmt.Sprintf("%d connected; %d of %d statuses; late p99 %s (arrival − tick stamp)", r.dial.connected, r.frames, int64(r.ticks)*int64(r.dial.connected), report.Millis(r.lat.Percentile(0.99))),
 		"", 0, 0, "p99 late < 250 ms at 19.5k")
-	report.Summary(w, fmt.Sprintf("ws-gateway memory per socket, %d sockets", r.dial.connected),
+	report.Summary(w, fmt.Sprintf("ws-gateway memory per %s, %d %s", r.cfg.client(), r.dial.connected, r.cfg.clients()),
 		fmt.Sprintf("RSS %s (heap %s, stack %s), %.2f goroutines", report.Bytes(float64(r.rssAfter-r.rssBefore)/max(float64(r.dial.connected), 1)),
 			report.Bytes(perSocket("go_memstats_heap_inuse_bytes")), report.Bytes(perSocket("go_memstats_stack_inuse_bytes")), perSocket("go_goroutines")),
 		"", 0, 0, "≤ 10 KiB per idle socket")
-	report.Summary(w, fmt.Sprintf("Redis round trips per status interval, %d sockets", r.dial.connected),
+	report.Summary(w, fmt.Sprintf("Redis round trips per status interval, %d %s", r.dial.connected, r.cfg.clients()),
 		fmt.Sprintf("%.1f for %d event(s)", delta("waitq_status_round_trips_total")/ticks, r.cfg.events),
 		"", 0, 0, "grows with events (≤ 16 each), not sockets")
 }

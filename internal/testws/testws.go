@@ -1,5 +1,6 @@
-// Package testws is a real WebSocket client of ws-gateway for tests: it
-// collects the frames it reads and waits for the ones a test expects.
+// Package testws is a real WebSocket client of ws-gateway for tests, and a
+// real SSE client of its stream route (sse.go): it collects the frames it
+// reads and waits for the ones a test expects.
 package testws
 
 import (
@@ -14,19 +15,42 @@ import (
 	"github.com/waitq/waitq/pkg/gateway"
 )
 
-// Frame is one frame read, with its arrival time and type.
+// Frame is one frame read, with its arrival time and type; over SSE also
+// its event's id and the stream's retry: (ms).
 type Frame struct {
-	Raw  []byte
-	At   time.Time
-	Type string
+	Raw   []byte
+	At    time.Time
+	Type  string
+	ID    string
+	Retry int
 }
 
-// Client is a connected WebSocket client.
+// Client is a connected WebSocket or SSE client.
 type Client struct {
 	t      testing.TB
-	WS     *websocket.Conn
+	WS     *websocket.Conn // nil for an SSE stream
 	Frames chan Frame
 	Closed chan error // the error that ended reading, with the close code
+}
+
+func newClient(t testing.TB, ws *websocket.Conn) *Client {
+	return &Client{t: t, WS: ws, Frames: make(chan Frame, 1024), Closed: make(chan error, 1)}
+}
+
+// typeOf returns the type field of a frame's JSON.
+func typeOf(raw []byte) string {
+	var h struct{ Type string }
+	_ = json.Unmarshal(raw, &h)
+	return h.Type
+}
+
+// deliver passes on a frame read.
+func (c *Client) deliver(f Frame) {
+	select {
+	case c.Frames <- f:
+	default:
+		c.t.Errorf("testws: frame buffer full")
+	}
 }
 
 // Dial connects to url (ws://…) with hdr and starts reading; the socket is
@@ -39,7 +63,7 @@ func Dial(t testing.TB, url string, hdr http.Header) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{t: t, WS: ws, Frames: make(chan Frame, 1024), Closed: make(chan error, 1)}
+	c := newClient(t, ws)
 	go func() {
 		for {
 			_, b, err := ws.Read(context.Background())
@@ -47,21 +71,15 @@ func Dial(t testing.TB, url string, hdr http.Header) (*Client, error) {
 				c.Closed <- err
 				return
 			}
-			var h struct{ Type string }
-			_ = json.Unmarshal(b, &h)
-			select {
-			case c.Frames <- Frame{Raw: b, At: time.Now(), Type: h.Type}:
-			default:
-				t.Errorf("testws: frame buffer full")
-			}
+			c.deliver(Frame{Raw: b, At: time.Now(), Type: typeOf(b)})
 		}
 	}()
 	t.Cleanup(func() { _ = ws.CloseNow() })
 	return c, nil
 }
 
-// next waits for a frame of type typ and decodes it into v.
-func (c *Client) next(typ string, v any, within time.Duration, ok func() bool) {
+// next waits for a frame of type typ, decodes it into v and returns it.
+func (c *Client) next(typ string, v any, within time.Duration, ok func() bool) Frame {
 	c.t.Helper()
 	deadline := time.After(within)
 	for {
@@ -74,7 +92,7 @@ func (c *Client) next(typ string, v any, within time.Duration, ok func() bool) {
 				c.t.Fatal(err)
 			}
 			if ok == nil || ok() {
-				return
+				return f
 			}
 		case err := <-c.Closed:
 			c.t.Fatalf("socket closed while waiting for a %s frame: %v", typ, err)
@@ -95,9 +113,17 @@ func (c *Client) Status(ok func(gateway.StatusFrame) bool, within time.Duration)
 // Admitted waits for the admitted frame.
 func (c *Client) Admitted(within time.Duration) gateway.AdmittedFrame {
 	c.t.Helper()
-	var f gateway.AdmittedFrame
-	c.next("admitted", &f, within, nil)
+	f, _ := c.AdmittedEvent(within)
 	return f
+}
+
+// AdmittedEvent waits for the admitted frame and returns it with its SSE
+// event id.
+func (c *Client) AdmittedEvent(within time.Duration) (gateway.AdmittedFrame, string) {
+	c.t.Helper()
+	var f gateway.AdmittedFrame
+	raw := c.next("admitted", &f, within, nil)
+	return f, raw.ID
 }
 
 // ErrorFrame waits for an error frame.

@@ -24,6 +24,11 @@ type conn struct {
 	placed   atomic.Bool  // the user was seen in line or holding, or left
 	pinging  atomic.Bool  // a keep-alive is under way
 	lastPing int64        // unix ns of the last keep-alive; the status loop's alone
+	// resumed is the hold end of the admission an SSE client says it
+	// received (Last-Event-ID): while it is the user's hold, the conn counts
+	// as admitted without a second token. 0: none. Set before the conn is
+	// in the hub.
+	resumed int64
 
 	mu      sync.Mutex
 	busy    bool    // a worker is writing this conn's frames
@@ -53,6 +58,9 @@ const (
 	kindStatus frameKind = iota
 	kindAdmitted
 	kindError
+	// kindKeepAlive is no frame of the contract: a transport's keep-alive
+	// that goes the frames' way (SSE writes it as a comment line).
+	kindKeepAlive
 )
 
 // String returns the kind's name: the type field of its JSON.

@@ -1,7 +1,8 @@
 // Package gateway is ws-gateway: it serves /queue-status/{eventId} over
-// WebSocket, pushes each connected user's place and the total every status
-// interval, and runs the slot monitor that admits users with the admit
-// script.
+// WebSocket (and the same frames as server-sent events at
+// /v1/events/{eventId}/stream), pushes each connected user's place and the
+// total every status interval, and runs the slot monitor that admits users
+// with the admit script.
 //
 // Connections live in a sharded hub. A status round reads the connected
 // users one slice of the hub at a time, spread over part of the interval,
@@ -17,7 +18,8 @@
 //
 // One file per concern: server.go (configuration, dependencies, routes,
 // Run), socket.go (the upgrade, the identity of a request, the socket's
-// reader, buffers and transport, the client-frame limit), conn.go (one
+// reader, buffers and transport, the client-frame limit), sse.go (the event
+// stream: its handler and transport), conn.go (one
 // subscription: its frames in order, closing, keep-alives, the write
 // watchdog), writers.go (the write workers), hub.go (the sockets by user,
 // in slices), status.go (greetings, status rounds and polls), monitor.go

@@ -49,6 +49,7 @@ type gwEnv struct {
 	tickets *queue.TicketSigner
 	entry   *entry.Keyring
 	clock   *clock
+	stop    func() // ends Run and waits for it, as a shutdown does; the HTTP server stays
 }
 
 // startGateway runs a gateway over sys with cfg, behind a listener with the
@@ -88,12 +89,15 @@ func startGatewayOn(t *testing.T, sys *testsys.System, store gateway.Store, cfg 
 	srv := httptest.NewUnstartedServer(gw)
 	srv.Listener = gateway.LimitWriteBuffer(srv.Listener, sendBuffer)
 	srv.Start()
-	t.Cleanup(func() {
+	stop := func() {
 		cancel()
 		<-done
+	}
+	t.Cleanup(func() {
+		stop()
 		srv.Close()
 	})
-	return &gwEnv{sys: sys, gw: gw, srv: srv, tickets: tickets, entry: keys, clock: clk}
+	return &gwEnv{sys: sys, gw: gw, srv: srv, tickets: tickets, entry: keys, clock: clk, stop: stop}
 }
 
 // ticket signs a ticket of user for ev, as producer-api does at the join.

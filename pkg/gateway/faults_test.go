@@ -3,6 +3,7 @@ package gateway_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -63,10 +64,27 @@ func TestDisconnectGrace(t *testing.T) {
 // TestSlowReaderIsDropped: a client that stops reading is closed as too slow
 // while the others keep getting every status on schedule.
 func TestSlowReaderIsDropped(t *testing.T) {
+	slowReaderIsDropped(t, 4, (*gwEnv).connect, func(t *testing.T, e *gwEnv, ev, user string) io.Closer {
+		ws := dialNoRead(t, e.wsURL("/queue-status/"+ev+"?ticket="+e.ticket(ev, user)))
+		return closerFunc(ws.CloseNow)
+	})
+}
+
+// closerFunc is a func as an io.Closer.
+type closerFunc func() error
+
+func (f closerFunc) Close() error { return f() }
+
+// slowReaderIsDropped runs five good clients (connect) and one that never
+// reads (openSlow) at a 5 ms interval, sendQueue frames allowed behind a
+// write: the slow one must be closed as too slow, once, and the good ones
+// keep their cadence and stay open.
+func slowReaderIsDropped(t *testing.T, sendQueue int, connect func(e *gwEnv, t *testing.T, ev, user string) *testws.Client,
+	openSlow func(t *testing.T, e *gwEnv, ev, user string) io.Closer) {
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	const interval = 5 * time.Millisecond
-	cfg := gateway.Config{StatusInterval: interval, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, SendQueue: 4, WriteTimeout: 200 * time.Millisecond}
+	cfg := gateway.Config{StatusInterval: interval, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, SendQueue: sendQueue, WriteTimeout: 200 * time.Millisecond}
 	e := startGatewayBuf(t, sys, cfg, nil, 4096)
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 1, 1)
@@ -77,7 +95,7 @@ func TestSlowReaderIsDropped(t *testing.T) {
 	sys.Join(ev, "slow", 100)
 	goods := make([]*testws.Client, good)
 	for i := range goods {
-		goods[i] = e.connect(t, ev, fmt.Sprintf("good%d", i))
+		goods[i] = connect(e, t, ev, fmt.Sprintf("good%d", i))
 		goods[i].Status(waiting(int64(i+1), good+1), 10*time.Second)
 	}
 
@@ -112,8 +130,8 @@ func TestSlowReaderIsDropped(t *testing.T) {
 	}
 
 	// The slow client has a tiny receive buffer and never reads.
-	slow := dialNoRead(t, e.wsURL("/queue-status/"+ev+"?ticket="+e.ticket(ev, "slow")))
-	defer slow.CloseNow()
+	slow := openSlow(t, e, ev, "slow")
+	defer slow.Close()
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
 		return e.gw.Sockets() == good+1, fmt.Sprintf("%d sockets open", e.gw.Sockets())
 	})
@@ -145,7 +163,20 @@ func TestSlowReaderIsDropped(t *testing.T) {
 // from it, so the server's writes back up.
 func dialNoRead(t *testing.T, url string) *websocket.Conn {
 	t.Helper()
-	d := &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
+	client := &http.Client{Transport: &http.Transport{DialContext: tinyReceiveBuffer().DialContext}}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ws
+}
+
+// tinyReceiveBuffer is a dialer whose connections have a 4 KiB receive
+// buffer.
+func tinyReceiveBuffer() *net.Dialer {
+	return &net.Dialer{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
 		err := c.Control(func(fd uintptr) {
 			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096)
@@ -155,12 +186,4 @@ func dialNoRead(t *testing.T, url string) *websocket.Conn {
 		}
 		return serr
 	}}
-	client := &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	ws, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPClient: client})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ws
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"math"
 	"strconv"
+	"strings"
 
 	"github.com/waitq/waitq/pkg/queue"
 )
@@ -115,6 +116,17 @@ func appendStatus(b []byte, f *StatusFrame) []byte {
 // reconnects sends it back as Last-Event-ID and is not handed that
 // admission's token again.
 func admittedID(expiresAt int64) string { return "a" + strconv.FormatInt(expiresAt, 10) }
+
+// parseAdmittedID returns the hold end an admitted frame's id names, or 0
+// when id is not such an id (a malformed Last-Event-ID is ignored).
+func parseAdmittedID(id string) int64 {
+	digits, ok := strings.CutPrefix(id, "a")
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if !ok || err != nil || n <= 0 || admittedID(n) != id {
+		return 0
+	}
+	return n
+}
 
 func encode(v any) []byte {
 	b, _ := json.Marshal(v) // frames are structs of strings and numbers

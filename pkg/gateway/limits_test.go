@@ -14,13 +14,15 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
+	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
 // TestConnectsAreLimitedPerAddress: past its burst, an address gets 429
-// with Retry-After before any upgrade, while another address and the
-// sockets already open go on.
+// with Retry-After before any upgrade or stream, sockets and SSE streams
+// drawing on one budget, while another address and the sockets already
+// open go on.
 func TestConnectsAreLimitedPerAddress(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	cfg := slow
@@ -63,6 +65,15 @@ func TestConnectsAreLimitedPerAddress(t *testing.T) {
 	}
 	if _, err := e.dial(t, ev, e.ticket(ev, "a"), nil); err == nil {
 		t.Fatal("a fifth connect through the WebSocket client was not refused")
+	}
+	// An SSE stream draws on the same budget.
+	stream, err := http.Get(e.srv.URL + "/v1/events/" + ev + "/stream?ticket=" + e.ticket(ev, "a"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream.Body.Close()
+	if stream.StatusCode != http.StatusTooManyRequests || stream.Header.Get("Content-Type") == "text/event-stream" {
+		t.Fatalf("a stream past the budget: %d %s, want 429 before the stream", stream.StatusCode, stream.Header.Get("Content-Type"))
 	}
 	waitSockets(t, e, 3)
 
@@ -128,11 +139,28 @@ func TestClientFramesAreLimitedPerSocket(t *testing.T) {
 	for range 3 {
 		a.Send(`{"type":"release"}`)
 	}
-	for range 2 {
-		a.Status(waiting(1, 2), 5*time.Second)
+	// The refusal is written at once, the answers after a Redis read: take
+	// the three frames in whatever order they come.
+	statuses, refusals := 0, 0
+	for statuses+refusals < 3 {
+		select {
+		case f := <-a.Frames:
+			switch f.Type {
+			case "status":
+				statuses++
+			case "error":
+				var ef gateway.ErrorFrame
+				if err := json.Unmarshal(f.Raw, &ef); err != nil || ef.Code != queue.CodeRateLimited || !strings.Contains(ef.Message, "too many frames") {
+					t.Fatalf("third frame: %s, want rate_limited", f.Raw)
+				}
+				refusals++
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("after three releases: %d statuses and %d refusals", statuses, refusals)
+		}
 	}
-	if f := a.ErrorFrame(5 * time.Second); f.Code != queue.CodeRateLimited || !strings.Contains(f.Message, "too many frames") {
-		t.Fatalf("third frame: %+v, want rate_limited", f)
+	if statuses != 2 || refusals != 1 {
+		t.Fatalf("three releases at once: %d answered, %d refused; want 2 and 1", statuses, refusals)
 	}
 	if got := metricValue(t, e, "waitq_ws_client_frames_refused_total"); got != 1 {
 		t.Fatalf("frames refused: %v, want 1", got)

@@ -17,11 +17,11 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		return prometheus.NewHistogram(prometheus.HistogramOpts{Name: name, Help: help, Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)})
 	}
 	m := &metrics{
-		frames:        counter("waitq_ws_frames_sent_total", "Frames written to sockets, or queued behind a write under way."),
-		slow:          counter("waitq_ws_slow_closed_total", "Sockets closed with 1008 for reading too slowly."),
+		frames:        counter("waitq_ws_frames_sent_total", "Frames written to sockets and SSE streams, or queued behind a write under way."),
+		slow:          counter("waitq_ws_slow_closed_total", "Sockets closed with 1008, and SSE streams cut, for reading too slowly."),
 		admitted:      counter("waitq_admitted_total", "Users admitted by this gateway's slot monitor."),
 		swept:         counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),
-		roundTrips:    counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per tick)."),
+		roundTrips:    counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per slice of a status round)."),
 		statusErrors:  counter("waitq_status_errors_total", "Status reads that failed."),
 		notices:       counter("waitq_admission_notices_total", "Admission notices received on the admissions channel (from any service)."),
 		framesRefused: counter("waitq_ws_client_frames_refused_total", "Client frames refused for the per-socket frame limit (answered with a rate_limited error frame, not acted on)."),
@@ -34,10 +34,10 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "waitq_event_waiting", Help: "Users waiting, by event, at the last monitor tick.",
 		}, []string{"event"}),
-		statusTick: hist("waitq_status_tick_seconds", "Duration of a status tick over every socket."),
+		statusTick: hist("waitq_status_tick_seconds", "Duration of one slice of a status round: its Redis reads and handing its frames to the write workers."),
 		admitTick:  hist("waitq_admit_tick_seconds", "Duration of a slot-monitor tick over every event."),
 	}
-	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections."},
+	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections and SSE streams."},
 		func() float64 { return float64(h.count()) })
 	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
 	return m

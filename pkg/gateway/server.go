@@ -175,7 +175,11 @@ func New(cfg Config, d Deps) *Server {
 	s.writers = newWriters(cfg.SendQueue, s.metrics.frames.Inc)
 	s.onSlow = s.metrics.slow.Inc
 	e := httpkit.NewEcho(httpkit.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: httpkit.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: OpenAPI})
-	e.GET("/queue-status/:eventId", s.socket, httpkit.Limit(cfg.ConnectLimit, cfg.ClientIPs, d.Now))
+	// One budget per address for sockets and streams alike.
+	connectLimit := httpkit.Limit(cfg.ConnectLimit, cfg.ClientIPs, d.Now)
+	e.GET("/queue-status/:eventId", s.socket, connectLimit)
+	e.GET("/v1/events/:eventId/stream", s.stream, connectLimit)
+	e.OPTIONS("/v1/events/:eventId/stream", s.streamPreflight)
 	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, cfg.ClientIPs, d.Now))
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
 	e.POST("/v1/entry/verify", s.verifyEntry)

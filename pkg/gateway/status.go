@@ -68,6 +68,9 @@ func (s *Server) statusLoop(ctx context.Context) {
 // spread evenly over spread (0: one after another at once), and starts the
 // keep-alives that are due.
 func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
+	if spread < statusSlices*time.Millisecond {
+		spread = 0 // slices under a millisecond apart: timer wake-ups for nothing
+	}
 	begin := time.Now()
 	for j := range statusSlices {
 		if err := sleepUntil(ctx, begin.Add(spread*time.Duration(j)/statusSlices)); err != nil {
@@ -180,8 +183,8 @@ func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, total in
 
 // admit sends c its admitted frame with a signed entry token, once.
 func (s *Server) admit(c *conn, expiresAt int64) {
-	if !c.admitted.CompareAndSwap(false, true) {
-		return
+	if !c.admitted.CompareAndSwap(false, true) || expiresAt == c.resumed {
+		return // sent before, here or to the stream this one resumes
 	}
 	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: s.now().UnixMilli()})
 	f := AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt}

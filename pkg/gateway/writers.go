@@ -60,7 +60,7 @@ func (w *writers) work(ctx context.Context) {
 				buf = appendStatus(buf[:0], &j.status)
 				j.f.data = buf
 			}
-			if j.c.offer(j.f, w.maxPending) && w.sent != nil {
+			if j.c.offer(j.f, w.maxPending) && w.sent != nil && j.f.kind != kindKeepAlive {
 				w.sent()
 			}
 		}

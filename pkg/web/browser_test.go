@@ -47,6 +47,13 @@ type stack struct {
 // Everything stops at cleanup.
 func startStack(t *testing.T, adminToken string) *stack {
 	t.Helper()
+	return startStackBehind(t, adminToken, nil)
+}
+
+// startStackBehind is startStack with the gateway (and so the page) served
+// through wrap, when not nil: what a proxy in front does to it.
+func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) http.Handler) *stack {
+	t.Helper()
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
@@ -63,7 +70,11 @@ func startStack(t *testing.T, adminToken string) *stack {
 		defer close(done)
 		_ = gw.Run(gctx)
 	}()
-	site := httptest.NewServer(gw)
+	var h http.Handler = gw
+	if wrap != nil {
+		h = wrap(gw)
+	}
+	site := httptest.NewServer(h)
 	t.Cleanup(func() {
 		site.Close()
 		stop()
@@ -111,6 +122,13 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
 	}
 	saveScreenshot(t, "waiting-room.png", shot)
+	pressDone(ctx, t, sys, ev)
+}
+
+// pressDone presses "done" in the admitted page and waits until the slot of
+// ev is free in the store.
+func pressDone(ctx context.Context, t *testing.T, sys *testsys.System, ev string) {
+	t.Helper()
 	if err := chromedp.Run(ctx, chromedp.Click("#done", chromedp.ByQuery), chromedp.WaitVisible("#released")); err != nil {
 		t.Fatalf("done: %v", err)
 	}

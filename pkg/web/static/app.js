@@ -1,4 +1,8 @@
 // waitq waiting room: join over HTTP, then watch the line over WebSocket.
+// When the WebSocket cannot open at all (a proxy that refuses the upgrade),
+// the page falls back to server-sent events on the gateway's stream route,
+// and when those cannot open either (or the browser has no EventSource),
+// to polling the status route; the connection line says which is in use.
 // The ticket is kept in sessionStorage, so a refresh or a lost connection
 // keeps the place; reconnects back off exponentially. For a ticket drop it
 // counts down to the opening in the pre-queue, shows the draw's commitment
@@ -8,6 +12,14 @@
 const $ = (id) => document.getElementById(id);
 let config = { producerUrl: "", defaultEvent: "demo" };
 let socket = null;
+let source = null; // the EventSource, in mode "sse"
+let pollTimer = null;
+// mode is how the page hears of its place: "ws", then "sse", then "poll",
+// each tried when the one before cannot open.
+let mode = "ws";
+const worked = { ws: false, sse: false }; // opened once in this page: not blocked, only broken
+let tokenRetried = false; // admitted while polling: the live ways were tried once more for the token
+const pollEvery = 5000;
 let retries = 0;
 let firstPosition = 0;
 let expiresAt = 0;
@@ -36,6 +48,7 @@ function show(section) {
 
 function setConn(state, text) {
   $("conn").dataset.state = state;
+  $("conn").dataset.transport = mode;
   $("conn").textContent = text;
 }
 
@@ -130,27 +143,165 @@ function watch() {
   show("line");
   hideNotOpen();
   $("line-event").textContent = s.event;
-  // returnTo: the shop's page that sent the person here; the gateway sends
-  // them back to it on admission if it lies under the event's targetUrl.
-  const back = s.returnTo ? `&returnTo=${encodeURIComponent(s.returnTo)}` : "";
-  const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${s.statusUrl}${back}`;
-  socket = new WebSocket(url);
+  if (mode === "ws") watchSocket(s);
+  else if (mode === "sse") watchStream(s);
+  else pollStatus();
+}
+
+// back is the query parameter of the shop's page that sent the person here
+// (returnTo): the gateway sends them back to it on admission if it lies
+// under the event's targetUrl.
+function back(s) {
+  return s.returnTo ? `&returnTo=${encodeURIComponent(s.returnTo)}` : "";
+}
+
+// eventPath is the gateway's path of route under the saved event, with the
+// ticket.
+function eventPath(s, route) {
+  return `/v1/events/${encodeURIComponent(s.event)}/${route}?ticket=${encodeURIComponent(s.ticket)}${back(s)}`;
+}
+
+function watchSocket(s) {
+  const url = `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${s.statusUrl}${back(s)}`;
+  let opened = false;
+  try {
+    socket = new WebSocket(url);
+  } catch {
+    fallBack("sse", "No WebSocket here — trying server-sent events…");
+    return;
+  }
   setConn("connecting", retries ? "Reconnecting…" : "Connecting…");
-  socket.onopen = () => { retries = 0; setConn("open", "Connected — updates every few seconds."); };
+  socket.onopen = () => { opened = worked.ws = true; retries = 0; setConn("open", "Connected — updates every few seconds."); };
   socket.onmessage = (m) => onFrame(JSON.parse(m.data));
   socket.onclose = (e) => {
     socket = null;
     if (finished) return;
-    if (e.code === 4401 || e.code === 4404 || e.code === 4400) {
-      save(null);
-      show("join-form");
-      $("join-error").textContent = e.code === 4404 ? "This event does not exist." : "Your place could not be verified; please join again.";
+    if (e.code === 4401 || e.code === 4404 || e.code === 4400) return refused(e.code === 4404);
+    // Never opened in this page: something between here and the gateway
+    // refuses WebSockets; server-sent events are plain HTTP.
+    if (!opened && !worked.ws) return fallBack("sse", "The WebSocket could not open — trying server-sent events…");
+    reconnect();
+  };
+}
+
+// watchStream reads the gateway's stream route. The browser reconnects a
+// stream that breaks by itself (after the stream's retry:), sending the id
+// of the admission it received so that it is not sent again.
+function watchStream(s) {
+  if (typeof EventSource !== "function") {
+    fallBack("poll", "No server-sent events in this browser — checking your place every few seconds.");
+    return;
+  }
+  let opened = false;
+  source = new EventSource(eventPath(s, "stream"));
+  setConn("connecting", "Connecting (server-sent events)…");
+  source.onopen = () => { opened = worked.sse = true; retries = 0; setConn("open", "Connected (server-sent events) — updates every few seconds."); };
+  for (const type of ["status", "admitted", "error"]) source.addEventListener(type, (m) => onFrame(JSON.parse(m.data)));
+  source.onerror = () => {
+    if (finished) return;
+    if (opened && source.readyState === EventSource.CONNECTING) {
+      setConn("reconnecting", "Connection lost — reconnecting. You keep your place.");
       return;
     }
-    const delay = Math.min(30000, 500 * 2 ** retries++) * (0.5 + Math.random() / 2);
-    setConn("reconnecting", `Connection lost — reconnecting in ${Math.ceil(delay / 1000)} s. You keep your place.`);
-    setTimeout(watch, delay);
+    source.close();
+    source = null;
+    if (!worked.sse) return fallBack("poll", "Server-sent events could not open either — checking your place every few seconds.");
+    checkPlace(s);
   };
+}
+
+// checkPlace asks the status route once why a stream that worked was
+// refused (an EventSource cannot tell): a place the gateway does not know
+// ends watching, anything else reconnects.
+async function checkPlace(s) {
+  try {
+    const r = await fetch(eventPath(s, "status"), { cache: "no-store" });
+    if (refusedBy(r)) return;
+  } catch { /* the network: reconnect below */ }
+  reconnect();
+}
+
+// pollStatus asks the status route for the place every pollEvery. A poll
+// that cannot reach the gateway at all is a network failure, not a proxy:
+// the page starts over from the WebSocket, backing off.
+async function pollStatus() {
+  pollTimer = null;
+  const s = saved();
+  if (!s || finished || mode !== "poll") return;
+  let r;
+  try {
+    r = await fetch(eventPath(s, "status"), { cache: "no-store" });
+  } catch {
+    mode = "ws";
+    reconnect();
+    return;
+  }
+  if (finished || mode !== "poll") return;
+  if (refusedBy(r)) return;
+  let delay = pollEvery;
+  if (r.ok) {
+    retries = 0;
+    setConn("polling", "No live connection — checking your place every few seconds.");
+    onFrame(await r.json());
+  } else {
+    delay = Math.max(pollEvery, 1000 * Number(r.headers.get("Retry-After") || 0));
+    setConn("reconnecting", "The waiting room is busy — checking again shortly. You keep your place.");
+  }
+  if (!finished && mode === "poll") pollTimer = setTimeout(pollStatus, delay);
+}
+
+// fallBack moves to the next way of hearing of the place, saying so.
+function fallBack(next, text) {
+  mode = next;
+  retries = 0;
+  setConn("fallback", text);
+  setTimeout(watch, 300); // long enough to read the step
+}
+
+function reconnect() {
+  const delay = Math.min(30000, 500 * 2 ** retries++) * (0.5 + Math.random() / 2);
+  setConn("reconnecting", `Connection lost — reconnecting in ${Math.ceil(delay / 1000)} s. You keep your place.`);
+  setTimeout(watch, delay);
+}
+
+// refused ends watching a place the gateway does not know: back to the form.
+function refused(unknownEvent) {
+  save(null);
+  show("join-form");
+  $("join-error").textContent = unknownEvent ? "This event does not exist." : "Your place could not be verified; please join again.";
+}
+
+// refusedBy ends watching when the gateway's answer r says it does not know
+// the place (the HTTP statuses of close codes 4400, 4401, 4404).
+function refusedBy(r) {
+  if (r.status !== 400 && r.status !== 401 && r.status !== 404) return false;
+  refused(r.status === 404);
+  return true;
+}
+
+// stopWatching closes whatever the page listens on.
+function stopWatching(reason) {
+  if (socket) socket.close(1000, reason);
+  if (source) source.close();
+  clearTimeout(pollTimer);
+  socket = source = pollTimer = null;
+}
+
+// admittedWhilePolling: a poll says the slot is held, but only a live
+// connection carries the entry token. The live ways are tried once more
+// (a fresh connection is sent the admission); if they fail again, the page
+// says what is missing.
+function admittedWhilePolling() {
+  if (!tokenRetried) {
+    tokenRetried = true;
+    mode = "ws";
+    clearTimeout(pollTimer);
+    pollTimer = null;
+    setConn("connecting", "It is your turn — connecting to fetch your entry token…");
+    watch();
+    return;
+  }
+  $("state-text").textContent = "It is your turn, but the entry token comes only over a live connection (WebSocket or server-sent events), which this network blocks. Your slot is held for you: try another network.";
 }
 
 function onFrame(f) {
@@ -172,6 +323,8 @@ function onFrame(f) {
       $("gathered").textContent = f.total === 1 ? "1 person is here" : `${f.total} people are here`;
     } else if (f.state === "pending") {
       $("state-text").textContent = "Taking your place in line…";
+    } else if (f.state === "admitted" && mode === "poll" && $("admitted").hidden) {
+      admittedWhilePolling();
     } else if (f.state === "expired" || f.state === "not_queued") {
       if (!$("admitted").hidden || f.state === "expired") return finish();
       $("state-text").textContent = "You are not in line any more.";
@@ -271,7 +424,7 @@ function goToShop(f) {
   $("go-shop").href = f.redirectUrl;
   finished = true;
   save(null);
-  if (socket) socket.close(1000, "admitted");
+  stopWatching("admitted");
   location.assign(f.redirectUrl);
 }
 
@@ -280,12 +433,28 @@ function finish() {
   clearInterval(countdown);
   stopOpening();
   save(null);
-  if (socket) socket.close(1000, "done");
+  stopWatching("done");
   show("released");
 }
 
+// send asks to leave the line or release the slot: over the WebSocket, or
+// without one over HTTP (a leave through producer-api as the join, a
+// release with the entry token).
 function send(type) {
-  if (socket && socket.readyState === WebSocket.OPEN) socket.send(JSON.stringify({ type }));
+  if (socket && socket.readyState === 1) {
+    socket.send(JSON.stringify({ type }));
+    return;
+  }
+  const s = saved();
+  if (!s) return;
+  const ev = encodeURIComponent(s.event);
+  if (type === "leave") {
+    fetch(`${config.producerUrl}/v1/events/${ev}/queue`, { method: "DELETE", headers: { "X-User-Id": s.user } }).catch(() => {});
+  } else if ($("token").value) {
+    fetch(`/v1/events/${ev}/release`, {
+      method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token: $("token").value }),
+    }).catch(() => {});
+  }
 }
 
 async function start() {
