@@ -127,7 +127,7 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		DisconnectGrace: g.DisconnectGrace, TrustUserHeader: g.TrustUserHeader, AllowedOrigins: g.AllowedOrigins,
 		SendQueue: g.SendQueue, WriteTimeout: g.WriteTimeout, PingInterval: g.PingInterval,
 		ProducerURL: g.ProducerURL, StatusLimit: g.limit(), ClientIPs: g.ips,
-	}, gateway.Deps{Store: g.store(store), Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
+	}, gateway.Deps{Store: g.store(store).WithRecorder(pub, log), Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return srv.Run(egctx) })
 	eg.Go(func() error {

@@ -172,6 +172,8 @@ function onFrame(f) {
       $("gathered").textContent = f.total === 1 ? "1 person is here" : `${f.total} people are here`;
     } else if (f.state === "pending") {
       $("state-text").textContent = "Taking your place in line…";
+    } else if (f.state === "rebuilding") {
+      $("state-text").textContent = "Your place is safe; the line is being restored. One moment…";
     } else if (f.state === "expired" || f.state === "not_queued") {
       if (!$("admitted").hidden || f.state === "expired") return finish();
       $("state-text").textContent = "You are not in line any more.";
