@@ -13,3 +13,12 @@ type Recorder interface {
 // rebuilt from the log: nothing changed, and the caller may try again in a
 // moment.
 var ErrRebuilding = &Error{Code: CodeStoreUnavailable, Message: "the event is being rebuilt from its log; try again in a moment"}
+
+// LogStats counts what a read of an event's whole log found.
+type LogStats struct {
+	Partitions int
+	// Messages counts the messages read; Invalid those that did not decode
+	// or belong to another event (skipped, as the consumer dead-letters
+	// them).
+	Messages, Invalid int64
+}
