@@ -54,6 +54,29 @@ func TestPublishIsAckedWithUserKey(t *testing.T) {
 	}
 }
 
+// TestEventTopicsKeepTheirRecords: an event's topic is created with
+// retention.ms=-1, so a rebuild can read its whole log.
+func TestEventTopicsKeepTheirRecords(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 10, 3)
+	resp, err := (&kafka.Client{Addr: kafka.TCP(sys.BrokerConfig.Brokers...)}).DescribeConfigs(context.Background(), &kafka.DescribeConfigsRequest{
+		Resources: []kafka.DescribeConfigRequestResource{{ResourceType: kafka.ResourceTypeTopic, ResourceName: sys.BrokerConfig.Topic(ev), ConfigNames: []string{"retention.ms", "retention.bytes"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range resp.Resources {
+		for _, c := range r.ConfigEntries {
+			got[c.ConfigName] = c.ConfigValue
+		}
+	}
+	if got["retention.ms"] != "-1" || got["retention.bytes"] != "-1" {
+		t.Fatalf("topic configs %v, want retention.ms and retention.bytes -1", got)
+	}
+}
+
 // partitionOf returns the partition the publisher chose for user's key.
 func partitionOf(t *testing.T, sys *testsys.System, ev, user string) int {
 	t.Helper()
