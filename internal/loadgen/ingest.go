@@ -351,6 +351,8 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 	report.Ratio(w, "fast-track/consumer", fastRate, consRate)
 	report.Summary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
 		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
+	report.Summary(w, "rebuild of the event from its log after FLUSHALL", fmt.Sprintf("%.0f msg/s, paused %.1fs", rbRate, rb.Paused.Seconds()),
+		fmt.Sprintf("ingest consumer %.0f msg/s", consRate), rbRate, consRate, "within 2× of the consumer")
 	report.Summary(w, "ingest consumer with the fast track on", fmt.Sprintf("%.0f msg/s", fastRate),
 		fmt.Sprintf("fast track off %.0f msg/s", consRate), fastRate, consRate, "cost of admission on the write path")
 }
