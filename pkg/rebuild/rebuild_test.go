@@ -310,10 +310,11 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 	}
 }
 
-// TestStatusesSayRebuildingAndAdmissionPauses: between the mark and the
-// end of a rebuild statuses say rebuilding, no tick admits, releases are
-// refused and the consumer holds the event's joins; afterwards the held
-// join is in line and admission resumes.
+// TestStatusesSayRebuildingAndAdmissionPauses: Redis loses everything;
+// between the mark and the end of the rebuild statuses say rebuilding, no
+// tick admits, releases are refused and the consumer holds the event's
+// joins; afterwards the held join is in line, the holders hold and
+// admission resumes.
 func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 	e := newEnv(t, 2)
 	e.sys.StartConsumer(e.sys.ConsumerConfig())
@@ -328,9 +329,17 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 	e.waitLine(1)
 
 	rb := e.rebuilder()
+	if err := e.sys.Store.Client().FlushAll(e.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
 	began, err := rb.Begin(e.ctx, e.ev)
 	if err != nil {
 		t.Fatal(err)
+	}
+	// The configuration is not written yet: a lookup says so, and a
+	// cached configuration goes on serving joins.
+	if _, err := e.store.Event(e.ctx, e.ev); !errors.Is(err, queue.ErrRebuilding) {
+		t.Errorf("event lookup while rebuilding a lost event: %v, want ErrRebuilding", err)
 	}
 	b, err := e.store.Status(e.ctx, e.ev, []string{user(2), user(9)}, time.Now().UnixMilli())
 	if err != nil {
@@ -341,7 +350,7 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 			t.Errorf("status %d while rebuilding: %+v, want rank %d", i, p, queue.RankRebuilding)
 		}
 	}
-	if _, err := e.store.Release(e.ctx, e.ev, user(0), time.Now().UnixMilli()); !errors.Is(err, queue.ErrRebuilding) {
+	if _, err := e.store.Release(e.ctx, e.ev, user(1), time.Now().UnixMilli()); !errors.Is(err, queue.ErrRebuilding) {
 		t.Errorf("release while rebuilding: %v, want ErrRebuilding", err)
 	}
 	if r := e.tick(time.Now().Add(61*time.Second), 0); len(r.Admitted) != 0 || r.Dropped != 0 {

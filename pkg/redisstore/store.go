@@ -159,6 +159,11 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	if len(h) == 0 {
 		return queue.Event{}, queue.ErrEventNotFound
 	}
+	if _, ok := h["capacity"]; !ok && h["rebuilding"] != "" {
+		// A rebuild marked an event Redis lost and has not written its
+		// configuration yet: a cached configuration goes on serving joins.
+		return queue.Event{}, queue.ErrRebuilding
+	}
 	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"]}
 	// Settings added later are absent from configurations written before.
 	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt"} {
