@@ -13,6 +13,7 @@ import (
 
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
+	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/pkg/queue"
 	"github.com/waitq/waitq/pkg/rebuild"
 	"github.com/waitq/waitq/pkg/redisstore"
@@ -375,5 +376,60 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 	}
 	if r := e.tick(time.Now().Add(61*time.Second), 0); !slices.Equal(r.Admitted, []string{user(2), user(3)}) {
 		t.Fatalf("after the rebuild the tick admitted %v, want u002, u003", r.Admitted)
+	}
+}
+
+// TestRebuildKeepsTheDrawnOrder: a drop's pre-queue joins, spread over
+// three partitions, stand at their drawn places; after a Redis loss the
+// rebuild gives the same line (drawn scores) and the same pre-queue list.
+func TestRebuildKeepsTheDrawnOrder(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
+	store := sys.Store.WithRecorder(sys.Pub, testenv.Logger(t))
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	seed, err := draw.NewSeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opensAt := time.Now().Add(time.Hour).UnixMilli()
+	if err := sys.Pub.Admin().EnsureTopic(ctx, ev, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 3,
+		Schedule: queue.Schedule{OpensAt: opensAt, PrequeueSeconds: 7200}, Seed: &seed}); err != nil {
+		t.Fatal(err)
+	}
+	sys.StartConsumerInto(sys.ConsumerConfig(), store.WithFastTrack(100))
+	now := time.Now().UnixMilli()
+	for i := range 60 {
+		sys.Join(ev, user(i), now+int64(i))
+	}
+	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+		n := len(sys.Waiting(ev))
+		return n == 60, fmt.Sprintf("%d waiting", n)
+	})
+	wantLine := sys.Waiting(ev)
+	wantDrawn, err := store.DrawOrder(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantLine[0].TS >= 0 || len(wantDrawn) != 60 {
+		t.Fatalf("before: head %+v, %d drawn: want drawn (negative) scores, 60 drawn", wantLine[0], len(wantDrawn))
+	}
+	if err := sys.Store.Client().FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (&rebuild.Rebuilder{Log: sys.Pub.Admin(), Store: store}).Rebuild(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if got := sys.Waiting(ev); !slices.Equal(got, wantLine) {
+		t.Fatalf("line after the rebuild differs from the drawn one:\n got %v\nwant %v", got[:5], wantLine[:5])
+	}
+	if got, err := store.DrawOrder(ctx, ev); err != nil || !slices.Equal(got, wantDrawn) {
+		t.Fatalf("draw order after the rebuild %v (%v), want %v", got, err, wantDrawn)
+	}
+	e, err := store.Event(ctx, ev)
+	if err != nil || e.Seed == nil || *e.Seed != seed || e.OpensAt != opensAt {
+		t.Fatalf("configuration after the rebuild %+v (%v): want the same seed and opening", e, err)
 	}
 }
