@@ -15,7 +15,11 @@ import (
 // Ingest applies msgs to the waiting lines, in order per event, with one
 // script call per event, all in one pipelined round trip; with the fast
 // track on (WithFastTrack) each call then admits from the head of the line
-// while there is room. A drop's pre-queue joins take their drawn places
+// while there is room (with a recorder, those admissions are written to
+// the log before their users are told). Records (queue.Op.Record) are
+// skipped and counted as ignored: Redis made those changes already. The
+// messages of an event being rebuilt are not written: it is listed in
+// Rebuilding. A drop's pre-queue joins take their drawn places
 // (package draw), computed here from the event's seed. On error nothing can
 // be assumed written; applying the same messages again is harmless (a
 // replayed sequence of joins and leaves ends in the same state).
