@@ -95,7 +95,7 @@ func (p *Publisher) Record(ctx context.Context, msgs []queue.Message) error {
 		if err == nil {
 			return nil
 		}
-		if !errors.Is(err, kafka.UnknownTopicOrPartition) || ctx.Err() != nil {
+		if !unknownTopic(err) || ctx.Err() != nil {
 			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
 		}
 		select {
@@ -120,3 +120,17 @@ func (p *Publisher) Admin() *Admin { return &Admin{conn: p.conn, client: p.clien
 
 // Close flushes and closes the writer.
 func (p *Publisher) Close() error { return p.w.Close() }
+
+// unknownTopic reports whether err, or any message's error of a batch
+// write, is a topic missing from the writer's metadata.
+func unknownTopic(err error) bool {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if errors.Is(e, kafka.UnknownTopicOrPartition) {
+				return true
+			}
+		}
+	}
+	return errors.Is(err, kafka.UnknownTopicOrPartition)
+}

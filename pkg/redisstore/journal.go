@@ -11,9 +11,12 @@ import (
 )
 
 // RecordGrace is how long an admission may stay unlogged before a monitor
-// tick writes it to the log itself: its admitter is taken for dead. It is
-// well above the longest record write (publish timeouts are seconds).
-const RecordGrace = 15 * time.Second
+// tick writes it to the log itself: its admitter is taken for dead, or its
+// write failed (a broker down, a topic not yet in its metadata). An
+// admitter still writing meanwhile only means the record is written twice,
+// which a rebuild reads as one admission; the grace is how long a user may
+// wait for the admission they were given.
+const RecordGrace = 2 * time.Second
 
 // WithRecorder returns a Store on the same client that writes to the log,
 // through r, every change its scripts make on their own: admissions,
