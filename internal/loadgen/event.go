@@ -55,12 +55,15 @@ func createEvent(ctx context.Context, base, token, id, body string) error {
 func putEvents(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, evs ...queue.Event) error {
 	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
 	defer pub.Close()
+	// As the admin PUT does: the topic, then the configuration, recorded
+	// in the topic so that a rebuild finds it.
+	recording := store.WithRecorder(pub, nil)
 	for _, ev := range evs {
-		if _, err := store.PutEvent(ctx, ev); err != nil {
-			return fmt.Errorf("create event %s: %w", ev.ID, err)
-		}
 		if err := pub.Admin().EnsureTopic(ctx, ev.ID, ev.Partitions); err != nil {
 			return fmt.Errorf("create topic of %s: %w", ev.ID, err)
+		}
+		if _, err := recording.PutEvent(ctx, ev); err != nil {
+			return fmt.Errorf("create event %s: %w", ev.ID, err)
 		}
 	}
 	return nil

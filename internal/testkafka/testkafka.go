@@ -14,8 +14,16 @@ import (
 // partitions move within a couple of seconds.
 func Start(tb testing.TB, opts ...kfake.Opt) *kfake.Cluster {
 	tb.Helper()
+	return StartBrokers(tb, 1, opts...)
+}
+
+// StartBrokers is Start with n brokers: an event's partitions are led by
+// different brokers, so a client must find each partition's leader, as
+// against a real cluster.
+func StartBrokers(tb testing.TB, n int, opts ...kfake.Opt) *kfake.Cluster {
+	tb.Helper()
 	base := []kfake.Opt{
-		kfake.NumBrokers(1),
+		kfake.NumBrokers(n),
 		kfake.GroupMinSessionTimeout(500 * time.Millisecond),
 	}
 	c, err := kfake.NewCluster(append(base, opts...)...)

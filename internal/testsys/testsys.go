@@ -35,13 +35,15 @@ type System struct {
 type Options struct {
 	Redis []testredis.Option
 	Kafka []kfake.Opt
+	// Brokers is the number of kfake brokers (0: one).
+	Brokers int
 }
 
 // Start starts a System for tb; everything stops at cleanup.
 func Start(tb testing.TB, o Options) *System {
 	tb.Helper()
 	s := &System{tb: tb, Redis: testredis.Start(tb, o.Redis...)}
-	s.Kafka = testkafka.Start(tb, o.Kafka...)
+	s.Kafka = testkafka.StartBrokers(tb, max(o.Brokers, 1), o.Kafka...)
 	s.BrokerConfig = kafkajoin.BrokerConfig{Brokers: s.Kafka.ListenAddrs(), MetadataTTL: 200 * time.Millisecond}
 	store, err := redisstore.Dial(context.Background(), s.Redis.URL())
 	if err != nil {

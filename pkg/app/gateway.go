@@ -149,7 +149,7 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		ProducerURL: g.ProducerURL, StatusLimit: g.limit(), ClientIPs: g.ips,
 		ConnectLimit: httpkit.RateLimit{PerSecond: g.ConnectRate, Burst: g.ConnectBurst},
 		FrameLimit:   httpkit.RateLimit{PerSecond: g.FrameRate, Burst: g.FrameBurst},
-	}, gateway.Deps{Store: g.store(store), Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
+	}, gateway.Deps{Store: g.store(store).WithRecorder(pub, log), Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return srv.Run(egctx) })
 	eg.Go(func() error {

@@ -65,11 +65,15 @@ func (c *Ingest) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer store.Close()
+	// The fast track's admissions are written to the log before anyone
+	// hears of them.
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: c.brokerConfig()})
+	defer pub.Close()
 	cons := kafkajoin.NewConsumer(kafkajoin.ConsumerConfig{
 		BrokerConfig: c.brokerConfig(), GroupID: c.GroupID, DLQTopic: c.DLQTopic,
 		DiscoveryInterval: c.DiscoveryInterval, SessionTimeout: c.SessionTimeout,
 		MaxBatch: c.MaxBatch, Logger: log,
-	}, c.store(store))
+	}, c.store(store).WithRecorder(pub, log))
 	reg := newRegistry()
 	cons.RegisterMetrics(reg)
 	// Health, readiness (the broker and Redis answer; writes are retried

@@ -88,7 +88,7 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 	reg := newRegistry()
 	srv := producer.New(producer.Config{AdminToken: p.AdminToken, TicketTTL: p.TicketTTL, PublishTimeout: p.PublishTimeout, AllowedOrigins: p.AllowedOrigins,
 		JoinLimit: p.limit(), ClientIPs: p.ips}, producer.Deps{
-		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
+		Store: store.WithRecorder(pub, log), Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
 	})
 	return serveHTTP(ctx, log, p.HTTPAddr, srv, p.ShutdownTimeout, nil)
 }

@@ -20,6 +20,9 @@ const (
 	StateAdmitted  UserState = "admitted"   // holding a slot
 	StateExpired   UserState = "expired"    // the hold ended or was released
 	StateNotQueued UserState = "not_queued" // not in line
+	// StateRebuilding: the event's live state is being rebuilt from its
+	// log; no place can be told and nobody is admitted until it ends.
+	StateRebuilding UserState = "rebuilding"
 )
 
 // StatusFrame tells a user where they stand; it is also the body of
@@ -148,6 +151,8 @@ func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (User
 	switch {
 	case p.HoldUntil > nowMs:
 		return StateAdmitted, 0
+	case p.Rank == queue.RankRebuilding:
+		return StateRebuilding, 0
 	case p.HoldUntil >= 0 || h.admitted:
 		return StateExpired, 0
 	case p.Rank == queue.RankPrequeue:

@@ -30,6 +30,9 @@ func TestPlaceState(t *testing.T) {
 		{"in a drop's pre-queue: no position", queue.Place{Rank: queue.RankPrequeue, HoldUntil: -1}, socketView{}, StatePrequeue, 0},
 		{"pre-queue join not yet in Redis", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
 		{"drawn, after the opening", queue.Place{Rank: 4, HoldUntil: -1, Drawn: 9}, socketView{}, StateWaiting, 5},
+		{"waiting while the event is rebuilt", queue.Place{Rank: queue.RankRebuilding, HoldUntil: -1}, socketView{placed: true}, StateRebuilding, 0},
+		{"admitted, rebuilt hold not yet written", queue.Place{Rank: queue.RankRebuilding, HoldUntil: -1}, socketView{admitted: true}, StateRebuilding, 0},
+		{"holding while the event is rebuilt", queue.Place{Rank: queue.RankRebuilding, HoldUntil: now + 1}, socketView{admitted: true}, StateAdmitted, 0},
 	}
 	for _, tc := range tests {
 		st, pos := placeState(tc.p, now, tc.h, pending)
@@ -90,7 +93,7 @@ func FuzzClientFrame(f *testing.F) {
 // encoding/json writes, for every state, with and without an ETA.
 func TestAppendStatusMatchesJSON(t *testing.T) {
 	eta := int64(42)
-	for _, st := range []UserState{StatePending, StatePrequeue, StateWaiting, StateAdmitted, StateExpired, StateNotQueued} {
+	for _, st := range []UserState{StatePending, StatePrequeue, StateWaiting, StateAdmitted, StateExpired, StateNotQueued, StateRebuilding} {
 		for _, e := range []*int64{nil, &eta} {
 			for _, drop := range []struct{ opensAt, opensIn, drawn int64 }{{}, {1_795_310_100_000, 28, 0}, {0, 0, 77}} {
 				f := StatusFrame{Type: "status", EventID: "Sale_2026-11", UserID: "alice@example.com:7.x", State: st,

@@ -49,6 +49,9 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		if len(r.Swept) > 0 {
 			s.log.Info("removed users gone past the disconnect grace", "event", r.EventID, "users", len(r.Swept))
 		}
+		if r.Recovered > 0 {
+			s.log.Warn("wrote admissions an admitter left out of the log", "event", r.EventID, "users", r.Recovered)
+		}
 		s.admitUsers(r.EventID, r.Admitted, r.ExpiresAt)
 	}
 }

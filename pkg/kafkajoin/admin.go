@@ -20,15 +20,19 @@ type Admin struct {
 
 var _ queue.Topics = (*Admin)(nil)
 
-// EnsureTopic creates eventID's topic with the given partitions; an existing
-// topic is left as it is.
+// EnsureTopic creates eventID's topic with the given partitions, keeping its
+// records for ever (retention.ms=-1, retention.bytes=-1): the log is the
+// source of truth a rebuild reads, for the life of the event (the admin
+// DELETE removes the topic). An existing topic is left as it is.
 func (a *Admin) EnsureTopic(ctx context.Context, eventID string, partitions int) error {
-	return a.ensure(ctx, a.conn.Topic(eventID), partitions)
+	return a.ensure(ctx, a.conn.Topic(eventID), partitions,
+		kafka.ConfigEntry{ConfigName: "retention.ms", ConfigValue: "-1"},
+		kafka.ConfigEntry{ConfigName: "retention.bytes", ConfigValue: "-1"})
 }
 
-func (a *Admin) ensure(ctx context.Context, topic string, partitions int) error {
+func (a *Admin) ensure(ctx context.Context, topic string, partitions int, configs ...kafka.ConfigEntry) error {
 	resp, err := a.client.CreateTopics(ctx, &kafka.CreateTopicsRequest{
-		Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: partitions, ReplicationFactor: -1}},
+		Topics: []kafka.TopicConfig{{Topic: topic, NumPartitions: partitions, ReplicationFactor: -1, ConfigEntries: configs}},
 	})
 	if err == nil {
 		err = resp.Errors[topic]

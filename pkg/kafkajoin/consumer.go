@@ -440,32 +440,44 @@ func (c *Consumer) decode(batch []kafka.Message) (good []decoded, dead []deadLet
 }
 
 // write applies good to the sink, retrying until it succeeds; the messages
-// of events with no configuration come back to be dead-lettered. ok is
-// false when ctx ended first.
+// of events with no configuration come back to be dead-lettered. The
+// messages of an event being rebuilt from its log are held, and offered
+// again every second until the rebuild ends: the batch stays uncommitted
+// meanwhile. ok is false when ctx ended first.
 func (c *Consumer) write(ctx context.Context, good []decoded) (dead []deadLetter, ok bool) {
-	if len(good) == 0 {
-		return nil, true
-	}
-	msgs := make([]queue.Message, len(good))
-	for i, g := range good {
-		msgs[i] = g.msg
-	}
-	var res queue.IngestResult
-	if !c.retry(ctx, "write to store", &c.storeOK, func(ctx context.Context) (err error) {
-		res, err = c.sink.Ingest(ctx, msgs, time.Now().UnixMilli())
-		return err
-	}) {
-		return nil, false
-	}
-	for _, g := range good {
-		if slices.Contains(res.UnknownEvents, g.msg.EventID) {
-			dead = append(dead, deadLetter{g.src, "event_not_found: event " + g.msg.EventID + " has no configuration"})
+	for len(good) > 0 {
+		msgs := make([]queue.Message, len(good))
+		for i, g := range good {
+			msgs[i] = g.msg
 		}
+		var res queue.IngestResult
+		if !c.retry(ctx, "write to store", &c.storeOK, func(ctx context.Context) (err error) {
+			res, err = c.sink.Ingest(ctx, msgs, time.Now().UnixMilli())
+			return err
+		}) {
+			return nil, false
+		}
+		var held []decoded
+		for _, g := range good {
+			switch {
+			case slices.Contains(res.UnknownEvents, g.msg.EventID):
+				dead = append(dead, deadLetter{g.src, "event_not_found: event " + g.msg.EventID + " has no configuration"})
+			case slices.Contains(res.Rebuilding, g.msg.EventID):
+				held = append(held, g)
+			}
+		}
+		c.written.Add(int64(res.Joined + res.Left))
+		c.ignored.Add(int64(res.Ignored))
+		c.admitted.Add(int64(res.Admitted))
+		c.inversions.Add(int64(res.Inversions))
+		if len(held) > 0 {
+			c.log.Info("events being rebuilt from their log; holding their messages", "events", res.Rebuilding, "messages", len(held))
+			if !sleep(ctx, min(c.cfg.RetryMax, time.Second)) {
+				return nil, false
+			}
+		}
+		good = held
 	}
-	c.written.Add(int64(res.Joined + res.Left))
-	c.ignored.Add(int64(res.Ignored))
-	c.admitted.Add(int64(res.Admitted))
-	c.inversions.Add(int64(res.Inversions))
 	return dead, true
 }
 

@@ -32,7 +32,7 @@ func waitLine(t *testing.T, sys *testsys.System, event string, want int) []tests
 }
 
 func TestPublishIsAckedWithUserKey(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 10, 3)
 	sys.Join(ev, "alice", 1000)
@@ -54,6 +54,29 @@ func TestPublishIsAckedWithUserKey(t *testing.T) {
 	}
 }
 
+// TestEventTopicsKeepTheirRecords: an event's topic is created with
+// retention.ms=-1, so a rebuild can read its whole log.
+func TestEventTopicsKeepTheirRecords(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 10, 3)
+	resp, err := (&kafka.Client{Addr: kafka.TCP(sys.BrokerConfig.Brokers...)}).DescribeConfigs(context.Background(), &kafka.DescribeConfigsRequest{
+		Resources: []kafka.DescribeConfigRequestResource{{ResourceType: kafka.ResourceTypeTopic, ResourceName: sys.BrokerConfig.Topic(ev), ConfigNames: []string{"retention.ms", "retention.bytes"}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, r := range resp.Resources {
+		for _, c := range r.ConfigEntries {
+			got[c.ConfigName] = c.ConfigValue
+		}
+	}
+	if got["retention.ms"] != "-1" || got["retention.bytes"] != "-1" {
+		t.Fatalf("topic configs %v, want retention.ms and retention.bytes -1", got)
+	}
+}
+
 // partitionOf returns the partition the publisher chose for user's key.
 func partitionOf(t *testing.T, sys *testsys.System, ev, user string) int {
 	t.Helper()
@@ -69,9 +92,12 @@ func partitionOf(t *testing.T, sys *testsys.System, ev, user string) int {
 }
 
 func TestLineFollowsStampOrderAcrossPartitions(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 10, 4)
+	if leaders := leadersOf(t, sys, ev); len(leaders) < 2 {
+		t.Fatalf("the 4 partitions are led by brokers %v: want them spread over the 3 brokers", leaders)
+	}
 	sys.StartConsumer(sys.ConsumerConfig())
 
 	// Stamps are published in random order over four partitions, with
@@ -94,6 +120,20 @@ func TestLineFollowsStampOrderAcrossPartitions(t *testing.T) {
 	}
 }
 
+// leadersOf returns the distinct brokers leading ev's partitions.
+func leadersOf(t *testing.T, sys *testsys.System, ev string) map[int]bool {
+	t.Helper()
+	md, err := (&kafka.Client{Addr: kafka.TCP(sys.BrokerConfig.Brokers...)}).Metadata(context.Background(), &kafka.MetadataRequest{Topics: []string{sys.BrokerConfig.Topic(ev)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	leaders := map[int]bool{}
+	for _, p := range md.Topics[0].Partitions {
+		leaders[p.Leader.ID] = true
+	}
+	return leaders
+}
+
 func publishAll(t *testing.T, sys *testsys.System, ev string, users []testsys.WaitingUser) {
 	t.Helper()
 	var wg sync.WaitGroup
@@ -108,7 +148,7 @@ func publishAll(t *testing.T, sys *testsys.System, ev string, users []testsys.Wa
 }
 
 func TestRejoinKeepsFirstPlaceAndLeaveRemoves(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 10, 2)
 	sys.StartConsumer(sys.ConsumerConfig())
@@ -135,7 +175,7 @@ func TestRejoinKeepsFirstPlaceAndLeaveRemoves(t *testing.T) {
 }
 
 func TestNewEventTopicIsDiscoveredWhileRunning(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	first := testenv.EventID(t)
 	sys.CreateEvent(first, 10, 1)
 	c := sys.StartConsumer(sys.ConsumerConfig())
@@ -158,7 +198,7 @@ func TestNewEventTopicIsDiscoveredWhileRunning(t *testing.T) {
 }
 
 func TestPoisonMessagesGoToDLQAndTheStreamGoesOn(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 10, 1)
 	c := sys.StartConsumer(sys.ConsumerConfig())
@@ -224,7 +264,7 @@ func headers(m kafka.Message) map[string]string {
 func startsWith(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
 
 func TestRedisOutageLosesNothing(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{Redis: []testredis.Option{testredis.Persistent()}})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3, Redis: []testredis.Option{testredis.Persistent()}})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 10, 3)
 	c := sys.StartConsumer(sys.ConsumerConfig())
@@ -255,7 +295,7 @@ func TestRedisOutageLosesNothing(t *testing.T) {
 }
 
 func TestConsumerHandoverLosesNothing(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 10, 4)
 	cfg := sys.ConsumerConfig()
@@ -294,7 +334,7 @@ func checkSequence(t *testing.T, line []testsys.WaitingUser) {
 }
 
 func TestGracefulStopCommitsWhatWasWritten(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 10, 2)
 	cfg := sys.ConsumerConfig()
@@ -331,7 +371,7 @@ func TestGracefulStopCommitsWhatWasWritten(t *testing.T) {
 }
 
 func TestDeletedEventTopicIsDropped(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 10, 1)
 	c := sys.StartConsumer(sys.ConsumerConfig())
@@ -357,7 +397,7 @@ func TestDeletedEventTopicIsDropped(t *testing.T) {
 // or the hold ended) between the first delivery and the replay must not
 // come back in line for that join; a new join of theirs still queues.
 func TestReplayNeverAdmitsTwice(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 2, 2)
 	ctx := context.Background()

@@ -22,7 +22,7 @@ import (
 // the seed, then the joins stamped after the opening in stamp order; a
 // pre-queue join delivered after the opening lands at its drawn place.
 func TestDropLineIsTheDrawThenStampOrder(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
 	opensAt := time.Now().Add(4 * time.Second).UnixMilli()
 	e := sys.CreateDrop(ev, 2, 4, opensAt, 600)

@@ -35,7 +35,10 @@ type Publisher struct {
 	client *kafka.Client
 }
 
-var _ queue.Publisher = (*Publisher)(nil)
+var (
+	_ queue.Publisher = (*Publisher)(nil)
+	_ queue.Recorder  = (*Publisher)(nil)
+)
 
 // NewPublisher returns a Publisher; it connects lazily.
 func NewPublisher(cfg PublisherConfig) *Publisher {
@@ -64,26 +67,43 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 // this process's metadata cache (an event created through another replica)
 // is retried until ctx ends.
 func (p *Publisher) Publish(ctx context.Context, m queue.Message) error {
-	value, err := m.Encode()
-	if err != nil {
-		return fmt.Errorf("kafkajoin: encode %s: %w", m.ID, err)
+	return p.Record(ctx, []queue.Message{m})
+}
+
+// Record writes msgs, each to its event's topic with key = user id (a
+// config record's key is the event id, so an event's configurations stay in
+// order), in one write acknowledged by all in-sync replicas. It implements
+// queue.Recorder.
+func (p *Publisher) Record(ctx context.Context, msgs []queue.Message) error {
+	if len(msgs) == 0 {
+		return nil
 	}
-	msg := kafka.Message{Topic: p.conn.Topic(m.EventID), Key: []byte(m.UserID), Value: value}
+	out := make([]kafka.Message, len(msgs))
+	for i, m := range msgs {
+		value, err := m.Encode()
+		if err != nil {
+			return fmt.Errorf("kafkajoin: encode %s of %s: %w", m.Op, m.EventID, err)
+		}
+		key := m.UserID
+		if m.Op == queue.OpConfig {
+			key = m.EventID
+		}
+		out[i] = kafka.Message{Topic: p.conn.Topic(m.EventID), Key: []byte(key), Value: value}
+	}
 	for {
-		err = p.w.WriteMessages(ctx, msg)
-		if !errors.Is(err, kafka.UnknownTopicOrPartition) {
-			break
+		err := p.w.WriteMessages(ctx, out...)
+		if err == nil {
+			return nil
+		}
+		if !unknownTopic(err) || ctx.Err() != nil {
+			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
 		}
 		select {
 		case <-ctx.Done():
-			return fmt.Errorf("kafkajoin: publish to %s: %w", msg.Topic, err)
+			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
-	if err != nil {
-		return fmt.Errorf("kafkajoin: publish to %s: %w", msg.Topic, err)
-	}
-	return nil
 }
 
 // Ping asks a broker for its API versions.
@@ -100,3 +120,17 @@ func (p *Publisher) Admin() *Admin { return &Admin{conn: p.conn, client: p.clien
 
 // Close flushes and closes the writer.
 func (p *Publisher) Close() error { return p.w.Close() }
+
+// unknownTopic reports whether err, or any message's error of a batch
+// write, is a topic missing from the writer's metadata.
+func unknownTopic(err error) bool {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if errors.Is(e, kafka.UnknownTopicOrPartition) {
+				return true
+			}
+		}
+	}
+	return errors.Is(err, kafka.UnknownTopicOrPartition)
+}

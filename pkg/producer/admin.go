@@ -152,7 +152,9 @@ func (s *Server) putEvent(c echo.Context) error {
 	}
 	created, err := s.store.PutEvent(ctx, ev)
 	if err != nil {
-		return s.storeError("put event", err)
+		// broker_unavailable when the configuration was stored but its
+		// record could not be written: the PUT is to be repeated.
+		return s.eventError(id, "put event", err)
 	}
 	s.events.Forget(id)
 	s.log.Info("event saved", "event", ev.String(), "created", created)

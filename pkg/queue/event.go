@@ -321,6 +321,10 @@ type Place struct {
 // RankPrequeue is the Rank of a user in a drop's line before its opening.
 const RankPrequeue = -2
 
+// RankRebuilding is the Rank of every user of an event whose live state is
+// being rebuilt from its log: no place can be told meanwhile.
+const RankRebuilding = -3
+
 // InLine reports whether the user is waiting in the line.
 func (p Place) InLine() bool { return p.Rank >= 0 || p.Rank == RankPrequeue }
 
@@ -365,4 +369,8 @@ type TickResult struct {
 	Waiting   int64    // users waiting after the tick
 	Swept     []string // waiting users removed after the disconnect grace
 	Unknown   bool     // the event has no configuration
+	// Recovered counts admissions a crashed admitter left unlogged that
+	// this tick wrote to the log (their users are told through the
+	// admissions channel).
+	Recovered int
 }

@@ -1,6 +1,7 @@
 package queue_test
 
 import (
+	"reflect"
 	"regexp"
 	"testing"
 	"time"
@@ -48,6 +49,8 @@ func FuzzDecodeMessage(f *testing.F) {
 	f.Add([]byte(`{"v":1,"op":"leave","eventId":"e1","userId":"u1","ts":5,"id":"x"}`))
 	f.Add([]byte(`{"v":1,"op":"join","eventId":"e 1","userId":"u1","ts":5}`))
 	f.Add([]byte(`null`))
+	f.Add([]byte(`{"v":2,"op":"admit","eventId":"e1","userId":"u1","ts":9,"expiresAt":99,"score":5,"joinTs":5}`))
+	f.Add([]byte(`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e1","capacity":1,"holdSeconds":1,"state":"open","partitions":1}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := queue.DecodeMessage(b)
 		if err != nil {
@@ -58,7 +61,7 @@ func FuzzDecodeMessage(f *testing.F) {
 		}
 		enc, _ := m.Encode()
 		again, err := queue.DecodeMessage(enc)
-		if err != nil || again != m {
+		if err != nil || !reflect.DeepEqual(again, m) {
 			t.Fatalf("round trip of %+v: %+v, %v", m, again, err)
 		}
 	})

@@ -5,30 +5,78 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+
+	"github.com/waitq/waitq/pkg/draw"
 )
 
-// Op is what a message asks of the waiting line.
+// Op is what a message asks of the waiting line, or, for a record, what
+// the live state did.
 type Op string
 
-// The operations a message carries.
+// The operations a message carries. Joins and leaves are requests: the
+// ingest consumer applies them to the live state. The others are records
+// (Op.Record): changes the live state made on its own, written to the log
+// after they were made so that the state can be rebuilt from the log alone;
+// the ingest consumer skips them.
 const (
 	OpJoin  Op = "join"
 	OpLeave Op = "leave"
+	// OpAdmit records an admission: the user left the line at Score and
+	// holds a slot until ExpiresAt, served for the join stamped JoinTS.
+	OpAdmit Op = "admit"
+	// OpRelease records a slot given back before its hold ended.
+	OpRelease Op = "release"
+	// OpExpire records a hold that ended (dropped at TS).
+	OpExpire Op = "expire"
+	// OpSweep records a waiting user removed after the disconnect grace
+	// from their place at Score.
+	OpSweep Op = "sweep"
+	// OpConfig records the event's configuration (Event, with its draw
+	// seed in Seed) as an admin create or update left it.
+	OpConfig Op = "config"
 )
 
-// MessageVersion is the only value of Message.V this code writes and reads.
-const MessageVersion = 1
+// Record reports whether op is a record of a change already made (admit,
+// release, expire, sweep, config) rather than a request (join, leave).
+func (op Op) Record() bool {
+	switch op {
+	case OpAdmit, OpRelease, OpExpire, OpSweep, OpConfig:
+		return true
+	}
+	return false
+}
 
-// Message is a join or leave as it travels through the event's Kafka topic
-// (key = UserID). TS is the server stamp in unix milliseconds: the score of
-// the user's place in line.
+// Message versions: MessageVersion carries the requests (join, leave),
+// RecordVersion the records. A reader older than the records dead-letters
+// them, which costs nothing live: they are only read by a rebuild.
+const (
+	MessageVersion = 1
+	RecordVersion  = 2
+)
+
+// Message is a join or leave, or a record, as it travels through the
+// event's Kafka topic (key = UserID; a config record's key is the event
+// id). TS is the server stamp in unix milliseconds: for a join the score of
+// the user's place in line, for a record when the change was made.
 type Message struct {
 	V       int    `json:"v"`
 	Op      Op     `json:"op"`
 	EventID string `json:"eventId"`
-	UserID  string `json:"userId"`
+	UserID  string `json:"userId,omitempty"`
 	TS      int64  `json:"ts"`
-	ID      string `json:"id"`
+	ID      string `json:"id,omitempty"`
+	// ExpiresAt is the end of an admission's hold (unix ms; admit).
+	ExpiresAt int64 `json:"expiresAt,omitempty"`
+	// Score is the place the user left: the admitted one (admit) or the
+	// swept one (sweep); a stamp, or a drop's negative drawn score.
+	Score int64 `json:"score,omitempty"`
+	// JoinTS is the stamp of the join an admission served (admit): what
+	// the served record keeps, opensAt - 1 for a drawn place.
+	JoinTS int64 `json:"joinTs,omitempty"`
+	// Event is the configuration of a config record, and Seed its draw
+	// seed in hex ("": none).
+	Event *Event `json:"event,omitempty"`
+	Seed  string `json:"seed,omitempty"`
 }
 
 // NewMessage returns a message of op by userID in eventID stamped ts (unix
@@ -39,21 +87,80 @@ func NewMessage(op Op, eventID, userID string, ts int64) Message {
 	return Message{V: MessageVersion, Op: op, EventID: eventID, UserID: userID, TS: ts, ID: hex.EncodeToString(id[:])}
 }
 
+// NewRecord returns a record of op by userID in eventID made at ts (unix
+// ms); the caller fills in the op's fields.
+func NewRecord(op Op, eventID, userID string, ts int64) Message {
+	return Message{V: RecordVersion, Op: op, EventID: eventID, UserID: userID, TS: ts}
+}
+
+// NewConfigRecord returns the config record of e as stored, made at ts.
+func NewConfigRecord(e Event, ts int64) Message {
+	m := NewRecord(OpConfig, e.ID, "", ts)
+	if e.Seed != nil {
+		m.Seed = e.Seed.Hex()
+	}
+	e.Seed = nil
+	m.Event = &e
+	return m
+}
+
 // Validate reports the first way m breaks the contract, or nil.
 func (m *Message) Validate() error {
+	want := MessageVersion
+	if m.Op.Record() {
+		want = RecordVersion
+	}
 	switch {
-	case m.V != MessageVersion:
-		return fmt.Errorf("queue: message version %d, want %d", m.V, MessageVersion)
-	case m.Op != OpJoin && m.Op != OpLeave:
-		return fmt.Errorf("queue: message op %q is neither join nor leave", m.Op)
+	case m.Op != OpJoin && m.Op != OpLeave && !m.Op.Record():
+		return fmt.Errorf("queue: message op %q is unknown", m.Op)
+	case m.V != want:
+		return fmt.Errorf("queue: message version %d, want %d for %s", m.V, want, m.Op)
 	case !ValidEventID(m.EventID):
 		return fmt.Errorf("queue: message event id %q is invalid", m.EventID)
-	case !ValidUserID(m.UserID):
+	case m.Op != OpConfig && !ValidUserID(m.UserID):
 		return fmt.Errorf("queue: message user id %q is invalid", m.UserID)
 	case m.TS <= 0:
 		return fmt.Errorf("queue: message stamp %d is not a positive unix ms time", m.TS)
+	case m.Op == OpAdmit && (m.ExpiresAt <= 0 || m.JoinTS == 0 || m.Score == 0):
+		return fmt.Errorf("queue: admit record of %q lacks expiresAt, joinTs or score", m.UserID)
+	case m.Op == OpSweep && m.Score == 0:
+		return fmt.Errorf("queue: sweep record of %q lacks its score", m.UserID)
+	case m.Op == OpConfig:
+		return m.validateConfig()
 	}
 	return nil
+}
+
+// validateConfig checks a config record: a valid configuration of its own
+// event, and a seed that parses.
+func (m *Message) validateConfig() error {
+	switch {
+	case m.Event == nil:
+		return fmt.Errorf("queue: config record of %s has no event", m.EventID)
+	case m.Event.ID != m.EventID:
+		return fmt.Errorf("queue: config record of %s holds event %q", m.EventID, m.Event.ID)
+	case m.UserID != "":
+		return fmt.Errorf("queue: config record of %s has a user id", m.EventID)
+	}
+	if err := m.Event.Validate(); err != nil {
+		return fmt.Errorf("queue: config record of %s: %w", m.EventID, err)
+	}
+	if m.Seed != "" {
+		if _, err := draw.ParseSeed(m.Seed); err != nil {
+			return fmt.Errorf("queue: config record of %s: %w", m.EventID, err)
+		}
+	}
+	return nil
+}
+
+// ConfiguredEvent returns the event of a config record with its seed.
+func (m *Message) ConfiguredEvent() Event {
+	e := *m.Event
+	if m.Seed != "" {
+		seed, _ := draw.ParseSeed(m.Seed) // checked by Validate
+		e.Seed = &seed
+	}
+	return e
 }
 
 // Encode returns m as JSON.
@@ -87,4 +194,8 @@ type IngestResult struct {
 	// UnknownEvents lists the events with no configuration: none of their
 	// messages was written.
 	UnknownEvents []string
+	// Rebuilding lists the events being rebuilt from their log: none of
+	// their messages was written; they are to be offered again once the
+	// rebuild ends.
+	Rebuilding []string
 }

@@ -2,11 +2,13 @@ package queue_test
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/waitq/waitq/internal/b64"
+	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/pkg/queue"
 )
 
@@ -47,7 +49,7 @@ func TestMessageRoundTripAndRejects(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, err := queue.DecodeMessage(b)
-	if err != nil || got != m {
+	if err != nil || !reflect.DeepEqual(got, m) {
 		t.Fatalf("round trip: %+v, %v", got, err)
 	}
 	bad := []string{
@@ -59,11 +61,58 @@ func TestMessageRoundTripAndRejects(t *testing.T) {
 		`{"v":1,"op":"join","eventId":"e1","userId":"u1","ts":0}`,
 		`{"v":1,"op":"join","eventId":"e1","userId":"u1","ts":-5}`,
 		`{"v":1,"op":"join","eventId":"e1","userId":"u1","ts":"soon"}`,
+		`{"v":1,"op":"admit","eventId":"e1","userId":"u1","ts":9,"expiresAt":99,"score":5,"joinTs":5}`,
+		`{"v":2,"op":"admit","eventId":"e1","userId":"u1","ts":9,"score":5,"joinTs":5}`,
+		`{"v":2,"op":"admit","eventId":"e1","userId":"u1","ts":9,"expiresAt":99,"joinTs":5}`,
+		`{"v":2,"op":"sweep","eventId":"e1","userId":"u1","ts":9}`,
+		`{"v":2,"op":"release","eventId":"e1","ts":9}`,
+		`{"v":2,"op":"config","eventId":"e1","ts":9}`,
+		`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e2","capacity":1,"holdSeconds":1,"state":"open","partitions":1}}`,
+		`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e1","capacity":0,"holdSeconds":1,"state":"open","partitions":1}}`,
+		`{"v":2,"op":"config","eventId":"e1","ts":9,"seed":"zz","event":{"eventId":"e1","capacity":1,"holdSeconds":1,"state":"open","partitions":1}}`,
+		`{"v":3,"op":"admit","eventId":"e1","userId":"u1","ts":9,"expiresAt":99,"score":5,"joinTs":5}`,
 	}
 	for _, s := range bad {
 		if m, err := queue.DecodeMessage([]byte(s)); err == nil {
 			t.Errorf("DecodeMessage(%s) = %+v, want an error", s, m)
 		}
+	}
+}
+
+// TestRecordsRoundTrip: every record decodes to what was encoded, and
+// only records say Record.
+func TestRecordsRoundTrip(t *testing.T) {
+	seed, err := draw.NewSeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admit := queue.NewRecord(queue.OpAdmit, "e1", "u1", 9)
+	admit.ExpiresAt, admit.Score, admit.JoinTS = 99, -5, 4
+	sweep := queue.NewRecord(queue.OpSweep, "e1", "u1", 9)
+	sweep.Score = 7
+	ev := queue.Event{ID: "e1", Capacity: 3, HoldSeconds: 60, State: queue.StatePaused, Partitions: 2, Schedule: queue.Schedule{OpensAt: 5000, PrequeueSeconds: 2}, Seed: &seed}
+	for _, m := range []queue.Message{admit, sweep, queue.NewRecord(queue.OpRelease, "e1", "u1", 9), queue.NewRecord(queue.OpExpire, "e1", "u1", 9), queue.NewConfigRecord(ev, 9)} {
+		t.Run(string(m.Op), func(t *testing.T) {
+			if !m.Op.Record() {
+				t.Errorf("%s is not a record", m.Op)
+			}
+			b, err := m.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := queue.DecodeMessage(b)
+			if err != nil || !reflect.DeepEqual(got, m) {
+				t.Fatalf("round trip of %s: %+v, %v", b, got, err)
+			}
+			if m.Op == queue.OpConfig {
+				if e := got.ConfiguredEvent(); !reflect.DeepEqual(e, ev) {
+					t.Errorf("configured event %+v, want %+v", e, ev)
+				}
+			}
+		})
+	}
+	if queue.OpJoin.Record() || queue.OpLeave.Record() {
+		t.Error("join or leave says it is a record")
 	}
 }
 

@@ -15,7 +15,11 @@ import (
 // Ingest applies msgs to the waiting lines, in order per event, with one
 // script call per event, all in one pipelined round trip; with the fast
 // track on (WithFastTrack) each call then admits from the head of the line
-// while there is room. A drop's pre-queue joins take their drawn places
+// while there is room (with a recorder, those admissions are written to
+// the log before their users are told). Records (queue.Op.Record) are
+// skipped and counted as ignored: Redis made those changes already. The
+// messages of an event being rebuilt are not written: it is listed in
+// Rebuilding. A drop's pre-queue joins take their drawn places
 // (package draw), computed here from the event's seed. On error nothing can
 // be assumed written; applying the same messages again is harmless (a
 // replayed sequence of joins and leaves ends in the same state).
@@ -27,6 +31,10 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 	)
 	for i := range msgs {
 		m := &msgs[i]
+		if m.Op.Record() {
+			res.Ignored++ // a change already made: only a rebuild reads it
+			continue
+		}
 		if _, ok := byEv[m.EventID]; !ok {
 			order = append(order, m.EventID)
 		}
@@ -35,23 +43,25 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 	// A call refused because the draw changed (the event was deleted and
 	// made again, or scheduled since the seed was cached) is sent again
 	// with the seed read afresh; twice is enough for any one change.
+	var cs []changes
 	for attempt := 0; len(order) > 0; attempt++ {
 		if attempt == 3 {
 			return res, fmt.Errorf("redisstore: ingest: the draw of %v kept changing", order)
 		}
-		stale, err := s.ingestEvents(ctx, order, byEv, nowMs, &res)
+		stale, err := s.ingestEvents(ctx, order, byEv, nowMs, &res, &cs)
 		if err != nil {
 			return res, fmt.Errorf("redisstore: ingest %d messages: %w", len(msgs), err)
 		}
 		order = stale
 	}
+	s.record(ctx, nowMs, cs)
 	return res, nil
 }
 
 // ingestEvents runs the ingest script once per event of order, adding what
 // it did to res, and returns the events whose draw was stale (nothing of
 // theirs was written).
-func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.Message, nowMs int64, res *queue.IngestResult) ([]string, error) {
+func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.Message, nowMs int64, res *queue.IngestResult, cs *[]changes) ([]string, error) {
 	draws, err := s.draws.get(ctx, s, order)
 	if err != nil {
 		return nil, err
@@ -59,8 +69,8 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 	calls := make([]scriptCall, len(order))
 	for i, ev := range order {
 		d := draws[ev]
-		args := make([]any, 0, 5+4*len(byEv[ev]))
-		args = append(args, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment)
+		args := make([]any, 0, 6+4*len(byEv[ev]))
+		args = append(args, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.journal())
 		var drawer *draw.Drawer
 		if d.seed != nil {
 			drawer = draw.NewDrawer(*d.seed)
@@ -91,14 +101,22 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 				s.draws.forget(order[i])
 				stale = append(stale, order[i])
 				continue
+			case -3:
+				res.Rebuilding = append(res.Rebuilding, order[i])
+				continue
 			}
 		case []any:
-			if len(v) == 5 {
+			if len(v) == 8 {
 				res.Joined += int(v[0].(int64))
 				res.Left += int(v[1].(int64))
 				res.Ignored += int(v[2].(int64))
 				res.Admitted += int(v[3].(int64))
 				res.Inversions += int(v[4].(int64))
+				c, err := scriptChanges(order[i], v[5], v[6], v[7])
+				if err != nil {
+					return nil, err
+				}
+				*cs = append(*cs, c)
 				continue
 			}
 		}

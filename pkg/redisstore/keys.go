@@ -53,17 +53,22 @@ func HealthKey(eventID string) string { return "waitq:{" + eventID + "}:health" 
 // first, JSON (queue.RateChange), at most maxChanges.
 func ChangesKey(eventID string) string { return "waitq:{" + eventID + "}:changes" }
 
+// UnloggedKey is the ZSET of eventID's holders whose admission is not yet
+// in the log, scored by when they were admitted (unix ms): they are told
+// nothing until their admit record is acknowledged (admission.lua).
+func UnloggedKey(eventID string) string { return "waitq:{" + eventID + "}:unlogged" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
-	control, health, changes                               string
+	control, health, changes, unlogged                     string
 }
 
 // admission returns the keys every admitting script (admit.lua, ingest.lua,
 // release.lua) takes first, in the order admission.lua names them.
 func (k eventKeys) admission() []string {
-	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes}
+	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unlogged}
 }
 
 func keysOf(eventID string) eventKeys {
@@ -78,5 +83,6 @@ func keysOf(eventID string) eventKeys {
 		control:  ControlKey(eventID),
 		health:   HealthKey(eventID),
 		changes:  ChangesKey(eventID),
+		unlogged: UnloggedKey(eventID),
 	}
 }

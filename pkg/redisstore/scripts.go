@@ -26,6 +26,8 @@ var (
 	sweepSrc string
 	//go:embed lua/health.lua
 	healthSrc string
+	//go:embed lua/mark_logged.lua
+	markLoggedSrc string
 
 	// The scripts that admit run behind admission.lua, the one admission
 	// step.
@@ -36,8 +38,9 @@ var (
 	statusScript      = redis.NewScript(statusSrc)
 	sweepScript       = redis.NewScript(sweepSrc)
 	healthScript      = redis.NewScript(healthSrc)
+	markLoggedScript  = redis.NewScript(markLoggedSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, admitScript, releaseScript, statusScript, sweepScript, healthScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, admitScript, releaseScript, statusScript, sweepScript, healthScript, markLoggedScript}
 )
 
 // loadScripts makes every script known to the server(s), so that EVALSHA in a

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -23,6 +25,10 @@ type Store struct {
 	// (0: only the slot monitor admits).
 	fastTrack int
 	draws     *drawCache
+	// recorder, when set, writes every change the scripts make on their
+	// own to the log (WithRecorder); failures are logged to log.
+	recorder queue.Recorder
+	log      *slog.Logger
 }
 
 var _ queue.EventStore = (*Store)(nil)
@@ -40,7 +46,9 @@ func Dial(ctx context.Context, url string) (*Store, error) {
 // admit up to batch users at once while there is room (0: only the slot
 // monitor's Tick admits).
 func (s *Store) WithFastTrack(batch int) *Store {
-	return &Store{c: s.c, fastTrack: max(batch, 0), draws: s.draws}
+	c := *s
+	c.fastTrack = max(batch, 0)
+	return &c
 }
 
 // Client returns the underlying client.
@@ -109,7 +117,26 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 	if err := s.c.SAdd(ctx, EventsKey, e.ID).Err(); err != nil {
 		return false, fmt.Errorf("redisstore: register event %s: %w", e.ID, err)
 	}
+	if err := s.recordConfig(ctx, e.ID); err != nil {
+		return false, err
+	}
 	return exists.Val() == 0, nil
+}
+
+// recordConfig writes id's configuration as stored (with the seed that
+// stayed) to the log, with a recorder: a rebuild attaches the line to it.
+func (s *Store) recordConfig(ctx context.Context, id string) error {
+	if s.recorder == nil {
+		return nil
+	}
+	stored, err := s.Event(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.recorder.Record(ctx, []queue.Message{queue.NewConfigRecord(stored, time.Now().UnixMilli())}); err != nil {
+		return fmt.Errorf("redisstore: record the configuration of %s: %w: %w", id, queue.ErrBrokerUnavailable, err)
+	}
+	return nil
 }
 
 // Event returns id's configuration.
@@ -124,6 +151,11 @@ func (s *Store) Event(ctx context.Context, id string) (queue.Event, error) {
 func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	if len(h) == 0 {
 		return queue.Event{}, queue.ErrEventNotFound
+	}
+	if _, ok := h["capacity"]; !ok && h["rebuilding"] != "" {
+		// A rebuild marked an event Redis lost and has not written its
+		// configuration yet: a cached configuration goes on serving joins.
+		return queue.Event{}, queue.ErrRebuilding
 	}
 	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"]}
 	// Settings added later are absent from configurations written before.
@@ -249,7 +281,7 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 // DeleteEvent removes id's keys and registration unless a slot is held.
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
-	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes}, nowMs).Int()
+	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unlogged}, nowMs).Int()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)
 	}

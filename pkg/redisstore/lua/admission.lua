@@ -5,10 +5,11 @@
 -- Those scripts take the admission keys first, in this order:
 -- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
 -- KEYS[4] stats HASH, KEYS[5] seen ZSET, KEYS[6] served ZSET,
--- KEYS[7] control HASH, KEYS[8] health HASH, KEYS[9] changes LIST
+-- KEYS[7] control HASH, KEYS[8] health HASH, KEYS[9] changes LIST,
+-- KEYS[10] unlogged ZSET
 local K = {
   config = KEYS[1], waiting = KEYS[2], active = KEYS[3], stats = KEYS[4], seen = KEYS[5], served = KEYS[6],
-  control = KEYS[7], health = KEYS[8], changes = KEYS[9],
+  control = KEYS[7], health = KEYS[8], changes = KEYS[9], unlogged = KEYS[10],
 }
 
 -- The latest rate changes kept in the changes list.
@@ -208,8 +209,8 @@ local function control(now, a, holders)
   return to
 end
 
--- admit(event, now, batch, channel) drops holders whose hold ended
--- (score <= now), then, unless the event is paused, admits
+-- admit(event, now, batch, channel, journal) drops holders whose hold
+-- ended (score <= now), then, unless the event is paused, admits
 -- min(capacity - holders, batch, rate budget) users from the head of the
 -- line into active with score now + holdSeconds * 1000. Before
 -- config.opensAt (a scheduled drop) nobody is admitted. For each admitted
@@ -220,6 +221,17 @@ end
 -- stats.admittedMaxScore (what ingest.lua counts inversions against) and
 -- publishes {"eventId","expiresAt","users":[…]} on channel (when not
 -- empty) so that every gateway tells its sockets at once.
+--
+-- With journal ('1': the caller writes the admissions to the log), each
+-- admitted user is also put in unlogged (score now) and nothing is
+-- published: the caller writes the records, then mark_logged.lua takes
+-- them out of unlogged and publishes the notice. Until then status.lua
+-- shows them no hold, so nobody holds an entry token for an admission the
+-- log does not have. A holder still unlogged when its hold ends was never
+-- logged: it is dropped without an expiry to record.
+--
+-- While the event is being rebuilt (config.rebuilding) nothing happens:
+-- no hold is dropped, nobody is admitted.
 --
 -- The rate is config.admitPerMinute, or for an adaptive event (config
 -- adaptive.targetLatencyMs set) the effective rate control() returns, 0
@@ -233,19 +245,29 @@ end
 -- bucket's (another gateway's clock) refills nothing.
 --
 -- Returns nil when the event has no configuration, else expiresAt, the
--- number of holders dropped, and the list of admitted users in line order.
-local function admit(event, now, batch, channel)
+-- users whose logged hold ended (dropped now), and the admitted users in
+-- line order as a flat list of triples: user, place score, served stamp.
+local function admit(event, now, batch, channel, journal)
   local conf = redis.call('HMGET', K.config, 'capacity', 'holdSeconds', 'state', 'admitPerMinute', 'opensAt',
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
     'adaptive.startAdmitPerMinute', 'adaptive.increasePerStep', 'adaptive.decreaseFactor', 'adaptive.stepMs',
-    'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds')
+    'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds', 'rebuilding')
   if not conf[1] then
     return nil
   end
   local capacity, hold = tonumber(conf[1]), tonumber(conf[2])
   local opensAt = tonumber(conf[5] or '0') or 0
   local expires = now + hold * 1000
-  local dropped = redis.call('ZREMRANGEBYSCORE', K.active, '-inf', now)
+  local dropped, admitted = {}, {}
+  if conf[17] then
+    return expires, dropped, admitted
+  end
+  for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.active, '-inf', now)) do
+    if redis.call('ZREM', K.unlogged, user) == 0 then
+      dropped[#dropped + 1] = user
+    end
+  end
+  redis.call('ZREMRANGEBYSCORE', K.active, '-inf', now)
   local holders = redis.call('ZCARD', K.active)
   local room = math.min(capacity - holders, batch)
   local rate = tonumber(conf[4] or '0') or 0
@@ -277,34 +299,41 @@ local function admit(event, now, batch, channel)
   if adaptive and n < room and conf[3] ~= 'paused' and now >= opensAt and redis.call('ZCARD', K.waiting) > n then
     redis.call('HSET', K.control, 'limited', '1')
   end
-  local admitted = {}
   if n <= 0 then
     return expires, dropped, admitted
   end
   local popped = redis.call('ZPOPMIN', K.waiting, n)
   local top
+  local users = {}
   for i = 1, #popped, 2 do
     local user, score = popped[i], tonumber(popped[i + 1])
     top = score
+    local served = score
     if score < 0 then
-      score = opensAt - 1
+      served = opensAt - 1
     end
     redis.call('ZADD', K.active, expires, user)
-    redis.call('ZADD', K.served, score, user)
+    redis.call('ZADD', K.served, served, user)
     redis.call('ZREM', K.seen, user)
+    if journal == '1' then
+      redis.call('ZADD', K.unlogged, now, user)
+    end
+    users[#users + 1] = user
     admitted[#admitted + 1] = user
+    admitted[#admitted + 1] = score
+    admitted[#admitted + 1] = served
   end
-  if #admitted > 0 then
-    redis.call('HINCRBY', K.stats, 'admittedTotal', #admitted)
+  if #users > 0 then
+    redis.call('HINCRBY', K.stats, 'admittedTotal', #users)
     local best = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
     if not best or top > best then
       redis.call('HSET', K.stats, 'admittedMaxScore', string.format('%d', top))
     end
     if tokens then
-      redis.call('HSET', K.stats, 'tokens', string.format('%.17g', tokens - #admitted), 'tokensAt', string.format('%d', at))
+      redis.call('HSET', K.stats, 'tokens', string.format('%.17g', tokens - #users), 'tokensAt', string.format('%d', at))
     end
-    if channel ~= '' then
-      redis.call('PUBLISH', channel, cjson.encode({eventId = event, expiresAt = expires, users = admitted}))
+    if channel ~= '' and journal ~= '1' then
+      redis.call('PUBLISH', channel, cjson.encode({eventId = event, expiresAt = expires, users = users}))
     end
   end
   return expires, dropped, admitted

@@ -2,7 +2,8 @@
 --
 -- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET, KEYS[4] stats HASH,
 -- KEYS[5] seen ZSET, KEYS[6] served ZSET, KEYS[7] prequeue ZSET,
--- KEYS[8] control HASH, KEYS[9] health HASH, KEYS[10] changes LIST
+-- KEYS[8] control HASH, KEYS[9] health HASH, KEYS[10] changes LIST,
+-- KEYS[11] unlogged ZSET
 -- ARGV[1] now (unix ms)
 --
 -- Returns 1 when deleted, 0 when a slot is held (nothing changed), -1 when

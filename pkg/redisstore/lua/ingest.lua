@@ -2,14 +2,16 @@
 -- then let people straight in while there is room (after admission.lua,
 -- which it is run behind).
 --
--- KEYS[1..9] the admission keys (admission.lua), KEYS[10] prequeue ZSET
+-- KEYS[1..10] the admission keys (admission.lua), KEYS[11] prequeue ZSET
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
 -- ARGV[3] event id, ARGV[4] the admissions channel ('' : publish nothing)
 -- ARGV[5] the commitment of the draw whose scores the caller computed ('':
 -- the caller knows of no draw)
--- ARGV[6..] quadruples: op ("join" | "leave"), userId, stamp (unix ms),
+-- ARGV[6] journal ('1': the caller writes the fast track's admissions to
+-- the log, admission.lua)
+-- ARGV[7..] quadruples: op ("join" | "leave"), userId, stamp (unix ms),
 -- drawn score (package draw's Score of the user; '' without a draw)
 --
 -- A join takes the score of its stamp, or, when the event is a drop and it
@@ -33,13 +35,19 @@
 -- the event open, not paused) and nobody ahead is admitted in the same
 -- atomic step that keeps the capacity: there is no second way into a slot.
 --
--- Returns {joined, left, ignored, admitted, inversions} where ignored counts
--- joins of users who were already waiting, holding a slot or served, and
--- leaves of users not waiting, and admitted the users the fast track let
--- in; -1 when the event has no configuration (unknown or deleted event), -2
--- when ARGV[5] is not the event's commitment (the caller's draw is stale):
--- then nothing is written.
-local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit')
+-- Returns {joined, left, ignored, admitted, inversions, expiresAt,
+-- admittedUsers, dropped} where ignored counts joins of users who were
+-- already waiting, holding a slot or served, and leaves of users not
+-- waiting, admitted the users the fast track let in, and admittedUsers and
+-- dropped are as admit.lua returns them; -1 when the event has no
+-- configuration (unknown or deleted event), -2 when ARGV[5] is not the
+-- event's commitment (the caller's draw is stale), -3 while the event is
+-- being rebuilt (config.rebuilding; the caller holds the messages until it
+-- ends): then nothing is written.
+local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding')
+if conf[4] then
+  return -3
+end
 if not conf[1] then
   return -1
 end
@@ -51,7 +59,7 @@ local now = tonumber(ARGV[1])
 local maxAdmitted = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
 local joined, left, ignored = 0, 0, 0
 local overtaken, delays = {}, {}
-for i = 6, #ARGV, 4 do
+for i = 7, #ARGV, 4 do
   local op, user = ARGV[i], ARGV[i + 1]
   if op == 'join' then
     -- The score goes to ZADD as the caller's string (no number formatting);
@@ -61,7 +69,7 @@ for i = 6, #ARGV, 4 do
     if stamp < opensAt and ARGV[i + 3] ~= '' then
       score = ARGV[i + 3]
       place = tonumber(score)
-      redis.call('ZADD', KEYS[10], 'NX', score, user)
+      redis.call('ZADD', KEYS[11], 'NX', score, user)
     end
     local hold = redis.call('ZSCORE', K.active, user)
     local served = redis.call('ZSCORE', K.served, user)
@@ -93,11 +101,10 @@ end
 for b, n in pairs(delays) do
   redis.call('HINCRBY', K.stats, 'delay:' .. b, n)
 end
-local admitted = {}
+local expires, dropped, admitted = 0, {}, {}
 local batch = tonumber(ARGV[2])
 if batch > 0 then
-  local _
-  _, _, admitted = admit(ARGV[3], now, batch, ARGV[4])
+  expires, dropped, admitted = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
 end
 local inversions = 0
 for _, user in ipairs(overtaken) do
@@ -108,4 +115,4 @@ end
 if inversions > 0 then
   redis.call('HINCRBY', K.stats, 'inversions', inversions)
 end
-return {joined, left, ignored, #admitted, inversions}
+return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, dropped}

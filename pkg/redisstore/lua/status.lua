@@ -2,7 +2,7 @@
 --
 -- KEYS[1] waiting ZSET, KEYS[2] active ZSET, KEYS[3] seen ZSET,
 -- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH,
--- KEYS[7] control HASH
+-- KEYS[7] control HASH, KEYS[8] unlogged ZSET
 -- ARGV[1] now (unix ms), ARGV[2..] user ids
 --
 -- For each user: the 0-based rank in the waiting line or -1 (-2 for
@@ -11,14 +11,17 @@
 -- -1, and the 0-based place the draw gave them among everyone in the
 -- pre-queue, or -1: always -1 before the opening. Every user found
 -- waiting is marked seen at now: the presence that keeps their place
--- through the disconnect grace.
+-- through the disconnect grace. A holder whose admission is not yet in the
+-- log (unlogged, admission.lua) is told no hold: rank 0, the next in line,
+-- for the milliseconds until it is. While the event is being rebuilt
+-- (config.rebuilding) every rank is -3: no place can be told.
 --
 -- Returns {total waiting, admittedTotal, rate, rank1, hold1, drawn1, rank2,
 -- ...} where rate is an adaptive event's effective rate (control.effective,
 -- users a minute), -1 for an event with a fixed rate or a controller that
 -- has not run yet.
 local now = ARGV[1]
-local conf = redis.call('HMGET', KEYS[6], 'opensAt', 'adaptive.targetLatencyMs')
+local conf = redis.call('HMGET', KEYS[6], 'opensAt', 'adaptive.targetLatencyMs', 'rebuilding')
 local opensAt = tonumber(conf[1] or '0') or 0
 local rate = -1
 if conf[2] then
@@ -39,6 +42,12 @@ for i = 2, #ARGV do
     rank = -1
   end
   local hold = redis.call('ZSCORE', KEYS[2], user)
+  if hold and redis.call('ZSCORE', KEYS[8], user) then
+    rank, hold = 0, false
+  end
+  if conf[3] then
+    rank = -3
+  end
   out[#out + 1] = rank
   out[#out + 1] = hold and tonumber(hold) or -1
   out[#out + 1] = drawn and redis.call('ZRANK', KEYS[5], user) or -1

@@ -325,6 +325,8 @@ function onFrame(f) {
       $("state-text").textContent = "Taking your place in line…";
     } else if (f.state === "admitted" && mode === "poll" && $("admitted").hidden) {
       admittedWhilePolling();
+    } else if (f.state === "rebuilding") {
+      $("state-text").textContent = "Your place is safe; the line is being restored. One moment…";
     } else if (f.state === "expired" || f.state === "not_queued") {
       if (!$("admitted").hidden || f.state === "expired") return finish();
       $("state-text").textContent = "You are not in line any more.";

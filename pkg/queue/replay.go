@@ -1,0 +1,163 @@
+package queue
+
+import (
+	"maps"
+
+	"github.com/waitq/waitq/pkg/draw"
+)
+
+// Replay folds an event's log (joins, leaves and records) into the live
+// state it describes. Each user's messages share one partition, in order,
+// and users do not affect each other in the log, so each partition may be
+// folded by its own Replay and the results merged (Merge). Applying a
+// message twice, or a whole log twice, gives the same state.
+//
+// The fold is the meaning of the log that ingest.lua and admission.lua
+// apply live: a join takes a place unless the user waits already (the
+// first place stands), holds a slot whose hold ends after the join's stamp,
+// or was served for a join stamped at or after it; a leave removes the
+// place; an admit record moves the user from the line to a slot until its
+// expiresAt and records the stamp served; a release or an expiry ends the
+// hold; a sweep removes the place it names.
+type Replay struct {
+	users map[string]*replayUser
+	// Config is the latest config record (nil: none read).
+	Config *Message
+	// Messages counts the messages applied, Unknown the ones skipped (an
+	// op or version this code does not know, or another event's).
+	Messages, Unknown int64
+}
+
+type replayUser struct {
+	wait     int64 // the stamp of the join holding the place; 0: not waiting
+	served   int64 // the join stamp last admitted; 0: never
+	hold     int64 // the end of the hold; 0: none
+	firstJn  int64 // the earliest join stamp: a drop's pre-queue membership
+	admitted int64 // admissions, each for a newer served stamp
+	topScore int64 // the highest place admitted from (set when admitted > 0)
+}
+
+// NewReplay returns an empty fold.
+func NewReplay() *Replay { return &Replay{users: map[string]*replayUser{}} }
+
+func (r *Replay) user(id string) *replayUser {
+	u := r.users[id]
+	if u == nil {
+		u = &replayUser{}
+		r.users[id] = u
+	}
+	return u
+}
+
+// Apply folds m, the next message of its partition.
+func (r *Replay) Apply(m Message) {
+	r.Messages++
+	if m.Op == OpConfig {
+		r.Config = &m
+		return
+	}
+	u := r.user(m.UserID)
+	switch m.Op {
+	case OpJoin:
+		if u.firstJn == 0 || m.TS < u.firstJn {
+			u.firstJn = m.TS
+		}
+		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 {
+			return
+		}
+		u.wait = m.TS
+	case OpLeave:
+		u.wait = 0
+	case OpAdmit:
+		u.wait = 0
+		if m.JoinTS <= u.served && u.admitted > 0 {
+			return // the same admission written twice
+		}
+		if u.admitted == 0 || m.Score > u.topScore {
+			u.topScore = m.Score
+		}
+		u.admitted++
+		u.served, u.hold = m.JoinTS, m.ExpiresAt
+	case OpRelease:
+		u.hold = 0
+	case OpExpire:
+		if u.hold <= m.TS {
+			u.hold = 0
+		}
+	case OpSweep:
+		// A stamp names its place; a drawn (negative) score names the
+		// pre-queue place, which a join stamped before the sweep holds.
+		if u.wait != 0 && (m.Score == u.wait || (m.Score < 0 && u.wait < m.TS)) {
+			u.wait = 0
+		}
+	default:
+		r.Messages--
+		r.Unknown++
+	}
+}
+
+// Merge adds o's users and counts to r; o's config wins when it is newer.
+func (r *Replay) Merge(o *Replay) {
+	maps.Copy(r.users, o.users)
+	if o.Config != nil && (r.Config == nil || o.Config.TS >= r.Config.TS) {
+		r.Config = o.Config
+	}
+	r.Messages += o.Messages
+	r.Unknown += o.Unknown
+}
+
+// Rebuilt is an event's live state as its log describes it.
+type Rebuilt struct {
+	// Event is the configuration of the latest config record.
+	Event Event
+	// Waiting, Active, Served and Prequeue map user ids to the scores of
+	// the keys of the same names (docs/data.md).
+	Waiting, Active, Served, Prequeue map[string]int64
+	// AdmittedTotal counts the admissions; AdmittedMaxScore is the highest
+	// place admitted from (0 when nobody was).
+	AdmittedTotal, AdmittedMaxScore int64
+}
+
+// State returns the state the fold describes at nowMs: holds that ended by
+// then are dropped; a drop's joins stamped before its opening take their
+// drawn places. ok is false when no config record was read: the line has
+// no event to belong to.
+func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
+	if r.Config == nil {
+		return Rebuilt{}, false
+	}
+	st = Rebuilt{
+		Event:   r.Config.ConfiguredEvent(),
+		Waiting: map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
+	}
+	var drawer *draw.Drawer
+	if st.Event.Seed != nil && st.Event.OpensAt > 0 {
+		drawer = draw.NewDrawer(*st.Event.Seed)
+	}
+	opensAt := st.Event.OpensAt
+	first := true
+	for id, u := range r.users {
+		drawn := drawer != nil && u.firstJn != 0 && u.firstJn < opensAt
+		if drawn {
+			st.Prequeue[id] = drawer.Score(id)
+		}
+		switch {
+		case u.wait == 0:
+		case drawer != nil && u.wait < opensAt:
+			st.Waiting[id] = drawer.Score(id)
+		default:
+			st.Waiting[id] = u.wait
+		}
+		if u.hold > nowMs {
+			st.Active[id] = u.hold
+		}
+		if u.admitted > 0 {
+			st.Served[id] = u.served
+			st.AdmittedTotal += u.admitted
+			if first || u.topScore > st.AdmittedMaxScore {
+				st.AdmittedMaxScore, first = u.topScore, false
+			}
+		}
+	}
+	return st, true
+}

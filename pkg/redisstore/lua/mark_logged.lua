@@ -1,0 +1,32 @@
+-- mark_logged.lua: admissions are in the log now; tell their users.
+--
+-- KEYS[1] unlogged ZSET, KEYS[2] active ZSET
+-- ARGV[1] event id, ARGV[2] the admissions channel ('' : publish nothing),
+-- ARGV[3..] user ids whose admit records the broker acknowledged
+--
+-- Takes each user out of unlogged (admission.lua): from now on status.lua
+-- shows their hold, so an entry token may be given. Users still holding
+-- are published on the channel as admit() does without a journal,
+-- {"eventId","expiresAt","users":[…]}, one notice per end of hold.
+-- Returns the number of users marked.
+local byEnd, ends, n = {}, {}, 0
+for i = 3, #ARGV do
+  local user = ARGV[i]
+  if redis.call('ZREM', KEYS[1], user) == 1 then
+    n = n + 1
+    local hold = redis.call('ZSCORE', KEYS[2], user)
+    if hold then
+      if not byEnd[hold] then
+        byEnd[hold] = {}
+        ends[#ends + 1] = hold
+      end
+      table.insert(byEnd[hold], user)
+    end
+  end
+end
+if ARGV[2] ~= '' then
+  for _, hold in ipairs(ends) do
+    redis.call('PUBLISH', ARGV[2], cjson.encode({eventId = ARGV[1], expiresAt = tonumber(hold), users = byEnd[hold]}))
+  end
+end
+return n
