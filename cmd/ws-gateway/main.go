@@ -16,7 +16,7 @@ import (
 	"github.com/waitq/waitq/pkg/app"
 )
 
-const defaultGCPercent = 25
+const defaultGCPercent = 20
 
 func main() {
 	if _, set := os.LookupEnv("GOGC"); !set {

@@ -254,14 +254,16 @@ func (t *wsTransport) keepAlive(c *conn, timeout time.Duration) {
 	}()
 }
 
-// Buffer sizes of a hijacked socket. Its frames are small (a status frame
-// is ~160 bytes; an admitted frame, rare, ~600 and written in two pieces;
-// client frames at most clientFrameReadLimit, rare) and it lives for
-// minutes, so net/http's 4 KiB read and write buffers would be most of its
-// memory.
+// Buffer sizes of a hijacked socket, which lives for minutes: net/http's
+// 4 KiB read and write buffers would be most of its memory. A status frame
+// is ~130 bytes plus its ids and fits the write buffer whole, one system
+// call; a frame over it (an admitted frame with its token and redirect, or
+// a status of ids near their 64- and 128-character limits) goes out in two.
+// Client frames are rare and small (at most clientFrameReadLimit), read in
+// pieces of the read buffer.
 const (
-	socketReadBuffer  = 128
-	socketWriteBuffer = 512
+	socketReadBuffer  = 64
+	socketWriteBuffer = 384
 )
 
 // hijackRecorder keeps the connection a WebSocket upgrade hijacks, so that
