@@ -118,7 +118,7 @@ type Redis struct {
 }
 
 func (r *Redis) bind(l *config.Loader) {
-	l.String(&r.RedisURL, "redis-url", "WAITQ_REDIS_URL", redisstore.DefaultURL, "Redis URL")
+	l.URL(&r.RedisURL, "redis-url", "WAITQ_REDIS_URL", redisstore.DefaultURL, "Redis URL (logged with its password redacted)")
 	l.List(&r.RedisCluster, "redis-cluster", "WAITQ_REDIS_CLUSTER", "", "seed nodes (host:port, comma-separated) of a Redis Cluster; WAITQ_REDIS_URL then gives only the scheme, user, password and options (empty: the one server of WAITQ_REDIS_URL)")
 }
 

@@ -60,7 +60,7 @@ func (*Devstack) Name() string { return "devstack" }
 // Bind implements Service.
 func (d *Devstack) Bind(l *config.Loader) {
 	l.List(&d.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", "", "Kafka brokers to use (empty: an embedded kfake broker)")
-	l.String(&d.RedisURL, "redis-url", "WAITQ_REDIS_URL", "", "Redis to use (empty: an embedded redis-server child, or miniredis)")
+	l.URL(&d.RedisURL, "redis-url", "WAITQ_REDIS_URL", "", "Redis to use (empty: an embedded redis-server child, or miniredis); logged with its password redacted")
 	l.String(&d.ProducerAddr, "producer-addr", "WAITQ_PRODUCER_ADDR", "127.0.0.1:8080", "producer-api listen address")
 	l.String(&d.GatewayAddr, "gateway-addr", "WAITQ_GATEWAY_ADDR", "127.0.0.1:8081", "ws-gateway listen address")
 	l.String(&d.IngestAddr, "ingest-addr", "WAITQ_INGEST_ADDR", "127.0.0.1:8082", "ingest-consumer health listen address")

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,7 @@ type Loader struct {
 type Var struct {
 	Flag, Env, Default, Usage string
 	Secret                    bool
+	url                       bool // logged with its password redacted
 	value                     flag.Value
 }
 
@@ -53,6 +55,14 @@ func (l *Loader) bind(v flag.Value, name, env, def, usage string, secret bool) {
 func (l *Loader) String(p *string, name, env, def, usage string) {
 	*p = def
 	l.bind((*stringValue)(p), name, env, def, usage, false)
+}
+
+// URL binds a URL setting that may carry a password, which is never
+// printed: the logs show the URL with the password redacted.
+func (l *Loader) URL(p *string, name, env, def, usage string) {
+	*p = def
+	l.bind((*stringValue)(p), name, env, def, usage, false)
+	l.vars[len(l.vars)-1].url = true
 }
 
 // Secret binds a string setting that is never printed.
@@ -118,12 +128,25 @@ func (l *Loader) LogAttrs() []any {
 	out := make([]any, 0, 2*len(l.vars))
 	for _, v := range l.vars {
 		val := v.value.String()
-		if v.Secret {
+		switch {
+		case v.Secret:
 			val = mask(val)
+		case v.url:
+			val = redactURL(val)
 		}
 		out = append(out, v.Env, val)
 	}
 	return out
+}
+
+// redactURL returns s with its password replaced by "xxxxx", or a mark
+// when it does not parse (which could put the password anywhere).
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(not a URL)"
+	}
+	return u.Redacted()
 }
 
 func mask(s string) string {

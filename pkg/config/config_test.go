@@ -15,6 +15,7 @@ type settings struct {
 	n       int
 	on      bool
 	secret  string
+	url     string
 }
 
 func load(env map[string]string, args ...string) (settings, *config.Loader, error) {
@@ -26,6 +27,7 @@ func load(env map[string]string, args ...string) (settings, *config.Loader, erro
 	l.Int(&s.n, "n", "T_N", 3, "n")
 	l.Bool(&s.on, "on", "T_ON", false, "on")
 	l.Secret(&s.secret, "secret", "T_SECRET", "secret")
+	l.URL(&s.url, "url", "T_URL", "redis://127.0.0.1:6379/0", "url")
 	return s, l, l.Parse(args)
 }
 
@@ -59,7 +61,10 @@ func TestBadValuesAreNamed(t *testing.T) {
 }
 
 func TestSecretsAreMasked(t *testing.T) {
-	_, l, err := load(map[string]string{"T_SECRET": "hunter2-hunter2"})
+	s, l, err := load(map[string]string{"T_SECRET": "hunter2-hunter2", "T_URL": "redis://app:hunter2-hunter2@redis.internal:6379/0"})
+	if s.url != "redis://app:hunter2-hunter2@redis.internal:6379/0" {
+		t.Fatalf("url setting = %q", s.url)
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,6 +72,9 @@ func TestSecretsAreMasked(t *testing.T) {
 	for i := 0; i < len(attrs); i += 2 {
 		if attrs[i] == "T_SECRET" && attrs[i+1] != "(set)" {
 			t.Errorf("secret printed as %v", attrs[i+1])
+		}
+		if attrs[i] == "T_URL" && attrs[i+1] != "redis://app:xxxxx@redis.internal:6379/0" {
+			t.Errorf("url logged as %v, want its host kept and its password redacted", attrs[i+1])
 		}
 		if s, _ := attrs[i+1].(string); strings.Contains(s, "hunter2") {
 			t.Errorf("%v leaks the secret", attrs[i])
