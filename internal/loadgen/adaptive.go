@@ -220,18 +220,11 @@ func RunAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 // api, ingest-consumer, ws-gateway, the demo shop and waitq-gate in front
 // of it, with the run's event.
 type adaptiveStack struct {
-	st                      *stack
+	services
 	producer, gateway, gate string // base URLs
 	event, token            string
 	shop                    *demoshop.Shop
 	admin                   *http.Client // of producer-api's admin API
-	stop                    []func()
-}
-
-func (s *adaptiveStack) close() {
-	for _, f := range slices.Backward(s.stop) {
-		f()
-	}
 }
 
 // startAdaptiveStack starts the services of a run admitting by m and
@@ -243,24 +236,17 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	s := &adaptiveStack{st: st, event: "adaptive-" + m.name, token: app.RandomHex(16),
+	s := &adaptiveStack{services: services{st: st, fast: true, stderr: stderr}, event: "adaptive-" + m.name, token: app.RandomHex(16),
 		admin: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}}
-	s.stop = []func(){st.Close, s.admin.CloseIdleConnections}
+	s.atClose(st.Close)
+	s.atClose(s.admin.CloseIdleConnections)
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
 	secret := app.RandomHex(32)
-	env := func(extra map[string]string) map[string]string { return st.serviceEnv(true, extra) }
-	start := func(svc app.Service, extra map[string]string) (string, error) {
-		base, stop, err := startService(ctx, svc, env(extra), stderr)
-		if err == nil {
-			s.stop = append(s.stop, stop)
-		}
-		return base, err
-	}
-	if s.producer, err = start(&app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token}); err != nil {
+	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token}); err != nil {
 		return nil, err
 	}
 	s.shop = demoshop.New(demoshop.Config{Workers: cfg.workers, WorkTime: cfg.workTime, QueueTimeout: cfg.queueTimeout})
@@ -268,7 +254,7 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	s.stop = append(s.stop, stopShop)
+	s.atClose(stopShop)
 	gateAddr, err := svcproc.FreeAddr()
 	if err != nil {
 		return nil, err
@@ -280,10 +266,10 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	if _, err = start(&app.Ingest{}, nil); err != nil {
+	if _, err = s.start(ctx, &app.Ingest{}, nil); err != nil {
 		return nil, err
 	}
-	if s.gateway, err = start(&app.Gateway{}, map[string]string{
+	if s.gateway, err = s.start(ctx, &app.Gateway{}, map[string]string{
 		"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIT_INTERVAL": adaptiveMonitor.String(),
 	}); err != nil {
 		return nil, err
@@ -305,7 +291,7 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	s.stop = append(s.stop, stopGate)
+	s.atClose(stopGate)
 	return s, nil
 }
 

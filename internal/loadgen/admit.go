@@ -113,33 +113,19 @@ func RunAdmit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 // admitStack is producer-api, ingest-consumer and two ws-gateways in this
 // process over a stack, with the services' defaults but the fast track.
 type admitStack struct {
+	services
 	producer, gwA, gwB string // base URLs
 	token              string // admin token
-	stop               []func()
-}
-
-func (s *admitStack) close() {
-	for _, f := range slices.Backward(s.stop) {
-		f()
-	}
 }
 
 // startAdmitStack starts the services over st with WAITQ_FAST_TRACK=fast
 // and creates the two events before the consumer starts (so its first
 // discovery finds them and no rebalance follows).
 func startAdmitStack(ctx context.Context, st *stack, cfg admitConfig, fast bool, stderr io.Writer) (*admitStack, error) {
-	s := &admitStack{token: app.RandomHex(16)}
+	s := &admitStack{services: services{st: st, fast: fast, stderr: stderr}, token: app.RandomHex(16)}
 	secret := app.RandomHex(32)
-	env := func(extra map[string]string) map[string]string { return st.serviceEnv(fast, extra) }
-	start := func(svc app.Service, extra map[string]string) (string, error) {
-		base, stop, err := startService(ctx, svc, env(extra), stderr)
-		if err == nil {
-			s.stop = append(s.stop, stop)
-		}
-		return base, err
-	}
 	var err error
-	if s.producer, err = start(&app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token}); err != nil {
+	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token}); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -150,12 +136,12 @@ func startAdmitStack(ctx context.Context, st *stack, cfg admitConfig, fast bool,
 			return nil, err
 		}
 	}
-	if _, err = start(&app.Ingest{}, nil); err != nil {
+	if _, err = s.start(ctx, &app.Ingest{}, nil); err != nil {
 		s.close()
 		return nil, err
 	}
 	for _, gw := range []*string{&s.gwA, &s.gwB} {
-		if *gw, err = start(&app.Gateway{}, map[string]string{"WAITQ_TICKET_SECRET": secret}); err != nil {
+		if *gw, err = s.start(ctx, &app.Gateway{}, map[string]string{"WAITQ_TICKET_SECRET": secret}); err != nil {
 			s.close()
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,36 @@ func startIngest(ctx context.Context, st *stack, stderr io.Writer) (stop func(),
 	maps.Copy(env, st.redisEnv())
 	_, stop, err = startService(ctx, &app.Ingest{}, env, stderr)
 	return stop, err
+}
+
+// services are what a measurement started in this process over a stack:
+// services with the fast track as fast, and anything else it stops at the
+// end, stopped in reverse order by close.
+type services struct {
+	st     *stack
+	fast   bool
+	stderr io.Writer
+	stop   []func()
+}
+
+// start runs svc over st with extra settings on top (startService) and
+// stops it at close; base is its URL.
+func (s *services) start(ctx context.Context, svc app.Service, extra map[string]string) (base string, err error) {
+	base, stop, err := startService(ctx, svc, s.st.serviceEnv(s.fast, extra), s.stderr)
+	if err == nil {
+		s.atClose(stop)
+	}
+	return base, err
+}
+
+// atClose adds f to what close calls.
+func (s *services) atClose(f func()) { s.stop = append(s.stop, f) }
+
+// close stops everything, the last started first.
+func (s *services) close() {
+	for _, f := range slices.Backward(s.stop) {
+		f()
+	}
 }
 
 // startService runs svc in this process with the settings env (plus a free
