@@ -63,17 +63,6 @@ const (
 	kindKeepAlive
 )
 
-// String returns the kind's name: the type field of its JSON.
-func (k frameKind) String() string {
-	switch k {
-	case kindAdmitted:
-		return "admitted"
-	case kindError:
-		return "error"
-	}
-	return "status"
-}
-
 // frame is one encoded frame and its kind. id is its SSE event id (empty:
 // none).
 type frame struct {

@@ -69,13 +69,6 @@ func (h *hub) user(event, user string) []*conn {
 	return append([]*conn(nil), s.conns[k]...)
 }
 
-// slice returns the sockets of slice j of statusSlices, grouped by event.
-func (h *hub) slice(j int) map[string][]*conn {
-	out := map[string][]*conn{}
-	h.eachInSlice(j, func(c *conn) { out[c.eventID] = append(out[c.eventID], c) })
-	return out
-}
-
 // eachInSlice calls f for every socket of slice j of statusSlices, one
 // shard locked at a time; f must not block.
 func (h *hub) eachInSlice(j int, f func(*conn)) {

@@ -77,10 +77,16 @@ func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
 			return
 		}
 		start := time.Now()
-		s.pushAll(ctx, s.hub.slice(j))
+		// One pass over the slice: its conns by event, and the keep-alives
+		// that are due (started without blocking).
+		groups := map[string][]*conn{}
+		now := start.UnixNano()
+		s.hub.eachInSlice(j, func(c *conn) {
+			groups[c.eventID] = append(groups[c.eventID], c)
+			c.keepAliveDue(now, s.cfg.PingInterval, s.cfg.WriteTimeout)
+		})
+		s.pushAll(ctx, groups)
 		s.metrics.statusTick.Observe(time.Since(start).Seconds())
-		now := time.Now().UnixNano()
-		s.hub.eachInSlice(j, func(c *conn) { c.keepAliveDue(now, s.cfg.PingInterval, s.cfg.WriteTimeout) })
 	}
 }
 
