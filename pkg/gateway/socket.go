@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 	"github.com/labstack/echo/v4"
+	tokens "golang.org/x/time/rate"
 
 	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/queue"
@@ -166,12 +167,12 @@ func errorFrame(err error) frame {
 // ignores its rate_limited error frames is abusing the socket.
 const maxFrameStrikes = 10
 
-// frameBudget is one socket's token bucket of client frames, kept by its
-// reader (no memory on idle sockets beyond the reader's stack).
+// frameBudget is one socket's token bucket of client frames (the same
+// token bucket as the per-address limits), kept by its reader and made at
+// the first frame, so idle sockets cost nothing more.
 type frameBudget struct {
 	limit   httpkit.RateLimit // zero PerSecond: no limit
-	tokens  float64
-	last    time.Time
+	bucket  *tokens.Limiter
 	strikes int // frames refused since the last one taken
 }
 
@@ -180,18 +181,13 @@ func (b *frameBudget) take(now time.Time) bool {
 	if b.limit.PerSecond <= 0 {
 		return true
 	}
-	burst := float64(max(b.limit.Burst, 1))
-	if b.last.IsZero() {
-		b.tokens = burst
-	} else {
-		b.tokens = min(burst, b.tokens+now.Sub(b.last).Seconds()*b.limit.PerSecond)
+	if b.bucket == nil {
+		b.bucket = tokens.NewLimiter(tokens.Limit(b.limit.PerSecond), max(b.limit.Burst, 1))
 	}
-	b.last = now
-	if b.tokens < 1 {
+	if !b.bucket.AllowN(now, 1) {
 		b.strikes++
 		return false
 	}
-	b.tokens--
 	b.strikes = 0
 	return true
 }
