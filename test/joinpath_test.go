@@ -87,6 +87,9 @@ func TestBadConfigurationRefusesToStart(t *testing.T) {
 		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_DISCONNECT_GRACE=5s"}, "WAITQ_DISCONNECT_GRACE"},
 		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_TRUST_USER_HEADER=maybe"}, "WAITQ_TRUST_USER_HEADER"},
 		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_WS_SEND_QUEUE=0"}, "WAITQ_WS_SEND_QUEUE"},
+		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_STATUS_SPREAD=5s"}, "WAITQ_STATUS_SPREAD"},
+		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_CONNECT_RATE=-1"}, "WAITQ_CONNECT_RATE"},
+		{"ws-gateway", []string{"WAITQ_TICKET_SECRET=" + ticketSecret, "WAITQ_WS_FRAME_BURST=0"}, "WAITQ_WS_FRAME_BURST"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.bin+" "+strings.Join(tc.env, " "), func(t *testing.T) {
