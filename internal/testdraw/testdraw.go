@@ -5,38 +5,48 @@
 package testdraw
 
 import (
-	"bytes"
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"sort"
 	"testing"
 )
 
-// Order returns users in the order the documented rule gives under the seed
-// seedHex: ascending first 52 bits of HMAC-SHA256(seed, user), compared as
-// big-endian bytes, then ascending user id bytes.
-func Order(tb testing.TB, seedHex string, users []string) []string {
-	tb.Helper()
+// Score returns the line score the documented rule gives user under the
+// seed seedHex (64 hex digits): n − 2^52, where n is the first 52 bits of
+// HMAC-SHA256(seed, user) read big-endian.
+func Score(seedHex, user string) (int64, error) {
 	seed, err := hex.DecodeString(seedHex)
 	if err != nil || len(seed) != 32 {
-		tb.Fatalf("testdraw: seed %q is not 64 hex digits", seedHex)
+		return 0, fmt.Errorf("testdraw: seed %q is not 64 hex digits", seedHex)
 	}
+	m := hmac.New(sha256.New, seed)
+	m.Write([]byte(user))
+	n := binary.BigEndian.Uint64(m.Sum(nil)[:8]) >> 12
+	return int64(n) - 1<<52, nil
+}
+
+// Order returns users in the order the documented rule gives under the seed
+// seedHex: ascending score, then ascending user id bytes.
+func Order(tb testing.TB, seedHex string, users []string) []string {
+	tb.Helper()
 	type drawn struct {
-		key  []byte // the first 52 bits, the last 4 of the 7th byte cleared
-		user string
+		score int64
+		user  string
 	}
 	ds := make([]drawn, len(users))
 	for i, u := range users {
-		m := hmac.New(sha256.New, seed)
-		m.Write([]byte(u))
-		k := m.Sum(nil)[:7]
-		k[6] &= 0xf0
-		ds[i] = drawn{k, u}
+		s, err := Score(seedHex, u)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		ds[i] = drawn{s, u}
 	}
 	sort.Slice(ds, func(i, j int) bool {
-		if c := bytes.Compare(ds[i].key, ds[j].key); c != 0 {
-			return c < 0
+		if ds[i].score != ds[j].score {
+			return ds[i].score < ds[j].score
 		}
 		return ds[i].user < ds[j].user
 	})

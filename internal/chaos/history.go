@@ -1,0 +1,162 @@
+// Package chaos is the fault campaign's history, nemesis plan and checker.
+// The campaign (test/integration, TestFaultCampaign) runs waitq as
+// containers under a steady load while a nemesis kills, pauses, restarts
+// and cuts off its parts on a seeded schedule (Plan). Every client writes
+// what it was told into a History, a sampler writes what Redis held, and
+// Check proves the invariants over the whole history after the faults
+// healed and the line drained. The checker reads only the history: it
+// knows waitq's promises, not its code.
+package chaos
+
+import (
+	"sync"
+	"time"
+)
+
+// Outcome is how an operation was answered: "202", "200", "409
+// event_closed", or "error" when no answer came (the operation may or may
+// not have taken effect).
+type Outcome string
+
+// NoAnswer is the outcome of an operation that got no answer.
+const NoAnswer Outcome = "error"
+
+// Join is one join request.
+type Join struct {
+	Event, User string
+	At          time.Time
+	Outcome     Outcome
+	Stamp       int64 // joinedAt of a 202, unix ms
+}
+
+// Acked reports whether producer-api answered 202: Kafka holds the join.
+func (j Join) Acked() bool { return j.Outcome == "202" }
+
+// Leave is one leave request (DELETE on producer-api).
+type Leave struct {
+	Event, User string
+	At          time.Time
+	Outcome     Outcome
+}
+
+// Release is one release: over HTTP with the entry token (Outcome is the
+// answer, Released what it said) or as a socket frame (Outcome "sent").
+type Release struct {
+	Event, User string
+	At          time.Time
+	Via         string // "http" or "socket"
+	Outcome     Outcome
+	Released    bool
+}
+
+// Admission is an admitted frame a client read.
+type Admission struct {
+	Event, User, Gateway string
+	At                   time.Time
+	ExpiresAt            int64 // unix ms: identifies the admission
+	TokenValid           bool  // the entry token verified for this user and event
+}
+
+// Connect is one attempt to open a status socket.
+type Connect struct {
+	Event, User, Gateway string
+	At                   time.Time
+	Outcome              Outcome // "101", a refusal, or "error"
+}
+
+// Gap is a stretch in which a user following the line got no status: from
+// the last frame (or the start of following) to the next frame, across
+// reconnects.
+type Gap struct {
+	Event, User string
+	From, To    time.Time
+}
+
+// Holders is one sample of the slot holders of an event (ZCARD active).
+type Holders struct {
+	Event string
+	At    time.Time
+	N     int64
+}
+
+// Placed is a user at a score in a sample of the line.
+type Placed struct {
+	User  string
+	Score int64
+}
+
+// Line is one sample of an event's waiting line: the read was sent at Sent
+// and answered at Got, so the line was this at some moment in between.
+type Line struct {
+	Event     string
+	Sent, Got time.Time
+	Members   []Placed
+}
+
+// Fault is one fault the nemesis injected: begun at Start, healed at
+// Healed (zero when healing failed).
+type Fault struct {
+	Kind   Kind
+	Target string
+	Start  time.Time
+	Healed time.Time
+	Err    string // why the fault could not be injected or healed
+}
+
+// Canary is one probe join: sent, acknowledged (zero if not), and seen in
+// Redis (zero if never).
+type Canary struct {
+	Sent, Acked, Seen time.Time
+}
+
+// Ready is a change in a service's readiness (/readyz) as the poller saw it.
+type Ready struct {
+	Target string
+	At     time.Time
+	OK     bool
+}
+
+// History is everything the campaign's clients, sampler and nemesis saw.
+// It is safe for concurrent use.
+type History struct {
+	mu         sync.Mutex
+	Joins      []Join
+	Leaves     []Leave
+	Releases   []Release
+	Admissions []Admission
+	Connects   []Connect
+	Gaps       []Gap
+	Holders    []Holders
+	Lines      []Line
+	Faults     []Fault
+	Canaries   []Canary
+	Readiness  []Ready
+	// Statuses counts the status frames read.
+	Statuses int64
+}
+
+// add appends v to *s under the history's lock.
+func add[T any](h *History, s *[]T, v T) {
+	h.mu.Lock()
+	*s = append(*s, v)
+	h.mu.Unlock()
+}
+
+func (h *History) AddJoin(v Join)           { add(h, &h.Joins, v) }
+func (h *History) AddLeave(v Leave)         { add(h, &h.Leaves, v) }
+func (h *History) AddRelease(v Release)     { add(h, &h.Releases, v) }
+func (h *History) AddAdmission(v Admission) { add(h, &h.Admissions, v) }
+func (h *History) AddConnect(v Connect)     { add(h, &h.Connects, v) }
+func (h *History) AddGap(v Gap)             { add(h, &h.Gaps, v) }
+func (h *History) AddHolders(v Holders)     { add(h, &h.Holders, v) }
+func (h *History) AddLine(v Line)           { add(h, &h.Lines, v) }
+func (h *History) AddFault(v Fault)         { add(h, &h.Faults, v) }
+func (h *History) AddCanary(v Canary)       { add(h, &h.Canaries, v) }
+func (h *History) AddReady(v Ready)         { add(h, &h.Readiness, v) }
+
+// AddStatuses counts n status frames read.
+func (h *History) AddStatuses(n int64) {
+	h.mu.Lock()
+	h.Statuses += n
+	h.mu.Unlock()
+}

@@ -1,0 +1,107 @@
+package chaos
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Markdown renders the report as the campaign's tables: the invariants,
+// the operations by outcome, the faults by kind with their recovery, the
+// statuses, and every fault with its own recovery.
+func (r *Report) Markdown() string {
+	var b strings.Builder
+	row := func(cells ...any) {
+		b.WriteString("|")
+		for _, c := range cells {
+			fmt.Fprintf(&b, " %v |", c)
+		}
+		b.WriteString("\n")
+	}
+
+	b.WriteString("| invariant | result |\n|---|---|\n")
+	row("acknowledged joins lost", len(r.Lost))
+	for _, e := range r.specs {
+		row("max holders of "+e.ID+" (capacity)", fmt.Sprintf("%d (%d)", r.MaxHolders[e.ID], e.Capacity))
+	}
+	row("samples over capacity", len(r.OverCapacity))
+	row("double admissions", len(r.DoubleAdmissions))
+	row("order violations (admitted past someone waiting ahead)", len(r.OrderViolations))
+	row("places that are none of the user's stamps or drawn score", len(r.ScoreViolations))
+	row("admissions before a drop's opening", len(r.EarlyAdmissions))
+	row(fmt.Sprintf("status gaps over %v with no fault active", r.gapLimit), len(r.GapViolations))
+	row("entry tokens that did not verify", r.BadTokens)
+	row("faults not recovered from", len(r.Unrecovered))
+	row("users still in line after the drain", r.StillWaiting)
+
+	b.WriteString("\n| operation | outcome | count |\n|---|---|---|\n")
+	for _, op := range []struct {
+		name string
+		m    map[Outcome]int
+	}{{"join", r.Joins}, {"leave", r.Leaves}, {"release", r.Releases}, {"connect", r.Connects}} {
+		total := 0
+		for _, o := range slices.Sorted(maps.Keys(op.m)) {
+			row(op.name, o, op.m[o])
+			total += op.m[o]
+		}
+		row(op.name, "**attempted**", total)
+	}
+	row("admitted frame", "distinct admissions", r.Admissions)
+	row("canary join", "acknowledged and in Redis", fmt.Sprintf("%d of %d", r.CanariesSeen, r.Canaries))
+
+	b.WriteString("\n| fault | injected | recovery p50 | recovery max |\n|---|---|---|---|\n")
+	byKind := map[Kind][]time.Duration{}
+	for _, rec := range r.Recoveries {
+		if rec.Recovered {
+			byKind[rec.Fault.Kind] = append(byKind[rec.Fault.Kind], rec.Took())
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.FaultsByKind)) {
+		ds := byKind[k]
+		slices.Sort(ds)
+		p50, worst := "–", "–"
+		if len(ds) > 0 {
+			p50, worst = seconds(ds[len(ds)/2]), seconds(ds[len(ds)-1])
+		}
+		row(k, r.FaultsByKind[k], p50, worst)
+	}
+
+	b.WriteString("\n| statuses | |\n|---|---|\n")
+	row("status frames read", r.Statuses)
+	row("holder samples, line samples", fmt.Sprintf("%d, %d", r.HolderSamples, r.LineSamples))
+	row("longest gap a following client saw", describeGap(r.LongestGap))
+	row("longest gap with no fault active", describeGap(r.LongestUnexcusedGap))
+
+	b.WriteString("\n| # | fault | target | start | lasted | ready again | canary in Redis | recovery |\n|---|---|---|---|---|---|---|---|\n")
+	for i, rec := range r.Recoveries {
+		f := rec.Fault
+		row(i+1, f.Kind, f.Target, f.Start.Format("15:04:05.0"), seconds(f.Healed.Sub(f.Start)),
+			after(rec.Ready), after(rec.Canary), after(rec.Took()))
+	}
+
+	if v := r.Violations(); len(v) > 0 {
+		b.WriteString("\nViolations:\n\n")
+		for _, s := range v {
+			b.WriteString("- " + s + "\n")
+		}
+	}
+	return b.String()
+}
+
+func seconds(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
+func after(d time.Duration) string {
+	if d < 0 {
+		return "never"
+	}
+	return seconds(d)
+}
+
+func describeGap(g Gap) string {
+	if g.User == "" {
+		return "none"
+	}
+	return fmt.Sprintf("%s (%s/%s from %s)", seconds(g.To.Sub(g.From)), g.Event, g.User, g.From.Format("15:04:05.0"))
+}
