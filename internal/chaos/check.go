@@ -36,8 +36,9 @@ type Config struct {
 	// GapLimit: a gap in statuses longer than this, with no fault active
 	// during it, is a violation.
 	GapLimit time.Duration
-	// FaultGrace: a fault excuses gaps that overlap it or the FaultGrace
-	// after it healed (clients notice a dead socket and reconnect).
+	// FaultGrace: a fault on a gateway or on Redis excuses gaps that
+	// overlap it or the FaultGrace after it healed (clients notice a dead
+	// socket and reconnect). Faults elsewhere excuse none.
 	FaultGrace time.Duration
 }
 
@@ -63,8 +64,9 @@ type Report struct {
 	HolderSamples, LineSamples        int
 	Canaries, CanariesSeen            int
 
-	FaultsByKind map[Kind]int
-	FaultErrors  []string
+	FaultsByKind  map[Kind]int
+	FaultsSkipped map[Kind]int
+	FaultErrors   []string
 
 	Lost             []string // acknowledged joins neither in line, admitted nor left
 	StillWaiting     int      // users in line after the drain
@@ -92,7 +94,7 @@ func Check(h *History, cfg Config) *Report {
 	defer h.mu.Unlock()
 	r := &Report{
 		Joins: map[Outcome]int{}, Leaves: map[Outcome]int{}, Releases: map[Outcome]int{}, Connects: map[Outcome]int{},
-		FaultsByKind: map[Kind]int{}, MaxHolders: map[string]int64{},
+		FaultsByKind: map[Kind]int{}, FaultsSkipped: map[Kind]int{}, MaxHolders: map[string]int64{},
 		Statuses: h.Statuses, HolderSamples: len(h.Holders), LineSamples: len(h.Lines),
 		gapLimit: cfg.GapLimit, specs: cfg.Events,
 	}
@@ -121,7 +123,7 @@ func Check(h *History, cfg Config) *Report {
 	left := map[userKey]bool{}
 	for _, l := range h.Leaves {
 		r.Leaves[l.Outcome]++
-		if l.Outcome == "202" {
+		if l.Outcome == "202" || l.Outcome == NoAnswer { // no answer: it may have taken effect
 			left[userKey{l.Event, l.User}] = true
 		}
 	}
@@ -340,7 +342,7 @@ func (r *Report) checkGaps(h *History, cfg Config) {
 			r.LongestUnexcusedGap = g
 		}
 		if d > cfg.GapLimit {
-			r.GapViolations = append(r.GapViolations, fmt.Sprintf("%s/%s: no status for %v from %s, no fault active",
+			r.GapViolations = append(r.GapViolations, fmt.Sprintf("%s/%s: no status for %v from %s, no fault on a gateway or Redis",
 				g.Event, g.User, d.Round(time.Millisecond), g.From.Format("15:04:05.000")))
 		}
 	}
@@ -348,6 +350,9 @@ func (r *Report) checkGaps(h *History, cfg Config) {
 
 func excused(faults []Fault, g Gap, grace time.Duration) bool {
 	for _, f := range faults {
+		if f.Skipped || !f.stallsStatuses() {
+			continue
+		}
 		end := f.Healed.Add(grace)
 		if f.Healed.IsZero() || g.From.Before(end) && g.To.After(f.Start) {
 			return true
@@ -370,6 +375,10 @@ func (r *Report) checkRecovery(h *History) {
 		}
 	}
 	for _, f := range h.Faults {
+		if f.Skipped {
+			r.FaultsSkipped[f.Kind]++
+			continue
+		}
 		r.FaultsByKind[f.Kind]++
 		if f.Err != "" {
 			r.FaultErrors = append(r.FaultErrors, fmt.Sprintf("%s %s at %s: %s", f.Kind, f.Target, f.Start.Format("15:04:05.000"), f.Err))

@@ -53,7 +53,8 @@ func clean() (*History, Config) {
 	for ms := int64(0); ms <= 6000; ms += 5 {
 		h.AddHolders(Holders{Event: "e", At: at(ms), N: min(ms/100, 2)})
 	}
-	h.AddFault(Fault{Kind: Kill, Target: "g1", Start: at(1000), Healed: at(2000)})
+	h.AddFault(Fault{Kind: Kill, Target: "g1", Role: Gateway, Start: at(1000), Healed: at(2000)})
+	h.AddFault(Fault{Kind: Kill, Target: "c1", Role: Consumer, Skipped: true})
 	h.AddGap(Gap{Event: "e", User: "c", From: at(900), To: at(4500)}) // excused by the kill
 	h.AddGap(Gap{Event: "e", User: "b", From: at(5000), To: at(6000)})
 	h.AddReady(Ready{Target: "g1", At: at(1001), OK: false})
@@ -92,7 +93,7 @@ func TestCleanHistoryPasses(t *testing.T) {
 		t.Errorf("recoveries %+v, want ready after 600ms, canary after 520ms", r.Recoveries)
 	}
 	md := r.Markdown()
-	for _, want := range []string{"| acknowledged joins lost | 0 |", "| kill | 1 | 0.60 s | 0.60 s |"} {
+	for _, want := range []string{"| acknowledged joins lost | 0 |", "| kill | 1 | 1 | 0.60 s | 0.60 s |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the table lacks %q:\n%s", want, md)
 		}
@@ -139,6 +140,12 @@ func TestEachViolationIsFound(t *testing.T) {
 		}, "place: e/ghost: in line but never joined"},
 		{"a gap with no fault", func(h *History, cfg *Config) {
 			h.AddGap(Gap{Event: "e", User: "b", From: at(8000), To: at(11000)})
+		}, "status gap: e/b: no status for 3s"},
+		{"a gap a consumer's fault does not excuse", func(h *History, cfg *Config) {
+			h.AddFault(Fault{Kind: Kill, Target: "c1", Role: Consumer, Start: at(7900), Healed: at(8100)})
+			h.AddGap(Gap{Event: "e", User: "b", From: at(8000), To: at(11000)})
+			h.AddReady(Ready{Target: "c1", At: at(8200), OK: true})
+			h.AddCanary(Canary{Sent: at(8200), Acked: at(8210), Seen: at(8230)})
 		}, "status gap: e/b: no status for 3s"},
 		{"never ready again", func(h *History, cfg *Config) {
 			h.Readiness = h.Readiness[:1]

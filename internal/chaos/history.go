@@ -94,14 +94,21 @@ type Line struct {
 }
 
 // Fault is one fault the nemesis injected: begun at Start, healed at
-// Healed (zero when healing failed).
+// Healed (zero when healing failed), or skipped (the target was not in a
+// state to take it).
 type Fault struct {
-	Kind   Kind
-	Target string
-	Start  time.Time
-	Healed time.Time
-	Err    string // why the fault could not be injected or healed
+	Kind    Kind
+	Target  string
+	Role    Role
+	Start   time.Time
+	Healed  time.Time
+	Err     string // why the fault could not be injected or healed
+	Skipped bool
 }
+
+// stallsStatuses reports whether the fault can hold up status frames: one
+// on a gateway or on Redis. Faults elsewhere must not.
+func (f Fault) stallsStatuses() bool { return f.Role == Gateway || f.Role == Redis }
 
 // Canary is one probe join: sent, acknowledged (zero if not), and seen in
 // Redis (zero if never).

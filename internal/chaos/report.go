@@ -31,7 +31,7 @@ func (r *Report) Markdown() string {
 	row("order violations (admitted past someone waiting ahead)", len(r.OrderViolations))
 	row("places that are none of the user's stamps or drawn score", len(r.ScoreViolations))
 	row("admissions before a drop's opening", len(r.EarlyAdmissions))
-	row(fmt.Sprintf("status gaps over %v with no fault active", r.gapLimit), len(r.GapViolations))
+	row(fmt.Sprintf("status gaps over %v with no fault on a gateway or Redis", r.gapLimit), len(r.GapViolations))
 	row("entry tokens that did not verify", r.BadTokens)
 	row("faults not recovered from", len(r.Unrecovered))
 	row("users still in line after the drain", r.StillWaiting)
@@ -51,28 +51,30 @@ func (r *Report) Markdown() string {
 	row("admitted frame", "distinct admissions", r.Admissions)
 	row("canary join", "acknowledged and in Redis", fmt.Sprintf("%d of %d", r.CanariesSeen, r.Canaries))
 
-	b.WriteString("\n| fault | injected | recovery p50 | recovery max |\n|---|---|---|---|\n")
+	b.WriteString("\n| fault | injected | skipped | recovery p50 | recovery max |\n|---|---|---|---|---|\n")
 	byKind := map[Kind][]time.Duration{}
 	for _, rec := range r.Recoveries {
 		if rec.Recovered {
 			byKind[rec.Fault.Kind] = append(byKind[rec.Fault.Kind], rec.Took())
 		}
 	}
-	for _, k := range slices.Sorted(maps.Keys(r.FaultsByKind)) {
+	kinds := maps.Clone(r.FaultsByKind)
+	maps.Copy(kinds, r.FaultsSkipped)
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		ds := byKind[k]
 		slices.Sort(ds)
 		p50, worst := "–", "–"
 		if len(ds) > 0 {
 			p50, worst = seconds(ds[len(ds)/2]), seconds(ds[len(ds)-1])
 		}
-		row(k, r.FaultsByKind[k], p50, worst)
+		row(k, r.FaultsByKind[k], r.FaultsSkipped[k], p50, worst)
 	}
 
 	b.WriteString("\n| statuses | |\n|---|---|\n")
 	row("status frames read", r.Statuses)
 	row("holder samples, line samples", fmt.Sprintf("%d, %d", r.HolderSamples, r.LineSamples))
 	row("longest gap a following client saw", describeGap(r.LongestGap))
-	row("longest gap with no fault active", describeGap(r.LongestUnexcusedGap))
+	row("longest gap with no fault on a gateway or Redis", describeGap(r.LongestUnexcusedGap))
 
 	b.WriteString("\n| # | fault | target | start | lasted | ready again | canary in Redis | recovery |\n|---|---|---|---|---|---|---|---|\n")
 	for i, rec := range r.Recoveries {

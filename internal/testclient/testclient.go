@@ -61,29 +61,45 @@ type Refusal struct {
 // refusal when producer-api answered an error; err is a transport error.
 func (p Producer) Join(ctx context.Context, event, user string) (producer.JoinResponse, *Refusal, error) {
 	var j producer.JoinResponse
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, p.Base+"/v1/events/"+event+"/queue", nil)
-	if err != nil {
-		return j, nil, err
-	}
-	req.Header.Set(httpkit.UserHeader, user)
-	resp, err := client.Do(req)
-	if err != nil {
-		return j, nil, err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return j, nil, err
-	}
-	if resp.StatusCode != http.StatusAccepted {
-		var e struct{ Error struct{ Code string } }
-		_ = json.Unmarshal(body, &e)
-		return j, &Refusal{Status: resp.StatusCode, Code: e.Error.Code, RetryAfter: resp.Header.Get("Retry-After")}, nil
+	body, ref, err := p.queue(ctx, http.MethodPost, event, user)
+	if err != nil || ref != nil {
+		return j, ref, err
 	}
 	if err := json.Unmarshal(body, &j); err != nil {
 		return j, nil, fmt.Errorf("join %s: 202 with body %q: %w", user, body, err)
 	}
 	return j, nil, nil
+}
+
+// Leave sends one leave of user from event: nil, nil once producer-api
+// answered 202.
+func (p Producer) Leave(ctx context.Context, event, user string) (*Refusal, error) {
+	_, ref, err := p.queue(ctx, http.MethodDelete, event, user)
+	return ref, err
+}
+
+// queue sends a join (POST) or a leave (DELETE) and returns the 202 body.
+func (p Producer) queue(ctx context.Context, method, event, user string) ([]byte, *Refusal, error) {
+	req, err := http.NewRequestWithContext(ctx, method, p.Base+"/v1/events/"+event+"/queue", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	req.Header.Set(httpkit.UserHeader, user)
+	resp, err := client.Do(req)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, nil, err
+	}
+	if resp.StatusCode != http.StatusAccepted {
+		var e struct{ Error struct{ Code string } }
+		_ = json.Unmarshal(body, &e)
+		return nil, &Refusal{Status: resp.StatusCode, Code: e.Error.Code, RetryAfter: resp.Header.Get("Retry-After")}, nil
+	}
+	return body, nil, nil
 }
 
 // MustJoin joins user to event and fails the test unless it is answered 202.

@@ -109,14 +109,26 @@ func postJSON(t *testing.T, url string, body, out any) {
 	t.Helper()
 	b, _ := json.Marshal(body)
 	resp, err := http.Post(url, "application/json", bytes.NewReader(b))
+	decode200(t, "POST "+url, resp, err, out)
+}
+
+// getJSON gets url and decodes a 200 answer into out.
+func getJSON(t *testing.T, url string, out any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	decode200(t, "GET "+url, resp, err, out)
+}
+
+func decode200(t *testing.T, what string, resp *http.Response, err error, out any) {
+	t.Helper()
 	if err != nil {
-		t.Fatalf("POST %s: %v", url, err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("POST %s: %s", url, resp.Status)
+		t.Fatalf("%s: %s", what, resp.Status)
 	}
 	if err := json.NewDecoder(resp.Body).Decode(out); err != nil {
-		t.Fatalf("POST %s: %v", url, err)
+		t.Fatalf("%s: %v", what, err)
 	}
 }

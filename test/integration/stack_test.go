@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	dockernetwork "github.com/moby/moby/api/types/network"
 	"github.com/moby/moby/client"
 	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
@@ -153,7 +154,13 @@ func (s *stack) service(image, alias string, env map[string]string) *node {
 // Producer starts producer-api and returns it with a client for it.
 func (s *stack) Producer() (*node, testclient.Producer) {
 	s.t.Helper()
-	n := s.service(img.producer, "producer", map[string]string{
+	return s.ProducerNamed("producer")
+}
+
+// ProducerNamed starts a producer-api named alias.
+func (s *stack) ProducerNamed(alias string) (*node, testclient.Producer) {
+	s.t.Helper()
+	n := s.service(img.producer, alias, map[string]string{
 		"WAITQ_TICKET_SECRET":   ticketSecret,
 		"WAITQ_ADMIN_TOKEN":     adminToken,
 		"WAITQ_RATE":            "0", // every join of the test comes from one address
@@ -204,11 +211,21 @@ func (s *stack) Gateway(alias string, admitEvery time.Duration) *node {
 // hostPort is where the test reaches the node's published port.
 func (n *node) hostPort() string {
 	n.t.Helper()
-	ep, err := n.PortEndpoint(context.Background(), n.port, "")
+	ep, err := n.endpoint()
 	if err != nil {
-		n.t.Fatalf("%s: published port %s: %v", n.alias, n.port, err)
+		n.t.Fatalf("%s: %v", n.alias, err)
 	}
 	return ep
+}
+
+// endpoint is where the node's published port is now: it changes when the
+// container starts again or rejoins the network.
+func (n *node) endpoint() (string, error) {
+	ep, err := n.PortEndpoint(context.Background(), n.port, "")
+	if err != nil {
+		return "", fmt.Errorf("published port %s: %w", n.port, err)
+	}
+	return ep, nil
 }
 
 // URL is the node's HTTP base URL for the test (it changes on restart).
@@ -220,7 +237,7 @@ func (n *node) WS(path string) string { return "ws://" + n.hostPort() + path }
 // Kill sends SIGKILL: no shutdown code runs.
 func (n *node) Kill() {
 	n.t.Helper()
-	if _, err := docker.ContainerKill(context.Background(), n.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"}); err != nil {
+	if err := n.kill(); err != nil {
 		n.t.Fatalf("kill %s: %v", n.alias, err)
 	}
 	n.t.Logf("%s SIGKILLed", n.alias)
@@ -230,7 +247,7 @@ func (n *node) Kill() {
 // it hang, not refuse.
 func (n *node) Pause() {
 	n.t.Helper()
-	if _, err := docker.ContainerPause(context.Background(), n.GetContainerID(), client.ContainerPauseOptions{}); err != nil {
+	if err := n.pause(); err != nil {
 		n.t.Fatalf("pause %s: %v", n.alias, err)
 	}
 	n.t.Logf("%s paused", n.alias)
@@ -239,10 +256,58 @@ func (n *node) Pause() {
 // Unpause thaws a paused node.
 func (n *node) Unpause() {
 	n.t.Helper()
-	if _, err := docker.ContainerUnpause(context.Background(), n.GetContainerID(), client.ContainerUnpauseOptions{}); err != nil {
+	if err := n.unpause(); err != nil {
 		n.t.Fatalf("unpause %s: %v", n.alias, err)
 	}
 	n.t.Logf("%s unpaused", n.alias)
+}
+
+// The faults as the Docker Engine injects them, without failing the test:
+// the fault campaign's nemesis runs them from its own goroutines.
+
+func (n *node) kill() error {
+	_, err := docker.ContainerKill(context.Background(), n.GetContainerID(), client.ContainerKillOptions{Signal: "KILL"})
+	return err
+}
+
+func (n *node) pause() error {
+	_, err := docker.ContainerPause(context.Background(), n.GetContainerID(), client.ContainerPauseOptions{})
+	return err
+}
+
+func (n *node) unpause() error {
+	_, err := docker.ContainerUnpause(context.Background(), n.GetContainerID(), client.ContainerUnpauseOptions{})
+	return err
+}
+
+// stop is a graceful stop: SIGTERM, SIGKILL after 10 s.
+func (n *node) stop() error {
+	timeout := 10
+	_, err := docker.ContainerStop(context.Background(), n.GetContainerID(), client.ContainerStopOptions{Timeout: &timeout})
+	return err
+}
+
+// start starts a stopped or killed container without waiting for it to be
+// ready.
+func (n *node) start() error {
+	_, err := docker.ContainerStart(context.Background(), n.GetContainerID(), client.ContainerStartOptions{})
+	return err
+}
+
+// disconnect cuts the node off the stack's network: its peers and the test
+// can no longer reach it, nor it them.
+func (n *node) disconnect(nw *testcontainers.DockerNetwork) error {
+	_, err := docker.NetworkDisconnect(context.Background(), nw.ID, client.NetworkDisconnectOptions{Container: n.GetContainerID(), Force: true})
+	return err
+}
+
+// connect puts a cut-off node back on the network under its alias.
+func (n *node) connect(nw *testcontainers.DockerNetwork) error {
+	_, err := docker.NetworkConnect(context.Background(), nw.ID, client.NetworkConnectOptions{
+		Container:      n.GetContainerID(),
+		EndpointConfig: &dockernetwork.EndpointSettings{Aliases: []string{n.alias}},
+	})
+	return err
 }
 
 // Stop stops the node gracefully (SIGTERM, SIGKILL after 10 s).

@@ -1,0 +1,478 @@
+//go:build integration
+
+package integration
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitq/waitq/internal/chaos"
+	"github.com/waitq/waitq/internal/promtext"
+	"github.com/waitq/waitq/internal/testclient"
+	"github.com/waitq/waitq/pkg/entry"
+	"github.com/waitq/waitq/pkg/redisstore"
+)
+
+// The campaign's settings: WAITQ_CHAOS_SEED (the nemesis's schedule and the
+// load's choices), WAITQ_CHAOS_DURATION (how long faults are injected),
+// WAITQ_CHAOS_RATE (joins a second) and WAITQ_CHAOS_REPORT (a file to write
+// the report's tables to). scripts/test.sh runs the defaults;
+// scripts/chaos.sh a long run.
+const (
+	defaultSeed     = 20261123
+	defaultDuration = 2 * time.Minute
+	defaultRate     = 16.0
+
+	statusInterval = time.Second
+	// gapRecorded: a stretch without statuses longer than this goes into
+	// the history; gapLimit: one longer than this with no fault on a
+	// gateway or Redis is a violation. Statuses come every second (spread
+	// over half of it) and a client gives up on a silent socket after
+	// idleTimeout, so gapLimit leaves room for one reconnect.
+	gapRecorded = 2500 * time.Millisecond
+	gapLimit    = 6 * time.Second
+	idleTimeout = 4 * time.Second
+	// faultGrace: how long after a fault heals the gaps it caused may last.
+	faultGrace = 8 * time.Second
+	holdMs     = 8000
+)
+
+// campaign is one run: the stack, the history and everything that writes it.
+type campaign struct {
+	t         *testing.T
+	s         *stack
+	h         *chaos.History
+	rng       *lockedRand
+	producers []*node
+	consumers []*node
+	gateways  []*node
+	nodes     map[string]*node // every target by alias
+	rdb       *redis.Client    // dials Redis wherever it is published now
+	verifier  *entry.Verifier
+
+	main, drop, canary string
+	opensAt            int64
+
+	addrs   sync.Map // alias → host:port now ("" while unreachable)
+	faulted sync.Map // alias → true while under a fault
+
+	fetchMu sync.Mutex
+	fetched map[string]fetchState // consumers' progress, for the nemesis's gate
+
+	users, skippedUsers atomic.Int64
+	statuses            atomic.Int64
+}
+
+type fetchState struct {
+	value     float64
+	increased time.Time
+}
+
+// lockedRand is a seeded source shared by the load's goroutines.
+type lockedRand struct {
+	mu sync.Mutex
+	r  *rand.Rand
+}
+
+func (l *lockedRand) Float64() float64 { l.mu.Lock(); defer l.mu.Unlock(); return l.r.Float64() }
+func (l *lockedRand) IntN(n int) int   { l.mu.Lock(); defer l.mu.Unlock(); return l.r.IntN(n) }
+func (l *lockedRand) Between(lo, hi time.Duration) time.Duration {
+	return lo + time.Duration(l.Float64()*float64(hi-lo))
+}
+
+// TestFaultCampaign runs two producer-apis, three consumers and three
+// gateways with the broker and Redis under a steady load of joins, sockets,
+// releases and leaves, while a nemesis kills, pauses, restarts and cuts off
+// containers on a seeded schedule. After the faults heal and the line
+// drains, internal/chaos checks the whole history: no acknowledged join
+// lost, holders within capacity, nobody admitted twice for one join, the
+// line in stamp (or drawn) order, statuses for everyone connected, and
+// recovery after every fault.
+func TestFaultCampaign(t *testing.T) {
+	seed := uint64(envInt(t, "WAITQ_CHAOS_SEED", defaultSeed))
+	length := envDuration(t, "WAITQ_CHAOS_DURATION", defaultDuration)
+	rate, err := strconv.ParseFloat(getenv("WAITQ_CHAOS_RATE", strconv.FormatFloat(defaultRate, 'f', -1, 64)), 64)
+	if err != nil || rate <= 0 {
+		t.Fatalf("WAITQ_CHAOS_RATE: %q is not a positive number", os.Getenv("WAITQ_CHAOS_RATE"))
+	}
+	t.Logf("fault campaign: seed %d, %v of faults, %.0f joins/s (replay: WAITQ_CHAOS_SEED=%d WAITQ_CHAOS_DURATION=%v)", seed, length, rate, seed, length)
+
+	c := newCampaign(t, seed)
+	plan := chaos.Plan(seed, chaos.DefaultPlan(length), c.targets())
+	t.Logf("the nemesis's plan: %d faults", len(plan))
+
+	ctx, stopAll := context.WithCancel(context.Background())
+	defer stopAll()
+	var background sync.WaitGroup
+	background.Go(func() { c.poll(ctx) })
+	background.Go(func() { c.sampleHolders(ctx) })
+	background.Go(func() { c.sampleLines(ctx) })
+	canaryCtx, stopCanaries := context.WithCancel(ctx)
+	var canaries sync.WaitGroup
+	canaries.Go(func() { c.canaries(canaryCtx) })
+
+	start := time.Now()
+	loadCtx, stopLoad := context.WithTimeout(ctx, length)
+	defer stopLoad()
+	// Clients follow their users until they are done or the drain ends.
+	drainCtx, stopDrain := context.WithTimeout(ctx, length+3*time.Minute)
+	defer stopDrain()
+	var users sync.WaitGroup
+	background.Go(func() { c.load(loadCtx, drainCtx, rate, &users) })
+	var nemesis sync.WaitGroup
+	nemesis.Go(func() { c.nemesis(start, plan) })
+
+	nemesis.Wait()
+	<-loadCtx.Done()
+	healed := time.Now()
+	t.Logf("faults over after %v; %d users started (%d skipped: too many in flight); draining", healed.Sub(start).Round(time.Second), c.users.Load(), c.skippedUsers.Load())
+	users.Wait()
+	t.Logf("drained %v after the last fault", time.Since(healed).Round(time.Second))
+	// The canaries run on a little, so that the last faults' recovery is
+	// measured against fresh joins.
+	time.Sleep(2 * time.Second)
+	stopCanaries()
+	canaries.Wait()
+	stopAll()
+	background.Wait()
+	c.h.AddStatuses(c.statuses.Load())
+
+	report := chaos.Check(c.h, c.checkConfig())
+	md := report.Markdown()
+	t.Logf("fault campaign, seed %d, %v:\n%s", seed, length, md)
+	if path := os.Getenv("WAITQ_CHAOS_REPORT"); path != "" {
+		head := fmt.Sprintf("Seed %d, %v of faults, %.0f joins/s, run %s (`WAITQ_CHAOS_SEED=%d WAITQ_CHAOS_DURATION=%v`).\n\n",
+			seed, length, rate, start.UTC().Format(time.RFC3339), seed, length)
+		if err := os.WriteFile(path, []byte(head+md), 0o644); err != nil {
+			t.Errorf("write the report: %v", err)
+		}
+	}
+	for _, v := range report.Violations() {
+		t.Error(v)
+	}
+}
+
+// newCampaign starts the stack and creates the events: main (an open
+// event), drop (a ticket drop opening a little after the start) and canary
+// (room for every probe join).
+func newCampaign(t *testing.T, seed uint64) *campaign {
+	s := newStack(t)
+	c := &campaign{
+		t: t, s: s, h: &chaos.History{},
+		rng:     &lockedRand{r: rand.New(rand.NewPCG(seed, ^seed))},
+		nodes:   map[string]*node{"redis": s.Redis, "kafka": s.Kafka},
+		fetched: map[string]fetchState{},
+	}
+	for _, a := range []string{"producer-a", "producer-b"} {
+		n, _ := s.ProducerNamed(a)
+		c.producers = append(c.producers, n)
+	}
+	for _, a := range []string{"ingest-a", "ingest-b", "ingest-c"} {
+		c.consumers = append(c.consumers, s.Ingest(a))
+	}
+	for _, a := range []string{"gateway-a", "gateway-b", "gateway-c"} {
+		c.gateways = append(c.gateways, s.service(img.gateway, a, map[string]string{
+			"WAITQ_TICKET_SECRET":    ticketSecret,
+			"WAITQ_STATUS_INTERVAL":  statusInterval.String(),
+			"WAITQ_ADMIT_INTERVAL":   "250ms",
+			"WAITQ_DISCONNECT_GRACE": "60s", // a client reconnects within seconds
+			"WAITQ_RATE":             "0",
+			"WAITQ_CONNECT_RATE":     "0", // every client comes from one address
+		}))
+	}
+	for _, n := range c.services() {
+		c.nodes[n.alias] = n
+		c.addrs.Store(n.alias, n.hostPort())
+	}
+	c.rdb = redis.NewClient(&redis.Options{
+		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			ep, err := s.Redis.endpoint()
+			if err != nil {
+				return nil, err
+			}
+			var d net.Dialer
+			return d.DialContext(ctx, network, ep)
+		},
+		DialTimeout: time.Second, ReadTimeout: time.Second, WriteTimeout: time.Second,
+		ContextTimeoutEnabled: true, MaxRetries: -1, PoolSize: 8,
+	})
+	t.Cleanup(func() { c.rdb.Close() })
+
+	api := c.api(c.producers[0])
+	c.main, c.drop, c.canary = "chaos-main", "chaos-drop", "chaos-canary"
+	api.CreateEvent(t, c.main, fmt.Sprintf(`{"capacity":40,"holdSeconds":%d,"partitions":6}`, holdMs/1000))
+	c.opensAt = time.Now().Add(30 * time.Second).UnixMilli()
+	api.CreateEvent(t, c.drop, fmt.Sprintf(`{"capacity":15,"holdSeconds":%d,"partitions":6,"opensAt":%d,"prequeueSeconds":3600}`, holdMs/1000, c.opensAt))
+	api.CreateEvent(t, c.canary, `{"capacity":100000,"holdSeconds":2,"partitions":2}`)
+
+	v, err := entry.FetchJWKS(t.Context(), http.DefaultClient, c.gateways[0].URL()+"/.well-known/jwks.json")
+	if err != nil {
+		t.Fatalf("the gateway's keys: %v", err)
+	}
+	c.verifier = v
+	return c
+}
+
+func (c *campaign) services() []*node {
+	return append(append(append([]*node(nil), c.producers...), c.consumers...), c.gateways...)
+}
+
+// targets are the containers the nemesis may fault.
+func (c *campaign) targets() []chaos.Target {
+	var ts []chaos.Target
+	for role, ns := range map[chaos.Role][]*node{chaos.Producer: c.producers, chaos.Consumer: c.consumers, chaos.Gateway: c.gateways} {
+		for _, n := range ns {
+			ts = append(ts, chaos.Target{Name: n.alias, Role: role})
+		}
+	}
+	ts = append(ts, chaos.Target{Name: "redis", Role: chaos.Redis}, chaos.Target{Name: "kafka", Role: chaos.Broker})
+	// The plan draws from the targets in order: fix it.
+	slicesSortTargets(ts)
+	return ts
+}
+
+// api is a client of producer-api n at its address now.
+func (c *campaign) api(n *node) testclient.Producer {
+	addr, _ := c.addrs.Load(n.alias)
+	a, _ := addr.(string)
+	return testclient.Producer{Base: "http://" + a, AdminToken: adminToken}
+}
+
+// addr is where alias is reachable now, "" when it is not.
+func (c *campaign) addr(alias string) string {
+	a, _ := c.addrs.Load(alias)
+	s, _ := a.(string)
+	return s
+}
+
+// poll follows every service: where its port is published, whether it is
+// ready, and for consumers how much they fetched.
+func (c *campaign) poll(ctx context.Context) {
+	hc := &http.Client{Timeout: 500 * time.Millisecond}
+	ready := map[string]bool{}
+	for i := 0; ctx.Err() == nil; i++ {
+		for _, n := range c.services() {
+			if i%2 == 0 { // the port every 500 ms (it moves on a restart or a reconnect)
+				ep, err := n.endpoint()
+				if err != nil {
+					ep = ""
+				}
+				c.addrs.Store(n.alias, ep)
+			}
+			ok := false
+			if a := c.addr(n.alias); a != "" {
+				resp, err := hc.Get("http://" + a + "/readyz")
+				if err == nil {
+					resp.Body.Close()
+					ok = resp.StatusCode == http.StatusOK
+				}
+			}
+			if was, seen := ready[n.alias]; !seen || was != ok {
+				ready[n.alias] = ok
+				c.h.AddReady(chaos.Ready{Target: n.alias, At: time.Now(), OK: ok})
+			}
+		}
+		if i%2 == 0 {
+			for _, n := range c.consumers {
+				c.scrapeFetched(ctx, hc, n)
+			}
+		}
+		sleep(ctx, 250*time.Millisecond)
+	}
+}
+
+func (c *campaign) scrapeFetched(ctx context.Context, hc *http.Client, n *node) {
+	a := c.addr(n.alias)
+	if a == "" {
+		return
+	}
+	m, err := promtext.Scrape(ctx, hc, "http://"+a+"/metrics")
+	if err != nil {
+		return
+	}
+	v := m["waitq_ingest_fetched_total"]
+	c.fetchMu.Lock()
+	defer c.fetchMu.Unlock()
+	f := c.fetched[n.alias]
+	if v != f.value { // more fetched, or fewer: the consumer started again
+		c.fetched[n.alias] = fetchState{value: v, increased: time.Now()}
+	}
+}
+
+// groupSettled reports whether every consumer not under a fault fetched in
+// the last 2 s: the group is not rebalancing. The nemesis faults a consumer
+// only then: kfake (the test broker) keeps a member that dies in the middle
+// of joining the group forever, with its partitions, where Apache Kafka
+// times it out.
+func (c *campaign) groupSettled() bool {
+	c.fetchMu.Lock()
+	defer c.fetchMu.Unlock()
+	for _, n := range c.consumers {
+		if _, f := c.faulted.Load(n.alias); f {
+			continue
+		}
+		st := c.fetched[n.alias]
+		if st.value == 0 || time.Since(st.increased) > 2*time.Second {
+			return false
+		}
+	}
+	return true
+}
+
+// sampleHolders reads the holders of both events every 5 ms.
+func (c *campaign) sampleHolders(ctx context.Context) {
+	for ctx.Err() == nil {
+		p := c.rdb.Pipeline()
+		mainN, dropN := p.ZCard(ctx, redisstore.ActiveKey(c.main)), p.ZCard(ctx, redisstore.ActiveKey(c.drop))
+		if _, err := p.Exec(ctx); err == nil {
+			now := time.Now()
+			c.h.AddHolders(chaos.Holders{Event: c.main, At: now, N: mainN.Val()})
+			c.h.AddHolders(chaos.Holders{Event: c.drop, At: now, N: dropN.Val()})
+		}
+		sleep(ctx, 5*time.Millisecond)
+	}
+}
+
+// sampleLines reads both waiting lines every 200 ms.
+func (c *campaign) sampleLines(ctx context.Context) {
+	for ctx.Err() == nil {
+		for _, ev := range []string{c.main, c.drop} {
+			sent := time.Now()
+			zs, err := c.rdb.ZRangeWithScores(ctx, redisstore.WaitingKey(ev), 0, -1).Result()
+			if err != nil {
+				continue
+			}
+			l := chaos.Line{Event: ev, Sent: sent, Got: time.Now(), Members: make([]chaos.Placed, len(zs))}
+			for i, z := range zs {
+				l.Members[i] = chaos.Placed{User: z.Member.(string), Score: int64(z.Score)}
+			}
+			c.h.AddLine(l)
+		}
+		sleep(ctx, 200*time.Millisecond)
+	}
+}
+
+// canaries send a probe join every 500 ms through either producer-api and
+// wait for it in Redis: the recovery of each fault is measured by them.
+func (c *campaign) canaries(ctx context.Context) {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for i := 0; ctx.Err() == nil; i++ {
+		user := fmt.Sprintf("canary-%05d", i)
+		p := c.producers[i%len(c.producers)]
+		wg.Go(func() {
+			cn := chaos.Canary{Sent: time.Now()}
+			defer func() { c.h.AddCanary(cn) }()
+			jctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+			j, ref, err := c.api(p).Join(jctx, c.canary, user)
+			cancel()
+			c.h.AddJoin(joinRecord(c.canary, user, cn.Sent, j.JoinedAt, ref, err))
+			if err != nil || ref != nil {
+				return
+			}
+			cn.Acked = time.Now()
+			deadline := time.Now().Add(60 * time.Second)
+			for time.Now().Before(deadline) {
+				pipe := c.rdb.Pipeline()
+				a := pipe.ZScore(context.Background(), redisstore.ActiveKey(c.canary), user)
+				w := pipe.ZScore(context.Background(), redisstore.WaitingKey(c.canary), user)
+				sv := pipe.ZScore(context.Background(), redisstore.ServedKey(c.canary), user)
+				_, _ = pipe.Exec(context.Background())
+				if a.Err() == nil || w.Err() == nil || sv.Err() == nil {
+					cn.Seen = time.Now()
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+		sleep(ctx, 500*time.Millisecond)
+	}
+}
+
+// checkConfig is what the checker needs: the events, and what Redis holds
+// now that the line drained.
+func (c *campaign) checkConfig() chaos.Config {
+	t := c.t
+	ctx := context.Background()
+	cfg := chaos.Config{GapLimit: gapLimit, FaultGrace: faultGrace, Final: map[string]chaos.Final{}}
+	var pub struct {
+		Draw struct{ Seed string }
+	}
+	getJSON(t, "http://"+c.addr(c.producers[0].alias)+"/v1/events/"+c.drop, &pub)
+	if pub.Draw.Seed == "" {
+		t.Errorf("the drop's seed is not revealed after its opening")
+	}
+	cfg.Events = []chaos.EventSpec{
+		{ID: c.main, Capacity: 40, HoldMs: holdMs},
+		{ID: c.drop, Capacity: 15, HoldMs: holdMs, OpensAt: c.opensAt, Seed: pub.Draw.Seed},
+		{ID: c.canary, Capacity: 100000, HoldMs: 2000},
+	}
+	for _, e := range cfg.Events {
+		var f chaos.Final
+		line, err := c.rdb.ZRangeWithScores(ctx, redisstore.WaitingKey(e.ID), 0, -1).Result()
+		if err != nil {
+			t.Fatalf("read the line of %s: %v", e.ID, err)
+		}
+		for _, z := range line {
+			f.Waiting = append(f.Waiting, chaos.Placed{User: z.Member.(string), Score: int64(z.Score)})
+		}
+		if f.Holders, err = c.rdb.ZRange(ctx, redisstore.ActiveKey(e.ID), 0, -1).Result(); err != nil {
+			t.Fatal(err)
+		}
+		served, err := c.rdb.ZRangeWithScores(ctx, redisstore.ServedKey(e.ID), 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.Served = map[string]int64{}
+		for _, z := range served {
+			f.Served[z.Member.(string)] = int64(z.Score)
+		}
+		if f.AdmittedTotal, err = c.rdb.HGet(ctx, redisstore.StatsKey(e.ID), "admittedTotal").Int64(); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Final[e.ID] = f
+	}
+	return cfg
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+func envInt(t *testing.T, name string, def int64) int64 {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		t.Fatalf("%s: %q is not a whole number", name, v)
+	}
+	return n
+}
+
+func envDuration(t *testing.T, name string, def time.Duration) time.Duration {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 20*time.Second {
+		t.Fatalf("%s: %q is not a duration of at least 20s", name, v)
+	}
+	return d
+}
