@@ -435,10 +435,11 @@ func TestReplayNeverAdmitsTwice(t *testing.T) {
 	if line := sys.Waiting(ev); !slices.Equal(line, []testsys.WaitingUser{{User: "waiting", TS: 300}}) {
 		t.Fatalf("after the replay the line is %v: a served join came back", line)
 	}
-	// A genuinely new join (a newer stamp) of a released user queues again.
-	sys.Join(ev, "released", 400)
+	// A genuinely new join (stamped after the release) of a released user
+	// queues again.
+	sys.Join(ev, "released", 2_500)
 	line := waitLine(t, sys, ev, 2)
-	if !slices.Equal(line, []testsys.WaitingUser{{User: "waiting", TS: 300}, {User: "released", TS: 400}}) {
+	if !slices.Equal(line, []testsys.WaitingUser{{User: "waiting", TS: 300}, {User: "released", TS: 2_500}}) {
 		t.Fatalf("line after a new join = %v", line)
 	}
 }

@@ -70,8 +70,10 @@ type Message struct {
 	// Score is the place the user left: the admitted one (admit) or the
 	// swept one (sweep); a stamp, or a drop's negative drawn score.
 	Score int64 `json:"score,omitempty"`
-	// JoinTS is the stamp of the join an admission served (admit): what
-	// the served record keeps, opensAt - 1 for a drawn place.
+	// JoinTS is an admission's served mark (admit): what the served record
+	// keeps, the admission's time, or the admitted join's stamp (opensAt - 1
+	// for a drawn place) if later. Joins stamped at or before it are not
+	// queued again. (Named for what it held before the mark was the time.)
 	JoinTS int64 `json:"joinTs,omitempty"`
 	// Event is the configuration of a config record, and Seed its draw
 	// seed in hex ("": none).

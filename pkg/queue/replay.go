@@ -15,9 +15,9 @@ import (
 // The fold is the meaning of the log that ingest.lua and admission.lua
 // apply live: a join takes a place unless the user waits already (the
 // first place stands), holds a slot whose hold ends after the join's stamp,
-// or was served for a join stamped at or after it; a leave removes the
-// place; an admit record moves the user from the line to a slot until its
-// expiresAt and records the stamp served; a release or an expiry ends the
+// or was admitted after it was stamped (the served mark); a leave removes
+// the place; an admit record moves the user from the line to a slot until
+// its expiresAt and records its served mark; a release or an expiry ends the
 // hold; a sweep removes the place it names.
 type Replay struct {
 	users map[string]*replayUser
@@ -30,10 +30,10 @@ type Replay struct {
 
 type replayUser struct {
 	wait     int64 // the stamp of the join holding the place; 0: not waiting
-	served   int64 // the join stamp last admitted; 0: never
+	served   int64 // the served mark of the last admission; 0: never
 	hold     int64 // the end of the hold; 0: none
 	firstJn  int64 // the earliest join stamp: a drop's pre-queue membership
-	admitted int64 // admissions, each for a newer served stamp
+	admitted int64 // admissions, each with a newer served mark
 	topScore int64 // the highest place admitted from (set when admitted > 0)
 }
 

@@ -91,7 +91,7 @@ func user(i int) string { return fmt.Sprintf("u%03d", i) }
 // consumer's fast track, a release and the monitor), some release, some
 // holds end, some users are swept; Redis is emptied mid-stream and joins
 // keep coming. The rebuild gives back the line as it was (members, order,
-// scores), the holders, the served stamps and admittedTotal; the joins
+// scores), the holders, the served marks and admittedTotal; the joins
 // acknowledged while Redis was empty are in line; replayed joins admit
 // nobody twice; a second rebuild gives the same state.
 func TestRebuildAfterFlushAll(t *testing.T) {

@@ -99,8 +99,9 @@ func tickChanges(ev string, sweep, adm any, nowMs int64, r *queue.TickResult) (c
 			c.fresh = append(c.fresh, a.user)
 		}
 		r.Dropped = int64(len(ac.ended))
-		// A stale triple is user, end of hold, served stamp: the place it
-		// left is not known any more; the served stamp stands for it.
+		// A stale triple is user, end of hold, served mark: the place it
+		// left is not known any more; the served mark (at or after it)
+		// stands for it.
 		for _, a := range stale {
 			a.expires, a.score = a.score, a.served
 			ac.admitted = append(ac.admitted, a)

@@ -72,13 +72,49 @@ func TestAdmitFillsFreeSlotsFromTheHead(t *testing.T) {
 	if c.ZScore(ctx, redisstore.SeenKey(ev), "u0").Err() != redis.Nil {
 		t.Error("an admitted user's presence was kept")
 	}
-	// Each admitted join's stamp (u<i> joined at i+1) is the served record.
+	// Each admission's time is the served mark (the joins were stamped
+	// 1…5, before it).
 	served, _ := c.ZRangeWithScores(ctx, redisstore.ServedKey(ev), 0, -1).Result()
-	if len(served) != 5 || served[0].Member != "u0" || served[0].Score != 1 || served[4].Member != "u4" || served[4].Score != 5 {
+	if len(served) != 5 || served[0].Member != "u0" || served[0].Score != 1000 || served[4].Member != "u4" || served[4].Score != 11000 {
 		t.Errorf("served record %v", served)
 	}
 	if r := tick(t, s, ev+"-none", 1, 1); !r.Unknown {
 		t.Errorf("unknown event: %+v", r)
+	}
+}
+
+// TestRetriedJoinNeverQueuesAgainAfterTheRelease is the fault campaign's
+// finding: a join answered 503 after the publish timed out may still land,
+// and the client's retry, stamped later, lands too. If the first was
+// admitted and released before the retry was ingested, the retry must not
+// queue the user again: it was sent before the admission, so it is the
+// same visit. A join sent after the release still queues again.
+func TestRetriedJoinNeverQueuesAgainAfterTheRelease(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 1, 10, 1) // u0, stamped 1: the join that timed out
+	if r := tick(t, s, ev, 1000, 10); !slices.Equal(r.Admitted, []string{"u0"}) {
+		t.Fatalf("tick %+v", r)
+	}
+	if ok, err := s.Release(ctx, ev, "u0", 1500); err != nil || !ok {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+	// The retry, stamped 400 (after the first, before the admission),
+	// reaches the consumer late.
+	res, err := s.Ingest(ctx, []queue.Message{msg(queue.OpJoin, ev, "u0", 400)}, 2000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Joined != 0 || res.Ignored != 1 || len(line(t, c, ev)) != 0 {
+		t.Fatalf("the retry queued the user again: %+v, line %v", res, line(t, c, ev))
+	}
+	if r := tick(t, s, ev, 2500, 10); len(r.Admitted) != 0 {
+		t.Fatalf("admitted twice for one visit: %+v", r)
+	}
+	// A new join after the release queues again.
+	if res, err := s.Ingest(ctx, []queue.Message{msg(queue.OpJoin, ev, "u0", 1600)}, 3000); err != nil || res.Joined != 1 {
+		t.Fatalf("a join after the release: %+v %v", res, err)
 	}
 }
 

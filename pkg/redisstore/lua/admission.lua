@@ -214,9 +214,12 @@ end
 -- min(capacity - holders, batch, rate budget) users from the head of the
 -- line into active with score now + holdSeconds * 1000. Before
 -- config.opensAt (a scheduled drop) nobody is admitted. For each admitted
--- user it records the stamp of the join in served (for a drawn pre-queue
--- place, whose score is negative, opensAt - 1: every pre-queue join was
--- stamped before it) and forgets the presence; it adds them to
+-- user it records the served mark in served: now, or the join's stamp when
+-- later (clocks that disagree; for a drawn pre-queue place, whose score is
+-- negative, opensAt - 1: every pre-queue join was stamped before it). Every
+-- join stamped at or before it was sent before the admission: a replay, or
+-- a retry of a join whose answer was lost; ingest.lua ignores them. It
+-- forgets the presence; it adds them to
 -- stats.admittedTotal, keeps the highest place score admitted in
 -- stats.admittedMaxScore (what ingest.lua counts inversions against) and
 -- publishes {"eventId","expiresAt","users":[…]} on channel (when not
@@ -246,7 +249,7 @@ end
 --
 -- Returns nil when the event has no configuration, else expiresAt, the
 -- users whose logged hold ended (dropped now), and the admitted users in
--- line order as a flat list of triples: user, place score, served stamp.
+-- line order as a flat list of triples: user, place score, served mark.
 local function admit(event, now, batch, channel, journal)
   local conf = redis.call('HMGET', K.config, 'capacity', 'holdSeconds', 'state', 'admitPerMinute', 'opensAt',
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
@@ -308,9 +311,11 @@ local function admit(event, now, batch, channel, journal)
   for i = 1, #popped, 2 do
     local user, score = popped[i], tonumber(popped[i + 1])
     top = score
-    local served = score
+    -- The served mark: the admission's time, or the join's stamp if the
+    -- clocks disagree and it is later.
+    local served = math.max(score, now)
     if score < 0 then
-      served = opensAt - 1
+      served = math.max(opensAt - 1, now)
     end
     redis.call('ZADD', K.active, expires, user)
     redis.call('ZADD', K.served, served, user)

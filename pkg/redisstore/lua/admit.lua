@@ -19,8 +19,8 @@
 --
 -- Returns {expiresAt, holders, waiting, admitted, dropped, stale} (holders
 -- and waiting after the admission): admitted a flat list of triples user,
--- place score, served stamp; dropped the users whose logged hold ended;
--- stale a flat list of triples user, end of hold, served stamp. -1 when the
+-- place score, served mark; dropped the users whose logged hold ended;
+-- stale a flat list of triples user, end of hold, served mark. -1 when the
 -- event has no configuration.
 local now = tonumber(ARGV[1])
 local expires, dropped, admitted = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5])

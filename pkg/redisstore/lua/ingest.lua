@@ -19,10 +19,10 @@
 -- later join), whenever it arrives; such a join is also recorded in the
 -- prequeue ZSET (userId -> drawn score), the draw's list. It is added
 -- unless the user is already waiting (their first place stands), holds an
--- unexpired slot, or was admitted for a join stamped at or after this one
--- (served): a replayed join after a consumer crash never queues or admits
--- anyone again, while a new join after a release (a newer stamp) queues
--- again. A leave removes the user from the waiting line.
+-- unexpired slot, or was admitted after this join was stamped (served, the
+-- admission's time): a replayed join after a consumer crash, or the retry
+-- of a join whose answer was lost, never queues or admits anyone again,
+-- while a new join after a release (stamped later) queues again. A leave removes the user from the waiting line.
 --
 -- Fairness figures, in stats: a join added with a score below
 -- stats.admittedMaxScore (someone placed behind it was already admitted)
