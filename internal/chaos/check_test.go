@@ -17,7 +17,8 @@ const holdMs = 10_000
 
 // clean is a history in which every promise was kept: a, b and c joined
 // (c twice, the second answer lost), a was admitted first, then b, then c;
-// d left; a gap happened while a gateway was killed; one canary per second.
+// d left; x's join timed out (503) yet landed, and x was served; a gap
+// happened while a gateway was killed; one canary per second.
 func clean() (*History, Config) {
 	h := &History{}
 	for _, j := range []Join{
@@ -26,7 +27,8 @@ func clean() (*History, Config) {
 		{Event: "e", User: "c", At: at(20), Outcome: "202", Stamp: t0.UnixMilli() + 21},
 		{Event: "e", User: "c", At: at(25), Outcome: NoAnswer},
 		{Event: "e", User: "d", At: at(30), Outcome: "202", Stamp: t0.UnixMilli() + 31},
-		{Event: "e", User: "x", At: at(40), Outcome: "503 broker_unavailable"},
+		{Event: "e", User: "x", At: at(40), Outcome: Timeout},
+		{Event: "e", User: "y", At: at(41), Outcome: "503 store_unavailable"},
 	} {
 		h.AddJoin(j)
 	}
@@ -66,8 +68,8 @@ func clean() (*History, Config) {
 		Events: []EventSpec{{ID: "e", Capacity: 2, HoldMs: holdMs}},
 		Final: map[string]Final{"e": {
 			Holders:       []string{"b", "c"},
-			Served:        map[string]int64{"a": t0.UnixMilli() + 1, "b": t0.UnixMilli() + 11, "c": t0.UnixMilli() + 21},
-			AdmittedTotal: 3,
+			Served:        map[string]int64{"a": t0.UnixMilli() + 100, "b": t0.UnixMilli() + 200, "c": t0.UnixMilli() + 300, "x": t0.UnixMilli() + 500},
+			AdmittedTotal: 4,
 		}},
 		GapLimit: 2 * time.Second, FaultGrace: 3 * time.Second,
 	}
@@ -80,7 +82,7 @@ func TestCleanHistoryPasses(t *testing.T) {
 	if v := r.Violations(); len(v) != 0 {
 		t.Fatalf("violations in a clean history:\n%s", strings.Join(v, "\n"))
 	}
-	if r.Admissions != 3 || r.Joins["202"] != 4 || r.Joins[NoAnswer] != 1 || r.MaxHolders["e"] != 2 {
+	if r.Admissions != 3 || r.Joins["202"] != 4 || r.Joins[NoAnswer] != 1 || r.Joins[Timeout] != 1 || r.MaxHolders["e"] != 2 {
 		t.Errorf("admissions %d, joins %v, max holders %v", r.Admissions, r.Joins, r.MaxHolders)
 	}
 	if d := r.LongestGap.To.Sub(r.LongestGap.From); d != 3600*time.Millisecond {
@@ -111,7 +113,7 @@ func TestEachViolationIsFound(t *testing.T) {
 			f := cfg.Final["e"]
 			delete(f.Served, "c")
 			f.Holders = []string{"b"}
-			f.AdmittedTotal = 2
+			f.AdmittedTotal = 3
 			cfg.Final["e"] = f
 			h.Admissions = h.Admissions[:3]
 			h.Lines = h.Lines[:3] // c never seen admitted
@@ -124,9 +126,18 @@ func TestEachViolationIsFound(t *testing.T) {
 		}, "double admission: e/b: admitted 2 times"},
 		{"admitted twice, unseen", func(h *History, cfg *Config) {
 			f := cfg.Final["e"]
+			f.AdmittedTotal = 6
+			cfg.Final["e"] = f
+		}, "admittedTotal 6 for 4 users served: 1 admissions more"},
+		{"served for a join refused for sure", func(h *History, cfg *Config) {
+			f := cfg.Final["e"]
+			f.Served["y"] = t0.UnixMilli() + 600
 			f.AdmittedTotal = 5
 			cfg.Final["e"] = f
-		}, "admittedTotal 5 for 3 users served: 1 admissions more"},
+		}, "place: e/y: served but never joined"},
+		{"a served mark before the join", func(h *History, cfg *Config) {
+			cfg.Final["e"].Served["b"] = t0.UnixMilli() + 5
+		}, "place: e/b: served mark"},
 		{"overtaken", func(h *History, cfg *Config) {
 			// c admitted at 120 while b, ahead of it, waited.
 			h.Admissions[3].ExpiresAt = t0.UnixMilli() + 120 + holdMs
@@ -158,6 +169,9 @@ func TestEachViolationIsFound(t *testing.T) {
 			f.Waiting = []Placed{{"c", t0.UnixMilli() + 21}}
 			cfg.Final["e"] = f
 		}, "not drained: 1 users"},
+		{"a client never done", func(h *History, cfg *Config) {
+			h.AddUnfinished(Unfinished{Event: "e", User: "c", State: "waiting"})
+		}, "still following after the drain: e/c"},
 		{"a bad token", func(h *History, cfg *Config) {
 			h.Admissions[2].TokenValid = false
 		}, "entry tokens: 1 admitted frames"},

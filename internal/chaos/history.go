@@ -21,6 +21,14 @@ type Outcome string
 // NoAnswer is the outcome of an operation that got no answer.
 const NoAnswer Outcome = "error"
 
+// Timeout is the answer to a join or a leave that Kafka did not acknowledge
+// in time: the message may still land (api.md, broker_unavailable).
+const Timeout Outcome = "503 broker_unavailable"
+
+// Maybe reports whether an operation so answered may have taken effect
+// without saying so.
+func (o Outcome) Maybe() bool { return o == NoAnswer || o == Timeout }
+
 // Join is one join request.
 type Join struct {
 	Event, User string
@@ -70,6 +78,13 @@ type Connect struct {
 type Gap struct {
 	Event, User string
 	From, To    time.Time
+}
+
+// Unfinished is a client still following the line when the drain ended:
+// never admitted, never told its turn had passed, never taken out.
+type Unfinished struct {
+	Event, User string
+	State       string // the last state a status frame said
 }
 
 // Holders is one sample of the slot holders of an event (ZCARD active).
@@ -138,6 +153,7 @@ type History struct {
 	Faults     []Fault
 	Canaries   []Canary
 	Readiness  []Ready
+	Unfinished []Unfinished
 	// Statuses counts the status frames read.
 	Statuses int64
 }
@@ -160,6 +176,9 @@ func (h *History) AddLine(v Line)           { add(h, &h.Lines, v) }
 func (h *History) AddFault(v Fault)         { add(h, &h.Faults, v) }
 func (h *History) AddCanary(v Canary)       { add(h, &h.Canaries, v) }
 func (h *History) AddReady(v Ready)         { add(h, &h.Readiness, v) }
+func (h *History) AddUnfinished(v Unfinished) {
+	add(h, &h.Unfinished, v)
+}
 
 // AddStatuses counts n status frames read.
 func (h *History) AddStatuses(n int64) {

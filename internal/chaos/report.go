@@ -35,6 +35,7 @@ func (r *Report) Markdown() string {
 	row("entry tokens that did not verify", r.BadTokens)
 	row("faults not recovered from", len(r.Unrecovered))
 	row("users still in line after the drain", r.StillWaiting)
+	row("clients still following after the drain", len(r.Unfinished))
 
 	b.WriteString("\n| operation | outcome | count |\n|---|---|---|\n")
 	for _, op := range []struct {

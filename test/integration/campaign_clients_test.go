@@ -67,7 +67,14 @@ type user struct {
 	ticket    producer.JoinResponse
 	last      time.Time // the last status or admitted frame (or the join)
 	gateway   string
+	state     gateway.UserState // the last status frame's
+	// notQueued is when statuses began to say not_queued: after
+	// notQueuedFor of it the user is done (taken out of line, or admitted
+	// and expired while away and swept since).
+	notQueued time.Time
 }
+
+const notQueuedFor = 30 * time.Second
 
 func (u *user) run(ctx context.Context) {
 	c := u.c
@@ -221,6 +228,7 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 		now := time.Now()
 		if err != nil {
 			if ctx.Err() != nil {
+				c.h.AddUnfinished(chaos.Unfinished{Event: u.event, User: u.id, State: string(u.state)})
 				return true, nil
 			}
 			if !leaveAt.IsZero() && !now.Before(leaveAt) {
@@ -240,8 +248,16 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 		switch f.Type {
 		case "status":
 			c.statuses.Add(1)
-			if f.State == gateway.StateExpired {
+			u.state = f.State
+			switch {
+			case f.State == gateway.StateExpired:
 				return true, nil // admitted while away, and the hold is over
+			case f.State != gateway.StateNotQueued:
+				u.notQueued = time.Time{}
+			case u.notQueued.IsZero():
+				u.notQueued = now
+			case now.Sub(u.notQueued) > notQueuedFor:
+				return true, nil
 			}
 		case "admitted":
 			var a gateway.AdmittedFrame

@@ -126,7 +126,7 @@ func TestFaultCampaign(t *testing.T) {
 	loadCtx, stopLoad := context.WithTimeout(ctx, length)
 	defer stopLoad()
 	// Clients follow their users until they are done or the drain ends.
-	drainCtx, stopDrain := context.WithTimeout(ctx, length+3*time.Minute)
+	drainCtx, stopDrain := context.WithTimeout(ctx, length+2*time.Minute)
 	defer stopDrain()
 	var users sync.WaitGroup
 	background.Go(func() { c.load(loadCtx, drainCtx, rate, &users) })
