@@ -146,7 +146,12 @@ func Check(h *History, cfg Config) *Report {
 		if admissions[k] == nil {
 			admissions[k] = map[int64]Admission{}
 		}
-		if _, seen := admissions[k][a.ExpiresAt]; !seen {
+		if first, seen := admissions[k][a.ExpiresAt]; seen {
+			if a.At.Before(first.At) { // the earliest receipt bounds when it happened
+				first.At = a.At
+				admissions[k][a.ExpiresAt] = first
+			}
+		} else {
 			admissions[k][a.ExpiresAt] = a
 			r.Admissions++
 			if !a.TokenValid {
@@ -260,7 +265,11 @@ func (r *Report) checkLines(h *History, specs map[string]EventSpec, stamps map[u
 
 // checkOrder proves that every admission took the head of the line: no user
 // admitted while someone placed before them waited both in the last line
-// sample before the admission and in the first one after it.
+// sample before the admission and in the first one after it. The admission
+// step ran at some moment between the time it was given (its hold's start)
+// and the first admitted frame a client read of it: Redis may run a
+// request long after it was sent (a pause), and in another order than
+// other clients' requests.
 func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[userKey][]int64, admissions map[userKey]map[int64]Admission) {
 	lines := map[string][]Line{}
 	for _, l := range h.Lines {
@@ -275,16 +284,15 @@ func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[u
 			continue
 		}
 		ls := lines[k.event]
-		for expires := range as {
+		for expires, a := range as {
 			at := time.UnixMilli(expires - e.HoldMs) // the admission step's clock
 			if e.OpensAt > 0 && at.UnixMilli() < e.OpensAt {
 				r.EarlyAdmissions = append(r.EarlyAdmissions, fmt.Sprintf("%s/%s admitted at %d, the drop opens at %d", k.event, k.user, at.UnixMilli(), e.OpensAt))
 			}
-			// before: the last sample answered before the admission; after:
-			// the first sent after it (a millisecond's margin: the step's
-			// clock has millisecond grain).
+			// before: the last sample answered before the step's time;
+			// after: the first sent after a client read the admission.
 			i := sort.Search(len(ls), func(i int) bool { return !ls[i].Got.Before(at) }) - 1
-			j := sort.Search(len(ls), func(j int) bool { return ls[j].Sent.After(at.Add(time.Millisecond)) })
+			j := sort.Search(len(ls), func(j int) bool { return ls[j].Sent.After(a.At) })
 			if i < 0 || j >= len(ls) {
 				continue
 			}

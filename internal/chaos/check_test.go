@@ -141,6 +141,7 @@ func TestEachViolationIsFound(t *testing.T) {
 		{"overtaken", func(h *History, cfg *Config) {
 			// c admitted at 120 while b, ahead of it, waited.
 			h.Admissions[3].ExpiresAt = t0.UnixMilli() + 120 + holdMs
+			h.Admissions[3].At = at(125)
 			h.Lines[1].Members = []Placed{{"b", t0.UnixMilli() + 11}}
 		}, "order: e: c (place"},
 		{"a place that is no stamp", func(h *History, cfg *Config) {
@@ -185,6 +186,34 @@ func TestEachViolationIsFound(t *testing.T) {
 				t.Fatalf("violations %q, want one with %q", v, c.want)
 			}
 		})
+	}
+}
+
+// TestALateStepIsNoOvertaking: a step given the time 100 that Redis ran
+// only after a pause, after a line sample sent later, admitted v and u
+// together; the sample that still shows both proves nothing.
+func TestALateStepIsNoOvertaking(t *testing.T) {
+	h := &History{}
+	for i, u := range []string{"v", "u"} {
+		h.AddJoin(Join{Event: "e", User: u, At: at(0), Outcome: "202", Stamp: int64(i + 1)})
+	}
+	both := []Placed{{"v", 1}, {"u", 2}}
+	h.AddLine(Line{Event: "e", Sent: at(50), Got: at(52), Members: both})
+	h.AddLine(Line{Event: "e", Sent: at(200), Got: at(390), Members: both}) // ran before the step
+	h.AddLine(Line{Event: "e", Sent: at(450), Got: at(452)})
+	h.AddAdmission(Admission{Event: "e", User: "u", At: at(400), ExpiresAt: t0.UnixMilli() + 100 + holdMs, TokenValid: true})
+	h.AddAdmission(Admission{Event: "e", User: "v", At: at(401), ExpiresAt: t0.UnixMilli() + 100 + holdMs, TokenValid: true})
+	cfg := Config{Events: []EventSpec{{ID: "e", Capacity: 2, HoldMs: holdMs}},
+		Final: map[string]Final{"e": {Holders: []string{"u", "v"}, Served: map[string]int64{"u": t0.UnixMilli() + 100, "v": t0.UnixMilli() + 100}, AdmittedTotal: 2}}}
+	if v := Check(h, cfg).Violations(); len(v) != 0 {
+		t.Fatalf("violations: %q", v)
+	}
+	// Had the step left v behind, the sample after the admission shows it.
+	h.Lines[2].Members = []Placed{{"v", 1}}
+	h.Admissions = h.Admissions[:1]
+	cfg.Final["e"] = Final{Waiting: []Placed{{"v", 1}}, Holders: []string{"u"}, Served: map[string]int64{"u": t0.UnixMilli() + 100}, AdmittedTotal: 1}
+	if v := Check(h, cfg).Violations(); len(v) != 2 || !strings.Contains(v[0], "order: e: u") {
+		t.Fatalf("violations %q, want u's overtaking (and v not drained)", v)
 	}
 }
 

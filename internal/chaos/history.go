@@ -9,6 +9,8 @@
 package chaos
 
 import (
+	"encoding/json"
+	"os"
 	"sync"
 	"time"
 )
@@ -185,4 +187,16 @@ func (h *History) AddStatuses(n int64) {
 	h.mu.Lock()
 	h.Statuses += n
 	h.mu.Unlock()
+}
+
+// WriteJSON writes the whole history to path, for a look at what a client
+// saw when a check failed.
+func (h *History) WriteJSON(path string) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }

@@ -94,7 +94,8 @@ func (u *user) run(ctx context.Context) {
 	u.last = time.Now()
 	for ctx.Err() == nil {
 		ws := u.connect(ctx)
-		if ws == nil {
+		if ws == nil { // the drain ended
+			c.h.AddUnfinished(chaos.Unfinished{Event: u.event, User: u.id, State: string(u.state)})
 			return
 		}
 		done, admitted := u.follow(ctx, ws, leaveAt, reconnectAt)

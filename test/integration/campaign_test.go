@@ -26,8 +26,9 @@ import (
 
 // The campaign's settings: WAITQ_CHAOS_SEED (the nemesis's schedule and the
 // load's choices), WAITQ_CHAOS_DURATION (how long faults are injected),
-// WAITQ_CHAOS_RATE (joins a second) and WAITQ_CHAOS_REPORT (a file to write
-// the report's tables to). scripts/test.sh runs the defaults;
+// WAITQ_CHAOS_RATE (joins a second), WAITQ_CHAOS_REPORT (a file to write
+// the report's tables to) and WAITQ_CHAOS_HISTORY (a file to write the
+// whole history to, as JSON). scripts/test.sh runs the defaults;
 // scripts/chaos.sh a long run.
 const (
 	defaultSeed     = 20261123
@@ -156,6 +157,11 @@ func TestFaultCampaign(t *testing.T) {
 			seed, length, rate, start.UTC().Format(time.RFC3339), seed, length)
 		if err := os.WriteFile(path, []byte(head+md), 0o644); err != nil {
 			t.Errorf("write the report: %v", err)
+		}
+	}
+	if path := os.Getenv("WAITQ_CHAOS_HISTORY"); path != "" {
+		if err := c.h.WriteJSON(path); err != nil {
+			t.Errorf("write the history: %v", err)
 		}
 	}
 	for _, v := range report.Violations() {
