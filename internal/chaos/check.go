@@ -206,7 +206,7 @@ func Check(h *History, cfg Config) *Report {
 	}
 	sort.Strings(r.Lost)
 	for _, u := range h.Unfinished {
-		r.Unfinished = append(r.Unfinished, fmt.Sprintf("%s/%s (last state %q)", u.Event, u.User, u.State))
+		r.Unfinished = append(r.Unfinished, fmt.Sprintf("%s/%s (last state %q, last frame %s at %s)", u.Event, u.User, u.State, u.LastFrame, u.At.Format("15:04:05.000")))
 	}
 
 	// Holders never above capacity.

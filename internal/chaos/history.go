@@ -86,7 +86,9 @@ type Gap struct {
 // never admitted, never told its turn had passed, never taken out.
 type Unfinished struct {
 	Event, User string
-	State       string // the last state a status frame said
+	State       string    // the last state a status frame said
+	LastFrame   string    // the last frame read
+	At          time.Time // when it was read
 }
 
 // Holders is one sample of the slot holders of an event (ZCARD active).

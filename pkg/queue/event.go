@@ -312,7 +312,7 @@ type Place struct {
 	// RankPrequeue when waiting in a drop's line before its opening: no
 	// position exists until the draw, and none is told.
 	Rank      int64
-	HoldUntil int64 // end of the user's hold (unix ms), -1 when not holding
+	HoldUntil int64 // end of the user's hold (unix ms); 0 when a hold ended and the user is not in line; -1 when never admitted
 	// Drawn is the 1-based place the draw gave the user among a drop's
 	// pre-queue; 0 when they were not in it, or before the opening.
 	Drawn int64

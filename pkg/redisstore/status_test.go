@@ -11,6 +11,32 @@ import (
 	"github.com/waitq/waitq/pkg/redisstore"
 )
 
+// TestStatusTellsAnEndedHold is the fault campaign's finding: a user
+// admitted while away (the socket's gateway down, Redis paused) whose hold
+// ended and was swept before they came back was told "pending", then
+// "not_queued", as if the join had never landed. A served user neither
+// waiting nor holding is told the hold ended (0): the gateway says
+// "expired". One who joined again and waits is told the place.
+func TestStatusTellsAnEndedHold(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 2, 10, 2)
+	tick(t, s, ev, 1000, 10) // u0 and u1 hold until 11000
+	tick(t, s, ev, 12000, 0) // both holds ended and are dropped
+	if _, err := s.Ingest(ctx, []queue.Message{msg(queue.OpJoin, ev, "u1", 12500)}, 13000); err != nil {
+		t.Fatal(err)
+	}
+	b, err := s.Status(ctx, ev, []string{"u0", "u1", "nobody"}, 13000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []queue.Place{{Rank: -1, HoldUntil: 0}, {Rank: 0, HoldUntil: -1}, {Rank: -1, HoldUntil: -1}}
+	if !slices.Equal(b.Places, want) {
+		t.Fatalf("places %+v, want %+v", b.Places, want)
+	}
+}
+
 func TestStatusReadsPlacesAndMarksPresence(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()

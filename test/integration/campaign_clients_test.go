@@ -52,6 +52,8 @@ func (c *campaign) load(loadCtx, drainCtx context.Context, rate float64, users *
 		c.users.Add(1)
 		users.Go(func() {
 			defer func() { <-active }()
+			defer c.states.Delete(u.id)
+			c.states.Store(u.id, gateway.UserState("joining"))
 			u.run(drainCtx)
 		})
 	}
@@ -68,6 +70,7 @@ type user struct {
 	last      time.Time // the last status or admitted frame (or the join)
 	gateway   string
 	state     gateway.UserState // the last status frame's
+	lastFrame []byte
 	// notQueued is when statuses began to say not_queued: after
 	// notQueuedFor of it the user is done (taken out of line, or admitted
 	// and expired while away and swept since).
@@ -75,6 +78,11 @@ type user struct {
 }
 
 const notQueuedFor = 30 * time.Second
+
+// unfinished records a user still following when the drain ended.
+func (u *user) unfinished() {
+	u.c.h.AddUnfinished(chaos.Unfinished{Event: u.event, User: u.id, State: string(u.state), LastFrame: string(u.lastFrame), At: u.last})
+}
 
 func (u *user) run(ctx context.Context) {
 	c := u.c
@@ -95,7 +103,7 @@ func (u *user) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		ws := u.connect(ctx)
 		if ws == nil { // the drain ended
-			c.h.AddUnfinished(chaos.Unfinished{Event: u.event, User: u.id, State: string(u.state)})
+			u.unfinished()
 			return
 		}
 		done, admitted := u.follow(ctx, ws, leaveAt, reconnectAt)
@@ -229,7 +237,7 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 		now := time.Now()
 		if err != nil {
 			if ctx.Err() != nil {
-				c.h.AddUnfinished(chaos.Unfinished{Event: u.event, User: u.id, State: string(u.state)})
+				u.unfinished()
 				return true, nil
 			}
 			if !leaveAt.IsZero() && !now.Before(leaveAt) {
@@ -240,7 +248,7 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 		if now.Sub(u.last) > gapRecorded {
 			c.h.AddGap(chaos.Gap{Event: u.event, User: u.id, From: u.last, To: now})
 		}
-		u.last = now
+		u.last, u.lastFrame = now, b
 		var f struct {
 			Type  string
 			State gateway.UserState
@@ -250,6 +258,7 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 		case "status":
 			c.statuses.Add(1)
 			u.state = f.State
+			c.states.Store(u.id, f.State)
 			switch {
 			case f.State == gateway.StateExpired:
 				return true, nil // admitted while away, and the hold is over

@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"github.com/waitq/waitq/internal/promtext"
 	"github.com/waitq/waitq/internal/testclient"
 	"github.com/waitq/waitq/pkg/entry"
+	"github.com/waitq/waitq/pkg/gateway"
 	"github.com/waitq/waitq/pkg/redisstore"
 )
 
@@ -72,6 +74,7 @@ type campaign struct {
 	fetched map[string]fetchState // consumers' progress, for the nemesis's gate
 
 	users, skippedUsers atomic.Int64
+	states              sync.Map // user id → the last state of each user followed now
 	statuses            atomic.Int64
 }
 
@@ -138,7 +141,18 @@ func TestFaultCampaign(t *testing.T) {
 	<-loadCtx.Done()
 	healed := time.Now()
 	t.Logf("faults over after %v; %d users started (%d skipped: too many in flight); draining", healed.Sub(start).Round(time.Second), c.users.Load(), c.skippedUsers.Load())
-	users.Wait()
+	drained := make(chan struct{})
+	go func() { users.Wait(); close(drained) }()
+	for progress := time.NewTicker(10 * time.Second); ; {
+		select {
+		case <-progress.C:
+			t.Logf("draining: %s", c.following())
+			continue
+		case <-drained:
+			progress.Stop()
+		}
+		break
+	}
 	t.Logf("drained %v after the last fault", time.Since(healed).Round(time.Second))
 	// The canaries run on a little, so that the last faults' recovery is
 	// measured against fresh joins.
@@ -167,6 +181,21 @@ func TestFaultCampaign(t *testing.T) {
 	for _, v := range report.Violations() {
 		t.Error(v)
 	}
+}
+
+// following counts the users still followed, by their last state, with
+// the lines' lengths.
+func (c *campaign) following() string {
+	n := map[gateway.UserState]int{}
+	c.states.Range(func(_, v any) bool {
+		n[v.(gateway.UserState)]++
+		return true
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	return fmt.Sprintf("%v; waiting %d and %d, holding %d and %d", n,
+		c.rdb.ZCard(ctx, redisstore.WaitingKey(c.main)).Val(), c.rdb.ZCard(ctx, redisstore.WaitingKey(c.drop)).Val(),
+		c.rdb.ZCard(ctx, redisstore.ActiveKey(c.main)).Val(), c.rdb.ZCard(ctx, redisstore.ActiveKey(c.drop)).Val())
 }
 
 // newCampaign starts the stack and creates the events: main (an open
@@ -448,6 +477,13 @@ func (c *campaign) checkConfig() chaos.Config {
 			t.Fatal(err)
 		}
 		cfg.Final[e.ID] = f
+	}
+	// Where Redis has the clients the drain left following.
+	for _, u := range c.h.Unfinished {
+		f := cfg.Final[u.Event]
+		served, ok := f.Served[u.User]
+		t.Logf("still following: %s/%s: served %v (mark %d), holding %v, waiting %v", u.Event, u.User, ok, served,
+			slices.Contains(f.Holders, u.User), slices.ContainsFunc(f.Waiting, func(p chaos.Placed) bool { return p.User == u.User }))
 	}
 	return cfg
 }

@@ -2,13 +2,15 @@
 --
 -- KEYS[1] waiting ZSET, KEYS[2] active ZSET, KEYS[3] seen ZSET,
 -- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH,
--- KEYS[7] control HASH, KEYS[8] unlogged ZSET
+-- KEYS[7] control HASH, KEYS[8] unlogged ZSET, KEYS[9] served ZSET
 -- ARGV[1] now (unix ms), ARGV[2..] user ids
 --
 -- For each user: the 0-based rank in the waiting line or -1 (-2 for
 -- everyone in line before a drop's opening, config.opensAt: no position
--- exists, or is told, before the draw), the end of their hold (unix ms) or
--- -1, and the 0-based place the draw gave them among everyone in the
+-- exists, or is told, before the draw), the end of their hold (unix ms),
+-- 0 when a hold of theirs ended (served, neither waiting nor holding: a
+-- user admitted while away is told the turn passed, not "pending"), or -1,
+-- and the 0-based place the draw gave them among everyone in the
 -- pre-queue, or -1: always -1 before the opening. Every user found
 -- waiting is marked seen at now: the presence that keeps their place
 -- through the disconnect grace. A holder whose admission is not yet in the
@@ -44,6 +46,8 @@ for i = 2, #ARGV do
   local hold = redis.call('ZSCORE', KEYS[2], user)
   if hold and redis.call('ZSCORE', KEYS[8], user) then
     rank, hold = 0, false
+  elseif not hold and rank == -1 and redis.call('ZSCORE', KEYS[9], user) then
+    hold = 0
   end
   if conf[3] then
     rank = -3
