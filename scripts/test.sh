@@ -2,7 +2,8 @@
 # The project's test command: installs what the tests need when it is
 # missing, then runs go vet, a gofmt check, every test with the race
 # detector, a short Locust run against the dev stack, and the container
-# suite (test/integration) on images it builds. With CI=true, a test whose
+# suite (test/integration, ending with a 2-minute fault campaign) on images
+# it builds. With CI=true, a test whose
 # dependency is still missing fails instead of skipping (internal/testenv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -91,8 +92,15 @@ if docker info >/dev/null 2>&1; then
 else
   log "no Docker Engine: the container suite will skip (fail with CI=true)"
 fi
-log "container suite (testcontainers-go); full log in artifacts/go-test-integration.log"
-gotest go-test-integration.log -tags integration -timeout 20m ./test/integration
+log "container suite (testcontainers-go) with a 2-minute fault campaign; full log in artifacts/go-test-integration.log"
+# The campaign (TestFaultCampaign) keeps its tables and its whole history.
+rm -f artifacts/chaos.md
+export WAITQ_CHAOS_REPORT="$PWD/artifacts/chaos.md" WAITQ_CHAOS_HISTORY="$PWD/artifacts/chaos-history.json"
+gotest go-test-integration.log -tags integration -timeout 25m ./test/integration
 grep -hE 'joins sent|admitted frames to' artifacts/go-test-integration.log | sed 's/^ */  /' || true
+if [ -f artifacts/chaos.md ]; then
+  log "fault campaign (artifacts/chaos.md):"
+  sed -n '/^| invariant/,/^$/p' artifacts/chaos.md
+fi
 
 echo "go test: $passed passed, $failed failed, $skipped skipped"
