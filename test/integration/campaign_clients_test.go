@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -431,8 +430,4 @@ func (c *campaign) inject(st chaos.Step) {
 		f.Err = "heal: " + errors.Join(errs...).Error()
 	}
 	c.h.AddFault(f)
-}
-
-func slicesSortTargets(ts []chaos.Target) {
-	slices.SortFunc(ts, func(a, b chaos.Target) int { return strings.Compare(a.Name, b.Name) })
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -273,7 +274,7 @@ func (c *campaign) targets() []chaos.Target {
 	}
 	ts = append(ts, chaos.Target{Name: "redis", Role: chaos.Redis}, chaos.Target{Name: "kafka", Role: chaos.Broker})
 	// The plan draws from the targets in order: fix it.
-	slicesSortTargets(ts)
+	slices.SortFunc(ts, func(a, b chaos.Target) int { return strings.Compare(a.Name, b.Name) })
 	return ts
 }
 
