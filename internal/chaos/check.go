@@ -218,7 +218,7 @@ func Check(h *History, cfg Config) *Report {
 	}
 
 	r.checkLines(h, specs, stamps, possible, acked)
-	r.checkOrder(h, specs, stamps, admissions)
+	r.checkOrder(h, specs, stamps, possible, admissions)
 	r.checkGaps(h, cfg)
 	r.checkRecovery(h)
 	return r
@@ -270,7 +270,7 @@ func (r *Report) checkLines(h *History, specs map[string]EventSpec, stamps map[u
 // and the first admitted frame a client read of it: Redis may run a
 // request long after it was sent (a pause), and in another order than
 // other clients' requests.
-func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[userKey][]int64, admissions map[userKey]map[int64]Admission) {
+func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[userKey][]int64, possible map[userKey]int, admissions map[userKey]map[int64]Admission) {
 	lines := map[string][]Line{}
 	for _, l := range h.Lines {
 		lines[l.Event] = append(lines[l.Event], l)
@@ -298,9 +298,11 @@ func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[u
 			}
 			before, after := ls[i], ls[j]
 			score, known := placeOf(before, k.user)
-			if s := stamps[k]; !known && len(s) > 0 && slices.Min(s) >= e.OpensAt {
+			if s := stamps[k]; !known && len(s) > 0 && len(s) == possible[k] && slices.Min(s) >= e.OpensAt {
 				// Never sampled in line (the fast track): its earliest stamp,
-				// which is at or before its place.
+				// which is at or before its place. Not when a join of its
+				// may have landed unanswered: that one's stamp is unknown,
+				// and may be earlier.
 				score, known = slices.Min(s), true
 			}
 			if !known {

@@ -217,6 +217,30 @@ func TestALateStepIsNoOvertaking(t *testing.T) {
 	}
 }
 
+// TestAnUnansweredJoinMayPlaceEarlier is the campaign's 30-minute run's
+// finding in the checker: w's first join was answered 503 yet landed,
+// stamped before v's, so the fast track admitted w ahead of v. w was never
+// sampled in line; its answered stamp, later than v's place, is not its place.
+func TestAnUnansweredJoinMayPlaceEarlier(t *testing.T) {
+	h := &History{}
+	h.AddJoin(Join{Event: "e", User: "w", At: at(0), Outcome: Timeout})
+	h.AddJoin(Join{Event: "e", User: "v", At: at(10), Outcome: "202", Stamp: 20})
+	h.AddJoin(Join{Event: "e", User: "w", At: at(2000), Outcome: "202", Stamp: 2000})
+	h.AddLine(Line{Event: "e", Sent: at(2100), Got: at(2101), Members: []Placed{{"v", 20}}})
+	h.AddLine(Line{Event: "e", Sent: at(2300), Got: at(2301), Members: []Placed{{"v", 20}}})
+	h.AddAdmission(Admission{Event: "e", User: "w", At: at(2203), ExpiresAt: t0.UnixMilli() + 2200 + holdMs, TokenValid: true})
+	cfg := Config{Events: []EventSpec{{ID: "e", Capacity: 1, HoldMs: holdMs}},
+		Final: map[string]Final{"e": {Holders: []string{"w"}, Waiting: nil, Served: map[string]int64{"w": t0.UnixMilli() + 2200, "v": t0.UnixMilli() + 9000}, AdmittedTotal: 2}}}
+	if v := Check(h, cfg).Violations(); len(v) != 0 {
+		t.Fatalf("violations: %q", v)
+	}
+	// Had w's every join been answered, 2000 would be its place: v waited ahead.
+	h.Joins[0].Outcome = "409 event_closed"
+	if v := Check(h, cfg).Violations(); len(v) != 1 || !strings.Contains(v[0], "order: e: w") {
+		t.Fatalf("violations %q, want w's overtaking", v)
+	}
+}
+
 // TestDropChecks covers a drop: the drawn places against the documented
 // rule, and nobody admitted before the opening.
 func TestDropChecks(t *testing.T) {
