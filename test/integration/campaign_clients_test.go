@@ -71,8 +71,8 @@ type user struct {
 	state     gateway.UserState // the last status frame's
 	lastFrame []byte
 	// notQueued is when statuses began to say not_queued: after
-	// notQueuedFor of it the user is done (taken out of line, or admitted
-	// and expired while away and swept since).
+	// notQueuedFor of it the user is done (not in line: the checker tells
+	// whether it left or was lost). A join still in flight is "pending".
 	notQueued time.Time
 }
 

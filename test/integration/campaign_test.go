@@ -134,12 +134,13 @@ func TestFaultCampaign(t *testing.T) {
 	drainCtx, stopDrain := context.WithTimeout(ctx, length+2*time.Minute)
 	defer stopDrain()
 	var users sync.WaitGroup
-	background.Go(func() { c.load(loadCtx, drainCtx, rate, &users) })
+	var loading sync.WaitGroup
+	loading.Go(func() { c.load(loadCtx, drainCtx, rate, &users) })
 	var nemesis sync.WaitGroup
 	nemesis.Go(func() { c.nemesis(start, plan) })
 
 	nemesis.Wait()
-	<-loadCtx.Done()
+	loading.Wait() // no user is started after this: users.Wait may begin
 	healed := time.Now()
 	t.Logf("faults over after %v; %d users started (%d skipped: too many in flight); draining", healed.Sub(start).Round(time.Second), c.users.Load(), c.skippedUsers.Load())
 	drained := make(chan struct{})
