@@ -145,16 +145,16 @@ func TestFaultCampaign(t *testing.T) {
 	t.Logf("faults over after %v; %d users started (%d skipped: too many in flight); draining", healed.Sub(start).Round(time.Second), c.users.Load(), c.skippedUsers.Load())
 	drained := make(chan struct{})
 	go func() { users.Wait(); close(drained) }()
-	for progress := time.NewTicker(10 * time.Second); ; {
+	progress := time.NewTicker(10 * time.Second)
+	for draining := true; draining; {
 		select {
 		case <-progress.C:
 			t.Logf("draining: %s", c.following())
-			continue
 		case <-drained:
-			progress.Stop()
+			draining = false
 		}
-		break
 	}
+	progress.Stop()
 	t.Logf("drained %v after the last fault", time.Since(healed).Round(time.Second))
 	// The canaries run on a little, so that the last faults' recovery is
 	// measured against fresh joins.
