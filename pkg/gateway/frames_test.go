@@ -21,6 +21,7 @@ func TestPlaceState(t *testing.T) {
 		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, socketView{}, StateAdmitted, 0},
 		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, socketView{admitted: true}, StateExpired, 0},
 		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true}, StateExpired, 0},
+		{"admitted while away, the hold over and dropped", queue.Place{Rank: -1, HoldUntil: 0}, socketView{joinedAtMs: now - 100}, StateExpired, 0},
 		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, socketView{}, StateWaiting, 1},
 		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, StateWaiting, 12},
 		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
