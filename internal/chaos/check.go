@@ -308,12 +308,14 @@ func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[u
 			if !known {
 				continue
 			}
-			still := map[string]bool{}
+			// Waiting in both at the same place: a user admitted and queued
+			// again by a later join is at another place after.
+			still := map[Placed]bool{}
 			for _, p := range after.Members {
-				still[p.User] = true
+				still[p] = true
 			}
 			for _, p := range before.Members {
-				if p.User == k.user || !still[p.User] {
+				if p.User == k.user || !still[p] {
 					continue
 				}
 				if p.Score < score || p.Score == score && p.User < k.user {

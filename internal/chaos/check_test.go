@@ -241,6 +241,25 @@ func TestAnUnansweredJoinMayPlaceEarlier(t *testing.T) {
 	}
 }
 
+// TestQueuedAgainIsNotWaitingAhead: v was admitted in the same batch just
+// before u and queued again by a later join (a retry sent after the
+// admission): after u's admission v is back in line, at another place.
+func TestQueuedAgainIsNotWaitingAhead(t *testing.T) {
+	h := &History{}
+	h.AddJoin(Join{Event: "e", User: "v", At: at(0), Outcome: "202", Stamp: 10})
+	h.AddJoin(Join{Event: "e", User: "u", At: at(0), Outcome: "202", Stamp: 20})
+	h.AddJoin(Join{Event: "e", User: "v", At: at(150), Outcome: "202", Stamp: 150})
+	h.AddLine(Line{Event: "e", Sent: at(50), Got: at(51), Members: []Placed{{"v", 10}, {"u", 20}}})
+	h.AddLine(Line{Event: "e", Sent: at(300), Got: at(301), Members: []Placed{{"v", 150}}})
+	h.AddAdmission(Admission{Event: "e", User: "v", At: at(103), ExpiresAt: t0.UnixMilli() + 100 + holdMs, TokenValid: true})
+	h.AddAdmission(Admission{Event: "e", User: "u", At: at(203), ExpiresAt: t0.UnixMilli() + 200 + holdMs, TokenValid: true})
+	cfg := Config{Events: []EventSpec{{ID: "e", Capacity: 2, HoldMs: holdMs}},
+		Final: map[string]Final{"e": {Holders: []string{"u", "v"}, Served: map[string]int64{"u": t0.UnixMilli() + 200, "v": t0.UnixMilli() + 100}, AdmittedTotal: 2}}}
+	if v := Check(h, cfg).Violations(); len(v) != 0 {
+		t.Fatalf("violations: %q", v)
+	}
+}
+
 // TestDropChecks covers a drop: the drawn places against the documented
 // rule, and nobody admitted before the opening.
 func TestDropChecks(t *testing.T) {
