@@ -60,9 +60,12 @@ type Report struct {
 	Joins, Leaves, Releases, Connects map[Outcome]int
 	Admissions                        int // distinct admissions clients read
 	BadTokens                         int // admitted frames whose entry token did not verify
-	Statuses                          int64
-	HolderSamples, LineSamples        int
-	Canaries, CanariesSeen            int
+	// Stale counts admissions first read after their hold had ended (a
+	// pause longer than the hold): not a broken promise, a late one.
+	Stale                      int
+	Statuses                   int64
+	HolderSamples, LineSamples int
+	Canaries, CanariesSeen     int
 
 	FaultsByKind  map[Kind]int
 	FaultsSkipped map[Kind]int
@@ -160,6 +163,11 @@ func Check(h *History, cfg Config) *Report {
 		}
 	}
 	for k, as := range admissions {
+		for _, a := range as {
+			if a.At.UnixMilli() > a.ExpiresAt {
+				r.Stale++
+			}
+		}
 		if len(as) > possible[k] {
 			r.DoubleAdmissions = append(r.DoubleAdmissions, fmt.Sprintf("%s/%s: admitted %d times (holds ending %v) for %d joins",
 				k.event, k.user, len(as), slices.Sorted(maps.Keys(as)), possible[k]))

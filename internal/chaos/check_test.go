@@ -94,6 +94,13 @@ func TestCleanHistoryPasses(t *testing.T) {
 	if len(r.Recoveries) != 1 || r.Recoveries[0].Ready != 600*time.Millisecond || r.Recoveries[0].Canary != 520*time.Millisecond || r.Recoveries[0].Took() != 600*time.Millisecond {
 		t.Errorf("recoveries %+v, want ready after 600ms, canary after 520ms", r.Recoveries)
 	}
+	if r.Stale != 0 {
+		t.Errorf("%d stale admissions", r.Stale)
+	}
+	h.Admissions[3].At = at(300 + holdMs + 500) // c's only admitted frame came late
+	if r := Check(h, cfg); r.Stale != 1 || len(r.Violations()) != 0 {
+		t.Errorf("c's admission read late: %d stale, violations %q", r.Stale, r.Violations())
+	}
 	md := r.Markdown()
 	for _, want := range []string{"| acknowledged joins lost | 0 |", "| kill | 1 | 1 | 0.60 s | 0.60 s |"} {
 		if !strings.Contains(md, want) {

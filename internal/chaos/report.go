@@ -33,6 +33,7 @@ func (r *Report) Markdown() string {
 	row("admissions before a drop's opening", len(r.EarlyAdmissions))
 	row(fmt.Sprintf("status gaps over %v with no fault on a gateway or Redis", r.gapLimit), len(r.GapViolations))
 	row("entry tokens that did not verify", r.BadTokens)
+	row("admissions first read after their hold ended (reported, not a violation)", r.Stale)
 	row("faults not recovered from", len(r.Unrecovered))
 	row("users still in line after the drain", r.StillWaiting)
 	row("clients still following after the drain", len(r.Unfinished))
