@@ -2,6 +2,7 @@ package gateway_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -13,10 +14,12 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/waitq/waitq/internal/promtext"
 	"github.com/waitq/waitq/internal/testenv"
 	"github.com/waitq/waitq/internal/testsys"
 	"github.com/waitq/waitq/internal/testws"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/queue"
 )
 
 // TestDisconnectGrace: a waiting user who reconnects within the grace keeps
@@ -186,4 +189,55 @@ func tinyReceiveBuffer() *net.Dialer {
 		}
 		return serr
 	}}
+}
+
+// TestAdmissionToldAfterItsHoldSendsNoToken: an admission whose notice
+// reaches the gateway only after its hold ended (Redis froze between the
+// admission and its reply, as the fault campaign saw after Redis pauses)
+// sends no admitted frame with an already dead token: the user is told
+// "expired", and the gateway counts it.
+func TestAdmissionToldAfterItsHoldSendsNoToken(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	sys.StartConsumer(sys.ConsumerConfig())
+	cfg := gateway.Config{StatusInterval: 50 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour}
+	e := startGateway(t, sys, cfg, nil)
+	ev := testenv.EventID(t)
+	created := sys.CreateEvent(ev, 1, 1)
+	sys.Join(ev, "late", 1)
+	c := e.connect(t, ev, "late")
+	c.Status(waiting(1, 1), 10*time.Second)
+
+	// The admission runs as of a moment more than a hold ago, so its
+	// notice carries a hold that has already ended when it arrives.
+	hold := time.Duration(created.HoldSeconds) * time.Second
+	then := e.clock.Now().Add(-hold - time.Second).UnixMilli()
+	res, err := sys.Store.Tick(context.Background(), queue.TickRequest{EventIDs: []string{ev}, NowMs: then, AdmitBatch: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 1 || !slices.Equal(res[0].Admitted, []string{"late"}) || res[0].ExpiresAt > e.clock.Now().UnixMilli() {
+		t.Fatalf("tick: %+v", res)
+	}
+	deadline := time.After(10 * time.Second)
+	for expired := false; !expired; {
+		select {
+		case f := <-c.Frames:
+			if f.Type == "admitted" {
+				t.Fatalf("admitted frame for a hold that had ended: %s", f.Raw)
+			}
+			var s gateway.StatusFrame
+			expired = json.Unmarshal(f.Raw, &s) == nil && s.State == gateway.StateExpired
+		case err := <-c.Closed:
+			t.Fatalf("socket closed: %v", err)
+		case <-deadline:
+			t.Fatal("no expired status within 10s")
+		}
+	}
+	m, err := promtext.Scrape(context.Background(), http.DefaultClient, e.srv.URL+"/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m["waitq_admitted_late_total"] != 1 {
+		t.Fatalf("waitq_admitted_late_total = %v, want 1", m["waitq_admitted_late_total"])
+	}
 }

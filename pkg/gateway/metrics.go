@@ -3,10 +3,10 @@ package gateway
 import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
-	frames, slow, admitted, swept, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
-	refused                                                                         *prometheus.CounterVec
-	holders, waiting                                                                *prometheus.GaugeVec
-	statusTick, admitTick                                                           prometheus.Histogram
+	frames, slow, admitted, admittedLate, swept, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
+	refused                                                                                       *prometheus.CounterVec
+	holders, waiting                                                                              *prometheus.GaugeVec
+	statusTick, admitTick                                                                         prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
@@ -20,6 +20,7 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		frames:        counter("waitq_ws_frames_sent_total", "Frames written to sockets and SSE streams, or queued behind a write under way."),
 		slow:          counter("waitq_ws_slow_closed_total", "Sockets closed with 1008, and SSE streams cut, for reading too slowly."),
 		admitted:      counter("waitq_admitted_total", "Users admitted by this gateway's slot monitor."),
+		admittedLate:  counter("waitq_admitted_late_total", "Admitted frames not sent because the hold had ended before the gateway could tell it (the user is told expired)."),
 		swept:         counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),
 		roundTrips:    counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per slice of a status round)."),
 		statusErrors:  counter("waitq_status_errors_total", "Status reads that failed."),
@@ -39,6 +40,6 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 	}
 	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections and SSE streams."},
 		func() float64 { return float64(h.count()) })
-	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
+	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
 	return m
 }

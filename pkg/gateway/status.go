@@ -187,12 +187,21 @@ func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, total in
 	return f
 }
 
-// admit sends c its admitted frame with a signed entry token, once.
+// admit sends c its admitted frame with a signed entry token, once, while
+// the hold runs. An admission told only after its hold ended (Redis froze
+// between the admission and its reply) sends nothing: a token already dead
+// would send the user to the shop to be refused; the next status tells
+// them "expired".
 func (s *Server) admit(c *conn, expiresAt int64) {
+	nowMs := s.now().UnixMilli()
+	if expiresAt <= nowMs {
+		s.metrics.admittedLate.Inc()
+		return
+	}
 	if !c.admitted.CompareAndSwap(false, true) || expiresAt == c.resumed {
 		return // sent before, here or to the stream this one resumes
 	}
-	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: s.now().UnixMilli()})
+	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: nowMs})
 	f := AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	if e := s.eventOf(ctx, c.eventID); e != nil {
