@@ -101,11 +101,16 @@ func TestCleanHistoryPasses(t *testing.T) {
 	if r := Check(h, cfg); r.Stale != 1 || len(r.Violations()) != 0 {
 		t.Errorf("c's admission read late: %d stale, violations %q", r.Stale, r.Violations())
 	}
-	md := r.Markdown()
-	for _, want := range []string{"| acknowledged joins lost | 0 |", "| kill | 1 | 1 | 0.60 s | 0.60 s |"} {
+	// An event whose holders were not sampled gets no max-holders row.
+	cfg.Events = append(cfg.Events, EventSpec{ID: "unsampled", Capacity: 9, HoldMs: holdMs})
+	md := Check(h, cfg).Markdown()
+	for _, want := range []string{"| acknowledged joins lost | 0 |", "| max holders of e (capacity) | 2 (2) |", "| kill | 1 | 1 | 0.60 s | 0.60 s |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("the table lacks %q:\n%s", want, md)
 		}
+	}
+	if strings.Contains(md, "unsampled") {
+		t.Errorf("a max-holders row for an event never sampled:\n%s", md)
 	}
 }
 

@@ -24,7 +24,9 @@ func (r *Report) Markdown() string {
 	b.WriteString("| invariant | result |\n|---|---|\n")
 	row("acknowledged joins lost", len(r.Lost))
 	for _, e := range r.specs {
-		row("max holders of "+e.ID+" (capacity)", fmt.Sprintf("%d (%d)", r.MaxHolders[e.ID], e.Capacity))
+		if n, sampled := r.MaxHolders[e.ID]; sampled {
+			row("max holders of "+e.ID+" (capacity)", fmt.Sprintf("%d (%d)", n, e.Capacity))
+		}
 	}
 	row("samples over capacity", len(r.OverCapacity))
 	row("double admissions", len(r.DoubleAdmissions))
