@@ -233,11 +233,8 @@ func TestAdmissionToldAfterItsHoldSendsNoToken(t *testing.T) {
 			t.Fatal("no expired status within 10s")
 		}
 	}
-	m, err := promtext.Scrape(context.Background(), http.DefaultClient, e.srv.URL+"/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m["waitq_admitted_late_total"] != 1 {
-		t.Fatalf("waitq_admitted_late_total = %v, want 1", m["waitq_admitted_late_total"])
-	}
+	testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+		m, err := promtext.Scrape(context.Background(), http.DefaultClient, e.srv.URL+"/metrics")
+		return err == nil && m["waitq_admitted_late_total"] == 1, fmt.Sprintf("waitq_admitted_late_total = %v (%v), want 1", m["waitq_admitted_late_total"], err)
+	})
 }
