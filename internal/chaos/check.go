@@ -25,7 +25,7 @@ type EventSpec struct {
 type Final struct {
 	Waiting       []Placed
 	Holders       []string
-	Served        map[string]int64 // user → stamp of the join admitted
+	Served        map[string]int64 // user → served mark: the time of their last admission (or the admitted join's stamp if later)
 	AdmittedTotal int64
 }
 

@@ -15,6 +15,12 @@ func at(ms int64) time.Time { return t0.Add(time.Duration(ms) * time.Millisecond
 
 const holdMs = 10_000
 
+// admitted is an admitted frame of user in event, with a valid token, for
+// an admission step run at stepMs and first read at readMs.
+func admitted(event, user string, stepMs, readMs int64) Admission {
+	return Admission{Event: event, User: user, At: at(readMs), ExpiresAt: t0.UnixMilli() + stepMs + holdMs, TokenValid: true}
+}
+
 // clean is a history in which every promise was kept: a, b and c joined
 // (c twice, the second answer lost), a was admitted first, then b, then c;
 // d left; x's join timed out (503) yet landed, and x was served; a gap
@@ -45,7 +51,9 @@ func clean() (*History, Config) {
 	line(250, "c")      // b admitted at 200
 	line(350)           // c admitted at 300
 	admit := func(u string, ms int64) {
-		h.AddAdmission(Admission{Event: "e", User: u, Gateway: "g1", At: at(ms + 3), ExpiresAt: t0.UnixMilli() + ms + holdMs, TokenValid: true})
+		a := admitted("e", u, ms, ms+3)
+		a.Gateway = "g1"
+		h.AddAdmission(a)
 	}
 	admit("a", 100)
 	admit("a", 100) // the same admission again, after a reconnect
@@ -134,7 +142,7 @@ func TestEachViolationIsFound(t *testing.T) {
 			h.AddHolders(Holders{Event: "e", At: at(7000), N: 3})
 		}, "over capacity: e: 3 holders"},
 		{"admitted twice for one join", func(h *History, cfg *Config) {
-			h.AddAdmission(Admission{Event: "e", User: "b", At: at(12000), ExpiresAt: t0.UnixMilli() + 12000 + holdMs, TokenValid: true})
+			h.AddAdmission(admitted("e", "b", 12000, 12000))
 		}, "double admission: e/b: admitted 2 times"},
 		{"admitted twice, unseen", func(h *History, cfg *Config) {
 			f := cfg.Final["e"]
@@ -213,8 +221,8 @@ func TestALateStepIsNoOvertaking(t *testing.T) {
 	h.AddLine(Line{Event: "e", Sent: at(50), Got: at(52), Members: both})
 	h.AddLine(Line{Event: "e", Sent: at(200), Got: at(390), Members: both}) // ran before the step
 	h.AddLine(Line{Event: "e", Sent: at(450), Got: at(452)})
-	h.AddAdmission(Admission{Event: "e", User: "u", At: at(400), ExpiresAt: t0.UnixMilli() + 100 + holdMs, TokenValid: true})
-	h.AddAdmission(Admission{Event: "e", User: "v", At: at(401), ExpiresAt: t0.UnixMilli() + 100 + holdMs, TokenValid: true})
+	h.AddAdmission(admitted("e", "u", 100, 400))
+	h.AddAdmission(admitted("e", "v", 100, 401))
 	cfg := Config{Events: []EventSpec{{ID: "e", Capacity: 2, HoldMs: holdMs}},
 		Final: map[string]Final{"e": {Holders: []string{"u", "v"}, Served: map[string]int64{"u": t0.UnixMilli() + 100, "v": t0.UnixMilli() + 100}, AdmittedTotal: 2}}}
 	if v := Check(h, cfg).Violations(); len(v) != 0 {
@@ -240,7 +248,7 @@ func TestAnUnansweredJoinMayPlaceEarlier(t *testing.T) {
 	h.AddJoin(Join{Event: "e", User: "w", At: at(2000), Outcome: "202", Stamp: 2000})
 	h.AddLine(Line{Event: "e", Sent: at(2100), Got: at(2101), Members: []Placed{{"v", 20}}})
 	h.AddLine(Line{Event: "e", Sent: at(2300), Got: at(2301), Members: []Placed{{"v", 20}}})
-	h.AddAdmission(Admission{Event: "e", User: "w", At: at(2203), ExpiresAt: t0.UnixMilli() + 2200 + holdMs, TokenValid: true})
+	h.AddAdmission(admitted("e", "w", 2200, 2203))
 	cfg := Config{Events: []EventSpec{{ID: "e", Capacity: 1, HoldMs: holdMs}},
 		Final: map[string]Final{"e": {Holders: []string{"w"}, Waiting: nil, Served: map[string]int64{"w": t0.UnixMilli() + 2200, "v": t0.UnixMilli() + 9000}, AdmittedTotal: 2}}}
 	if v := Check(h, cfg).Violations(); len(v) != 0 {
@@ -263,8 +271,8 @@ func TestQueuedAgainIsNotWaitingAhead(t *testing.T) {
 	h.AddJoin(Join{Event: "e", User: "v", At: at(150), Outcome: "202", Stamp: 150})
 	h.AddLine(Line{Event: "e", Sent: at(50), Got: at(51), Members: []Placed{{"v", 10}, {"u", 20}}})
 	h.AddLine(Line{Event: "e", Sent: at(300), Got: at(301), Members: []Placed{{"v", 150}}})
-	h.AddAdmission(Admission{Event: "e", User: "v", At: at(103), ExpiresAt: t0.UnixMilli() + 100 + holdMs, TokenValid: true})
-	h.AddAdmission(Admission{Event: "e", User: "u", At: at(203), ExpiresAt: t0.UnixMilli() + 200 + holdMs, TokenValid: true})
+	h.AddAdmission(admitted("e", "v", 100, 103))
+	h.AddAdmission(admitted("e", "u", 200, 203))
 	cfg := Config{Events: []EventSpec{{ID: "e", Capacity: 2, HoldMs: holdMs}},
 		Final: map[string]Final{"e": {Holders: []string{"u", "v"}, Served: map[string]int64{"u": t0.UnixMilli() + 200, "v": t0.UnixMilli() + 100}, AdmittedTotal: 2}}}
 	if v := Check(h, cfg).Violations(); len(v) != 0 {
@@ -295,7 +303,7 @@ func TestDropChecks(t *testing.T) {
 		}
 		h.AddLine(Line{Event: "d", Sent: at(900), Got: at(901), Members: []Placed{{first, score(first)}, {second, score(second)}}})
 		h.AddLine(Line{Event: "d", Sent: at(2100), Got: at(2101), Members: []Placed{{second, score(second)}, {"late", t0.UnixMilli() + 2000}}})
-		h.AddAdmission(Admission{Event: "d", User: first, At: at(2050), ExpiresAt: t0.UnixMilli() + 2050 + holdMs, TokenValid: true})
+		h.AddAdmission(admitted("d", first, 2050, 2050))
 		cfg := Config{Events: []EventSpec{{ID: "d", Capacity: 1, HoldMs: holdMs, OpensAt: opens, Seed: seed}},
 			Final: map[string]Final{"d": {Holders: []string{first}, Served: map[string]int64{first: opens - 1, second: opens - 1, "late": t0.UnixMilli() + 2000}, AdmittedTotal: 3}}}
 		return h, cfg

@@ -95,9 +95,9 @@ func (p Producer) queue(ctx context.Context, method, event, user string) ([]byte
 		return nil, nil, err
 	}
 	if resp.StatusCode != http.StatusAccepted {
-		var e struct{ Error struct{ Code string } }
+		var e httpkit.ErrorBody
 		_ = json.Unmarshal(body, &e)
-		return nil, &Refusal{Status: resp.StatusCode, Code: e.Error.Code, RetryAfter: resp.Header.Get("Retry-After")}, nil
+		return nil, &Refusal{Status: resp.StatusCode, Code: string(e.Error.Code), RetryAfter: resp.Header.Get("Retry-After")}, nil
 	}
 	return body, nil, nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/waitq/waitq/internal/chaos"
 	"github.com/waitq/waitq/internal/testclient"
 	"github.com/waitq/waitq/pkg/gateway"
+	"github.com/waitq/waitq/pkg/httpkit"
 	"github.com/waitq/waitq/pkg/producer"
 )
 
@@ -347,7 +348,7 @@ func (u *user) release(ctx context.Context, token string) {
 		resp, err := hc.Post("http://"+a+"/v1/events/"+u.event+"/release", "application/json", bytes.NewReader(body))
 		if err == nil {
 			var rr gateway.ReleaseResponse
-			var e struct{ Error struct{ Code string } }
+			var e httpkit.ErrorBody
 			b := new(bytes.Buffer)
 			_, _ = b.ReadFrom(resp.Body)
 			resp.Body.Close()
@@ -360,7 +361,7 @@ func (u *user) release(ctx context.Context, token string) {
 			}
 		}
 		c.h.AddRelease(r)
-		if err == nil && (r.Outcome == "200" || !strings.HasPrefix(string(r.Outcome), "503")) {
+		if err == nil && !strings.HasPrefix(string(r.Outcome), "503") {
 			return
 		}
 		sleep(ctx, 300*time.Millisecond)

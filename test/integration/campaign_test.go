@@ -66,7 +66,7 @@ type campaign struct {
 	verifier  *entry.Verifier
 
 	main, drop, canary string
-	opensAt            int64
+	events             []chaos.EventSpec // the three, as created (the drop's seed is revealed at its opening)
 
 	addrs   sync.Map // alias → host:port now ("" while unreachable)
 	faulted sync.Map // alias → true while under a fault
@@ -248,10 +248,19 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 
 	api := c.api(c.producers[0])
 	c.main, c.drop, c.canary = "chaos-main", "chaos-drop", "chaos-canary"
-	api.CreateEvent(t, c.main, fmt.Sprintf(`{"capacity":40,"holdSeconds":%d,"partitions":6}`, holdMs/1000))
-	c.opensAt = time.Now().Add(30 * time.Second).UnixMilli()
-	api.CreateEvent(t, c.drop, fmt.Sprintf(`{"capacity":15,"holdSeconds":%d,"partitions":6,"opensAt":%d,"prequeueSeconds":3600}`, holdMs/1000, c.opensAt))
-	api.CreateEvent(t, c.canary, `{"capacity":100000,"holdSeconds":2,"partitions":2}`)
+	c.events = []chaos.EventSpec{
+		{ID: c.main, Capacity: 40, HoldMs: holdMs},
+		{ID: c.drop, Capacity: 15, HoldMs: holdMs, OpensAt: time.Now().Add(30 * time.Second).UnixMilli()},
+		{ID: c.canary, Capacity: 100000, HoldMs: 2000},
+	}
+	partitions := map[string]int{c.main: 6, c.drop: 6, c.canary: 2}
+	for _, e := range c.events {
+		body := fmt.Sprintf(`{"capacity":%d,"holdSeconds":%d,"partitions":%d`, e.Capacity, e.HoldMs/1000, partitions[e.ID])
+		if e.OpensAt > 0 {
+			body += fmt.Sprintf(`,"opensAt":%d,"prequeueSeconds":3600`, e.OpensAt)
+		}
+		api.CreateEvent(t, e.ID, body+"}")
+	}
 
 	v, err := entry.FetchJWKS(t.Context(), http.DefaultClient, c.gateways[0].URL()+"/.well-known/jwks.json")
 	if err != nil {
@@ -281,9 +290,7 @@ func (c *campaign) targets() []chaos.Target {
 
 // api is a client of producer-api n at its address now.
 func (c *campaign) api(n *node) testclient.Producer {
-	addr, _ := c.addrs.Load(n.alias)
-	a, _ := addr.(string)
-	return testclient.Producer{Base: "http://" + a, AdminToken: adminToken}
+	return testclient.Producer{Base: "http://" + c.addr(n.alias), AdminToken: adminToken}
 }
 
 // addr is where alias is reachable now, "" when it is not.
@@ -386,18 +393,27 @@ func (c *campaign) sampleLines(ctx context.Context) {
 	for ctx.Err() == nil {
 		for _, ev := range []string{c.main, c.drop} {
 			sent := time.Now()
-			zs, err := c.rdb.ZRangeWithScores(ctx, redisstore.WaitingKey(ev), 0, -1).Result()
+			members, err := c.line(ctx, ev)
 			if err != nil {
 				continue
 			}
-			l := chaos.Line{Event: ev, Sent: sent, Got: time.Now(), Members: make([]chaos.Placed, len(zs))}
-			for i, z := range zs {
-				l.Members[i] = chaos.Placed{User: z.Member.(string), Score: int64(z.Score)}
-			}
-			c.h.AddLine(l)
+			c.h.AddLine(chaos.Line{Event: ev, Sent: sent, Got: time.Now(), Members: members})
 		}
 		sleep(ctx, 200*time.Millisecond)
 	}
+}
+
+// line reads event's waiting line: each user at their score.
+func (c *campaign) line(ctx context.Context, event string) ([]chaos.Placed, error) {
+	zs, err := c.rdb.ZRangeWithScores(ctx, redisstore.WaitingKey(event), 0, -1).Result()
+	if err != nil {
+		return nil, err
+	}
+	members := make([]chaos.Placed, len(zs))
+	for i, z := range zs {
+		members[i] = chaos.Placed{User: z.Member.(string), Score: int64(z.Score)}
+	}
+	return members, nil
 }
 
 // canaries send a probe join every 500 ms through either producer-api and
@@ -450,19 +466,15 @@ func (c *campaign) checkConfig() chaos.Config {
 	if pub.Draw.Seed == "" {
 		t.Errorf("the drop's seed is not revealed after its opening")
 	}
-	cfg.Events = []chaos.EventSpec{
-		{ID: c.main, Capacity: 40, HoldMs: holdMs},
-		{ID: c.drop, Capacity: 15, HoldMs: holdMs, OpensAt: c.opensAt, Seed: pub.Draw.Seed},
-		{ID: c.canary, Capacity: 100000, HoldMs: 2000},
-	}
-	for _, e := range cfg.Events {
-		var f chaos.Final
-		line, err := c.rdb.ZRangeWithScores(ctx, redisstore.WaitingKey(e.ID), 0, -1).Result()
-		if err != nil {
-			t.Fatalf("read the line of %s: %v", e.ID, err)
+	cfg.Events = slices.Clone(c.events)
+	for i, e := range cfg.Events {
+		if e.ID == c.drop {
+			cfg.Events[i].Seed = pub.Draw.Seed
 		}
-		for _, z := range line {
-			f.Waiting = append(f.Waiting, chaos.Placed{User: z.Member.(string), Score: int64(z.Score)})
+		var f chaos.Final
+		var err error
+		if f.Waiting, err = c.line(ctx, e.ID); err != nil {
+			t.Fatalf("read the line of %s: %v", e.ID, err)
 		}
 		if f.Holders, err = c.rdb.ZRange(ctx, redisstore.ActiveKey(e.ID), 0, -1).Result(); err != nil {
 			t.Fatal(err)

@@ -313,8 +313,7 @@ func (n *node) connect(nw *testcontainers.DockerNetwork) error {
 // Stop stops the node gracefully (SIGTERM, SIGKILL after 10 s).
 func (n *node) Stop() {
 	n.t.Helper()
-	d := 10 * time.Second
-	if err := n.Container.Stop(context.Background(), &d); err != nil {
+	if err := n.stop(); err != nil {
 		n.t.Fatalf("stop %s: %v", n.alias, err)
 	}
 	n.t.Logf("%s stopped", n.alias)

@@ -22,7 +22,8 @@
 -- unexpired slot, or was admitted after this join was stamped (served, the
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
--- while a new join after a release (stamped later) queues again. A leave removes the user from the waiting line.
+-- while a new join after a release (stamped later) queues again. A leave
+-- removes the user from the waiting line.
 --
 -- Fairness figures, in stats: a join added with a score below
 -- stats.admittedMaxScore (someone placed behind it was already admitted)
