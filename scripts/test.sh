@@ -4,7 +4,7 @@
 # detector, a short Locust run against the dev stack, and the container
 # suite (test/integration, ending with a 2-minute fault campaign) on images
 # it builds. With CI=true, a test whose
-# dependency is still missing fails instead of skipping (internal/testenv).
+# dependency is still missing fails instead of skipping (internal/testkit/testenv).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -54,7 +54,7 @@ gotest go-test.log -race -timeout 20m ./...
 inputs() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
 
 log "fuzzing each target for ${FUZZTIME:-5s} beyond its seeds"
-for target in pkg/queue:FuzzTicketVerify pkg/entry:FuzzVerify pkg/queue:FuzzDecodeMessage pkg/queue:FuzzIDs pkg/gateway:FuzzClientFrame pkg/gateway:FuzzAppendStatus; do
+for target in internal/queue:FuzzTicketVerify pkg/entry:FuzzVerify internal/queue:FuzzDecodeMessage internal/queue:FuzzIDs internal/gateway:FuzzClientFrame internal/gateway:FuzzAppendStatus; do
   pkg=${target%%:*} name=${target##*:}
   corpus="$pkg/testdata/fuzz/$name"
   before=$(inputs "$corpus")
@@ -79,7 +79,7 @@ log "locust smoke run against the dev stack"
 bash scripts/locust-smoke.sh
 
 # The container suite. Without a Docker Engine its tests skip, or fail with
-# CI=true (internal/testenv).
+# CI=true (internal/testkit/testenv).
 sweep() {
   docker ps -aq --filter "label=io.waitq.test=integration" | xargs -r docker rm -f >/dev/null 2>&1 || true
   docker network ls -q --filter "label=io.waitq.test=integration" | xargs -r docker network rm >/dev/null 2>&1 || true

@@ -14,13 +14,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/rediscluster"
-	"github.com/waitq/waitq/internal/testclient"
-	"github.com/waitq/waitq/internal/testenv"
-	"github.com/waitq/waitq/internal/testkafka"
-	"github.com/waitq/waitq/internal/testredis"
-	"github.com/waitq/waitq/pkg/queue"
-	"github.com/waitq/waitq/pkg/redisstore"
+	"github.com/waitq/waitq/internal/stack/rediscluster"
+	"github.com/waitq/waitq/internal/testkit/testclient"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testkafka"
+	"github.com/waitq/waitq/internal/testkit/testredis"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // clusterPath is the join path on a Redis Cluster: producer-api and

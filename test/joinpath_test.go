@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testclient"
-	"github.com/waitq/waitq/internal/testenv"
-	"github.com/waitq/waitq/internal/testredis"
-	"github.com/waitq/waitq/internal/testsys"
+	"github.com/waitq/waitq/internal/testkit/testclient"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testredis"
+	"github.com/waitq/waitq/internal/testkit/testsys"
 )
 
 const (

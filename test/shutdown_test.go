@@ -8,9 +8,9 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/waitq/waitq/internal/testenv"
-	"github.com/waitq/waitq/internal/testsys"
-	"github.com/waitq/waitq/internal/testws"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
+	"github.com/waitq/waitq/internal/testkit/testws"
 )
 
 // TestSIGTERMStopsEveryServiceCleanly stops each service with SIGTERM while

@@ -4,6 +4,6 @@
 // settings.
 package main
 
-import "github.com/waitq/waitq/pkg/app"
+import "github.com/waitq/waitq/internal/app"
 
 func main() { app.Main(&app.DemoShop{}) }

@@ -4,6 +4,6 @@
 // prints the URLs and the admin token. Run with -h for its settings.
 package main
 
-import "github.com/waitq/waitq/pkg/app"
+import "github.com/waitq/waitq/internal/app"
 
 func main() { app.Main(&app.Devstack{}) }

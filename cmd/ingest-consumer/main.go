@@ -3,6 +3,6 @@
 // only what was written. Run with -h for its settings.
 package main
 
-import "github.com/waitq/waitq/pkg/app"
+import "github.com/waitq/waitq/internal/app"
 
 func main() { app.Main(&app.Ingest{}) }

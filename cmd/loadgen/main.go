@@ -27,7 +27,7 @@
 // starts a ws-gateway binary as a child process. All traffic stays on the loopback network 127.0.0.0/8. Every loop
 // is bounded in count and in time; Ctrl-C stops the run and cleans up. The
 // numbers are measurements for a report, not pass/fail assertions. The
-// measurements live in internal/loadgen; this file only wires them.
+// measurements live in internal/tools/loadgen; this file only wires them.
 package main
 
 import (
@@ -40,7 +40,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/waitq/waitq/internal/loadgen"
+	"github.com/waitq/waitq/internal/tools/loadgen"
 )
 
 func main() {

@@ -3,6 +3,6 @@
 // acknowledged; it also serves the admin API. Run with -h for its settings.
 package main
 
-import "github.com/waitq/waitq/pkg/app"
+import "github.com/waitq/waitq/internal/app"
 
 func main() { app.Main(&app.Producer{}) }

@@ -6,6 +6,6 @@
 // its settings.
 package main
 
-import "github.com/waitq/waitq/pkg/app"
+import "github.com/waitq/waitq/internal/app"
 
 func main() { app.Main(&app.Gate{}) }

@@ -3,6 +3,6 @@
 // Run with -h for its settings; docs/operations.md has the runbook.
 package main
 
-import "github.com/waitq/waitq/pkg/app"
+import "github.com/waitq/waitq/internal/app"
 
 func main() { app.Main(&app.Rebuild{}) }

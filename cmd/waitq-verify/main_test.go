@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/waitq/waitq/internal/testdraw"
+	"github.com/waitq/waitq/internal/testkit/testdraw"
 	"github.com/waitq/waitq/pkg/draw"
 )
 

@@ -13,7 +13,7 @@ import (
 	"os"
 	"runtime/debug"
 
-	"github.com/waitq/waitq/pkg/app"
+	"github.com/waitq/waitq/internal/app"
 )
 
 const defaultGCPercent = 20

@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/demoshop"
-	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/internal/testkit/testenv"
 )
 
 // serve runs shop on a real server until the test ends.

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/pkg/entry"
 )
 

@@ -15,11 +15,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/waitq/waitq/internal/chaos"
-	"github.com/waitq/waitq/internal/testclient"
-	"github.com/waitq/waitq/pkg/gateway"
-	"github.com/waitq/waitq/pkg/httpkit"
-	"github.com/waitq/waitq/pkg/producer"
+	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/internal/testkit/testclient"
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/httpkit"
+	"github.com/waitq/waitq/internal/producer"
 )
 
 // maxInFlight bounds the users followed at once (each holds a socket).

@@ -19,12 +19,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/chaos"
-	"github.com/waitq/waitq/internal/promtext"
-	"github.com/waitq/waitq/internal/testclient"
+	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/internal/stack/promtext"
+	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/pkg/entry"
-	"github.com/waitq/waitq/pkg/gateway"
-	"github.com/waitq/waitq/pkg/redisstore"
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // The campaign's settings: WAITQ_CHAOS_SEED (the nemesis's schedule and the
@@ -100,7 +100,7 @@ func (l *lockedRand) Between(lo, hi time.Duration) time.Duration {
 // gateways with the broker and Redis under a steady load of joins, sockets,
 // releases and leaves, while a nemesis kills, pauses, restarts and cuts off
 // containers on a seeded schedule. After the faults heal and the line
-// drains, internal/chaos checks the whole history: no acknowledged join
+// drains, internal/tools/chaos checks the whole history: no acknowledged join
 // lost, holders within capacity, nobody admitted twice for one join, the
 // line in stamp (or drawn) order, statuses for everyone connected, and
 // recovery after every fault.

@@ -15,7 +15,7 @@ import (
 	"github.com/moby/moby/client"
 	"github.com/testcontainers/testcontainers-go"
 
-	"github.com/waitq/waitq/internal/testenv"
+	"github.com/waitq/waitq/internal/testkit/testenv"
 )
 
 const (

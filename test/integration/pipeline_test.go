@@ -10,11 +10,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testenv"
-	"github.com/waitq/waitq/internal/testws"
-	"github.com/waitq/waitq/pkg/gateway"
-	"github.com/waitq/waitq/pkg/producer"
-	"github.com/waitq/waitq/pkg/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testws"
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // TestPipeline runs every part as a container: users join over HTTP through

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testenv"
-	"github.com/waitq/waitq/internal/testws"
-	"github.com/waitq/waitq/pkg/producer"
-	"github.com/waitq/waitq/pkg/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testws"
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // TestTwoGatewaysTwoConsumers runs two consumers and two gateways whose slot

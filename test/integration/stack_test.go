@@ -19,8 +19,8 @@ import (
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 
-	"github.com/waitq/waitq/internal/promtext"
-	"github.com/waitq/waitq/internal/testclient"
+	"github.com/waitq/waitq/internal/stack/promtext"
+	"github.com/waitq/waitq/internal/testkit/testclient"
 )
 
 // httpPort is the port every waitq service listens on in its container.

@@ -1,0 +1,384 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/waitq/waitq/internal/demoshop"
+	"github.com/waitq/waitq/internal/stack/redisproc"
+	"github.com/waitq/waitq/internal/stack/svcproc"
+	"github.com/waitq/waitq/internal/config"
+	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/httpkit"
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// Devstack runs the whole system in one process for a newcomer: an embedded
+// Kafka-protocol broker (kfake) and Redis (a redis-server child process, or
+// miniredis when none is installed) unless real ones are configured, and
+// every service, with a demo event.
+type Devstack struct {
+	Brokers      []string
+	RedisURL     string
+	ProducerAddr string
+	GatewayAddr  string
+	IngestAddr   string
+	AdminToken   string
+	TicketSecret string
+	DemoEvent    string
+	DemoDrop     string
+	DemoShop     string
+	ShopAddr     string
+	KafkaDataDir string
+
+	out io.Writer
+}
+
+var _ Service = (*Devstack)(nil)
+
+// Name implements Service.
+func (*Devstack) Name() string { return "devstack" }
+
+// Bind implements Service.
+func (d *Devstack) Bind(l *config.Loader) {
+	l.List(&d.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", "", "Kafka brokers to use (empty: an embedded kfake broker)")
+	l.URL(&d.RedisURL, "redis-url", "WAITQ_REDIS_URL", "", "Redis to use (empty: an embedded redis-server child, or miniredis); logged with its password redacted")
+	l.String(&d.ProducerAddr, "producer-addr", "WAITQ_PRODUCER_ADDR", "127.0.0.1:8080", "producer-api listen address")
+	l.String(&d.GatewayAddr, "gateway-addr", "WAITQ_GATEWAY_ADDR", "127.0.0.1:8081", "ws-gateway listen address")
+	l.String(&d.IngestAddr, "ingest-addr", "WAITQ_INGEST_ADDR", "127.0.0.1:8082", "ingest-consumer health listen address")
+	l.Secret(&d.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "admin token (empty: a random one, printed)")
+	l.Secret(&d.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "ticket secret (empty: a random one)")
+	l.String(&d.DemoEvent, "demo-event", "WAITQ_DEMO_EVENT", "demo", "id of the demo event created at start (empty: none)")
+	l.String(&d.DemoDrop, "demo-drop", "WAITQ_DEMO_DROP", "drop", "id of the demo ticket drop created at start: its pre-queue is open at once and it opens a minute later (empty: none)")
+	l.String(&d.DemoShop, "demo-shop", "WAITQ_DEMO_SHOP", "shop", "id of the event that guards the demo shop: the shop runs behind waitq-gate on WAITQ_SHOP_ADDR and admitted visitors are sent back to it (empty: no shop)")
+	l.String(&d.ShopAddr, "shop-addr", "WAITQ_SHOP_ADDR", "127.0.0.1:8084", "listen address of waitq-gate in front of the demo shop")
+	l.String(&d.KafkaDataDir, "kafka-data-dir", "WAITQ_KAFKA_DATA_DIR", "", "directory where the embedded broker keeps its log (empty: memory only)")
+}
+
+// Validate implements Service.
+func (d *Devstack) Validate() error {
+	if d.AdminToken == "" {
+		d.AdminToken = RandomHex(16)
+	}
+	if d.TicketSecret == "" {
+		d.TicketSecret = RandomHex(32)
+	}
+	if len(d.TicketSecret) < MinSecretLen {
+		return fmt.Errorf("WAITQ_TICKET_SECRET must be at least %d characters", MinSecretLen)
+	}
+	return nil
+}
+
+// Run implements Service.
+func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
+	out := d.out
+	if out == nil {
+		out = os.Stderr
+	}
+	brokers, stopKafka, err := d.kafka(log)
+	if err != nil {
+		return err
+	}
+	defer stopKafka()
+	redisURL, redisKind, stopRedis, err := d.redis(ctx)
+	if err != nil {
+		return err
+	}
+	defer stopRedis()
+
+	shopURL := ""
+	if d.DemoShop != "" {
+		origin, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("demo shop: %w", err)
+		}
+		shop := &http.Server{Handler: demoshop.New(demoShop), ReadHeaderTimeout: 5 * time.Second}
+		go func() { _ = shop.Serve(origin) }()
+		defer shop.Close()
+		shopURL = "http://" + origin.Addr().String()
+	}
+	reportToken := RandomHex(24) // the demo shop event's, new at every start
+	g, gctx := errgroup.WithContext(ctx)
+	run := func(s devService) {
+		g.Go(func() error { return RunWithEnv(gctx, s.svc, s.env, log.With("component", s.svc.Name())) })
+	}
+	for _, s := range d.services(brokers, redisURL) {
+		run(s)
+	}
+	g.Go(func() error {
+		base := "http://" + d.ProducerAddr
+		ready := map[string]string{"producer-api": "http://" + d.ProducerAddr + "/readyz", "ws-gateway": "http://" + d.GatewayAddr + "/readyz"}
+		for name, url := range ready {
+			if err := svcproc.WaitReady(gctx, url, nil, 30*time.Second); err != nil {
+				return fmt.Errorf("%s never became ready: %w", name, err)
+			}
+		}
+		if err := d.createDemos(gctx, base, reportToken); err != nil {
+			return err
+		}
+		if shopURL != "" {
+			// The gate starts once the shop's event exists, so that its
+			// first health report is taken.
+			run(d.gate(shopURL, reportToken))
+			if err := svcproc.WaitReady(gctx, "http://"+d.ShopAddr+gate.AdminPrefix+"readyz", nil, 30*time.Second); err != nil {
+				return fmt.Errorf("waitq-gate never became ready: %w", err)
+			}
+		}
+		d.printWelcome(out, brokers, redisURL, redisKind)
+		return nil
+	})
+	return g.Wait()
+}
+
+// devService is a service of the devstack with its environment.
+type devService struct {
+	svc Service
+	env map[string]string
+}
+
+// services are the three services with the settings the devstack changes;
+// every other setting keeps its program's default.
+func (d *Devstack) services(brokers []string, redisURL string) []devService {
+	env := func(addr string, extra map[string]string) map[string]string {
+		m := map[string]string{
+			"WAITQ_HTTP_ADDR":        addr,
+			"WAITQ_KAFKA_BROKERS":    strings.Join(brokers, ","),
+			"WAITQ_REDIS_URL":        redisURL,
+			"WAITQ_SHUTDOWN_TIMEOUT": "5s",
+			"WAITQ_LOG_LEVEL":        "info",
+		}
+		maps.Copy(m, extra)
+		return m
+	}
+	local := "localhost:*,127.0.0.1:*"
+	svcs := []devService{
+		{&Producer{}, env(d.ProducerAddr, map[string]string{
+			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ADMIN_TOKEN": d.AdminToken,
+			"WAITQ_ALLOWED_ORIGINS": local,
+			"WAITQ_RATE":            "0", // no limit: load tests send everything from one address
+		})},
+		{&Ingest{}, env(d.IngestAddr, map[string]string{
+			"WAITQ_DISCOVERY_INTERVAL": "1s", // a new event's joins reach its line sooner
+		})},
+		{&Gateway{}, env(d.GatewayAddr, map[string]string{
+			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ALLOWED_ORIGINS": local,
+			"WAITQ_PRODUCER_URL": "http://" + d.ProducerAddr,
+			"WAITQ_RATE":         "0", // no limit, as above
+			"WAITQ_CONNECT_RATE": "0",
+		})},
+	}
+	return svcs
+}
+
+// gate is waitq-gate in front of the demo shop at shopURL, reporting the
+// shop's health to producer-api with the shop event's report token.
+func (d *Devstack) gate(shopURL, reportToken string) devService {
+	gw := "http://" + d.GatewayAddr
+	return devService{&Gate{}, map[string]string{
+		"WAITQ_HTTP_ADDR": d.ShopAddr, "WAITQ_SHUTDOWN_TIMEOUT": "5s", "WAITQ_LOG_LEVEL": "info",
+		"WAITQ_ORIGIN_URL": shopURL, "WAITQ_EVENT_ID": d.DemoShop,
+		"WAITQ_WAITING_ROOM_URL": gw + "/", "WAITQ_GATEWAY_URL": gw,
+		"WAITQ_DONE_PATH":       "/order",
+		"WAITQ_COOKIE_INSECURE": "true", // plain HTTP on loopback
+		"WAITQ_HEALTH_URL":      "http://" + d.ProducerAddr, "WAITQ_HEALTH_TOKEN": reportToken,
+	}}
+}
+
+// kafka returns the brokers to use, starting an embedded kfake when none are
+// configured.
+func (d *Devstack) kafka(log *slog.Logger) ([]string, func(), error) {
+	if len(d.Brokers) > 0 {
+		return d.Brokers, func() {}, nil
+	}
+	c, err := startKfake("127.0.0.1:0", "", d.KafkaDataDir, 0)
+	if err != nil {
+		return nil, nil, fmt.Errorf("embedded %w", err)
+	}
+	log.Info("embedded Kafka-protocol broker (kfake) started", "addrs", c.ListenAddrs())
+	return c.ListenAddrs(), c.Close, nil
+}
+
+// redis returns the Redis URL to use, starting a redis-server child process
+// (or miniredis when none is installed) when none is configured.
+func (d *Devstack) redis(ctx context.Context) (url, kind string, stop func(), err error) {
+	if d.RedisURL != "" {
+		return d.RedisURL, "external", func() {}, nil
+	}
+	p, err := redisproc.Start(ctx, redisproc.Options{})
+	if err == nil {
+		return p.URL(), "redis-server child process", p.Close, nil
+	}
+	if !errors.Is(err, redisproc.ErrNotInstalled) {
+		return "", "", nil, fmt.Errorf("embedded redis-server: %w", err)
+	}
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		return "", "", nil, fmt.Errorf("embedded miniredis: %w", err)
+	}
+	return "redis://" + m.Addr() + "/0", "miniredis (install redis-server for real Redis)", m.Close, nil
+}
+
+// demo is the configuration of the demo event and of the demo drop.
+var demo = queue.Event{Capacity: 10, HoldSeconds: 60, Partitions: 3}
+
+// demoShopCapacity is how many visitors the demo shop takes at once: few,
+// so that a second browser window waits in line.
+const demoShopCapacity = 1
+
+// demoShop is the demo shop's limit: two pages at once, 50 ms each, so that
+// a load test through the gate finds where it slows down; the shop's event
+// admits adaptively, at most demoShopPerMinute a minute, to keep the
+// shop's p95 under demoShopTargetMs.
+var demoShop = demoshop.Config{Workers: 2, WorkTime: 50 * time.Millisecond}
+
+const (
+	demoShopPerMinute = 120
+	demoShopTargetMs  = 500
+)
+
+// demoDropDelay is how long after the devstack's start its demo drop opens.
+const demoDropDelay = time.Minute
+
+// createDemos creates the demo event and the demo drop through the admin
+// API. A drop kept from an earlier run (a persistent Kafka and Redis) whose
+// pre-queue already started keeps its schedule: it cannot move.
+func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) error {
+	if d.DemoEvent != "" {
+		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions}
+		if err := d.putEvent(ctx, base, d.DemoEvent, body); err != nil {
+			return err
+		}
+	}
+	if d.DemoShop != "" {
+		capacity, hold, target, rate := demoShopCapacity, demo.HoldSeconds, "http://"+d.ShopAddr+"/", demoShopPerMinute
+		adaptive, err := json.Marshal(queue.Adaptive{TargetLatencyMs: demoShopTargetMs, StepMs: 2000, SignalTimeoutSeconds: 10}.WithDefaults(rate))
+		if err != nil {
+			return err
+		}
+		body := producer.EventBody{Capacity: &capacity, HoldSeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target,
+			AdmitPerMinute: &rate, Adaptive: adaptive, ReportToken: &reportToken}
+		if err := d.putEvent(ctx, base, d.DemoShop, body); err != nil {
+			return err
+		}
+	}
+	if d.DemoDrop != "" {
+		opensAt, prequeue := time.Now().Add(demoDropDelay).UnixMilli(), int(2*demoDropDelay/time.Second)
+		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
+			OpensAt: &opensAt, PrequeueSeconds: &prequeue}
+		if err := d.putEvent(ctx, base, d.DemoDrop, body); err != nil && queue.ErrorCode(err) != queue.CodeScheduleLocked {
+			return err
+		}
+	}
+	return nil
+}
+
+// putEvent creates or updates event id with body; a refusal comes back as
+// the *queue.Error of its body.
+func (d *Devstack) putEvent(ctx context.Context, base, id string, body producer.EventBody) error {
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+id, bytes.NewReader(b))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+d.AdminToken)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("create event %s: %w", id, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
+		var eb httpkit.ErrorBody
+		raw, _ := io.ReadAll(resp.Body)
+		if json.Unmarshal(raw, &eb) == nil && eb.Error.Code != "" {
+			return fmt.Errorf("create event %s: %w", id, &queue.Error{Code: eb.Error.Code, Message: eb.Error.Message})
+		}
+		return fmt.Errorf("create event %s: %s: %s", id, resp.Status, raw)
+	}
+	return nil
+}
+
+func (d *Devstack) printWelcome(w io.Writer, brokers []string, redisURL, redisKind string) {
+	p, g := "http://"+d.ProducerAddr, "http://"+d.GatewayAddr
+	gw := gateway.DefaultConfig()
+	fmt.Fprintf(w, `
+waitq devstack is running. Ctrl-C stops it.
+
+  producer-api     %[1]s   (health /readyz, metrics /metrics)
+  waiting room     %[2]s/   (the page people use; admin view %[2]s/admin.html)
+  ws-gateway       %[2]s   (WebSocket /queue-status/{eventId}, health /readyz, metrics /metrics)
+  ingest-consumer  http://%[3]s   (health /readyz, metrics /metrics)
+  kafka brokers    %[4]s
+  redis            %[5]s (%[6]s)
+  admin token      %[7]s
+  demo event       %[8]s (capacity %[10]d, hold %[11]d s; admission every %[12]s, status every %[13]s)
+
+Join the demo event's line as alice and keep her ticket:
+  TICKET=$(curl -s -X POST -H 'X-User-Id: alice' %[1]s/v1/events/%[8]s/queue | sed 's/.*"ticket":"\([^"]*\)".*/\1/')
+
+Watch her place live over WebSocket (wsdump comes with Debian's python3-websocket):
+  wsdump "ws://%[9]s/queue-status/%[8]s?ticket=$TICKET"
+
+Or poll it:
+  curl -s "%[2]s/v1/events/%[8]s/status?ticket=$TICKET"
+
+See the event (waiting, active, capacity):
+  curl -s -H 'Authorization: Bearer %[7]s' %[1]s/v1/admin/events/%[8]s
+
+Create another event:
+  curl -s -X PUT -H 'Authorization: Bearer %[7]s' -d '{"capacity":100,"partitions":3}' %[1]s/v1/admin/events/sale1
+
+`, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr,
+		demo.Capacity, demo.HoldSeconds, gw.AdmitInterval, gw.StatusInterval)
+	if d.DemoShop != "" {
+		fmt.Fprintf(w, `Walk the whole path in a browser: open the demo shop, protected by waitq-gate
+(event %[2]s, %[3]d visitor at a time; a second window waits in line):
+  http://%[1]s/
+You are sent to the waiting room, admitted, and sent back to the page you asked for;
+placing the order gives your slot to the next in line.
+Its admission is adaptive: the gate reports the shop's p95 and errors every second and
+the rate (at most %[4]d a minute) follows them, to keep the p95 under %[5]d ms. Watch it on
+the admin view, or: curl -s -H 'Authorization: Bearer %[6]s' %[7]s/v1/admin/events/%[2]s
+
+`, d.ShopAddr, d.DemoShop, demoShopCapacity, demoShopPerMinute, demoShopTargetMs, d.AdminToken, "http://"+d.ProducerAddr)
+	}
+	if d.DemoDrop != "" {
+		fmt.Fprintf(w, `A ticket drop, %[3]s: its pre-queue is open now and it opens %[4]s after the start, when
+everyone gathered is put in a random order anyone can check. Open the waiting room on it:
+  %[2]s/?event=%[3]s
+Its draw's commitment now, its seed after the opening:
+  curl -s %[1]s/v1/events/%[3]s
+After the opening, export and verify the draw:
+  curl -s -H 'Authorization: Bearer %[5]s' %[1]s/v1/admin/events/%[3]s/draw | go run ./cmd/waitq-verify
+
+`, p, g, d.DemoDrop, demoDropDelay, d.AdminToken)
+	}
+}
+
+// RandomHex returns 2n random hex characters, for generated tokens.
+func RandomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}

@@ -1,0 +1,158 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waitq/waitq/internal/stack/redisproc"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testws"
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// TestDevstackRunsTheJoinPath starts the dev stack as a newcomer would, with
+// a redis-server child and, with no redis-server on PATH, with miniredis;
+// joins the demo event over HTTP and sees the join reach the line.
+func TestDevstackRunsTheJoinPath(t *testing.T) {
+	for _, redisKind := range []string{"redis-server", "miniredis"} {
+		t.Run(redisKind, func(t *testing.T) {
+			if redisKind == "redis-server" {
+				if _, err := exec.LookPath("redis-server"); err != nil {
+					testenv.Unavailable(t, "redis-server not on PATH")
+				}
+			} else {
+				t.Setenv("PATH", "")
+			}
+			d := &Devstack{
+				ProducerAddr: freeAddr(t), GatewayAddr: freeAddr(t), IngestAddr: freeAddr(t),
+				AdminToken: "devstack-test-token", DemoEvent: "demo", DemoDrop: "drop",
+				DemoShop: "shop", ShopAddr: freeAddr(t),
+			}
+			var out testenv.Buffer
+			d.out = &out
+			if err := d.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- d.Run(ctx, testenv.Logger(t)) }()
+			defer func() {
+				cancel()
+				if err := <-done; err != nil {
+					t.Errorf("devstack stopped with %v", err)
+				}
+			}()
+
+			base := "http://" + d.ProducerAddr
+			testenv.Eventually(t, 30*time.Second, func() (bool, string) {
+				return strings.Contains(out.String(), "devstack is running"), "no welcome printed"
+			})
+			if !strings.Contains(out.String(), redisKind) {
+				t.Errorf("welcome does not name %s:\n%s", redisKind, out.String())
+			}
+			req, _ := http.NewRequest(http.MethodPost, base+"/v1/events/demo/queue", nil)
+			req.Header.Set("X-User-Id", "alice")
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil || resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("join the demo event: %v %v", resp, err)
+			}
+			var j struct{ StatusURL string }
+			_ = json.NewDecoder(resp.Body).Decode(&j)
+			resp.Body.Close()
+			// The statusUrl leads to the gateway, which admits alice at its
+			// next monitor tick (capacity 10).
+			ws, err := testws.Dial(t, "ws://"+d.GatewayAddr+j.StatusURL, nil)
+			if err != nil {
+				t.Fatalf("watch over WebSocket: %v", err)
+			}
+			ws.Admitted(15 * time.Second)
+			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+				var st queue.EventStatus
+				if err := adminGet(base, d.AdminToken, "demo", &st); err != nil {
+					return false, err.Error()
+				}
+				return st.Active == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
+			})
+
+			// The demo shop sits behind the gate: a visitor without a token
+			// is sent to the waiting room with the page as returnTo.
+			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+			resp, err = noFollow.Get("http://" + d.ShopAddr + "/product/1")
+			if err != nil {
+				t.Fatalf("the demo shop: %v", err)
+			}
+			resp.Body.Close()
+			want := "http://" + d.GatewayAddr + "/?event=shop&returnTo=" + url.QueryEscape("http://"+d.ShopAddr+"/product/1")
+			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
+				t.Errorf("the demo shop without a token: %d %q, want 302 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
+			}
+
+			// The shop's event is adaptive: the gate's health reports
+			// reach its controller, which admits at its start rate.
+			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+				var st queue.EventStatus
+				if err := adminGet(base, d.AdminToken, "shop", &st); err != nil {
+					return false, err.Error()
+				}
+				c := st.Control
+				ok := len(st.Health) == 1 && st.Health[0].Requests != nil && c != nil && !c.SignalLost && c.AdmitPerMinute > 0 && c.Signal != nil
+				return ok, fmt.Sprintf("shop event: health %+v control %+v", st.Health, c)
+			})
+
+			// The demo drop gathers its pre-queue, opening a minute after
+			// the start, its commitment published and its seed not.
+			req, _ = http.NewRequest(http.MethodPost, base+"/v1/events/drop/queue", nil)
+			req.Header.Set("X-User-Id", "bob")
+			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusAccepted {
+				t.Fatalf("join the demo drop's pre-queue: %v %v", resp, err)
+			}
+			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+				resp, err := http.Get(base + "/v1/events/drop")
+				if err != nil {
+					return false, err.Error()
+				}
+				defer resp.Body.Close()
+				var pe producer.PublicEvent
+				_ = json.NewDecoder(resp.Body).Decode(&pe)
+				ok := pe.Phase == queue.PhasePrequeue && pe.Draw != nil && len(pe.Draw.Commitment) == 64 && pe.Draw.Seed == "" &&
+					pe.Draw.PrequeueSize == 1 && pe.OpensAt-pe.ServerTime <= time.Minute.Milliseconds()
+				return ok, fmt.Sprintf("demo drop %+v %+v", pe, pe.Draw)
+			})
+		})
+	}
+}
+
+// adminGet reads event id's admin status from producer-api at base into st.
+func adminGet(base, token, id string, st *queue.EventStatus) error {
+	req, err := http.NewRequest(http.MethodGet, base+"/v1/admin/events/"+id, nil)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET event %s: %s", id, resp.Status)
+	}
+	return json.NewDecoder(resp.Body).Decode(st)
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	p, err := redisproc.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fmt.Sprintf("127.0.0.1:%d", p)
+}

@@ -1,0 +1,84 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+
+	"github.com/waitq/waitq/internal/config"
+	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/rebuild"
+)
+
+// Rebuild is waitq-rebuild: it rebuilds events' live state from their logs
+// and exits.
+type Rebuild struct {
+	Kafka
+	Redis
+	Events []string
+	All    bool
+}
+
+var _ Service = (*Rebuild)(nil)
+
+// Name implements Service.
+func (*Rebuild) Name() string { return "waitq-rebuild" }
+
+// Bind implements Service.
+func (r *Rebuild) Bind(l *config.Loader) {
+	r.Kafka.bind(l)
+	r.Redis.bind(l)
+	l.List(&r.Events, "events", "WAITQ_REBUILD_EVENTS", "", "comma-separated ids of the events to rebuild")
+	l.Bool(&r.All, "all", "WAITQ_REBUILD_ALL", false, "rebuild every event that has a topic (after a loss of all of Redis)")
+}
+
+// Validate implements Service.
+func (r *Rebuild) Validate() error {
+	var errs []error
+	if len(r.Events) == 0 && !r.All {
+		errs = append(errs, errors.New("name the events to rebuild (WAITQ_REBUILD_EVENTS) or ask for all (WAITQ_REBUILD_ALL)"))
+	}
+	for _, ev := range r.Events {
+		if err := queue.CheckEventID(ev); err != nil {
+			errs = append(errs, fmt.Errorf("WAITQ_REBUILD_EVENTS: %w", err))
+		}
+	}
+	return errors.Join(append(errs, r.Kafka.validate(), r.Redis.validate())...)
+}
+
+// Run implements Service: it rebuilds each event in turn and stops at the
+// first failure (that event stays marked rebuilding: run again).
+func (r *Rebuild) Run(ctx context.Context, log *slog.Logger) error {
+	store, err := r.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: r.brokerConfig()})
+	defer pub.Close()
+	admin := pub.Admin()
+	events := r.Events
+	if r.All {
+		topics, err := admin.JoinTopics(ctx)
+		if err != nil {
+			return err
+		}
+		bc := r.brokerConfig()
+		prefix := bc.Topic("")
+		events = nil
+		for _, t := range topics {
+			events = append(events, strings.TrimPrefix(t, prefix))
+		}
+	}
+	rb := &rebuild.Rebuilder{Log: admin, Store: store, Logger: log}
+	for _, ev := range events {
+		if _, err := rb.Rebuild(ctx, ev); err != nil {
+			return err
+		}
+	}
+	log.Info("rebuilt", "events", len(events))
+	return nil
+}

@@ -1,0 +1,55 @@
+package app
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// TestRebuildCommandRestoresEveryEvent: after FLUSHALL, waitq-rebuild -all
+// gives each event back its configuration, registration and line.
+func TestRebuildCommandRestoresEveryEvent(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
+	store := sys.Store.WithRecorder(sys.Pub, testenv.Logger(t))
+	ctx := context.Background()
+	events := []string{testenv.EventID(t), testenv.EventID(t)}
+	for _, ev := range events {
+		if err := sys.Pub.Admin().EnsureTopic(ctx, ev, 2); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, HoldSeconds: 30, State: queue.StatePaused, Partitions: 2}); err != nil {
+			t.Fatal(err)
+		}
+		sys.Join(ev, "alice", 100)
+		sys.Join(ev, "bob", 50)
+	}
+	if err := sys.Store.Client().FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var out testenv.Buffer
+	args := []string{"-kafka-brokers", strings.Join(sys.BrokerConfig.Brokers, ","), "-redis-url", sys.Redis.URL(), "-all"}
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := Run(cctx, &Rebuild{}, args, func(string) string { return "" }, &out); err != nil {
+		t.Fatalf("waitq-rebuild: %v\n%s", err, out.String())
+	}
+	ids, err := sys.Store.EventIDs(ctx)
+	if err != nil || !slices.Equal(ids, slices.Sorted(slices.Values(events))) {
+		t.Fatalf("registered events %v (%v), want %v", ids, err, events)
+	}
+	for _, ev := range events {
+		e, err := sys.Store.Event(ctx, ev)
+		if err != nil || e.Capacity != 5 || e.HoldSeconds != 30 || e.State != queue.StatePaused {
+			t.Errorf("configuration of %s after the rebuild: %+v, %v", ev, e, err)
+		}
+		if got, want := sys.Waiting(ev), []testsys.WaitingUser{{User: "bob", TS: 50}, {User: "alice", TS: 100}}; !slices.Equal(got, want) {
+			t.Errorf("line of %s after the rebuild %v, want %v", ev, got, want)
+		}
+	}
+}

@@ -1,0 +1,87 @@
+package gateway
+
+import (
+	"context"
+	"time"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// sweepLimit bounds the users one monitor tick removes per event after the
+// disconnect grace.
+const sweepLimit = 1000
+
+// MonitorTick runs one slot-monitor round now (Run calls it every
+// AdmitInterval): it sweeps users gone past the disconnect grace and admits
+// from every event's line, all events in one round trip. It is the safety
+// net behind the fast track (joins and releases admit at once while there
+// is room): expiries, sweeps, and the admissions of a paused or rate-limited
+// event. Admitted users connected here hear of it at once, those on other
+// gateways through the admissions channel (listenAdmissions).
+func (s *Server) MonitorTick(ctx context.Context) {
+	start := time.Now()
+	defer func() { s.metrics.admitTick.Observe(time.Since(start).Seconds()) }()
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.AdmitInterval)
+	defer cancel()
+	ids, err := s.store.EventIDs(tctx)
+	if err != nil {
+		s.log.Warn("slot monitor: listing events failed", "err", err)
+		return
+	}
+	now := s.now()
+	res, err := s.store.Tick(tctx, queue.TickRequest{
+		EventIDs: ids, NowMs: now.UnixMilli(), AdmitBatch: s.cfg.AdmitBatch,
+		PresenceCutoffMs: now.Add(-s.cfg.DisconnectGrace).UnixMilli(), SweepLimit: sweepLimit,
+	})
+	if err != nil {
+		s.log.Warn("slot monitor: tick failed", "events", len(ids), "err", err)
+		return
+	}
+	s.metrics.holders.Reset()
+	s.metrics.waiting.Reset()
+	for _, r := range res {
+		if !r.Unknown {
+			s.metrics.holders.WithLabelValues(r.EventID).Set(float64(r.Holders))
+			s.metrics.waiting.WithLabelValues(r.EventID).Set(float64(r.Waiting))
+		}
+		s.metrics.admitted.Add(float64(len(r.Admitted)))
+		s.metrics.swept.Add(float64(len(r.Swept)))
+		if len(r.Swept) > 0 {
+			s.log.Info("removed users gone past the disconnect grace", "event", r.EventID, "users", len(r.Swept))
+		}
+		if r.Recovered > 0 {
+			s.log.Warn("wrote admissions an admitter left out of the log", "event", r.EventID, "users", r.Recovered)
+		}
+		s.admitUsers(r.EventID, r.Admitted, r.ExpiresAt)
+	}
+}
+
+// listenAdmissions tells the sockets here of every admission made anywhere
+// (this gateway's monitor, another's, the fast track of a join, a release)
+// within milliseconds. A notice missed while the subscription reconnects is
+// made up by the next status tick, which sends the admitted frame to any
+// socket whose user holds a slot.
+func (s *Server) listenAdmissions(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.store.SubscribeAdmissions(ctx, func(a queue.Admission) {
+			s.metrics.notices.Inc()
+			s.admitUsers(a.EventID, a.Users, a.ExpiresAt)
+		})
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("admissions channel failed; status ticks deliver meanwhile", "err", err)
+			select {
+			case <-ctx.Done():
+			case <-time.After(time.Second):
+			}
+		}
+	}
+}
+
+// admitUsers sends each of users' sockets here its admitted frame, once.
+func (s *Server) admitUsers(event string, users []string, expiresAt int64) {
+	for _, u := range users {
+		for _, c := range s.hub.user(event, u) {
+			s.admit(c, expiresAt)
+		}
+	}
+}

@@ -1,0 +1,258 @@
+package gateway
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/waitq/waitq/pkg/entry"
+	"github.com/waitq/waitq/internal/httpkit"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// A status round reads the connected users of each event, one slice of the
+// hub at a time, with one Redis round trip per event and slice, and hands
+// each conn its frame; a new conn is greeted within milliseconds, conns that
+// connect together sharing one round trip. A poll
+// (GET /v1/events/{eventId}/status) answers the same frame as JSON.
+
+// greet queues a new socket for its first status, sent within milliseconds:
+// sockets that connect together share one Redis round trip per event.
+func (s *Server) greet(c *conn) {
+	s.greetMu.Lock()
+	s.greeting = append(s.greeting, c)
+	s.greetMu.Unlock()
+	select {
+	case s.greetSig <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Server) greetLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-s.greetSig:
+		}
+		time.Sleep(5 * time.Millisecond) // let a burst of connects gather
+		s.greetMu.Lock()
+		batch := s.greeting
+		s.greeting = nil
+		s.greetMu.Unlock()
+		groups := map[string][]*conn{}
+		for _, c := range batch {
+			groups[c.eventID] = append(groups[c.eventID], c)
+		}
+		s.pushAll(ctx, groups)
+	}
+}
+
+// statusSlices is how many slices a status round has: each slice is
+// hubShards/statusSlices shards of the hub, read from Redis and written on
+// its own, at its own offset within the round's spread. Spreading keeps one
+// instant from carrying every socket's frame (what made frames late), and
+// each slice's read covers only its users, so a frame is as fresh as the
+// slice's read.
+const statusSlices = 16
+
+// statusLoop runs a status round every StatusInterval until ctx ends.
+func (s *Server) statusLoop(ctx context.Context) {
+	every(ctx, s.cfg.StatusInterval, func(ctx context.Context) { s.statusRound(ctx, s.cfg.StatusSpread) })
+}
+
+// statusRound sends every conn its status, slice after slice, the slices
+// spread evenly over spread (0: one after another at once), and starts the
+// keep-alives that are due.
+func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
+	if spread < statusSlices*time.Millisecond {
+		spread = 0 // slices under a millisecond apart: timer wake-ups for nothing
+	}
+	begin := time.Now()
+	for j := range statusSlices {
+		if err := sleepUntil(ctx, begin.Add(spread*time.Duration(j)/statusSlices)); err != nil {
+			return
+		}
+		start := time.Now()
+		// One pass over the slice: its conns by event, and the keep-alives
+		// that are due (started without blocking).
+		groups := map[string][]*conn{}
+		now := start.UnixNano()
+		s.hub.eachInSlice(j, func(c *conn) {
+			groups[c.eventID] = append(groups[c.eventID], c)
+			c.keepAliveDue(now, s.cfg.PingInterval, s.cfg.WriteTimeout)
+		})
+		s.pushAll(ctx, groups)
+		s.metrics.statusTick.Observe(time.Since(start).Seconds())
+	}
+}
+
+// sleepUntil waits until t or ctx's end, whichever is first.
+func sleepUntil(ctx context.Context, t time.Time) error {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err()
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-timer.C:
+		return nil
+	}
+}
+
+// pushAll reads each event's users in one round trip, a few events at a
+// time, and hands their frames to the write workers.
+func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for ev, conns := range groups {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			s.pushEvent(ctx, ev, conns)
+		})
+	}
+	wg.Wait()
+}
+
+func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
+	index := make(map[string]int, len(conns))
+	users := make([]string, 0, len(conns))
+	for _, c := range conns {
+		if _, ok := index[c.userID]; !ok {
+			index[c.userID] = len(users)
+			users = append(users, c.userID)
+		}
+	}
+	nowMs := s.now().UnixMilli()
+	rctx, cancel := context.WithTimeout(ctx, s.cfg.StatusInterval)
+	b, err := s.store.Status(rctx, ev, users, nowMs)
+	cancel()
+	s.metrics.roundTrips.Inc()
+	if err != nil {
+		s.metrics.statusErrors.Inc()
+		s.log.Warn("status read failed", "event", ev, "users", len(users), "err", err)
+		return
+	}
+	e := s.eventOf(ctx, ev)
+	perSecond := s.admissionRate(e, ev, b, nowMs)
+	for _, c := range conns {
+		s.deliver(c, e, b.Places[index[c.userID]], b.Total, perSecond, nowMs)
+	}
+}
+
+// deliver hands c its status frame, and its admitted frame the first time
+// the user is seen holding a slot. e is the event's configuration (nil:
+// unknown).
+func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, total int64, perSecond float64, nowMs int64) {
+	f := statusFrame(e, c.eventID, c.userID, p, total, perSecond, nowMs, c.view(), s.cfg.PendingWindow.Milliseconds())
+	if f.State == StateWaiting || f.State == StatePrequeue || f.State == StateAdmitted {
+		c.placed.Store(true)
+	}
+	if f.State == StateAdmitted {
+		s.admit(c, p.HoldUntil)
+	}
+	s.writers.status(c, &f)
+}
+
+// eventOf returns event's configuration from the cache, or nil when it
+// cannot be read: the frames then say nothing of a schedule.
+func (s *Server) eventOf(ctx context.Context, event string) *queue.Event {
+	e, err := s.events.Event(ctx, event)
+	if err != nil {
+		return nil
+	}
+	return &e
+}
+
+// statusFrame is the one place a status frame is made, for sockets and
+// polls: the state and position of p, and for a drop the pre-queue's
+// countdown or the drawn place. e may be nil (configuration unknown).
+func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, total int64, perSecond float64, nowMs int64, v socketView, pendingMs int64) StatusFrame {
+	st, pos := placeState(p, nowMs, v, pendingMs)
+	f := StatusFrame{
+		Type: "status", EventID: eventID, UserID: userID, State: st, Position: pos,
+		Total: total, ETASeconds: etaSeconds(pos, perSecond), TS: nowMs, DrawnPlace: p.Drawn,
+	}
+	if st == StatePrequeue && e != nil && e.OpensAt > nowMs {
+		f.OpensAt = e.OpensAt
+		f.OpensInSeconds = max(1, (e.OpensAt-nowMs+999)/1000)
+	}
+	return f
+}
+
+// admit sends c its admitted frame with a signed entry token, once, while
+// the hold runs. An admission told only after its hold ended (Redis froze
+// between the admission and its reply) sends nothing: a token already dead
+// would send the user to the shop to be refused; the next status tells
+// them "expired".
+func (s *Server) admit(c *conn, expiresAt int64) {
+	nowMs := s.now().UnixMilli()
+	if expiresAt <= nowMs {
+		s.metrics.admittedLate.Inc()
+		return
+	}
+	if !c.admitted.CompareAndSwap(false, true) || expiresAt == c.resumed {
+		return // sent before, here or to the stream this one resumes
+	}
+	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: nowMs})
+	f := AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	if e := s.eventOf(ctx, c.eventID); e != nil {
+		f.RedirectURL = entry.AdmittedURL(e.TargetURL, c.returnTo, token)
+	}
+	cancel()
+	s.writers.send(c, frame{kind: kindAdmitted, data: encode(f), id: admittedID(expiresAt)})
+}
+
+// pollStatus answers GET /v1/events/{eventId}/status with the status frame's
+// JSON, for clients that poll; it keeps a waiting user's presence like a
+// socket does.
+func (s *Server) pollStatus(c echo.Context) error {
+	id, err := s.resolve(c.Request(), c.Param("eventId"))
+	if err != nil {
+		return err
+	}
+	nowMs := s.now().UnixMilli()
+	b, err := s.store.Status(c.Request().Context(), id.eventID, []string{id.userID}, nowMs)
+	if err != nil {
+		return httpkit.StoreError(s.log, "status of "+id.eventID, err)
+	}
+	e := s.eventOf(c.Request().Context(), id.eventID)
+	perSecond := s.admissionRate(e, id.eventID, b, nowMs)
+	return c.JSON(http.StatusOK, statusFrame(e, id.eventID, id.userID, b.Places[0], b.Total, perSecond, nowMs,
+		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds()))
+}
+
+// admissionRate is the rate the ETA assumes for event: the measured one
+// (from admittedTotal), never above the rate in force (an adaptive event's
+// effective rate, else its admitPerMinute), and that rate itself while
+// nothing has been measured yet; 0 (no ETA) while an adaptive event admits
+// nobody. e is the event's configuration, nil when unknown.
+func (s *Server) admissionRate(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) float64 {
+	measured := s.rates.observe(event, b.AdmittedTotal, nowMs)
+	limit := int64(-1)
+	switch {
+	case b.AdmitPerMinute >= 0:
+		limit = b.AdmitPerMinute
+	case e != nil && e.AdmitPerMinute > 0:
+		limit = int64(e.AdmitPerMinute)
+	}
+	switch limit {
+	case -1:
+		return measured
+	case 0:
+		return 0
+	}
+	ceiling := float64(limit) / 60
+	if measured <= 0 || measured > ceiling {
+		return ceiling
+	}
+	return measured
+}

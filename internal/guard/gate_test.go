@@ -1,0 +1,346 @@
+package gate_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/pkg/entry"
+	"github.com/waitq/waitq/internal/guard"
+)
+
+const (
+	event = "shop-sale"
+	room  = "https://queue.example.com/"
+)
+
+// seen is what the origin got with one request.
+type seen struct {
+	uri, cookie, user, expires, forwardedHost string
+}
+
+// slowPage is how long the origin takes on /slow.
+const slowPage = 60 * time.Millisecond
+
+// origin is the protected site: it records what it gets and answers 200
+// "origin", or 503 on /boom, after slowPage on /slow, and never on /hang
+// (it tells hung and waits for the request's end).
+type origin struct {
+	*httptest.Server
+	mu   sync.Mutex
+	got  []seen
+	hits int
+	hung chan struct{}
+}
+
+func newOrigin(t *testing.T) *origin {
+	o := &origin{hung: make(chan struct{}, 10)}
+	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		o.mu.Lock()
+		o.got = append(o.got, seen{r.URL.RequestURI(), r.Header.Get("Cookie"), r.Header.Get(gate.UserHeader),
+			r.Header.Get(gate.ExpiresHeader), r.Header.Get("X-Forwarded-Host")})
+		o.mu.Unlock()
+		switch r.URL.Path {
+		case "/boom":
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		case "/slow":
+			time.Sleep(slowPage)
+		case "/hang":
+			o.hung <- struct{}{}
+			<-r.Context().Done()
+			return
+		}
+		io.WriteString(w, "origin")
+	}))
+	t.Cleanup(o.Close)
+	return o
+}
+
+// last returns what the origin got last and how many requests it got.
+func (o *origin) last() (seen, int) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if len(o.got) == 0 {
+		return seen{}, 0
+	}
+	return o.got[len(o.got)-1], len(o.got)
+}
+
+// fixture is a gate in front of an origin, with the gateway's JWKS and
+// release route.
+type fixture struct {
+	origin   *origin
+	gate     *gate.Gate
+	srv      *httptest.Server
+	client   *http.Client // follows no redirect
+	keys     *entry.Keyring
+	releases chan string
+	logs     *testenv.Buffer // the gate's log, shown when the test fails
+}
+
+func newFixture(t *testing.T, mod func(*gate.Config)) *fixture {
+	t.Helper()
+	k, err := entry.NewKeyring("k1", []byte(strings.Repeat("s", 32)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{origin: newOrigin(t), keys: k, releases: make(chan string, 10), logs: &testenv.Buffer{}}
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("the gate's log:\n%s", f.logs.String())
+		}
+	})
+	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/.well-known/jwks.json":
+			w.Write(k.JWKS())
+		case "/v1/events/" + event + "/release":
+			var b struct{ Token string }
+			_ = json.NewDecoder(r.Body).Decode(&b)
+			f.releases <- b.Token
+			io.WriteString(w, `{"released":true}`)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(gw.Close)
+	cfg := gate.Config{
+		OriginURL: f.origin.URL, EventID: event, WaitingRoomURL: room, GatewayURL: gw.URL,
+		Bypass: gate.DefaultBypass,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	keys := entry.NewKeySource(entry.KeySourceConfig{URL: gw.URL + "/.well-known/jwks.json"})
+	f.gate, err = gate.New(cfg, gate.Deps{Keys: keys, Logger: slog.New(slog.NewTextHandler(f.logs, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.srv = httptest.NewServer(f.gate)
+	t.Cleanup(f.srv.Close)
+	f.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return f
+}
+
+// token signs an entry token of user for the event, held for an hour.
+func (f *fixture) token(user string) string {
+	return f.keys.Sign(entry.Token{EventID: event, UserID: user, Expires: time.Now().Add(time.Hour).UnixMilli(), IssuedAt: time.Now().UnixMilli()})
+}
+
+// do sends a request to the gate with the given Cookie header and headers.
+func (f *fixture) do(t *testing.T, method, uri, cookie string, header ...string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, f.srv.URL+uri, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cookie != "" {
+		req.Header.Set("Cookie", cookie)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := f.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp, string(b)
+}
+
+// metrics returns the gate's /metrics text.
+func (f *fixture) metrics(t *testing.T) string {
+	t.Helper()
+	resp, body := f.do(t, http.MethodGet, gate.AdminPrefix+"metrics", "")
+	if resp.StatusCode != 200 {
+		t.Fatalf("metrics: %d", resp.StatusCode)
+	}
+	return body
+}
+
+func wantMetric(t *testing.T, text, line string) {
+	t.Helper()
+	if !strings.Contains(text, "\n"+line+"\n") {
+		t.Errorf("metrics lack %q", line)
+	}
+}
+
+func TestAdmittedRequestReachesOriginWithoutToken(t *testing.T) {
+	f := newFixture(t, nil)
+	tok := f.token("alice")
+
+	// Arrival from the waiting room: the token goes into the cookie.
+	resp, _ := f.do(t, http.MethodGet, "/product/7?waitq_token="+tok+"&ref=mail", "")
+	if resp.StatusCode != 302 || resp.Header.Get("Location") != "/product/7?ref=mail" {
+		t.Fatalf("arrival: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if _, n := f.origin.last(); n != 0 {
+		t.Fatalf("the origin got the arrival with the token")
+	}
+	cookies := resp.Cookies()
+	if len(cookies) != 1 || cookies[0].Name != "waitq_entry_"+event || cookies[0].Value != tok {
+		t.Fatalf("Set-Cookie %q", resp.Header.Values("Set-Cookie"))
+	}
+
+	// The next request carries the cookie beside the site's own.
+	resp, body := f.do(t, http.MethodGet, "/product/7?ref=mail", "theme=dark; waitq_entry_"+event+"="+tok+"; cart=3",
+		gate.UserHeader, "mallory")
+	got, n := f.origin.last()
+	if resp.StatusCode != 200 || body != "origin" || n != 1 {
+		t.Fatalf("admitted request: %d %q, origin hits %d", resp.StatusCode, body, n)
+	}
+	want := seen{uri: "/product/7?ref=mail", cookie: "theme=dark; cart=3", user: "alice", forwardedHost: strings.TrimPrefix(f.srv.URL, "http://")}
+	if got.expires == "" || got.uri != want.uri || got.cookie != want.cookie || got.user != want.user || got.forwardedHost != want.forwardedHost {
+		t.Fatalf("origin got %+v, want %+v", got, want)
+	}
+
+	// A POST with the token in the query goes on without it.
+	resp, _ = f.do(t, http.MethodPost, "/cart?waitq_token="+tok+"&item=7", "")
+	got, _ = f.origin.last()
+	if resp.StatusCode != 200 || got.uri != "/cart?item=7" || got.cookie != "" || strings.Contains(got.uri, tok) {
+		t.Fatalf("POST with the query token: %d, origin got %+v", resp.StatusCode, got)
+	}
+	m := f.metrics(t)
+	wantMetric(t, m, `waitq_gate_requests_total{event="shop-sale",outcome="entered"} 2`)
+	wantMetric(t, m, `waitq_gate_requests_total{event="shop-sale",outcome="passed"} 1`)
+	wantMetric(t, m, `waitq_gate_origin_responses_total{code="2xx",event="shop-sale"} 2`)
+}
+
+func TestUnadmittedRequestIsSentToTheLine(t *testing.T) {
+	f := newFixture(t, nil)
+	other, _ := entry.NewKeyring("k1", []byte(strings.Repeat("x", 32)), nil)
+	forged := other.Sign(entry.Token{EventID: event, UserID: "mallory", Expires: time.Now().Add(time.Hour).UnixMilli()})
+	for _, cookie := range []string{"", "waitq_entry_" + event + "=" + forged} {
+		resp, _ := f.do(t, http.MethodGet, "/product/7?ref=mail", cookie)
+		back := f.srv.URL + "/product/7?ref=mail"
+		if loc := resp.Header.Get("Location"); resp.StatusCode != 302 || loc != room+"?event="+event+"&returnTo="+url.QueryEscape(back) {
+			t.Fatalf("cookie %q: %d, Location %q", cookie, resp.StatusCode, loc)
+		}
+	}
+	resp, body := f.do(t, http.MethodGet, "/api/cart", "", "Accept", "application/json")
+	if resp.StatusCode != 401 || !strings.Contains(body, `"code":"entry_required"`) {
+		t.Fatalf("API client: %d %s", resp.StatusCode, body)
+	}
+	if _, n := f.origin.last(); n != 0 {
+		t.Fatalf("the origin got %d unadmitted requests", n)
+	}
+	m := f.metrics(t)
+	wantMetric(t, m, `waitq_gate_requests_total{event="shop-sale",outcome="to_line"} 3`)
+	wantMetric(t, m, `waitq_gate_refused_tokens_total{event="shop-sale",reason="missing"} 2`)
+	wantMetric(t, m, `waitq_gate_refused_tokens_total{event="shop-sale",reason="signature"} 1`)
+}
+
+func TestBypassedPathsNeedNoToken(t *testing.T) {
+	f := newFixture(t, func(c *gate.Config) { c.Protect = []string{"/product/", "/order", "/cart/*"} })
+	for _, p := range []string{"/static/app.css", "/favicon.ico", "/", "/about"} {
+		resp, body := f.do(t, http.MethodGet, p, "", gate.UserHeader, "mallory")
+		got, _ := f.origin.last()
+		if resp.StatusCode != 200 || body != "origin" || got.user != "" {
+			t.Errorf("%s: %d %q, origin got user %q", p, resp.StatusCode, body, got.user)
+		}
+	}
+	// Paths the origin could resolve elsewhere are always guarded.
+	for _, p := range []string{"/product/7", "/order", "/cart/3", "/static/../order", "/static//../order", "/about/../order", "/product/../about"} {
+		if resp, _ := f.do(t, http.MethodGet, p, ""); resp.StatusCode != 302 {
+			t.Errorf("%s: %d, want 302 to the line", p, resp.StatusCode)
+		}
+	}
+	wantMetric(t, f.metrics(t), `waitq_gate_requests_total{event="shop-sale",outcome="bypassed"} 4`)
+}
+
+func TestOriginFailuresAreCounted(t *testing.T) {
+	f := newFixture(t, nil)
+	cookie := "waitq_entry_" + event + "=" + f.token("alice")
+	if resp, _ := f.do(t, http.MethodGet, "/boom", cookie); resp.StatusCode != 503 {
+		t.Fatalf("origin 503 passed on as %d", resp.StatusCode)
+	}
+	f.origin.Close()
+	if resp, _ := f.do(t, http.MethodGet, "/product/1", cookie); resp.StatusCode != 502 {
+		t.Fatalf("origin down: %d, want 502", resp.StatusCode)
+	}
+	m := f.metrics(t)
+	wantMetric(t, m, `waitq_gate_origin_responses_total{code="5xx",event="shop-sale"} 1`)
+	wantMetric(t, m, `waitq_gate_origin_responses_total{code="error",event="shop-sale"} 1`)
+	wantMetric(t, m, `waitq_gate_origin_seconds_count{event="shop-sale"} 2`)
+	if h := f.gate.Health(time.Now()); *h.Requests != 2 || *h.ErrorRate != 1 {
+		t.Fatalf("health: %d requests, error rate %v; want 2 failed", *h.Requests, *h.ErrorRate)
+	}
+}
+
+func TestDonePathReleasesTheSlot(t *testing.T) {
+	f := newFixture(t, func(c *gate.Config) { c.DonePath = "/order" })
+	tok := f.token("alice")
+	resp, body := f.do(t, http.MethodPost, "/order", "waitq_entry_"+event+"="+tok)
+	if resp.StatusCode != 200 || body != "origin" {
+		t.Fatalf("order: %d %q", resp.StatusCode, body)
+	}
+	if c := resp.Cookies(); len(c) != 1 || c[0].Value != "" || c[0].MaxAge >= 0 {
+		t.Fatalf("the cookie is not cleared: %q", resp.Header.Values("Set-Cookie"))
+	}
+	select {
+	case got := <-f.releases:
+		if got != tok {
+			t.Fatalf("released %q, want the token", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gateway got no release")
+	}
+	f.gate.Wait()
+	wantMetric(t, f.metrics(t), `waitq_gate_releases_total{event="shop-sale",result="released"} 1`)
+}
+
+func TestReadiness(t *testing.T) {
+	f := newFixture(t, nil)
+	resp, body := f.do(t, http.MethodGet, gate.AdminPrefix+"readyz", "")
+	if resp.StatusCode != 200 || !strings.Contains(body, `"ready"`) {
+		t.Fatalf("readyz: %d %s", resp.StatusCode, body)
+	}
+	if resp, _ := f.do(t, http.MethodGet, gate.AdminPrefix+"healthz", ""); resp.StatusCode != 200 {
+		t.Fatalf("healthz: %d", resp.StatusCode)
+	}
+	if _, n := f.origin.last(); n != 0 {
+		t.Fatal("the gate's own routes reached the origin")
+	}
+
+	down := httptest.NewServer(http.NotFoundHandler())
+	t.Cleanup(down.Close)
+	g, err := gate.New(gate.Config{OriginURL: f.origin.URL, EventID: event, WaitingRoomURL: room},
+		gate.Deps{Keys: entry.NewKeySource(entry.KeySourceConfig{URL: down.URL + "/.well-known/jwks.json"})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Ready(context.Background()); err == nil {
+		t.Fatal("ready without keys")
+	}
+}
+
+func TestParsePaths(t *testing.T) {
+	p, err := gate.ParsePaths([]string{"/static/", "/favicon.ico", "/*.css", "/product/[0-9]*"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{
+		"/static/a/b.js": true, "/static": false, "/favicon.ico": true, "/favicon.ico/x": false,
+		"/site.css": true, "/a/site.css": false, "/product/12": true, "/product/x": false,
+	} {
+		if got := p.Match(path); got != want {
+			t.Errorf("Match(%q) = %v", path, got)
+		}
+	}
+	for _, bad := range []string{"static/", "/[", ""} {
+		if _, err := gate.ParsePaths([]string{bad}); err == nil {
+			t.Errorf("ParsePaths(%q) accepted", bad)
+		}
+	}
+}

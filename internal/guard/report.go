@@ -1,0 +1,235 @@
+package gate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// Defaults of the health reports.
+const (
+	DefaultHealthInterval = time.Second
+	// MaxReportTimeout bounds each report's POST (shorter with a shorter
+	// interval).
+	MaxReportTimeout = 2 * time.Second
+	// ReportLogEvery is how often a report failure that lasts is logged
+	// again; the first failure and the recovery are logged at once.
+	ReportLogEvery = time.Minute
+)
+
+// ReportConfig is where and how often the gate reports the origin's health.
+type ReportConfig struct {
+	// URL is producer-api's base URL (required): reports go to
+	// URL/v1/admin/events/{eventId}/health.
+	URL string
+	// Token is the Bearer token: the admin token or the event's report
+	// token (required).
+	Token string
+	// Reporter names this gate among the event's reporters (empty:
+	// DefaultReporterName()).
+	Reporter string
+	// Interval is the time between reports (0: DefaultHealthInterval).
+	Interval time.Duration
+}
+
+// Health returns the figures of the origin's answers on guarded paths over
+// the health window ending at now (the real clock's time), without a
+// reporter name.
+func (g *Gate) Health(now time.Time) queue.HealthReport { return g.health.Snapshot(now) }
+
+// ReportHealth posts the origin's health to producer-api every interval
+// until ctx ends. Failures are logged (the first, then once every
+// ReportLogEvery while they last, and the recovery) and counted; they never
+// stop the loop. It returns an error only for a config it cannot use.
+func (g *Gate) ReportHealth(ctx context.Context, cfg ReportConfig) error {
+	base, err := url.Parse(cfg.URL)
+	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
+		return fmt.Errorf("gate: health URL %q must be an http(s) URL", cfg.URL)
+	}
+	if cfg.Token == "" {
+		return errors.New("gate: health reports need a token")
+	}
+	if cfg.Reporter == "" {
+		cfg.Reporter = DefaultReporterName()
+	}
+	if !queue.ValidReporter(cfg.Reporter) {
+		return fmt.Errorf("gate: reporter %q must be 1 to 64 letters, digits or . _ : -", cfg.Reporter)
+	}
+	if cfg.Interval <= 0 {
+		cfg.Interval = DefaultHealthInterval
+	}
+	r := &reporter{
+		g: g, cfg: cfg, timeout: min(cfg.Interval, MaxReportTimeout),
+		url: strings.TrimRight(cfg.URL, "/") + "/v1/admin/events/" + url.PathEscape(g.eventID) + "/health",
+	}
+	g.log.Info("reporting the origin's health", "event", g.eventID, "url", r.url, "reporter", cfg.Reporter,
+		"interval", cfg.Interval.String(), "window", g.health.Window().String())
+	tick := time.NewTicker(cfg.Interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+		r.report(ctx)
+	}
+}
+
+// reporter sends the reports of one ReportHealth loop and keeps what its
+// logs need.
+type reporter struct {
+	g       *Gate
+	cfg     ReportConfig
+	url     string
+	timeout time.Duration
+
+	failing  bool            // the last report did not get through
+	since    time.Time       // the first failure of the run
+	failures int             // … and how many since
+	logged   time.Time       // the last failure logged
+	kinds    map[string]bool // the kinds of failure logged in the run
+}
+
+// report takes a snapshot, posts it and counts and logs the outcome.
+func (r *reporter) report(ctx context.Context) {
+	now := time.Now()
+	snap := r.g.Health(now)
+	snap.Reporter = r.cfg.Reporter
+	p95, errRate := 0.0, 0.0
+	if snap.P95Ms != nil {
+		p95, errRate = *snap.P95Ms/1000, *snap.ErrorRate
+	}
+	r.g.m.healthP95.Set(p95)
+	r.g.m.healthErr.Set(errRate)
+
+	result, kind, msg, attrs := r.post(ctx, &snap)
+	if ctx.Err() != nil {
+		return // stopping: the last report was cut short, nothing to tell
+	}
+	r.g.m.reports[result].Inc()
+	if result == reportOK {
+		if r.failing {
+			r.g.log.Info("health reports get through again", "event", r.g.eventID, "url", r.url,
+				"failures", r.failures, "failing_for", now.Sub(r.since).Round(time.Second).String())
+		}
+		r.failing, r.failures, r.kinds = false, 0, nil
+		return
+	}
+	if !r.failing {
+		r.failing, r.since, r.kinds = true, now, map[string]bool{}
+	}
+	r.failures++
+	// Each kind of failure is logged when it first shows in the run; the
+	// run is logged again once every ReportLogEvery.
+	if r.kinds[kind] && now.Sub(r.logged) < ReportLogEvery {
+		return
+	}
+	r.logged, r.kinds[kind] = now, true
+	level := slog.LevelWarn
+	if result == reportRejected {
+		level = slog.LevelError
+	}
+	attrs = append(attrs, "event", r.g.eventID, "url", r.url, "failures", r.failures,
+		"failing_for", now.Sub(r.since).Round(time.Second).String())
+	r.g.log.Log(ctx, level, msg, attrs...)
+}
+
+// post sends one report. It returns the result, a kind of failure (each
+// kind is logged once in a run of failures, and the run once every
+// ReportLogEvery), a message and attributes for the log.
+func (r *reporter) post(ctx context.Context, snap *queue.HealthReport) (result reportResult, kind, msg string, attrs []any) {
+	body, err := json.Marshal(snap)
+	if err != nil {
+		return reportFailed, "encode", "encoding the health report failed", []any{"err", err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, r.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.url, bytes.NewReader(body))
+	if err != nil {
+		return reportFailed, "request", "the health report could not be made", []any{"err", err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+r.cfg.Token)
+	resp, err := r.g.client.Do(req)
+	if err != nil {
+		return reportFailed, "unreachable", "the health report did not reach producer-api", []any{"err", err}
+	}
+	defer resp.Body.Close()
+	code, text := apiError(resp.Body)
+	st := resp.StatusCode
+	attrs = []any{"status", st}
+	if code != "" {
+		attrs = append(attrs, "code", code, "message", text)
+	}
+	kind = strconv.Itoa(st)
+	switch {
+	case st >= 200 && st < 300:
+		return reportOK, "", "", nil
+	case st == http.StatusUnauthorized || st == http.StatusForbidden:
+		return reportRejected, kind, fmt.Sprintf("the health token is not valid for event %s (use the admin token or the event's report token)", r.g.eventID), attrs
+	case st == http.StatusNotFound:
+		return reportRejected, kind, fmt.Sprintf("producer-api knows no event %s (or no health route at that URL)", r.g.eventID), attrs
+	case st >= 400 && st < 500:
+		return reportRejected, kind, "producer-api refused the health report", attrs
+	default:
+		return reportFailed, kind, "producer-api did not take the health report", attrs
+	}
+}
+
+// apiError reads the code and message of producer-api's error body
+// ({"error":{"code":…,"message":…}}), "" when there is none, and drains
+// the body so that the connection is reused.
+func apiError(body io.Reader) (code, message string) {
+	var e struct {
+		Error struct{ Code, Message string }
+	}
+	b, _ := io.ReadAll(io.LimitReader(body, 4096))
+	_, _ = io.Copy(io.Discard, io.LimitReader(body, 64<<10))
+	if json.Unmarshal(b, &e) != nil {
+		return "", ""
+	}
+	return e.Error.Code, e.Error.Message
+}
+
+// DefaultReporterName returns this process's name among an event's
+// reporters: the host name and the process id, in the characters a
+// reporter name may hold.
+func DefaultReporterName() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "waitq-gate"
+	}
+	return SanitizeReporter(host + "-" + strconv.Itoa(os.Getpid()))
+}
+
+// SanitizeReporter returns s as a valid reporter name: every character
+// other than letters, digits and . _ : - becomes -, and it keeps its last
+// 64 characters (the process id, when it ends in one).
+func SanitizeReporter(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("._:-", c) >= 0) {
+			b[i] = '-'
+		}
+	}
+	if len(b) > 64 {
+		b = b[len(b)-64:]
+	}
+	if len(b) == 0 {
+		return "waitq-gate"
+	}
+	return string(b)
+}

@@ -1,0 +1,149 @@
+package httpkit
+
+import (
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/time/rate"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// RateLimit is a token bucket per client IP: PerSecond requests a second on
+// average, Burst at once. A zero PerSecond disables the limit.
+type RateLimit struct {
+	PerSecond float64
+	Burst     int
+}
+
+// ClientIPs finds a request's client address: the direct peer, or, when that
+// peer is a trusted proxy, the rightmost X-Forwarded-For address that is not
+// itself a trusted proxy (what a client cannot forge).
+type ClientIPs struct {
+	trusted []*net.IPNet
+}
+
+// NewClientIPs parses trusted proxies given as CIDRs or single addresses.
+func NewClientIPs(trusted []string) (*ClientIPs, error) {
+	c := &ClientIPs{}
+	for _, t := range trusted {
+		if !strings.Contains(t, "/") {
+			if ip := net.ParseIP(t); ip != nil && ip.To4() != nil {
+				t += "/32"
+			} else {
+				t += "/128"
+			}
+		}
+		_, n, err := net.ParseCIDR(t)
+		if err != nil {
+			return nil, fmt.Errorf("trusted proxy %q: %w", t, err)
+		}
+		c.trusted = append(c.trusted, n)
+	}
+	return c, nil
+}
+
+func (c *ClientIPs) isTrusted(ip net.IP) bool {
+	for _, n := range c.trusted {
+		if n.Contains(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// Of returns the client address of r.
+func (c *ClientIPs) Of(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	peer := net.ParseIP(host)
+	if peer == nil || !c.isTrusted(peer) {
+		return host
+	}
+	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
+	for i := len(hops) - 1; i >= 0; i-- {
+		ip := net.ParseIP(strings.TrimSpace(hops[i]))
+		if ip == nil {
+			break // a malformed hop: stop at the last address we can vouch for
+		}
+		if !c.isTrusted(ip) {
+			return ip.String()
+		}
+		host = ip.String()
+	}
+	return host
+}
+
+// limiter keeps a token bucket per client, forgetting idle ones.
+type limiter struct {
+	limit RateLimit
+	ips   *ClientIPs
+	now   func() time.Time
+
+	mu      sync.Mutex
+	buckets map[string]*bucket
+	swept   time.Time
+}
+
+type bucket struct {
+	*rate.Limiter
+	seen time.Time
+}
+
+// maxIdle is how long an unused bucket is kept; by then it is full again.
+const maxIdle = 10 * time.Minute
+
+// Limit returns echo middleware answering 429 rate_limited, with
+// Retry-After, to clients over limit.
+func Limit(l RateLimit, ips *ClientIPs, now func() time.Time) echo.MiddlewareFunc {
+	lim := &limiter{limit: l, ips: ips, now: now, buckets: map[string]*bucket{}}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		if l.PerSecond <= 0 {
+			return next
+		}
+		return func(c echo.Context) error {
+			if wait, ok := lim.allow(ips.Of(c.Request())); !ok {
+				secs := int(math.Ceil(wait.Seconds()))
+				c.Response().Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+				return queue.Errorf(queue.CodeRateLimited, "too many requests from your address; retry in %d s", max(secs, 1))
+			}
+			return next(c)
+		}
+	}
+}
+
+// allow takes a token for client, or says how long until one is free.
+func (l *limiter) allow(client string) (time.Duration, bool) {
+	now := l.now()
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.swept) > time.Minute {
+		for k, b := range l.buckets {
+			if now.Sub(b.seen) > maxIdle {
+				delete(l.buckets, k)
+			}
+		}
+		l.swept = now
+	}
+	b, ok := l.buckets[client]
+	if !ok {
+		b = &bucket{Limiter: rate.NewLimiter(rate.Limit(l.limit.PerSecond), max(l.limit.Burst, 1))}
+		l.buckets[client] = b
+	}
+	b.seen = now
+	r := b.ReserveN(now, 1)
+	if d := r.DelayFrom(now); d > 0 {
+		r.CancelAt(now)
+		return d, false
+	}
+	return 0, true
+}

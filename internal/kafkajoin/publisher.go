@@ -1,0 +1,136 @@
+package kafkajoin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/segmentio/kafka-go"
+
+	"github.com/waitq/waitq/internal/config"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// PublisherConfig tunes the writer.
+type PublisherConfig struct {
+	BrokerConfig
+	// BatchTimeout is the longest a message waits for others to share its
+	// produce request (DefaultBatchTimeout). kafka-go's default (1 s) would
+	// add a second to every join.
+	BatchTimeout time.Duration
+	// BatchSize caps the messages of one produce request per partition.
+	BatchSize int
+	// Timeout bounds one produce request's I/O
+	// (queue.DefaultPublishTimeout), so a hung broker cannot hold a batch,
+	// or Close, for long.
+	Timeout time.Duration
+}
+
+// Publisher writes joins and leaves to the event topics and returns only after
+// the broker acknowledged them (acks=all).
+type Publisher struct {
+	conn   BrokerConfig
+	w      *kafka.Writer
+	client *kafka.Client
+}
+
+var (
+	_ queue.Publisher = (*Publisher)(nil)
+	_ queue.Recorder  = (*Publisher)(nil)
+)
+
+// NewPublisher returns a Publisher; it connects lazily.
+func NewPublisher(cfg PublisherConfig) *Publisher {
+	config.OrDefault(&cfg.BatchTimeout, DefaultBatchTimeout)
+	config.OrDefault(&cfg.BatchSize, 1000)
+	config.OrDefault(&cfg.Timeout, queue.DefaultPublishTimeout)
+	tr := cfg.transport()
+	w := &kafka.Writer{
+		Addr:      kafka.TCP(cfg.Brokers...),
+		Transport: tr,
+		// Murmur2 is the Java client's default partitioner, so a tool
+		// producing with key = userId lands on the same partition as we do:
+		// a leave can never overtake its join.
+		Balancer:     kafka.Murmur2Balancer{},
+		RequiredAcks: kafka.RequireAll,
+		BatchTimeout: cfg.BatchTimeout,
+		BatchSize:    cfg.BatchSize,
+		MaxAttempts:  3,
+		ReadTimeout:  cfg.Timeout,
+		WriteTimeout: cfg.Timeout,
+	}
+	return &Publisher{conn: cfg.BrokerConfig, w: w, client: &kafka.Client{Addr: w.Addr, Transport: tr}}
+}
+
+// Publish writes m to its event's topic with key = user id. A topic not yet in
+// this process's metadata cache (an event created through another replica)
+// is retried until ctx ends.
+func (p *Publisher) Publish(ctx context.Context, m queue.Message) error {
+	return p.Record(ctx, []queue.Message{m})
+}
+
+// Record writes msgs, each to its event's topic with key = user id (a
+// config record's key is the event id, so an event's configurations stay in
+// order), in one write acknowledged by all in-sync replicas. It implements
+// queue.Recorder.
+func (p *Publisher) Record(ctx context.Context, msgs []queue.Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	out := make([]kafka.Message, len(msgs))
+	for i, m := range msgs {
+		value, err := m.Encode()
+		if err != nil {
+			return fmt.Errorf("kafkajoin: encode %s of %s: %w", m.Op, m.EventID, err)
+		}
+		key := m.UserID
+		if m.Op == queue.OpConfig {
+			key = m.EventID
+		}
+		out[i] = kafka.Message{Topic: p.conn.Topic(m.EventID), Key: []byte(key), Value: value}
+	}
+	for {
+		err := p.w.WriteMessages(ctx, out...)
+		if err == nil {
+			return nil
+		}
+		if !unknownTopic(err) || ctx.Err() != nil {
+			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Ping asks a broker for its API versions.
+func (p *Publisher) Ping(ctx context.Context) error {
+	if _, err := p.client.ApiVersions(ctx, &kafka.ApiVersionsRequest{}); err != nil {
+		return fmt.Errorf("kafkajoin: ping: %w", err)
+	}
+	return nil
+}
+
+// Admin returns topic administration sharing this publisher's connections, so
+// a topic it creates is at once in the publisher's metadata.
+func (p *Publisher) Admin() *Admin { return &Admin{conn: p.conn, client: p.client} }
+
+// Close flushes and closes the writer.
+func (p *Publisher) Close() error { return p.w.Close() }
+
+// unknownTopic reports whether err, or any message's error of a batch
+// write, is a topic missing from the writer's metadata.
+func unknownTopic(err error) bool {
+	var we kafka.WriteErrors
+	if errors.As(err, &we) {
+		for _, e := range we {
+			if errors.Is(e, kafka.UnknownTopicOrPartition) {
+				return true
+			}
+		}
+	}
+	return errors.Is(err, kafka.UnknownTopicOrPartition)
+}

@@ -1,0 +1,346 @@
+package producer
+
+import (
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/waitq/waitq/pkg/draw"
+	"github.com/waitq/waitq/internal/httpkit"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// EventBody is the admin PUT body; omitted fields keep their current value
+// (or take the default on creation).
+type EventBody struct {
+	Capacity    *int `json:"capacity"`
+	HoldSeconds *int `json:"holdSeconds"`
+	// AdmitPerMinute is the admission rate (0: no rate limit).
+	AdmitPerMinute *int              `json:"admitPerMinute"`
+	Partitions     *int              `json:"partitions"`
+	State          *queue.EventState `json:"state"`
+	// TargetURL is where admitted users are sent ("" removes it).
+	TargetURL *string `json:"targetUrl"`
+	// OpensAt, PrequeueSeconds and ClosesAt schedule a drop (queue.Schedule);
+	// opensAt 0 removes the schedule.
+	OpensAt         *int64 `json:"opensAt"`
+	PrequeueSeconds *int   `json:"prequeueSeconds"`
+	ClosesAt        *int64 `json:"closesAt"`
+	// Adaptive turns adaptive admission on with these settings (an object;
+	// unset settings take their defaults) or off (null); absent keeps it.
+	Adaptive json.RawMessage `json:"adaptive"`
+	// ReportToken replaces the event's report token (one is made when the
+	// event is created).
+	ReportToken *string `json:"reportToken"`
+}
+
+// Defaults of a new event's configuration.
+const (
+	DefaultHoldSeconds = 300
+)
+
+// requireAdmin checks the bearer token in constant time.
+func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if s.cfg.AdminToken == "" {
+			return queue.Errorf(queue.CodeAdminDisabled, "the admin API is disabled: no admin token is configured")
+		}
+		if !s.isAdmin(c.Request()) {
+			return queue.Errorf(queue.CodeUnauthorized, "a valid admin bearer token is required")
+		}
+		return next(c)
+	}
+}
+
+// isAdmin reports whether r bears the admin token (never, when none is
+// configured).
+func (s *Server) isAdmin(r *http.Request) bool {
+	token, ok := strings.CutPrefix(r.Header.Get(echo.HeaderAuthorization), "Bearer ")
+	return ok && s.cfg.AdminToken != "" && sameSecret(token, s.cfg.AdminToken)
+}
+
+// sameSecret compares a presented secret with the expected one in time that
+// depends on neither (both are hashed first); an empty expected secret
+// matches nothing.
+func sameSecret(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return want != "" && subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
+func (s *Server) eventParam(c echo.Context) (string, error) {
+	id := c.Param("eventId")
+	return id, queue.CheckEventID(id)
+}
+
+// putEvent creates or updates an event: its topic first, then its
+// configuration, so an event visible in Redis always has its topic.
+func (s *Server) putEvent(c echo.Context) error {
+	id, err := s.eventParam(c)
+	if err != nil {
+		return err
+	}
+	body, err := decodeEventBody(c.Request().Body)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	cur, err := s.store.Event(ctx, id)
+	exists := err == nil
+	if err != nil && !errors.Is(err, queue.ErrEventNotFound) {
+		return s.storeError("read event", err)
+	}
+	ev := queue.Event{ID: id, Capacity: 0, HoldSeconds: DefaultHoldSeconds, State: queue.StateOpen, Partitions: s.cfg.DefaultPartitions}
+	if exists {
+		ev = cur
+	}
+	if body.Capacity != nil {
+		ev.Capacity = *body.Capacity
+	}
+	if body.HoldSeconds != nil {
+		ev.HoldSeconds = *body.HoldSeconds
+	}
+	if body.AdmitPerMinute != nil {
+		ev.AdmitPerMinute = *body.AdmitPerMinute
+	}
+	if body.State != nil {
+		ev.State = *body.State
+	}
+	if body.TargetURL != nil {
+		ev.TargetURL = *body.TargetURL
+	}
+	if err := adapt(&ev, body.Adaptive); err != nil {
+		return err
+	}
+	if body.ReportToken != nil {
+		ev.ReportToken = *body.ReportToken
+	}
+	if ev.ReportToken == "" {
+		if ev.ReportToken, err = newReportToken(); err != nil {
+			return err
+		}
+	}
+	if err := s.schedule(&ev, body, s.now().UnixMilli()); err != nil {
+		return err
+	}
+	if body.Partitions != nil {
+		// More partitions would move keys to other partitions, and a leave
+		// could then overtake its join: the count is fixed at creation.
+		if exists && *body.Partitions != cur.Partitions {
+			return queue.Errorf(queue.CodeInvalidConfig, "partitions cannot change after creation (is %d)", cur.Partitions)
+		}
+		ev.Partitions = *body.Partitions
+	}
+	if !exists && body.Capacity == nil {
+		return queue.Errorf(queue.CodeInvalidConfig, "capacity is required to create an event")
+	}
+	if err := ev.Validate(); err != nil {
+		return err
+	}
+	if err := s.topics.EnsureTopic(ctx, id, ev.Partitions); err != nil {
+		s.log.Warn("topic creation failed", "event", id, "err", err)
+		return queue.Errorf(queue.CodeBrokerUnavailable, "could not create the event's topic; try again")
+	}
+	created, err := s.store.PutEvent(ctx, ev)
+	if err != nil {
+		// broker_unavailable when the configuration was stored but its
+		// record could not be written: the PUT is to be repeated.
+		return s.eventError(id, "put event", err)
+	}
+	s.events.Forget(id)
+	s.log.Info("event saved", "event", ev.String(), "created", created)
+	status := http.StatusOK
+	if created {
+		status = http.StatusCreated
+	}
+	st, err := s.store.EventStatus(ctx, id, s.now().UnixMilli())
+	if err != nil {
+		return s.storeError("read event", err)
+	}
+	return c.JSON(status, st)
+}
+
+// schedule applies body's schedule to ev. The opening and the pre-queue are
+// fixed once the pre-queue took joins (moving them would change who is in
+// the draw); a new opening must lie in the future. The first schedule draws
+// the event's seed, which then stays for the event's life: its commitment
+// may have been published.
+func (s *Server) schedule(ev *queue.Event, body EventBody, nowMs int64) error {
+	next := ev.Schedule
+	if body.OpensAt != nil {
+		next.OpensAt = *body.OpensAt
+	}
+	if body.PrequeueSeconds != nil {
+		next.PrequeueSeconds = *body.PrequeueSeconds
+	}
+	if body.ClosesAt != nil {
+		next.ClosesAt = *body.ClosesAt
+	}
+	if next.OpensAt == 0 && body.PrequeueSeconds == nil {
+		next.PrequeueSeconds = 0 // removing the schedule removes its pre-queue
+	}
+	moved := next.OpensAt != ev.OpensAt || next.PrequeueSeconds != ev.PrequeueSeconds
+	switch {
+	case moved && ev.Locked(nowMs):
+		return queue.Errorf(queue.CodeScheduleLocked, "the pre-queue of event %s has started: opensAt and prequeueSeconds can no longer change", ev.ID)
+	case moved && next.OpensAt != 0 && next.OpensAt <= nowMs:
+		return queue.Errorf(queue.CodeInvalidConfig, "opensAt must be in the future")
+	}
+	ev.Schedule = next
+	if ev.OpensAt > 0 && ev.Seed == nil {
+		seed, err := draw.NewSeed()
+		if err != nil {
+			return err
+		}
+		ev.Seed = &seed
+	}
+	return nil
+}
+
+// adapt applies an admin PUT's adaptive field to ev: absent keeps ev's
+// setting, null removes it, an object replaces it with the unset settings
+// at their defaults for ev's admitPerMinute.
+func adapt(ev *queue.Event, raw json.RawMessage) error {
+	switch {
+	case raw == nil:
+		return nil
+	case string(raw) == "null":
+		ev.Adaptive = nil
+		return nil
+	}
+	var a queue.Adaptive
+	if err := httpkit.DecodeJSON(bytes.NewReader(raw), &a, queue.CodeInvalidConfig, "null or an object with targetLatencyMs, maxErrorRate, maxLoad, minAdmitPerMinute, startAdmitPerMinute, increasePerStep, decreaseFactor, stepMs, maxSettleSeconds, signalTimeoutSeconds and onSignalLoss"); err != nil {
+		return err
+	}
+	a = a.WithDefaults(ev.AdmitPerMinute)
+	ev.Adaptive = &a
+	return nil
+}
+
+// newReportToken returns a random report token: 32 bytes, base64url.
+func newReportToken() (string, error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("producer: report token: %w", err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b), nil
+}
+
+func decodeEventBody(r io.Reader) (EventBody, error) {
+	var b EventBody
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive and reportToken")
+	return b, err
+}
+
+// reportHealth keeps a health report of the event: POST
+// /v1/admin/events/{eventId}/health with the admin token or the event's
+// report token. A token that is neither is refused with 401 whether the
+// event exists or not.
+func (s *Server) reportHealth(c echo.Context) error {
+	id, err := s.eventParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	token, _ := strings.CutPrefix(c.Request().Header.Get(echo.HeaderAuthorization), "Bearer ")
+	if !s.isAdmin(c.Request()) {
+		ev, err := s.events.Event(ctx, id)
+		if err != nil && !errors.Is(err, queue.ErrEventNotFound) {
+			return s.storeError("read event", err)
+		}
+		if err != nil || token == "" || !sameSecret(token, ev.ReportToken) {
+			return queue.Errorf(queue.CodeUnauthorized, "the admin token or event %s's report token is required", id)
+		}
+	}
+	var r queue.HealthReport
+	if err := httpkit.DecodeJSON(c.Request().Body, &r, queue.CodeInvalidBody, "a JSON object with reporter, windowMs, requests, p95Ms, errorRate and load"); err != nil {
+		return err
+	}
+	if err := r.Validate(); err != nil {
+		return err
+	}
+	if err := s.store.ReportHealth(ctx, id, r, s.now().UnixMilli()); err != nil {
+		return s.eventError(id, "health report", err)
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (s *Server) getEvent(c echo.Context) error {
+	st, err := s.eventStatus(c)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, st)
+}
+
+// EventList is the body of the admin event listing.
+type EventList struct {
+	Events []queue.EventStatus `json:"events"`
+}
+
+func (s *Server) listEvents(c echo.Context) error {
+	ctx := c.Request().Context()
+	ids, err := s.store.EventIDs(ctx)
+	if err != nil {
+		return s.storeError("list events", err)
+	}
+	out := EventList{Events: make([]queue.EventStatus, 0, len(ids))}
+	now := s.now().UnixMilli()
+	for _, id := range ids {
+		st, err := s.store.EventStatus(ctx, id, now)
+		if errors.Is(err, queue.ErrEventNotFound) {
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return s.storeError("read event", err)
+		}
+		out.Events = append(out.Events, st)
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// deleteEvent removes the event unless a slot is held, then its topic.
+func (s *Server) deleteEvent(c echo.Context) error {
+	id, err := s.eventParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := s.store.DeleteEvent(ctx, id, s.now().UnixMilli()); err != nil {
+		return s.eventError(id, "delete event", err)
+	}
+	s.events.Forget(id)
+	if err := s.topics.DeleteTopic(ctx, id); err != nil {
+		// The event is gone; a leftover topic only holds history.
+		s.log.Warn("topic deletion failed", "event", id, "err", err)
+	}
+	s.log.Info("event deleted", "event", id)
+	return c.NoContent(http.StatusNoContent)
+}
+
+// eventError is the answer to a store call on event id that failed: 404
+// for an unknown event, the domain error it carries, else
+// store_unavailable (logged with what).
+func (s *Server) eventError(id, what string, err error) error {
+	var qe *queue.Error
+	switch {
+	case errors.Is(err, queue.ErrEventNotFound):
+		return queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
+	case errors.As(err, &qe):
+		return err
+	}
+	return s.storeError(what, err)
+}
+
+func (s *Server) storeError(what string, err error) error {
+	return httpkit.StoreError(s.log, what, err)
+}

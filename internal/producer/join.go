@@ -1,0 +1,116 @@
+package producer
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/waitq/waitq/internal/httpkit"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// JoinResponse is the 202 body of a join.
+type JoinResponse struct {
+	EventID   string `json:"eventId"`
+	UserID    string `json:"userId"`
+	JoinedAt  int64  `json:"joinedAt"`
+	Ticket    string `json:"ticket"`
+	StatusURL string `json:"statusUrl"`
+}
+
+// LeaveResponse is the 202 body of a leave.
+type LeaveResponse struct {
+	EventID string `json:"eventId"`
+	UserID  string `json:"userId"`
+	LeftAt  int64  `json:"leftAt"`
+}
+
+// join stamps the request, publishes it and answers 202 once Kafka
+// acknowledged it. A repeated join is published too; the consumer keeps the
+// first place.
+func (s *Server) join(c echo.Context) error {
+	m, err := s.enqueue(c, queue.OpJoin)
+	if err != nil {
+		return err
+	}
+	ticket := s.tickets.Sign(queue.Ticket{
+		EventID: m.EventID, UserID: m.UserID, JoinedAt: m.TS,
+		Expires: m.TS + s.cfg.TicketTTL.Milliseconds(),
+	})
+	return c.JSON(http.StatusAccepted, JoinResponse{
+		EventID: m.EventID, UserID: m.UserID, JoinedAt: m.TS, Ticket: ticket,
+		StatusURL: s.cfg.StatusPath + m.EventID + "?ticket=" + url.QueryEscape(ticket),
+	})
+}
+
+// leave publishes a leave through the same partition as the user's join.
+// Leaving is allowed in every phase.
+func (s *Server) leave(c echo.Context) error {
+	m, err := s.enqueue(c, queue.OpLeave)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, LeaveResponse{EventID: m.EventID, UserID: m.UserID, LeftAt: m.TS})
+}
+
+// enqueue validates a join or leave, stamps it with the server time and
+// publishes it; it returns the message once Kafka acknowledged it.
+func (s *Server) enqueue(c echo.Context, op queue.Op) (queue.Message, error) {
+	ev, user, err := s.queueRequest(c)
+	if err != nil {
+		return queue.Message{}, err
+	}
+	m := queue.NewMessage(op, ev.ID, user, s.now().UnixMilli())
+	if op == queue.OpJoin {
+		// The stamp decides: a join stamped before the opening is in the
+		// pre-queue's draw, wherever and whenever it reaches the line.
+		if err := ev.CheckJoin(m.TS); err != nil {
+			return queue.Message{}, err
+		}
+	}
+	return m, s.publish(c.Request().Context(), m)
+}
+
+// queueRequest validates a join or leave: ids, identity and the event's
+// existence.
+func (s *Server) queueRequest(c echo.Context) (queue.Event, string, error) {
+	id := c.Param("eventId")
+	if err := queue.CheckEventID(id); err != nil {
+		return queue.Event{}, "", err
+	}
+	user := c.Request().Header.Get(httpkit.UserHeader)
+	if user == "" {
+		return queue.Event{}, "", queue.Errorf(queue.CodeMissingUserID, "the %s header is required", httpkit.UserHeader)
+	}
+	if err := queue.CheckUserID(user); err != nil {
+		return queue.Event{}, "", err
+	}
+	ev, err := s.events.Event(c.Request().Context(), id)
+	switch {
+	case errors.Is(err, queue.ErrEventNotFound):
+		return queue.Event{}, "", queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
+	case err != nil:
+		return queue.Event{}, "", httpkit.StoreError(s.log, "look up event "+id, err)
+	}
+	return ev, user, nil
+}
+
+// publish sends m and waits for the acknowledgement at most PublishTimeout.
+// After a timeout the message may still land: a retried join keeps the first
+// place, so the client can safely try again.
+func (s *Server) publish(ctx context.Context, m queue.Message) error {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.PublishTimeout)
+	defer cancel()
+	start := time.Now()
+	if err := s.pub.Publish(ctx, m); err != nil {
+		s.log.Warn("publish failed", "event", m.EventID, "op", m.Op, "err", err)
+		return queue.Errorf(queue.CodeBrokerUnavailable, "the message broker did not acknowledge the request; try again")
+	}
+	s.metrics.publish.Observe(time.Since(start).Seconds())
+	s.metrics.joins.WithLabelValues(string(m.Op)).Inc()
+	return nil
+}

@@ -1,0 +1,135 @@
+package producer
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+type metrics struct {
+	joins   *prometheus.CounterVec
+	publish prometheus.Histogram
+}
+
+func newMetrics(reg prometheus.Registerer) *metrics {
+	m := &metrics{
+		joins: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "waitq_queue_requests_total",
+			Help: "Join and leave requests accepted (acknowledged by Kafka), by operation.",
+		}, []string{"op"}),
+		publish: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "waitq_publish_seconds",
+			Help:    "Time from publish to Kafka acknowledgement (acks=all).",
+			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
+		}),
+	}
+	reg.MustRegister(m.joins, m.publish)
+	return m
+}
+
+// eventCollector exports every event's line and fairness figures, read from
+// the store at each scrape: they are kept in Redis by every consumer and
+// gateway, so any producer-api reports the whole system's.
+type eventCollector struct {
+	store   queue.EventStore
+	now     func() time.Time
+	log     *slog.Logger
+	descs   map[string]*prometheus.Desc
+	timeout time.Duration
+}
+
+func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.Logger) *eventCollector {
+	desc := func(name, help string) *prometheus.Desc {
+		return prometheus.NewDesc(name, help, []string{"event"}, nil)
+	}
+	return &eventCollector{store: store, now: now, log: log, timeout: 2 * time.Second, descs: map[string]*prometheus.Desc{
+		"waiting":    desc("waitq_event_waiting", "Users waiting in the event's line."),
+		"active":     desc("waitq_event_active", "Users holding a slot."),
+		"admitted":   desc("waitq_event_admitted_total", "Users ever admitted."),
+		"inversions": desc("waitq_event_inversions_total", "Joins that reached the line after a user placed behind them was admitted, and had to wait (consumer lag made the line unfair)."),
+		"delayP50":   desc("waitq_event_ingest_delay_p50_seconds", "Median time from a join's stamp to its write into the line (upper bound of its power-of-two bucket)."),
+		"delayP99":   desc("waitq_event_ingest_delay_p99_seconds", "99th percentile of the time from a join's stamp to its write into the line (upper bound of its power-of-two bucket)."),
+		"prequeue":   desc("waitq_event_prequeue_size", "Users who joined a drop's pre-queue."),
+		"rate":       desc("waitq_event_admit_rate_per_minute", "The admission rate in force: an adaptive event's effective rate (0: stopped), else the configured admitPerMinute (0: no rate limit)."),
+		"ceiling":    desc("waitq_event_admit_ceiling_per_minute", "An adaptive event's ceiling, its admitPerMinute."),
+		"increases":  desc("waitq_event_rate_increases_total", "Increases of an adaptive event's rate."),
+		"decreases":  desc("waitq_event_rate_decreases_total", "Decreases of an adaptive event's rate (p95, errors or load over the limit)."),
+		"stops":      desc("waitq_event_rate_stops_total", "Times an adaptive event's admission stopped for want of health reports."),
+		"signalLost": desc("waitq_event_health_signal_lost", "1 while an adaptive event has no recent health report."),
+		"p95":        desc("waitq_event_health_p95_seconds", "The origin's p95 latency, the worst of the reports the controller last used."),
+		"errors":     desc("waitq_event_health_error_ratio", "The origin's share of failed requests in the reports the controller last used."),
+		"load":       desc("waitq_event_health_load", "The highest load reported in the reports the controller last used (1: the most the shop can bear)."),
+		"reportAge":  desc("waitq_event_health_report_age_seconds", "Age of the event's newest health report."),
+	}}
+}
+
+// Describe implements prometheus.Collector.
+func (c *eventCollector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range c.descs {
+		ch <- d
+	}
+}
+
+// Collect implements prometheus.Collector.
+func (c *eventCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
+	defer cancel()
+	ids, err := c.store.EventIDs(ctx)
+	if err != nil {
+		c.log.Warn("event metrics: list events", "err", err)
+		return
+	}
+	now := c.now().UnixMilli()
+	for _, id := range ids {
+		st, err := c.store.EventStatus(ctx, id, now)
+		if err != nil {
+			continue // deleted meanwhile, or the store failed: the next scrape tells
+		}
+		put := func(name string, t prometheus.ValueType, v float64) {
+			ch <- prometheus.MustNewConstMetric(c.descs[name], t, v, id)
+		}
+		put("waiting", prometheus.GaugeValue, float64(st.Waiting))
+		put("active", prometheus.GaugeValue, float64(st.Active))
+		put("admitted", prometheus.CounterValue, float64(st.AdmittedTotal))
+		put("inversions", prometheus.CounterValue, float64(st.Fairness.Inversions))
+		put("delayP50", prometheus.GaugeValue, float64(st.Fairness.IngestDelayMs.P50)/1000)
+		put("delayP99", prometheus.GaugeValue, float64(st.Fairness.IngestDelayMs.P99)/1000)
+		if st.Draw != nil {
+			put("prequeue", prometheus.GaugeValue, float64(st.Draw.PrequeueSize))
+		}
+		if len(st.Health) > 0 {
+			put("reportAge", prometheus.GaugeValue, float64(now-st.Health[0].At)/1000)
+		}
+		cs := st.Control
+		if cs == nil {
+			put("rate", prometheus.GaugeValue, float64(st.AdmitPerMinute))
+			continue
+		}
+		put("rate", prometheus.GaugeValue, float64(cs.AdmitPerMinute))
+		put("ceiling", prometheus.GaugeValue, float64(st.AdmitPerMinute))
+		put("increases", prometheus.CounterValue, float64(cs.Increases))
+		put("decreases", prometheus.CounterValue, float64(cs.Decreases))
+		put("stops", prometheus.CounterValue, float64(cs.Stops))
+		lost := 0.0
+		if cs.SignalLost {
+			lost = 1
+		}
+		put("signalLost", prometheus.GaugeValue, lost)
+		if sig := cs.Signal; sig != nil {
+			for name, v := range map[string]*float64{"p95": sig.P95Ms, "errors": sig.ErrorRate, "load": sig.Load} {
+				if v == nil {
+					continue
+				}
+				x := *v
+				if name == "p95" {
+					x /= 1000
+				}
+				put(name, prometheus.GaugeValue, x)
+			}
+		}
+	}
+}

@@ -1,0 +1,98 @@
+package queue_test
+
+import (
+	"maps"
+	"testing"
+
+	"github.com/waitq/waitq/pkg/draw"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+func record(op queue.Op, user string, ts int64, set func(*queue.Message)) queue.Message {
+	m := queue.NewRecord(op, "e1", user, ts)
+	if set != nil {
+		set(&m)
+	}
+	return m
+}
+
+func join(user string, ts int64) queue.Message {
+	return queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: "e1", UserID: user, TS: ts}
+}
+
+func admitRec(user string, ts, expires, joinTS int64) queue.Message {
+	return record(queue.OpAdmit, user, ts, func(m *queue.Message) { m.ExpiresAt, m.Score, m.JoinTS = expires, joinTS, joinTS })
+}
+
+// TestReplayFoldsTheLog: each kind of message does to the fold what it did
+// live, and the fold of a log applied twice is the fold of the log.
+func TestReplayFoldsTheLog(t *testing.T) {
+	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	log := []queue.Message{
+		queue.NewConfigRecord(ev, 1),
+		join("waits", 10), join("waits", 11), // the first place stands
+		join("left", 12), {V: 1, Op: queue.OpLeave, EventID: "e1", UserID: "left", TS: 13},
+		join("holds", 14), admitRec("holds", 20, 5000, 14), join("holds", 30), // a join while holding: ignored
+		join("released", 15), admitRec("released", 20, 5000, 15), record(queue.OpRelease, "released", 40, nil),
+		join("replayed", 16), admitRec("replayed", 20, 500, 16), record(queue.OpExpire, "replayed", 600, nil), join("replayed", 16), // served: ignored
+		join("back", 17), admitRec("back", 20, 500, 17), admitRec("back", 20, 500, 17), record(queue.OpExpire, "back", 600, nil), join("back", 700), // written twice, counted once; a new join queues again
+		join("swept", 18), record(queue.OpSweep, "swept", 50, func(m *queue.Message) { m.Score = 18 }),
+		join("sweptlate", 19), record(queue.OpSweep, "sweptlate", 50, func(m *queue.Message) { m.Score = 3 }), // another place: stays
+		{V: 2, Op: "teleport", EventID: "e1", UserID: "x", TS: 1},
+	}
+	fold := func(times int) queue.Rebuilt {
+		r := queue.NewReplay()
+		for range times {
+			for _, m := range log {
+				r.Apply(m)
+			}
+		}
+		st, ok := r.State(1000)
+		if !ok {
+			t.Fatal("no config")
+		}
+		return st
+	}
+	st := fold(1)
+	if want := map[string]int64{"waits": 10, "back": 700, "sweptlate": 19}; !maps.Equal(st.Waiting, want) {
+		t.Errorf("waiting %v, want %v", st.Waiting, want)
+	}
+	if want := map[string]int64{"holds": 5000}; !maps.Equal(st.Active, want) {
+		t.Errorf("active %v, want %v", st.Active, want)
+	}
+	if want := map[string]int64{"holds": 14, "released": 15, "replayed": 16, "back": 17}; !maps.Equal(st.Served, want) {
+		t.Errorf("served %v, want %v", st.Served, want)
+	}
+	if st.AdmittedTotal != 4 || st.AdmittedMaxScore != 17 || st.Event.Capacity != 5 {
+		t.Errorf("admittedTotal %d, max score %d, capacity %d: want 4, 17, 5", st.AdmittedTotal, st.AdmittedMaxScore, st.Event.Capacity)
+	}
+	twice := fold(2)
+	if !maps.Equal(twice.Waiting, st.Waiting) || !maps.Equal(twice.Active, st.Active) || !maps.Equal(twice.Served, st.Served) || twice.AdmittedTotal != st.AdmittedTotal {
+		t.Errorf("the log applied twice folds to %+v, once to %+v", twice, st)
+	}
+	if _, ok := queue.NewReplay().State(0); ok {
+		t.Error("a log without a config record gave a state")
+	}
+}
+
+// TestReplayDrawsTheDropsPrequeue: joins stamped before the opening take
+// their drawn scores and are in the pre-queue; later ones their stamps.
+func TestReplayDrawsTheDropsPrequeue(t *testing.T) {
+	seed, err := draw.NewSeed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := queue.Event{ID: "e1", Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1,
+		Schedule: queue.Schedule{OpensAt: 1000, PrequeueSeconds: 1}, Seed: &seed}
+	r := queue.NewReplay()
+	for _, m := range []queue.Message{queue.NewConfigRecord(ev, 1), join("early", 100), join("late", 2000)} {
+		r.Apply(m)
+	}
+	st, _ := r.State(3000)
+	if want := map[string]int64{"early": draw.Score(seed, "early"), "late": 2000}; !maps.Equal(st.Waiting, want) {
+		t.Errorf("waiting %v, want %v", st.Waiting, want)
+	}
+	if want := map[string]int64{"early": draw.Score(seed, "early")}; !maps.Equal(st.Prequeue, want) {
+		t.Errorf("prequeue %v, want %v", st.Prequeue, want)
+	}
+}

@@ -1,0 +1,108 @@
+package redisstore_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitq/waitq/internal/testkit/testredis"
+	"github.com/waitq/waitq/pkg/draw"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
+)
+
+// benchStore is a real redis-server with one event of n waiting users.
+func benchStore(b *testing.B, n int) (*redisstore.Store, []string) {
+	b.Helper()
+	srv := testredis.Start(b)
+	c := srv.Client()
+	s := redisstore.New(c)
+	ctx := context.Background()
+	if _, err := s.PutEvent(ctx, queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
+		b.Fatal(err)
+	}
+	users := make([]string, n)
+	zs := make([]redis.Z, n)
+	for i := range users {
+		users[i] = fmt.Sprintf("user%06d", i)
+		zs[i] = redis.Z{Member: users[i], Score: float64(i + 1)}
+	}
+	if n > 0 {
+		if err := c.ZAdd(ctx, redisstore.WaitingKey("sale1"), zs...).Err(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return s, users
+}
+
+// BenchmarkStatus10k is one status tick's Redis work for 10,000 sockets of
+// one event: one pipelined round trip of ten status.lua calls.
+func BenchmarkStatus10k(b *testing.B) {
+	s, users := benchStore(b, 100_000)
+	watched := users[:10_000]
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Status(ctx, "sale1", watched, 1); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(watched)), "ns/user")
+}
+
+// BenchmarkAdmitTick is one slot-monitor tick over an event with a long line
+// and free slots: sweep, drop ended holds, admit 100.
+func BenchmarkAdmitTick(b *testing.B) {
+	s, _ := benchStore(b, 1_000_000)
+	ctx := context.Background()
+	now := int64(1)
+	b.ReportAllocs()
+	for b.Loop() {
+		now += 61_000 // every hold of the previous tick has ended
+		if _, err := s.Tick(ctx, queue.TickRequest{EventIDs: []string{"sale1"}, NowMs: now, AdmitBatch: 100, PresenceCutoffMs: 0, SweepLimit: 1000}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkIngest500 writes batches of 500 new joins into one event's line,
+// as the consumer does: one ingest.lua call. "plain" is an event without a
+// schedule; "drop-prequeue" a drop whose joins are all drawn (an HMAC each
+// in Go, the drawn score in Lua).
+func BenchmarkIngest500(b *testing.B) {
+	for _, drop := range []bool{false, true} {
+		name := "plain"
+		if drop {
+			name = "drop-prequeue"
+		}
+		b.Run(name, func(b *testing.B) {
+			s, _ := benchStore(b, 0)
+			ctx := context.Background()
+			opens := int64(0)
+			if drop {
+				seed, _ := draw.NewSeed()
+				opens = int64(1) << 50
+				e := queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1,
+					Schedule: queue.Schedule{OpensAt: opens}, Seed: &seed}
+				if _, err := s.PutEvent(ctx, e); err != nil {
+					b.Fatal(err)
+				}
+			}
+			msgs := make([]queue.Message, 500)
+			batch := 0
+			b.ReportAllocs()
+			for b.Loop() {
+				for i := range msgs {
+					msgs[i] = queue.Message{V: 1, Op: queue.OpJoin, EventID: "sale1", UserID: fmt.Sprintf("u%d-%d", batch, i), TS: int64(batch*500 + i + 1)}
+				}
+				batch++
+				if r, err := s.Ingest(ctx, msgs, 1); err != nil || r.Joined != len(msgs) {
+					b.Fatalf("%+v %v", r, err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(msgs)), "ns/join")
+		})
+	}
+}

@@ -1,0 +1,175 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// RecordGrace is how long an admission may stay unlogged before a monitor
+// tick writes it to the log itself: its admitter is taken for dead, or its
+// write failed (a broker down, a topic not yet in its metadata). An
+// admitter still writing meanwhile only means the record is written twice,
+// which a rebuild reads as one admission; the grace is how long a user may
+// wait for the admission they were given.
+const RecordGrace = 2 * time.Second
+
+// WithRecorder returns a Store on the same client that writes to the log,
+// through r, every change its scripts make on their own: admissions,
+// expiries, releases and sweeps, and the configuration on PutEvent. An
+// admission is told to nobody (no notice, no hold in Status) before its
+// record is acknowledged; a record that could not be written is logged to
+// log, and an admission left unlogged is written by a later monitor tick
+// (RecordGrace).
+func (s *Store) WithRecorder(r queue.Recorder, log *slog.Logger) *Store {
+	c := *s
+	c.recorder, c.log = r, log
+	if c.log == nil {
+		c.log = slog.New(slog.DiscardHandler)
+	}
+	return &c
+}
+
+// journal is the scripts' journal argument: '1' when the caller writes
+// admissions to the log before anyone is told of them.
+func (s *Store) journal() string {
+	if s.recorder == nil {
+		return "0"
+	}
+	return "1"
+}
+
+// admission is one admission a script made or found unlogged.
+type admission struct {
+	user          string
+	score, served int64 // the place left, the join stamp served
+	expires       int64 // the end of the hold
+}
+
+// changes is what the scripts changed in one event, to be recorded.
+type changes struct {
+	event    string
+	admitted []admission
+	ended    []string        // holds that ended
+	other    []queue.Message // releases, sweeps
+	fresh    []string        // admitted in this call (not recovered)
+}
+
+// records returns the records of c made at nowMs appended to out.
+func (c changes) records(nowMs int64, out []queue.Message) []queue.Message {
+	for _, a := range c.admitted {
+		m := queue.NewRecord(queue.OpAdmit, c.event, a.user, nowMs)
+		m.ExpiresAt, m.Score, m.JoinTS = a.expires, a.score, a.served
+		out = append(out, m)
+	}
+	for _, u := range c.ended {
+		out = append(out, queue.NewRecord(queue.OpExpire, c.event, u, nowMs))
+	}
+	return append(out, c.other...)
+}
+
+// record writes the records of cs to the log, then marks their admissions
+// logged, which tells their users (mark_logged.lua). It returns, by event,
+// the users whose admission is logged now. Without a recorder the scripts
+// told the users themselves and every admission is returned. A failure is
+// logged: the admissions stay unlogged until a monitor tick writes them.
+func (s *Store) record(ctx context.Context, nowMs int64, cs []changes) map[string][]string {
+	logged := map[string][]string{}
+	var recs []queue.Message
+	for _, c := range cs {
+		for _, a := range c.admitted {
+			logged[c.event] = append(logged[c.event], a.user)
+		}
+		if s.recorder != nil {
+			recs = c.records(nowMs, recs)
+		}
+	}
+	if s.recorder == nil || len(recs) == 0 {
+		return logged
+	}
+	if err := s.recorder.Record(ctx, recs); err != nil {
+		s.log.Warn("writing records to the log failed; admissions wait for a monitor tick to write them", "records", len(recs), "err", err)
+		return nil
+	}
+	calls := make([]scriptCall, 0, len(logged))
+	events := make([]string, 0, len(logged))
+	for ev, users := range logged {
+		k := keysOf(ev)
+		args := make([]any, 0, 2+len(users))
+		args = append(args, ev, AdmissionsChannel)
+		for _, u := range users {
+			args = append(args, u)
+		}
+		calls = append(calls, scriptCall{markLoggedScript, []string{k.unlogged, k.active}, args})
+		events = append(events, ev)
+	}
+	if len(calls) == 0 {
+		return logged
+	}
+	if _, err := s.pipeline(ctx, calls); err != nil {
+		s.log.Warn("marking logged admissions failed; a monitor tick writes them again", "events", events, "err", err)
+		return nil
+	}
+	return logged
+}
+
+// triples parses a script's flat list of triples (user, a, b).
+func triples(v any) ([]admission, error) {
+	l, ok := v.([]any)
+	if !ok || len(l)%3 != 0 {
+		return nil, fmt.Errorf("not a list of triples: %v", v)
+	}
+	out := make([]admission, 0, len(l)/3)
+	for i := 0; i < len(l); i += 3 {
+		u, ok1 := l[i].(string)
+		a, ok2 := l[i+1].(int64)
+		b, ok3 := l[i+2].(int64)
+		if !ok1 || !ok2 || !ok3 {
+			return nil, fmt.Errorf("bad triple %v", l[i:i+3])
+		}
+		out = append(out, admission{user: u, score: a, served: b})
+	}
+	return out, nil
+}
+
+// admitted parses admit()'s admitted users, whose hold ends at expires.
+func admitted(v any, expires int64) ([]admission, error) {
+	as, err := triples(v)
+	for i := range as {
+		as[i].expires = expires
+	}
+	return as, err
+}
+
+// users parses a script's list of user ids.
+func users(v any) ([]string, error) {
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("not a list of users: %v", v)
+	}
+	out := make([]string, len(l))
+	for i, u := range l {
+		if out[i], ok = u.(string); !ok {
+			return nil, fmt.Errorf("not a user id: %v", u)
+		}
+	}
+	return out, nil
+}
+
+// scriptChanges parses what admit() changed in event as a script returns
+// it: the end of the hold, the admitted triples, the ended holds.
+func scriptChanges(event string, expires, adm, ended any) (changes, error) {
+	c := changes{event: event}
+	exp, _ := expires.(int64)
+	var err1, err2 error
+	c.admitted, err1 = admitted(adm, exp)
+	c.ended, err2 = users(ended)
+	if err := errors.Join(err1, err2); err != nil {
+		return c, fmt.Errorf("event %s: %w", event, err)
+	}
+	return c, nil
+}

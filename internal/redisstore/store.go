@@ -1,0 +1,302 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitq/waitq/pkg/draw"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// DefaultURL is the Redis every service uses when none is configured.
+const DefaultURL = "redis://127.0.0.1:6379/0"
+
+// Store is waitq's live state in Redis.
+type Store struct {
+	c redis.UniversalClient
+	// fastTrack is the most users a join batch or a release admits at once
+	// (0: only the slot monitor admits).
+	fastTrack int
+	draws     *drawCache
+	// recorder, when set, writes every change the scripts make on their
+	// own to the log (WithRecorder); failures are logged to log.
+	recorder queue.Recorder
+	log      *slog.Logger
+}
+
+var _ queue.EventStore = (*Store)(nil)
+
+// New returns a Store over c. It does not contact the server.
+func New(c redis.UniversalClient) *Store { return &Store{c: c, draws: newDrawCache()} }
+
+// Dial parses a redis:// URL and returns a Store with a client of that one
+// server (Conn.Client).
+func Dial(ctx context.Context, url string) (*Store, error) {
+	return DialConn(ctx, Conn{URL: url})
+}
+
+// WithFastTrack returns a Store on the same client whose joins and releases
+// admit up to batch users at once while there is room (0: only the slot
+// monitor's Tick admits).
+func (s *Store) WithFastTrack(batch int) *Store {
+	c := *s
+	c.fastTrack = max(batch, 0)
+	return &c
+}
+
+// Client returns the underlying client.
+func (s *Store) Client() redis.UniversalClient { return s.c }
+
+// Close closes the client.
+func (s *Store) Close() error { return s.c.Close() }
+
+// Ping reports whether Redis answers.
+func (s *Store) Ping(ctx context.Context) error {
+	if err := s.c.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redisstore: ping: %w", err)
+	}
+	return nil
+}
+
+// PutEvent creates or replaces e's configuration and registers it. An
+// event's draw seed is written once: a seed already stored stays (its
+// commitment may have been published), whatever e.Seed says.
+func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
+	key := ConfigKey(e.ID)
+	var exists *redis.IntCmd
+	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		exists = p.Exists(ctx, key)
+		p.HSet(ctx, key,
+			"capacity", e.Capacity,
+			"holdSeconds", e.HoldSeconds,
+			"state", string(e.State),
+			"partitions", e.Partitions,
+			"admitPerMinute", e.AdmitPerMinute,
+			"opensAt", e.OpensAt,
+			"prequeueSeconds", e.PrequeueSeconds,
+			"closesAt", e.ClosesAt,
+			"targetUrl", e.TargetURL)
+		if a := e.Adaptive; a != nil {
+			p.HSet(ctx, key,
+				"adaptive.targetLatencyMs", a.TargetLatencyMs,
+				"adaptive.maxErrorRate", a.MaxErrorRate,
+				"adaptive.maxLoad", a.MaxLoad,
+				"adaptive.minAdmitPerMinute", a.MinAdmitPerMinute,
+				"adaptive.startAdmitPerMinute", a.StartAdmitPerMinute,
+				"adaptive.increasePerStep", a.IncreasePerStep,
+				"adaptive.decreaseFactor", a.DecreaseFactor,
+				"adaptive.stepMs", a.StepMs,
+				"adaptive.maxSettleSeconds", a.MaxSettleSeconds,
+				"adaptive.signalTimeoutSeconds", a.SignalTimeoutSeconds,
+				"adaptive.onSignalLoss", a.OnSignalLoss)
+		} else {
+			p.HDel(ctx, key, adaptiveFields...)
+			p.HDel(ctx, ControlKey(e.ID), controllerFields...)
+		}
+		if e.ReportToken != "" {
+			p.HSet(ctx, key, "reportToken", e.ReportToken)
+		}
+		if e.Seed != nil {
+			p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
+			p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
+		}
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("redisstore: put event %s: %w", e.ID, err)
+	}
+	// The registry lives in another cluster slot, so it is written after the
+	// configuration: whoever lists an event finds its configuration.
+	if err := s.c.SAdd(ctx, EventsKey, e.ID).Err(); err != nil {
+		return false, fmt.Errorf("redisstore: register event %s: %w", e.ID, err)
+	}
+	if err := s.recordConfig(ctx, e.ID); err != nil {
+		return false, err
+	}
+	return exists.Val() == 0, nil
+}
+
+// recordConfig writes id's configuration as stored (with the seed that
+// stayed) to the log, with a recorder: a rebuild attaches the line to it.
+func (s *Store) recordConfig(ctx context.Context, id string) error {
+	if s.recorder == nil {
+		return nil
+	}
+	stored, err := s.Event(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.recorder.Record(ctx, []queue.Message{queue.NewConfigRecord(stored, time.Now().UnixMilli())}); err != nil {
+		return fmt.Errorf("redisstore: record the configuration of %s: %w: %w", id, queue.ErrBrokerUnavailable, err)
+	}
+	return nil
+}
+
+// Event returns id's configuration.
+func (s *Store) Event(ctx context.Context, id string) (queue.Event, error) {
+	h, err := s.c.HGetAll(ctx, ConfigKey(id)).Result()
+	if err != nil {
+		return queue.Event{}, fmt.Errorf("redisstore: event %s: %w", id, err)
+	}
+	return parseEvent(id, h)
+}
+
+func parseEvent(id string, h map[string]string) (queue.Event, error) {
+	if len(h) == 0 {
+		return queue.Event{}, queue.ErrEventNotFound
+	}
+	if _, ok := h["capacity"]; !ok && h["rebuilding"] != "" {
+		// A rebuild marked an event Redis lost and has not written its
+		// configuration yet: a cached configuration goes on serving joins.
+		return queue.Event{}, queue.ErrRebuilding
+	}
+	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"]}
+	// Settings added later are absent from configurations written before.
+	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt"} {
+		if _, ok := h[f]; !ok {
+			h[f] = "0"
+		}
+	}
+	var errs []error
+	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds} {
+		n, err := strconv.Atoi(h[field])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", field, err))
+		}
+		*dst = n
+	}
+	for field, dst := range map[string]*int64{"opensAt": &e.OpensAt, "closesAt": &e.ClosesAt} {
+		n, err := strconv.ParseInt(h[field], 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", field, err))
+		}
+		*dst = n
+	}
+	if _, ok := h["adaptive.targetLatencyMs"]; ok {
+		a := &queue.Adaptive{OnSignalLoss: h["adaptive.onSignalLoss"]}
+		for field, dst := range map[string]*int{"targetLatencyMs": &a.TargetLatencyMs, "minAdmitPerMinute": &a.MinAdmitPerMinute, "startAdmitPerMinute": &a.StartAdmitPerMinute, "increasePerStep": &a.IncreasePerStep, "stepMs": &a.StepMs, "maxSettleSeconds": &a.MaxSettleSeconds, "signalTimeoutSeconds": &a.SignalTimeoutSeconds} {
+			n, err := strconv.Atoi(h["adaptive."+field])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("field adaptive.%s: %w", field, err))
+			}
+			*dst = n
+		}
+		for field, dst := range map[string]*float64{"maxErrorRate": &a.MaxErrorRate, "maxLoad": &a.MaxLoad, "decreaseFactor": &a.DecreaseFactor} {
+			x, err := strconv.ParseFloat(h["adaptive."+field], 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("field adaptive.%s: %w", field, err))
+			}
+			*dst = x
+		}
+		e.Adaptive = a
+	}
+	if hx, ok := h["drawSeed"]; ok {
+		seed, err := draw.ParseSeed(hx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field drawSeed: %w", err))
+		}
+		e.Seed = &seed
+	}
+	if err := errors.Join(errs...); err != nil {
+		return queue.Event{}, fmt.Errorf("redisstore: event %s has a corrupt configuration: %w", id, err)
+	}
+	return e, nil
+}
+
+// EventStatus returns id's configuration and live sizes. Holders whose hold
+// expired before nowMs are not counted.
+func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.EventStatus, error) {
+	var (
+		conf     *redis.MapStringStringCmd
+		waiting  *redis.IntCmd
+		active   *redis.IntCmd
+		stats    *redis.MapStringStringCmd
+		prequeue *redis.IntCmd
+		health   eventHealth
+	)
+	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
+		health = readHealth(ctx, p, keysOf(id))
+		conf = p.HGetAll(ctx, ConfigKey(id))
+		waiting = p.ZCard(ctx, WaitingKey(id))
+		active = p.ZCount(ctx, ActiveKey(id), "("+strconv.FormatInt(nowMs, 10), "+inf")
+		stats = p.HGetAll(ctx, StatsKey(id))
+		prequeue = p.ZCard(ctx, PrequeueKey(id))
+		return nil
+	})
+	if err != nil {
+		return queue.EventStatus{}, fmt.Errorf("redisstore: event status %s: %w", id, err)
+	}
+	e, err := parseEvent(id, conf.Val())
+	if err != nil {
+		return queue.EventStatus{}, err
+	}
+	st := stats.Val()
+	num := func(field string) int64 {
+		n, _ := strconv.ParseInt(st[field], 10, 64)
+		return n
+	}
+	delays := make([]int64, queue.DelayBuckets)
+	for i := range delays {
+		delays[i] = num("delay:" + strconv.Itoa(i))
+	}
+	reports, control, err := health.parse(e.Adaptive != nil)
+	if err != nil {
+		return queue.EventStatus{}, fmt.Errorf("redisstore: event status %s: %w", id, err)
+	}
+	return queue.EventStatus{
+		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Active: active.Val(), AdmittedTotal: num("admittedTotal"),
+		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
+		Fairness: queue.Fairness{Inversions: num("inversions"), IngestDelayMs: queue.SummarizeDelays(delays)},
+		Control:  control, Health: reports,
+	}, nil
+}
+
+// DrawOrder returns eventID's pre-queue in drawn order, as the line holds
+// it: the users of the prequeue ZSET by score, equal scores by id.
+func (s *Store) DrawOrder(ctx context.Context, eventID string) ([]string, error) {
+	users, err := s.c.ZRange(ctx, PrequeueKey(eventID), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: draw order %s: %w", eventID, err)
+	}
+	return users, nil
+}
+
+// EventIDs lists the registered events, sorted.
+func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
+	ids, err := s.c.SMembers(ctx, EventsKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: list events: %w", err)
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// DeleteEvent removes id's keys and registration unless a slot is held.
+func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
+	k := keysOf(id)
+	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unlogged}, nowMs).Int()
+	if err != nil {
+		return fmt.Errorf("redisstore: delete event %s: %w", id, err)
+	}
+	switch n {
+	case 0:
+		return queue.Errorf(queue.CodeSlotsInUse, "event %s still has users holding slots", id)
+	case -1:
+		// Not configured; drop a dangling registration all the same.
+		if err := s.c.SRem(ctx, EventsKey, id).Err(); err != nil {
+			return fmt.Errorf("redisstore: unregister event %s: %w", id, err)
+		}
+		return queue.ErrEventNotFound
+	}
+	if err := s.c.SRem(ctx, EventsKey, id).Err(); err != nil {
+		return fmt.Errorf("redisstore: unregister event %s: %w", id, err)
+	}
+	return nil
+}

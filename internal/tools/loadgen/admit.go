@@ -1,0 +1,433 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/waitq/waitq/internal/tools/loadgen/latency"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
+	"github.com/waitq/waitq/internal/stack/promtext"
+	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/httpkit"
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/redisstore"
+)
+
+// Bounds and fixed settings of "loadgen admit".
+const (
+	maxAdmitUsers    = 20_000
+	maxAdmitRate     = 1_000
+	maxAdmitReleases = 2_000
+	// admitWait bounds one user's wait for the admitted frame: longer than
+	// the slot monitor's default tick (5 s), which admits when the fast
+	// track is off.
+	admitWait = 20 * time.Second
+	// admitJoinEvent has room for every user; admitReleaseEvent is full,
+	// so a slot frees only when a holder releases it.
+	admitJoinEvent    = "admit-join"
+	admitReleaseEvent = "admit-release"
+)
+
+// admitConfig are the settings of "loadgen admit".
+type admitConfig struct {
+	users       int // joins measured, at rate a second
+	rate        int
+	releases    int // releases measured, at releaseRate a second
+	releaseRate int
+}
+
+// bind declares the admit flags.
+func (c *admitConfig) bind(fs *flag.FlagSet) {
+	fs.IntVar(&c.users, "users", 1000, "joins measured (join → admitted frame) on an event with room")
+	fs.IntVar(&c.rate, "rate", 100, "joins a second (steady)")
+	fs.IntVar(&c.releases, "releases", 200, "releases measured (release → the next user's admitted frame on the other gateway)")
+	fs.IntVar(&c.releaseRate, "release-rate", 20, "releases a second (steady)")
+}
+
+// line returns the settings line of the admit table.
+func (c *admitConfig) line() string {
+	return fmt.Sprintf("-users %d -rate %d -releases %d -release-rate %d", c.users, c.rate, c.releases, c.releaseRate)
+}
+
+// validate checks the admit flags.
+func (c *admitConfig) validate() error {
+	var errs []error
+	if c.users < 1 || c.users > maxAdmitUsers {
+		errs = append(errs, fmt.Errorf("-users %d: must be between 1 and %d", c.users, maxAdmitUsers))
+	}
+	if c.releases < 1 || c.releases > maxAdmitReleases {
+		errs = append(errs, fmt.Errorf("-releases %d: must be between 1 and %d", c.releases, maxAdmitReleases))
+	}
+	for name, r := range map[string]int{"-rate": c.rate, "-release-rate": c.releaseRate} {
+		if r < 1 || r > maxAdmitRate {
+			errs = append(errs, fmt.Errorf("%s %d: must be between 1 and %d", name, r, maxAdmitRate))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// admitResult is what one mode (fast track on or off) measured.
+type admitResult struct {
+	join, release   latency.Sorted
+	joinMissing     int // users whose admitted frame never came
+	releaseMissing  int
+	failures        tally
+	admittedByTicks float64 // users the gateways' slot monitors admitted
+}
+
+// RunAdmit measures how soon people get in: join → admitted frame on an
+// event with room, and release → the next user's admitted frame on the
+// other of two gateways, once with the fast track on and once off (only
+// the slot monitor's default 5 s tick admits), each on a stack of its own in
+// the same run.
+func RunAdmit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg admitConfig
+	if ok, err := begin("admit", &cfg, args, stdout, stderr); !ok {
+		return err
+	}
+	results := map[bool]*admitResult{}
+	for _, fast := range []bool{true, false} {
+		fmt.Fprintf(stderr, "  fast track %v\n", fast)
+		r, err := measureAdmit(ctx, cfg, fast, stdout, stderr)
+		if err != nil {
+			return fmt.Errorf("fast track %v: %w", fast, err)
+		}
+		results[fast] = r
+	}
+	printAdmit(stdout, cfg, results[true], results[false])
+	return nil
+}
+
+// admitStack is producer-api, ingest-consumer and two ws-gateways in this
+// process over a stack, with the services' defaults but the fast track.
+type admitStack struct {
+	services
+	producer, gwA, gwB string // base URLs
+	token              string // admin token
+}
+
+// startAdmitStack starts the services over st with WAITQ_FAST_TRACK=fast
+// and creates the two events before the consumer starts (so its first
+// discovery finds them and no rebalance follows).
+func startAdmitStack(ctx context.Context, st *stack, cfg admitConfig, fast bool, stderr io.Writer) (*admitStack, error) {
+	s := &admitStack{services: services{st: st, fast: fast, stderr: stderr}, token: app.RandomHex(16)}
+	secret := app.RandomHex(32)
+	var err error
+	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token}); err != nil {
+		s.close()
+		return nil, err
+	}
+	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: cfg.releases} {
+		body := fmt.Sprintf(`{"capacity":%d,"holdSeconds":600,"partitions":%d}`, capacity, benchPartitions)
+		if err := createEvent(ctx, s.producer, s.token, id, body); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	if _, err = s.start(ctx, &app.Ingest{}, nil); err != nil {
+		s.close()
+		return nil, err
+	}
+	for _, gw := range []*string{&s.gwA, &s.gwB} {
+		if *gw, err = s.start(ctx, &app.Gateway{}, map[string]string{"WAITQ_TICKET_SECRET": secret}); err != nil {
+			s.close()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// measureAdmit runs both measurements with the fast track on or off.
+func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
+	st, err := startStack(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	s, err := startAdmitStack(ctx, st, cfg, fast, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer s.close()
+	if fast {
+		fmt.Fprintf(stdout, "target   producer-api, ingest-consumer and two ws-gateways in-process (service defaults: monitor tick 5s), kfake in-process, redis-server %s child; %d partitions\n",
+			st.redisVersion(ctx), benchPartitions)
+	}
+	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
+	defer c.CloseIdleConnections()
+	r := &admitResult{failures: newTally()}
+	if err := measureJoins(ctx, c, s, cfg, r, stderr); err != nil {
+		return nil, err
+	}
+	if err := measureReleases(ctx, c, s, st, cfg, r, stderr); err != nil {
+		return nil, err
+	}
+	for _, gw := range []string{s.gwA, s.gwB} {
+		m, err := promtext.Scrape(ctx, c, gw+"/metrics")
+		if err != nil {
+			return nil, err
+		}
+		r.admittedByTicks += m["waitq_admitted_total"]
+	}
+	return r, nil
+}
+
+// measureJoins has cfg.users people join the event with room at cfg.rate a
+// second, each then watching from one of the gateways in turn, and records
+// join request → admitted frame.
+func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+	var (
+		mu  sync.Mutex
+		wg  sync.WaitGroup
+		lat = make(latency.Sorted, 0, cfg.users)
+	)
+	every := time.Second / time.Duration(cfg.rate)
+	start := time.Now()
+	for i := range cfg.users {
+		if !waitUntil(ctx, start.Add(time.Duration(i)*every)) {
+			break
+		}
+		gw := []string{s.gwA, s.gwB}[i%2]
+		wg.Go(func() {
+			t0 := time.Now()
+			class := "join"
+			j, err := joinAs(ctx, c, s.producer, admitJoinEvent, fmt.Sprintf("j%05d", i))
+			if err == nil {
+				class = "admitted frame"
+				_, err = watchUntilAdmitted(ctx, gw, j.StatusURL)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				r.joinMissing++
+				r.failures.add(class, err.Error())
+				return
+			}
+			lat = append(lat, time.Since(t0))
+		})
+	}
+	wg.Wait()
+	slices.Sort(lat)
+	r.join = lat
+	fmt.Fprintf(stderr, "  joins: %d admitted frames, %d missing, %.1fs\n", len(lat), r.joinMissing, time.Since(start).Seconds())
+	return ctx.Err()
+}
+
+// measureReleases fills the full event with cfg.releases holders watching
+// from gateway A, puts as many people in line behind them watching from
+// gateway B, then releases the holders through A at cfg.releaseRate a second:
+// release k's slot goes to the k-th in line, and release request → that
+// user's admitted frame on B is recorded.
+func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *stack, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+	n := cfg.releases
+	tokens := make([]string, n)
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n { // holders, admitted at once or at the next tick
+		j, err := joinAs(ctx, c, s.producer, admitReleaseEvent, fmt.Sprintf("h%05d", i))
+		if err != nil {
+			return fmt.Errorf("holder %d: %w", i, err)
+		}
+		wg.Go(func() { tokens[i], errs[i] = watchUntilAdmitted(ctx, s.gwA, j.StatusURL) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("holders: %w", err)
+	}
+	waiters := make([]producer.JoinResponse, n)
+	for i := range n { // one after another: the line is in this order
+		j, err := joinAs(ctx, c, s.producer, admitReleaseEvent, fmt.Sprintf("w%05d", i))
+		if err != nil {
+			return fmt.Errorf("waiter %d: %w", i, err)
+		}
+		waiters[i] = j
+	}
+	if err := waitLineLength(ctx, st, admitReleaseEvent, int64(n)); err != nil {
+		return err
+	}
+	admittedAt := make([]time.Time, n)
+	for i, j := range waiters {
+		wg.Go(func() {
+			if _, err := watchUntilAdmitted(ctx, s.gwB, j.StatusURL); err == nil {
+				admittedAt[i] = time.Now()
+			}
+		})
+	}
+	time.Sleep(500 * time.Millisecond) // the waiters' sockets are greeted
+	releasedAt := make([]time.Time, n)
+	every := time.Second / time.Duration(cfg.releaseRate)
+	start := time.Now()
+	for k := range n {
+		if !waitUntil(ctx, start.Add(time.Duration(k)*every)) {
+			break
+		}
+		releasedAt[k] = time.Now()
+		if err := releaseSlot(ctx, c, s.gwA, admitReleaseEvent, tokens[k]); err != nil {
+			return fmt.Errorf("release %d: %w", k, err)
+		}
+	}
+	wg.Wait()
+	lat := make(latency.Sorted, 0, n)
+	for k := range n {
+		if admittedAt[k].IsZero() || releasedAt[k].IsZero() {
+			r.releaseMissing++
+			continue
+		}
+		lat = append(lat, admittedAt[k].Sub(releasedAt[k]))
+	}
+	slices.Sort(lat)
+	r.release = lat
+	fmt.Fprintf(stderr, "  releases: %d admitted frames on the other gateway, %d missing\n", len(lat), r.releaseMissing)
+	return ctx.Err()
+}
+
+// joinAs joins event as user through producer-api.
+func joinAs(ctx context.Context, c *http.Client, base, event, user string) (producer.JoinResponse, error) {
+	var j producer.JoinResponse
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/events/"+event+"/queue", nil)
+	if err != nil {
+		return j, err
+	}
+	req.Header.Set(httpkit.UserHeader, user)
+	resp, err := c.Do(req)
+	if err != nil {
+		return j, fmt.Errorf("join: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+		return j, fmt.Errorf("join: %s: %s", resp.Status, report.OneLine(string(b)))
+	}
+	return j, json.NewDecoder(resp.Body).Decode(&j)
+}
+
+// watchUntilAdmitted connects to the gateway at base with statusURL and
+// reads frames until the admitted one (its entry token is returned) or
+// admitWait passes.
+func watchUntilAdmitted(ctx context.Context, base, statusURL string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, admitWait)
+	defer cancel()
+	f, closeWS, err := awaitAdmitted(ctx, base, statusURL)
+	if err == nil {
+		closeWS()
+	}
+	return f.EntryToken, err
+}
+
+// awaitAdmitted connects to the gateway at base with statusURL and reads
+// frames until the admitted one, which it returns with the function that
+// closes the socket normally (the close handshake), or until ctx ends.
+func awaitAdmitted(ctx context.Context, base, statusURL string) (gateway.AdmittedFrame, func(), error) {
+	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+statusURL, nil)
+	if err != nil {
+		return gateway.AdmittedFrame{}, nil, fmt.Errorf("dial: %w", err)
+	}
+	for {
+		_, b, err := ws.Read(ctx)
+		if err != nil {
+			_ = ws.CloseNow()
+			return gateway.AdmittedFrame{}, nil, fmt.Errorf("no admitted frame: %w", err)
+		}
+		var f gateway.AdmittedFrame
+		if json.Unmarshal(b, &f) == nil && f.Type == "admitted" {
+			return f, func() { _ = ws.Close(websocket.StatusNormalClosure, "") }, nil
+		}
+	}
+}
+
+// releaseSlot gives a held slot back through the gateway at base.
+func releaseSlot(ctx context.Context, c *http.Client, base, event, token string) error {
+	body, _ := json.Marshal(gateway.TokenBody{Token: token})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/events/"+event+"/release", strings.NewReader(string(body)))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var rr gateway.ReleaseResponse
+	if err := json.NewDecoder(resp.Body).Decode(&rr); err != nil || !rr.Released {
+		return fmt.Errorf("%s: released %v (%v)", resp.Status, rr.Released, err)
+	}
+	return nil
+}
+
+// waitLineLength waits until event's waiting line holds n users.
+func waitLineLength(ctx context.Context, st *stack, event string, n int64) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		got, err := st.client.ZCard(ctx, redisstore.WaitingKey(event)).Result()
+		if err == nil && got == n {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the line of %s holds %d of %d after 30s (%v)", event, got, n, err)
+		}
+		if !waitUntil(ctx, time.Now().Add(20*time.Millisecond)) {
+			return ctx.Err()
+		}
+	}
+}
+
+// waitUntil waits until t; false when ctx ended first.
+func waitUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return true
+	}
+}
+
+// printAdmit prints the admit table and its summary rows.
+func printAdmit(w io.Writer, cfg admitConfig, on, off *admitResult) {
+	row := func(what string, fast bool, l latency.Sorted, missing int, r *admitResult) {
+		fmt.Fprintf(w, "admit  %-30s fast-track %-5v  n %5d  p50 %9s  p99 %9s  max %9s  missing %d  admitted-by-monitor-ticks %.0f\n",
+			what, fast, len(l), report.Millis(l.Percentile(0.5)), report.Millis(l.Percentile(0.99)), report.Millis(l.Percentile(1)), missing, r.admittedByTicks)
+	}
+	fmt.Fprintln(w)
+	row("join → admitted", true, on.join, on.joinMissing, on)
+	row("join → admitted", false, off.join, off.joinMissing, off)
+	row("release → next admitted (B)", true, on.release, on.releaseMissing, on)
+	row("release → next admitted (B)", false, off.release, off.releaseMissing, off)
+	on.failures.print(w, "admit  failures with the fast track on: ")
+	off.failures.print(w, "admit  failures with the fast track off: ")
+	p := func(l latency.Sorted) string {
+		return fmt.Sprintf("p50 %s, p99 %s", report.Millis(l.Percentile(0.5)), report.Millis(l.Percentile(0.99)))
+	}
+	report.Summary(w, fmt.Sprintf("join → admitted frame with room, %d users at %d/s", cfg.users, cfg.rate), p(on.join),
+		"fast track off: "+p(off.join), float64(on.join.Percentile(0.99)), float64(off.join.Percentile(0.99)),
+		"p50 < 50 ms, p99 < 250 ms: "+met(on.join.Percentile(0.5) < 50*time.Millisecond && on.join.Percentile(0.99) < 250*time.Millisecond && on.joinMissing == 0))
+	report.Summary(w, fmt.Sprintf("release → next user's admitted frame on another gateway, %d releases at %d/s", cfg.releases, cfg.releaseRate), p(on.release),
+		"fast track off: "+p(off.release), float64(on.release.Percentile(0.99)), float64(off.release.Percentile(0.99)),
+		"p99 < 250 ms: "+met(on.release.Percentile(0.99) < 250*time.Millisecond && on.releaseMissing == 0))
+}
+
+// met says whether a goal was met.
+func met(ok bool) string {
+	if ok {
+		return "met"
+	}
+	return "not met"
+}

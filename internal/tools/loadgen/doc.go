@@ -1,0 +1,31 @@
+// Package loadgen holds the measurements of cmd/loadgen, one file each:
+// joins (joins/s through producer-api next to a bare echo handler and a bare
+// Kafka writer), ingest (messages/s of the ingest consumer next to raw
+// pipelined ZADDs), lag (join → visible-in-line lag at a fixed offered rate)
+// sockets (WebSockets, or SSE streams, one ws-gateway process holds with
+// every status frame on time), admit (join → admitted, release → next admitted), gate
+// (pages/s of admitted clients through waitq-gate next to the origin) and
+// adaptive (visitors at the demo shop through waitq-gate, the admission
+// rate following the gate's health reports against a fixed rate; it also
+// writes a chart and the samples, adaptive_report.go, drawn with package
+// internal/tools/svgchart). Each Run function takes the subcommand's flags,
+// prints its table to stdout and its progress to stderr; the rows
+// scripts/bench*.sh parse (summary, joins, sockets, status) keep their
+// format.
+//
+// The pieces the measurements share have files of their own: the flags and
+// the table's head (flags.go), the stack of kfake and redis-server (or, for
+// joins and ingest with -redis-cluster, a Redis Cluster of three) they run
+// against (stack.go), the bench event (event.go), services run in this
+// process (services.go, task.go), the ws-gateway child process (gateway.go,
+// on internal/stack/svcproc), the closed-loop HTTP workers (workers.go), progress
+// lines (progress.go) and failures by class (tally.go). Latency records,
+// /proc readers and the report's lines are the subpackages latency, procstat
+// and report.
+//
+// Everything a measurement starts stays on this machine and is stopped
+// before its Run returns; every loop is bounded in count and in time. The Run
+// functions keep nothing between calls and may run concurrently, but
+// sockets reports figures of the whole process (its CPU time, memory and
+// descriptors, and it raises the open-file limit), so it measures best alone.
+package loadgen

@@ -1,0 +1,70 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
+)
+
+// The bench event joins, ingest and lag measure with.
+const (
+	benchEvent = "bench"
+	// benchPartitions is the partition count of the bench event's topic.
+	benchPartitions = 6
+)
+
+// createBenchEvent creates (or keeps) the bench event through the admin API.
+func createBenchEvent(ctx context.Context, base, token string) error {
+	return createEvent(ctx, base, token, benchEvent, fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions))
+}
+
+// createEvent creates (or updates) event id with the admin PUT body through
+// producer-api at base.
+func createEvent(ctx context.Context, base, token, id, body string) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+id, strings.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	c := &http.Client{Transport: &http.Transport{Proxy: nil}}
+	defer c.CloseIdleConnections()
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("create event %s: %w", id, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
+	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
+		return fmt.Errorf("create event %s: %s: %s", id, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return nil
+}
+
+// putEvents registers evs in store and creates their topics, each with the
+// event's partitions.
+func putEvents(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, evs ...queue.Event) error {
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	defer pub.Close()
+	// As the admin PUT does: the topic, then the configuration, recorded
+	// in the topic so that a rebuild finds it.
+	recording := store.WithRecorder(pub, nil)
+	for _, ev := range evs {
+		if err := pub.Admin().EnsureTopic(ctx, ev.ID, ev.Partitions); err != nil {
+			return fmt.Errorf("create topic of %s: %w", ev.ID, err)
+		}
+		if _, err := recording.PutEvent(ctx, ev); err != nil {
+			return fmt.Errorf("create event %s: %w", ev.ID, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,360 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/segmentio/kafka-go"
+
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
+	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/rebuild"
+	"github.com/waitq/waitq/internal/redisstore"
+)
+
+// Bounds and fixed settings of "loadgen ingest".
+const (
+	maxIngestTimeout = 10 * time.Minute
+	maxIngestBatch   = 100_000
+	prefillChunk     = 20_000 // messages per WriteMessages call
+	pollInterval     = 50 * time.Millisecond
+)
+
+// ingestConfig are the settings of "loadgen ingest".
+type ingestConfig struct {
+	n        int
+	maxBatch int
+	timeout  time.Duration
+	cluster  bool
+}
+
+// bind declares the ingest flags.
+func (c *ingestConfig) bind(fs *flag.FlagSet) {
+	fs.IntVar(&c.n, "n", 200_000, "join messages put in the topic before the consumer starts")
+	fs.IntVar(&c.maxBatch, "max-batch", 500, "consumer MaxBatch, and the size of the baseline's ZADD pipelines")
+	fs.DurationVar(&c.timeout, "timeout", 120*time.Second, "bound of each step: pre-fill, consume, baseline")
+	fs.BoolVar(&c.cluster, "redis-cluster", false, clusterFlagUsage)
+}
+
+// line returns the settings line of the ingest table.
+func (c *ingestConfig) line() string {
+	return fmt.Sprintf("-n %d -max-batch %d -timeout %s -redis-cluster=%t", c.n, c.maxBatch, c.timeout, c.cluster)
+}
+
+// validate checks the ingest flags.
+func (c *ingestConfig) validate() error {
+	var errs []error
+	if c.n < 1 || c.n > maxRequests {
+		errs = append(errs, fmt.Errorf("-n %d: must be between 1 and %d", c.n, maxRequests))
+	}
+	if c.maxBatch < 1 || c.maxBatch > maxIngestBatch {
+		errs = append(errs, fmt.Errorf("-max-batch %d: must be between 1 and %d", c.maxBatch, maxIngestBatch))
+	}
+	if c.timeout <= 0 || c.timeout > maxIngestTimeout {
+		errs = append(errs, fmt.Errorf("-timeout %s: must be positive and at most %s", c.timeout, maxIngestTimeout))
+	}
+	return errors.Join(errs...)
+}
+
+// consumeResult is what the consumer measurement saw.
+type consumeResult struct {
+	elapsed    time.Duration // consumer start → all N in the waiting line
+	firstWrite time.Duration // consumer start → first member seen
+	atFirst    int64         // members seen at firstWrite
+	stats      kafkajoin.ConsumerStats
+}
+
+// RunIngest measures how fast the ingest consumer moves a pre-filled topic
+// into Redis, next to raw pipelined ZADDs of the same members, then reads the
+// same topic again with the fast track on (its joins admit while there is
+// room: the cost of admission on the write path), in the same run.
+func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg ingestConfig
+	if ok, err := begin("ingest", &cfg, args, stdout, stderr); !ok {
+		return err
+	}
+	st, err := startStack(ctx, cfg.cluster)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	rc := st.client
+	store := redisstore.New(rc)
+	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers()}
+	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, %s; %d partitions\n",
+		st.redisKind(ctx), benchPartitions)
+
+	if err := createIngestEvent(ctx, store, conn); err != nil {
+		return err
+	}
+	base := time.Now().UnixMilli()
+	fill, err := prefill(ctx, conn, cfg, base, stderr)
+	if err != nil {
+		return err
+	}
+	cons, err := consume(ctx, conn, store, cfg, false, stderr)
+	if err != nil {
+		return err
+	}
+	rb, err := rebuildLine(ctx, conn, store, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	zadd, err := zaddBaseline(ctx, rc, cfg, base, stderr)
+	if err != nil {
+		return err
+	}
+	if err := clearLine(ctx, rc); err != nil {
+		return err
+	}
+	fast, err := consume(ctx, conn, store, cfg, true, stderr)
+	if err != nil {
+		return err
+	}
+	printIngest(stdout, cfg, fill, cons, zadd, fast, rb)
+	return nil
+}
+
+// createIngestEvent registers the bench event and creates its topic.
+func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig) error {
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
+}
+
+// benchJoin returns the i-th join message of the bench event.
+func benchJoin(i int, base int64) queue.Message {
+	return queue.Message{
+		V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent,
+		UserID: "u" + strconv.Itoa(i), TS: base + int64(i), ID: "prefill-" + strconv.Itoa(i),
+	}
+}
+
+// prefill writes cfg.n join messages to the bench topic in large batches and
+// returns how long it took.
+func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	w := &kafka.Writer{
+		Addr:         kafka.TCP(conn.Brokers...),
+		Topic:        conn.Topic(benchEvent),
+		Balancer:     kafka.Murmur2Balancer{},
+		BatchSize:    5000,
+		BatchTimeout: 5 * time.Millisecond,
+		RequiredAcks: kafka.RequireAll,
+		Transport:    &kafka.Transport{ClientID: "loadgen"},
+	}
+	defer w.Close()
+	start := time.Now()
+	msgs := make([]kafka.Message, 0, prefillChunk)
+	for i := 0; i < cfg.n; i += prefillChunk {
+		msgs = msgs[:0]
+		for j := i; j < min(i+prefillChunk, cfg.n); j++ {
+			m := benchJoin(j, base)
+			v, err := m.Encode()
+			if err != nil {
+				return 0, fmt.Errorf("prefill: encode %s: %w", m.ID, err)
+			}
+			msgs = append(msgs, kafka.Message{Key: []byte(m.UserID), Value: v})
+		}
+		if err := w.WriteMessages(ctx, msgs...); err != nil {
+			return 0, fmt.Errorf("prefill: write messages %d-%d: %w", i, i+len(msgs)-1, err)
+		}
+		fmt.Fprintf(stderr, "  prefill %5.1fs  %d/%d\n", time.Since(start).Seconds(), i+len(msgs), cfg.n)
+	}
+	return time.Since(start), nil
+}
+
+// consume starts a consumer (of a group of its own, so it reads the topic
+// from the start) on the pre-filled topic and times it from its start until
+// all cfg.n users are in the waiting line or admitted. With fastTrack its
+// writes admit while the event has room.
+func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, fastTrack bool, stderr io.Writer) (consumeResult, error) {
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, MaxBatch: cfg.maxBatch, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
+	var sink kafkajoin.Sink = store
+	if fastTrack {
+		ccfg.GroupID = "loadgen-fast-track"
+		sink = store.WithFastTrack(queue.DefaultAdmitBatch)
+	}
+	cons := kafkajoin.NewConsumer(ccfg, sink)
+	start := time.Now()
+	t := startTask(ctx, cons.Run)
+	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.exited, stderr)
+	switch stopErr := t.stop(20 * time.Second); {
+	case errors.Is(stopErr, errNotStopped):
+		fmt.Fprintf(stderr, "loadgen: the consumer %v\n", stopErr)
+	case err != nil && stopErr != nil:
+		err = fmt.Errorf("%w (consumer: %v)", err, stopErr)
+	}
+	if err != nil {
+		err = fmt.Errorf("consume: %w", err)
+	}
+	res.stats = cons.Stats()
+	return res, err
+}
+
+// rebuildLine empties Redis as a loss would, rebuilds the bench event from
+// its topic (the n joins and the config record) and checks the line is
+// whole again.
+func rebuildLine(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, stderr io.Writer) (rebuild.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	if err := store.Client().FlushAll(ctx).Err(); err != nil {
+		return rebuild.Result{}, fmt.Errorf("rebuild: flush: %w", err)
+	}
+	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	defer pub.Close()
+	res, err := (&rebuild.Rebuilder{Log: pub.Admin(), Store: store}).Rebuild(ctx, benchEvent)
+	if err != nil {
+		return res, err
+	}
+	n, err := store.Client().ZCard(ctx, redisstore.WaitingKey(benchEvent)).Result()
+	if err != nil || n != int64(cfg.n) {
+		return res, fmt.Errorf("rebuild: %d in line after the rebuild (%v), want %d", n, err, cfg.n)
+	}
+	fmt.Fprintf(stderr, "  rebuild %5.1fs  %d messages, %d in line\n", res.Paused.Seconds(), res.Messages, n)
+	return res, nil
+}
+
+// clearLine removes the bench event's line, holders and counters (not its
+// configuration), for a second run over the same topic.
+func clearLine(ctx context.Context, rc redis.UniversalClient) error {
+	ev := benchEvent
+	err := rc.Del(ctx, redisstore.WaitingKey(ev), redisstore.ActiveKey(ev), redisstore.StatsKey(ev),
+		redisstore.SeenKey(ev), redisstore.ServedKey(ev)).Err()
+	if err != nil {
+		return fmt.Errorf("clear the line of %s: %w", ev, err)
+	}
+	return nil
+}
+
+// pollLine polls the bench event every pollInterval until want users are in
+// its waiting line or were admitted, the consumer exits, ctx ends or limit
+// passes.
+func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start time.Time, limit time.Duration, exited <-chan struct{}, stderr io.Writer) (consumeResult, error) {
+	var res consumeResult
+	key := redisstore.WaitingKey(benchEvent)
+	t := time.NewTicker(pollInterval)
+	defer t.Stop()
+	deadline := start.Add(limit)
+	lastPrint := start
+	var n int64
+	for {
+		select {
+		case <-ctx.Done():
+			return res, ctx.Err()
+		case <-exited:
+			return res, errors.New("the consumer stopped before the line was full")
+		case <-t.C:
+		}
+		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		var waiting *redis.IntCmd
+		var admitted *redis.StringCmd
+		_, err := rc.Pipelined(qctx, func(p redis.Pipeliner) error {
+			waiting = p.ZCard(qctx, key)
+			admitted = p.HGet(qctx, redisstore.StatsKey(benchEvent), "admittedTotal")
+			return nil
+		})
+		cancel()
+		now := time.Now()
+		if errors.Is(err, redis.Nil) {
+			err = nil // nobody admitted yet
+		}
+		if err == nil {
+			a, _ := strconv.ParseInt(admitted.Val(), 10, 64)
+			n = waiting.Val() + a
+		}
+		if n > 0 && res.firstWrite == 0 {
+			res.firstWrite, res.atFirst = now.Sub(start), n
+		}
+		if n >= want {
+			res.elapsed = now.Sub(start)
+			return res, nil
+		}
+		if now.Sub(lastPrint) >= time.Second {
+			fmt.Fprintf(stderr, "  consume %5.1fs  in line or admitted %d/%d\n", now.Sub(start).Seconds(), n, want)
+			lastPrint = now
+		}
+		if now.After(deadline) {
+			return res, fmt.Errorf("%d of %d in line or admitted after %s (last read error: %v)", n, want, limit, err)
+		}
+	}
+}
+
+// zaddBaseline ZADDs the same members into a fresh key, cfg.maxBatch commands
+// per pipeline, one pipeline at a time, and returns how long it took.
+func zaddBaseline(ctx context.Context, rc redis.UniversalClient, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	key := "loadgen:{" + benchEvent + "}:baseline"
+	if err := rc.Del(ctx, key).Err(); err != nil {
+		return 0, fmt.Errorf("baseline: clear %s: %w", key, err)
+	}
+	start := time.Now()
+	for i := 0; i < cfg.n; i += cfg.maxBatch {
+		p := rc.Pipeline()
+		for j := i; j < min(i+cfg.maxBatch, cfg.n); j++ {
+			p.ZAdd(ctx, key, redis.Z{Score: float64(base + int64(j)), Member: "u" + strconv.Itoa(j)})
+		}
+		if _, err := p.Exec(ctx); err != nil {
+			return 0, fmt.Errorf("baseline: pipeline at %d: %w", i, err)
+		}
+	}
+	elapsed := time.Since(start)
+	n, err := rc.ZCard(ctx, key).Result()
+	if err != nil {
+		return 0, fmt.Errorf("baseline: count %s: %w", key, err)
+	}
+	if n != int64(cfg.n) {
+		return 0, fmt.Errorf("baseline: %s holds %d members, want %d", key, n, cfg.n)
+	}
+	fmt.Fprintf(stderr, "  baseline %5.1fs  %d ZADDs\n", elapsed.Seconds(), n)
+	return elapsed, nil
+}
+
+// printIngest prints the ingest table.
+func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeResult, zadd time.Duration, fast consumeResult, rb rebuild.Result) {
+	rate := func(n int64, d time.Duration) float64 {
+		if d <= 0 {
+			return 0
+		}
+		return float64(n) / d.Seconds()
+	}
+	n := int64(cfg.n)
+	consRate := rate(n, c.elapsed)
+	afterFirst := rate(n-c.atFirst, c.elapsed-c.firstWrite)
+	zaddRate := rate(n, zadd)
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
+		n, benchPartitions, fill.Seconds(), rate(n, fill))
+	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d\n",
+		n, cfg.maxBatch, c.elapsed.Seconds(), consRate, c.firstWrite.Seconds(), afterFirst,
+		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors)
+	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)\n",
+		n, cfg.maxBatch, zadd.Seconds(), zaddRate)
+	fastRate := rate(n, fast.elapsed)
+	fmt.Fprintf(w, "ingest  fast-track     %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  (the same topic again, joins admitting while there is room: admitted %d)\n",
+		n, cfg.maxBatch, fast.elapsed.Seconds(), fastRate, fast.stats.Admitted)
+	rbRate := rate(rb.Messages, rb.Paused)
+	fmt.Fprintf(w, "ingest  rebuild        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (FLUSHALL, then the whole topic read, folded and written back: read and fold %.2fs, event paused %.2fs)\n",
+		rb.Messages, rb.Partitions, rb.Paused.Seconds(), rbRate, rb.Read.Seconds(), rb.Paused.Seconds())
+	report.Ratio(w, "consumer/zadd-pipeline", consRate, zaddRate)
+	report.Ratio(w, "rebuild/consumer", rbRate, consRate)
+	report.Ratio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
+	report.Ratio(w, "fast-track/consumer", fastRate, consRate)
+	report.Summary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
+		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
+	report.Summary(w, "rebuild of the event from its log after FLUSHALL", fmt.Sprintf("%.0f msg/s, paused %.1fs", rbRate, rb.Paused.Seconds()),
+		fmt.Sprintf("ingest consumer %.0f msg/s", consRate), rbRate, consRate, "within 2× of the consumer")
+	report.Summary(w, "ingest consumer with the fast track on", fmt.Sprintf("%.0f msg/s", fastRate),
+		fmt.Sprintf("fast track off %.0f msg/s", consRate), fastRate, consRate, "cost of admission on the write path")
+}

@@ -1,0 +1,299 @@
+package loadgen
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/waitq/waitq/internal/tools/loadgen/latency"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
+	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/redisstore"
+)
+
+// Bounds and fixed settings of "loadgen lag".
+const (
+	// maxLagRate bounds -rate, joins offered per second.
+	maxLagRate = 200_000
+	// maxLagSample bounds -sample.
+	maxLagSample = 1_000_000
+	// lagTick is the period of the pacer and of the visibility poller.
+	lagTick = time.Millisecond
+	// lagPollBatch is the most ZSCOREs of one poll: the oldest pending
+	// samples first, so a backlog cannot turn the poller into load on Redis.
+	lagPollBatch = 512
+	// lagPollTimeout bounds one pipelined poll.
+	lagPollTimeout = time.Second
+	// lagSettle is how long after the last join unseen samples are still
+	// looked for before they count as never seen.
+	lagSettle = 10 * time.Second
+	// lagDrain bounds the workers after the offered window: tickets already
+	// handed out are still sent within it.
+	lagDrain = 15 * time.Second
+	// lagProbes joins are sent, and awaited in the waiting line, before the
+	// run, so that the consumer group has formed and every partition is
+	// being consumed (64 users miss one of 6 partitions with p < 1e-4).
+	lagProbes = 64
+	// lagProbeLimit bounds the wait for the probes.
+	lagProbeLimit = 60 * time.Second
+)
+
+// lagConfig are the settings of "loadgen lag".
+type lagConfig struct {
+	rate        int           // joins offered per second
+	duration    time.Duration // offered window
+	concurrency int           // keep-alive HTTP clients
+	sample      int           // every sample-th join is followed into Redis
+}
+
+// total returns the number of joins offered over the window.
+func (c *lagConfig) total() int64 {
+	return int64(math.Round(float64(c.rate) * c.duration.Seconds()))
+}
+
+// bind declares the lag flags.
+func (c *lagConfig) bind(fs *flag.FlagSet) {
+	fs.IntVar(&c.rate, "rate", 20_000, "joins offered per second (open loop)")
+	fs.DurationVar(&c.duration, "d", 10*time.Second, "how long joins are offered (at most 120s)")
+	fs.IntVar(&c.concurrency, "c", 256, "keep-alive HTTP clients sending the offered joins")
+	fs.IntVar(&c.sample, "sample", 50, "follow every Nth join into Redis")
+}
+
+// line returns the settings line of the lag table.
+func (c *lagConfig) line() string {
+	return fmt.Sprintf("-rate %d -d %s -c %d -sample %d", c.rate, c.duration, c.concurrency, c.sample)
+}
+
+// validate checks the lag flags.
+func (c *lagConfig) validate() error {
+	errs := loadFlagErrors(c.concurrency, c.duration)
+	if c.rate < 1 || c.rate > maxLagRate {
+		errs = append(errs, fmt.Errorf("-rate %d: must be between 1 and %d", c.rate, maxLagRate))
+	}
+	if c.sample < 1 || c.sample > maxLagSample {
+		errs = append(errs, fmt.Errorf("-sample %d: must be between 1 and %d", c.sample, maxLagSample))
+	}
+	if n := c.total(); len(errs) == 0 && (n < 1 || n > maxRequests) {
+		errs = append(errs, fmt.Errorf("-rate × -d = %d joins: must be between 1 and %d", n, maxRequests))
+	}
+	return errors.Join(errs...)
+}
+
+// RunLag measures how long after its 202 a join becomes visible in the
+// waiting line (or among the holders, admitted by the fast track), at a
+// fixed offered rate, through producer-api, the broker and
+// the ingest consumer, all started here.
+func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg lagConfig
+	if ok, err := begin("lag", &cfg, args, stdout, stderr); !ok {
+		return err
+	}
+
+	st, err := startStack(ctx, false)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	token := app.RandomHex(16)
+	base, stopProducer, err := startProducer(ctx, st, "", token, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopProducer()
+	// The event (and its topic) exists before the consumer starts, so its
+	// first topic discovery finds it and no rebalance follows.
+	if err := createBenchEvent(ctx, base, token); err != nil {
+		return err
+	}
+	stopIngest, err := startIngest(ctx, st, stderr)
+	if err != nil {
+		return err
+	}
+	defer stopIngest()
+	fmt.Fprintf(stdout, "target   producer-api and ingest-consumer in-process (service defaults), kfake in-process, redis-server %s child; %d partitions\n",
+		st.redisVersion(ctx), benchPartitions)
+
+	url := base + "/v1/events/" + benchEvent + "/queue"
+	lc := newLoadClient(cfg.concurrency)
+	defer lc.Close()
+	w := &watcher{rc: st.client, keys: []string{redisstore.WaitingKey(benchEvent), redisstore.ActiveKey(benchEvent)}}
+	runID := app.RandomHex(3)
+	if err := probe(ctx, lc.http, url, "l"+runID+"p", w, stderr); err != nil {
+		return err
+	}
+	res, err := offer(ctx, lc, url, cfg, w, "l"+runID+"m", stderr)
+	if err != nil {
+		return err
+	}
+	printLag(stdout, cfg, &res)
+	return nil
+}
+
+// probe sends lagProbes joins one after another and waits until the consumer
+// has put them all into the waiting line.
+func probe(ctx context.Context, c *http.Client, url, prefix string, w *watcher, stderr io.Writer) error {
+	start := time.Now()
+	for i := range lagProbes {
+		user := prefix + strconv.Itoa(i)
+		sent := time.Now()
+		if class, sample := join(ctx, c, url, user); class != "" {
+			return fmt.Errorf("probe join %s: %s: %s", user, class, report.OneLine(sample))
+		}
+		w.add(lagSample{user: user, start: sent, acked: time.Now()})
+	}
+	sent := make(chan struct{})
+	close(sent)
+	res, err := w.run(ctx, sent, lagProbeLimit)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	if res.unseen > 0 {
+		return fmt.Errorf("probe: %d of %d joins neither in the waiting line nor holding %s after they were sent (polls %d, poll errors %d, last: %v): is the ingest consumer consuming?",
+			res.unseen, lagProbes, lagProbeLimit, res.polls, res.pollErrors, res.lastErr)
+	}
+	fmt.Fprintf(stderr, "  probe: %d joins in the waiting line %.2fs after the first was sent\n", lagProbes, time.Since(start).Seconds())
+	return nil
+}
+
+// offerResult is what the open-loop run measured.
+type offerResult struct {
+	joins   result // 202 latencies and failed requests by class
+	offered int64  // joins offered
+	skipped int64  // offered joins not sent: every client was busy
+	watch   watchResult
+}
+
+// offer offers cfg.total() joins at cfg.rate per second to url (open loop:
+// the pace does not bend to the answers) from cfg.concurrency keep-alive
+// clients, follows every cfg.sample-th 202 into the waiting line with w, and
+// returns what it measured. Progress goes to stderr once a second.
+func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *watcher, prefix string, stderr io.Writer) (offerResult, error) {
+	res := offerResult{offered: cfg.total()}
+	lc.http.Transport = &sampler{next: lc.http.Transport, every: int64(cfg.sample), w: w}
+	// One ticket per client at most waits in the channel; see pace.
+	tickets := make(chan struct{}, cfg.concurrency)
+	take := func() bool {
+		select {
+		case _, ok := <-tickets:
+			return ok
+		case <-ctx.Done():
+			return false
+		}
+	}
+	workers := newWorkers(cfg.concurrency, res.offered/int64(cfg.concurrency)+1)
+
+	sent := make(chan struct{})
+	var watchErr error
+	var watching sync.WaitGroup
+	watching.Go(func() { res.watch, watchErr = w.run(ctx, sent, lagSettle) })
+
+	var done, failed, skipped atomic.Int64
+	dials0 := lc.dials.Load()
+	start := time.Now()
+	deadline := start.Add(cfg.duration + lagDrain)
+	stopProgress := startProgress(stderr, "lag open loop", start, &done, &failed)
+	var sending sync.WaitGroup
+	sending.Go(func() { pace(ctx, tickets, cfg.rate, res.offered, cfg.duration, &skipped) })
+	for _, wk := range workers {
+		sending.Go(func() { wk.run(ctx, joinsOf(lc, url, prefix), deadline, take, &done, &failed) })
+	}
+	sending.Wait()
+	elapsed := time.Since(start)
+	stopProgress()
+	close(sent)
+	if ctx.Err() == nil {
+		fmt.Fprintf(stderr, "  waiting at most %s for the samples not yet in the waiting line\n", lagSettle)
+	}
+	watching.Wait()
+	if err := cmp.Or(ctx.Err(), watchErr); err != nil {
+		return res, fmt.Errorf("lag: %w", err)
+	}
+	res.joins = merge("producer-api", workers, elapsed, lc.dials.Load()-dials0)
+	res.skipped = skipped.Load()
+	return res, nil
+}
+
+// pace offers total joins evenly over d at rate per second: every lagTick it
+// puts the tickets due since the last tick into tickets, and closes tickets
+// when all were offered or ctx ends. It never waits for a client: a ticket
+// that does not fit into the channel (capacity one per client, so every
+// client is busy and one ticket waits for each) is dropped and counted in
+// skipped, so the offered rate stays fixed however slow the answers are.
+func pace(ctx context.Context, tickets chan<- struct{}, rate int, total int64, d time.Duration, skipped *atomic.Int64) {
+	defer close(tickets)
+	t := time.NewTicker(lagTick)
+	defer t.Stop()
+	start := time.Now()
+	for issued := int64(0); issued < total; {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		due := total
+		if el := time.Since(start); el < d {
+			due = min(total, int64(el.Seconds()*float64(rate)))
+		}
+		for ; issued < due; issued++ {
+			select {
+			case tickets <- struct{}{}:
+			default:
+				skipped.Add(1)
+			}
+		}
+	}
+}
+
+// lagsFrom returns the lags of seen measured from the time from picks,
+// sorted.
+func lagsFrom(seen []lagSample, from func(*lagSample) time.Time) latency.Sorted {
+	lags := make(latency.Sorted, len(seen))
+	for i := range seen {
+		lags[i] = seen[i].seen.Sub(from(&seen[i]))
+	}
+	slices.Sort(lags)
+	return lags
+}
+
+// printLag prints the lag table.
+func printLag(w io.Writer, cfg lagConfig, r *offerResult) {
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "lag    offered %d/s for %s (%d joins)  achieved %.0f/s (202s)  not sent %d (all %d clients busy)\n",
+		cfg.rate, cfg.duration, r.offered, r.joins.rate(), r.skipped, cfg.concurrency)
+	printJoinRow(w, &r.joins)
+	n := len(r.watch.seen)
+	for _, d := range []struct {
+		label string
+		from  func(*lagSample) time.Time
+	}{
+		{"202→visible", func(s *lagSample) time.Time { return s.acked }},
+		{"start→visible", func(s *lagSample) time.Time { return s.start }},
+	} {
+		l := lagsFrom(r.watch.seen, d.from)
+		fmt.Fprintf(w, "lag    %-13s  p50 %s  p99 %s  max %s  min %s  over %d samples (every %dth join answered 202)\n",
+			d.label, report.Millis(l.Percentile(0.50)), report.Millis(l.Percentile(0.99)), report.Millis(l.Percentile(1)), report.Millis(l.Percentile(0)), n, cfg.sample)
+	}
+	fmt.Fprintf(w, "lag    never seen within %s after the last join: %d of %d samples; already in the line at their first poll: %d\n",
+		lagSettle, r.watch.unseen, n+r.watch.unseen, r.watch.atFirst)
+	fmt.Fprintf(w, "lag    polls %d (pipelined ZSCORE of at most %d pending samples every %s; seen = time of the answer)  poll errors %d",
+		r.watch.polls, lagPollBatch, lagTick, r.watch.pollErrors)
+	if r.watch.lastErr != nil {
+		fmt.Fprintf(w, ", last: %s", report.OneLine(r.watch.lastErr.Error()))
+	}
+	fmt.Fprintln(w)
+	printErrors(w, &r.joins)
+	l := lagsFrom(r.watch.seen, func(s *lagSample) time.Time { return s.acked })
+	report.Summary(w, fmt.Sprintf("join → visible in line, %d/s offered, %.0f/s answered 202", cfg.rate, r.joins.rate()),
+		fmt.Sprintf("p50 %s, p99 %s after the 202 (%d samples, %d never seen)", report.Millis(l.Percentile(0.5)), report.Millis(l.Percentile(0.99)), n, r.watch.unseen),
+		"", 0, 0, "p99 < 250 ms at 20k joins/s")
+}
