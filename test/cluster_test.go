@@ -14,13 +14,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/rediscluster"
 	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testkafka"
 	"github.com/waitq/waitq/internal/testkit/testredis"
-	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // clusterPath is the join path on a Redis Cluster: producer-api and

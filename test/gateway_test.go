@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/internal/testkit/testws"
-	"github.com/waitq/waitq/internal/gateway"
 )
 
 // TestTwoGatewaysOneKilled runs producer-api, ingest-consumer and two

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/stack/svcproc"
 )
 
 // binDir holds the binaries built once by TestMain.

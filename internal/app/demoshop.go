@@ -7,8 +7,8 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/config"
+	"github.com/waitq/waitq/internal/demoshop"
 )
 
 // DemoShop is demoshop: the demo shop (internal/demoshop) as a program, the

@@ -20,15 +20,15 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/waitq/waitq/internal/demoshop"
-	"github.com/waitq/waitq/internal/stack/redisproc"
-	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/config"
-	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/stack/redisproc"
+	"github.com/waitq/waitq/internal/stack/svcproc"
 )
 
 // Devstack runs the whole system in one process for a newcomer: an embedded

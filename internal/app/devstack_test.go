@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/stack/redisproc"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testws"
-	"github.com/waitq/waitq/internal/producer"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // TestDevstackRunsTheJoinPath starts the dev stack as a newcomer would, with

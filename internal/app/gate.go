@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/waitq/waitq/internal/config"
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // Gate is waitq-gate: a reverse proxy in front of a site that lets in only

@@ -12,11 +12,11 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/demoshop"
+	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/pkg/entry"
-	"github.com/waitq/waitq/internal/guard"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // TestGateServesTheDemoShop runs waitq-gate from its flags in front of the

@@ -12,11 +12,11 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/waitq/waitq/internal/config"
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // Gateway is ws-gateway: live status over WebSocket and the slot monitor.

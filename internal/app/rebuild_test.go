@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // TestRebuildCommandRestoresEveryEvent: after FLUSHALL, waitq-rebuild -all

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
 )
 
 // TestETAFollowsTheEffectiveRate: an adaptive event whose shop has not

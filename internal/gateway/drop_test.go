@@ -6,12 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testkit/testdraw"
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testdraw"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
 )
 
 // TestDropAdmitsNobodyBeforeTheOpening: two gateways tick a drop with free

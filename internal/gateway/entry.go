@@ -6,9 +6,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // Entry tokens at the protected service: POST /v1/entry/verify checks one

@@ -9,13 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/internal/testkit/testws"
 	"github.com/waitq/waitq/pkg/entry"
-	"github.com/waitq/waitq/internal/gateway"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 const ticketSecret = "gateway-test-secret"

@@ -14,12 +14,12 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/internal/testkit/testws"
-	"github.com/waitq/waitq/internal/gateway"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // TestDisconnectGrace: a waiting user who reconnects within the grace keeps

@@ -12,9 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // TestFrameSentWithTheUpgradeIsRead: a client may send its first frame in

@@ -6,10 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/pkg/entry"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // TestAdmittedFrameSendsTheUserOn: with a targetUrl, the admitted frame

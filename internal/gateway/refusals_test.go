@@ -11,13 +11,13 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testsys"
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 func TestHandshakeRefusals(t *testing.T) {

@@ -12,10 +12,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitq/waitq/internal/config"
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/web"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // Store is what the gateway needs of the live state.

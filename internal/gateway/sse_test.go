@@ -12,12 +12,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testsys"
-	"github.com/waitq/waitq/internal/testkit/testws"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
+	"github.com/waitq/waitq/internal/testkit/testws"
 )
 
 // streamPath is the stream route of user's ticket for ev, with more query.

@@ -8,9 +8,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // A status round reads the connected users of each event, one slice of the

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // originFunc answers in process, so that the benchmark measures the gate's

@@ -13,9 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/pkg/entry"
-	"github.com/waitq/waitq/internal/guard"
 )
 
 const (

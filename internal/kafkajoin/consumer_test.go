@@ -13,11 +13,11 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testredis"
 	"github.com/waitq/waitq/internal/testkit/testsys"
-	"github.com/waitq/waitq/internal/kafkajoin"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // waitLine waits until event's line has exactly want users and returns it.

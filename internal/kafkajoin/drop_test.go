@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testdraw"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
-	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // TestDropLineIsTheDrawThenStampOrder: 500 pre-queue joins, stamped in a

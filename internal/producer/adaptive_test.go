@@ -6,10 +6,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
 )
 
 func (e *apiEnv) status(t *testing.T, ev string) queue.EventStatus {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 // EventBody is the admin PUT body; omitted fields keep their current value

@@ -17,12 +17,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/testdraw"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/pkg/draw"
-	"github.com/waitq/waitq/internal/producer"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // TestDropScheduleJoinsAndReveal walks a drop on the server's clock: joins

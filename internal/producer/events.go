@@ -7,8 +7,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 // PublicEvent is what anyone may read of an event (GET /v1/events/{id}):

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/b64"
-	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 func TestIDValidation(t *testing.T) {

@@ -4,8 +4,8 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 func record(op queue.Op, user string, ts int64, set func(*queue.Message)) queue.Message {

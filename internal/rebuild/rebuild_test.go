@@ -11,12 +11,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testsys"
-	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 // env is a 3-broker kfake cluster, a redis-server, a store that records

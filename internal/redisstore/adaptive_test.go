@@ -9,10 +9,10 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testredis"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testredis"
 )
 
 // The adaptive controller runs in admission.lua; these tests drive it on a

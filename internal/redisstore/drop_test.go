@@ -10,11 +10,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testdraw"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/pkg/draw"
-	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // The test clock: the drop opens at opens; its pre-queue took joins for a

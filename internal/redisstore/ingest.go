@@ -8,8 +8,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 // Ingest applies msgs to the waiting lines, in order per event, with one

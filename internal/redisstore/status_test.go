@@ -6,9 +6,9 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
 )
 
 // TestStatusTellsAnEndedHold is the fault campaign's finding: a user

@@ -11,8 +11,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/pkg/draw"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 // DefaultURL is the Redis every service uses when none is configured.

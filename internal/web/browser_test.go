@@ -21,15 +21,15 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/waitq/waitq/internal/demoshop"
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testdraw"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/pkg/entry"
-	"github.com/waitq/waitq/internal/guard"
-	"github.com/waitq/waitq/internal/gateway"
-	"github.com/waitq/waitq/internal/producer"
-	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // stack is the real pipeline behind the page: a broker, a Redis, a

@@ -15,11 +15,11 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/waitq/waitq/internal/tools/chaos"
-	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/testkit/testclient"
+	"github.com/waitq/waitq/internal/tools/chaos"
 )
 
 // maxInFlight bounds the users followed at once (each holds a socket).

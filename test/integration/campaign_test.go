@@ -19,12 +19,12 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/tools/chaos"
-	"github.com/waitq/waitq/internal/stack/promtext"
-	"github.com/waitq/waitq/internal/testkit/testclient"
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/stack/promtext"
+	"github.com/waitq/waitq/internal/testkit/testclient"
+	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // The campaign's settings: WAITQ_CHAOS_SEED (the nemesis's schedule and the

@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testws"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testws"
 )
 
 // TestConsumerKilledTwice SIGKILLs the ingest-consumer's container twice

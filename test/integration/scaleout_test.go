@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testws"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testws"
 )
 
 // TestTwoGatewaysTwoConsumers runs two consumers and two gateways whose slot

@@ -12,13 +12,13 @@ import (
 	"github.com/segmentio/kafka-go"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testkafka"
 	"github.com/waitq/waitq/internal/testkit/testredis"
 	"github.com/waitq/waitq/pkg/draw"
-	"github.com/waitq/waitq/internal/kafkajoin"
-	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // System is a broker, a Redis and the clients of both.

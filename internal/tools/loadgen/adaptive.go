@@ -19,12 +19,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/waitq/waitq/internal/demoshop"
-	"github.com/waitq/waitq/internal/tools/loadgen/report"
-	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/stack/svcproc"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // Bounds and fixed settings of "loadgen adaptive".

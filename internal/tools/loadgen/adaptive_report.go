@@ -11,10 +11,10 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 	"github.com/waitq/waitq/internal/tools/svgchart"
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // admittedSpan is the span the admitted-a-minute figure is averaged over.

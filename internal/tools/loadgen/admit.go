@@ -15,14 +15,14 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/waitq/waitq/internal/tools/loadgen/latency"
-	"github.com/waitq/waitq/internal/tools/loadgen/report"
-	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/stack/promtext"
+	"github.com/waitq/waitq/internal/tools/loadgen/latency"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // Bounds and fixed settings of "loadgen admit".

@@ -19,9 +19,9 @@ import (
 
 	"github.com/coder/websocket"
 
-	"github.com/waitq/waitq/internal/tools/loadgen/latency"
-	"github.com/waitq/waitq/internal/testkit/sse"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/testkit/sse"
+	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 )
 
 // wsClient is one connected client and what it received in the window.

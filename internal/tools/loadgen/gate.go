@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/waitq/waitq/internal/tools/loadgen/report"
-	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/app"
-	"github.com/waitq/waitq/pkg/entry"
 	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/internal/stack/svcproc"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // Fixed settings of "loadgen gate".

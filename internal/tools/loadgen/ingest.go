@@ -13,11 +13,11 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/segmentio/kafka-go"
 
-	"github.com/waitq/waitq/internal/tools/loadgen/report"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // Bounds and fixed settings of "loadgen ingest".

@@ -13,9 +13,9 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/waitq/waitq/internal/tools/loadgen/report"
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // joinsConfig are the settings of "loadgen joins".

@@ -15,10 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/waitq/waitq/internal/tools/loadgen/latency"
-	"github.com/waitq/waitq/internal/tools/loadgen/report"
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/tools/loadgen/latency"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // Bounds and fixed settings of "loadgen lag".

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/stack/svcproc"
 )
 
 // startProducer runs producer-api in this process against st and waits until

@@ -14,13 +14,13 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/tools/loadgen/latency"
-	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
-	"github.com/waitq/waitq/internal/tools/loadgen/report"
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/tools/loadgen/latency"
+	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // Bounds and fixed settings of "loadgen sockets".

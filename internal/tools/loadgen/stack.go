@@ -10,9 +10,9 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/rediscluster"
 	"github.com/waitq/waitq/internal/stack/redisproc"
-	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // stack is the broker and the Redis a measurement runs against: kfake in this
