@@ -8,7 +8,7 @@ RUN go mod download
 COPY . .
 RUN CGO_ENABLED=0 go build -trimpath -ldflags="-s -w" -o /out/ \
       ./cmd/producer-api ./cmd/ingest-consumer ./cmd/ws-gateway ./cmd/devstack \
-      ./cmd/waitq-gate ./cmd/demoshop ./cmd/waitq-verify
+      ./cmd/waitq-guard ./cmd/demoshop ./cmd/waitq-verify
 
 FROM busybox:1.36-musl
 COPY --from=build /out/ /usr/local/bin/

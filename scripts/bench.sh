@@ -5,8 +5,8 @@
 # pipelined ZADD (the store's limit), the join path against a bare echo
 # handler and a bare Kafka writer, the ingest consumer against raw ZADD, the
 # join → visible-in-line lag (scripts/bench-joinpath.sh), sockets per
-# gateway (scripts/bench-gateway.sh), and pages through waitq-gate next to
-# the origin (loadgen gate, with a trivial origin and with one spending
+# gateway (scripts/bench-gateway.sh), and pages through waitq-guard next to
+# the origin (loadgen guard, with a trivial origin and with one spending
 # GATE_ORIGIN_CPU a page). Measurements only: nothing here passes or fails
 # on a number.
 #
@@ -39,14 +39,14 @@ log "gateway sockets"
 SOCKETS="${SOCKETS:-1000 10000 19500}" FLEET="${FLEET:-64000}" GATEWAYS="${GATEWAYS:-4}" DURATION="${DURATION:-20s}" \
   bash scripts/bench-gateway.sh > "$tmp/gateway.txt"
 
-log "waitq-gate"
+log "waitq-guard"
 read -r -a gate_args <<<"${GATE_ARGS:-}"
 go build -o bin/loadgen ./cmd/loadgen
 {
-  bin/loadgen gate "${gate_args[@]}"
+  bin/loadgen guard "${gate_args[@]}"
   echo
-  bin/loadgen gate "${gate_args[@]}" -origin-cpu "${GATE_ORIGIN_CPU:-200us}"
-} > "$tmp/gate.txt"
+  bin/loadgen guard "${gate_args[@]}" -origin-cpu "${GATE_ORIGIN_CPU:-200us}"
+} > "$tmp/guard.txt"
 
 # The store's limit against the consumer's rate, from the summary rows.
 zadd_rps=$(tr '\r' '\n' < "$tmp/redis.txt" | grep -oE '[0-9.]+ requests per second' | tail -1 | cut -d' ' -f1)
@@ -62,7 +62,7 @@ consumer_rps=$(grep -h '^summary | ingest consumer' "$tmp/joinpath.txt" | awk -F
   echo
   echo "| what | figure | baseline (same run) | ratio | goal |"
   echo "|---|---|---|---|---|"
-  grep -h '^summary ' "$tmp/joinpath.txt" "$tmp/gateway.txt" "$tmp/gate.txt" | sed 's/^summary //' || true
+  grep -h '^summary ' "$tmp/joinpath.txt" "$tmp/gateway.txt" "$tmp/guard.txt" | sed 's/^summary //' || true
   if [ -n "$zadd_rps" ] && [ -n "$consumer_rps" ]; then
     awk -v c="$consumer_rps" -v z="$zadd_rps" 'BEGIN { printf "| ingest consumer into Redis | %d msg/s | redis-benchmark -P 32 ZADD %d/s | %.2f | ≥ 0.5 |\n", c, z, c / z }'
   fi
@@ -71,6 +71,6 @@ consumer_rps=$(grep -h '^summary | ingest consumer' "$tmp/joinpath.txt" | awk -F
   echo; echo "## Redis limit: redis-benchmark -P 32 ZADD"; echo; echo '```'; tr '\r' '\n' < "$tmp/redis.txt" | grep -v '^\s*$' | tail -2; echo '```'
   echo; echo "## Join path (ratios against baselines of the same run)"; echo; echo '```'; cat "$tmp/joinpath.txt"; echo '```'
   echo; echo "## Sockets per gateway"; echo; echo '```'; cat "$tmp/gateway.txt"; echo '```'
-  echo; echo "## Pages through waitq-gate"; echo; echo '```'; cat "$tmp/gate.txt"; echo '```'
+  echo; echo "## Pages through waitq-guard"; echo; echo '```'; cat "$tmp/guard.txt"; echo '```'
 } > "$out"
 log "wrote $out"

@@ -1,6 +1,6 @@
 // Command demoshop is a tiny shop (home, product pages, "order placed") to
-// put behind waitq-gate in demonstrations: compose.yaml runs it as the
-// gate's origin. It is not part of a waiting room. Run with -h for its
+// put behind waitq-guard in demonstrations: compose.yaml runs it as the
+// guard's origin. It is not part of a waiting room. Run with -h for its
 // settings.
 package main
 

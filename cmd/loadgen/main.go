@@ -12,17 +12,17 @@
 //	                status tick
 //	loadgen admit   join → admitted frame and release → next admitted frame,
 //	                fast track on and off
-//	loadgen gate    pages/s of admitted clients (each with its entry cookie)
-//	                through waitq-gate next to the same clients straight to
+//	loadgen guard    pages/s of admitted clients (each with its entry cookie)
+//	                through waitq-guard next to the same clients straight to
 //	                the origin
 //	loadgen adaptive visitors who join, wait and visit the demo shop through
-//	                waitq-gate, once with the admission rate following the
-//	                gate's health reports and once at a fixed rate; writes
+//	                waitq-guard, once with the admission rate following the
+//	                guard's health reports and once at a fixed rate; writes
 //	                a chart (bench/adaptive.svg) and the samples (CSV)
 //
 // By default every part runs on this machine: an in-process kfake broker, a
 // redis-server child process on a free loopback port and, for joins,
-// producer-api in-process (gate: the origin, the keys and waitq-gate
+// producer-api in-process (guard: the origin, the keys and waitq-guard
 // in-process; admit and adaptive: every service in-process); sockets
 // starts a ws-gateway binary as a child process. All traffic stays on the loopback network 127.0.0.0/8. Every loop
 // is bounded in count and in time; Ctrl-C stops the run and cleans up. The
@@ -68,7 +68,7 @@ func commands() []command {
 		{"lag", loadgen.RunLag, "join → visible-in-line lag at a fixed offered rate"},
 		{"sockets", loadgen.RunSockets, "WebSockets (or SSE streams) one ws-gateway holds with status frames on time"},
 		{"admit", loadgen.RunAdmit, "join → admitted and release → next admitted, fast track on and off"},
-		{"gate", loadgen.RunGate, "pages/s of admitted clients through waitq-gate next to the origin"},
+		{"guard", loadgen.RunGuard, "pages/s of admitted clients through waitq-guard next to the origin"},
 		{"adaptive", loadgen.RunAdaptive, "adaptive admission against a fixed rate at a shop of unknown capacity; a chart"},
 	}
 }

@@ -118,23 +118,23 @@ func TestComposeMatchesTheCode(t *testing.T) {
 	if _, err := os.Stat("../../scripts/locustfile.py"); err != nil {
 		t.Errorf("compose mounts scripts/ for Locust: %v", err)
 	}
-	// The gate in front of the demo shop: its settings exist, its origin is
+	// The guard in front of the demo shop: its settings exist, its origin is
 	// the shop, and both answer their health checks on their addresses.
-	gateVars := config.NewLoader("waitq-gate", func(string) string { return "" })
-	(&Gate{}).Bind(gateVars)
-	g, shop := f.Services["waitq-gate"], f.Services["demo-shop"]
+	guardVars := config.NewLoader("waitq-guard", func(string) string { return "" })
+	(&Guard{}).Bind(guardVars)
+	g, shop := f.Services["waitq-guard"], f.Services["demo-shop"]
 	for k := range g.Environment {
-		if strings.HasPrefix(k, "WAITQ_") && !slices.ContainsFunc(gateVars.Vars(), func(v config.Var) bool { return v.Env == k }) && k != "WAITQ_LOG_LEVEL" {
-			t.Errorf("waitq-gate sets %s, which it does not read", k)
+		if strings.HasPrefix(k, "WAITQ_") && !slices.ContainsFunc(guardVars.Vars(), func(v config.Var) bool { return v.Env == k }) && k != "WAITQ_LOG_LEVEL" {
+			t.Errorf("waitq-guard sets %s, which it does not read", k)
 		}
 	}
-	if !strings.HasSuffix(strings.Join(g.Entrypoint, ""), "/waitq-gate") || !strings.HasSuffix(strings.Join(shop.Entrypoint, ""), "/demoshop") {
-		t.Errorf("the gate runs %v and the shop %v", g.Entrypoint, shop.Entrypoint)
+	if !strings.HasSuffix(strings.Join(g.Entrypoint, ""), "/waitq-guard") || !strings.HasSuffix(strings.Join(shop.Entrypoint, ""), "/demoshop") {
+		t.Errorf("the guard runs %v and the shop %v", g.Entrypoint, shop.Entrypoint)
 	}
 	if g.Environment["WAITQ_ORIGIN_URL"] != "http://demo-shop"+shop.Environment["WAITQ_HTTP_ADDR"] ||
-		!strings.Contains(strings.Join(g.Healthcheck.Test, " "), "127.0.0.1"+g.Environment["WAITQ_HTTP_ADDR"]+"/waitq-gate/readyz") ||
+		!strings.Contains(strings.Join(g.Healthcheck.Test, " "), "127.0.0.1"+g.Environment["WAITQ_HTTP_ADDR"]+"/waitq-guard/readyz") ||
 		!strings.Contains(strings.Join(shop.Healthcheck.Test, " "), "127.0.0.1"+shop.Environment["WAITQ_HTTP_ADDR"]+"/healthz") {
-		t.Errorf("the gate %+v does not front the shop %+v with working health checks", g.Environment, shop.Environment)
+		t.Errorf("the guard %+v does not front the shop %+v with working health checks", g.Environment, shop.Environment)
 	}
 	if f.Services["ingest-consumer"].Deploy.Replicas < 2 || len(f.Services["producer-api"].Ports) == 0 {
 		t.Error("compose.yaml no longer shows the scale-out (two consumers) or publishes producer-api")

@@ -12,7 +12,7 @@ import (
 )
 
 // DemoShop is demoshop: the demo shop (internal/demoshop) as a program, the
-// origin waitq-gate protects in compose.yaml.
+// origin waitq-guard protects in compose.yaml.
 type DemoShop struct {
 	Common
 	Workers      int

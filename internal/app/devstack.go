@@ -68,8 +68,8 @@ func (d *Devstack) Bind(l *config.Loader) {
 	l.Secret(&d.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "ticket secret (empty: a random one)")
 	l.String(&d.DemoEvent, "demo-event", "WAITQ_DEMO_EVENT", "demo", "id of the demo event created at start (empty: none)")
 	l.String(&d.DemoDrop, "demo-drop", "WAITQ_DEMO_DROP", "drop", "id of the demo ticket drop created at start: its pre-queue is open at once and it opens a minute later (empty: none)")
-	l.String(&d.DemoShop, "demo-shop", "WAITQ_DEMO_SHOP", "shop", "id of the event that guards the demo shop: the shop runs behind waitq-gate on WAITQ_SHOP_ADDR and admitted visitors are sent back to it (empty: no shop)")
-	l.String(&d.ShopAddr, "shop-addr", "WAITQ_SHOP_ADDR", "127.0.0.1:8084", "listen address of waitq-gate in front of the demo shop")
+	l.String(&d.DemoShop, "demo-shop", "WAITQ_DEMO_SHOP", "shop", "id of the event that guards the demo shop: the shop runs behind waitq-guard on WAITQ_SHOP_ADDR and admitted visitors are sent back to it (empty: no shop)")
+	l.String(&d.ShopAddr, "shop-addr", "WAITQ_SHOP_ADDR", "127.0.0.1:8084", "listen address of waitq-guard in front of the demo shop")
 	l.String(&d.KafkaDataDir, "kafka-data-dir", "WAITQ_KAFKA_DATA_DIR", "", "directory where the embedded broker keeps its log (empty: memory only)")
 }
 
@@ -135,11 +135,11 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 		if shopURL != "" {
-			// The gate starts once the shop's event exists, so that its
+			// The guard starts once the shop's event exists, so that its
 			// first health report is taken.
-			run(d.gate(shopURL, reportToken))
-			if err := svcproc.WaitReady(gctx, "http://"+d.ShopAddr+gate.AdminPrefix+"readyz", nil, 30*time.Second); err != nil {
-				return fmt.Errorf("waitq-gate never became ready: %w", err)
+			run(d.guard(shopURL, reportToken))
+			if err := svcproc.WaitReady(gctx, "http://"+d.ShopAddr+guard.AdminPrefix+"readyz", nil, 30*time.Second); err != nil {
+				return fmt.Errorf("waitq-guard never became ready: %w", err)
 			}
 		}
 		d.printWelcome(out, brokers, redisURL, redisKind)
@@ -188,11 +188,11 @@ func (d *Devstack) services(brokers []string, redisURL string) []devService {
 	return svcs
 }
 
-// gate is waitq-gate in front of the demo shop at shopURL, reporting the
+// guard is waitq-guard in front of the demo shop at shopURL, reporting the
 // shop's health to producer-api with the shop event's report token.
-func (d *Devstack) gate(shopURL, reportToken string) devService {
+func (d *Devstack) guard(shopURL, reportToken string) devService {
 	gw := "http://" + d.GatewayAddr
-	return devService{&Gate{}, map[string]string{
+	return devService{&Guard{}, map[string]string{
 		"WAITQ_HTTP_ADDR": d.ShopAddr, "WAITQ_SHUTDOWN_TIMEOUT": "5s", "WAITQ_LOG_LEVEL": "info",
 		"WAITQ_ORIGIN_URL": shopURL, "WAITQ_EVENT_ID": d.DemoShop,
 		"WAITQ_WAITING_ROOM_URL": gw + "/", "WAITQ_GATEWAY_URL": gw,
@@ -244,7 +244,7 @@ var demo = queue.Event{Capacity: 10, HoldSeconds: 60, Partitions: 3}
 const demoShopCapacity = 1
 
 // demoShop is the demo shop's limit: two pages at once, 50 ms each, so that
-// a load test through the gate finds where it slows down; the shop's event
+// a load test through the guard finds where it slows down; the shop's event
 // admits adaptively, at most demoShopPerMinute a minute, to keep the
 // shop's p95 under demoShopTargetMs.
 var demoShop = demoshop.Config{Workers: 2, WorkTime: 50 * time.Millisecond}
@@ -352,12 +352,12 @@ Create another event:
 `, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr,
 		demo.Capacity, demo.HoldSeconds, gw.AdmitInterval, gw.StatusInterval)
 	if d.DemoShop != "" {
-		fmt.Fprintf(w, `Walk the whole path in a browser: open the demo shop, protected by waitq-gate
+		fmt.Fprintf(w, `Walk the whole path in a browser: open the demo shop, protected by waitq-guard
 (event %[2]s, %[3]d visitor at a time; a second window waits in line):
   http://%[1]s/
 You are sent to the waiting room, admitted, and sent back to the page you asked for;
 placing the order gives your slot to the next in line.
-Its admission is adaptive: the gate reports the shop's p95 and errors every second and
+Its admission is adaptive: the guard reports the shop's p95 and errors every second and
 the rate (at most %[4]d a minute) follows them, to keep the p95 under %[5]d ms. Watch it on
 the admin view, or: curl -s -H 'Authorization: Bearer %[6]s' %[7]s/v1/admin/events/%[2]s
 

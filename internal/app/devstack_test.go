@@ -82,7 +82,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				return st.Active == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
 			})
 
-			// The demo shop sits behind the gate: a visitor without a token
+			// The demo shop sits behind the guard: a visitor without a token
 			// is sent to the waiting room with the page as returnTo.
 			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 			resp, err = noFollow.Get("http://" + d.ShopAddr + "/product/1")
@@ -95,7 +95,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				t.Errorf("the demo shop without a token: %d %q, want 302 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
 			}
 
-			// The shop's event is adaptive: the gate's health reports
+			// The shop's event is adaptive: the guard's health reports
 			// reach its controller, which admits at its start rate.
 			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
 				var st queue.EventStatus

@@ -53,7 +53,7 @@ var Products = []Product{
 	{3, "Tour T-shirt", "€25"},
 }
 
-// UserHeader is the header waitq-gate names the admitted user in.
+// UserHeader is the header waitq-guard names the admitted user in.
 const UserHeader = "X-Waitq-User-Id"
 
 var pages = template.Must(template.New("layout").Parse(`<!doctype html>

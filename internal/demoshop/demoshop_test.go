@@ -55,7 +55,7 @@ func testPages(t *testing.T, h http.Handler) {
 		{"unknown page", "GET", "/checkout", nil, "", 404, []string{"Not found"}},
 		{"order by POST", "POST", "/order", url.Values{"product": {"1"}}, "alice", 200, []string{"Order placed", "Thank you, alice.", "Concert ticket, standing"}},
 		{"order by GET", "GET", "/order", nil, "", 200, []string{"Order placed", "Thank you."}},
-		{"the user the gate names, escaped", "GET", "/", nil, "<b>bob</b>", 200, []string{"as &lt;b&gt;bob&lt;/b&gt;"}},
+		{"the user the guard names, escaped", "GET", "/", nil, "<b>bob</b>", 200, []string{"as &lt;b&gt;bob&lt;/b&gt;"}},
 		{"stylesheet", "GET", "/static/shop.css", nil, "", 200, []string{"font-family"}},
 		{"health", "GET", "/healthz", nil, "", 200, []string{"ok"}},
 	}

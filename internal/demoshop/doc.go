@@ -1,11 +1,11 @@
-// Package demoshop is a tiny web shop to put behind waitq-gate in the
+// Package demoshop is a tiny web shop to put behind waitq-guard in the
 // devstack and in tests: a home page listing three products, a page per
 // product (/product/{id}) with an order button, and the "order placed" page
 // (GET or POST /order), the natural done path. It serves plain HTML with a
 // stylesheet under /static/ and answers /healthz, and greets the user the
-// gate names in X-Waitq-User-Id.
+// guard names in X-Waitq-User-Id.
 //
-// A Config gives it a real limit, for the gate's health figures to see: a
+// A Config gives it a real limit, for the guard's health figures to see: a
 // pool of workers, each page holding one for a work time, a page that waits
 // too long for one answered 503. Static files and /healthz take no worker.
 // The zero Config (Handler) has no limit.

@@ -41,7 +41,7 @@ func TestETAFollowsTheEffectiveRate(t *testing.T) {
 		for range n {
 			clk.Add(time.Second)
 			requests, p95 := int64(100), 50.0
-			r := queue.HealthReport{Reporter: "gate", WindowMs: 1000, Requests: &requests, P95Ms: &p95, ErrorRate: &errorRate}
+			r := queue.HealthReport{Reporter: "guard", WindowMs: 1000, Requests: &requests, P95Ms: &p95, ErrorRate: &errorRate}
 			if err := sys.Store.ReportHealth(ctx, ev, r, clk.Now().UnixMilli()); err != nil {
 				t.Fatal(err)
 			}

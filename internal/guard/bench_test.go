@@ -1,4 +1,4 @@
-package gate_test
+package guard_test
 
 import (
 	"io"
@@ -12,13 +12,13 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// originFunc answers in process, so that the benchmark measures the gate's
+// originFunc answers in process, so that the benchmark measures the guard's
 // own work and not the loopback network's.
 type originFunc func(*http.Request) *http.Response
 
 func (f originFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r), nil }
 
-// BenchmarkGateAdmittedRequest is the gate's own cost for an admitted
+// BenchmarkGateAdmittedRequest is the guard's own cost for an admitted
 // visitor: the guard's cached cookie check, the reverse proxy, the metrics
 // and the health figures, against an origin answering in process.
 func BenchmarkGateAdmittedRequest(b *testing.B) {
@@ -34,8 +34,8 @@ func BenchmarkGateAdmittedRequest(b *testing.B) {
 			ContentLength: int64(len(page)), Request: r, ProtoMajor: 1, ProtoMinor: 1}
 	})
 	keys := entry.NewKeySource(entry.KeySourceConfig{URL: jwks.URL})
-	g, err := gate.New(gate.Config{OriginURL: "http://origin.test", EventID: event, WaitingRoomURL: room},
-		gate.Deps{Keys: keys, Transport: origin})
+	g, err := guard.New(guard.Config{OriginURL: "http://origin.test", EventID: event, WaitingRoomURL: room},
+		guard.Deps{Keys: keys, Transport: origin})
 	if err != nil {
 		b.Fatal(err)
 	}

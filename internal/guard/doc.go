@@ -1,4 +1,4 @@
-// Package gate is waitq-gate: a reverse proxy in front of any web site that
+// Package guard is waitq-guard: a reverse proxy in front of any web site that
 // lets through only the visitors the waiting room admitted. Requests to
 // protected paths pass entry.Guard (the entry token from the waitq_token
 // parameter or the cookie, checked offline with the gateway's keys) before
@@ -6,21 +6,21 @@
 // sent to the waiting room. Bypassed paths (static files, the origin's own
 // health check) are forwarded without a token.
 //
-// The gate's own routes live under AdminPrefix (/waitq-gate/healthz,
-// /waitq-gate/readyz, /waitq-gate/metrics), a prefix no site is expected to
+// The guard's own routes live under AdminPrefix (/waitq-guard/healthz,
+// /waitq-guard/readyz, /waitq-guard/metrics), a prefix no site is expected to
 // use, so that every other path belongs to the origin.
 //
 // The forwarded request carries the verified user in X-Waitq-User-Id and
-// the end of the hold (unix ms) in X-Waitq-Expires; the gate drops those
+// the end of the hold (unix ms) in X-Waitq-Expires; the guard drops those
 // headers from what clients send, and drops its cookie and the waitq_token
 // parameter, so the origin never sees the token.
 //
-// The gate measures the origin's answers on guarded paths (a
+// The guard measures the origin's answers on guarded paths (a
 // HealthRecorder: count, errors, p95 latency over a sliding window) and
 // ReportHealth posts them to producer-api as a queue.HealthReport, from
 // which the event's admission rate follows the shop's health. An origin
 // that does not send its response headers within the origin timeout gets
 // the visitor 504; one that does not answer at all, 502.
 //
-// A Gate is safe for concurrent use.
-package gate
+// A Proxy is safe for concurrent use.
+package guard

@@ -1,4 +1,4 @@
-package gate
+package guard
 
 import (
 	"math/bits"

@@ -1,4 +1,4 @@
-package gate_test
+package guard_test
 
 import (
 	"math"
@@ -46,7 +46,7 @@ func TestHealthP95MatchesAnExactSort(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			h := gate.NewHealthRecorder(10 * time.Second)
+			h := guard.NewHealthRecorder(10 * time.Second)
 			samples := make([]time.Duration, tc.n)
 			for i := range samples {
 				samples[i] = tc.gen(i)
@@ -61,7 +61,7 @@ func TestHealthP95MatchesAnExactSort(t *testing.T) {
 			}
 			// The histogram's resolution, and the microsecond it counts in.
 			want := exactP95(samples)
-			if tol := want*gate.LatencyResolution + 0.001; math.Abs(*r.P95Ms-want) > tol {
+			if tol := want*guard.LatencyResolution + 0.001; math.Abs(*r.P95Ms-want) > tol {
 				t.Errorf("p95 %.4f ms, exact %.4f ms (tolerance %.4f ms)", *r.P95Ms, want, tol)
 			}
 		})
@@ -69,7 +69,7 @@ func TestHealthP95MatchesAnExactSort(t *testing.T) {
 }
 
 func TestHealthWindowSlides(t *testing.T) {
-	h := gate.NewHealthRecorder(10 * time.Second)
+	h := guard.NewHealthRecorder(10 * time.Second)
 	if w := h.Window(); w != 10*time.Second {
 		t.Fatalf("window %v", w)
 	}
@@ -107,7 +107,7 @@ func TestHealthWindowSlides(t *testing.T) {
 				}
 				return
 			}
-			if *r.ErrorRate != tc.errRate || math.Abs(*r.P95Ms-tc.p95Ms) > tc.p95Ms*gate.LatencyResolution {
+			if *r.ErrorRate != tc.errRate || math.Abs(*r.P95Ms-tc.p95Ms) > tc.p95Ms*guard.LatencyResolution {
 				t.Fatalf("error rate %v, p95 %v ms; want %v, %v ms", *r.ErrorRate, *r.P95Ms, tc.errRate, tc.p95Ms)
 			}
 		})
@@ -130,12 +130,12 @@ func TestHealthErrorShare(t *testing.T) {
 		{10, 0, 0}, {0, 4, 1}, {3, 1, 0.25}, {999, 1, 0.001},
 	}
 	for _, tc := range tests {
-		h := gate.NewHealthRecorder(0)
+		h := guard.NewHealthRecorder(0)
 		for i := range tc.ok + tc.failed {
 			h.Observe(t0, time.Millisecond, i < tc.failed)
 		}
 		r := h.Snapshot(t0)
-		if *r.Requests != int64(tc.ok+tc.failed) || *r.ErrorRate != tc.want || r.WindowMs != gate.DefaultHealthWindow.Milliseconds() {
+		if *r.Requests != int64(tc.ok+tc.failed) || *r.ErrorRate != tc.want || r.WindowMs != guard.DefaultHealthWindow.Milliseconds() {
 			t.Errorf("%d ok, %d failed: %d requests, error rate %v, window %d ms", tc.ok, tc.failed, *r.Requests, *r.ErrorRate, r.WindowMs)
 		}
 	}
@@ -143,7 +143,7 @@ func TestHealthErrorShare(t *testing.T) {
 
 func TestHealthWindowsOfEverySize(t *testing.T) {
 	for _, w := range []time.Duration{time.Millisecond, 3 * time.Second, 10 * time.Second, 45 * time.Second, time.Hour} {
-		h := gate.NewHealthRecorder(w)
+		h := guard.NewHealthRecorder(w)
 		h.Observe(t0, time.Millisecond, false)
 		in := h.Snapshot(t0.Add(w * 8 / 10)) // within the window less a slot (a tenth or less)
 		out := h.Snapshot(t0.Add(w + w/10 + time.Nanosecond))
@@ -154,7 +154,7 @@ func TestHealthWindowsOfEverySize(t *testing.T) {
 }
 
 func TestHealthRecorderConcurrently(t *testing.T) {
-	h := gate.NewHealthRecorder(10 * time.Second)
+	h := guard.NewHealthRecorder(10 * time.Second)
 	const workers, each = 8, 2000
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -172,7 +172,7 @@ func TestHealthRecorderConcurrently(t *testing.T) {
 	if *r.Requests != workers*each || *r.ErrorRate != 1.0/workers {
 		t.Fatalf("%d requests, error rate %v; want %d, %v", *r.Requests, *r.ErrorRate, workers*each, 1.0/workers)
 	}
-	if math.Abs(*r.P95Ms-8) > 8*gate.LatencyResolution {
+	if math.Abs(*r.P95Ms-8) > 8*guard.LatencyResolution {
 		t.Fatalf("p95 %v ms, want 8 ms", *r.P95Ms)
 	}
 }
@@ -180,7 +180,7 @@ func TestHealthRecorderConcurrently(t *testing.T) {
 // BenchmarkHealthObserve is the cost the recorder adds to each guarded
 // request, from every core at once.
 func BenchmarkHealthObserve(b *testing.B) {
-	h := gate.NewHealthRecorder(10 * time.Second)
+	h := guard.NewHealthRecorder(10 * time.Second)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {
 		d := 3 * time.Millisecond

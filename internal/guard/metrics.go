@@ -1,4 +1,4 @@
-package gate
+package guard
 
 import (
 	"net/http"
@@ -9,7 +9,7 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// metrics are the gate's Prometheus metrics, each labelled with the event;
+// metrics are the guard's Prometheus metrics, each labelled with the event;
 // the series of the hot path are resolved once.
 type metrics struct {
 	event    string
@@ -41,29 +41,29 @@ func (r reportResult) String() string {
 
 func newMetrics(reg *prometheus.Registry, event string) *metrics {
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "waitq_gate_requests_total",
-		Help: "Requests by what the gate did: passed (valid cookie), entered (valid waitq_token moved into the cookie), to_line (sent to the waiting room), unavailable (keys unknown, 503), bypassed (no token needed).",
+		Name: "waitq_guard_requests_total",
+		Help: "Requests by what the guard did: passed (valid cookie), entered (valid waitq_token moved into the cookie), to_line (sent to the waiting room), unavailable (keys unknown, 503), bypassed (no token needed).",
 	}, []string{"event", "outcome"})
 	latency := prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "waitq_gate_origin_seconds",
+		Name:    "waitq_guard_origin_seconds",
 		Help:    "Time from forwarding a request to the end of the origin's answer.",
 		Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16),
 	}, []string{"event"})
 	answers := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "waitq_gate_origin_responses_total",
-		Help: "The origin's answers by status class (1xx … 5xx), error when it did not answer (the gate sent 502), timeout when it did not answer within the origin timeout (the gate sent 504).",
+		Name: "waitq_guard_origin_responses_total",
+		Help: "The origin's answers by status class (1xx … 5xx), error when it did not answer (the guard sent 502), timeout when it did not answer within the origin timeout (the guard sent 504).",
 	}, []string{"event", "code"})
 	m := &metrics{
 		event:    event,
 		outcomes: map[entry.Outcome]prometheus.Counter{},
 		bypassed: requests.WithLabelValues(event, "bypassed"),
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "waitq_gate_refused_tokens_total",
+			Name: "waitq_guard_refused_tokens_total",
 			Help: "Entry tokens refused, by reason (missing: a request sent to the line with no token at all).",
 		}, []string{"event", "reason"}),
 		latency: latency.WithLabelValues(event),
 		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "waitq_gate_releases_total",
+			Name: "waitq_guard_releases_total",
 			Help: "Releases after the done path: released, not_held (the slot was already gone) or failed.",
 		}, []string{"event", "result"}),
 	}
@@ -74,7 +74,7 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 		m.classes[i] = answers.WithLabelValues(event, code)
 	}
 	reports := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "waitq_gate_health_reports_total",
+		Name: "waitq_guard_health_reports_total",
 		Help: "Health reports sent to producer-api: ok, rejected (a 4xx: bad token, unknown event) or failed (not sent, or a 5xx).",
 	}, []string{"event", "result"})
 	for r := range m.reports {
@@ -82,12 +82,12 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 	}
 	m.timeouts = answers.WithLabelValues(event, "timeout")
 	m.healthP95 = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "waitq_gate_health_p95_seconds",
+		Name:        "waitq_guard_health_p95_seconds",
 		Help:        "The p95 of the origin's response time (to its headers) on guarded paths, as last reported; 0 when the window held no request.",
 		ConstLabels: prometheus.Labels{"event": event},
 	})
 	m.healthErr = prometheus.NewGauge(prometheus.GaugeOpts{
-		Name:        "waitq_gate_health_error_ratio",
+		Name:        "waitq_guard_health_error_ratio",
 		Help:        "The share of the origin's answers on guarded paths that failed (5xx, 502, 504), as last reported; 0 when the window held no request.",
 		ConstLabels: prometheus.Labels{"event": event},
 	})

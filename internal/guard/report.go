@@ -1,4 +1,4 @@
-package gate
+package guard
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ const (
 	ReportLogEvery = time.Minute
 )
 
-// ReportConfig is where and how often the gate reports the origin's health.
+// ReportConfig is where and how often the guard reports the origin's health.
 type ReportConfig struct {
 	// URL is producer-api's base URL (required): reports go to
 	// URL/v1/admin/events/{eventId}/health.
@@ -37,7 +37,7 @@ type ReportConfig struct {
 	// Token is the Bearer token: the admin token or the event's report
 	// token (required).
 	Token string
-	// Reporter names this gate among the event's reporters (empty:
+	// Reporter names this guard among the event's reporters (empty:
 	// DefaultReporterName()).
 	Reporter string
 	// Interval is the time between reports (0: DefaultHealthInterval).
@@ -47,25 +47,25 @@ type ReportConfig struct {
 // Health returns the figures of the origin's answers on guarded paths over
 // the health window ending at now (the real clock's time), without a
 // reporter name.
-func (g *Gate) Health(now time.Time) queue.HealthReport { return g.health.Snapshot(now) }
+func (g *Proxy) Health(now time.Time) queue.HealthReport { return g.health.Snapshot(now) }
 
 // ReportHealth posts the origin's health to producer-api every interval
 // until ctx ends. Failures are logged (the first, then once every
 // ReportLogEvery while they last, and the recovery) and counted; they never
 // stop the loop. It returns an error only for a config it cannot use.
-func (g *Gate) ReportHealth(ctx context.Context, cfg ReportConfig) error {
+func (g *Proxy) ReportHealth(ctx context.Context, cfg ReportConfig) error {
 	base, err := url.Parse(cfg.URL)
 	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return fmt.Errorf("gate: health URL %q must be an http(s) URL", cfg.URL)
+		return fmt.Errorf("guard: health URL %q must be an http(s) URL", cfg.URL)
 	}
 	if cfg.Token == "" {
-		return errors.New("gate: health reports need a token")
+		return errors.New("guard: health reports need a token")
 	}
 	if cfg.Reporter == "" {
 		cfg.Reporter = DefaultReporterName()
 	}
 	if !queue.ValidReporter(cfg.Reporter) {
-		return fmt.Errorf("gate: reporter %q must be 1 to 64 letters, digits or . _ : -", cfg.Reporter)
+		return fmt.Errorf("guard: reporter %q must be 1 to 64 letters, digits or . _ : -", cfg.Reporter)
 	}
 	if cfg.Interval <= 0 {
 		cfg.Interval = DefaultHealthInterval
@@ -91,7 +91,7 @@ func (g *Gate) ReportHealth(ctx context.Context, cfg ReportConfig) error {
 // reporter sends the reports of one ReportHealth loop and keeps what its
 // logs need.
 type reporter struct {
-	g       *Gate
+	g       *Proxy
 	cfg     ReportConfig
 	url     string
 	timeout time.Duration
@@ -210,7 +210,7 @@ func apiError(body io.Reader) (code, message string) {
 func DefaultReporterName() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
-		host = "waitq-gate"
+		host = "waitq-guard"
 	}
 	return SanitizeReporter(host + "-" + strconv.Itoa(os.Getpid()))
 }
@@ -229,7 +229,7 @@ func SanitizeReporter(s string) string {
 		b = b[len(b)-64:]
 	}
 	if len(b) == 0 {
-		return "waitq-gate"
+		return "waitq-guard"
 	}
 	return string(b)
 }

@@ -95,7 +95,7 @@ func TestHealthReportsNeedTheEventsToken(t *testing.T) {
 		}
 	}
 	token, otherToken := e.status(t, ev).ReportToken, e.status(t, other).ReportToken
-	good := `{"reporter":"gate-a","windowMs":10000,"requests":120,"p95Ms":180.5,"errorRate":0.01}`
+	good := `{"reporter":"guard-a","windowMs":10000,"requests":120,"p95Ms":180.5,"errorRate":0.01}`
 
 	refused := []struct{ name, token string }{
 		{"no token", ""},
@@ -146,8 +146,8 @@ func TestHealthReportsNeedTheEventsToken(t *testing.T) {
 	for _, h := range st.Health {
 		byName[h.Reporter] = h
 	}
-	if g := byName["gate-a"]; g.P95Ms == nil || *g.P95Ms != 180.5 || *g.Requests != 120 || g.WindowMs != 10000 || g.At == 0 {
-		t.Errorf("gate-a's report = %+v", g)
+	if g := byName["guard-a"]; g.P95Ms == nil || *g.P95Ms != 180.5 || *g.Requests != 120 || g.WindowMs != 10000 || g.At == 0 {
+		t.Errorf("guard-a's report = %+v", g)
 	}
 	if s := byName["shop"]; s.Load == nil || *s.Load != 0.4 || s.P95Ms != nil {
 		t.Errorf("shop's report = %+v", s)

@@ -57,7 +57,7 @@ type Event struct {
 	// with AdmitPerMinute as its ceiling (nil: AdmitPerMinute is the rate).
 	Adaptive *Adaptive `json:"adaptive,omitempty"`
 	// ReportToken is the event's own bearer token for health reports
-	// (POST /v1/admin/events/{id}/health), so a gate or a shop can report
+	// (POST /v1/admin/events/{id}/health), so a guard or a shop can report
 	// without the admin token. Shown to admins only.
 	ReportToken string `json:"reportToken,omitempty"`
 	Schedule

@@ -6,8 +6,8 @@ import (
 )
 
 // A health report is what a reporter tells waitq of the protected shop's
-// state: waitq-gate measures it in front of the origin, a shop without a
-// gate posts its own figures. The controller (Adaptive) sets the event's
+// state: waitq-guard measures it in front of the origin, a shop without a
+// guard posts its own figures. The controller (Adaptive) sets the event's
 // admission rate from the reports of every reporter of the event.
 
 // HealthReport is one reporter's figures over its last window, the body of
@@ -15,7 +15,7 @@ import (
 // with no figure and no request says the reporter is alive and the shop
 // idle.
 type HealthReport struct {
-	// Reporter names the reporter (one gate replica, one shop process):
+	// Reporter names the reporter (one guard replica, one shop process):
 	// each reporter's latest report counts, and the worst of them rules.
 	// "" is DefaultReporter.
 	Reporter string `json:"reporter,omitempty"`

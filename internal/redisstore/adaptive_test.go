@@ -17,12 +17,12 @@ import (
 
 // The adaptive controller runs in admission.lua; these tests drive it on a
 // simulated clock against a real Redis, with a modelled origin reporting
-// its health as a gate would.
+// its health as a guard would.
 
 // shop is an origin whose latency rises past the target once more than
 // limit visitors are inside (hold a slot): base ms, and perVisitor ms more
 // for each visitor over the limit; failing makes half its answers errors.
-// Its gate reports the p95 over a sliding window, each moment weighed by
+// Its guard reports the p95 over a sliding window, each moment weighed by
 // the visitors inside (they make the requests).
 type shop struct {
 	limit      int64
@@ -53,7 +53,7 @@ func (o *shop) observe(now, inside int64) {
 	o.moments = o.moments[drop:]
 }
 
-// report is what the gate posts at now: the window's weighted p95 and
+// report is what the guard posts at now: the window's weighted p95 and
 // error share.
 func (o *shop) report() queue.HealthReport {
 	sorted := slices.Clone(o.moments)
@@ -74,7 +74,7 @@ func (o *shop) report() queue.HealthReport {
 	if o.failing {
 		errs = 0.5
 	}
-	return queue.HealthReport{Reporter: "gate-1", WindowMs: o.windowMs, Requests: &total, P95Ms: &p95, ErrorRate: &errs}
+	return queue.HealthReport{Reporter: "guard-1", WindowMs: o.windowMs, Requests: &total, P95Ms: &p95, ErrorRate: &errs}
 }
 
 // drive is a simulated run: every tickMs one slot-monitor round, every

@@ -22,7 +22,7 @@ const (
 	// MaxReporters is the most reporters an event keeps reports of.
 	MaxReporters = 64
 	// ReporterExpiry is how old a reporter's latest report grows before a
-	// new reporter may take its place (a gate replica that went away).
+	// new reporter may take its place (a guard replica that went away).
 	ReporterExpiry = 10 * time.Minute
 )
 

@@ -295,7 +295,7 @@ func TestAdminPageSchedulesADrop(t *testing.T) {
 
 // TestAdminPageAdaptiveAdmission drives the admin view's admission panel
 // and adaptive form in chromium: a fixed-rate event, adaptive admission
-// turned on through the form (the controller not started yet), the gate
+// turned on through the form (the controller not started yet), the guard
 // settings with the report token, the controller's first steps (stopped
 // for want of reports, then a report posted with the page's token brings
 // it back), the reporter and the last step's figures, a setting the API
@@ -349,21 +349,21 @@ func TestAdminPageAdaptiveAdmission(t *testing.T) {
 		t.Fatalf("after the form: %+v %+v %v", e, e.Adaptive, err)
 	}
 
-	// The gate's settings, with the token the page shows.
+	// The guard's settings, with the token the page shows.
 	var token, env string
 	if err := chromedp.Run(ctx,
-		chromedp.Click(panel+" details.gate summary", chromedp.ByQuery),
+		chromedp.Click(panel+" details.guard summary", chromedp.ByQuery),
 		chromedp.WaitVisible(panel+" .report-token", chromedp.ByQuery),
 		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).textContent`, panel+" .report-token"), &token),
-		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).textContent`, panel+" .gate-env"), &env),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).textContent`, panel+" .guard-env"), &env),
 	); err != nil {
-		t.Fatalf("gate settings: %v", err)
+		t.Fatalf("guard settings: %v", err)
 	}
 	if token != e.ReportToken {
 		t.Fatalf("the page shows report token %q, the event has %q", token, e.ReportToken)
 	}
 	if want := "WAITQ_EVENT_ID=" + ev + "\nWAITQ_HEALTH_URL=" + st.api + "\nWAITQ_HEALTH_TOKEN=" + token; env != want {
-		t.Fatalf("gate settings %q, want %q", env, want)
+		t.Fatalf("guard settings %q, want %q", env, want)
 	}
 
 	// The first admission step starts the controller; with no report, the
@@ -376,10 +376,10 @@ func TestAdminPageAdaptiveAdmission(t *testing.T) {
 		t.Fatalf("the controller stopped for want of reports: %v", err)
 	}
 
-	// A gate reports with the token from the page; the next step resumes.
-	postHealth(t, st.api, ev, token, `{"reporter":"gate-1","windowMs":10000,"requests":100,"p95Ms":120,"errorRate":0.01}`, http.StatusNoContent)
+	// A guard reports with the token from the page; the next step resumes.
+	postHealth(t, st.api, ev, token, `{"reporter":"guard-1","windowMs":10000,"requests":100,"p95Ms":120,"errorRate":0.01}`, http.StatusNoContent)
 	if err := chromedp.Run(ctx,
-		inPanel(`(() => { const r = p.querySelector(".reporters tbody tr[data-reporter='gate-1']"); return !!r &&
+		inPanel(`(() => { const r = p.querySelector(".reporters tbody tr[data-reporter='guard-1']"); return !!r &&
 			[...r.cells].slice(2).map(c => c.textContent).join("|") === "10.0 s|100|120 ms|1.0 %|–" && /^(just now|\d+ s ago)$/.test(r.cells[1].textContent); })()`),
 	); err != nil {
 		t.Fatalf("the reporter in the panel: %v", err)
@@ -417,7 +417,7 @@ func TestAdminPageAdaptiveAdmission(t *testing.T) {
 		chromedp.Click("#ad-off", chromedp.ByQuery),
 		text("#ad-status", ev+" admits at a fixed rate again: 600 a minute."),
 		inPanel(`q(".mode") === "fixed rate" && q(".fixed") === "Fixed rate: 600 admitted a minute, whatever the shop's health." &&
-			p.querySelector(".reporters tbody tr[data-reporter='gate-1']") !== null`),
+			p.querySelector(".reporters tbody tr[data-reporter='guard-1']") !== null`),
 	); err != nil {
 		t.Fatalf("adaptive admission off: %v", err)
 	}
@@ -429,7 +429,7 @@ func TestAdminPageAdaptiveAdmission(t *testing.T) {
 	var fresh string
 	if err := chromedp.Run(ctx,
 		chromedp.Click(panel+" .rotate-token", chromedp.ByQuery),
-		inPanel(`q(".gate-status") === "The report token was replaced: give the gates the new one." && q(".report-token") !== `+strconv.Quote(token)),
+		inPanel(`q(".guard-status") === "The report token was replaced: give the guards the new one." && q(".report-token") !== `+strconv.Quote(token)),
 		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).textContent`, panel+" .report-token"), &fresh),
 	); err != nil {
 		t.Fatalf("replacing the report token: %v", err)
@@ -437,8 +437,8 @@ func TestAdminPageAdaptiveAdmission(t *testing.T) {
 	if e, err := st.sys.Store.Event(bg, ev); err != nil || e.ReportToken != fresh {
 		t.Fatalf("the page shows report token %q, the event has %q (%v)", fresh, e.ReportToken, err)
 	}
-	postHealth(t, st.api, ev, token, `{"reporter":"gate-1","requests":0}`, http.StatusUnauthorized)
-	postHealth(t, st.api, ev, fresh, `{"reporter":"gate-1","requests":0}`, http.StatusNoContent)
+	postHealth(t, st.api, ev, token, `{"reporter":"guard-1","requests":0}`, http.StatusUnauthorized)
+	postHealth(t, st.api, ev, fresh, `{"reporter":"guard-1","requests":0}`, http.StatusNoContent)
 }
 
 // postHealth posts a health report of ev to producer-api at api with the
@@ -541,7 +541,7 @@ func joinInPage(url, user string) chromedp.Tasks {
 }
 
 // TestShopThroughTheGateInARealBrowser walks the path a buyer walks, in
-// chromium: the demo shop's product page through waitq-gate sends them to
+// chromium: the demo shop's product page through waitq-guard sends them to
 // the waiting room, which shows their position, admits them and sends them
 // back to the same product page, with the entry cookie set and the token
 // gone from the address; placing the order releases the slot (seen in
@@ -557,10 +557,10 @@ func TestShopThroughTheGateInARealBrowser(t *testing.T) {
 	shop := httptest.NewUnstartedServer(nil) // its URL is the event's target
 	ev := testenv.EventID(t)
 	keys := entry.NewKeySource(entry.KeySourceConfig{URL: st.page + "/.well-known/jwks.json"})
-	g, err := gate.New(gate.Config{
+	g, err := guard.New(guard.Config{
 		OriginURL: origin.URL, EventID: ev, WaitingRoomURL: st.page + "/", GatewayURL: st.page,
 		DonePath: "/order", CookieInsecure: true,
-	}, gate.Deps{Keys: keys, Logger: testenv.Logger(t)})
+	}, guard.Deps{Keys: keys, Logger: testenv.Logger(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -583,7 +583,7 @@ func TestShopThroughTheGateInARealBrowser(t *testing.T) {
 		chromedp.WaitVisible("#join-form"),
 		chromedp.Location(&room),
 	); err != nil {
-		t.Fatalf("the product page through the gate: %v", err)
+		t.Fatalf("the product page through the guard: %v", err)
 	}
 	if want := st.page + "/?event=" + ev + "&returnTo=" + url.QueryEscape(product); room != want {
 		t.Fatalf("sent to %q, want the waiting room %q", room, want)

@@ -98,7 +98,7 @@ func (k *KeySource) Run(ctx context.Context, every time.Duration, onErr func(err
 	if k.url == "" || every <= 0 {
 		return
 	}
-	// Until the first keys arrive (a gate started before its gateway) it
+	// Until the first keys arrive (a guard started before its gateway) it
 	// tries every second, doubling up to every.
 	wait := every
 	if !k.Loaded() {

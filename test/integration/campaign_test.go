@@ -72,7 +72,7 @@ type campaign struct {
 	faulted sync.Map // alias → true while under a fault
 
 	fetchMu sync.Mutex
-	fetched map[string]fetchState // consumers' progress, for the nemesis's gate
+	fetched map[string]fetchState // consumers' progress, for the nemesis's guard
 
 	users, skippedUsers atomic.Int64
 	states              sync.Map // user id → the last state of each user followed now

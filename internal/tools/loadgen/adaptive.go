@@ -38,15 +38,15 @@ const (
 	adaptiveHold     = 60 // s
 	// adaptiveMonitor is the gateway's slot-monitor tick.
 	adaptiveMonitor = 500 * time.Millisecond
-	// The gate's health reports: their window and interval.
+	// The guard's health reports: their window and interval.
 	adaptiveWindow   = 5 * time.Second
 	adaptiveInterval = time.Second
 	// adaptiveSignalTimeout is the controller's signalTimeoutSeconds (at
 	// least the step).
 	adaptiveSignalTimeout = 10 * time.Second
-	adaptiveReporter      = "loadgen-gate"
+	adaptiveReporter      = "loadgen-guard"
 	// visitPages is the shop's pages of one visit: home, a product, the
-	// order (the gate's done path).
+	// order (the guard's done path).
 	visitPages = 3
 	// pageTimeout bounds one page; retryAfter is the wait before the one
 	// retry of a failed page (the shop's Retry-After).
@@ -166,9 +166,9 @@ func (c *adaptiveConfig) modes() []admissionMode {
 
 // RunAdaptive shows adaptive admission at work: the same crowd of visitors
 // (join, wait for the admitted frame, then three pages of the demo shop
-// through waitq-gate with a think time between them, the last one the
+// through waitq-guard with a think time between them, the last one the
 // order that gives the slot back) meets a shop whose capacity waitq is not
-// told, once with the rate set by the gate's health reports and once at a
+// told, once with the rate set by the guard's health reports and once at a
 // fixed rate, each run on a stack of its own. It samples the line, the
 // rates and what the visitors see once a second, prints the table, and
 // writes the chart (SVG) and the samples (CSV).
@@ -185,7 +185,7 @@ func RunAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 			return fmt.Errorf("%s: its directory does not exist (run from the repository's root, or give another path)", p)
 		}
 	}
-	fmt.Fprintf(stdout, "target   per run: producer-api, ingest-consumer (fast track), ws-gateway (monitor tick %s) and waitq-gate (health window %s, report every %s) in-process in front of the demo shop (%d workers × %s a page, queue timeout %s: about %.0f visitors a minute of %d pages), kfake in-process, redis-server child\n",
+	fmt.Fprintf(stdout, "target   per run: producer-api, ingest-consumer (fast track), ws-gateway (monitor tick %s) and waitq-guard (health window %s, report every %s) in-process in front of the demo shop (%d workers × %s a page, queue timeout %s: about %.0f visitors a minute of %d pages), kfake in-process, redis-server child\n",
 		adaptiveMonitor, adaptiveWindow, adaptiveInterval, cfg.workers, cfg.workTime, cfg.queueTimeout, cfg.shopPerMinute(), visitPages)
 	var runs []*adaptiveRun
 	for _, m := range cfg.modes() {
@@ -217,19 +217,19 @@ func RunAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 }
 
 // adaptiveStack is one run's services over a stack of its own: producer-
-// api, ingest-consumer, ws-gateway, the demo shop and waitq-gate in front
+// api, ingest-consumer, ws-gateway, the demo shop and waitq-guard in front
 // of it, with the run's event.
 type adaptiveStack struct {
 	services
-	producer, gateway, gate string // base URLs
-	event, token            string
-	shop                    *demoshop.Shop
-	admin                   *http.Client // of producer-api's admin API
+	producer, gateway, guard string // base URLs
+	event, token             string
+	shop                     *demoshop.Shop
+	admin                    *http.Client // of producer-api's admin API
 }
 
 // startAdaptiveStack starts the services of a run admitting by m and
-// creates its event before the consumer and the gate start (the consumer
-// finds it at its first discovery; the gate reports with its report
+// creates its event before the consumer and the guard start (the consumer
+// finds it at its first discovery; the guard reports with its report
 // token).
 func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode, stderr io.Writer) (_ *adaptiveStack, err error) {
 	st, err := startStack(ctx, false)
@@ -255,11 +255,11 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 		return nil, err
 	}
 	s.atClose(stopShop)
-	gateAddr, err := svcproc.FreeAddr()
+	guardAddr, err := svcproc.FreeAddr()
 	if err != nil {
 		return nil, err
 	}
-	if err := createEvent(ctx, s.producer, s.token, s.event, eventBody(cfg, m, "http://"+gateAddr+"/")); err != nil {
+	if err := createEvent(ctx, s.producer, s.token, s.event, eventBody(cfg, m, "http://"+guardAddr+"/")); err != nil {
 		return nil, err
 	}
 	ev, err := s.status(ctx)
@@ -274,8 +274,8 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	}); err != nil {
 		return nil, err
 	}
-	var stopGate func()
-	s.gate, stopGate, err = startServiceOn(ctx, &app.Gate{}, gateAddr, gate.AdminPrefix+"readyz", map[string]string{
+	var stopGuard func()
+	s.guard, stopGuard, err = startServiceOn(ctx, &app.Guard{}, guardAddr, guard.AdminPrefix+"readyz", map[string]string{
 		"WAITQ_ORIGIN_URL":       shopBase,
 		"WAITQ_EVENT_ID":         s.event,
 		"WAITQ_WAITING_ROOM_URL": s.gateway + "/",
@@ -291,12 +291,12 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	s.atClose(stopGate)
+	s.atClose(stopGuard)
 	return s, nil
 }
 
 // eventBody is the admin PUT body of a run's event: room for everyone, the
-// gate as its target, the rate of m.
+// guard as its target, the rate of m.
 func eventBody(cfg adaptiveConfig, m admissionMode, target string) string {
 	body := map[string]any{
 		"capacity": adaptiveCapacity, "holdSeconds": adaptiveHold, "partitions": benchPartitions,
@@ -346,7 +346,7 @@ type adaptiveTick struct {
 	at                     time.Duration
 	waiting, total         int64 // the admin GET's line and admittedTotal
 	rate                   int   // the effective rate, users a minute
-	gateP95, gateErrors    float64
+	guardP95, guardErrors  float64
 	shopBusy, shopQueued   int
 	controlled, signalLost bool
 }
@@ -368,7 +368,7 @@ type adaptiveRun struct {
 	changes  []queue.RateChange        // oldest first, gathered from the samples
 	seen     map[queue.RateChange]bool // … those in changes
 	final    queue.EventStatus
-	reports  int // samples that showed a fresh report of the gate
+	reports  int // samples that showed a fresh report of the guard
 }
 
 // since returns the time since the run's start.
@@ -396,7 +396,7 @@ func measureAdaptive(ctx context.Context, cfg adaptiveConfig, m admissionMode, s
 		return nil, err
 	}
 	defer s.close()
-	// The gate reports before the sale starts, as it would in front of a
+	// The guard reports before the sale starts, as it would in front of a
 	// live shop: wait for its first report.
 	if err := waitForReport(ctx, s); err != nil {
 		return nil, err
@@ -442,7 +442,7 @@ func measureAdaptive(ctx context.Context, cfg adaptiveConfig, m admissionMode, s
 	return r, nil
 }
 
-// waitForReport waits until producer-api holds a report of the run's gate.
+// waitForReport waits until producer-api holds a report of the run's guard.
 func waitForReport(ctx context.Context, s *adaptiveStack) error {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
@@ -451,7 +451,7 @@ func waitForReport(ctx context.Context, s *adaptiveStack) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("no health report of the gate reached producer-api within 15s (%v)", err)
+			return fmt.Errorf("no health report of the guard reached producer-api within 15s (%v)", err)
 		}
 		if !waitUntil(ctx, time.Now().Add(200*time.Millisecond)) {
 			return ctx.Err()
@@ -460,7 +460,7 @@ func waitForReport(ctx context.Context, s *adaptiveStack) error {
 }
 
 // visitor is one person: joins, waits on the WebSocket for the admitted
-// frame, then visits the shop through the gate. Once ctx ends it stops
+// frame, then visits the shop through the guard. Once ctx ends it stops
 // where it is.
 func (r *adaptiveRun) visitor(ctx context.Context, cfg adaptiveConfig, s *adaptiveStack, joins *http.Client, visits http.RoundTripper, i int) {
 	j, err := joinAs(ctx, joins, s.producer, s.event, fmt.Sprintf("v%05d", i))
@@ -491,7 +491,7 @@ func (r *adaptiveRun) visitor(ctx context.Context, cfg adaptiveConfig, s *adapti
 	}
 }
 
-// visit follows the admitted frame's redirectUrl into the gate (which
+// visit follows the admitted frame's redirectUrl into the guard (which
 // trades the token for its cookie), then asks for the shop's home page, a
 // product and the order, thinking between them. A page that fails is
 // asked for once more after a second; failing again, the visitor gives up.
@@ -503,7 +503,7 @@ func (r *adaptiveRun) visit(ctx context.Context, cfg adaptiveConfig, s *adaptive
 	status, loc, err := fetch(ctx, c, http.MethodGet, redirect, "")
 	if err != nil || status != http.StatusFound {
 		if ctx.Err() == nil {
-			r.fail("entering through the gate", fmt.Errorf("%d %s %v", status, loc, err))
+			r.fail("entering through the guard", fmt.Errorf("%d %s %v", status, loc, err))
 		}
 		return false
 	}
@@ -517,7 +517,7 @@ func (r *adaptiveRun) visit(ctx context.Context, cfg adaptiveConfig, s *adaptive
 		if k > 0 && cfg.think > 0 && !waitUntil(ctx, time.Now().Add(cfg.think/2+rand.N(cfg.think))) {
 			return false
 		}
-		if !r.page(ctx, c, st.method, s.gate+st.path, st.form) {
+		if !r.page(ctx, c, st.method, s.guard+st.path, st.form) {
 			return false
 		}
 	}
@@ -595,7 +595,7 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 		}
 		shop := s.shop.Stats()
 		t := adaptiveTick{at: r.since(), waiting: ev.Waiting, total: ev.AdmittedTotal,
-			rate: ev.AdmitPerMinute, gateP95: math.NaN(), gateErrors: math.NaN(), shopBusy: shop.InService, shopQueued: shop.Waiting}
+			rate: ev.AdmitPerMinute, guardP95: math.NaN(), guardErrors: math.NaN(), shopBusy: shop.InService, shopQueued: shop.Waiting}
 		if ev.Control != nil {
 			t.controlled, t.rate, t.signalLost = true, ev.Control.AdmitPerMinute, ev.Control.SignalLost
 		}
@@ -604,10 +604,10 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 				continue
 			}
 			if h.P95Ms != nil {
-				t.gateP95 = *h.P95Ms
+				t.guardP95 = *h.P95Ms
 			}
 			if h.ErrorRate != nil {
-				t.gateErrors = *h.ErrorRate
+				t.guardErrors = *h.ErrorRate
 			}
 			if h.At > lastReport {
 				lastReport = h.At
@@ -621,8 +621,8 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 		joined, admitted, ordered, gaveUp, pages := len(r.joined), len(r.admitted), len(r.ordered), len(r.gaveUp), len(r.pages)
 		r.mu.Unlock()
 		r.gather(ev)
-		fmt.Fprintf(stderr, "  %-8s %4.0fs  joined %5d  waiting %5d  in shop %4d  ordered %5d  gave up %4d  pages %6d  rate %5d/min  gate p95 %s\n",
-			r.mode.name, t.at.Seconds(), joined, ev.Waiting, admitted-ordered-gaveUp, ordered, gaveUp, pages, t.rate, fmtMs(t.gateP95))
+		fmt.Fprintf(stderr, "  %-8s %4.0fs  joined %5d  waiting %5d  in shop %4d  ordered %5d  gave up %4d  pages %6d  rate %5d/min  guard p95 %s\n",
+			r.mode.name, t.at.Seconds(), joined, ev.Waiting, admitted-ordered-gaveUp, ordered, gaveUp, pages, t.rate, fmtMs(t.guardP95))
 	}
 }
 

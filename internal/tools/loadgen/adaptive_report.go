@@ -30,7 +30,7 @@ type secondRow struct {
 	rate                            int     // the effective rate, users a minute
 	pages, errors                   int     // ended in this second
 	p95                             float64 // ms; NaN without pages
-	gateP95, gateErrors             float64 // the gate's latest report; NaN: none
+	guardP95, guardErrors           float64 // the guard's latest report; NaN: none
 	shopBusy, shopQueued            int
 	sampled, controlled, signalLost bool
 }
@@ -94,9 +94,9 @@ func (r *adaptiveRun) rows() []secondRow {
 		}
 		s.sampled = ok
 		s.waiting, s.admittedTotal, s.rate = int(t.waiting), t.total, t.rate
-		s.gateP95, s.gateErrors = t.gateP95, t.gateErrors
+		s.guardP95, s.guardErrors = t.guardP95, t.guardErrors
 		if t.at == 0 {
-			s.gateP95, s.gateErrors = math.NaN(), math.NaN()
+			s.guardP95, s.guardErrors = math.NaN(), math.NaN()
 		}
 		s.shopBusy, s.shopQueued, s.controlled, s.signalLost = t.shopBusy, t.shopQueued, t.controlled, t.signalLost
 		totals[i] = t.total
@@ -196,7 +196,7 @@ func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun, rows []
 			r.mode.name, s.pages, s.errors, 100*s.errorShare(), report.Millis(s.p50), report.Millis(s.p95), report.Millis(s.p99),
 			report.Millis(cfg.target), 100*s.pagesWithin, s.peakP95, report.Millis(cfg.target), 100*s.withinTarget)
 		if c := r.final.Control; c != nil {
-			fmt.Fprintf(w, "control %-8s increases %d  decreases %d  stops %d  phase %s  rate at the end %d/min  gate reports seen %d\n",
+			fmt.Fprintf(w, "control %-8s increases %d  decreases %d  stops %d  phase %s  rate at the end %d/min  guard reports seen %d\n",
 				r.mode.name, c.Increases, c.Decreases, c.Stops, c.Phase, c.Rate, r.reports)
 		}
 		r.failures.print(w, "failures "+r.mode.name+" ")
@@ -256,7 +256,7 @@ func writeAdaptiveCSV(path string, runs []*adaptiveRun, rows [][]secondRow) erro
 			_ = w.Write([]string{r.mode.name, strconv.Itoa(s.second), strconv.Itoa(s.joined), strconv.Itoa(s.waiting),
 				strconv.Itoa(s.inShop), strconv.Itoa(s.ordered), strconv.Itoa(s.gaveUp), strconv.FormatInt(s.admittedTotal, 10),
 				num(s.admittedPerMin, 0), strconv.Itoa(s.rate), strconv.Itoa(s.pages), strconv.Itoa(s.errors), num(s.p95, 1),
-				num(s.gateP95, 1), num(s.gateErrors, 4), strconv.Itoa(s.shopBusy), strconv.Itoa(s.shopQueued), strconv.FormatBool(s.signalLost)})
+				num(s.guardP95, 1), num(s.guardErrors, 4), strconv.Itoa(s.shopBusy), strconv.Itoa(s.shopQueued), strconv.FormatBool(s.signalLost)})
 		}
 	}
 	w.Flush()
@@ -290,14 +290,14 @@ const (
 	colAdmitted = "#17becf"
 	colLimit    = "#555555"
 	colP95      = "#d62728"
-	colGate     = "#8c564b"
+	colGuard    = "#8c564b"
 	colTarget   = "#111111"
 )
 
 // adaptiveChart draws a column per run, the same four panels in each, on
 // the same scales: the visitors (joined, waiting, in the shop, ordered),
 // the admission rate (the effective rate, what was admitted, the shop's
-// limit), the shop's p95 as the visitors saw it (with the gate's reported
+// limit), the shop's p95 as the visitors saw it (with the guard's reported
 // p95 and the target) and the share of failed pages.
 func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, now time.Time) *svgchart.Chart {
 	var maxT, maxUsers float64
@@ -321,9 +321,9 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 	c := &svgchart.Chart{
 		Title: fmt.Sprintf("Adaptive admission against a fixed rate: %d visitors at a demo shop that bears about %.0f a minute", cfg.users, cfg.shopPerMinute()),
 		Subtitles: []string{
-			fmt.Sprintf("The shop: %d workers × %s a page, 503 after %s in its queue; waitq is not told its limit. A visit: %d pages through waitq-gate, %s think time, one retry of a failed page.",
+			fmt.Sprintf("The shop: %d workers × %s a page, 503 after %s in its queue; waitq is not told its limit. A visit: %d pages through waitq-guard, %s think time, one retry of a failed page.",
 				cfg.workers, cfg.workTime, cfg.queueTimeout, visitPages, cfg.think),
-			fmt.Sprintf("%d visitors join over %s; the gate reports the p95 and errors of a %s window every %s; admission ticks every %s. %s, %d cores, %s.",
+			fmt.Sprintf("%d visitors join over %s; the guard reports the p95 and errors of a %s window every %s; admission ticks every %s. %s, %d cores, %s.",
 				cfg.users, cfg.arrive, adaptiveWindow, adaptiveInterval, adaptiveMonitor, now.UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.Version()),
 			"loadgen adaptive " + cfg.line(),
 		},
@@ -332,7 +332,7 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 	var users, rates, lats, errs []svgchart.Panel
 	for i, r := range runs {
 		c.ColumnTitles = append(c.ColumnTitles, r.mode.label(cfg))
-		var joined, waiting, inShop, ordered, rate, admitted, p95, gateP95, errPct []svgchart.Point
+		var joined, waiting, inShop, ordered, rate, admitted, p95, guardP95, errPct []svgchart.Point
 		peak := 0.0
 		for _, s := range rows[i] {
 			peak = max(peak, s.admittedPerMin)
@@ -344,7 +344,7 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 			rate = append(rate, svgchart.Point{X: x, Y: float64(s.rate)})
 			admitted = append(admitted, svgchart.Point{X: x, Y: s.admittedPerMin})
 			p95 = append(p95, svgchart.Point{X: x, Y: s.p95})
-			gateP95 = append(gateP95, svgchart.Point{X: x, Y: s.gateP95})
+			guardP95 = append(guardP95, svgchart.Point{X: x, Y: s.guardP95})
 			errPct = append(errPct, svgchart.Point{X: x, Y: s.errorPct()})
 		}
 		span := []svgchart.Point{{X: 0}, {X: xAxis.Max}}
@@ -380,7 +380,7 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 			Title: "Shop latency, p95 of each second's pages", X: xAxis, Y: msAxis,
 			Series: []svgchart.Series{
 				{Name: fmt.Sprintf("target %d ms", cfg.target.Milliseconds()), Color: colTarget, Dashed: true, Width: 1.2, Points: level(targetMs)},
-				{Name: fmt.Sprintf("gate's report (%s window)", adaptiveWindow), Color: colGate, Width: 1.2, Points: gateP95},
+				{Name: fmt.Sprintf("guard's report (%s window)", adaptiveWindow), Color: colGuard, Width: 1.2, Points: guardP95},
 				{Name: "as visitors saw it", Color: colP95, Points: p95},
 			},
 		})

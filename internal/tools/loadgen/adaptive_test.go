@@ -30,9 +30,9 @@ func testRun(m admissionMode) *adaptiveRun {
 		{end: 1900 * time.Millisecond, took: 40 * time.Millisecond},
 	}
 	r.ticks = []adaptiveTick{
-		{at: 1010 * time.Millisecond, waiting: 1, total: 2, rate: 300, gateP95: 12, gateErrors: 0.5, controlled: m.adaptive},
+		{at: 1010 * time.Millisecond, waiting: 1, total: 2, rate: 300, guardP95: 12, guardErrors: 0.5, controlled: m.adaptive},
 		// second 2's sample is missing: the first one stands
-		{at: 2990 * time.Millisecond, waiting: 0, total: 6, rate: 600, gateP95: math.NaN(), gateErrors: math.NaN(), controlled: m.adaptive},
+		{at: 2990 * time.Millisecond, waiting: 0, total: 6, rate: 600, guardP95: math.NaN(), guardErrors: math.NaN(), controlled: m.adaptive},
 	}
 	return r
 }

@@ -3,10 +3,10 @@
 // Kafka writer), ingest (messages/s of the ingest consumer next to raw
 // pipelined ZADDs), lag (join → visible-in-line lag at a fixed offered rate)
 // sockets (WebSockets, or SSE streams, one ws-gateway process holds with
-// every status frame on time), admit (join → admitted, release → next admitted), gate
-// (pages/s of admitted clients through waitq-gate next to the origin) and
-// adaptive (visitors at the demo shop through waitq-gate, the admission
-// rate following the gate's health reports against a fixed rate; it also
+// every status frame on time), admit (join → admitted, release → next admitted), guard
+// (pages/s of admitted clients through waitq-guard next to the origin) and
+// adaptive (visitors at the demo shop through waitq-guard, the admission
+// rate following the guard's health reports against a fixed rate; it also
 // writes a chart and the samples, adaptive_report.go, drawn with package
 // internal/tools/svgchart). Each Run function takes the subcommand's flags,
 // prints its table to stdout and its progress to stderr; the rows

@@ -21,7 +21,7 @@ const (
 // whose figures are compared between one Redis and a cluster.
 const clusterFlagUsage = "run against a Redis Cluster of three masters (redis-server children, redis-cli --cluster create) instead of one redis-server"
 
-// loadFlagErrors checks the -c and -d flags that joins, lag and gate share.
+// loadFlagErrors checks the -c and -d flags that joins, lag and guard share.
 func loadFlagErrors(concurrency int, duration time.Duration) []error {
 	var errs []error
 	if concurrency < 1 || concurrency > maxConcurrency {

@@ -1,7 +1,7 @@
 // waitq admin view: events with their live sizes, phase, draw and fairness
 // figures; each event's admission (a fixed rate, or the adaptive
 // controller's state, its recent changes and the health reporters) with the
-// settings a gate needs to report; changes of capacity, admission rate and
+// settings a guard needs to report; changes of capacity, admission rate and
 // state (open, paused, closed); adaptive admission on, changed or off; and
 // scheduling a ticket drop (opening, pre-queue, close).
 "use strict";
@@ -245,10 +245,10 @@ async function exportDraw(id) {
 }
 
 // ---- Admission: per event, the fixed rate or the adaptive controller, the
-// health reporters, and the gate's settings.
+// health reporters, and the guard's settings.
 
 // panels keeps each event's admission panel, so that a refresh rebuilds
-// only what changed and the buttons, the open gate settings and the focus
+// only what changed and the buttons, the open guard settings and the focus
 // stay put.
 const panels = new Map();
 
@@ -323,7 +323,7 @@ function renderAdmission(list) {
 
 // makePanel builds the parts of an event's panel that stay: the heading,
 // the place of the live figures, the button to the adaptive form and the
-// gate settings.
+// guard settings.
 function makePanel(id) {
   const root = el("section", undefined, "admission-panel");
   root.dataset.event = id;
@@ -337,8 +337,8 @@ function makePanel(id) {
   edit.type = "button";
   const p = { id, root, mode, live, edit, event: null, sig: "", tokenSig: "" };
   edit.addEventListener("click", () => editAdaptive(p.event));
-  p.gate = makeGate(p);
-  root.append(h, live, edit, p.gate.root);
+  p.guard = makeGuard(p);
+  root.append(h, live, edit, p.guard.root);
   return p;
 }
 
@@ -355,7 +355,7 @@ function updatePanel(p, e) {
     cols.append(rateColumn(e), reportersColumn(e));
     p.live.replaceChildren(cols);
   }
-  updateGate(p, e);
+  updateGuard(p, e);
 }
 
 // rateColumn describes how e admits: its fixed rate or its controller.
@@ -512,7 +512,7 @@ function reportersColumn(e) {
   const col = el("div", undefined, "reporters-col");
   const health = e.health || [];
   if (!health.length) {
-    col.append(el("p", "No health reports yet. A gate set up as below, or the shop itself, posts them.", "muted no-reports"));
+    col.append(el("p", "No health reports yet. A guard set up as below, or the shop itself, posts them.", "muted no-reports"));
     return col;
   }
   const timeout = e.adaptive ? 1000 * e.adaptive.signalTimeoutSeconds : 0;
@@ -541,20 +541,20 @@ function reportersColumn(e) {
   return col;
 }
 
-// makeGate builds an event's gate settings: its report token and the
-// variables waitq-gate needs to report the shop's health, with copy
+// makeGuard builds an event's guard settings: its report token and the
+// variables waitq-guard needs to report the shop's health, with copy
 // buttons and the token's replacement.
-function makeGate(p) {
-  const root = el("details", undefined, "gate");
-  root.append(el("summary", "Gate settings and report token"));
-  root.append(el("p", "A gate (or the shop itself) posts health reports with the event's report token instead of the admin token. Keep it secret.", "muted"));
+function makeGuard(p) {
+  const root = el("details", undefined, "guard");
+  root.append(el("summary", "Guard settings and report token"));
+  root.append(el("p", "A guard (or the shop itself) posts health reports with the event's report token instead of the admin token. Keep it secret.", "muted"));
   const tokenCode = el("code", "", "hash report-token");
   tokenCode.id = `token-${p.id}`;
   const tokenLabel = el("div", "Report token:");
-  const env = el("pre", "", "gate-env");
-  env.id = `gate-env-${p.id}`;
-  const envLabel = el("div", "waitq-gate settings (WAITQ_HEALTH_URL as this page reaches producer-api; give the address the gate reaches it at if that differs):");
-  const status = el("p", "", "gate-status");
+  const env = el("pre", "", "guard-env");
+  env.id = `guard-env-${p.id}`;
+  const envLabel = el("div", "waitq-guard settings (WAITQ_HEALTH_URL as this page reaches producer-api; give the address the guard reaches it at if that differs):");
+  const status = el("p", "", "guard-status");
   status.setAttribute("role", "status");
   const button = (text, cls, fn) => {
     const b = el("button", text, `secondary ${cls}`);
@@ -569,13 +569,13 @@ function makeGate(p) {
   return { root, tokenCode, env, status };
 }
 
-function updateGate(p, e) {
+function updateGuard(p, e) {
   const url = config.producerUrl || location.origin;
   const sig = `${e.reportToken}\n${url}`;
   if (sig === p.tokenSig) return;
   p.tokenSig = sig;
-  p.gate.tokenCode.textContent = e.reportToken || "";
-  p.gate.env.textContent = `WAITQ_EVENT_ID=${e.eventId}\nWAITQ_HEALTH_URL=${url}\nWAITQ_HEALTH_TOKEN=${e.reportToken || ""}`;
+  p.guard.tokenCode.textContent = e.reportToken || "";
+  p.guard.env.textContent = `WAITQ_EVENT_ID=${e.eventId}\nWAITQ_HEALTH_URL=${url}\nWAITQ_HEALTH_TOKEN=${e.reportToken || ""}`;
 }
 
 // copy puts the text of element src on the clipboard; where the browser
@@ -606,9 +606,9 @@ function newReportToken() {
 }
 
 async function rotateToken(id, status) {
-  if (!confirm(`Replace the report token of ${id}? Reports with the current token are refused from now on, until the gates get the new one.`)) return;
+  if (!confirm(`Replace the report token of ${id}? Reports with the current token are refused from now on, until the guards get the new one.`)) return;
   const { ok, message } = await putEvent(id, { reportToken: newReportToken() });
-  say(status, ok ? "The report token was replaced: give the gates the new one." : message, !ok);
+  say(status, ok ? "The report token was replaced: give the guards the new one." : message, !ok);
   refresh();
 }
 

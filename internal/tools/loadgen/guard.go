@@ -22,15 +22,15 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// Fixed settings of "loadgen gate".
+// Fixed settings of "loadgen guard".
 const (
-	gateEvent   = "bench-gate"
-	gatePage    = "/product/1" // a protected path
+	guardEvent  = "bench-guard"
+	guardPage   = "/product/1" // a protected path
 	maxGateBody = 1 << 20
 )
 
-// gateConfig are the settings of "loadgen gate".
-type gateConfig struct {
+// guardConfig are the settings of "loadgen guard".
+type guardConfig struct {
 	concurrency int
 	duration    time.Duration
 	maxReqs     int64
@@ -39,8 +39,8 @@ type gateConfig struct {
 	originCPU   time.Duration
 }
 
-// bind declares the gate flags.
-func (c *gateConfig) bind(fs *flag.FlagSet) {
+// bind declares the guard flags.
+func (c *guardConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.concurrency, "c", 64, "admitted clients, each a keep-alive connection with its own entry token")
 	fs.DurationVar(&c.duration, "d", 10*time.Second, "duration of each measurement (at most 120s)")
 	fs.Int64Var(&c.maxReqs, "n", 1_000_000, "most requests of each measurement")
@@ -49,13 +49,13 @@ func (c *gateConfig) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&c.originCPU, "origin-cpu", 0, "CPU time the origin spends on each page (0: a trivial origin), as a site rendering pages would")
 }
 
-// line returns the settings line of the gate table.
-func (c *gateConfig) line() string {
+// line returns the settings line of the guard table.
+func (c *guardConfig) line() string {
 	return fmt.Sprintf("-c %d -d %s -n %d -warmup %s -body %d -origin-cpu %s", c.concurrency, c.duration, c.maxReqs, c.warmup, c.body, c.originCPU)
 }
 
-// validate checks the gate flags.
-func (c *gateConfig) validate() error {
+// validate checks the guard flags.
+func (c *guardConfig) validate() error {
 	errs := warmedFlagErrors(c.concurrency, c.duration, c.warmup, c.maxReqs)
 	if c.originCPU < 0 || c.originCPU > time.Second {
 		errs = append(errs, fmt.Errorf("-origin-cpu %s: must be between 0 and 1s", c.originCPU))
@@ -66,16 +66,16 @@ func (c *gateConfig) validate() error {
 	return errors.Join(errs...)
 }
 
-// RunGate measures what waitq-gate costs an admitted visitor: pages/s and
+// RunGuard measures what waitq-guard costs an admitted visitor: pages/s and
 // latency from clients that each hold a valid entry cookie, through the
-// gate (guard + reverse proxy) to a trivial origin, next to the same
+// guard (guard + reverse proxy) to a trivial origin, next to the same
 // clients straight to the origin and through a bare httputil reverse proxy
 // (so the guard's own cost shows apart from the extra hop). The origin, a
 // stand-in gateway serving the keys of a test keyring, the bare proxy and
-// the gate run in this process on loopback.
-func RunGate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	var cfg gateConfig
-	if ok, err := begin("gate", &cfg, args, stdout, stderr); !ok {
+// the guard run in this process on loopback.
+func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg guardConfig
+	if ok, err := begin("guard", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
 	originBase, stopOrigin, err := serveLoopback("origin", originHandler(cfg.body, cfg.originCPU))
@@ -94,58 +94,58 @@ func RunGate(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer stopGateway()
-	gateBase, stopGate, err := startGate(ctx, originBase, gwBase, stderr)
+	guardBase, stopGuard, err := startGuard(ctx, originBase, gwBase, stderr)
 	if err != nil {
 		return err
 	}
-	defer stopGate()
+	defer stopGuard()
 	proxyBase, stopProxy, err := serveLoopback("bare proxy", bareProxy(originBase))
 	if err != nil {
 		return err
 	}
 	defer stopProxy()
-	fmt.Fprintf(stdout, "target   waitq-gate in-process (cached cookie check, httputil reverse proxy), a bare httputil reverse proxy and the origin in-process: GET %s, %d-byte page, %s of CPU a page\n", gatePage, cfg.body, cfg.originCPU)
+	fmt.Fprintf(stdout, "target   waitq-guard in-process (cached cookie check, httputil reverse proxy), a bare httputil reverse proxy and the origin in-process: GET %s, %d-byte page, %s of CPU a page\n", guardPage, cfg.body, cfg.originCPU)
 
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
-	cookies, err := admitClients(ctx, lc.http, gateBase, keys, cfg.concurrency)
+	cookies, err := admitClients(ctx, lc.http, guardBase, keys, cfg.concurrency)
 	if err != nil {
 		return err
 	}
 	lc.Close()
-	// The origin alone is measured first, so nothing the gate left behind
+	// The origin alone is measured first, so nothing the guard left behind
 	// weighs on it.
-	direct, err := measurePages(ctx, lc, cfg, target{"origin", originBase + gatePage}, cookies, stderr)
+	direct, err := measurePages(ctx, lc, cfg, target{"origin", originBase + guardPage}, cookies, stderr)
 	if err != nil {
 		return err
 	}
-	bare, err := measurePages(ctx, lc, cfg, target{"bare-proxy", proxyBase + gatePage}, cookies, stderr)
+	bare, err := measurePages(ctx, lc, cfg, target{"bare-proxy", proxyBase + guardPage}, cookies, stderr)
 	if err != nil {
 		return err
 	}
-	gated, err := measurePages(ctx, lc, cfg, target{"through-gate", gateBase + gatePage}, cookies, stderr)
+	gated, err := measurePages(ctx, lc, cfg, target{"through-guard", guardBase + guardPage}, cookies, stderr)
 	if err != nil {
 		return err
 	}
-	passed, toLine := gateOutcomes(ctx, gateBase)
+	passed, toLine := guardOutcomes(ctx, guardBase)
 
 	fmt.Fprintln(stdout)
 	printGateRow(stdout, &gated)
 	printGateRow(stdout, &bare)
 	printGateRow(stdout, &direct)
-	report.Ratio(stdout, "through-gate/origin", gated.rate(), direct.rate())
-	report.Ratio(stdout, "through-gate/bare-proxy", gated.rate(), bare.rate())
+	report.Ratio(stdout, "through-guard/origin", gated.rate(), direct.rate())
+	report.Ratio(stdout, "through-guard/bare-proxy", gated.rate(), bare.rate())
 	report.Ratio(stdout, "bare-proxy/origin", bare.rate(), direct.rate())
-	report.Summary(stdout, fmt.Sprintf("pages through waitq-gate, %d admitted clients, origin %s CPU a page", cfg.concurrency, cfg.originCPU),
+	report.Summary(stdout, fmt.Sprintf("pages through waitq-guard, %d admitted clients, origin %s CPU a page", cfg.concurrency, cfg.originCPU),
 		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", gated.rate(), report.Millis(gated.lat.Percentile(0.5)), report.Millis(gated.lat.Percentile(0.99))),
 		fmt.Sprintf("origin straight %.0f/s, p50 %s, p99 %s", direct.rate(), report.Millis(direct.lat.Percentile(0.5)), report.Millis(direct.lat.Percentile(0.99))),
 		gated.rate(), direct.rate(), "≥ 0.7")
-	report.Summary(stdout, "waitq-gate against a bare reverse proxy (the guard's own cost)",
+	report.Summary(stdout, "waitq-guard against a bare reverse proxy (the guard's own cost)",
 		fmt.Sprintf("%.0f/s", gated.rate()), fmt.Sprintf("httputil.ReverseProxy alone %.0f/s", bare.rate()), gated.rate(), bare.rate(), "")
 	printErrors(stdout, &gated)
 	printErrors(stdout, &bare)
 	printErrors(stdout, &direct)
-	fmt.Fprintf(stdout, "check  the gate passed %s requests and sent %s to the line; %d clients entered with waitq_token first\n", passed, toLine, len(cookies))
+	fmt.Fprintf(stdout, "check  the guard passed %s requests and sent %s to the line; %d clients entered with waitq_token first\n", passed, toLine, len(cookies))
 	return nil
 }
 
@@ -162,13 +162,13 @@ func originHandler(size int, work time.Duration) http.Handler {
 	})
 }
 
-// bareProxy is the baseline of the gate's own cost: net/http/httputil's
-// reverse proxy to origin with the gate's transport, and nothing else.
+// bareProxy is the baseline of the guard's own cost: net/http/httputil's
+// reverse proxy to origin with the guard's transport, and nothing else.
 func bareProxy(origin string) http.Handler {
 	u, _ := url.Parse(origin) // made by serveLoopback
 	return &httputil.ReverseProxy{
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.SetXForwarded() },
-		Transport: gate.NewTransport(),
+		Transport: guard.NewTransport(),
 	}
 }
 
@@ -192,16 +192,16 @@ func serveLoopback(name string, h http.Handler) (base string, stop func(), err e
 	}, nil
 }
 
-// startGate runs waitq-gate in this process with its defaults, in front of
+// startGuard runs waitq-guard in this process with its defaults, in front of
 // origin, with the keys of the gateway at gw, and waits until it is ready.
-func startGate(ctx context.Context, origin, gw string, stderr io.Writer) (base string, stop func(), err error) {
+func startGuard(ctx context.Context, origin, gw string, stderr io.Writer) (base string, stop func(), err error) {
 	addr, err := svcproc.FreeAddr()
 	if err != nil {
 		return "", nil, err
 	}
-	return startServiceOn(ctx, &app.Gate{}, addr, gate.AdminPrefix+"readyz", map[string]string{
+	return startServiceOn(ctx, &app.Guard{}, addr, guard.AdminPrefix+"readyz", map[string]string{
 		"WAITQ_ORIGIN_URL":  origin,
-		"WAITQ_EVENT_ID":    gateEvent,
+		"WAITQ_EVENT_ID":    guardEvent,
 		"WAITQ_GATEWAY_URL": gw,
 		// Never visited: every client holds a valid token.
 		"WAITQ_WAITING_ROOM_URL": "http://127.0.0.1:9/",
@@ -212,14 +212,14 @@ func startGate(ctx context.Context, origin, gw string, stderr io.Writer) (base s
 // admitClients signs an entry token for each of n clients and brings each
 // in as the waiting room does: GET with waitq_token, answered 302 and the
 // cookie. It returns each client's Cookie header.
-func admitClients(ctx context.Context, c *http.Client, gateBase string, keys *entry.Keyring, n int) ([]string, error) {
+func admitClients(ctx context.Context, c *http.Client, guardBase string, keys *entry.Keyring, n int) ([]string, error) {
 	cookies := make([]string, n)
 	noFollow := *c
 	noFollow.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	for i := range cookies {
 		now := time.Now()
-		tok := keys.Sign(entry.Token{EventID: gateEvent, UserID: "bench" + strconv.Itoa(i), Expires: now.Add(time.Hour).UnixMilli(), IssuedAt: now.UnixMilli()})
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, gateBase+gatePage+"?"+entry.TokenParam+"="+tok, nil)
+		tok := keys.Sign(entry.Token{EventID: guardEvent, UserID: "bench" + strconv.Itoa(i), Expires: now.Add(time.Hour).UnixMilli(), IssuedAt: now.UnixMilli()})
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, guardBase+guardPage+"?"+entry.TokenParam+"="+tok, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +235,7 @@ func admitClients(ctx context.Context, c *http.Client, gateBase string, keys *en
 				cookie = ck
 			}
 		}
-		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != gatePage || cookie == nil {
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != guardPage || cookie == nil {
 			return nil, fmt.Errorf("entering client %d: %s, Location %q, Set-Cookie %q", i, resp.Status, resp.Header.Get("Location"), resp.Header.Values("Set-Cookie"))
 		}
 		cookies[i] = cookie.Name + "=" + cookie.Value
@@ -245,13 +245,13 @@ func admitClients(ctx context.Context, c *http.Client, gateBase string, keys *en
 
 // measurePages runs the warm-up and then the recorded measurement of GETs
 // of t, worker i sending cookies[i].
-func measurePages(ctx context.Context, lc *loadClient, cfg gateConfig, t target, cookies []string, stderr io.Writer) (result, error) {
+func measurePages(ctx context.Context, lc *loadClient, cfg guardConfig, t target, cookies []string, stderr io.Writer) (result, error) {
 	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, cfg.warmup, cfg.maxReqs, "",
 		func(phase) request { return pagesOf(lc, t, cookies) }, stderr)
 	return r, err
 }
 
-// pagesOf is the request of the gate measurement: a GET of t.url with the
+// pagesOf is the request of the guard measurement: a GET of t.url with the
 // worker's cookie, expecting 200.
 func pagesOf(lc *loadClient, t target, cookies []string) request {
 	return func(ctx context.Context, w *worker, _ int) (string, string) {
@@ -265,11 +265,11 @@ func getPage(ctx context.Context, c *http.Client, url, cookie string) (class, sa
 	return send(ctx, c, http.MethodGet, url, http.StatusOK, "Cookie", cookie)
 }
 
-// gateOutcomes reads the gate's passed and to_line counters from its
+// guardOutcomes reads the guard's passed and to_line counters from its
 // metrics; "?" when they cannot be read.
-func gateOutcomes(ctx context.Context, gateBase string) (passed, toLine string) {
+func guardOutcomes(ctx context.Context, guardBase string) (passed, toLine string) {
 	passed, toLine = "?", "?"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, gateBase+gate.AdminPrefix+"metrics", nil)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, guardBase+guard.AdminPrefix+"metrics", nil)
 	if err != nil {
 		return
 	}
@@ -282,10 +282,10 @@ func gateOutcomes(ctx context.Context, gateBase string) (passed, toLine string) 
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, `waitq_gate_requests_total{event="`+gateEvent+`",outcome="passed"} `); ok {
+		if v, ok := strings.CutPrefix(line, `waitq_guard_requests_total{event="`+guardEvent+`",outcome="passed"} `); ok {
 			passed = v
 		}
-		if v, ok := strings.CutPrefix(line, `waitq_gate_requests_total{event="`+gateEvent+`",outcome="to_line"} `); ok {
+		if v, ok := strings.CutPrefix(line, `waitq_guard_requests_total{event="`+guardEvent+`",outcome="to_line"} `); ok {
 			toLine = v
 		}
 	}
@@ -294,7 +294,7 @@ func gateOutcomes(ctx context.Context, gateBase string) (passed, toLine string) 
 
 // printGateRow prints one measured target.
 func printGateRow(w io.Writer, r *result) {
-	fmt.Fprintf(w, "gate   %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
+	fmt.Fprintf(w, "guard   %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
 		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
 		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
 }

@@ -1,4 +1,4 @@
-package gate_test
+package guard_test
 
 import (
 	"context"
@@ -46,8 +46,8 @@ func newOrigin(t *testing.T) *origin {
 	o := &origin{hung: make(chan struct{}, 10)}
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
-		o.got = append(o.got, seen{r.URL.RequestURI(), r.Header.Get("Cookie"), r.Header.Get(gate.UserHeader),
-			r.Header.Get(gate.ExpiresHeader), r.Header.Get("X-Forwarded-Host")})
+		o.got = append(o.got, seen{r.URL.RequestURI(), r.Header.Get("Cookie"), r.Header.Get(guard.UserHeader),
+			r.Header.Get(guard.ExpiresHeader), r.Header.Get("X-Forwarded-Host")})
 		o.mu.Unlock()
 		switch r.URL.Path {
 		case "/boom":
@@ -76,19 +76,19 @@ func (o *origin) last() (seen, int) {
 	return o.got[len(o.got)-1], len(o.got)
 }
 
-// fixture is a gate in front of an origin, with the gateway's JWKS and
+// fixture is a guard in front of an origin, with the gateway's JWKS and
 // release route.
 type fixture struct {
 	origin   *origin
-	gate     *gate.Gate
+	guard    *guard.Proxy
 	srv      *httptest.Server
 	client   *http.Client // follows no redirect
 	keys     *entry.Keyring
 	releases chan string
-	logs     *testenv.Buffer // the gate's log, shown when the test fails
+	logs     *testenv.Buffer // the guard's log, shown when the test fails
 }
 
-func newFixture(t *testing.T, mod func(*gate.Config)) *fixture {
+func newFixture(t *testing.T, mod func(*guard.Config)) *fixture {
 	t.Helper()
 	k, err := entry.NewKeyring("k1", []byte(strings.Repeat("s", 32)), nil)
 	if err != nil {
@@ -97,7 +97,7 @@ func newFixture(t *testing.T, mod func(*gate.Config)) *fixture {
 	f := &fixture{origin: newOrigin(t), keys: k, releases: make(chan string, 10), logs: &testenv.Buffer{}}
 	t.Cleanup(func() {
 		if t.Failed() {
-			t.Logf("the gate's log:\n%s", f.logs.String())
+			t.Logf("the guard's log:\n%s", f.logs.String())
 		}
 	})
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -114,19 +114,19 @@ func newFixture(t *testing.T, mod func(*gate.Config)) *fixture {
 		}
 	}))
 	t.Cleanup(gw.Close)
-	cfg := gate.Config{
+	cfg := guard.Config{
 		OriginURL: f.origin.URL, EventID: event, WaitingRoomURL: room, GatewayURL: gw.URL,
-		Bypass: gate.DefaultBypass,
+		Bypass: guard.DefaultBypass,
 	}
 	if mod != nil {
 		mod(&cfg)
 	}
 	keys := entry.NewKeySource(entry.KeySourceConfig{URL: gw.URL + "/.well-known/jwks.json"})
-	f.gate, err = gate.New(cfg, gate.Deps{Keys: keys, Logger: slog.New(slog.NewTextHandler(f.logs, nil))})
+	f.guard, err = guard.New(cfg, guard.Deps{Keys: keys, Logger: slog.New(slog.NewTextHandler(f.logs, nil))})
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.srv = httptest.NewServer(f.gate)
+	f.srv = httptest.NewServer(f.guard)
 	t.Cleanup(f.srv.Close)
 	f.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return f
@@ -137,7 +137,7 @@ func (f *fixture) token(user string) string {
 	return f.keys.Sign(entry.Token{EventID: event, UserID: user, Expires: time.Now().Add(time.Hour).UnixMilli(), IssuedAt: time.Now().UnixMilli()})
 }
 
-// do sends a request to the gate with the given Cookie header and headers.
+// do sends a request to the guard with the given Cookie header and headers.
 func (f *fixture) do(t *testing.T, method, uri, cookie string, header ...string) (*http.Response, string) {
 	t.Helper()
 	req, err := http.NewRequest(method, f.srv.URL+uri, nil)
@@ -159,10 +159,10 @@ func (f *fixture) do(t *testing.T, method, uri, cookie string, header ...string)
 	return resp, string(b)
 }
 
-// metrics returns the gate's /metrics text.
+// metrics returns the guard's /metrics text.
 func (f *fixture) metrics(t *testing.T) string {
 	t.Helper()
-	resp, body := f.do(t, http.MethodGet, gate.AdminPrefix+"metrics", "")
+	resp, body := f.do(t, http.MethodGet, guard.AdminPrefix+"metrics", "")
 	if resp.StatusCode != 200 {
 		t.Fatalf("metrics: %d", resp.StatusCode)
 	}
@@ -195,7 +195,7 @@ func TestAdmittedRequestReachesOriginWithoutToken(t *testing.T) {
 
 	// The next request carries the cookie beside the site's own.
 	resp, body := f.do(t, http.MethodGet, "/product/7?ref=mail", "theme=dark; waitq_entry_"+event+"="+tok+"; cart=3",
-		gate.UserHeader, "mallory")
+		guard.UserHeader, "mallory")
 	got, n := f.origin.last()
 	if resp.StatusCode != 200 || body != "origin" || n != 1 {
 		t.Fatalf("admitted request: %d %q, origin hits %d", resp.StatusCode, body, n)
@@ -212,9 +212,9 @@ func TestAdmittedRequestReachesOriginWithoutToken(t *testing.T) {
 		t.Fatalf("POST with the query token: %d, origin got %+v", resp.StatusCode, got)
 	}
 	m := f.metrics(t)
-	wantMetric(t, m, `waitq_gate_requests_total{event="shop-sale",outcome="entered"} 2`)
-	wantMetric(t, m, `waitq_gate_requests_total{event="shop-sale",outcome="passed"} 1`)
-	wantMetric(t, m, `waitq_gate_origin_responses_total{code="2xx",event="shop-sale"} 2`)
+	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="entered"} 2`)
+	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="passed"} 1`)
+	wantMetric(t, m, `waitq_guard_origin_responses_total{code="2xx",event="shop-sale"} 2`)
 }
 
 func TestUnadmittedRequestIsSentToTheLine(t *testing.T) {
@@ -236,15 +236,15 @@ func TestUnadmittedRequestIsSentToTheLine(t *testing.T) {
 		t.Fatalf("the origin got %d unadmitted requests", n)
 	}
 	m := f.metrics(t)
-	wantMetric(t, m, `waitq_gate_requests_total{event="shop-sale",outcome="to_line"} 3`)
-	wantMetric(t, m, `waitq_gate_refused_tokens_total{event="shop-sale",reason="missing"} 2`)
-	wantMetric(t, m, `waitq_gate_refused_tokens_total{event="shop-sale",reason="signature"} 1`)
+	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="to_line"} 3`)
+	wantMetric(t, m, `waitq_guard_refused_tokens_total{event="shop-sale",reason="missing"} 2`)
+	wantMetric(t, m, `waitq_guard_refused_tokens_total{event="shop-sale",reason="signature"} 1`)
 }
 
 func TestBypassedPathsNeedNoToken(t *testing.T) {
-	f := newFixture(t, func(c *gate.Config) { c.Protect = []string{"/product/", "/order", "/cart/*"} })
+	f := newFixture(t, func(c *guard.Config) { c.Protect = []string{"/product/", "/order", "/cart/*"} })
 	for _, p := range []string{"/static/app.css", "/favicon.ico", "/", "/about"} {
-		resp, body := f.do(t, http.MethodGet, p, "", gate.UserHeader, "mallory")
+		resp, body := f.do(t, http.MethodGet, p, "", guard.UserHeader, "mallory")
 		got, _ := f.origin.last()
 		if resp.StatusCode != 200 || body != "origin" || got.user != "" {
 			t.Errorf("%s: %d %q, origin got user %q", p, resp.StatusCode, body, got.user)
@@ -256,7 +256,7 @@ func TestBypassedPathsNeedNoToken(t *testing.T) {
 			t.Errorf("%s: %d, want 302 to the line", p, resp.StatusCode)
 		}
 	}
-	wantMetric(t, f.metrics(t), `waitq_gate_requests_total{event="shop-sale",outcome="bypassed"} 4`)
+	wantMetric(t, f.metrics(t), `waitq_guard_requests_total{event="shop-sale",outcome="bypassed"} 4`)
 }
 
 func TestOriginFailuresAreCounted(t *testing.T) {
@@ -270,16 +270,16 @@ func TestOriginFailuresAreCounted(t *testing.T) {
 		t.Fatalf("origin down: %d, want 502", resp.StatusCode)
 	}
 	m := f.metrics(t)
-	wantMetric(t, m, `waitq_gate_origin_responses_total{code="5xx",event="shop-sale"} 1`)
-	wantMetric(t, m, `waitq_gate_origin_responses_total{code="error",event="shop-sale"} 1`)
-	wantMetric(t, m, `waitq_gate_origin_seconds_count{event="shop-sale"} 2`)
-	if h := f.gate.Health(time.Now()); *h.Requests != 2 || *h.ErrorRate != 1 {
+	wantMetric(t, m, `waitq_guard_origin_responses_total{code="5xx",event="shop-sale"} 1`)
+	wantMetric(t, m, `waitq_guard_origin_responses_total{code="error",event="shop-sale"} 1`)
+	wantMetric(t, m, `waitq_guard_origin_seconds_count{event="shop-sale"} 2`)
+	if h := f.guard.Health(time.Now()); *h.Requests != 2 || *h.ErrorRate != 1 {
 		t.Fatalf("health: %d requests, error rate %v; want 2 failed", *h.Requests, *h.ErrorRate)
 	}
 }
 
 func TestDonePathReleasesTheSlot(t *testing.T) {
-	f := newFixture(t, func(c *gate.Config) { c.DonePath = "/order" })
+	f := newFixture(t, func(c *guard.Config) { c.DonePath = "/order" })
 	tok := f.token("alice")
 	resp, body := f.do(t, http.MethodPost, "/order", "waitq_entry_"+event+"="+tok)
 	if resp.StatusCode != 200 || body != "origin" {
@@ -296,27 +296,27 @@ func TestDonePathReleasesTheSlot(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the gateway got no release")
 	}
-	f.gate.Wait()
-	wantMetric(t, f.metrics(t), `waitq_gate_releases_total{event="shop-sale",result="released"} 1`)
+	f.guard.Wait()
+	wantMetric(t, f.metrics(t), `waitq_guard_releases_total{event="shop-sale",result="released"} 1`)
 }
 
 func TestReadiness(t *testing.T) {
 	f := newFixture(t, nil)
-	resp, body := f.do(t, http.MethodGet, gate.AdminPrefix+"readyz", "")
+	resp, body := f.do(t, http.MethodGet, guard.AdminPrefix+"readyz", "")
 	if resp.StatusCode != 200 || !strings.Contains(body, `"ready"`) {
 		t.Fatalf("readyz: %d %s", resp.StatusCode, body)
 	}
-	if resp, _ := f.do(t, http.MethodGet, gate.AdminPrefix+"healthz", ""); resp.StatusCode != 200 {
+	if resp, _ := f.do(t, http.MethodGet, guard.AdminPrefix+"healthz", ""); resp.StatusCode != 200 {
 		t.Fatalf("healthz: %d", resp.StatusCode)
 	}
 	if _, n := f.origin.last(); n != 0 {
-		t.Fatal("the gate's own routes reached the origin")
+		t.Fatal("the guard's own routes reached the origin")
 	}
 
 	down := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(down.Close)
-	g, err := gate.New(gate.Config{OriginURL: f.origin.URL, EventID: event, WaitingRoomURL: room},
-		gate.Deps{Keys: entry.NewKeySource(entry.KeySourceConfig{URL: down.URL + "/.well-known/jwks.json"})})
+	g, err := guard.New(guard.Config{OriginURL: f.origin.URL, EventID: event, WaitingRoomURL: room},
+		guard.Deps{Keys: entry.NewKeySource(entry.KeySourceConfig{URL: down.URL + "/.well-known/jwks.json"})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,7 +326,7 @@ func TestReadiness(t *testing.T) {
 }
 
 func TestParsePaths(t *testing.T) {
-	p, err := gate.ParsePaths([]string{"/static/", "/favicon.ico", "/*.css", "/product/[0-9]*"})
+	p, err := guard.ParsePaths([]string{"/static/", "/favicon.ico", "/*.css", "/product/[0-9]*"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +339,7 @@ func TestParsePaths(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"static/", "/[", ""} {
-		if _, err := gate.ParsePaths([]string{bad}); err == nil {
+		if _, err := guard.ParsePaths([]string{bad}); err == nil {
 			t.Errorf("ParsePaths(%q) accepted", bad)
 		}
 	}

@@ -19,7 +19,7 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// TestGateServesTheDemoShop runs waitq-gate from its flags in front of the
+// TestGateServesTheDemoShop runs waitq-guard from its flags in front of the
 // demo shop, with a stand-in gateway serving keys and releases and a
 // stand-in producer-api taking health reports, and walks a visitor from the
 // redirect to the line to the order.
@@ -48,10 +48,10 @@ func TestGateServesTheDemoShop(t *testing.T) {
 	producer, reports := healthReceiver(t, "drop")
 
 	addr := freeAddr(t)
-	out := runProgram(t, &Gate{}, "/waitq-gate/readyz", "-http-addr", addr, "-origin-url", shop.URL, "-event-id", "drop", "-gateway-url", gw.URL,
+	out := runProgram(t, &Guard{}, "/waitq-guard/readyz", "-http-addr", addr, "-origin-url", shop.URL, "-event-id", "drop", "-gateway-url", gw.URL,
 		"-waiting-room-url", "http://127.0.0.1:8081/", "-done-path", "/order", "-cookie-insecure",
 		"-health-url", producer.URL, "-health-token", healthToken, "-health-interval", "20ms", "-health-window", "1m",
-		"-health-reporter", "gate-test")
+		"-health-reporter", "guard-test")
 	base := "http://" + addr
 
 	jar := &cookieJar{}
@@ -98,8 +98,8 @@ func TestGateServesTheDemoShop(t *testing.T) {
 	// The release is counted once the gateway's answer is read, after the
 	// stand-in gateway got it.
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
-		resp, body := get(http.MethodGet, "/waitq-gate/metrics")
-		return resp.StatusCode == 200 && strings.Contains(body, `waitq_gate_releases_total{event="drop",result="released"} 1`), "no release counted"
+		resp, body := get(http.MethodGet, "/waitq-guard/metrics")
+		return resp.StatusCode == 200 && strings.Contains(body, `waitq_guard_releases_total{event="drop",result="released"} 1`), "no release counted"
 	})
 	// The admitted product page and the order reached the shop through the
 	// guard; the health reports count them, and nothing else.
@@ -111,7 +111,7 @@ func TestGateServesTheDemoShop(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no health report counted the visitor's two pages")
 		}
-		if h.Reporter != "gate-test" || h.WindowMs != 60_000 || *h.Requests > 2 {
+		if h.Reporter != "guard-test" || h.WindowMs != 60_000 || *h.Requests > 2 {
 			t.Fatalf("health report %+v", h)
 		}
 		if *h.Requests == 2 {
@@ -178,10 +178,10 @@ func runProgram(t *testing.T, svc Service, readyPath string, args ...string) *te
 	return out
 }
 
-// TestGateReportsAnOverloadedShop puts waitq-gate in front of the demoshop
+// TestGateReportsAnOverloadedShop puts waitq-guard in front of the demoshop
 // program with one worker and a long work time: of two visitors at once,
 // one holds the worker and the other waits past the queue timeout and gets
-// 503, which the gate reports as an error. The one who holds the worker
+// 503, which the guard reports as an error. The one who holds the worker
 // then leaves, and does not count.
 func TestGateReportsAnOverloadedShop(t *testing.T) {
 	keys, err := entry.NewKeyring("k1", []byte(strings.Repeat("o", 32)), nil)
@@ -191,10 +191,10 @@ func TestGateReportsAnOverloadedShop(t *testing.T) {
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(keys.JWKS()) }))
 	t.Cleanup(gw.Close)
 	producer, reports := healthReceiver(t, "rush")
-	shopAddr, gateAddr := freeAddr(t), freeAddr(t)
+	shopAddr, guardAddr := freeAddr(t), freeAddr(t)
 	runProgram(t, &DemoShop{}, "/healthz", "-http-addr", shopAddr,
 		"-shop-workers", "1", "-shop-work-time", "1m", "-shop-queue-timeout", "20ms")
-	runProgram(t, &Gate{}, "/waitq-gate/readyz", "-http-addr", gateAddr, "-origin-url", "http://"+shopAddr,
+	runProgram(t, &Guard{}, "/waitq-guard/readyz", "-http-addr", guardAddr, "-origin-url", "http://"+shopAddr,
 		"-event-id", "rush", "-jwks-url", gw.URL, "-waiting-room-url", "http://127.0.0.1:8081/",
 		"-health-url", producer.URL, "-health-token", healthToken, "-health-interval", "20ms", "-health-window", "1m")
 
@@ -209,7 +209,7 @@ func TestGateReportsAnOverloadedShop(t *testing.T) {
 	answers := make(chan answer, 2)
 	for range 2 {
 		go func() {
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+gateAddr+"/product/2", nil)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+guardAddr+"/product/2", nil)
 			req.Header.Set("Cookie", "waitq_entry_rush="+tok)
 			resp, err := http.DefaultClient.Do(req)
 			if err != nil {
@@ -236,7 +236,7 @@ func TestGateReportsAnOverloadedShop(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("no report counted the busy page")
 		}
-		if h.Reporter != gate.DefaultReporterName() || *h.Requests > 1 {
+		if h.Reporter != guard.DefaultReporterName() || *h.Requests > 1 {
 			t.Fatalf("report %+v", h)
 		}
 		if *h.Requests == 1 {
@@ -270,7 +270,7 @@ func TestDemoShopValidate(t *testing.T) {
 	}
 }
 
-// cookieJar keeps the cookies of one host as a browser would for the gate:
+// cookieJar keeps the cookies of one host as a browser would for the guard:
 // set, replaced, and deleted by Max-Age.
 type cookieJar struct{ cookies []*http.Cookie }
 
@@ -292,34 +292,34 @@ func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) {
 func (j *cookieJar) Cookies(*url.URL) []*http.Cookie { return j.cookies }
 
 func TestGateValidate(t *testing.T) {
-	ok := func() *Gate {
-		return &Gate{OriginURL: "http://127.0.0.1:8090", EventID: "drop", WaitingRoomURL: "https://queue.example.com/",
+	ok := func() *Guard {
+		return &Guard{OriginURL: "http://127.0.0.1:8090", EventID: "drop", WaitingRoomURL: "https://queue.example.com/",
 			GatewayURL: "http://127.0.0.1:8081", Protect: []string{"/"}, CookiePath: "/",
 			OriginTimeout: 30 * time.Second, HealthInterval: time.Second, HealthWindow: 10 * time.Second}
 	}
-	reporting := func(g *Gate) { g.HealthURL, g.HealthToken = "http://127.0.0.1:8080", "tok" }
+	reporting := func(g *Guard) { g.HealthURL, g.HealthToken = "http://127.0.0.1:8080", "tok" }
 	if err := ok().Validate(); err != nil {
 		t.Fatalf("valid settings refused: %v", err)
 	}
-	for name, mod := range map[string]func(g *Gate){
-		"no origin":                  func(g *Gate) { g.OriginURL = "" },
-		"origin without scheme":      func(g *Gate) { g.OriginURL = "127.0.0.1:8090" },
-		"bad event id":               func(g *Gate) { g.EventID = "a b" },
-		"no waiting room":            func(g *Gate) { g.WaitingRoomURL = "" },
-		"no gateway nor jwks":        func(g *Gate) { g.GatewayURL = "" },
-		"done path without gateway":  func(g *Gate) { g.GatewayURL, g.JWKSURL, g.DonePath = "", "http://k/jwks", "/order" },
-		"protect nothing":            func(g *Gate) { g.Protect = nil },
-		"relative protect pattern":   func(g *Gate) { g.Protect = []string{"product/"} },
-		"bad bypass glob":            func(g *Gate) { g.Bypass = []string{"/["} },
-		"relative done path":         func(g *Gate) { g.DonePath = "order" },
-		"jwks url that is not a URL": func(g *Gate) { g.JWKSURL = "keys" },
-		"no origin timeout":          func(g *Gate) { g.OriginTimeout = 0 },
-		"health url not http":        func(g *Gate) { reporting(g); g.HealthURL = "127.0.0.1:8080" },
-		"health url without token":   func(g *Gate) { reporting(g); g.HealthToken = "" },
-		"no health interval":         func(g *Gate) { g.HealthInterval = 0 },
-		"window under the interval":  func(g *Gate) { g.HealthInterval, g.HealthWindow = 5*time.Second, 2*time.Second },
-		"window over an hour":        func(g *Gate) { g.HealthWindow = 2 * time.Hour },
-		"bad reporter name":          func(g *Gate) { g.HealthReporter = "gate a" },
+	for name, mod := range map[string]func(g *Guard){
+		"no origin":                  func(g *Guard) { g.OriginURL = "" },
+		"origin without scheme":      func(g *Guard) { g.OriginURL = "127.0.0.1:8090" },
+		"bad event id":               func(g *Guard) { g.EventID = "a b" },
+		"no waiting room":            func(g *Guard) { g.WaitingRoomURL = "" },
+		"no gateway nor jwks":        func(g *Guard) { g.GatewayURL = "" },
+		"done path without gateway":  func(g *Guard) { g.GatewayURL, g.JWKSURL, g.DonePath = "", "http://k/jwks", "/order" },
+		"protect nothing":            func(g *Guard) { g.Protect = nil },
+		"relative protect pattern":   func(g *Guard) { g.Protect = []string{"product/"} },
+		"bad bypass glob":            func(g *Guard) { g.Bypass = []string{"/["} },
+		"relative done path":         func(g *Guard) { g.DonePath = "order" },
+		"jwks url that is not a URL": func(g *Guard) { g.JWKSURL = "keys" },
+		"no origin timeout":          func(g *Guard) { g.OriginTimeout = 0 },
+		"health url not http":        func(g *Guard) { reporting(g); g.HealthURL = "127.0.0.1:8080" },
+		"health url without token":   func(g *Guard) { reporting(g); g.HealthToken = "" },
+		"no health interval":         func(g *Guard) { g.HealthInterval = 0 },
+		"window under the interval":  func(g *Guard) { g.HealthInterval, g.HealthWindow = 5*time.Second, 2*time.Second },
+		"window over an hour":        func(g *Guard) { g.HealthWindow = 2 * time.Hour },
+		"bad reporter name":          func(g *Guard) { g.HealthReporter = "guard a" },
 	} {
 		g := ok()
 		mod(g)
@@ -329,7 +329,7 @@ func TestGateValidate(t *testing.T) {
 	}
 	g := ok()
 	reporting(g)
-	g.HealthReporter = "gate-1.eu:a_b"
+	g.HealthReporter = "guard-1.eu:a_b"
 	if err := g.Validate(); err != nil {
 		t.Errorf("health reports refused: %v", err)
 	}

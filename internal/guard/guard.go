@@ -1,4 +1,4 @@
-package gate
+package guard
 
 import (
 	"context"
@@ -21,18 +21,18 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// AdminPrefix is the path prefix of the gate's own routes: healthz, readyz
+// AdminPrefix is the path prefix of the guard's own routes: healthz, readyz
 // and metrics. Requests under it never reach the origin.
-const AdminPrefix = "/waitq-gate/"
+const AdminPrefix = "/waitq-guard/"
 
-// Headers the origin gets with a request the guard passed. The gate drops
+// Headers the origin gets with a request the guard passed. The guard drops
 // them from what clients send.
 const (
 	UserHeader    = "X-Waitq-User-Id"
 	ExpiresHeader = "X-Waitq-Expires"
 )
 
-// KeyRefreshInterval is how often waitq-gate fetches the gateway's keys
+// KeyRefreshInterval is how often waitq-guard fetches the gateway's keys
 // again, besides when a token names a key id it does not know: keys the
 // gateway dropped stop verifying within it. It matches the JWKS's
 // Cache-Control max-age.
@@ -42,11 +42,11 @@ const KeyRefreshInterval = 5 * time.Minute
 // otherwise: static files, the favicon, the origin's health check.
 var DefaultBypass = []string{"/static/", "/favicon.ico", "/robots.txt", "/healthz"}
 
-// DefaultOriginTimeout is how long the gate waits for the origin's response
+// DefaultOriginTimeout is how long the guard waits for the origin's response
 // headers unless configured otherwise.
 const DefaultOriginTimeout = 30 * time.Second
 
-// Config is what the gate protects and how.
+// Config is what the guard protects and how.
 type Config struct {
 	// OriginURL is the protected site (required): http(s)://host[:port][/base].
 	OriginURL string
@@ -70,7 +70,7 @@ type Config struct {
 	CookiePath          string
 	CookieInsecure      bool
 	TrustForwardedProto bool
-	// OriginTimeout is how long the gate waits for the origin's response
+	// OriginTimeout is how long the guard waits for the origin's response
 	// headers before it answers 504 (0: DefaultOriginTimeout). It applies
 	// to the transport NewTransport makes, not to Deps.Transport.
 	OriginTimeout time.Duration
@@ -79,7 +79,7 @@ type Config struct {
 	HealthWindow time.Duration
 }
 
-// Deps are the gate's collaborators.
+// Deps are the guard's collaborators.
 type Deps struct {
 	// Keys verifies tokens (required).
 	Keys *entry.KeySource
@@ -96,8 +96,8 @@ type Deps struct {
 	Now      func() time.Time
 }
 
-// Gate is the reverse proxy with the guard in front.
-type Gate struct {
+// Proxy is the reverse proxy with the guard in front.
+type Proxy struct {
 	eventID         string
 	protect, bypass Paths
 	guard           *entry.Guard
@@ -122,25 +122,25 @@ func NewTransport() *http.Transport {
 	return t
 }
 
-// New returns the gate of cfg.
-func New(cfg Config, deps Deps) (*Gate, error) {
+// New returns the guard of cfg.
+func New(cfg Config, deps Deps) (*Proxy, error) {
 	origin, err := url.Parse(cfg.OriginURL)
 	if err != nil || (origin.Scheme != "http" && origin.Scheme != "https") || origin.Host == "" {
-		return nil, fmt.Errorf("gate: origin %q must be an http(s) URL", cfg.OriginURL)
+		return nil, fmt.Errorf("guard: origin %q must be an http(s) URL", cfg.OriginURL)
 	}
 	if cfg.Protect == nil {
 		cfg.Protect = []string{"/"}
 	}
 	protect, err := ParsePaths(cfg.Protect)
 	if err != nil {
-		return nil, fmt.Errorf("gate: protected paths: %w", err)
+		return nil, fmt.Errorf("guard: protected paths: %w", err)
 	}
 	bypass, err := ParsePaths(cfg.Bypass)
 	if err != nil {
-		return nil, fmt.Errorf("gate: bypassed paths: %w", err)
+		return nil, fmt.Errorf("guard: bypassed paths: %w", err)
 	}
 	if cfg.DonePath != "" && cfg.GatewayURL == "" {
-		return nil, errors.New("gate: a done path needs the gateway's URL to release slots")
+		return nil, errors.New("guard: a done path needs the gateway's URL to release slots")
 	}
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
@@ -159,7 +159,7 @@ func New(cfg Config, deps Deps) (*Gate, error) {
 	if deps.Client == nil {
 		deps.Client = &http.Client{Timeout: entry.ReleaseTimeout}
 	}
-	g := &Gate{
+	g := &Proxy{
 		eventID: cfg.EventID, protect: protect, bypass: bypass, keys: deps.Keys, log: deps.Logger,
 		m: newMetrics(deps.Registry, cfg.EventID), health: NewHealthRecorder(cfg.HealthWindow), client: deps.Client,
 	}
@@ -177,7 +177,7 @@ func New(cfg Config, deps Deps) (*Gate, error) {
 		}
 	}
 	if g.guard, err = entry.NewGuard(gc); err != nil {
-		return nil, fmt.Errorf("gate: %w", err)
+		return nil, fmt.Errorf("guard: %w", err)
 	}
 	g.proxy = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -198,16 +198,16 @@ func New(cfg Config, deps Deps) (*Gate, error) {
 	return g, nil
 }
 
-// Guard returns the gate's guard.
-func (g *Gate) Guard() *entry.Guard { return g.guard }
+// Guard returns the proxy's guard (the entry.Guard rules in front of the origin).
+func (g *Proxy) Guard() *entry.Guard { return g.guard }
 
 // Wait waits for the releases still in flight; call it once the server
 // stopped serving.
-func (g *Gate) Wait() { g.guard.Wait() }
+func (g *Proxy) Wait() { g.guard.Wait() }
 
-// ServeHTTP routes r: the gate's own routes, bypassed paths straight to the
+// ServeHTTP routes r: the guard's own routes, bypassed paths straight to the
 // origin, everything else through the guard.
-func (g *Gate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (g *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := r.URL.Path
 	switch {
 	case strings.HasPrefix(p, AdminPrefix):
@@ -236,7 +236,7 @@ func clean(p string) bool {
 
 // forwardAdmitted forwards a request the guard passed, naming its user to
 // the origin and keeping the token from it.
-func (g *Gate) forwardAdmitted(w http.ResponseWriter, r *http.Request) {
+func (g *Proxy) forwardAdmitted(w http.ResponseWriter, r *http.Request) {
 	t, _, _ := entry.TokenFromContext(r.Context())
 	r.Header.Set(UserHeader, t.UserID)
 	r.Header.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))
@@ -270,7 +270,7 @@ func dropCookie(h http.Header, name string) {
 // The answers on guarded paths also go into the health figures, timed to
 // their response headers: the origin's own latency, not the visitor's
 // download.
-func (g *Gate) forward(w http.ResponseWriter, r *http.Request, guarded bool) {
+func (g *Proxy) forward(w http.ResponseWriter, r *http.Request, guarded bool) {
 	rec := &statusRecorder{ResponseWriter: w}
 	start := time.Now()
 	g.proxy.ServeHTTP(rec, r)
@@ -285,7 +285,7 @@ func (g *Gate) forward(w http.ResponseWriter, r *http.Request, guarded bool) {
 // originFailed answers 504 when the origin did not send its response
 // headers within the origin timeout, 502 when it did not answer at all
 // (refused connection, reset, a bad answer).
-func (g *Gate) originFailed(w http.ResponseWriter, r *http.Request, err error) {
+func (g *Proxy) originFailed(w http.ResponseWriter, r *http.Request, err error) {
 	rec, _ := w.(*statusRecorder)
 	if rec != nil {
 		rec.failed = true
@@ -312,7 +312,7 @@ func (g *Gate) originFailed(w http.ResponseWriter, r *http.Request, err error) {
 
 // readyz answers 200 once the gateway's keys are held, fetching them when
 // they are not.
-func (g *Gate) readyz(w http.ResponseWriter, r *http.Request) {
+func (g *Proxy) readyz(w http.ResponseWriter, r *http.Request) {
 	if err := g.Ready(r.Context()); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
 		return
@@ -320,9 +320,9 @@ func (g *Gate) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "event": g.eventID})
 }
 
-// Ready reports whether the gate can check tokens: it holds the gateway's
+// Ready reports whether the guard can check tokens: it holds the gateway's
 // keys, or fetches them now.
-func (g *Gate) Ready(ctx context.Context) error {
+func (g *Proxy) Ready(ctx context.Context) error {
 	if g.keys.Loaded() {
 		return nil
 	}
@@ -348,7 +348,7 @@ type statusRecorder struct {
 	http.ResponseWriter
 	status   int
 	answered time.Time // when status was written
-	failed   bool      // the origin did not answer; the gate wrote 502 or 504
+	failed   bool      // the origin did not answer; the guard wrote 502 or 504
 	timedOut bool      // … within the origin timeout (504)
 	canceled bool      // the visitor left before the origin answered
 }
