@@ -13,6 +13,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/queue"
 )
@@ -204,7 +205,7 @@ func (c *Consumer) Run(ctx context.Context) error {
 			topics, _ = c.discover(ctx)
 			if len(topics) == 0 {
 				c.setTopics(nil)
-				sleep(ctx, c.cfg.DiscoveryInterval)
+				clock.Sleep(ctx, c.cfg.DiscoveryInterval)
 				continue
 			}
 		}
@@ -352,7 +353,7 @@ func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- kafka
 				return
 			}
 			c.log.Warn("fetch failed", "err", err)
-			sleep(ctx, c.cfg.RetryMin)
+			clock.Sleep(ctx, c.cfg.RetryMin)
 			continue
 		}
 		c.noteFetched(m)
@@ -472,7 +473,7 @@ func (c *Consumer) write(ctx context.Context, good []decoded) (dead []deadLetter
 		c.inversions.Add(int64(res.Inversions))
 		if len(held) > 0 {
 			c.log.Info("events being rebuilt from their log; holding their messages", "events", res.Rebuilding, "messages", len(held))
-			if !sleep(ctx, min(c.cfg.RetryMax, time.Second)) {
+			if !clock.Sleep(ctx, min(c.cfg.RetryMax, time.Second)) {
 				return nil, false
 			}
 		}
@@ -550,21 +551,9 @@ func (c *Consumer) retry(ctx context.Context, what string, health *atomic.Bool, 
 		c.log.Warn("retrying", "what", what, "attempt", attempt, "backoff", delay, "err", err)
 		// Full jitter over the upper half keeps many consumers from
 		// hammering a recovering server in step.
-		if !sleep(ctx, delay/2+rand.N(delay/2+1)) {
+		if !clock.Sleep(ctx, delay/2+rand.N(delay/2+1)) {
 			return false
 		}
 		delay = min(delay*2, c.cfg.RetryMax)
-	}
-}
-
-// sleep waits d or until ctx ends; it reports whether the full time passed.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
