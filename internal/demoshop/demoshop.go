@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/waitq/waitq/internal/clock"
 )
 
 // DefaultQueueTimeout is how long a page waits for a worker unless
@@ -168,14 +170,8 @@ func (s *Shop) work(page http.HandlerFunc) http.Handler {
 			return
 		}
 		defer s.release()
-		if s.cfg.WorkTime > 0 {
-			t := time.NewTimer(s.cfg.WorkTime)
-			defer t.Stop()
-			select {
-			case <-t.C:
-			case <-r.Context().Done():
-				return
-			}
+		if s.cfg.WorkTime > 0 && !clock.Sleep(r.Context(), s.cfg.WorkTime) {
+			return
 		}
 		page(w, r)
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/queue"
 )
 
@@ -69,10 +70,7 @@ func (s *Server) listenAdmissions(ctx context.Context) {
 		})
 		if err != nil && ctx.Err() == nil {
 			s.log.Warn("admissions channel failed; status ticks deliver meanwhile", "err", err)
-			select {
-			case <-ctx.Done():
-			case <-time.After(time.Second):
-			}
+			clock.Sleep(ctx, time.Second)
 		}
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/pkg/entry"
@@ -73,7 +74,7 @@ func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
 	}
 	begin := time.Now()
 	for j := range statusSlices {
-		if err := sleepUntil(ctx, begin.Add(spread*time.Duration(j)/statusSlices)); err != nil {
+		if !clock.SleepUntil(ctx, begin.Add(spread*time.Duration(j)/statusSlices)) {
 			return
 		}
 		start := time.Now()
@@ -87,22 +88,6 @@ func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
 		})
 		s.pushAll(ctx, groups)
 		s.metrics.statusTick.Observe(time.Since(start).Seconds())
-	}
-}
-
-// sleepUntil waits until t or ctx's end, whichever is first.
-func sleepUntil(ctx context.Context, t time.Time) error {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err()
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-timer.C:
-		return nil
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/queue"
 )
@@ -98,10 +99,8 @@ func (p *Publisher) Record(ctx context.Context, msgs []queue.Message) error {
 		if !unknownTopic(err) || ctx.Err() != nil {
 			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
 		}
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }

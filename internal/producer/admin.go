@@ -44,6 +44,27 @@ type EventBody struct {
 	ReportToken *string `json:"reportToken"`
 }
 
+// apply merges b's plain fields into ev: a field given replaces ev's, an
+// omitted one keeps it. The fields with rules of their own are checked and
+// merged apart: adaptive (adapt), the schedule (Server.schedule), and
+// partitions, which cannot change after creation (putEvent).
+func (b EventBody) apply(ev *queue.Event) {
+	set(&ev.Capacity, b.Capacity)
+	set(&ev.HoldSeconds, b.HoldSeconds)
+	set(&ev.AdmitPerMinute, b.AdmitPerMinute)
+	set(&ev.Partitions, b.Partitions)
+	set(&ev.State, b.State)
+	set(&ev.TargetURL, b.TargetURL)
+	set(&ev.ReportToken, b.ReportToken)
+}
+
+// set replaces *dst with *v unless v is nil (the field was omitted).
+func set[T any](dst, v *T) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
 // Defaults of a new event's configuration.
 const (
 	DefaultHoldSeconds = 300
@@ -103,26 +124,9 @@ func (s *Server) putEvent(c echo.Context) error {
 	if exists {
 		ev = cur
 	}
-	if body.Capacity != nil {
-		ev.Capacity = *body.Capacity
-	}
-	if body.HoldSeconds != nil {
-		ev.HoldSeconds = *body.HoldSeconds
-	}
-	if body.AdmitPerMinute != nil {
-		ev.AdmitPerMinute = *body.AdmitPerMinute
-	}
-	if body.State != nil {
-		ev.State = *body.State
-	}
-	if body.TargetURL != nil {
-		ev.TargetURL = *body.TargetURL
-	}
+	body.apply(&ev)
 	if err := adapt(&ev, body.Adaptive); err != nil {
 		return err
-	}
-	if body.ReportToken != nil {
-		ev.ReportToken = *body.ReportToken
 	}
 	if ev.ReportToken == "" {
 		if ev.ReportToken, err = newReportToken(); err != nil {
@@ -132,13 +136,10 @@ func (s *Server) putEvent(c echo.Context) error {
 	if err := s.schedule(&ev, body, s.now().UnixMilli()); err != nil {
 		return err
 	}
-	if body.Partitions != nil {
-		// More partitions would move keys to other partitions, and a leave
-		// could then overtake its join: the count is fixed at creation.
-		if exists && *body.Partitions != cur.Partitions {
-			return queue.Errorf(queue.CodeInvalidConfig, "partitions cannot change after creation (is %d)", cur.Partitions)
-		}
-		ev.Partitions = *body.Partitions
+	// More partitions would move keys to other partitions, and a leave could
+	// then overtake its join: the count is fixed at creation.
+	if exists && body.Partitions != nil && *body.Partitions != cur.Partitions {
+		return queue.Errorf(queue.CodeInvalidConfig, "partitions cannot change after creation (is %d)", cur.Partitions)
 	}
 	if !exists && body.Capacity == nil {
 		return queue.Errorf(queue.CodeInvalidConfig, "capacity is required to create an event")
@@ -176,15 +177,9 @@ func (s *Server) putEvent(c echo.Context) error {
 // may have been published.
 func (s *Server) schedule(ev *queue.Event, body EventBody, nowMs int64) error {
 	next := ev.Schedule
-	if body.OpensAt != nil {
-		next.OpensAt = *body.OpensAt
-	}
-	if body.PrequeueSeconds != nil {
-		next.PrequeueSeconds = *body.PrequeueSeconds
-	}
-	if body.ClosesAt != nil {
-		next.ClosesAt = *body.ClosesAt
-	}
+	set(&next.OpensAt, body.OpensAt)
+	set(&next.PrequeueSeconds, body.PrequeueSeconds)
+	set(&next.ClosesAt, body.ClosesAt)
 	if next.OpensAt == 0 && body.PrequeueSeconds == nil {
 		next.PrequeueSeconds = 0 // removing the schedule removes its pre-queue
 	}

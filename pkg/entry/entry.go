@@ -12,7 +12,9 @@
 // takes the token from the waitq_token parameter admitted users arrive with
 // into a cookie, passes requests with a valid one and sends the others to
 // the waiting room, verifying with a KeySource that keeps the gateway's keys
-// current (guard.go, keysource.go); Release gives a slot back (release.go).
+// current (guard.go; its decisions in decision.go, the cookie in cookie.go,
+// refusals in room.go, the done path in done.go, the verified-token cache in
+// cache.go; keysource.go); Release gives a slot back (release.go).
 //
 // Keyring, Verifier, KeySource and Guard are safe for concurrent use.
 package entry

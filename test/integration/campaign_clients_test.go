@@ -15,6 +15,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
@@ -138,7 +139,7 @@ func (u *user) join(ctx context.Context) bool {
 		} else if !retry {
 			return false
 		}
-		sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
+		clock.Sleep(ctx, time.Duration(attempt+1)*300*time.Millisecond)
 	}
 	return false
 }
@@ -212,7 +213,7 @@ func (u *user) connect(ctx context.Context) *websocket.Conn {
 				return ws
 			}
 		}
-		sleep(ctx, wait)
+		clock.Sleep(ctx, wait)
 	}
 	return nil
 }
@@ -301,7 +302,7 @@ func (u *user) leave(ctx context.Context) bool {
 		if err == nil && ref == nil {
 			return true
 		}
-		sleep(ctx, 500*time.Millisecond)
+		clock.Sleep(ctx, 500*time.Millisecond)
 	}
 	return true
 }
@@ -315,7 +316,7 @@ func (u *user) afterAdmission(ctx context.Context, ws *websocket.Conn, a gateway
 	if p >= 0.85 {
 		return // the hold runs out
 	}
-	sleep(ctx, c.rng.Between(0, 3*time.Second))
+	clock.Sleep(ctx, c.rng.Between(0, 3*time.Second))
 	if p >= 0.5 {
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		err := ws.Write(wctx, websocket.MessageText, []byte(`{"type":"release"}`))
@@ -364,7 +365,7 @@ func (u *user) release(ctx context.Context, token string) {
 		if err == nil && !strings.HasPrefix(string(r.Outcome), "503") {
 			return
 		}
-		sleep(ctx, 300*time.Millisecond)
+		clock.Sleep(ctx, 300*time.Millisecond)
 	}
 }
 

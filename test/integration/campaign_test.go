@@ -19,6 +19,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/promtext"
@@ -332,7 +333,7 @@ func (c *campaign) poll(ctx context.Context) {
 				c.scrapeFetched(ctx, hc, n)
 			}
 		}
-		sleep(ctx, 250*time.Millisecond)
+		clock.Sleep(ctx, 250*time.Millisecond)
 	}
 }
 
@@ -384,7 +385,7 @@ func (c *campaign) sampleHolders(ctx context.Context) {
 			c.h.AddHolders(chaos.Holders{Event: c.main, At: now, N: mainN.Val()})
 			c.h.AddHolders(chaos.Holders{Event: c.drop, At: now, N: dropN.Val()})
 		}
-		sleep(ctx, 5*time.Millisecond)
+		clock.Sleep(ctx, 5*time.Millisecond)
 	}
 }
 
@@ -399,7 +400,7 @@ func (c *campaign) sampleLines(ctx context.Context) {
 			}
 			c.h.AddLine(chaos.Line{Event: ev, Sent: sent, Got: time.Now(), Members: members})
 		}
-		sleep(ctx, 200*time.Millisecond)
+		clock.Sleep(ctx, 200*time.Millisecond)
 	}
 }
 
@@ -449,7 +450,7 @@ func (c *campaign) canaries(ctx context.Context) {
 				time.Sleep(50 * time.Millisecond)
 			}
 		})
-		sleep(ctx, 500*time.Millisecond)
+		clock.Sleep(ctx, 500*time.Millisecond)
 	}
 }
 
@@ -500,13 +501,6 @@ func (c *campaign) checkConfig() chaos.Config {
 			slices.Contains(f.Holders, u.User), slices.ContainsFunc(f.Waiting, func(p chaos.Placed) bool { return p.User == u.User }))
 	}
 	return cfg
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
 }
 
 func envInt(t *testing.T, name string, def int64) int64 {

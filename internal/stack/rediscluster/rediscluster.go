@@ -20,6 +20,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/stack/redisproc"
 )
 
@@ -132,10 +133,8 @@ func (c *Cluster) waitReady(ctx context.Context) error {
 		if ok {
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(ctx, 50*time.Millisecond) {
 			return fmt.Errorf("rediscluster: not ready: %s: %w", saw, ctx.Err())
-		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
@@ -258,10 +257,8 @@ func (c *Cluster) MoveSlot(ctx context.Context, slot int, to string, pace time.D
 		if err := src.Do(ctx, "migrate", host, port, "", 0, 5000, "keys", keys[0]).Err(); err != nil {
 			return fmt.Errorf("rediscluster: MIGRATE %s to %s: %w", keys[0], to, err)
 		}
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(ctx, pace) {
 			return ctx.Err()
-		case <-time.After(pace):
 		}
 	}
 	// The target first, so that the slot always has an owner that takes

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/queue"
@@ -421,7 +422,7 @@ func measureAdaptive(ctx context.Context, cfg adaptiveConfig, m admissionMode, s
 		every = cfg.arrive / time.Duration(cfg.users-1)
 	}
 	for i := range cfg.users {
-		if !waitUntil(runCtx, r.start.Add(time.Duration(i)*every)) {
+		if !clock.SleepUntil(runCtx, r.start.Add(time.Duration(i)*every)) {
 			break
 		}
 		wg.Go(func() { r.visitor(runCtx, cfg, s, joins, visits, i) })
@@ -453,7 +454,7 @@ func waitForReport(ctx context.Context, s *adaptiveStack) error {
 		if time.Now().After(deadline) {
 			return fmt.Errorf("no health report of the guard reached producer-api within 15s (%v)", err)
 		}
-		if !waitUntil(ctx, time.Now().Add(200*time.Millisecond)) {
+		if !clock.SleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
 			return ctx.Err()
 		}
 	}
@@ -514,7 +515,7 @@ func (r *adaptiveRun) visit(ctx context.Context, cfg adaptiveConfig, s *adaptive
 		{http.MethodPost, "/order", "product=" + product},
 	}
 	for k, st := range steps {
-		if k > 0 && cfg.think > 0 && !waitUntil(ctx, time.Now().Add(cfg.think/2+rand.N(cfg.think))) {
+		if k > 0 && cfg.think > 0 && !clock.SleepUntil(ctx, time.Now().Add(cfg.think/2+rand.N(cfg.think))) {
 			return false
 		}
 		if !r.page(ctx, c, st.method, s.guard+st.path, st.form) {
@@ -528,7 +529,7 @@ func (r *adaptiveRun) visit(ctx context.Context, cfg adaptiveConfig, s *adaptive
 // records each answer; it reports whether the page came.
 func (r *adaptiveRun) page(ctx context.Context, c *http.Client, method, url, form string) bool {
 	for attempt := range 2 {
-		if attempt > 0 && !waitUntil(ctx, time.Now().Add(retryAfter)) {
+		if attempt > 0 && !clock.SleepUntil(ctx, time.Now().Add(retryAfter)) {
 			return false
 		}
 		t0 := time.Now()
@@ -583,7 +584,7 @@ func fetch(ctx context.Context, c *http.Client, method, url, form string) (int, 
 func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Writer) {
 	var lastReport int64
 	for k := 1; ; k++ {
-		if !waitUntil(ctx, r.start.Add(time.Duration(k)*time.Second)) {
+		if !clock.SleepUntil(ctx, r.start.Add(time.Duration(k)*time.Second)) {
 			return
 		}
 		ev, err := s.status(ctx)

@@ -16,6 +16,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
@@ -196,7 +197,7 @@ func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitC
 	every := time.Second / time.Duration(cfg.rate)
 	start := time.Now()
 	for i := range cfg.users {
-		if !waitUntil(ctx, start.Add(time.Duration(i)*every)) {
+		if !clock.SleepUntil(ctx, start.Add(time.Duration(i)*every)) {
 			break
 		}
 		gw := []string{s.gwA, s.gwB}[i%2]
@@ -270,7 +271,7 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *sta
 	every := time.Second / time.Duration(cfg.releaseRate)
 	start := time.Now()
 	for k := range n {
-		if !waitUntil(ctx, start.Add(time.Duration(k)*every)) {
+		if !clock.SleepUntil(ctx, start.Add(time.Duration(k)*every)) {
 			break
 		}
 		releasedAt[k] = time.Now()
@@ -378,25 +379,9 @@ func waitLineLength(ctx context.Context, st *stack, event string, n int64) error
 		if time.Now().After(deadline) {
 			return fmt.Errorf("the line of %s holds %d of %d after 30s (%v)", event, got, n, err)
 		}
-		if !waitUntil(ctx, time.Now().Add(20*time.Millisecond)) {
+		if !clock.SleepUntil(ctx, time.Now().Add(20*time.Millisecond)) {
 			return ctx.Err()
 		}
-	}
-}
-
-// waitUntil waits until t; false when ctx ended first.
-func waitUntil(ctx context.Context, t time.Time) bool {
-	d := time.Until(t)
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-timer.C:
-		return true
 	}
 }
 

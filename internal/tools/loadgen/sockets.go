@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
@@ -444,10 +445,8 @@ func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *gatewayProc
 			fmt.Fprintf(stderr, "  waiting for a status tick %4.1fs\n", time.Since(began).Seconds())
 			lastPrint = time.Now()
 		}
-		select {
-		case <-ctx.Done():
+		if !clock.Sleep(ctx, 20*time.Millisecond) {
 			return 0, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
 		}
 	}
 }
