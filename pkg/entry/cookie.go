@@ -46,6 +46,20 @@ func takeParam(raw, name string) (value, rest string, found bool) {
 	return value, strings.Join(kept, "&"), found
 }
 
+// sameHostURI returns u's path and query as a Location a browser resolves
+// on the host it is on: a path a browser would read as another host's
+// ("//evil.example/x", "/\\evil.example/x": browsers take a backslash for a
+// slash) starts with a single slash instead. EscapedPath has escaped what
+// browsers strip (tabs, newlines), so no such character can join slashes
+// back.
+func sameHostURI(u *url.URL) string {
+	uri := "/" + strings.TrimLeft(u.EscapedPath(), "/\\")
+	if u.RawQuery != "" {
+		uri += "?" + u.RawQuery
+	}
+	return uri
+}
+
 // withRawQuery returns a shallow copy of r whose query is raw.
 func withRawQuery(r *http.Request, raw string) *http.Request {
 	r2 := r.WithContext(r.Context())

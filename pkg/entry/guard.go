@@ -197,7 +197,7 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 		case r.Method == http.MethodGet || r.Method == http.MethodHead:
 			http.SetCookie(w, g.cookie(q, t))
 			w.Header().Set("Cache-Control", "no-store")
-			w.Header().Set("Location", r.URL.RequestURI())
+			w.Header().Set("Location", sameHostURI(r.URL))
 			w.WriteHeader(http.StatusFound)
 			g.decided(r, Decision{Outcome: Entered})
 			return

@@ -628,3 +628,39 @@ func BenchmarkGuard(b *testing.B) {
 		})
 	}
 }
+
+// TestGuardArrivalStaysOnTheHost sends arrivals whose path a browser would
+// read as another host's: the redirect that moves the token into the
+// cookie must keep the browser on the shop's host, whatever the path.
+func TestGuardArrivalStaysOnTheHost(t *testing.T) {
+	k1, _ := entry.NewKeyring("k1", seed(1), nil)
+	token := url.QueryEscape(k1.Sign(claims(event, "alice", 10*time.Minute)))
+	for path, want := range map[string]string{
+		"//evil.example/x":      "/evil.example/x?a=1",
+		"///evil.example/x":     "/evil.example/x?a=1",
+		"/\\evil.example/x":     "/%5Cevil.example/x?a=1",
+		"/\\/evil.example/x":    "/%5C/evil.example/x?a=1",
+		"/%2F%2Fevil.example/x": "/%2F%2Fevil.example/x?a=1",
+		"/%5C%5Cevil.example/x": "/%5C%5Cevil.example/x?a=1",
+		"/shop//evil.example/x": "/shop//evil.example/x?a=1",
+		"/product/7":            "/product/7?a=1",
+	} {
+		t.Run(path, func(t *testing.T) {
+			f := newFixture(t, k1, nil)
+			resp := f.do(http.MethodGet, "http://shop.example"+path+"?a=1&waitq_token="+token, "", "")
+			<-f.decisions
+			loc := resp.Header.Get("Location")
+			if resp.StatusCode != http.StatusFound || loc != want {
+				t.Fatalf("%d Location %q, want 302 %q", resp.StatusCode, loc, want)
+			}
+			// Browsers take a backslash for a slash in http(s) URLs.
+			u, err := url.Parse("http://shop.example/here")
+			if err == nil {
+				u, err = u.Parse(strings.ReplaceAll(loc, "\\", "/"))
+			}
+			if err != nil || u.Host != "shop.example" {
+				t.Errorf("Location %q leads to %v (%v), not the shop's host", loc, u, err)
+			}
+		})
+	}
+}

@@ -9,8 +9,9 @@ import (
 // target's origin (same scheme and host), else target, with token added as
 // TokenParam (replacing any there). returnTo may also be a path ("/cart")
 // under target's origin. Anything else (another host, "//evil",
-// "javascript:", userinfo, backslashes, control characters) is refused and
-// target is used: the waiting room is never an open redirect. target must
+// "javascript:", userinfo, backslashes, control characters, a path starting
+// "//") is refused and target is used: the waiting room is never an open
+// redirect. target must
 // be an absolute http(s) URL (queue.CheckTargetURL); AdmittedURL returns ""
 // when it is empty.
 func AdmittedURL(target, returnTo, token string) string {
@@ -50,6 +51,12 @@ func underOrigin(target *url.URL, returnTo string) (*url.URL, bool) {
 		r = target.ResolveReference(r)
 	}
 	if !strings.EqualFold(r.Scheme, target.Scheme) || !strings.EqualFold(r.Host, target.Host) {
+		return nil, false
+	}
+	// A path beginning "//" ("https://shop//evil.example/x", or its
+	// encoded "/%2F" form) is the shop's host here, but a guard or a shop
+	// that redirects to the bare path would send the browser to another.
+	if strings.HasPrefix(r.Path, "//") {
 		return nil, false
 	}
 	return r, true
