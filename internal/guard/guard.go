@@ -183,6 +183,7 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(origin)
 			pr.SetXForwarded()
+			setIdentity(pr.Out.Header, pr.In)
 		},
 		Transport:    deps.Transport,
 		ErrorLog:     slog.NewLogLogger(deps.Logger.Handler(), slog.LevelWarn),
@@ -212,21 +213,27 @@ func (g *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(p, AdminPrefix):
 		g.admin.ServeHTTP(w, r)
-	case !clean(p) || (g.protect.Match(p) && !g.bypass.Match(p)):
+	case !clean(p) || (g.protect.MatchFold(p) && !g.bypass.Match(p)):
 		// A path the origin might resolve to another one is always
-		// guarded: "/static/../order" must not bypass.
+		// guarded: "/static/../order" must not bypass. Protection
+		// ignores case and bypass does not, for origins that ignore it.
 		g.guarded.ServeHTTP(w, r)
 	default:
 		g.m.bypassed.Inc()
-		r.Header.Del(UserHeader)
-		r.Header.Del(ExpiresHeader)
 		g.forward(w, r, false)
 	}
 }
 
 // clean reports whether p is already in path.Clean's form (a trailing slash
-// allowed), so the origin cannot resolve it to another path.
+// allowed) and holds nothing the strictest common origins read otherwise:
+// no ";" (servlet containers take "/static/..;/admin" for "/admin"), no
+// backslash (a slash to IIS and browsers, also when it came as %5C), no
+// "%" (decoded again by some), no control character. Only such a path
+// may bypass the guard.
 func clean(p string) bool {
+	if strings.ContainsAny(p, ";\\%") || strings.IndexFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return false
+	}
 	c := path.Clean(p)
 	if strings.HasSuffix(p, "/") && c != "/" {
 		c += "/"
@@ -237,11 +244,21 @@ func clean(p string) bool {
 // forwardAdmitted forwards a request the guard passed, naming its user to
 // the origin and keeping the token from it.
 func (g *Proxy) forwardAdmitted(w http.ResponseWriter, r *http.Request) {
-	t, _, _ := entry.TokenFromContext(r.Context())
-	r.Header.Set(UserHeader, t.UserID)
-	r.Header.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))
 	dropCookie(r.Header, g.guard.CookieName())
 	g.forward(w, r, true)
+}
+
+// setIdentity names the admitted user of in (none on a bypassed path) to
+// the origin in h, replacing whatever the client sent under those names.
+// It runs in the proxy's Rewrite, after the hop-by-hop headers went: a
+// client's "Connection: X-Waitq-User-Id" cannot make them vanish.
+func setIdentity(h http.Header, in *http.Request) {
+	h.Del(UserHeader)
+	h.Del(ExpiresHeader)
+	if t, _, ok := entry.TokenFromContext(in.Context()); ok {
+		h.Set(UserHeader, t.UserID)
+		h.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))
+	}
 }
 
 // dropCookie removes the cookie name from the Cookie headers of h, keeping

@@ -251,7 +251,13 @@ func TestBypassedPathsNeedNoToken(t *testing.T) {
 		}
 	}
 	// Paths the origin could resolve elsewhere are always guarded.
-	for _, p := range []string{"/product/7", "/order", "/cart/3", "/static/../order", "/static//../order", "/about/../order", "/product/../about"} {
+	for _, p := range []string{"/product/7", "/order", "/cart/3", "/static/../order", "/static//../order", "/about/../order", "/product/../about",
+		// What servlet containers, IIS or a second decoding read as "/order".
+		"/static/..;/order", "/static/..;jsessionid=1/order", "/static/..%3B/order", "/static/..\\order", "/static/..%5Corder", "/static/%5C..%5Corder",
+		"/static/%252e%252e/order", "/static/%2e%2e/order", "/static/..%2Forder", "/static/%09/../order",
+		// Protected patterns ignore case; bypass patterns do not.
+		"/PRODUCT/7", "/Order", "/CART/3", "/STATIC/../order", "/Static/app.css/../../order",
+	} {
 		if resp, _ := f.do(t, http.MethodGet, p, ""); resp.StatusCode != 302 {
 			t.Errorf("%s: %d, want 302 to the line", p, resp.StatusCode)
 		}
@@ -342,5 +348,23 @@ func TestParsePaths(t *testing.T) {
 		if _, err := guard.ParsePaths([]string{bad}); err == nil {
 			t.Errorf("ParsePaths(%q) accepted", bad)
 		}
+	}
+}
+
+// TestIdentityHeadersSurviveConnection sends an admitted request whose
+// Connection header names the guard's identity headers: hop-by-hop
+// handling must not remove what the guard sets for the origin.
+func TestIdentityHeadersSurviveConnection(t *testing.T) {
+	f := newFixture(t, nil)
+	cookie := "waitq_entry_" + event + "=" + f.token("alice")
+	resp, _ := f.do(t, http.MethodGet, "/product/7", cookie, "Connection", "X-Waitq-User-Id, X-Waitq-Expires", guard.UserHeader, "mallory")
+	got, n := f.origin.last()
+	if resp.StatusCode != 200 || n != 1 || got.user != "alice" || got.expires == "" {
+		t.Fatalf("%d, origin hits %d, got %+v: want user alice with an expiry", resp.StatusCode, n, got)
+	}
+	// On a bypassed path the client's own identity headers never pass.
+	resp, _ = f.do(t, http.MethodGet, "/static/app.css", "", "Connection", "X-Other", guard.UserHeader, "mallory", guard.ExpiresHeader, "1")
+	if got, _ = f.origin.last(); resp.StatusCode != 200 || got.user != "" || got.expires != "" {
+		t.Fatalf("bypassed: %d, origin got %+v", resp.StatusCode, got)
 	}
 }

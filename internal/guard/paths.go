@@ -36,20 +36,36 @@ func ParsePaths(patterns []string) (Paths, error) {
 	return p, nil
 }
 
-// Match reports whether urlPath matches one of the patterns.
-func (p Paths) Match(urlPath string) bool {
+// Match reports whether urlPath matches one of the patterns, letter case
+// included.
+func (p Paths) Match(urlPath string) bool { return p.match(urlPath, false) }
+
+// MatchFold reports whether urlPath matches one of the patterns when letter
+// case is ignored ("/ADMIN/x" matches "/admin/"), as origins that ignore
+// case resolve it.
+func (p Paths) MatchFold(urlPath string) bool { return p.match(urlPath, true) }
+
+func (p Paths) match(urlPath string, fold bool) bool {
+	eq := func(a, b string) bool { return a == b }
+	if fold {
+		eq = strings.EqualFold
+	}
 	for _, s := range p.prefixes {
-		if strings.HasPrefix(urlPath, s) {
+		if len(urlPath) >= len(s) && eq(urlPath[:len(s)], s) {
 			return true
 		}
 	}
 	for _, s := range p.exact {
-		if urlPath == s {
+		if eq(urlPath, s) {
 			return true
 		}
 	}
 	for _, s := range p.globs {
-		if ok, _ := path.Match(s, urlPath); ok {
+		pattern, name := s, urlPath
+		if fold {
+			pattern, name = strings.ToLower(s), strings.ToLower(urlPath)
+		}
+		if ok, _ := path.Match(pattern, name); ok {
 			return true
 		}
 	}
