@@ -14,10 +14,10 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
@@ -148,7 +148,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "loadgen: nofile limit %d is below the %d this run needs in each process; dials past it will fail\n", soft, need)
 	}
 
-	st, err := startStack(ctx, false)
+	st, err := startInfra(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -159,7 +159,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 
-	secret := app.RandomHex(16)
+	secret := stack.RandomHex(16)
 	gw, err := startGateway(ctx, cfg, st, secret, stderr)
 	if err != nil {
 		return err
