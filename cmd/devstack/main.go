@@ -4,6 +4,9 @@
 // prints the URLs and the admin token. Run with -h for its settings.
 package main
 
-import "github.com/waitq/waitq/internal/app"
+import (
+	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/stack"
+)
 
-func main() { app.Main(&app.Devstack{}) }
+func main() { app.Main(&stack.Devstack{}) }

@@ -4,6 +4,9 @@
 // for its settings.
 package main
 
-import "github.com/waitq/waitq/internal/app"
+import (
+	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/stack"
+)
 
-func main() { app.Main(&app.Broker{}) }
+func main() { app.Main(&stack.Broker{}) }

@@ -16,7 +16,7 @@ commands:
   lag      join → visible-in-line lag at a fixed offered rate
   sockets  WebSockets (or SSE streams) one ws-gateway holds with status frames on time
   admit    join → admitted and release → next admitted, fast track on and off
-  guard     pages/s of admitted clients through waitq-guard next to the origin
+  guard    pages/s of admitted clients through waitq-guard next to the origin
   adaptive adaptive admission against a fixed rate at a shop of unknown capacity; a chart
 
 Run "loadgen <command> -h" for the command's flags.

@@ -339,3 +339,12 @@ func TestGateValidate(t *testing.T) {
 		t.Errorf("keys without a gateway URL: %v", err)
 	}
 }
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	addr, err := svcproc.FreeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return addr
+}

@@ -1,4 +1,4 @@
-package app
+package app_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
@@ -36,7 +37,7 @@ func TestRebuildCommandRestoresEveryEvent(t *testing.T) {
 	args := []string{"-kafka-brokers", strings.Join(sys.BrokerConfig.Brokers, ","), "-redis-url", sys.Redis.URL(), "-all"}
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := Run(cctx, &Rebuild{}, args, func(string) string { return "" }, &out); err != nil {
+	if err := app.Run(cctx, &app.Rebuild{}, args, func(string) string { return "" }, &out); err != nil {
 		t.Fatalf("waitq-rebuild: %v\n%s", err, out.String())
 	}
 	ids, err := sys.Store.EventIDs(ctx)

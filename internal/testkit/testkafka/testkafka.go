@@ -1,5 +1,6 @@
 // Package testkafka runs franz-go's kfake, a Kafka wire-protocol broker, in
-// the test process, configured for fast group rebalances.
+// the test process (stack.StartKafka), configured for fast group
+// rebalances.
 package testkafka
 
 import (
@@ -7,6 +8,8 @@ import (
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
+
+	"github.com/waitq/waitq/internal/stack"
 )
 
 // Start returns a running single-broker cluster, closed at cleanup. Its
@@ -22,13 +25,9 @@ func Start(tb testing.TB, opts ...kfake.Opt) *kfake.Cluster {
 // against a real cluster.
 func StartBrokers(tb testing.TB, n int, opts ...kfake.Opt) *kfake.Cluster {
 	tb.Helper()
-	base := []kfake.Opt{
-		kfake.NumBrokers(n),
-		kfake.GroupMinSessionTimeout(500 * time.Millisecond),
-	}
-	c, err := kfake.NewCluster(append(base, opts...)...)
+	c, err := stack.StartKafka(stack.KafkaOptions{Brokers: n, MinSessionTimeout: 500 * time.Millisecond, Opts: opts})
 	if err != nil {
-		tb.Fatalf("testkafka: start kfake: %v", err)
+		tb.Fatalf("testkafka: %v", err)
 	}
 	tb.Cleanup(c.Close)
 	return c

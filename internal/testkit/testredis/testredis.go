@@ -1,4 +1,4 @@
-// Package testredis gives tests a real redis-server (internal/stack/redisproc) on
+// Package testredis gives tests a real redis-server (stack.StartRedis) on
 // a free loopback port, stopped at cleanup, with faults to inject: stop,
 // kill and restart. With WAITQ_TEST_REDIS_URL set, tests use that
 // server instead (and fault injection is unavailable); StartCluster gives a
@@ -8,12 +8,12 @@ package testredis
 
 import (
 	"context"
-	"errors"
 	"os"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/stack/rediscluster"
 	"github.com/waitq/waitq/internal/stack/redisproc"
 	"github.com/waitq/waitq/internal/testkit/testenv"
@@ -27,11 +27,11 @@ type Server struct {
 }
 
 // Option configures a Server.
-type Option func(*redisproc.Options)
+type Option func(*stack.RedisOptions)
 
 // Persistent makes the server write an append-only file, so data survives
 // Stop/Kill and Restart as it would in production.
-func Persistent() Option { return func(o *redisproc.Options) { o.AppendOnly = true } }
+func Persistent() Option { return func(o *stack.RedisOptions) { o.AppendOnly = true } }
 
 // Start returns a running Redis for tb, killed at cleanup.
 func Start(tb testing.TB, opts ...Option) *Server {
@@ -39,24 +39,18 @@ func Start(tb testing.TB, opts ...Option) *Server {
 	if url := os.Getenv("WAITQ_TEST_REDIS_URL"); url != "" {
 		return &Server{tb: tb, url: url}
 	}
-	o := redisproc.Options{Dir: tb.TempDir()}
+	o := stack.RedisOptions{Dir: tb.TempDir()}
 	for _, opt := range opts {
 		opt(&o)
 	}
-	p, err := redisproc.Start(context.Background(), o)
-	if errors.Is(err, redisproc.ErrNotInstalled) {
-		testenv.Unavailable(tb, "%v", err)
-	}
-	if err != nil {
-		tb.Fatalf("testredis: %v", err)
-	}
+	r := start(tb, o)
 	tb.Cleanup(func() {
-		p.Close()
+		r.Close()
 		if tb.Failed() {
-			tb.Logf("redis-server output:\n%s", p.Output())
+			tb.Logf("redis-server output:\n%s", r.Output())
 		}
 	})
-	return &Server{tb: tb, url: p.URL(), proc: p}
+	return &Server{tb: tb, url: r.URL(), proc: r.Server}
 }
 
 // URL is the server's redis:// URL.
@@ -100,18 +94,26 @@ func (s *Server) Kill() { s.local().Kill() }
 // when tb failed.
 func StartCluster(tb testing.TB) *rediscluster.Cluster {
 	tb.Helper()
-	c, err := rediscluster.Start(context.Background(), rediscluster.Options{Dir: tb.TempDir()})
-	if errors.Is(err, rediscluster.ErrNotInstalled) {
+	r := start(tb, stack.RedisOptions{Cluster: true, Dir: tb.TempDir()})
+	tb.Cleanup(func() {
+		if tb.Failed() {
+			tb.Logf("redis cluster output:\n%s", r.Output())
+		}
+		r.Close()
+	})
+	return r.Cluster
+}
+
+// start starts the Redis of o; without redis-server (or redis-cli) the
+// test fails in strict mode and skips elsewhere.
+func start(tb testing.TB, o stack.RedisOptions) *stack.Redis {
+	tb.Helper()
+	r, err := stack.StartRedis(context.Background(), o)
+	if stack.NotInstalled(err) {
 		testenv.Unavailable(tb, "%v", err)
 	}
 	if err != nil {
 		tb.Fatalf("testredis: %v", err)
 	}
-	tb.Cleanup(func() {
-		if tb.Failed() {
-			tb.Logf("redis cluster output:\n%s", c.Output())
-		}
-		c.Close()
-	})
-	return c
+	return r
 }

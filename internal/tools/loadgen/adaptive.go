@@ -24,6 +24,7 @@ import (
 	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
@@ -233,20 +234,20 @@ type adaptiveStack struct {
 // finds it at its first discovery; the guard reports with its report
 // token).
 func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode, stderr io.Writer) (_ *adaptiveStack, err error) {
-	st, err := startStack(ctx, false)
+	st, err := startInfra(ctx, false)
 	if err != nil {
 		return nil, err
 	}
-	s := &adaptiveStack{services: services{st: st, fast: true, stderr: stderr}, event: "adaptive-" + m.name, token: app.RandomHex(16),
+	s := &adaptiveStack{services: newServices(st, true, stderr), event: "adaptive-" + m.name, token: stack.RandomHex(16),
 		admin: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}}
-	s.atClose(st.Close)
-	s.atClose(s.admin.CloseIdleConnections)
+	s.AtClose(st.Close)
+	s.AtClose(s.admin.CloseIdleConnections)
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	secret := app.RandomHex(32)
+	secret := stack.RandomHex(32)
 	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token}); err != nil {
 		return nil, err
 	}
@@ -255,8 +256,8 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	s.atClose(stopShop)
-	guardAddr, err := svcproc.FreeAddr()
+	s.AtClose(stopShop)
+	guardAddr, err := svcproc.FreeAddr() // the event's target, known before the guard starts
 	if err != nil {
 		return nil, err
 	}
@@ -275,8 +276,8 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	}); err != nil {
 		return nil, err
 	}
-	var stopGuard func()
-	s.guard, stopGuard, err = startServiceOn(ctx, &app.Guard{}, guardAddr, guard.AdminPrefix+"readyz", map[string]string{
+	g, err := stack.StartService(ctx, &app.Guard{}, map[string]string{
+		"WAITQ_HTTP_ADDR":        guardAddr,
 		"WAITQ_ORIGIN_URL":       shopBase,
 		"WAITQ_EVENT_ID":         s.event,
 		"WAITQ_WAITING_ROOM_URL": s.gateway + "/",
@@ -288,11 +289,12 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 		"WAITQ_HEALTH_INTERVAL":  adaptiveInterval.String(),
 		"WAITQ_HEALTH_WINDOW":    adaptiveWindow.String(),
 		"WAITQ_HEALTH_REPORTER":  adaptiveReporter,
-	}, stderr)
+	}, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
 	if err != nil {
 		return nil, err
 	}
-	s.atClose(stopGuard)
+	s.guard = g.URL()
+	s.AtClose(stopper(g, stderr))
 	return s, nil
 }
 

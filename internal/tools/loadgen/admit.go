@@ -21,6 +21,7 @@ import (
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
@@ -122,9 +123,9 @@ type admitStack struct {
 // startAdmitStack starts the services over st with WAITQ_FAST_TRACK=fast
 // and creates the two events before the consumer starts (so its first
 // discovery finds them and no rebalance follows).
-func startAdmitStack(ctx context.Context, st *stack, cfg admitConfig, fast bool, stderr io.Writer) (*admitStack, error) {
-	s := &admitStack{services: services{st: st, fast: fast, stderr: stderr}, token: app.RandomHex(16)}
-	secret := app.RandomHex(32)
+func startAdmitStack(ctx context.Context, st *infra, cfg admitConfig, fast bool, stderr io.Writer) (*admitStack, error) {
+	s := &admitStack{services: newServices(st, fast, stderr), token: stack.RandomHex(16)}
+	secret := stack.RandomHex(32)
 	var err error
 	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token}); err != nil {
 		s.close()
@@ -152,7 +153,7 @@ func startAdmitStack(ctx context.Context, st *stack, cfg admitConfig, fast bool,
 
 // measureAdmit runs both measurements with the fast track on or off.
 func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
-	st, err := startStack(ctx, false)
+	st, err := startInfra(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -231,7 +232,7 @@ func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitC
 // gateway B, then releases the holders through A at cfg.releaseRate a second:
 // release k's slot goes to the k-th in line, and release request → that
 // user's admitted frame on B is recorded.
-func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *stack, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
 	n := cfg.releases
 	tokens := make([]string, n)
 	var wg sync.WaitGroup
@@ -369,7 +370,7 @@ func releaseSlot(ctx context.Context, c *http.Client, base, event, token string)
 }
 
 // waitLineLength waits until event's waiting line holds n users.
-func waitLineLength(ctx context.Context, st *stack, event string, n int64) error {
+func waitLineLength(ctx context.Context, st *infra, event string, n int64) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		got, err := st.client.ZCard(ctx, redisstore.WaitingKey(event)).Result()

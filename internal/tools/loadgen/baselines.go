@@ -12,9 +12,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/stack"
 )
 
 // writerPublishTimeout bounds one publish of the kafka-writer baseline, as
@@ -64,7 +64,7 @@ func (t publishTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	m := queue.Message{
 		V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent, UserID: req.Header.Get("X-User-Id"),
-		TS: time.Now().UnixMilli(), ID: app.RandomHex(12),
+		TS: time.Now().UnixMilli(), ID: stack.RandomHex(12),
 	}
 	ctx, cancel := context.WithTimeout(req.Context(), writerPublishTimeout)
 	defer cancel()

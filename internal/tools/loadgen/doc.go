@@ -13,11 +13,13 @@
 // scripts/bench*.sh parse (summary, joins, sockets, status) keep their
 // format.
 //
-// The pieces the measurements share have files of their own: the flags and
-// the table's head (flags.go), the stack of kfake and redis-server (or, for
-// joins and ingest with -redis-cluster, a Redis Cluster of three) they run
-// against (stack.go), the bench event (event.go), services run in this
-// process (services.go, task.go), the ws-gateway child process (gateway.go,
+// Everything a measurement starts in this process or as a redis-server
+// child comes from internal/stack. The pieces the measurements share have
+// files of their own: the flags and the table's head (flags.go), the kfake
+// broker and redis-server (or, for joins and ingest with -redis-cluster, a
+// Redis Cluster of three) they run against and what they read of it
+// (infra.go), the bench event (event.go), the settings of services run in
+// this process (services.go), the ws-gateway child process (gateway.go,
 // on internal/stack/svcproc), the closed-loop HTTP workers (workers.go), progress
 // lines (progress.go) and failures by class (tally.go). Latency records,
 // /proc readers and the report's lines are the subpackages latency, procstat

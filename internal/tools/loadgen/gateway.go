@@ -32,7 +32,7 @@ type gatewayProc struct {
 // startGateway starts the binary of cfg against st with a free loopback port
 // and waits until its /readyz answers 200; on error nothing is left running.
 // The first gatewayOutputCap bytes of its output go to stderr.
-func startGateway(ctx context.Context, cfg socketsConfig, st *stack, secret string, stderr io.Writer) (*gatewayProc, error) {
+func startGateway(ctx context.Context, cfg socketsConfig, st *infra, secret string, stderr io.Writer) (*gatewayProc, error) {
 	own := map[string]string{
 		"WAITQ_KAFKA_BROKERS":    strings.Join(st.Brokers(), ","),
 		"WAITQ_TICKET_SECRET":    secret,
@@ -43,7 +43,7 @@ func startGateway(ctx context.Context, cfg socketsConfig, st *stack, secret stri
 		"WAITQ_SHUTDOWN_TIMEOUT": "5s",
 		"WAITQ_CONNECT_RATE":     "0", // every client dials from the same few addresses
 	}
-	maps.Copy(own, st.redisEnv())
+	maps.Copy(own, st.redis.Env())
 	g := &gatewayProc{}
 	env := make([]string, 0, len(os.Environ())+len(own))
 	for _, kv := range os.Environ() {

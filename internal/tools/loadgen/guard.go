@@ -17,7 +17,7 @@ import (
 
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/guard"
-	"github.com/waitq/waitq/internal/stack/svcproc"
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 	"github.com/waitq/waitq/pkg/entry"
 )
@@ -195,18 +195,18 @@ func serveLoopback(name string, h http.Handler) (base string, stop func(), err e
 // startGuard runs waitq-guard in this process with its defaults, in front of
 // origin, with the keys of the gateway at gw, and waits until it is ready.
 func startGuard(ctx context.Context, origin, gw string, stderr io.Writer) (base string, stop func(), err error) {
-	addr, err := svcproc.FreeAddr()
-	if err != nil {
-		return "", nil, err
-	}
-	return startServiceOn(ctx, &app.Guard{}, addr, guard.AdminPrefix+"readyz", map[string]string{
+	g, err := stack.StartService(ctx, &app.Guard{}, map[string]string{
 		"WAITQ_ORIGIN_URL":  origin,
 		"WAITQ_EVENT_ID":    guardEvent,
 		"WAITQ_GATEWAY_URL": gw,
 		// Never visited: every client holds a valid token.
 		"WAITQ_WAITING_ROOM_URL": "http://127.0.0.1:9/",
 		"WAITQ_COOKIE_INSECURE":  "true",
-	}, stderr)
+	}, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
+	if err != nil {
+		return "", nil, err
+	}
+	return g.URL(), stopper(g, stderr), nil
 }
 
 // admitClients signs an entry token for each of n clients and brings each

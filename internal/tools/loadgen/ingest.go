@@ -17,6 +17,7 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
@@ -81,7 +82,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("ingest", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	st, err := startStack(ctx, cfg.cluster)
+	st, err := startInfra(ctx, cfg.cluster)
 	if err != nil {
 		return err
 	}
@@ -187,10 +188,10 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	}
 	cons := kafkajoin.NewConsumer(ccfg, sink)
 	start := time.Now()
-	t := startTask(ctx, cons.Run)
-	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.exited, stderr)
-	switch stopErr := t.stop(20 * time.Second); {
-	case errors.Is(stopErr, errNotStopped):
+	t := stack.Go(ctx, cons.Run)
+	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.Exited(), stderr)
+	switch stopErr := t.Stop(20 * time.Second); {
+	case errors.Is(stopErr, stack.ErrNotStopped):
 		fmt.Fprintf(stderr, "loadgen: the consumer %v\n", stopErr)
 	case err != nil && stopErr != nil:
 		err = fmt.Errorf("%w (consumer: %v)", err, stopErr)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/segmentio/kafka-go"
 
-	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
@@ -114,7 +114,7 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
-	runID := app.RandomHex(3)
+	runID := stack.RandomHex(3)
 	// The bare handler is measured first so that nothing the producer left
 	// behind (broker log, heap) weighs on it.
 	echoRes, _, err := measureTarget(ctx, lc, cfg, target{"bare-echo", echoBase + "/v1/events/" + benchEvent + "/queue"}, "e"+runID, stderr)
@@ -180,11 +180,11 @@ func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "target   %s (external)\n", cfg.producerURL)
 		return producerTarget{base: strings.TrimRight(cfg.producerURL, "/"), token: cfg.adminToken, stop: func() {}}, nil
 	}
-	st, err := startStack(ctx, cfg.cluster)
+	st, err := startInfra(ctx, cfg.cluster)
 	if err != nil {
 		return producerTarget{}, err
 	}
-	token := app.RandomHex(16)
+	token := stack.RandomHex(16)
 	base, stopProducer, err := startProducer(ctx, st, cfg.batchTimeout, token, stderr)
 	if err != nil {
 		st.Close()

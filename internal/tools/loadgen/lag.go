@@ -15,8 +15,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
@@ -99,12 +99,12 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	st, err := startStack(ctx, false)
+	st, err := startInfra(ctx, false)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	token := app.RandomHex(16)
+	token := stack.RandomHex(16)
 	base, stopProducer, err := startProducer(ctx, st, "", token, stderr)
 	if err != nil {
 		return err
@@ -127,7 +127,7 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
 	w := &watcher{rc: st.client, keys: []string{redisstore.WaitingKey(benchEvent), redisstore.ActiveKey(benchEvent)}}
-	runID := app.RandomHex(3)
+	runID := stack.RandomHex(3)
 	if err := probe(ctx, lc.http, url, "l"+runID+"p", w, stderr); err != nil {
 		return err
 	}

@@ -14,11 +14,11 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
@@ -149,7 +149,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "loadgen: nofile limit %d is below the %d this run needs in each process; dials past it will fail\n", soft, need)
 	}
 
-	st, err := startStack(ctx, false)
+	st, err := startInfra(ctx, false)
 	if err != nil {
 		return err
 	}
@@ -160,7 +160,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 
-	secret := app.RandomHex(16)
+	secret := stack.RandomHex(16)
 	gw, err := startGateway(ctx, cfg, st, secret, stderr)
 	if err != nil {
 		return err

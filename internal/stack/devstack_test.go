@@ -1,4 +1,4 @@
-package app
+package stack
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/stack/redisproc"
+	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testws"
 )
@@ -150,9 +150,9 @@ func adminGet(base, token, id string, st *queue.EventStatus) error {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	p, err := redisproc.FreePort()
+	addr, err := svcproc.FreeAddr()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fmt.Sprintf("127.0.0.1:%d", p)
+	return addr
 }

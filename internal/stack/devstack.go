@@ -1,12 +1,9 @@
-package app
+package stack
 
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,9 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/alicebob/miniredis/v2"
-	"golang.org/x/sync/errgroup"
-
+	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/gateway"
@@ -27,8 +22,6 @@ import (
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/stack/redisproc"
-	"github.com/waitq/waitq/internal/stack/svcproc"
 )
 
 // Devstack runs the whole system in one process for a newcomer: an embedded
@@ -52,12 +45,12 @@ type Devstack struct {
 	out io.Writer
 }
 
-var _ Service = (*Devstack)(nil)
+var _ app.Service = (*Devstack)(nil)
 
-// Name implements Service.
+// Name implements app.Service.
 func (*Devstack) Name() string { return "devstack" }
 
-// Bind implements Service.
+// Bind implements app.Service.
 func (d *Devstack) Bind(l *config.Loader) {
 	l.List(&d.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", "", "Kafka brokers to use (empty: an embedded kfake broker)")
 	l.URL(&d.RedisURL, "redis-url", "WAITQ_REDIS_URL", "", "Redis to use (empty: an embedded redis-server child, or miniredis); logged with its password redacted")
@@ -73,7 +66,7 @@ func (d *Devstack) Bind(l *config.Loader) {
 	l.String(&d.KafkaDataDir, "kafka-data-dir", "WAITQ_KAFKA_DATA_DIR", "", "directory where the embedded broker keeps its log (empty: memory only)")
 }
 
-// Validate implements Service.
+// Validate implements app.Service.
 func (d *Devstack) Validate() error {
 	if d.AdminToken == "" {
 		d.AdminToken = RandomHex(16)
@@ -81,13 +74,13 @@ func (d *Devstack) Validate() error {
 	if d.TicketSecret == "" {
 		d.TicketSecret = RandomHex(32)
 	}
-	if len(d.TicketSecret) < MinSecretLen {
-		return fmt.Errorf("WAITQ_TICKET_SECRET must be at least %d characters", MinSecretLen)
+	if len(d.TicketSecret) < app.MinSecretLen {
+		return fmt.Errorf("WAITQ_TICKET_SECRET must be at least %d characters", app.MinSecretLen)
 	}
 	return nil
 }
 
-// Run implements Service.
+// Run implements app.Service.
 func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 	out := d.out
 	if out == nil {
@@ -116,41 +109,31 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		shopURL = "http://" + origin.Addr().String()
 	}
 	reportToken := RandomHex(24) // the demo shop event's, new at every start
-	g, gctx := errgroup.WithContext(ctx)
-	run := func(s devService) {
-		g.Go(func() error { return RunWithEnv(gctx, s.svc, s.env, log.With("component", s.svc.Name())) })
-	}
+	svcs := &Group{Log: log}
+	defer svcs.Close()
 	for _, s := range d.services(brokers, redisURL) {
-		run(s)
-	}
-	g.Go(func() error {
-		base := "http://" + d.ProducerAddr
-		ready := map[string]string{"producer-api": "http://" + d.ProducerAddr + "/readyz", "ws-gateway": "http://" + d.GatewayAddr + "/readyz"}
-		for name, url := range ready {
-			if err := svcproc.WaitReady(gctx, url, nil, 30*time.Second); err != nil {
-				return fmt.Errorf("%s never became ready: %w", name, err)
-			}
-		}
-		if err := d.createDemos(gctx, base, reportToken); err != nil {
+		if _, err := svcs.Start(ctx, s.svc, s.env, ServiceOptions{}); err != nil {
 			return err
 		}
-		if shopURL != "" {
-			// The guard starts once the shop's event exists, so that its
-			// first health report is taken.
-			run(d.guard(shopURL, reportToken))
-			if err := svcproc.WaitReady(gctx, "http://"+d.ShopAddr+guard.AdminPrefix+"readyz", nil, 30*time.Second); err != nil {
-				return fmt.Errorf("waitq-guard never became ready: %w", err)
-			}
+	}
+	if err := d.createDemos(ctx, "http://"+d.ProducerAddr, reportToken); err != nil {
+		return err
+	}
+	if shopURL != "" {
+		// The guard starts once the shop's event exists, so that its first
+		// health report is taken.
+		s := d.guard(shopURL, reportToken)
+		if _, err := svcs.Start(ctx, s.svc, s.env, ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"}); err != nil {
+			return err
 		}
-		d.printWelcome(out, brokers, redisURL, redisKind)
-		return nil
-	})
-	return g.Wait()
+	}
+	d.printWelcome(out, brokers, redisURL, redisKind)
+	return svcs.Wait(ctx)
 }
 
 // devService is a service of the devstack with its environment.
 type devService struct {
-	svc Service
+	svc app.Service
 	env map[string]string
 }
 
@@ -170,15 +153,15 @@ func (d *Devstack) services(brokers []string, redisURL string) []devService {
 	}
 	local := "localhost:*,127.0.0.1:*"
 	svcs := []devService{
-		{&Producer{}, env(d.ProducerAddr, map[string]string{
+		{&app.Producer{}, env(d.ProducerAddr, map[string]string{
 			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ADMIN_TOKEN": d.AdminToken,
 			"WAITQ_ALLOWED_ORIGINS": local,
 			"WAITQ_RATE":            "0", // no limit: load tests send everything from one address
 		})},
-		{&Ingest{}, env(d.IngestAddr, map[string]string{
+		{&app.Ingest{}, env(d.IngestAddr, map[string]string{
 			"WAITQ_DISCOVERY_INTERVAL": "1s", // a new event's joins reach its line sooner
 		})},
-		{&Gateway{}, env(d.GatewayAddr, map[string]string{
+		{&app.Gateway{}, env(d.GatewayAddr, map[string]string{
 			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ALLOWED_ORIGINS": local,
 			"WAITQ_PRODUCER_URL": "http://" + d.ProducerAddr,
 			"WAITQ_RATE":         "0", // no limit, as above
@@ -192,7 +175,7 @@ func (d *Devstack) services(brokers []string, redisURL string) []devService {
 // shop's health to producer-api with the shop event's report token.
 func (d *Devstack) guard(shopURL, reportToken string) devService {
 	gw := "http://" + d.GatewayAddr
-	return devService{&Guard{}, map[string]string{
+	return devService{&app.Guard{}, map[string]string{
 		"WAITQ_HTTP_ADDR": d.ShopAddr, "WAITQ_SHUTDOWN_TIMEOUT": "5s", "WAITQ_LOG_LEVEL": "info",
 		"WAITQ_ORIGIN_URL": shopURL, "WAITQ_EVENT_ID": d.DemoShop,
 		"WAITQ_WAITING_ROOM_URL": gw + "/", "WAITQ_GATEWAY_URL": gw,
@@ -208,7 +191,7 @@ func (d *Devstack) kafka(log *slog.Logger) ([]string, func(), error) {
 	if len(d.Brokers) > 0 {
 		return d.Brokers, func() {}, nil
 	}
-	c, err := startKfake("127.0.0.1:0", "", d.KafkaDataDir, 0)
+	c, err := StartKafka(KafkaOptions{DataDir: d.KafkaDataDir})
 	if err != nil {
 		return nil, nil, fmt.Errorf("embedded %w", err)
 	}
@@ -222,18 +205,15 @@ func (d *Devstack) redis(ctx context.Context) (url, kind string, stop func(), er
 	if d.RedisURL != "" {
 		return d.RedisURL, "external", func() {}, nil
 	}
-	p, err := redisproc.Start(ctx, redisproc.Options{})
-	if err == nil {
-		return p.URL(), "redis-server child process", p.Close, nil
-	}
-	if !errors.Is(err, redisproc.ErrNotInstalled) {
+	r, err := StartRedis(ctx, RedisOptions{Miniredis: true})
+	if err != nil {
 		return "", "", nil, fmt.Errorf("embedded redis-server: %w", err)
 	}
-	m := miniredis.NewMiniRedis()
-	if err := m.Start(); err != nil {
-		return "", "", nil, fmt.Errorf("embedded miniredis: %w", err)
+	kind = "redis-server child process"
+	if r.Miniredis != nil {
+		kind = "miniredis (install redis-server for real Redis)"
 	}
-	return "redis://" + m.Addr() + "/0", "miniredis (install redis-server for real Redis)", m.Close, nil
+	return r.URL(), kind, r.Close, nil
 }
 
 // demo is the configuration of the demo event and of the demo drop.
@@ -374,11 +354,4 @@ After the opening, export and verify the draw:
 
 `, p, g, d.DemoDrop, demoDropDelay, d.AdminToken)
 	}
-}
-
-// RandomHex returns 2n random hex characters, for generated tokens.
-func RandomHex(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }

@@ -1,0 +1,42 @@
+package stack
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/config"
+)
+
+// TestDocsDocumentEverySetting fails when the devstack or kfake-broker gains
+// a setting the configuration tables of docs/configuration.md do not list,
+// or lists with another default (internal/app's test of the same name
+// checks the other programs).
+func TestDocsDocumentEverySetting(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/configuration.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, svc := range []app.Service{&Devstack{}, &Broker{}} {
+		// Each program's rows must stand in its own section.
+		_, section, ok := strings.Cut(string(doc), "### "+svc.Name()+"\n")
+		if !ok {
+			t.Errorf("docs/configuration.md has no configuration section for %s", svc.Name())
+			continue
+		}
+		section, _, _ = strings.Cut(section, "\n#")
+		l := config.NewLoader(svc.Name(), func(string) string { return "" })
+		svc.Bind(l)
+		for _, v := range l.Vars() {
+			def := "`" + v.Default + "`"
+			if v.Default == "" {
+				def = "(none)"
+			}
+			row := "| `-" + v.Flag + "` | `" + v.Env + "` | " + def + " |"
+			if !strings.Contains(section, row) {
+				t.Errorf("docs/configuration.md lacks the %s row %q", svc.Name(), row)
+			}
+		}
+	}
+}
