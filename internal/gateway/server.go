@@ -27,7 +27,7 @@ type Store interface {
 	Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error)
 	// SubscribeAdmissions calls f with every admission made anywhere (slot
 	// monitor, fast track, release) until ctx ends.
-	SubscribeAdmissions(ctx context.Context, f func(queue.Admission)) error
+	SubscribeAdmissions(ctx context.Context, f func(queue.AdmissionNotice)) error
 	Ping(ctx context.Context) error
 }
 
@@ -39,7 +39,7 @@ type Config struct {
 	// half of StatusInterval.
 	StatusSpread    time.Duration
 	AdmitInterval   time.Duration // how often the slot monitor admits
-	AdmitBatch      int           // the most users one event admits per tick
+	AdmitBatch      int           // the most users one event admits per monitor tick
 	DisconnectGrace time.Duration // how long a waiting user may be gone
 	// TrustUserHeader accepts the X-User-Id header instead of a ticket.
 	TrustUserHeader bool

@@ -34,7 +34,7 @@ const (
 	// joins.
 	MaxPrequeueSeconds = 7 * 24 * 3600
 	// DefaultAdmitBatch is the most users one event admits in one step:
-	// a slot-monitor round, a join batch or a release.
+	// a slot-monitor tick, a join batch or a release.
 	DefaultAdmitBatch = 100
 )
 
@@ -338,15 +338,16 @@ type StatusBatch struct {
 	Places         []Place // one per user asked about, in order
 }
 
-// Admission is one admission step's news, published to every gateway: the
-// users let in, in line order, and the end of their hold.
-type Admission struct {
+// AdmissionNotice is the news of one admission step, published on the
+// admissions channel to every gateway: the users let in, in line order,
+// and the end of their hold.
+type AdmissionNotice struct {
 	EventID   string   `json:"eventId"`
 	ExpiresAt int64    `json:"expiresAt"` // unix ms
 	Users     []string `json:"users"`
 }
 
-// TickRequest is one slot-monitor round over several events.
+// TickRequest is one slot-monitor tick over several events.
 type TickRequest struct {
 	EventIDs []string
 	NowMs    int64 // the round's time (unix ms): holds end before it, new ones run from it
@@ -369,8 +370,8 @@ type TickResult struct {
 	Waiting   int64    // users waiting after the tick
 	Swept     []string // waiting users removed after the disconnect grace
 	Unknown   bool     // the event has no configuration
-	// Recovered counts admissions a crashed admitter left unlogged that
-	// this tick wrote to the log (their users are told through the
+	// Recovered counts admissions a crashed admitter left unrecorded that
+	// this tick recorded (their users are told through the
 	// admissions channel).
 	Recovered int
 }
