@@ -1,7 +1,7 @@
 // Package redisstore is the only package that speaks Redis. It owns the key
 // layout of the external contract (keys.go), the Lua scripts that change the
 // live state atomically (lua/*.lua, embedded), and the Store that the
-// services use through the interfaces of package queue. Every
+// services use through the interfaces of package queue (ports.go). Every
 // way into a slot runs the one admission step (lua/admission_keys.lua,
 // lua/adaptive.lua, lua/admission.lua) behind its own script: the slot
 // monitor's tick (tick.go), the fast track of ingest (ingest.go) and a

@@ -31,7 +31,13 @@ type Store struct {
 	log      *slog.Logger
 }
 
-var _ queue.EventStore = (*Store)(nil)
+// Store implements the ports of package queue that need the live state.
+var (
+	_ queue.EventStore   = (*Store)(nil)
+	_ queue.GatewayStore = (*Store)(nil)
+	_ queue.IngestStore  = (*Store)(nil)
+	_ queue.RebuildStore = (*Store)(nil)
+)
 
 // New returns a Store over c. It does not contact the server.
 func New(c redis.UniversalClient) *Store { return &Store{c: c, draws: newDrawCache()} }
