@@ -103,7 +103,7 @@ func TestClusterRunsTheWholePath(t *testing.T) {
 		subErr = make(chan error, 1)
 	)
 	go func() {
-		subErr <- p.store.SubscribeAdmissions(ctx, func(a queue.Admission) {
+		subErr <- p.store.SubscribeAdmissions(ctx, func(a queue.AdmissionNotice) {
 			mu.Lock()
 			heard[a.EventID] = append(heard[a.EventID], a.Users...)
 			mu.Unlock()

@@ -98,7 +98,7 @@ func (g *Gateway) Validate() error {
 	if g.StatusSpread < 0 || g.StatusSpread >= g.StatusInterval {
 		errs = append(errs, errors.New("WAITQ_STATUS_SPREAD must be at least 0 and shorter than WAITQ_STATUS_INTERVAL"))
 	}
-	// Presence is refreshed on every status tick: the grace must outlast a
+	// Presence is refreshed on every status round: the grace must outlast a
 	// couple of them or connected users would be swept.
 	if g.DisconnectGrace < 2*g.StatusInterval {
 		errs = append(errs, errors.New("WAITQ_DISCONNECT_GRACE must be at least twice WAITQ_STATUS_INTERVAL"))

@@ -120,7 +120,7 @@ func (c *conn) offer(f frame, maxPending int) bool {
 }
 
 // close ends the conn with code once; the transport's close runs in the
-// background so that the caller (a tick) never waits for a slow peer.
+// background so that the caller (a status round, a monitor tick) never waits for a slow peer.
 func (c *conn) close(code websocket.StatusCode, reason string) { c.end(code, reason, false) }
 
 // end closes the conn once, counted as too slow when slow is set.

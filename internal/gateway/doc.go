@@ -1,8 +1,8 @@
 // Package gateway is ws-gateway: it serves /queue-status/{eventId} over
 // WebSocket (and the same frames as server-sent events at
 // /v1/events/{eventId}/stream), pushes each connected user's place and the
-// total every status interval, and runs the slot monitor that admits users
-// with the admit script.
+// total every status interval, and runs the slot monitor, whose ticks admit
+// users through the admission step (redisstore.Store.Tick).
 //
 // Connections live in a sharded hub. A status round reads the connected
 // users one slice of the hub at a time, spread over part of the interval,
@@ -23,7 +23,7 @@
 // subscription: its frames in order, closing, keep-alives, the write
 // watchdog), writers.go (the write workers), hub.go (the sockets by user,
 // in slices), status.go (greetings, status rounds and polls), monitor.go
-// (the slot monitor's admission ticks), actions.go (leave and release over
+// (the slot monitor's ticks, and notifyAdmitted's callers), actions.go (leave and release over
 // WebSocket and HTTP), entry.go (entry tokens: verify and the JWKS),
 // frames.go (the frames and states of the contract).
 package gateway

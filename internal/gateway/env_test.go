@@ -66,7 +66,7 @@ func startGatewayBuf(t *testing.T, sys *testsys.System, cfg gateway.Config, clk 
 
 // startGatewayOn runs a gateway over store (sys's, or sys's with the fast
 // track on) with cfg.
-func startGatewayOn(t *testing.T, sys *testsys.System, store gateway.Store, cfg gateway.Config, clk *clock, sendBuffer int) *gwEnv {
+func startGatewayOn(t *testing.T, sys *testsys.System, store queue.GatewayStore, cfg gateway.Config, clk *clock, sendBuffer int) *gwEnv {
 	t.Helper()
 	tickets, err := queue.NewTicketSigner(ticketSecret)
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 	"github.com/waitq/waitq/internal/testkit/testws"
 )
 
-// fast is a configuration for tests: quick status ticks, and a slot monitor
+// fast is a configuration for tests: quick status rounds, and a slot monitor
 // that runs only when the test calls MonitorTick.
 var fast = gateway.Config{StatusInterval: 50 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour}
 

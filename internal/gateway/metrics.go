@@ -6,7 +6,7 @@ type metrics struct {
 	frames, slow, admitted, admittedLate, swept, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
 	refused                                                                                       *prometheus.CounterVec
 	holders, waiting                                                                              *prometheus.GaugeVec
-	statusTick, admitTick                                                                         prometheus.Histogram
+	statusRound, monitorTick                                                                      prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
@@ -35,11 +35,11 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		waiting: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "waitq_event_waiting", Help: "Users waiting, by event, at the last monitor tick.",
 		}, []string{"event"}),
-		statusTick: hist("waitq_status_tick_seconds", "Duration of one slice of a status round: its Redis reads and handing its frames to the write workers."),
-		admitTick:  hist("waitq_admit_tick_seconds", "Duration of a slot-monitor tick over every event."),
+		statusRound: hist("waitq_status_tick_seconds", "Duration of one slice of a status round: its Redis reads and handing its frames to the write workers."),
+		monitorTick: hist("waitq_admit_tick_seconds", "Duration of a slot-monitor tick over every event."),
 	}
 	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections and SSE streams."},
 		func() float64 { return float64(h.count()) })
-	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusTick, m.admitTick, sockets)
+	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusRound, m.monitorTick, sockets)
 	return m
 }

@@ -12,7 +12,7 @@ import (
 // disconnect grace.
 const sweepLimit = 1000
 
-// MonitorTick runs one slot-monitor round now (Run calls it every
+// MonitorTick runs one slot-monitor tick now (Run calls it every
 // AdmitInterval): it sweeps users gone past the disconnect grace and admits
 // from every event's line, all events in one round trip. It is the safety
 // net behind the fast track (joins and releases admit at once while there
@@ -21,7 +21,7 @@ const sweepLimit = 1000
 // gateways through the admissions channel (listenAdmissions).
 func (s *Server) MonitorTick(ctx context.Context) {
 	start := time.Now()
-	defer func() { s.metrics.admitTick.Observe(time.Since(start).Seconds()) }()
+	defer func() { s.metrics.monitorTick.Observe(time.Since(start).Seconds()) }()
 	tctx, cancel := context.WithTimeout(ctx, s.cfg.AdmitInterval)
 	defer cancel()
 	ids, err := s.store.EventIDs(tctx)
@@ -51,35 +51,36 @@ func (s *Server) MonitorTick(ctx context.Context) {
 			s.log.Info("removed users gone past the disconnect grace", "event", r.EventID, "users", len(r.Swept))
 		}
 		if r.Recovered > 0 {
-			s.log.Warn("wrote admissions an admitter left out of the log", "event", r.EventID, "users", r.Recovered)
+			s.log.Warn("recorded admissions an admitter left unrecorded", "event", r.EventID, "users", r.Recovered)
 		}
-		s.admitUsers(r.EventID, r.Admitted, r.ExpiresAt)
+		s.notifyAdmittedUsers(r.EventID, r.Admitted, r.ExpiresAt)
 	}
 }
 
 // listenAdmissions tells the sockets here of every admission made anywhere
 // (this gateway's monitor, another's, the fast track of a join, a release)
 // within milliseconds. A notice missed while the subscription reconnects is
-// made up by the next status tick, which sends the admitted frame to any
+// made up by the next status round, which sends the admitted frame to any
 // socket whose user holds a slot.
 func (s *Server) listenAdmissions(ctx context.Context) {
 	for ctx.Err() == nil {
-		err := s.store.SubscribeAdmissions(ctx, func(a queue.Admission) {
+		err := s.store.SubscribeAdmissions(ctx, func(a queue.AdmissionNotice) {
 			s.metrics.notices.Inc()
-			s.admitUsers(a.EventID, a.Users, a.ExpiresAt)
+			s.notifyAdmittedUsers(a.EventID, a.Users, a.ExpiresAt)
 		})
 		if err != nil && ctx.Err() == nil {
-			s.log.Warn("admissions channel failed; status ticks deliver meanwhile", "err", err)
+			s.log.Warn("admissions channel failed; status rounds deliver meanwhile", "err", err)
 			clock.Sleep(ctx, time.Second)
 		}
 	}
 }
 
-// admitUsers sends each of users' sockets here its admitted frame, once.
-func (s *Server) admitUsers(event string, users []string, expiresAt int64) {
+// notifyAdmittedUsers sends each of users' sockets here its admitted
+// frame, once (notifyAdmitted).
+func (s *Server) notifyAdmittedUsers(event string, users []string, expiresAt int64) {
 	for _, u := range users {
 		for _, c := range s.hub.user(event, u) {
-			s.admit(c, expiresAt)
+			s.notifyAdmitted(c, expiresAt)
 		}
 	}
 }

@@ -18,19 +18,6 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// Store is what the gateway needs of the live state.
-type Store interface {
-	Event(ctx context.Context, id string) (queue.Event, error)
-	EventIDs(ctx context.Context) ([]string, error)
-	Status(ctx context.Context, eventID string, users []string, nowMs int64) (queue.StatusBatch, error)
-	Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickResult, error)
-	Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error)
-	// SubscribeAdmissions calls f with every admission made anywhere (slot
-	// monitor, fast track, release) until ctx ends.
-	SubscribeAdmissions(ctx context.Context, f func(queue.Admission)) error
-	Ping(ctx context.Context) error
-}
-
 // Config tunes the gateway. Zero values take DefaultConfig's.
 type Config struct {
 	StatusInterval time.Duration // how often each socket gets a status frame
@@ -39,7 +26,7 @@ type Config struct {
 	// half of StatusInterval.
 	StatusSpread    time.Duration
 	AdmitInterval   time.Duration // how often the slot monitor admits
-	AdmitBatch      int           // the most users one event admits per tick
+	AdmitBatch      int           // the most users one event admits per monitor tick
 	DisconnectGrace time.Duration // how long a waiting user may be gone
 	// TrustUserHeader accepts the X-User-Id header instead of a ticket.
 	TrustUserHeader bool
@@ -117,7 +104,7 @@ func (c Config) withDefaults() Config {
 
 // Deps are the parts a Server talks to.
 type Deps struct {
-	Store     Store
+	Store     queue.GatewayStore
 	Publisher queue.Publisher // carries leaves through the join topic
 	Tickets   *queue.TicketSigner
 	Entry     *entry.Keyring // signs entry tokens; verifies them with older keys too
@@ -129,7 +116,7 @@ type Deps struct {
 // Server is ws-gateway.
 type Server struct {
 	cfg     Config
-	store   Store
+	store   queue.GatewayStore
 	events  *queue.EventCache // whether an event exists, at connect and poll
 	pub     queue.Publisher
 	tickets *queue.TicketSigner

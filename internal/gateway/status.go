@@ -87,7 +87,7 @@ func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
 			c.keepAliveDue(now, s.cfg.PingInterval, s.cfg.WriteTimeout)
 		})
 		s.pushAll(ctx, groups)
-		s.metrics.statusTick.Observe(time.Since(start).Seconds())
+		s.metrics.statusRound.Observe(time.Since(start).Seconds())
 	}
 }
 
@@ -141,7 +141,7 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, total int64, pe
 		c.placed.Store(true)
 	}
 	if f.State == StateAdmitted {
-		s.admit(c, p.HoldUntil)
+		s.notifyAdmitted(c, p.HoldUntil)
 	}
 	s.writers.status(c, &f)
 }
@@ -172,12 +172,12 @@ func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, total in
 	return f
 }
 
-// admit sends c its admitted frame with a signed entry token, once, while
-// the hold runs. An admission told only after its hold ended (Redis froze
+// notifyAdmitted sends c its admitted frame with a signed entry token,
+// once, while the hold runs. An admission told only after its hold ended (Redis froze
 // between the admission and its reply) sends nothing: a token already dead
 // would send the user to the shop to be refused; the next status tells
 // them "expired".
-func (s *Server) admit(c *conn, expiresAt int64) {
+func (s *Server) notifyAdmitted(c *conn, expiresAt int64) {
 	nowMs := s.now().UnixMilli()
 	if expiresAt <= nowMs {
 		s.metrics.admittedLate.Inc()

@@ -18,7 +18,10 @@ type Admin struct {
 	client *kafka.Client
 }
 
-var _ queue.Topics = (*Admin)(nil)
+var (
+	_ queue.Topics    = (*Admin)(nil)
+	_ queue.LogReader = (*Admin)(nil)
+)
 
 // EnsureTopic creates eventID's topic with the given partitions, keeping its
 // records for ever (retention.ms=-1, retention.bytes=-1): the log is the

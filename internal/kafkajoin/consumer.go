@@ -15,13 +15,6 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// Sink applies decoded messages to the live state. An error means nothing may
-// be assumed written; the batch is then offered again, so applying a batch
-// twice must be harmless.
-type Sink interface {
-	Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error)
-}
-
 // ConsumerConfig tunes a Consumer. Zero values take DefaultConsumerConfig's.
 type ConsumerConfig struct {
 	BrokerConfig
@@ -98,7 +91,7 @@ type ConsumerStats struct {
 // Consumer is one member of the ingest consumer group.
 type Consumer struct {
 	cfg   ConsumerConfig
-	sink  Sink
+	sink  queue.IngestStore
 	admin *Admin
 	dlq   *kafka.Writer
 	log   *slog.Logger
@@ -125,7 +118,7 @@ type topicPartition struct {
 }
 
 // NewConsumer returns a Consumer writing into sink; Run starts it.
-func NewConsumer(cfg ConsumerConfig, sink Sink) *Consumer {
+func NewConsumer(cfg ConsumerConfig, sink queue.IngestStore) *Consumer {
 	cfg = cfg.withDefaults()
 	tr := cfg.transport()
 	c := &Consumer{

@@ -12,8 +12,9 @@ import (
 // from the start rate until the first sign of trouble, then by
 // IncreasePerStep); when the shop's p95 latency, error share or load is over
 // its limit, the rate is multiplied by DecreaseFactor. It runs in
-// admission.lua (package redisstore), atomically with the admissions, so any
-// number of gateways share one rate.
+// adaptive.lua (package redisstore), inside the admission step,
+// atomically with the admissions, so any number of gateways share one
+// rate.
 
 // Adaptive is an event's adaptive admission; the event's AdmitPerMinute is
 // its ceiling.

@@ -7,7 +7,9 @@
 // codes every service maps to HTTP statuses or close codes.
 //
 // It speaks neither Redis nor Kafka; the packages that do (redisstore,
-// kafkajoin) implement the small interfaces declared here. Everything in this
+// kafkajoin) implement the ports: the small interfaces the services need of
+// the live state and the log, all declared in ports.go with their requests
+// and replies. Everything in this
 // package is safe for concurrent use, except a Replay, which one goroutine
 // feeds.
 package queue

@@ -78,3 +78,8 @@ var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "the event
 
 // ErrBrokerUnavailable is the answer when no Kafka broker answered.
 var ErrBrokerUnavailable = &Error{Code: CodeBrokerUnavailable, Message: "no kafka broker is reachable; try again"}
+
+// ErrRebuilding answers a change asked of an event while its live state is
+// rebuilt from the log: nothing changed, and the caller may try again in a
+// moment.
+var ErrRebuilding = &Error{Code: CodeStoreUnavailable, Message: "the event is being rebuilt from its log; try again in a moment"}

@@ -1,7 +1,6 @@
 package queue
 
 import (
-	"context"
 	"fmt"
 	"net/url"
 	"time"
@@ -34,7 +33,7 @@ const (
 	// joins.
 	MaxPrequeueSeconds = 7 * 24 * 3600
 	// DefaultAdmitBatch is the most users one event admits in one step:
-	// a slot-monitor round, a join batch or a release.
+	// a slot-monitor tick, a join batch or a release.
 	DefaultAdmitBatch = 100
 )
 
@@ -215,82 +214,6 @@ func (e *Event) DrawStatus(nowMs, prequeueSize int64) *DrawStatus {
 	return d
 }
 
-// Fairness is what tells an operator whether the line kept its order.
-type Fairness struct {
-	// Inversions counts joins that reached the line after a user placed
-	// behind them had already been admitted, and then had to wait:
-	// consumer lag let them be overtaken. 0 in normal operation.
-	Inversions int64 `json:"inversions"`
-	// IngestDelayMs is how long joins took from their stamp to the line.
-	IngestDelayMs DelaySummary `json:"ingestDelayMs"`
-}
-
-// EventStatus is an event's configuration with the live sizes of its line.
-type EventStatus struct {
-	Event
-	Phase         Phase       `json:"phase"`
-	Waiting       int64       `json:"waiting"`
-	Active        int64       `json:"active"`
-	AdmittedTotal int64       `json:"admittedTotal"`
-	Draw          *DrawStatus `json:"draw,omitempty"`
-	Fairness      Fairness    `json:"fairness"`
-	// Control is the adaptive controller's state (nil: a fixed rate).
-	Control *ControlStatus `json:"control,omitempty"`
-	// Health is every reporter's latest report, adaptive or not.
-	Health []ReporterHealth `json:"health,omitempty"`
-}
-
-// EventLookup finds an event's configuration.
-type EventLookup interface {
-	// Event returns the configuration of id, or ErrEventNotFound.
-	Event(ctx context.Context, id string) (Event, error)
-}
-
-// EventStore keeps event configurations and reports their live state.
-type EventStore interface {
-	// PutEvent creates or replaces e's configuration and reports whether it
-	// was created.
-	PutEvent(ctx context.Context, e Event) (created bool, err error)
-	EventLookup
-	// EventStatus returns id's configuration and live sizes, or ErrEventNotFound.
-	EventStatus(ctx context.Context, id string, nowMs int64) (EventStatus, error)
-	// EventIDs lists the registered events.
-	EventIDs(ctx context.Context) ([]string, error)
-	// DrawOrder returns id's pre-queue users in the order the line holds
-	// them (empty for an event without a draw).
-	DrawOrder(ctx context.Context, id string) ([]string, error)
-	// ReportHealth keeps r as its reporter's latest health report of id,
-	// received at nowMs (ErrEventNotFound for an unknown id).
-	ReportHealth(ctx context.Context, id string, r HealthReport, nowMs int64) error
-	// DeleteEvent removes id and its line; it fails with CodeSlotsInUse while
-	// anyone holds a slot, and with ErrEventNotFound for an unknown id.
-	DeleteEvent(ctx context.Context, id string, nowMs int64) error
-	// Ping reports whether the store is reachable.
-	Ping(ctx context.Context) error
-}
-
-// Topics manages the per-event Kafka topics.
-type Topics interface {
-	// EnsureTopic creates the event's topic with the given partitions, or
-	// does nothing if it exists.
-	EnsureTopic(ctx context.Context, eventID string, partitions int) error
-	// DeleteTopic removes the event's topic; a missing topic is no error.
-	DeleteTopic(ctx context.Context, eventID string) error
-}
-
-// DefaultPublishTimeout is how long a publish waits for the broker's
-// acknowledgement before it fails: a join is then answered 503
-// broker_unavailable.
-const DefaultPublishTimeout = 3 * time.Second
-
-// Publisher publishes messages to the event's topic and returns only after the
-// broker acknowledged them from all in-sync replicas.
-type Publisher interface {
-	Publish(ctx context.Context, m Message) error
-	// Ping reports whether the broker is reachable.
-	Ping(ctx context.Context) error
-}
-
 // String returns a short description of e for logs.
 func (e Event) String() string {
 	s := fmt.Sprintf("event %s (capacity %d, hold %ds, %d a minute, %s, %d partitions", e.ID, e.Capacity, e.HoldSeconds, e.AdmitPerMinute, e.State, e.Partitions)
@@ -304,73 +227,4 @@ func (e Event) String() string {
 		s += ", closes " + time.UnixMilli(e.ClosesAt).UTC().Format(time.RFC3339)
 	}
 	return s + ")"
-}
-
-// Place is where one user stands in an event.
-type Place struct {
-	// Rank is the 0-based rank in the waiting line, -1 when not waiting,
-	// RankPrequeue when waiting in a drop's line before its opening: no
-	// position exists until the draw, and none is told.
-	Rank      int64
-	HoldUntil int64 // end of the user's hold (unix ms); 0 when a hold ended and the user is not in line; -1 when never admitted
-	// Drawn is the 1-based place the draw gave the user among a drop's
-	// pre-queue; 0 when they were not in it, or before the opening.
-	Drawn int64
-}
-
-// RankPrequeue is the Rank of a user in a drop's line before its opening.
-const RankPrequeue = -2
-
-// RankRebuilding is the Rank of every user of an event whose live state is
-// being rebuilt from its log: no place can be told meanwhile.
-const RankRebuilding = -3
-
-// InLine reports whether the user is waiting in the line.
-func (p Place) InLine() bool { return p.Rank >= 0 || p.Rank == RankPrequeue }
-
-// StatusBatch is the state of one event for a set of users, read at once.
-type StatusBatch struct {
-	Total         int64 // users waiting
-	AdmittedTotal int64 // users ever admitted
-	// AdmitPerMinute is an adaptive event's effective rate, -1 for a fixed
-	// rate (the configuration's) or a controller not started yet.
-	AdmitPerMinute int64
-	Places         []Place // one per user asked about, in order
-}
-
-// Admission is one admission step's news, published to every gateway: the
-// users let in, in line order, and the end of their hold.
-type Admission struct {
-	EventID   string   `json:"eventId"`
-	ExpiresAt int64    `json:"expiresAt"` // unix ms
-	Users     []string `json:"users"`
-}
-
-// TickRequest is one slot-monitor round over several events.
-type TickRequest struct {
-	EventIDs []string
-	NowMs    int64 // the round's time (unix ms): holds end before it, new ones run from it
-	// AdmitBatch is the most users one event admits in the round.
-	AdmitBatch int
-	// PresenceCutoffMs removes waiting users last seen before it (unix ms):
-	// those gone past the disconnect grace.
-	PresenceCutoffMs int64
-	// SweepLimit is the most users one event loses to the sweep in the round.
-	SweepLimit int
-}
-
-// TickResult is what one slot-monitor tick did to one event.
-type TickResult struct {
-	EventID   string
-	Admitted  []string // moved from the head of the line into slots, in order
-	ExpiresAt int64    // end of the admitted users' hold (unix ms)
-	Dropped   int64    // holders whose hold had ended
-	Holders   int64    // users holding a slot after the tick
-	Waiting   int64    // users waiting after the tick
-	Swept     []string // waiting users removed after the disconnect grace
-	Unknown   bool     // the event has no configuration
-	// Recovered counts admissions a crashed admitter left unlogged that
-	// this tick wrote to the log (their users are told through the
-	// admissions channel).
-	Recovered int
 }

@@ -182,22 +182,3 @@ func DecodeMessage(b []byte) (Message, error) {
 	}
 	return m, nil
 }
-
-// IngestResult counts what applying a batch of messages to the live state did.
-type IngestResult struct {
-	Joined  int
-	Left    int
-	Ignored int
-	// Admitted counts the users the fast track let in after the batch.
-	Admitted int
-	// Inversions counts joins that had to wait behind a user placed after
-	// them who was already admitted (queue.Fairness).
-	Inversions int
-	// UnknownEvents lists the events with no configuration: none of their
-	// messages was written.
-	UnknownEvents []string
-	// Rebuilding lists the events being rebuilt from their log: none of
-	// their messages was written; they are to be offered again once the
-	// rebuild ends.
-	Rebuilding []string
-}

@@ -10,18 +10,6 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// Log reads an event's whole topic (kafkajoin.Admin).
-type Log interface {
-	ReadLog(ctx context.Context, eventID string, f func(partition int, m queue.Message)) (queue.LogStats, error)
-}
-
-// Store is what a rebuild writes (redisstore.Store).
-type Store interface {
-	BeginRebuild(ctx context.Context, eventID string, nowMs int64) error
-	WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64) error
-	EndRebuild(ctx context.Context, eventID string) error
-}
-
 // Result is what one rebuild did.
 type Result struct {
 	EventID string
@@ -38,8 +26,8 @@ type Result struct {
 
 // Rebuilder rebuilds events from their log into the store.
 type Rebuilder struct {
-	Log   Log
-	Store Store
+	Log   queue.LogReader
+	Store queue.RebuildStore
 	// Now is the clock (nil: time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger

@@ -229,10 +229,10 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 		e.sys.Join(e.ev, user(i), base+int64(i))
 	}
 	e.waitLine(3)
-	notices := make(chan queue.Admission, 10)
+	notices := make(chan queue.AdmissionNotice, 10)
 	sctx, stop := context.WithCancel(e.ctx)
 	defer stop()
-	go func() { _ = e.store.SubscribeAdmissions(sctx, func(a queue.Admission) { notices <- a }) }()
+	go func() { _ = e.store.SubscribeAdmissions(sctx, func(a queue.AdmissionNotice) { notices <- a }) }()
 	time.Sleep(100 * time.Millisecond) // subscribed
 
 	dying := e.sys.Store.WithRecorder(failing{}, testenv.Logger(t))
@@ -249,11 +249,11 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p := b.Places[0]; p.HoldUntil != -1 || p.Rank != 0 {
-		t.Fatalf("an unlogged holder's status %+v: want no hold, rank 0", p)
+		t.Fatalf("an unrecorded holder's status %+v: want no hold, rank 0", p)
 	}
 	select {
 	case a := <-notices:
-		t.Fatalf("an unlogged admission was announced: %+v", a)
+		t.Fatalf("an unrecorded admission was announced: %+v", a)
 	case <-time.After(200 * time.Millisecond):
 	}
 

@@ -15,7 +15,7 @@ import (
 	"github.com/waitq/waitq/internal/testkit/testredis"
 )
 
-// The adaptive controller runs in admission.lua; these tests drive it on a
+// The adaptive controller (lua/adaptive.lua) runs in the admission step; these tests drive it on a
 // simulated clock against a real Redis, with a modelled origin reporting
 // its health as a guard would.
 
@@ -77,7 +77,7 @@ func (o *shop) report() queue.HealthReport {
 	return queue.HealthReport{Reporter: "guard-1", WindowMs: o.windowMs, Requests: &total, P95Ms: &p95, ErrorRate: &errs}
 }
 
-// drive is a simulated run: every tickMs one slot-monitor round, every
+// drive is a simulated run: every tickMs one slot-monitor tick, every
 // reportMs a health report (unless silent), both at the simulated now.
 type drive struct {
 	t                  *testing.T

@@ -271,7 +271,7 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 	sctx, stop := context.WithCancel(ctx)
 	subscribed := make(chan error, 1)
 	go func() {
-		subscribed <- fast.SubscribeAdmissions(sctx, func(a queue.Admission) {
+		subscribed <- fast.SubscribeAdmissions(sctx, func(a queue.AdmissionNotice) {
 			for _, u := range a.Users {
 				n, _ := notices.LoadOrStore(u, new(atomic.Int64))
 				n.(*atomic.Int64).Add(1)

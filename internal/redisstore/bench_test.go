@@ -37,7 +37,7 @@ func benchStore(b *testing.B, n int) (*redisstore.Store, []string) {
 	return s, users
 }
 
-// BenchmarkStatus10k is one status tick's Redis work for 10,000 sockets of
+// BenchmarkStatus10k is one status round's Redis work for 10,000 sockets of
 // one event: one pipelined round trip of ten status.lua calls.
 func BenchmarkStatus10k(b *testing.B) {
 	s, users := benchStore(b, 100_000)

@@ -1,10 +1,16 @@
 // Package redisstore is the only package that speaks Redis. It owns the key
 // layout of the external contract (keys.go), the Lua scripts that change the
 // live state atomically (lua/*.lua, embedded), and the Store that the
-// services use through the interfaces of package queue. With a recorder
-// (WithRecorder) the Store writes every change its scripts make on their own
-// to the log before anyone is told of an admission; it also writes a
-// rebuilt state (BeginRebuild, WriteRebuilt, EndRebuild).
+// services use through the interfaces of package queue (ports.go). Every
+// way into a slot runs the one admission step (lua/admission_keys.lua,
+// lua/adaptive.lua, lua/admission.lua) behind its own script: the slot
+// monitor's tick (tick.go), the fast track of ingest (ingest.go) and a
+// release handing its slot on (release.go). The scripts' return codes are
+// named once, in codes.go, for Go and Lua alike. With a recorder
+// (WithRecorder) the Store records every change its scripts make on their
+// own (writes it to the log) before anyone is told of an admission
+// (record.go); it also writes a rebuilt state (BeginRebuild, WriteRebuilt,
+// EndRebuild).
 //
 // Every per-event key carries the event id as a hash tag, so each script
 // touches one Redis Cluster slot; scripts never build keys themselves and

@@ -14,8 +14,9 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// Health reports and the adaptive controller's state (admission.lua runs
-// the controller; queue.Adaptive says what it does).
+// Health reports and the adaptive controller's state (lua/adaptive.lua is
+// the controller, run inside the admission step; queue.Adaptive says what
+// it does).
 
 // Limits on an event's reporters.
 const (
@@ -38,17 +39,19 @@ func (s *Store) ReportHealth(ctx context.Context, eventID string, r queue.Health
 	}
 	k := keysOf(eventID)
 	n, err := runScript(ctx, s.c, healthScript, []string{k.config, k.health, k.control},
-		nowMs, r.Reporter, b, MaxReporters, ReporterExpiry.Milliseconds()).Int()
+		nowMs, r.Reporter, b, MaxReporters, ReporterExpiry.Milliseconds()).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstore: health report of %s: %w", eventID, err)
 	}
 	switch n {
-	case -1:
+	case codeOK:
+		return nil
+	case codeNoEvent:
 		return queue.ErrEventNotFound
-	case -2:
+	case codeTooManyReporters:
 		return queue.Errorf(queue.CodeTooManyReporters, "event %s already has %d reporters; a reporter's place frees %s after its last report", eventID, MaxReporters, ReporterExpiry)
 	}
-	return nil
+	return fmt.Errorf("redisstore: health report of %s: unexpected reply %d", eventID, n)
 }
 
 // adaptiveFields are the config hash's fields of queue.Adaptive.

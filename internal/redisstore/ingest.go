@@ -15,8 +15,8 @@ import (
 // Ingest applies msgs to the waiting lines, in order per event, with one
 // script call per event, all in one pipelined round trip; with the fast
 // track on (WithFastTrack) each call then admits from the head of the line
-// while there is room (with a recorder, those admissions are written to
-// the log before their users are told). Records (queue.Op.Record) are
+// while there is room (with a recorder, those admissions are recorded
+// before their users are told). Records (queue.Op.Record) are
 // skipped and counted as ignored: Redis made those changes already. The
 // messages of an event being rebuilt are not written: it is listed in
 // Rebuilding. A drop's pre-queue joins take their drawn places
@@ -70,7 +70,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 	for i, ev := range order {
 		d := draws[ev]
 		args := make([]any, 0, 6+4*len(byEv[ev]))
-		args = append(args, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.journal())
+		args = append(args, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
 		var drawer *draw.Drawer
 		if d.seed != nil {
 			drawer = draw.NewDrawer(*d.seed)
@@ -94,14 +94,14 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 		switch v := cmd.Val().(type) {
 		case int64:
 			switch v {
-			case -1:
+			case codeNoEvent:
 				res.UnknownEvents = append(res.UnknownEvents, order[i])
 				continue
-			case -2:
+			case codeStaleDraw:
 				s.draws.forget(order[i])
 				stale = append(stale, order[i])
 				continue
-			case -3:
+			case codeRebuilding:
 				res.Rebuilding = append(res.Rebuilding, order[i])
 				continue
 			}

@@ -4,7 +4,8 @@ package redisstore
 const EventsKey = "waitq:events"
 
 // AdmissionsChannel is the pub/sub channel on which every admission is
-// published as {"eventId","expiresAt","users":[…]} (admission.lua), so that
+// published as {"eventId","expiresAt","users":[…]} (admission.lua,
+// mark_recorded.lua), so that
 // the gateway holding an admitted user's socket tells them at once. One
 // channel for all events: every gateway needs every event's admissions.
 const AdmissionsChannel = "waitq:admitted"
@@ -42,7 +43,7 @@ func PrequeueKey(eventID string) string { return "waitq:{" + eventID + "}:preque
 
 // ControlKey is the HASH of eventID's adaptive controller: its rate, its
 // phase, when it last stepped and changed, and the signal it last used
-// (admission.lua); also when the newest health report came (health.lua).
+// (adaptive.lua); also when the newest health report came (health.lua).
 func ControlKey(eventID string) string { return "waitq:{" + eventID + "}:control" }
 
 // HealthKey is the HASH of eventID's health reports: reporter name -> its
@@ -53,36 +54,39 @@ func HealthKey(eventID string) string { return "waitq:{" + eventID + "}:health" 
 // first, JSON (queue.RateChange), at most maxChanges.
 func ChangesKey(eventID string) string { return "waitq:{" + eventID + "}:changes" }
 
-// UnloggedKey is the ZSET of eventID's holders whose admission is not yet
-// in the log, scored by when they were admitted (unix ms): they are told
-// nothing until their admit record is acknowledged (admission.lua).
-func UnloggedKey(eventID string) string { return "waitq:{" + eventID + "}:unlogged" }
+// UnrecordedKey is the ZSET of eventID's unrecorded holders: their
+// admission is not yet in the log, scored by when they were admitted (unix
+// ms); they are told nothing until their admit record is acknowledged
+// (admission.lua, mark_recorded.lua). The key's name, ":unlogged", is the
+// contract's and predates the word.
+func UnrecordedKey(eventID string) string { return "waitq:{" + eventID + "}:unlogged" }
 
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
-	control, health, changes, unlogged                     string
+	control, health, changes, unrecorded                   string
 }
 
-// admission returns the keys every admitting script (admit.lua, ingest.lua,
-// release.lua) takes first, in the order admission.lua names them.
+// admission returns the admission keys, the admission step's: every script
+// that admits (tick.lua, ingest.lua, release.lua) takes them first, in the
+// order admission_keys.lua names them.
 func (k eventKeys) admission() []string {
-	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unlogged}
+	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded}
 }
 
 func keysOf(eventID string) eventKeys {
 	return eventKeys{
-		config:   ConfigKey(eventID),
-		waiting:  WaitingKey(eventID),
-		active:   ActiveKey(eventID),
-		stats:    StatsKey(eventID),
-		seen:     SeenKey(eventID),
-		served:   ServedKey(eventID),
-		prequeue: PrequeueKey(eventID),
-		control:  ControlKey(eventID),
-		health:   HealthKey(eventID),
-		changes:  ChangesKey(eventID),
-		unlogged: UnloggedKey(eventID),
+		config:     ConfigKey(eventID),
+		waiting:    WaitingKey(eventID),
+		active:     ActiveKey(eventID),
+		stats:      StatsKey(eventID),
+		seen:       SeenKey(eventID),
+		served:     ServedKey(eventID),
+		prequeue:   PrequeueKey(eventID),
+		control:    ControlKey(eventID),
+		health:     HealthKey(eventID),
+		changes:    ChangesKey(eventID),
+		unrecorded: UnrecordedKey(eventID),
 	}
 }

@@ -26,7 +26,7 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 
 // WriteRebuilt replaces the event's configuration, line, holds, served
 // stamps, pre-queue and admission counters with st (its presence and
-// unlogged holders are dropped: they are not in the log), and registers the
+// unrecorded holders are dropped: they are not in the log), and registers the
 // event. The rebuild mark stays: EndRebuild removes it. The rate's token
 // bucket restarts empty at nowMs, so the rebuild adds no burst.
 func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64) error {
@@ -38,7 +38,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	}
 	k := keysOf(ev)
 	p := s.c.Pipeline()
-	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unlogged)
+	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded)
 	p.HDel(ctx, k.stats, "admittedMaxScore")
 	p.HSet(ctx, k.stats, "admittedTotal", st.AdmittedTotal, "tokens", 0, "tokensAt", nowMs)
 	if st.AdmittedTotal > 0 {

@@ -10,14 +10,18 @@ import (
 )
 
 var (
+	//go:embed lua/admission_keys.lua
+	admissionKeysSrc string
+	//go:embed lua/adaptive.lua
+	adaptiveSrc string
 	//go:embed lua/admission.lua
 	admissionSrc string
 	//go:embed lua/ingest.lua
 	ingestSrc string
 	//go:embed lua/delete_event.lua
 	deleteEventSrc string
-	//go:embed lua/admit.lua
-	admitSrc string
+	//go:embed lua/tick.lua
+	tickSrc string
 	//go:embed lua/release.lua
 	releaseSrc string
 	//go:embed lua/status.lua
@@ -26,22 +30,31 @@ var (
 	sweepSrc string
 	//go:embed lua/health.lua
 	healthSrc string
-	//go:embed lua/mark_logged.lua
-	markLoggedSrc string
+	//go:embed lua/mark_recorded.lua
+	markRecordedSrc string
 
-	// The scripts that admit run behind admission.lua, the one admission
-	// step.
-	ingestScript      = redis.NewScript(admissionSrc + ingestSrc)
-	deleteEventScript = redis.NewScript(deleteEventSrc)
-	admitScript       = redis.NewScript(admissionSrc + admitSrc)
-	releaseScript     = redis.NewScript(admissionSrc + releaseSrc)
-	statusScript      = redis.NewScript(statusSrc)
-	sweepScript       = redis.NewScript(sweepSrc)
-	healthScript      = redis.NewScript(healthSrc)
-	markLoggedScript  = redis.NewScript(markLoggedSrc)
+	// admissionStep is the admission step: the admission keys, the
+	// adaptive controller and admit(), one copy that every script that
+	// admits (tick, ingest, release) is run behind.
+	admissionStep = admissionKeysSrc + adaptiveSrc + admissionSrc
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, admitScript, releaseScript, statusScript, sweepScript, healthScript, markLoggedScript}
+	ingestScript       = newScript(admissionStep, ingestSrc)
+	deleteEventScript  = newScript(deleteEventSrc)
+	tickScript         = newScript(admissionStep, tickSrc)
+	releaseScript      = newScript(admissionStep, releaseSrc)
+	statusScript       = newScript(statusSrc)
+	sweepScript        = newScript(sweepSrc)
+	healthScript       = newScript(healthSrc)
+	markRecordedScript = newScript(markRecordedSrc)
+
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript}
 )
+
+// newScript is the script made of parts, behind the named numbers of
+// codes.go (codesPrelude).
+func newScript(parts ...string) *redis.Script {
+	return redis.NewScript(codesPrelude + strings.Join(parts, ""))
+}
 
 // loadScripts makes every script known to the server(s), so that EVALSHA in a
 // pipeline finds them. A restarted Redis forgets them: callers reload on

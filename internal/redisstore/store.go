@@ -25,13 +25,19 @@ type Store struct {
 	// (0: only the slot monitor admits).
 	fastTrack int
 	draws     *drawCache
-	// recorder, when set, writes every change the scripts make on their
-	// own to the log (WithRecorder); failures are logged to log.
+	// recorder, when set, records every change the scripts make on their
+	// own in the log (WithRecorder); failures are reported to log.
 	recorder queue.Recorder
 	log      *slog.Logger
 }
 
-var _ queue.EventStore = (*Store)(nil)
+// Store implements the ports of package queue that need the live state.
+var (
+	_ queue.EventStore   = (*Store)(nil)
+	_ queue.GatewayStore = (*Store)(nil)
+	_ queue.IngestStore  = (*Store)(nil)
+	_ queue.RebuildStore = (*Store)(nil)
+)
 
 // New returns a Store over c. It does not contact the server.
 func New(c redis.UniversalClient) *Store { return &Store{c: c, draws: newDrawCache()} }
@@ -281,19 +287,22 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 // DeleteEvent removes id's keys and registration unless a slot is held.
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
-	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unlogged}, nowMs).Int()
+	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unrecorded}, nowMs).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)
 	}
 	switch n {
-	case 0:
+	case codeSlotsInUse:
 		return queue.Errorf(queue.CodeSlotsInUse, "event %s still has users holding slots", id)
-	case -1:
+	case codeNoEvent:
 		// Not configured; drop a dangling registration all the same.
 		if err := s.c.SRem(ctx, EventsKey, id).Err(); err != nil {
 			return fmt.Errorf("redisstore: unregister event %s: %w", id, err)
 		}
 		return queue.ErrEventNotFound
+	case codeOK:
+	default:
+		return fmt.Errorf("redisstore: delete event %s: unexpected reply %d", id, n)
 	}
 	if err := s.c.SRem(ctx, EventsKey, id).Err(); err != nil {
 		return fmt.Errorf("redisstore: unregister event %s: %w", id, err)

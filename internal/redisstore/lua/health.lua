@@ -8,11 +8,12 @@
 -- reporter
 --
 -- Writes health[reporter] = the report and control.signalAt = now (the
--- newest report, what admission.lua's controller times the signal by).
--- Returns 1, -1 when the event has no configuration, -2 when a new reporter
--- finds the event with the most reporters, none of them stale.
+-- newest report, what adaptive.lua's controller times the signal by).
+-- Returns OK, NO_EVENT when the event has no configuration,
+-- TOO_MANY_REPORTERS when a new reporter finds the event with the most
+-- reporters, none of them stale.
 if redis.call('EXISTS', KEYS[1]) == 0 then
-  return -1
+  return NO_EVENT
 end
 local now, max = tonumber(ARGV[1]), tonumber(ARGV[4])
 if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 and redis.call('HLEN', KEYS[2]) >= max then
@@ -23,11 +24,11 @@ if redis.call('HEXISTS', KEYS[2], ARGV[2]) == 0 and redis.call('HLEN', KEYS[2]) 
     end
   end
   if redis.call('HLEN', KEYS[2]) >= max then
-    return -2
+    return TOO_MANY_REPORTERS
   end
 end
 redis.call('HSET', KEYS[2], ARGV[2], ARGV[3])
 if now > (tonumber(redis.call('HGET', KEYS[3], 'signalAt') or '0') or 0) then
   redis.call('HSET', KEYS[3], 'signalAt', ARGV[1])
 end
-return 1
+return OK

@@ -1,22 +1,23 @@
 -- ingest.lua: apply a batch of joins and leaves of one event, in order,
--- then let people straight in while there is room (after admission.lua,
--- which it is run behind).
+-- then let people straight in while there is room (after the admission
+-- step, which it is run behind: admission_keys.lua, adaptive.lua,
+-- admission.lua).
 --
--- KEYS[1..10] the admission keys (admission.lua), KEYS[11] prequeue ZSET
+-- KEYS[1..10] the admission keys (admission_keys.lua), KEYS[11] prequeue ZSET
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
 -- ARGV[3] event id, ARGV[4] the admissions channel ('' : publish nothing)
 -- ARGV[5] the commitment of the draw whose scores the caller computed ('':
 -- the caller knows of no draw)
--- ARGV[6] journal ('1': the caller writes the fast track's admissions to
+-- ARGV[6] record ('1': the caller records the fast track's admissions in
 -- the log, admission.lua)
 -- ARGV[7..] quadruples: op ("join" | "leave"), userId, stamp (unix ms),
 -- drawn score (package draw's Score of the user; '' without a draw)
 --
 -- A join takes the score of its stamp, or, when the event is a drop and it
 -- was stamped before config.opensAt, its drawn score (negative: before every
--- later join), whenever it arrives; such a join is also recorded in the
+-- later join), whenever it arrives; such a join is also kept in the
 -- prequeue ZSET (userId -> drawn score), the draw's list. It is added
 -- unless the user is already waiting (their first place stands), holds an
 -- unexpired slot, or was admitted after this join was stamped (served, the
@@ -40,20 +41,20 @@
 -- admittedUsers, dropped} where ignored counts joins of users who were
 -- already waiting, holding a slot or served, and leaves of users not
 -- waiting, admitted the users the fast track let in, and admittedUsers and
--- dropped are as admit.lua returns them; -1 when the event has no
--- configuration (unknown or deleted event), -2 when ARGV[5] is not the
--- event's commitment (the caller's draw is stale), -3 while the event is
--- being rebuilt (config.rebuilding; the caller holds the messages until it
--- ends): then nothing is written.
+-- dropped are as tick.lua returns them; NO_EVENT when the event has no
+-- configuration (unknown or deleted event), STALE_DRAW when ARGV[5] is not
+-- the event's commitment (the caller's draw is stale), REBUILDING while the
+-- event is being rebuilt (config.rebuilding; the caller holds the messages
+-- until it ends): then nothing is written.
 local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding')
 if conf[4] then
-  return -3
+  return REBUILDING
 end
 if not conf[1] then
-  return -1
+  return NO_EVENT
 end
 if (conf[3] or '') ~= ARGV[5] then
-  return -2
+  return STALE_DRAW
 end
 local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])

@@ -1,29 +1,30 @@
 -- release.lua: give a held slot back, and admit the next in line at once
--- (after admission.lua, which it is run behind).
+-- (after the admission step, which it is run behind: admission_keys.lua,
+-- adaptive.lua, admission.lua).
 --
--- KEYS[1..10] the admission keys (admission.lua)
+-- KEYS[1..10] the admission keys (admission_keys.lua)
 -- ARGV[1] userId, ARGV[2] now (unix ms)
 -- ARGV[3] batch: the most users the freed room admits at once (0: none;
--- the slot monitor's next round does)
+-- the slot monitor's next tick does)
 -- ARGV[4] event id, ARGV[5] the admissions channel ('' : publish nothing)
--- ARGV[6] journal ('1': the caller writes the changes to the log)
+-- ARGV[6] record ('1': the caller records the changes in the log)
 --
--- Removes the user from active. A hold not yet logged (in unlogged) is not
+-- Removes the user from active. A hold not yet recorded (in unrecorded) is not
 -- the user's to give back: they were never told of it, and it stays. When
 -- a slot was freed and batch > 0 it runs admit() (admission.lua), so the
 -- next in line gets it within the same step.
 --
 -- Returns {released, expiresAt, admitted, dropped}: released 1 when the
 -- user held an unexpired slot, else 0 (releasing twice frees one slot, and
--- nobody frees a slot they did not hold); admitted and dropped as admit.lua
--- returns them (empty unless the freed slot admitted someone). -3 while the
--- event is being rebuilt (config.rebuilding): nothing changed.
+-- nobody frees a slot they did not hold); admitted and dropped as tick.lua
+-- returns them (empty unless the freed slot admitted someone). REBUILDING
+-- while the event is being rebuilt (config.rebuilding): nothing changed.
 if redis.call('HEXISTS', K.config, 'rebuilding') == 1 then
-  return -3
+  return REBUILDING
 end
 local none = {0, 0, {}, {}}
 local hold = redis.call('ZSCORE', K.active, ARGV[1])
-if not hold or redis.call('ZSCORE', K.unlogged, ARGV[1]) then
+if not hold or redis.call('ZSCORE', K.unrecorded, ARGV[1]) then
   return none
 end
 redis.call('ZREM', K.active, ARGV[1])

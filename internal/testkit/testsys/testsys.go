@@ -119,7 +119,7 @@ func (s *System) StartConsumer(cfg kafkajoin.ConsumerConfig) *Consumer {
 
 // StartConsumerInto runs a consumer with cfg writing into sink (such as the
 // store with the fast track on) until Stop or cleanup.
-func (s *System) StartConsumerInto(cfg kafkajoin.ConsumerConfig, sink kafkajoin.Sink) *Consumer {
+func (s *System) StartConsumerInto(cfg kafkajoin.ConsumerConfig, sink queue.IngestStore) *Consumer {
 	c := kafkajoin.NewConsumer(cfg, sink)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

@@ -181,7 +181,7 @@ func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig,
 func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, fastTrack bool, stderr io.Writer) (consumeResult, error) {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, MaxBatch: cfg.maxBatch, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
-	var sink kafkajoin.Sink = store
+	var sink queue.IngestStore = store
 	if fastTrack {
 		ccfg.GroupID = "loadgen-fast-track"
 		sink = store.WithFastTrack(queue.DefaultAdmitBatch)

@@ -10,21 +10,21 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// RecordGrace is how long an admission may stay unlogged before a monitor
-// tick writes it to the log itself: its admitter is taken for dead, or its
+// RecordGrace is how long an admission may stay unrecorded before a
+// monitor tick records it itself: its admitter is taken for dead, or its
 // write failed (a broker down, a topic not yet in its metadata). An
 // admitter still writing meanwhile only means the record is written twice,
 // which a rebuild reads as one admission; the grace is how long a user may
 // wait for the admission they were given.
 const RecordGrace = 2 * time.Second
 
-// WithRecorder returns a Store on the same client that writes to the log,
-// through r, every change its scripts make on their own: admissions,
-// expiries, releases and sweeps, and the configuration on PutEvent. An
-// admission is told to nobody (no notice, no hold in Status) before its
-// record is acknowledged; a record that could not be written is logged to
-// log, and an admission left unlogged is written by a later monitor tick
-// (RecordGrace).
+// WithRecorder returns a Store on the same client that records, through
+// r, every change its scripts make on their own (writes it to the log):
+// admissions, expiries, releases and sweeps, and the configuration on
+// PutEvent. An admission is told to nobody (no notice, no hold in Status)
+// before its record is acknowledged; a record that could not be written is
+// reported to log, and an admission left unrecorded is recorded by a later
+// monitor tick (RecordGrace).
 func (s *Store) WithRecorder(r queue.Recorder, log *slog.Logger) *Store {
 	c := *s
 	c.recorder, c.log = r, log
@@ -34,17 +34,18 @@ func (s *Store) WithRecorder(r queue.Recorder, log *slog.Logger) *Store {
 	return &c
 }
 
-// journal is the scripts' journal argument: '1' when the caller writes
-// admissions to the log before anyone is told of them.
-func (s *Store) journal() string {
+// recordArg is the scripts' record argument: '1' when the caller records
+// admissions before anyone is told of them.
+func (s *Store) recordArg() string {
 	if s.recorder == nil {
 		return "0"
 	}
 	return "1"
 }
 
-// admission is one admission a script made or found unlogged.
-type admission struct {
+// admittedUser is one admission a script made or found unrecorded: what
+// its admit record holds.
+type admittedUser struct {
 	user          string
 	score, served int64 // the place left, the join stamp served
 	expires       int64 // the end of the hold
@@ -53,7 +54,7 @@ type admission struct {
 // changes is what the scripts changed in one event, to be recorded.
 type changes struct {
 	event    string
-	admitted []admission
+	admitted []admittedUser
 	ended    []string        // holds that ended
 	other    []queue.Message // releases, sweeps
 	fresh    []string        // admitted in this call (not recovered)
@@ -73,57 +74,58 @@ func (c changes) records(nowMs int64, out []queue.Message) []queue.Message {
 }
 
 // record writes the records of cs to the log, then marks their admissions
-// logged, which tells their users (mark_logged.lua). It returns, by event,
-// the users whose admission is logged now. Without a recorder the scripts
-// told the users themselves and every admission is returned. A failure is
-// logged: the admissions stay unlogged until a monitor tick writes them.
+// recorded, which tells their users (mark_recorded.lua). It returns, by
+// event, the users whose admission is recorded now. Without a recorder the
+// scripts told the users themselves and every admission is returned. A
+// failure is logged: the admissions stay unrecorded until a monitor tick
+// records them.
 func (s *Store) record(ctx context.Context, nowMs int64, cs []changes) map[string][]string {
-	logged := map[string][]string{}
+	recorded := map[string][]string{}
 	var recs []queue.Message
 	for _, c := range cs {
 		for _, a := range c.admitted {
-			logged[c.event] = append(logged[c.event], a.user)
+			recorded[c.event] = append(recorded[c.event], a.user)
 		}
 		if s.recorder != nil {
 			recs = c.records(nowMs, recs)
 		}
 	}
 	if s.recorder == nil || len(recs) == 0 {
-		return logged
+		return recorded
 	}
 	if err := s.recorder.Record(ctx, recs); err != nil {
-		s.log.Warn("writing records to the log failed; admissions wait for a monitor tick to write them", "records", len(recs), "err", err)
+		s.log.Warn("writing records to the log failed; admissions wait for a monitor tick to record them", "records", len(recs), "err", err)
 		return nil
 	}
-	calls := make([]scriptCall, 0, len(logged))
-	events := make([]string, 0, len(logged))
-	for ev, users := range logged {
+	calls := make([]scriptCall, 0, len(recorded))
+	events := make([]string, 0, len(recorded))
+	for ev, users := range recorded {
 		k := keysOf(ev)
 		args := make([]any, 0, 2+len(users))
 		args = append(args, ev, AdmissionsChannel)
 		for _, u := range users {
 			args = append(args, u)
 		}
-		calls = append(calls, scriptCall{markLoggedScript, []string{k.unlogged, k.active}, args})
+		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.active}, args})
 		events = append(events, ev)
 	}
 	if len(calls) == 0 {
-		return logged
+		return recorded
 	}
 	if _, err := s.pipeline(ctx, calls); err != nil {
-		s.log.Warn("marking logged admissions failed; a monitor tick writes them again", "events", events, "err", err)
+		s.log.Warn("marking recorded admissions failed; a monitor tick records them again", "events", events, "err", err)
 		return nil
 	}
-	return logged
+	return recorded
 }
 
 // triples parses a script's flat list of triples (user, a, b).
-func triples(v any) ([]admission, error) {
+func triples(v any) ([]admittedUser, error) {
 	l, ok := v.([]any)
 	if !ok || len(l)%3 != 0 {
 		return nil, fmt.Errorf("not a list of triples: %v", v)
 	}
-	out := make([]admission, 0, len(l)/3)
+	out := make([]admittedUser, 0, len(l)/3)
 	for i := 0; i < len(l); i += 3 {
 		u, ok1 := l[i].(string)
 		a, ok2 := l[i+1].(int64)
@@ -131,13 +133,13 @@ func triples(v any) ([]admission, error) {
 		if !ok1 || !ok2 || !ok3 {
 			return nil, fmt.Errorf("bad triple %v", l[i:i+3])
 		}
-		out = append(out, admission{user: u, score: a, served: b})
+		out = append(out, admittedUser{user: u, score: a, served: b})
 	}
 	return out, nil
 }
 
 // admitted parses admit()'s admitted users, whose hold ends at expires.
-func admitted(v any, expires int64) ([]admission, error) {
+func admitted(v any, expires int64) ([]admittedUser, error) {
 	as, err := triples(v)
 	for i := range as {
 		as[i].expires = expires

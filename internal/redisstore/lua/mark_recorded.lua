@@ -1,13 +1,14 @@
--- mark_logged.lua: admissions are in the log now; tell their users.
+-- mark_recorded.lua: admissions are recorded (in the log) now; tell their
+-- users.
 --
--- KEYS[1] unlogged ZSET, KEYS[2] active ZSET
+-- KEYS[1] unrecorded ZSET, KEYS[2] active ZSET
 -- ARGV[1] event id, ARGV[2] the admissions channel ('' : publish nothing),
 -- ARGV[3..] user ids whose admit records the broker acknowledged
 --
--- Takes each user out of unlogged (admission.lua): from now on status.lua
+-- Takes each user out of unrecorded (admission.lua): from now on status.lua
 -- shows their hold, so an entry token may be given. Users still holding
--- are published on the channel as admit() does without a journal,
--- {"eventId","expiresAt","users":[…]}, one notice per end of hold.
+-- are published on the channel as admit() does when the caller does not
+-- record, {"eventId","expiresAt","users":[…]}, one notice per end of hold.
 -- Returns the number of users marked.
 local byEnd, ends, n = {}, {}, 0
 for i = 3, #ARGV do

@@ -1,0 +1,263 @@
+package queue
+
+import (
+	"context"
+	"time"
+)
+
+// The ports: everything the services need from the live state (Redis,
+// package redisstore) and from the log (Kafka, package kafkajoin), with the
+// requests and replies that cross them. Each service names the small
+// interface it uses; the implementations check them at compile time
+// (var _ queue.GatewayStore = (*redisstore.Store)(nil)). Nothing here
+// speaks Redis or Kafka.
+//
+//	port           used by                          implemented by
+//	EventLookup    EventCache                       redisstore.Store
+//	EventStore     producer (admin API, metrics)    redisstore.Store
+//	GatewayStore   gateway                          redisstore.Store
+//	IngestStore    kafkajoin.Consumer               redisstore.Store
+//	RebuildStore   rebuild.Rebuilder                redisstore.Store
+//	Publisher      producer, gateway (leaves)       kafkajoin.Publisher
+//	Recorder       redisstore.Store (WithRecorder)  kafkajoin.Publisher
+//	Topics         producer (admin API)             kafkajoin.Admin
+//	LogReader      rebuild.Rebuilder                kafkajoin.Admin
+
+// ---- The live state (Redis)
+
+// EventLookup finds an event's configuration.
+type EventLookup interface {
+	// Event returns the configuration of id, or ErrEventNotFound.
+	Event(ctx context.Context, id string) (Event, error)
+}
+
+// EventStore keeps event configurations and reports their live state:
+// what producer-api's admin API and metrics need.
+type EventStore interface {
+	// PutEvent creates or replaces e's configuration and reports whether it
+	// was created.
+	PutEvent(ctx context.Context, e Event) (created bool, err error)
+	EventLookup
+	// EventStatus returns id's configuration and live sizes, or ErrEventNotFound.
+	EventStatus(ctx context.Context, id string, nowMs int64) (EventStatus, error)
+	// EventIDs lists the registered events.
+	EventIDs(ctx context.Context) ([]string, error)
+	// DrawOrder returns id's pre-queue users in the order the line holds
+	// them (empty for an event without a draw).
+	DrawOrder(ctx context.Context, id string) ([]string, error)
+	// ReportHealth keeps r as its reporter's latest health report of id,
+	// received at nowMs (ErrEventNotFound for an unknown id).
+	ReportHealth(ctx context.Context, id string, r HealthReport, nowMs int64) error
+	// DeleteEvent removes id and its line; it fails with CodeSlotsInUse while
+	// anyone holds a slot, and with ErrEventNotFound for an unknown id.
+	DeleteEvent(ctx context.Context, id string, nowMs int64) error
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+}
+
+// EventStatus is an event's configuration with the live sizes of its line
+// (EventStore.EventStatus).
+type EventStatus struct {
+	Event
+	Phase         Phase       `json:"phase"`
+	Waiting       int64       `json:"waiting"`
+	Active        int64       `json:"active"`
+	AdmittedTotal int64       `json:"admittedTotal"`
+	Draw          *DrawStatus `json:"draw,omitempty"`
+	Fairness      Fairness    `json:"fairness"`
+	// Control is the adaptive controller's state (nil: a fixed rate).
+	Control *ControlStatus `json:"control,omitempty"`
+	// Health is every reporter's latest report, adaptive or not.
+	Health []ReporterHealth `json:"health,omitempty"`
+}
+
+// Fairness is what tells an operator whether the line kept its order.
+type Fairness struct {
+	// Inversions counts joins that reached the line after a user placed
+	// behind them had already been admitted, and then had to wait:
+	// consumer lag let them be overtaken. 0 in normal operation.
+	Inversions int64 `json:"inversions"`
+	// IngestDelayMs is how long joins took from their stamp to the line.
+	IngestDelayMs DelaySummary `json:"ingestDelayMs"`
+}
+
+// GatewayStore is what ws-gateway needs of the live state: where users
+// stand, the slot monitor's tick, releases and the admission notices.
+type GatewayStore interface {
+	EventLookup
+	// EventIDs lists the registered events.
+	EventIDs(ctx context.Context) ([]string, error)
+	// Status reads where users stand in eventID, in order, and marks the
+	// waiting ones as present at nowMs.
+	Status(ctx context.Context, eventID string, users []string, nowMs int64) (StatusBatch, error)
+	// Tick does one slot-monitor tick over req's events: the sweep, then
+	// the admission step; its users are told once their admissions are
+	// recorded.
+	Tick(ctx context.Context, req TickRequest) ([]TickResult, error)
+	// Release gives userID's slot back and reports whether they held an
+	// unexpired one (ErrRebuilding while the event is rebuilt).
+	Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error)
+	// SubscribeAdmissions calls f with the notice of every admission made
+	// anywhere (slot monitor, fast track, release) until ctx ends.
+	SubscribeAdmissions(ctx context.Context, f func(AdmissionNotice)) error
+	// Ping reports whether the store is reachable.
+	Ping(ctx context.Context) error
+}
+
+// Place is where one user stands in an event.
+type Place struct {
+	// Rank is the 0-based rank in the waiting line, -1 when not waiting,
+	// RankPrequeue when waiting in a drop's line before its opening: no
+	// position exists until the draw, and none is told.
+	Rank      int64
+	HoldUntil int64 // end of the user's hold (unix ms); 0 when a hold ended and the user is not in line; -1 when never admitted
+	// Drawn is the 1-based place the draw gave the user among a drop's
+	// pre-queue; 0 when they were not in it, or before the opening.
+	Drawn int64
+}
+
+// RankPrequeue is the Rank of a user in a drop's line before its opening.
+const RankPrequeue = -2
+
+// RankRebuilding is the Rank of every user of an event whose live state is
+// being rebuilt from its log: no place can be told meanwhile.
+const RankRebuilding = -3
+
+// InLine reports whether the user is waiting in the line.
+func (p Place) InLine() bool { return p.Rank >= 0 || p.Rank == RankPrequeue }
+
+// StatusBatch is the state of one event for a set of users, read at once
+// (GatewayStore.Status).
+type StatusBatch struct {
+	Total         int64 // users waiting
+	AdmittedTotal int64 // users ever admitted
+	// AdmitPerMinute is an adaptive event's effective rate, -1 for a fixed
+	// rate (the configuration's) or a controller not started yet.
+	AdmitPerMinute int64
+	Places         []Place // one per user asked about, in order
+}
+
+// AdmissionNotice is the news of one admission step, published on the
+// admissions channel to every gateway: the users let in, in line order,
+// and the end of their hold.
+type AdmissionNotice struct {
+	EventID   string   `json:"eventId"`
+	ExpiresAt int64    `json:"expiresAt"` // unix ms
+	Users     []string `json:"users"`
+}
+
+// TickRequest is one slot-monitor tick over several events.
+type TickRequest struct {
+	EventIDs []string
+	NowMs    int64 // the tick's time (unix ms): holds end before it, new ones run from it
+	// AdmitBatch is the most users one event admits in the tick.
+	AdmitBatch int
+	// PresenceCutoffMs removes waiting users last seen before it (unix ms):
+	// those gone past the disconnect grace.
+	PresenceCutoffMs int64
+	// SweepLimit is the most users one event loses to the sweep in the tick.
+	SweepLimit int
+}
+
+// TickResult is what one slot-monitor tick did to one event.
+type TickResult struct {
+	EventID   string
+	Admitted  []string // moved from the head of the line into slots, in order
+	ExpiresAt int64    // end of the admitted users' hold (unix ms)
+	Dropped   int64    // holders whose hold had ended
+	Holders   int64    // users holding a slot after the tick
+	Waiting   int64    // users waiting after the tick
+	Swept     []string // waiting users removed after the disconnect grace
+	Unknown   bool     // the event has no configuration
+	// Recovered counts admissions a crashed admitter left unrecorded that
+	// this tick recorded (their users are told through the admissions
+	// channel).
+	Recovered int
+}
+
+// IngestStore is what the ingest consumer needs of the live state: it
+// applies decoded messages. An error means nothing may be assumed written;
+// the batch is then offered again, so applying a batch twice must be
+// harmless.
+type IngestStore interface {
+	Ingest(ctx context.Context, msgs []Message, nowMs int64) (IngestResult, error)
+}
+
+// IngestResult counts what applying a batch of messages to the live state did.
+type IngestResult struct {
+	Joined  int
+	Left    int
+	Ignored int
+	// Admitted counts the users the fast track let in after the batch.
+	Admitted int
+	// Inversions counts joins that had to wait behind a user placed after
+	// them who was already admitted (queue.Fairness).
+	Inversions int
+	// UnknownEvents lists the events with no configuration: none of their
+	// messages was written.
+	UnknownEvents []string
+	// Rebuilding lists the events being rebuilt from their log: none of
+	// their messages was written; they are to be offered again once the
+	// rebuild ends.
+	Rebuilding []string
+}
+
+// RebuildStore is what a rebuild writes: the mark that stops an event's
+// admission, sweeps, releases and ingest, the state folded from the log
+// (Rebuilt, what a Replay gives), and the mark's removal.
+type RebuildStore interface {
+	BeginRebuild(ctx context.Context, eventID string, nowMs int64) error
+	WriteRebuilt(ctx context.Context, st Rebuilt, nowMs int64) error
+	EndRebuild(ctx context.Context, eventID string) error
+}
+
+// ---- The log (Kafka)
+
+// DefaultPublishTimeout is how long a publish waits for the broker's
+// acknowledgement before it fails: a join is then answered 503
+// broker_unavailable.
+const DefaultPublishTimeout = 3 * time.Second
+
+// Publisher publishes messages to the event's topic and returns only after the
+// broker acknowledged them from all in-sync replicas.
+type Publisher interface {
+	Publish(ctx context.Context, m Message) error
+	// Ping reports whether the broker is reachable.
+	Ping(ctx context.Context) error
+}
+
+// Recorder records changes the live state made on its own (admissions,
+// releases, expiries, sweeps) and configurations: it writes them to their
+// events' logs and returns once the broker acknowledged all of them from
+// every in-sync replica.
+type Recorder interface {
+	Record(ctx context.Context, msgs []Message) error
+}
+
+// Topics manages the per-event Kafka topics.
+type Topics interface {
+	// EnsureTopic creates the event's topic with the given partitions, or
+	// does nothing if it exists.
+	EnsureTopic(ctx context.Context, eventID string, partitions int) error
+	// DeleteTopic removes the event's topic; a missing topic is no error.
+	DeleteTopic(ctx context.Context, eventID string) error
+}
+
+// LogReader reads an event's whole log (its topic), for a rebuild.
+type LogReader interface {
+	// ReadLog calls f with every valid message of eventID's topic as it
+	// stood when the read began, each partition's in log order (partitions
+	// may be read at once: f must be safe for concurrent use), and counts
+	// what it read.
+	ReadLog(ctx context.Context, eventID string, f func(partition int, m Message)) (LogStats, error)
+}
+
+// LogStats counts what a read of an event's whole log found
+// (LogReader.ReadLog).
+type LogStats struct {
+	Partitions int
+	// Messages counts the messages read; Invalid those that did not decode
+	// or belong to another event (skipped, as the consumer dead-letters
+	// them).
+	Messages, Invalid int64
+}

@@ -1,0 +1,74 @@
+package redisstore
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// The scripts' named numbers, declared once here for Go and Lua alike:
+// scripts.go puts a line `local NAME = value` for each of scriptCodes ahead
+// of every script, so a script answers `return NO_EVENT`, never a bare
+// number, and Go compares the reply with the same constant.
+// TestScriptsUseNamedCodes fails when a script writes a negative number
+// literal or an upper-case name that is neither declared here nor a local
+// of its own.
+//
+// Return codes are a script's whole reply, each with one meaning and a
+// value of its own. Field values are numbers inside a list reply.
+const (
+	// codeOK: done (health.lua kept the report, delete_event.lua deleted
+	// the event).
+	codeOK int64 = 1
+	// codeNoEvent: the event has no configuration; nothing changed
+	// (ingest.lua, tick.lua, health.lua, delete_event.lua).
+	codeNoEvent int64 = -1
+	// codeStaleDraw: the caller's draw commitment is not the event's; it
+	// reads the seed again (ingest.lua).
+	codeStaleDraw int64 = -2
+	// codeRebuilding: the event is being rebuilt; nothing changed
+	// (ingest.lua, release.lua).
+	codeRebuilding int64 = -3
+	// codeTooManyReporters: a new reporter finds the event with the most
+	// reporters, none stale (health.lua).
+	codeTooManyReporters int64 = -4
+	// codeSlotsInUse: someone holds a slot; nothing deleted
+	// (delete_event.lua).
+	codeSlotsInUse int64 = -5
+
+	// valueNone: no such value in a field of status.lua's reply: not
+	// waiting, never admitted, no drawn place, a fixed rate (queue.Place).
+	valueNone int64 = -1
+)
+
+// scriptCode is one named number as Lua sees it.
+type scriptCode struct {
+	name     string // the Lua name
+	value    int64
+	returned bool // a return code (a whole reply), else a field value
+}
+
+// scriptCodes are every name the scripts may use besides their own locals.
+var scriptCodes = []scriptCode{
+	{"OK", codeOK, true},
+	{"NO_EVENT", codeNoEvent, true},
+	{"STALE_DRAW", codeStaleDraw, true},
+	{"REBUILDING", codeRebuilding, true},
+	{"TOO_MANY_REPORTERS", codeTooManyReporters, true},
+	{"SLOTS_IN_USE", codeSlotsInUse, true},
+	{"NONE", valueNone, false},
+	{"RANK_PREQUEUE", queue.RankPrequeue, false},
+	{"RANK_REBUILDING", queue.RankRebuilding, false},
+}
+
+// codesPrelude is the Lua put ahead of every script: one local per
+// scriptCodes entry.
+var codesPrelude = func() string {
+	var b strings.Builder
+	b.WriteString("-- the named numbers of codes.go\n")
+	for _, c := range scriptCodes {
+		fmt.Fprintf(&b, "local %s = %d\n", c.name, c.value)
+	}
+	return b.String()
+}()

@@ -1,0 +1,13 @@
+-- admission_keys.lua: the admission keys, first of the admission step
+-- (admission_keys.lua, adaptive.lua, admission.lua: scripts.go puts the
+-- three, in this order, ahead of tick.lua, ingest.lua and release.lua).
+--
+-- Those scripts take the admission keys first, in this order:
+-- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
+-- KEYS[4] stats HASH, KEYS[5] seen ZSET, KEYS[6] served ZSET,
+-- KEYS[7] control HASH, KEYS[8] health HASH, KEYS[9] changes LIST,
+-- KEYS[10] unrecorded ZSET (the key waitq:{<eventId>}:unlogged)
+local K = {
+  config = KEYS[1], waiting = KEYS[2], active = KEYS[3], stats = KEYS[4], seen = KEYS[5], served = KEYS[6],
+  control = KEYS[7], health = KEYS[8], changes = KEYS[9], unrecorded = KEYS[10],
+}

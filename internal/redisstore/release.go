@@ -1,0 +1,39 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// Release gives userID's slot of eventID back; it reports whether they held
+// an unexpired slot (so releasing twice frees one slot). With the fast track
+// on (WithFastTrack) the freed slot goes to the next in line in the same
+// step. With a recorder the release and those admissions are recorded.
+// While the event is rebuilt it fails with queue.ErrRebuilding.
+func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {
+	k := keysOf(eventID)
+	v, err := runScript(ctx, s.c, releaseScript, k.admission(),
+		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg()).Result()
+	if err != nil {
+		return false, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
+	}
+	if n, ok := v.(int64); ok && n == codeRebuilding {
+		return false, queue.ErrRebuilding
+	}
+	l, ok := v.([]any)
+	if !ok || len(l) != 4 {
+		return false, fmt.Errorf("redisstore: release %s in %s: unexpected reply %v", userID, eventID, v)
+	}
+	released, _ := l[0].(int64)
+	c, err := scriptChanges(eventID, l[1], l[2], l[3])
+	if err != nil {
+		return false, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
+	}
+	if released == 1 {
+		c.other = append(c.other, queue.NewRecord(queue.OpRelease, eventID, userID, nowMs))
+	}
+	s.record(ctx, nowMs, []changes{c})
+	return released == 1, nil
+}

@@ -1,0 +1,116 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// Tick does one slot-monitor tick for every event of req in one round
+// trip: it removes waiting users whose presence is older than
+// req.PresenceCutoffMs (at most req.SweepLimit per event), then runs the
+// tick script (the admission step) with req.AdmitBatch. With a recorder
+// (WithRecorder) it then records the tick's changes, with the admissions an
+// admitter left unrecorded for longer than RecordGrace, and only then tells
+// the users: a result's Admitted lists the admissions now recorded.
+func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickResult, error) {
+	eventIDs := req.EventIDs
+	calls := make([]scriptCall, 0, 2*len(eventIDs))
+	staleCutoff := int64(0)
+	if s.recorder != nil {
+		staleCutoff = req.NowMs - RecordGrace.Milliseconds()
+	}
+	for _, ev := range eventIDs {
+		k := keysOf(ev)
+		calls = append(calls,
+			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config}, []any{req.PresenceCutoffMs, req.SweepLimit}},
+			scriptCall{tickScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, s.recordArg(), staleCutoff}})
+	}
+	if len(calls) == 0 {
+		return nil, nil
+	}
+	cmds, err := s.pipeline(ctx, calls)
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: monitor tick over %d events: %w", len(eventIDs), err)
+	}
+	out := make([]queue.TickResult, len(eventIDs))
+	cs := make([]changes, 0, len(eventIDs))
+	for i, ev := range eventIDs {
+		r := queue.TickResult{EventID: ev}
+		c, err := tickChanges(ev, cmds[2*i].Val(), cmds[2*i+1].Val(), req.NowMs, &r)
+		if err != nil {
+			return nil, fmt.Errorf("redisstore: monitor tick of %s: %w", ev, err)
+		}
+		out[i] = r
+		cs = append(cs, c)
+	}
+	recorded := s.record(ctx, req.NowMs, cs)
+	for i := range out {
+		out[i].Admitted = nil
+		for _, u := range recorded[out[i].EventID] {
+			if slices.Contains(cs[i].fresh, u) {
+				out[i].Admitted = append(out[i].Admitted, u)
+			}
+		}
+	}
+	return out, nil
+}
+
+// tickChanges fills r from a sweep's and a tick's replies and returns
+// the changes to record.
+func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (changes, error) {
+	c := changes{event: ev}
+	swept, ok := sweep.([]any)
+	if !ok || len(swept)%2 != 0 {
+		return c, fmt.Errorf("sweep: unexpected reply %v", sweep)
+	}
+	for i := 0; i < len(swept); i += 2 {
+		u, _ := swept[i].(string)
+		score, _ := swept[i+1].(int64)
+		r.Swept = append(r.Swept, u)
+		m := queue.NewRecord(queue.OpSweep, ev, u, nowMs)
+		m.Score = score
+		c.other = append(c.other, m)
+	}
+	switch v := tick.(type) {
+	case int64:
+		if v != codeNoEvent {
+			break
+		}
+		r.Unknown = true
+		return c, nil
+	case []any:
+		if len(v) != 6 {
+			return c, fmt.Errorf("tick: unexpected reply %v", v)
+		}
+		r.ExpiresAt, _ = v[0].(int64)
+		r.Holders, _ = v[1].(int64)
+		r.Waiting, _ = v[2].(int64)
+		ac, err := scriptChanges(ev, v[0], v[3], v[4])
+		if err != nil {
+			return c, err
+		}
+		stale, err := triples(v[5])
+		if err != nil {
+			return c, err
+		}
+		for _, a := range ac.admitted {
+			r.Admitted = append(r.Admitted, a.user)
+			c.fresh = append(c.fresh, a.user)
+		}
+		r.Dropped = int64(len(ac.ended))
+		// A stale triple is user, end of hold, served mark: the place it
+		// left is not known any more; the served mark (at or after it)
+		// stands for it.
+		for _, a := range stale {
+			a.expires, a.score = a.score, a.served
+			ac.admitted = append(ac.admitted, a)
+		}
+		r.Recovered = len(stale)
+		c.admitted, c.ended = ac.admitted, ac.ended
+		return c, nil
+	}
+	return c, fmt.Errorf("tick: unexpected reply %v", tick)
+}
