@@ -345,3 +345,36 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 		t.Fatalf("only %d admitted: the ways in hardly raced", st.AdmittedTotal)
 	}
 }
+
+// TestLoweredRateAdmitsNoMoreThanTheNewBurst lowers the rate from 600,000
+// to 60 a minute between two steps: the tokens the old rate left in the
+// bucket never admit more than the new burst (5), whether the next step's
+// clock is ahead of, at, or behind the last admitter's.
+func TestLoweredRateAdmitsNoMoreThanTheNewBurst(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	for name, skew := range map[string]int64{"ahead": 1, "same clock": 0, "behind": -500} {
+		t.Run(name, func(t *testing.T) {
+			ev := testenv.EventID(t)
+			putLine(t, s, ev, 100_000, 600, 3000)
+			e, err := s.Event(ctx, ev)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.AdmitPerMinute = 600_000 // burst 50,000
+			if _, err := s.PutEvent(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			if r := tick(t, s, ev, 10_000, 10); len(r.Admitted) != 10 {
+				t.Fatalf("at 600,000 a minute: %d admitted, want the batch of 10", len(r.Admitted))
+			}
+			e.AdmitPerMinute = 60 // burst 5
+			if _, err := s.PutEvent(ctx, e); err != nil {
+				t.Fatal(err)
+			}
+			if r := tick(t, s, ev, 10_000+skew, 3000); len(r.Admitted) > 5 {
+				t.Fatalf("after lowering the rate to 60 a minute one step admitted %d, more than the burst of 5", len(r.Admitted))
+			}
+		})
+	}
+}

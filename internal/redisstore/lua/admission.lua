@@ -41,7 +41,9 @@
 -- holds at most burst = max(1, ceil(rate / 12)) tokens (5 s of the rate),
 -- starts full, and each admission takes one. In any window of W minutes
 -- at most rate * W + burst users are admitted. A "now" older than the
--- bucket's (another gateway's clock) refills nothing.
+-- bucket's (another gateway's clock) refills nothing. The cap holds for the
+-- current rate: after the rate is lowered no step admits more than the new
+-- burst.
 --
 -- Returns nil when the event has no configuration, else expiresAt, the
 -- users whose recorded hold ended (dropped now), and the admitted users in
@@ -91,8 +93,12 @@ local function admit(event, now, batch, channel, record)
     local bucket = redis.call('HMGET', K.stats, 'tokens', 'tokensAt')
     tokens, at = tonumber(bucket[1]) or burst, tonumber(bucket[2]) or now
     if now > at then
-      tokens, at = math.min(burst, tokens + (now - at) * rate / 60000), now
+      tokens, at = tokens + (now - at) * rate / 60000, now
     end
+    -- Capped on every step, not only on a refill: after the rate was
+    -- lowered, tokens the old rate left must not outlast its burst, also
+    -- when this step's clock is at or behind the last admitter's.
+    tokens = math.min(burst, tokens)
     n = math.min(n, math.floor(tokens))
   end
   if adaptive and n < room and conf[3] ~= 'paused' and now >= opensAt and redis.call('ZCARD', K.waiting) > n then
