@@ -216,29 +216,11 @@ func (lm *Limits) limit() httpkit.RateLimit {
 	return httpkit.RateLimit{PerSecond: lm.Rate, Burst: lm.Burst}
 }
 
-// Kafka are the settings of services that reach the brokers.
-type Kafka struct {
-	Brokers     []string
-	TopicPrefix string
-}
-
-func (k *Kafka) bind(l *config.Loader) {
-	l.List(&k.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", kafkajoin.DefaultBrokers, "comma-separated Kafka bootstrap brokers")
-	l.String(&k.TopicPrefix, "topic-prefix", "WAITQ_TOPIC_PREFIX", kafkajoin.DefaultTopicPrefix, "prefix of the per-event join topics")
-}
-
-func (k *Kafka) validate() error {
-	if len(k.Brokers) == 0 {
-		return errors.New("WAITQ_KAFKA_BROKERS names no broker")
-	}
-	if k.TopicPrefix == "" || strings.ContainsAny(k.TopicPrefix, " /\\") {
-		return fmt.Errorf("WAITQ_TOPIC_PREFIX=%q is not a usable topic prefix", k.TopicPrefix)
-	}
-	return nil
-}
-
-func (k *Kafka) brokerConfig() kafkajoin.BrokerConfig {
-	return kafkajoin.BrokerConfig{Brokers: k.Brokers, TopicPrefix: k.TopicPrefix}
+// bindKafka binds the settings of services that reach the brokers into c.
+func bindKafka(l *config.Loader, c *kafkajoin.BrokerConfig) {
+	def := kafkajoin.DefaultBrokerConfig()
+	l.List(&c.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", strings.Join(def.Brokers, ","), "comma-separated Kafka bootstrap brokers")
+	l.String(&c.TopicPrefix, "topic-prefix", "WAITQ_TOPIC_PREFIX", def.TopicPrefix, "prefix of the per-event join topics")
 }
 
 // serveHTTP serves h on addr until ctx ends, then drains it within timeout.

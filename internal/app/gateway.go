@@ -22,7 +22,7 @@ import (
 // Gateway is ws-gateway: live status over WebSocket and the slot monitor.
 type Gateway struct {
 	Common
-	Kafka
+	Broker kafkajoin.BrokerConfig
 	Redis
 	FastTrack
 	TicketSecret    string
@@ -56,7 +56,7 @@ func (*Gateway) Name() string { return "ws-gateway" }
 func (g *Gateway) Bind(l *config.Loader) {
 	def := gateway.DefaultConfig()
 	g.Common.bind(l, ":8081")
-	g.Kafka.bind(l)
+	bindKafka(l, &g.Broker)
 	g.Redis.bind(l)
 	g.FastTrack.bind(l, "releases")
 	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with producer-api, and the seed of the default entry-token key (required, at least 16 characters)")
@@ -121,7 +121,7 @@ func (g *Gateway) Validate() error {
 	if _, err := g.keyring(); err != nil {
 		errs = append(errs, fmt.Errorf("WAITQ_ENTRY_KEY / WAITQ_ENTRY_OLD_KEYS: %w", err))
 	}
-	return errors.Join(append(errs, g.Kafka.validate(), g.Redis.validate(), g.Limits.validate())...)
+	return errors.Join(append(errs, g.Broker.Validate(), g.Redis.validate(), g.Limits.validate())...)
 }
 
 // Run implements Service.
@@ -140,7 +140,10 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	log.Info("entry tokens", "key id", keys.KeyID(), "accepted keys", len(g.EntryOldKeys)+1)
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: g.brokerConfig()})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: g.Broker})
+	if err != nil {
+		return err
+	}
 	defer pub.Close()
 	srv := gateway.New(gateway.Config{
 		StatusInterval: g.StatusInterval, StatusSpread: g.StatusSpread, AdmitInterval: g.AdmitInterval, AdmitBatch: g.AdmitBatch,

@@ -22,7 +22,7 @@ const MinSecretLen = 16
 // Producer is producer-api: joins, leaves and the admin API.
 type Producer struct {
 	Common
-	Kafka
+	Broker kafkajoin.BrokerConfig
 	Redis
 	TicketSecret   string
 	AdminToken     string
@@ -42,7 +42,7 @@ func (*Producer) Name() string { return "producer-api" }
 func (p *Producer) Bind(l *config.Loader) {
 	def := producer.DefaultConfig()
 	p.Common.bind(l, ":8080")
-	p.Kafka.bind(l)
+	bindKafka(l, &p.Broker)
 	p.Redis.bind(l)
 	l.Secret(&p.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with ws-gateway (required, at least 16 characters)")
 	l.Secret(&p.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "bearer token of the admin API (empty: admin API disabled)")
@@ -65,7 +65,7 @@ func (p *Producer) Validate() error {
 	if p.BatchTimeout >= p.PublishTimeout {
 		errs = append(errs, errors.New("WAITQ_KAFKA_BATCH_TIMEOUT must be shorter than WAITQ_PUBLISH_TIMEOUT"))
 	}
-	return errors.Join(append(errs, p.Kafka.validate(), p.Redis.validate(), p.Limits.validate())...)
+	return errors.Join(append(errs, p.Broker.Validate(), p.Redis.validate(), p.Limits.validate())...)
 }
 
 // Run implements Service.
@@ -79,7 +79,10 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: p.brokerConfig(), BatchTimeout: p.BatchTimeout, Timeout: p.PublishTimeout})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: p.Broker, BatchTimeout: p.BatchTimeout, Timeout: p.PublishTimeout})
+	if err != nil {
+		return err
+	}
 	defer func() {
 		if err := pub.Close(); err != nil {
 			log.Warn("closing the Kafka writer", "err", err)

@@ -44,14 +44,18 @@ func Start(tb testing.TB, o Options) *System {
 	tb.Helper()
 	s := &System{tb: tb, Redis: testredis.Start(tb, o.Redis...)}
 	s.Kafka = testkafka.StartBrokers(tb, max(o.Brokers, 1), o.Kafka...)
-	s.BrokerConfig = kafkajoin.BrokerConfig{Brokers: s.Kafka.ListenAddrs(), MetadataTTL: 200 * time.Millisecond}
+	s.BrokerConfig = kafkajoin.BrokerConfig{Brokers: s.Kafka.ListenAddrs(), TopicPrefix: kafkajoin.DefaultTopicPrefix, MetadataTTL: 200 * time.Millisecond}
 	store, err := redisstore.Dial(context.Background(), s.Redis.URL())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = store.Close() })
 	s.Store = store
-	s.Pub = kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: s.BrokerConfig, Timeout: time.Second})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: s.BrokerConfig, Timeout: time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Pub = pub
 	tb.Cleanup(func() { _ = s.Pub.Close() })
 	return s
 }
@@ -120,7 +124,10 @@ func (s *System) StartConsumer(cfg kafkajoin.ConsumerConfig) *Consumer {
 // StartConsumerInto runs a consumer with cfg writing into sink (such as the
 // store with the fast track on) until Stop or cleanup.
 func (s *System) StartConsumerInto(cfg kafkajoin.ConsumerConfig, sink kafkajoin.Sink) *Consumer {
-	c := kafkajoin.NewConsumer(cfg, sink)
+	c, err := kafkajoin.NewConsumer(cfg, sink)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -53,7 +53,10 @@ func createEvent(ctx context.Context, base, token, id, body string) error {
 // putEvents registers evs in store and creates their topics, each with the
 // event's partitions.
 func putEvents(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, evs ...queue.Event) error {
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	if err != nil {
+		return err
+	}
 	defer pub.Close()
 	// As the admin PUT does: the topic, then the configuration, recorded
 	// in the topic so that a rebuild finds it.

@@ -88,7 +88,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	defer st.Close()
 	rc := st.client
 	store := redisstore.New(rc)
-	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers()}
+	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers(), TopicPrefix: kafkajoin.DefaultTopicPrefix}
 	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, %s; %d partitions\n",
 		st.redisKind(ctx), benchPartitions)
 
@@ -185,7 +185,10 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 		ccfg.GroupID = "loadgen-fast-track"
 		sink = store.WithFastTrack(queue.DefaultAdmitBatch)
 	}
-	cons := kafkajoin.NewConsumer(ccfg, sink)
+	cons, err := kafkajoin.NewConsumer(ccfg, sink)
+	if err != nil {
+		return consumeResult{}, err
+	}
 	start := time.Now()
 	t := startTask(ctx, cons.Run)
 	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.exited, stderr)
@@ -211,7 +214,10 @@ func rebuildLine(ctx context.Context, conn kafkajoin.BrokerConfig, store *rediss
 	if err := store.Client().FlushAll(ctx).Err(); err != nil {
 		return rebuild.Result{}, fmt.Errorf("rebuild: flush: %w", err)
 	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	if err != nil {
+		return rebuild.Result{}, err
+	}
 	defer pub.Close()
 	res, err := (&rebuild.Rebuilder{Log: pub.Admin(), Store: store}).Rebuild(ctx, benchEvent)
 	if err != nil {
