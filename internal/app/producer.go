@@ -19,6 +19,15 @@ import (
 // MinSecretLen is the shortest ticket secret accepted.
 const MinSecretLen = 16
 
+// validateTicketSecret checks the ticket secret producer-api and ws-gateway
+// share.
+func validateTicketSecret(secret string) error {
+	if len(secret) < MinSecretLen {
+		return fmt.Errorf("WAITQ_TICKET_SECRET must be set to at least %d characters", MinSecretLen)
+	}
+	return nil
+}
+
 // Producer is producer-api: joins, leaves and the admin API.
 type Producer struct {
 	Common
@@ -56,9 +65,7 @@ func (p *Producer) Bind(l *config.Loader) {
 // Validate implements Service.
 func (p *Producer) Validate() error {
 	var errs []error
-	if len(p.TicketSecret) < MinSecretLen {
-		errs = append(errs, fmt.Errorf("WAITQ_TICKET_SECRET must be set to at least %d characters", MinSecretLen))
-	}
+	errs = append(errs, validateTicketSecret(p.TicketSecret))
 	if p.PublishTimeout <= 0 || p.BatchTimeout <= 0 || p.TicketTTL <= 0 {
 		errs = append(errs, errors.New("WAITQ_PUBLISH_TIMEOUT, WAITQ_KAFKA_BATCH_TIMEOUT and WAITQ_TICKET_TTL must be positive"))
 	}

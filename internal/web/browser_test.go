@@ -62,8 +62,11 @@ func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) h
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
 	}))
 	t.Cleanup(prod.Close)
-	gw := gateway.New(gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL},
+	gw, err := gateway.New(gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL},
 		gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	gctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {
