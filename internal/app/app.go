@@ -185,21 +185,6 @@ func pprofMux() http.Handler {
 	return mux
 }
 
-// Limits are the per-client-IP rate limits of a service facing clients.
-type Limits struct {
-	Rate           float64
-	Burst          int
-	TrustedProxies []string
-	ips            *httpkit.ClientIPs
-}
-
-// bind declares the limit settings with def, the service's default limit.
-func (lm *Limits) bind(l *config.Loader, what string, def httpkit.RateLimit) {
-	l.Float(&lm.Rate, "rate", "WAITQ_RATE", def.PerSecond, what+" per second per client IP (0: no limit)")
-	l.Int(&lm.Burst, "rate-burst", "WAITQ_RATE_BURST", def.Burst, what+" at once per client IP")
-	l.List(&lm.TrustedProxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs) whose X-Forwarded-For names the client; behind a proxy, set it or all clients share one limit")
-}
-
 // bindLimits binds the per-client-IP rate limit of a service facing
 // clients into lim, and the proxies that name the client into proxies, with
 // def, the service's default limit.
@@ -207,22 +192,6 @@ func bindLimits(l *config.Loader, what string, lim *httpkit.RateLimit, proxies *
 	l.Float(&lim.PerSecond, "rate", "WAITQ_RATE", def.PerSecond, what+" per second per client IP (0: no limit)")
 	l.Int(&lim.Burst, "rate-burst", "WAITQ_RATE_BURST", def.Burst, what+" at once per client IP")
 	l.List(proxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs) whose X-Forwarded-For names the client; behind a proxy, set it or all clients share one limit")
-}
-
-func (lm *Limits) validate() error {
-	if lm.Rate < 0 || lm.Burst < 1 {
-		return errors.New("WAITQ_RATE must not be negative and WAITQ_RATE_BURST must be at least 1")
-	}
-	ips, err := httpkit.NewClientIPs(lm.TrustedProxies)
-	if err != nil {
-		return fmt.Errorf("WAITQ_TRUSTED_PROXIES: %w", err)
-	}
-	lm.ips = ips
-	return nil
-}
-
-func (lm *Limits) limit() httpkit.RateLimit {
-	return httpkit.RateLimit{PerSecond: lm.Rate, Burst: lm.Burst}
 }
 
 // bindKafka binds the settings of services that reach the brokers into c.
