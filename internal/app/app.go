@@ -113,28 +113,35 @@ func configure(svc Service, args []string, getenv func(string) string) (*config.
 // server by URL, or a Redis Cluster by its seed nodes (the URL then gives
 // the scheme, credentials and client options every node shares).
 type Redis struct {
-	RedisURL     string
-	RedisCluster []string
+	Conn redisstore.Conn
 }
 
 func (r *Redis) bind(l *config.Loader) {
-	l.URL(&r.RedisURL, "redis-url", "WAITQ_REDIS_URL", redisstore.DefaultURL, "Redis URL (logged with its password redacted)")
-	l.List(&r.RedisCluster, "redis-cluster", "WAITQ_REDIS_CLUSTER", "", "seed nodes (host:port, comma-separated) of a Redis Cluster; WAITQ_REDIS_URL then gives only the scheme, user, password and options (empty: the one server of WAITQ_REDIS_URL)")
+	l.URL(&r.Conn.URL, "redis-url", "WAITQ_REDIS_URL", redisstore.DefaultURL, "Redis URL (logged with its password redacted)")
+	l.List(&r.Conn.Cluster, "redis-cluster", "WAITQ_REDIS_CLUSTER", "", "seed nodes (host:port, comma-separated) of a Redis Cluster; WAITQ_REDIS_URL then gives only the scheme, user, password and options (empty: the one server of WAITQ_REDIS_URL)")
 }
 
-func (r *Redis) conn() redisstore.Conn {
-	return redisstore.Conn{URL: r.RedisURL, Cluster: r.RedisCluster}
-}
-
+// validate names the two settings redisstore.Conn's Validate checks.
 func (r *Redis) validate() error {
-	if err := r.conn().Validate(); err != nil {
+	if err := r.Conn.Validate(); err != nil {
 		return fmt.Errorf("WAITQ_REDIS_URL / WAITQ_REDIS_CLUSTER: %w", err)
 	}
 	return nil
 }
 
-func (r *Redis) dial(ctx context.Context) (*redisstore.Store, error) {
-	return redisstore.DialConn(ctx, r.conn())
+// open returns a Store with o on a new client of the settings; closing the
+// Store closes the client.
+func (r *Redis) open(o redisstore.Options) (*redisstore.Store, error) {
+	rc, err := r.Conn.Client()
+	if err != nil {
+		return nil, err
+	}
+	s, err := redisstore.New(rc, o)
+	if err != nil {
+		_ = rc.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // FastTrack is the setting of services whose writes may admit: the ingest
@@ -147,12 +154,13 @@ func (f *FastTrack) bind(l *config.Loader, what string) {
 	l.Bool(&f.FastTrack, "fast-track", "WAITQ_FAST_TRACK", true, what+" admit the head of the line at once while there is room (false: only the slot monitor's tick admits)")
 }
 
-// store returns s admitting on writes when the fast track is on.
-func (f *FastTrack) store(s *redisstore.Store) *redisstore.Store {
+// batch is the store's fast track (redisstore.Options.FastTrack): the
+// default admit batch when the fast track is on.
+func (f *FastTrack) batch() int {
 	if !f.FastTrack {
-		return s
+		return 0
 	}
-	return s.WithFastTrack(queue.DefaultAdmitBatch)
+	return queue.DefaultAdmitBatch
 }
 
 // Common are the settings every service has.

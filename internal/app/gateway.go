@@ -14,6 +14,7 @@ import (
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/pkg/entry"
 )
 
@@ -76,11 +77,6 @@ func (g *Gateway) Validate() error {
 
 // Run implements Service.
 func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := g.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	tickets, err := queue.NewTicketSigner(g.TicketSecret)
 	if err != nil {
 		return err
@@ -95,7 +91,12 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer pub.Close()
-	srv, err := gateway.New(g.Config, gateway.Deps{Store: g.store(store).WithRecorder(pub, log), Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
+	store, err := g.open(redisstore.Options{FastTrack: g.batch(), Recorder: pub, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	srv, err := gateway.New(g.Config, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // Ingest is ingest-consumer: one member of the consumer group that writes
@@ -48,11 +49,6 @@ func (c *Ingest) Validate() error {
 
 // Run implements Service.
 func (c *Ingest) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := c.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	// The fast track's admissions are written to the log before anyone
 	// hears of them.
 	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: c.Config.BrokerConfig})
@@ -60,9 +56,14 @@ func (c *Ingest) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer pub.Close()
+	store, err := c.open(redisstore.Options{FastTrack: c.batch(), Recorder: pub, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
 	cfg := c.Config
 	cfg.Logger = log
-	cons, err := kafkajoin.NewConsumer(cfg, c.store(store).WithRecorder(pub, log))
+	cons, err := kafkajoin.NewConsumer(cfg, store)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // MinSecretLen is the shortest ticket secret accepted.
@@ -72,11 +73,6 @@ func (p *Producer) Validate() error {
 
 // Run implements Service.
 func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := p.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	tickets, err := queue.NewTicketSigner(p.TicketSecret)
 	if err != nil {
 		return err
@@ -90,9 +86,14 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 			log.Warn("closing the Kafka writer", "err", err)
 		}
 	}()
+	store, err := p.open(redisstore.Options{Recorder: pub, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
 	reg := newRegistry()
 	srv, err := producer.New(p.Config, producer.Deps{
-		Store: store.WithRecorder(pub, log), Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
+		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
 	})
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
+	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // Rebuild is waitq-rebuild: it rebuilds events' live state from their logs
@@ -52,7 +53,7 @@ func (r *Rebuild) Validate() error {
 // Run implements Service: it rebuilds each event in turn and stops at the
 // first failure (that event stays marked rebuilding: run again).
 func (r *Rebuild) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := r.dial(ctx)
+	store, err := r.open(redisstore.Options{})
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 // Tick does one slot-monitor round for every event of req in one round
 // trip: it removes waiting users whose presence is older than
 // req.PresenceCutoffMs (at most req.SweepLimit per event), then runs the
-// admit script with req.AdmitBatch. With a recorder (WithRecorder) it then
+// admit script with req.AdmitBatch. With a recorder (Options.Recorder) it then
 // writes the round's changes to the log, with the admissions an admitter
 // left unlogged for longer than RecordGrace, and only then tells the users:
 // a result's Admitted lists the admissions now logged.
@@ -115,7 +115,7 @@ func tickChanges(ev string, sweep, adm any, nowMs int64, r *queue.TickResult) (c
 
 // Release gives userID's slot of eventID back; it reports whether they held
 // an unexpired slot (so releasing twice frees one slot). With the fast track
-// on (WithFastTrack) the freed slot goes to the next in line in the same
+// on (Options.FastTrack) the freed slot goes to the next in line in the same
 // step. With a recorder the release and those admissions are written to the
 // log. While the event is rebuilt it fails with queue.ErrRebuilding.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {

@@ -2,7 +2,7 @@
 // layout of the external contract (keys.go), the Lua scripts that change the
 // live state atomically (lua/*.lua, embedded), and the Store that the
 // services use through the interfaces of package queue. With a recorder
-// (WithRecorder) the Store writes every change its scripts make on their own
+// (Options.Recorder) the Store writes every change its scripts make on their own
 // to the log before anyone is told of an admission; it also writes a
 // rebuilt state (BeginRebuild, WriteRebuilt, EndRebuild).
 //

@@ -60,6 +60,17 @@ func Start(tb testing.TB, o Options) *System {
 	return s
 }
 
+// StoreWith returns a Store with o on the System's Redis client (such as
+// the fast track on, or a recorder); closing the System's Store closes it.
+func (s *System) StoreWith(o redisstore.Options) *redisstore.Store {
+	s.tb.Helper()
+	store, err := redisstore.New(s.Store.Client(), o)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	return store
+}
+
 // CreateEvent registers an open event with the given capacity and creates its
 // topic, as the admin API does.
 func (s *System) CreateEvent(id string, capacity, partitions int) queue.Event {

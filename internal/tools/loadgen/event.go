@@ -60,7 +60,10 @@ func putEvents(ctx context.Context, store *redisstore.Store, conn kafkajoin.Brok
 	defer pub.Close()
 	// As the admin PUT does: the topic, then the configuration, recorded
 	// in the topic so that a rebuild finds it.
-	recording := store.WithRecorder(pub, nil)
+	recording, err := redisstore.New(store.Client(), redisstore.Options{Recorder: pub})
+	if err != nil {
+		return err
+	}
 	for _, ev := range evs {
 		if err := pub.Admin().EnsureTopic(ctx, ev.ID, ev.Partitions); err != nil {
 			return fmt.Errorf("create topic of %s: %w", ev.ID, err)

@@ -87,7 +87,10 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer st.Close()
 	rc := st.client
-	store := redisstore.New(rc)
+	store, err := redisstore.New(rc, redisstore.Options{})
+	if err != nil {
+		return err
+	}
 	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers(), TopicPrefix: kafkajoin.DefaultTopicPrefix}
 	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, %s; %d partitions\n",
 		st.redisKind(ctx), benchPartitions)
@@ -183,7 +186,11 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	var sink kafkajoin.Sink = store
 	if fastTrack {
 		ccfg.GroupID = "loadgen-fast-track"
-		sink = store.WithFastTrack(queue.DefaultAdmitBatch)
+		fast, err := redisstore.New(store.Client(), redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
+		if err != nil {
+			return consumeResult{}, err
+		}
+		sink = fast
 	}
 	cons, err := kafkajoin.NewConsumer(ccfg, sink)
 	if err != nil {
