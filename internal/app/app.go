@@ -113,28 +113,35 @@ func configure(svc Service, args []string, getenv func(string) string) (*config.
 // server by URL, or a Redis Cluster by its seed nodes (the URL then gives
 // the scheme, credentials and client options every node shares).
 type Redis struct {
-	RedisURL     string
-	RedisCluster []string
+	Conn redisstore.Conn
 }
 
 func (r *Redis) bind(l *config.Loader) {
-	l.URL(&r.RedisURL, "redis-url", "WAITQ_REDIS_URL", redisstore.DefaultURL, "Redis URL (logged with its password redacted)")
-	l.List(&r.RedisCluster, "redis-cluster", "WAITQ_REDIS_CLUSTER", "", "seed nodes (host:port, comma-separated) of a Redis Cluster; WAITQ_REDIS_URL then gives only the scheme, user, password and options (empty: the one server of WAITQ_REDIS_URL)")
+	l.URL(&r.Conn.URL, "redis-url", "WAITQ_REDIS_URL", redisstore.DefaultURL, "Redis URL (logged with its password redacted)")
+	l.List(&r.Conn.Cluster, "redis-cluster", "WAITQ_REDIS_CLUSTER", "", "seed nodes (host:port, comma-separated) of a Redis Cluster; WAITQ_REDIS_URL then gives only the scheme, user, password and options (empty: the one server of WAITQ_REDIS_URL)")
 }
 
-func (r *Redis) conn() redisstore.Conn {
-	return redisstore.Conn{URL: r.RedisURL, Cluster: r.RedisCluster}
-}
-
+// validate names the two settings redisstore.Conn's Validate checks.
 func (r *Redis) validate() error {
-	if err := r.conn().Validate(); err != nil {
+	if err := r.Conn.Validate(); err != nil {
 		return fmt.Errorf("WAITQ_REDIS_URL / WAITQ_REDIS_CLUSTER: %w", err)
 	}
 	return nil
 }
 
-func (r *Redis) dial(ctx context.Context) (*redisstore.Store, error) {
-	return redisstore.DialConn(ctx, r.conn())
+// open returns a Store with o on a new client of the settings; closing the
+// Store closes the client.
+func (r *Redis) open(o redisstore.Options) (*redisstore.Store, error) {
+	rc, err := r.Conn.Client()
+	if err != nil {
+		return nil, err
+	}
+	s, err := redisstore.New(rc, o)
+	if err != nil {
+		_ = rc.Close()
+		return nil, err
+	}
+	return s, nil
 }
 
 // FastTrack is the setting of services whose writes may admit: the ingest
@@ -147,12 +154,13 @@ func (f *FastTrack) bind(l *config.Loader, what string) {
 	l.Bool(&f.FastTrack, "fast-track", "WAITQ_FAST_TRACK", true, what+" admit the head of the line at once while there is room (false: only the slot monitor's tick admits)")
 }
 
-// store returns s admitting on writes when the fast track is on.
-func (f *FastTrack) store(s *redisstore.Store) *redisstore.Store {
+// batch is the store's fast track (redisstore.Options.FastTrack): the
+// default admit batch when the fast track is on.
+func (f *FastTrack) batch() int {
 	if !f.FastTrack {
-		return s
+		return 0
 	}
-	return s.WithFastTrack(queue.DefaultAdmitBatch)
+	return queue.DefaultAdmitBatch
 }
 
 // Common are the settings every service has.
@@ -185,60 +193,20 @@ func pprofMux() http.Handler {
 	return mux
 }
 
-// Limits are the per-client-IP rate limits of a service facing clients.
-type Limits struct {
-	Rate           float64
-	Burst          int
-	TrustedProxies []string
-	ips            *httpkit.ClientIPs
+// bindLimits binds the per-client-IP rate limit of a service facing
+// clients into lim, and the proxies that name the client into proxies, with
+// def, the service's default limit.
+func bindLimits(l *config.Loader, what string, lim *httpkit.RateLimit, proxies *[]string, def httpkit.RateLimit) {
+	l.Float(&lim.PerSecond, "rate", "WAITQ_RATE", def.PerSecond, what+" per second per client IP (0: no limit)")
+	l.Int(&lim.Burst, "rate-burst", "WAITQ_RATE_BURST", def.Burst, what+" at once per client IP")
+	l.List(proxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs) whose X-Forwarded-For names the client; behind a proxy, set it or all clients share one limit")
 }
 
-// bind declares the limit settings with def, the service's default limit.
-func (lm *Limits) bind(l *config.Loader, what string, def httpkit.RateLimit) {
-	l.Float(&lm.Rate, "rate", "WAITQ_RATE", def.PerSecond, what+" per second per client IP (0: no limit)")
-	l.Int(&lm.Burst, "rate-burst", "WAITQ_RATE_BURST", def.Burst, what+" at once per client IP")
-	l.List(&lm.TrustedProxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs) whose X-Forwarded-For names the client; behind a proxy, set it or all clients share one limit")
-}
-
-func (lm *Limits) validate() error {
-	if lm.Rate < 0 || lm.Burst < 1 {
-		return errors.New("WAITQ_RATE must not be negative and WAITQ_RATE_BURST must be at least 1")
-	}
-	ips, err := httpkit.NewClientIPs(lm.TrustedProxies)
-	if err != nil {
-		return fmt.Errorf("WAITQ_TRUSTED_PROXIES: %w", err)
-	}
-	lm.ips = ips
-	return nil
-}
-
-func (lm *Limits) limit() httpkit.RateLimit {
-	return httpkit.RateLimit{PerSecond: lm.Rate, Burst: lm.Burst}
-}
-
-// Kafka are the settings of services that reach the brokers.
-type Kafka struct {
-	Brokers     []string
-	TopicPrefix string
-}
-
-func (k *Kafka) bind(l *config.Loader) {
-	l.List(&k.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", kafkajoin.DefaultBrokers, "comma-separated Kafka bootstrap brokers")
-	l.String(&k.TopicPrefix, "topic-prefix", "WAITQ_TOPIC_PREFIX", kafkajoin.DefaultTopicPrefix, "prefix of the per-event join topics")
-}
-
-func (k *Kafka) validate() error {
-	if len(k.Brokers) == 0 {
-		return errors.New("WAITQ_KAFKA_BROKERS names no broker")
-	}
-	if k.TopicPrefix == "" || strings.ContainsAny(k.TopicPrefix, " /\\") {
-		return fmt.Errorf("WAITQ_TOPIC_PREFIX=%q is not a usable topic prefix", k.TopicPrefix)
-	}
-	return nil
-}
-
-func (k *Kafka) brokerConfig() kafkajoin.BrokerConfig {
-	return kafkajoin.BrokerConfig{Brokers: k.Brokers, TopicPrefix: k.TopicPrefix}
+// bindKafka binds the settings of services that reach the brokers into c.
+func bindKafka(l *config.Loader, c *kafkajoin.BrokerConfig) {
+	def := kafkajoin.DefaultBrokerConfig()
+	l.List(&c.Brokers, "kafka-brokers", "WAITQ_KAFKA_BROKERS", strings.Join(def.Brokers, ","), "comma-separated Kafka bootstrap brokers")
+	l.String(&c.TopicPrefix, "topic-prefix", "WAITQ_TOPIC_PREFIX", def.TopicPrefix, "prefix of the per-event join topics")
 }
 
 // serveHTTP serves h on addr until ctx ends, then drains it within timeout.

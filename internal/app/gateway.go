@@ -7,44 +7,27 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/gateway"
-	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/pkg/entry"
 )
 
 // Gateway is ws-gateway: live status over WebSocket and the slot monitor.
 type Gateway struct {
 	Common
-	Kafka
+	Broker kafkajoin.BrokerConfig
 	Redis
 	FastTrack
-	TicketSecret    string
-	StatusInterval  time.Duration
-	StatusSpread    time.Duration
-	AdmitInterval   time.Duration
-	AdmitBatch      int
-	DisconnectGrace time.Duration
-	TrustUserHeader bool
-	AllowedOrigins  []string
-	SendQueue       int
-	WriteBuffer     int
-	WriteTimeout    time.Duration
-	PingInterval    time.Duration
-	ConnectRate     float64
-	ConnectBurst    int
-	FrameRate       float64
-	FrameBurst      int
-	ProducerURL     string
-	EntryKey        string
-	EntryOldKeys    []string
-	Limits
+	Config       gateway.Config
+	TicketSecret string
+	EntryKey     string
+	EntryOldKeys []string
 }
 
 var _ Service = (*Gateway)(nil)
@@ -54,83 +37,46 @@ func (*Gateway) Name() string { return "ws-gateway" }
 
 // Bind implements Service.
 func (g *Gateway) Bind(l *config.Loader) {
-	def := gateway.DefaultConfig()
+	g.Config = gateway.DefaultConfig()
+	def, cfg := g.Config, &g.Config
 	g.Common.bind(l, ":8081")
-	g.Kafka.bind(l)
+	bindKafka(l, &g.Broker)
 	g.Redis.bind(l)
 	g.FastTrack.bind(l, "releases")
 	l.Secret(&g.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with producer-api, and the seed of the default entry-token key (required, at least 16 characters)")
-	l.Duration(&g.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", def.StatusInterval, "how often every socket gets its status")
-	l.Duration(&g.StatusSpread, "status-spread", "WAITQ_STATUS_SPREAD", 0, "part of each status interval the statuses are spread over, in 16 slices (0: half the interval)")
-	l.Duration(&g.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", def.AdmitInterval, "how often the slot monitor admits users")
-	l.Int(&g.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", def.AdmitBatch, "most users one event admits per monitor tick")
-	l.Duration(&g.DisconnectGrace, "disconnect-grace", "WAITQ_DISCONNECT_GRACE", def.DisconnectGrace, "how long a waiting user may be disconnected and keep the place")
-	l.Bool(&g.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", false, "accept the X-User-Id header instead of a ticket (behind an authenticating proxy)")
-	l.List(&g.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8089) allowed besides the gateway's own host")
-	l.Int(&g.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", def.SendQueue, "frames waiting per socket behind a write under way before its reader counts as too slow (1008)")
-	l.Int(&g.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", gateway.DefaultWriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")
-	l.Duration(&g.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", def.WriteTimeout, "longest one frame may take to write")
-	g.Limits.bind(l, "status polls", def.StatusLimit)
-	l.Float(&g.ConnectRate, "connect-rate", "WAITQ_CONNECT_RATE", def.ConnectLimit.PerSecond, "WebSocket connects and SSE streams opened per second per client IP, 429 past it (0: no limit)")
-	l.Int(&g.ConnectBurst, "connect-burst", "WAITQ_CONNECT_BURST", def.ConnectLimit.Burst, "WebSocket connects and SSE streams opened at once per client IP")
-	l.Float(&g.FrameRate, "ws-frame-rate", "WAITQ_WS_FRAME_RATE", def.FrameLimit.PerSecond, "frames a client may send per second on one socket; past it a rate_limited error frame, and 10 refused in a row close it with 1008 (0: no limit)")
-	l.Int(&g.FrameBurst, "ws-frame-burst", "WAITQ_WS_FRAME_BURST", def.FrameLimit.Burst, "frames a client may send at once on one socket")
+	l.Duration(&cfg.StatusInterval, "status-interval", "WAITQ_STATUS_INTERVAL", def.StatusInterval, "how often every socket gets its status")
+	l.Duration(&cfg.StatusSpread, "status-spread", "WAITQ_STATUS_SPREAD", def.StatusSpread, "part of each status interval the statuses are spread over, in 16 slices (0: half the interval)")
+	l.Duration(&cfg.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", def.AdmitInterval, "how often the slot monitor admits users")
+	l.Int(&cfg.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", def.AdmitBatch, "most users one event admits per monitor tick")
+	l.Duration(&cfg.DisconnectGrace, "disconnect-grace", "WAITQ_DISCONNECT_GRACE", def.DisconnectGrace, "how long a waiting user may be disconnected and keep the place")
+	l.Bool(&cfg.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", def.TrustUserHeader, "accept the X-User-Id header instead of a ticket (behind an authenticating proxy)")
+	l.List(&cfg.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8089) allowed besides the gateway's own host")
+	l.Int(&cfg.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", def.SendQueue, "frames waiting per socket behind a write under way before its reader counts as too slow (1008)")
+	l.Int(&cfg.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", def.WriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")
+	l.Duration(&cfg.WriteTimeout, "ws-write-timeout", "WAITQ_WS_WRITE_TIMEOUT", def.WriteTimeout, "longest one frame may take to write")
+	bindLimits(l, "status polls", &cfg.StatusLimit, &cfg.TrustedProxies, def.StatusLimit)
+	l.Float(&cfg.ConnectLimit.PerSecond, "connect-rate", "WAITQ_CONNECT_RATE", def.ConnectLimit.PerSecond, "WebSocket connects and SSE streams opened per second per client IP, 429 past it (0: no limit)")
+	l.Int(&cfg.ConnectLimit.Burst, "connect-burst", "WAITQ_CONNECT_BURST", def.ConnectLimit.Burst, "WebSocket connects and SSE streams opened at once per client IP")
+	l.Float(&cfg.FrameLimit.PerSecond, "ws-frame-rate", "WAITQ_WS_FRAME_RATE", def.FrameLimit.PerSecond, "frames a client may send per second on one socket; past it a rate_limited error frame, and 10 refused in a row close it with 1008 (0: no limit)")
+	l.Int(&cfg.FrameLimit.Burst, "ws-frame-burst", "WAITQ_WS_FRAME_BURST", def.FrameLimit.Burst, "frames a client may send at once on one socket")
 	l.Secret(&g.EntryKey, "entry-key", "WAITQ_ENTRY_KEY", `Ed25519 signing key of entry tokens, "<key id>:<base64url 32-byte seed>" (empty: derived from WAITQ_TICKET_SECRET)`)
 	l.List(&g.EntryOldKeys, "entry-old-keys", "WAITQ_ENTRY_OLD_KEYS", "", `public keys still accepted after a rotation, "<key id>:<base64url public key>", comma-separated`)
-	l.String(&g.ProducerURL, "producer-url", "WAITQ_PRODUCER_URL", "", "producer-api's public base URL for the waiting-room page (empty: same origin)")
-	l.Duration(&g.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", def.PingInterval, "how often idle sockets are pinged")
+	l.String(&cfg.ProducerURL, "producer-url", "WAITQ_PRODUCER_URL", def.ProducerURL, "producer-api's public base URL for the waiting-room page (empty: same origin)")
+	l.Duration(&cfg.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", def.PingInterval, "how often idle sockets are pinged")
 }
 
-// Validate implements Service.
+// Validate implements Service: the gateway's own settings (gateway.Config's
+// Validate) and the program's keys.
 func (g *Gateway) Validate() error {
-	var errs []error
-	if len(g.TicketSecret) < MinSecretLen {
-		errs = append(errs, fmt.Errorf("WAITQ_TICKET_SECRET must be set to at least %d characters", MinSecretLen))
-	}
-	for name, d := range map[string]time.Duration{
-		"WAITQ_STATUS_INTERVAL": g.StatusInterval, "WAITQ_ADMIT_INTERVAL": g.AdmitInterval,
-		"WAITQ_WS_WRITE_TIMEOUT": g.WriteTimeout, "WAITQ_WS_PING_INTERVAL": g.PingInterval,
-	} {
-		if d <= 0 {
-			errs = append(errs, fmt.Errorf("%s must be positive", name))
-		}
-	}
-	if g.StatusSpread < 0 || g.StatusSpread >= g.StatusInterval {
-		errs = append(errs, errors.New("WAITQ_STATUS_SPREAD must be at least 0 and shorter than WAITQ_STATUS_INTERVAL"))
-	}
-	// Presence is refreshed on every status round: the grace must outlast a
-	// couple of them or connected users would be swept.
-	if g.DisconnectGrace < 2*g.StatusInterval {
-		errs = append(errs, errors.New("WAITQ_DISCONNECT_GRACE must be at least twice WAITQ_STATUS_INTERVAL"))
-	}
-	if g.AdmitBatch < 1 || g.AdmitBatch > 100_000 {
-		errs = append(errs, errors.New("WAITQ_ADMIT_BATCH must be between 1 and 100000"))
-	}
-	if g.WriteBuffer < 0 {
-		errs = append(errs, errors.New("WAITQ_WS_WRITE_BUFFER must not be negative"))
-	}
-	if g.ConnectRate < 0 || g.ConnectBurst < 1 {
-		errs = append(errs, errors.New("WAITQ_CONNECT_RATE must not be negative and WAITQ_CONNECT_BURST must be at least 1"))
-	}
-	if g.FrameRate < 0 || g.FrameBurst < 1 {
-		errs = append(errs, errors.New("WAITQ_WS_FRAME_RATE must not be negative and WAITQ_WS_FRAME_BURST must be at least 1"))
-	}
-	if g.SendQueue < 1 || g.SendQueue > 4096 {
-		errs = append(errs, errors.New("WAITQ_WS_SEND_QUEUE must be between 1 and 4096"))
-	}
+	errs := []error{validateTicketSecret(g.TicketSecret), g.Config.Validate(), g.Broker.Validate(), g.Redis.validate()}
 	if _, err := g.keyring(); err != nil {
 		errs = append(errs, fmt.Errorf("WAITQ_ENTRY_KEY / WAITQ_ENTRY_OLD_KEYS: %w", err))
 	}
-	return errors.Join(append(errs, g.Kafka.validate(), g.Redis.validate(), g.Limits.validate())...)
+	return errors.Join(errs...)
 }
 
 // Run implements Service.
 func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := g.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
 	tickets, err := queue.NewTicketSigner(g.TicketSecret)
 	if err != nil {
 		return err
@@ -140,21 +86,25 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	log.Info("entry tokens", "key id", keys.KeyID(), "accepted keys", len(g.EntryOldKeys)+1)
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: g.brokerConfig()})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: g.Broker})
+	if err != nil {
+		return err
+	}
 	defer pub.Close()
-	srv := gateway.New(gateway.Config{
-		StatusInterval: g.StatusInterval, StatusSpread: g.StatusSpread, AdmitInterval: g.AdmitInterval, AdmitBatch: g.AdmitBatch,
-		DisconnectGrace: g.DisconnectGrace, TrustUserHeader: g.TrustUserHeader, AllowedOrigins: g.AllowedOrigins,
-		SendQueue: g.SendQueue, WriteTimeout: g.WriteTimeout, PingInterval: g.PingInterval,
-		ProducerURL: g.ProducerURL, StatusLimit: g.limit(), ClientIPs: g.ips,
-		ConnectLimit: httpkit.RateLimit{PerSecond: g.ConnectRate, Burst: g.ConnectBurst},
-		FrameLimit:   httpkit.RateLimit{PerSecond: g.FrameRate, Burst: g.FrameBurst},
-	}, gateway.Deps{Store: g.store(store).WithRecorder(pub, log), Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
+	store, err := g.open(redisstore.Options{FastTrack: g.batch(), Recorder: pub, Logger: log})
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	srv, err := gateway.New(g.Config, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
+	if err != nil {
+		return err
+	}
 	eg, egctx := errgroup.WithContext(ctx)
 	eg.Go(func() error { return srv.Run(egctx) })
 	eg.Go(func() error {
 		return serveHTTP(egctx, log, g.HTTPAddr, srv, g.ShutdownTimeout, func(l net.Listener) net.Listener {
-			return gateway.LimitWriteBuffer(l, g.WriteBuffer)
+			return gateway.LimitWriteBuffer(l, g.Config.WriteBuffer)
 		})
 	})
 	return eg.Wait()

@@ -254,12 +254,12 @@ func TestDemoShopValidate(t *testing.T) {
 		shop DemoShop
 		ok   bool
 	}{
-		{"defaults", DemoShop{QueueTimeout: 2 * time.Second}, true},
-		{"a pool", DemoShop{Workers: 8, WorkTime: 20 * time.Millisecond, QueueTimeout: time.Second}, true},
-		{"negative workers", DemoShop{Workers: -1, QueueTimeout: time.Second}, false},
-		{"negative work time", DemoShop{WorkTime: -time.Millisecond, QueueTimeout: time.Second}, false},
-		{"work time over a minute", DemoShop{WorkTime: 2 * time.Minute, QueueTimeout: time.Second}, false},
-		{"no queue timeout", DemoShop{Workers: 1}, false},
+		{"defaults", DemoShop{Config: demoshop.Config{QueueTimeout: 2 * time.Second}}, true},
+		{"a pool", DemoShop{Config: demoshop.Config{Workers: 8, WorkTime: 20 * time.Millisecond, QueueTimeout: time.Second}}, true},
+		{"negative workers", DemoShop{Config: demoshop.Config{Workers: -1, QueueTimeout: time.Second}}, false},
+		{"negative work time", DemoShop{Config: demoshop.Config{WorkTime: -time.Millisecond, QueueTimeout: time.Second}}, false},
+		{"work time over a minute", DemoShop{Config: demoshop.Config{WorkTime: 2 * time.Minute, QueueTimeout: time.Second}}, false},
+		{"no queue timeout", DemoShop{Config: demoshop.Config{Workers: 1}}, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -293,33 +293,35 @@ func (j *cookieJar) Cookies(*url.URL) []*http.Cookie { return j.cookies }
 
 func TestGateValidate(t *testing.T) {
 	ok := func() *Guard {
-		return &Guard{OriginURL: "http://127.0.0.1:8090", EventID: "drop", WaitingRoomURL: "https://queue.example.com/",
+		return &Guard{Config: guard.Config{OriginURL: "http://127.0.0.1:8090", EventID: "drop", WaitingRoomURL: "https://queue.example.com/",
 			GatewayURL: "http://127.0.0.1:8081", Protect: []string{"/"}, CookiePath: "/",
-			OriginTimeout: 30 * time.Second, HealthInterval: time.Second, HealthWindow: 10 * time.Second}
+			OriginTimeout: 30 * time.Second, Report: guard.ReportConfig{Interval: time.Second}, HealthWindow: 10 * time.Second}}
 	}
-	reporting := func(g *Guard) { g.HealthURL, g.HealthToken = "http://127.0.0.1:8080", "tok" }
+	reporting := func(g *Guard) { g.Config.Report.URL, g.Config.Report.Token = "http://127.0.0.1:8080", "tok" }
 	if err := ok().Validate(); err != nil {
 		t.Fatalf("valid settings refused: %v", err)
 	}
 	for name, mod := range map[string]func(g *Guard){
-		"no origin":                  func(g *Guard) { g.OriginURL = "" },
-		"origin without scheme":      func(g *Guard) { g.OriginURL = "127.0.0.1:8090" },
-		"bad event id":               func(g *Guard) { g.EventID = "a b" },
-		"no waiting room":            func(g *Guard) { g.WaitingRoomURL = "" },
-		"no gateway nor jwks":        func(g *Guard) { g.GatewayURL = "" },
-		"done path without gateway":  func(g *Guard) { g.GatewayURL, g.JWKSURL, g.DonePath = "", "http://k/jwks", "/order" },
-		"protect nothing":            func(g *Guard) { g.Protect = nil },
-		"relative protect pattern":   func(g *Guard) { g.Protect = []string{"product/"} },
-		"bad bypass glob":            func(g *Guard) { g.Bypass = []string{"/["} },
-		"relative done path":         func(g *Guard) { g.DonePath = "order" },
-		"jwks url that is not a URL": func(g *Guard) { g.JWKSURL = "keys" },
-		"no origin timeout":          func(g *Guard) { g.OriginTimeout = 0 },
-		"health url not http":        func(g *Guard) { reporting(g); g.HealthURL = "127.0.0.1:8080" },
-		"health url without token":   func(g *Guard) { reporting(g); g.HealthToken = "" },
-		"no health interval":         func(g *Guard) { g.HealthInterval = 0 },
-		"window under the interval":  func(g *Guard) { g.HealthInterval, g.HealthWindow = 5*time.Second, 2*time.Second },
-		"window over an hour":        func(g *Guard) { g.HealthWindow = 2 * time.Hour },
-		"bad reporter name":          func(g *Guard) { g.HealthReporter = "guard a" },
+		"no origin":             func(g *Guard) { g.Config.OriginURL = "" },
+		"origin without scheme": func(g *Guard) { g.Config.OriginURL = "127.0.0.1:8090" },
+		"bad event id":          func(g *Guard) { g.Config.EventID = "a b" },
+		"no waiting room":       func(g *Guard) { g.Config.WaitingRoomURL = "" },
+		"no gateway nor jwks":   func(g *Guard) { g.Config.GatewayURL = "" },
+		"done path without gateway": func(g *Guard) {
+			g.Config.GatewayURL, g.Config.JWKSURL, g.Config.DonePath = "", "http://k/jwks", "/order"
+		},
+		"protect nothing":            func(g *Guard) { g.Config.Protect = nil },
+		"relative protect pattern":   func(g *Guard) { g.Config.Protect = []string{"product/"} },
+		"bad bypass glob":            func(g *Guard) { g.Config.Bypass = []string{"/["} },
+		"relative done path":         func(g *Guard) { g.Config.DonePath = "order" },
+		"jwks url that is not a URL": func(g *Guard) { g.Config.JWKSURL = "keys" },
+		"no origin timeout":          func(g *Guard) { g.Config.OriginTimeout = 0 },
+		"health url not http":        func(g *Guard) { reporting(g); g.Config.Report.URL = "127.0.0.1:8080" },
+		"health url without token":   func(g *Guard) { reporting(g); g.Config.Report.Token = "" },
+		"no health interval":         func(g *Guard) { g.Config.Report.Interval = 0 },
+		"window under the interval":  func(g *Guard) { g.Config.Report.Interval, g.Config.HealthWindow = 5*time.Second, 2*time.Second },
+		"window over an hour":        func(g *Guard) { g.Config.HealthWindow = 2 * time.Hour },
+		"bad reporter name":          func(g *Guard) { g.Config.Report.Reporter = "guard a" },
 	} {
 		g := ok()
 		mod(g)
@@ -329,13 +331,13 @@ func TestGateValidate(t *testing.T) {
 	}
 	g := ok()
 	reporting(g)
-	g.HealthReporter = "guard-1.eu:a_b"
+	g.Config.Report.Reporter = "guard-1.eu:a_b"
 	if err := g.Validate(); err != nil {
 		t.Errorf("health reports refused: %v", err)
 	}
 	g = ok()
-	g.GatewayURL, g.JWKSURL = "", "http://127.0.0.1:8081/.well-known/jwks.json"
-	if err := g.Validate(); err != nil || g.jwksURL() != g.JWKSURL {
+	g.Config.GatewayURL, g.Config.JWKSURL = "", "http://127.0.0.1:8081/.well-known/jwks.json"
+	if err := g.Validate(); err != nil || g.Config.KeysURL() != g.Config.JWKSURL {
 		t.Errorf("keys without a gateway URL: %v", err)
 	}
 }

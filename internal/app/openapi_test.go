@@ -22,8 +22,8 @@ func TestOpenAPIListsEveryRoute(t *testing.T) {
 		e    *echo.Echo
 		doc  []byte
 	}{
-		{"producer-api", producer.New(producer.Config{}, producer.Deps{}).Echo(), producer.OpenAPI},
-		{"ws-gateway", gateway.New(gateway.Config{}, gateway.Deps{}).Echo(), gateway.OpenAPI},
+		{"producer-api", mustProducer(t).Echo(), producer.OpenAPI},
+		{"ws-gateway", mustGateway(t).Echo(), gateway.OpenAPI},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			documented := documentedRoutes(t, tc.doc)
@@ -78,4 +78,25 @@ func documentedRoutes(t *testing.T, doc []byte) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// mustGateway returns a gateway of the default settings, for its routes.
+func mustGateway(t *testing.T) *gateway.Server {
+	t.Helper()
+	srv, err := gateway.New(gateway.Config{}, gateway.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
+}
+
+// mustProducer returns a producer API of the default settings, for its
+// routes.
+func mustProducer(t *testing.T) *producer.Server {
+	t.Helper()
+	srv, err := producer.New(producer.Config{}, producer.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return srv
 }

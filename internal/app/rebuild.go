@@ -11,12 +11,13 @@ import (
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
+	"github.com/waitq/waitq/internal/redisstore"
 )
 
 // Rebuild is waitq-rebuild: it rebuilds events' live state from their logs
 // and exits.
 type Rebuild struct {
-	Kafka
+	Broker kafkajoin.BrokerConfig
 	Redis
 	Events []string
 	All    bool
@@ -29,7 +30,7 @@ func (*Rebuild) Name() string { return "waitq-rebuild" }
 
 // Bind implements Service.
 func (r *Rebuild) Bind(l *config.Loader) {
-	r.Kafka.bind(l)
+	bindKafka(l, &r.Broker)
 	r.Redis.bind(l)
 	l.List(&r.Events, "events", "WAITQ_REBUILD_EVENTS", "", "comma-separated ids of the events to rebuild")
 	l.Bool(&r.All, "all", "WAITQ_REBUILD_ALL", false, "rebuild every event that has a topic (after a loss of all of Redis)")
@@ -46,18 +47,21 @@ func (r *Rebuild) Validate() error {
 			errs = append(errs, fmt.Errorf("WAITQ_REBUILD_EVENTS: %w", err))
 		}
 	}
-	return errors.Join(append(errs, r.Kafka.validate(), r.Redis.validate())...)
+	return errors.Join(append(errs, r.Broker.Validate(), r.Redis.validate())...)
 }
 
 // Run implements Service: it rebuilds each event in turn and stops at the
 // first failure (that event stays marked rebuilding: run again).
 func (r *Rebuild) Run(ctx context.Context, log *slog.Logger) error {
-	store, err := r.dial(ctx)
+	store, err := r.open(redisstore.Options{})
 	if err != nil {
 		return err
 	}
 	defer store.Close()
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: r.brokerConfig()})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: r.Broker})
+	if err != nil {
+		return err
+	}
 	defer pub.Close()
 	admin := pub.Admin()
 	events := r.Events
@@ -66,8 +70,7 @@ func (r *Rebuild) Run(ctx context.Context, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		bc := r.brokerConfig()
-		prefix := bc.Topic("")
+		prefix := r.Broker.Topic("")
 		events = nil
 		for _, t := range topics {
 			events = append(events, strings.TrimPrefix(t, prefix))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 )
@@ -17,7 +18,7 @@ import (
 // gives each event back its configuration, registration and line.
 func TestRebuildCommandRestoresEveryEvent(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Brokers: 3})
-	store := sys.Store.WithRecorder(sys.Pub, testenv.Logger(t))
+	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
 	ctx := context.Background()
 	events := []string{testenv.EventID(t), testenv.EventID(t)}
 	for _, ev := range events {

@@ -1,6 +1,32 @@
 // Package config binds every setting to a command-line flag and a WAITQ_…
 // environment variable (the flag wins), and prints the result with secrets
 // masked. A Loader is used from one goroutine.
+//
+// A setting is written once, in the Config of the package that uses it
+// (gateway.Config, producer.Config, guard.Config, kafkajoin.ConsumerConfig,
+// ...), next to:
+//
+//   - DefaultConfig(): the value of every setting when nothing is
+//     configured;
+//   - withDefaults(): cmp.Or for each setting whose zero means "the
+//     default", applied by the package's constructor;
+//   - Validate(): every rule a value must meet. It names a bad setting by
+//     its WAITQ_… variable (each field's comment names it too), so that an
+//     operator reads the name they set; the package's callers in Go read
+//     the same name.
+//
+// Constructors have one shape, New(cfg Config, deps Deps) (*T, error): they
+// fill cfg's zero settings from DefaultConfig and return Validate's error.
+//
+// A program (internal/app) starts from DefaultConfig and binds a flag and
+// a variable straight into each field, with the field's default, in one
+// line (l.Duration(&cfg.StatusInterval, "status-interval",
+// "WAITQ_STATUS_INTERVAL", def.StatusInterval, "…")); it then calls the
+// Config's Validate on the values as parsed, before any default fills a
+// zero, so a zero set on purpose is refused where the package would read it
+// as "the default". The Loader itself names its variable in a value that
+// does not parse. A new setting is its field (with its default and rule),
+// one binding line, and its row in docs/configuration.md.
 package config
 
 import (
@@ -224,11 +250,3 @@ func (v *boolValue) Set(s string) error {
 }
 func (v *boolValue) String() string   { return strconv.FormatBool(bool(*v)) }
 func (v *boolValue) IsBoolFlag() bool { return true }
-
-// OrDefault sets *v to def when *v is not positive: how a package's zero
-// settings take the values of its DefaultConfig.
-func OrDefault[T int | int64 | float64 | time.Duration](v *T, def T) {
-	if *v <= 0 {
-		*v = def
-	}
-}

@@ -1,6 +1,9 @@
 package demoshop
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -17,18 +20,46 @@ const DefaultQueueTimeout = 2 * time.Second
 // Config is how much the shop can bear: like a real shop with a fixed pool
 // of workers, its pages slow down as visitors crowd in, and once they wait
 // too long it answers 503. The zero Config serves every page at once, at
-// once.
+// once. The demoshop program binds each setting to the WAITQ_ variable its
+// comment names, and Validate names a bad setting by that variable.
 type Config struct {
 	// Workers is how many pages the shop serves at once; more wait for a
-	// worker, first come first served (0: no limit).
+	// worker, first come first served (0: no limit), WAITQ_SHOP_WORKERS.
 	Workers int
 	// WorkTime is the time each page takes while it holds a worker, as a
-	// shop's database and rendering would (0: only the rendering).
-	// Static files and /healthz take no worker and no time.
+	// shop's database and rendering would (0: only the rendering),
+	// WAITQ_SHOP_WORK_TIME. Static files and /healthz take no worker and
+	// no time.
 	WorkTime time.Duration
 	// QueueTimeout is the longest a page waits for a worker: past it the
-	// visitor gets 503 (0: DefaultQueueTimeout).
+	// visitor gets 503 (0: DefaultQueueTimeout), WAITQ_SHOP_QUEUE_TIMEOUT.
 	QueueTimeout time.Duration
+}
+
+// DefaultConfig returns the defaults of every setting: the values the
+// demoshop program runs with when nothing is configured.
+func DefaultConfig() Config { return Config{QueueTimeout: DefaultQueueTimeout} }
+
+// withDefaults fills the zero settings of c from DefaultConfig.
+func (c Config) withDefaults() Config {
+	c.QueueTimeout = cmp.Or(c.QueueTimeout, DefaultConfig().QueueTimeout)
+	return c
+}
+
+// Validate reports every setting of c that cannot work, each named by its
+// WAITQ_ variable.
+func (c Config) Validate() error {
+	var errs []error
+	if c.Workers < 0 {
+		errs = append(errs, fmt.Errorf("WAITQ_SHOP_WORKERS=%d must not be negative (0: no limit)", c.Workers))
+	}
+	if c.WorkTime < 0 || c.WorkTime > time.Minute {
+		errs = append(errs, fmt.Errorf("WAITQ_SHOP_WORK_TIME=%s must be between 0 and 1m", c.WorkTime))
+	}
+	if c.QueueTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("WAITQ_SHOP_QUEUE_TIMEOUT=%s must be positive", c.QueueTimeout))
+	}
+	return errors.Join(errs...)
 }
 
 // Stats are the shop's workers at one moment.
@@ -110,11 +141,10 @@ type Shop struct {
 // Handler returns the shop without a limit: New(Config{}).
 func Handler() http.Handler { return New(Config{}) }
 
-// New returns the shop of cfg.
+// New returns the shop of cfg, its zero settings taking DefaultConfig's
+// (Validate says whether cfg is usable; New takes it as it is).
 func New(cfg Config) *Shop {
-	if cfg.QueueTimeout <= 0 {
-		cfg.QueueTimeout = DefaultQueueTimeout
-	}
+	cfg = cfg.withDefaults()
 	s := &Shop{cfg: cfg, mux: http.NewServeMux()}
 	if cfg.Workers > 0 {
 		s.workers = make(chan struct{}, cfg.Workers)

@@ -18,7 +18,10 @@ import (
 // each user, its frame, the hand-over to a write worker, the encoding.
 func BenchmarkStatusFrames10k(b *testing.B) {
 	const n = 10_000
-	s := New(Config{}, Deps{})
+	s, err := New(Config{}, Deps{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s.writers.run(ctx)

@@ -25,7 +25,7 @@ func TestDropAdmitsNobodyBeforeTheOpening(t *testing.T) {
 	clk := newClock()
 	opensAt := clk.Now().Add(time.Hour).UnixMilli()
 	e := sys.CreateDrop(ev, 5, 2, opensAt, 2*3600)
-	fastStore := sys.Store.WithFastTrack(queue.DefaultAdmitBatch)
+	fastStore := sys.StoreWith(redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
 	sys.StartConsumerInto(sys.ConsumerConfig(), fastStore)
 	cfg := gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Minute, DisconnectGrace: 2 * time.Hour}
 	a := startGatewayOn(t, sys, fastStore, cfg, clk, gateway.DefaultWriteBuffer)

@@ -79,7 +79,10 @@ func startGatewayOn(t *testing.T, sys *testsys.System, store queue.GatewayStore,
 	if err != nil {
 		t.Fatal(err)
 	}
-	gw := gateway.New(cfg, gateway.Deps{Store: store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t), Now: clk.Now})
+	gw, err := gateway.New(cfg, gateway.Deps{Store: store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t), Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -26,7 +26,7 @@ func TestJoinWithRoomIsAdmittedAtOnce(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 5, 1)
-	fastStore := sys.Store.WithFastTrack(queue.DefaultAdmitBatch)
+	fastStore := sys.StoreWith(redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
 	cons := sys.StartConsumerInto(sys.ConsumerConfig(), fastStore)
 	e := startGatewayOn(t, sys, fastStore, slow, nil, gateway.DefaultWriteBuffer)
 
@@ -58,7 +58,7 @@ func TestReleaseAdmitsTheNextOnAnotherGateway(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 1, 1)
-	fastStore := sys.Store.WithFastTrack(queue.DefaultAdmitBatch)
+	fastStore := sys.StoreWith(redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
 	sys.StartConsumerInto(sys.ConsumerConfig(), fastStore)
 	clk := newClock()
 	a := startGatewayOn(t, sys, fastStore, slow, clk, gateway.DefaultWriteBuffer)

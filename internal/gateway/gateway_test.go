@@ -31,9 +31,13 @@ func TestWholePipeline(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	e := startGateway(t, sys, fast, nil)
-	prod := httptest.NewServer(producer.New(producer.Config{AdminToken: "admin-token"}, producer.Deps{
+	api, err := producer.New(producer.Config{AdminToken: "admin-token"}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: e.tickets, Logger: testenv.Logger(t), Now: e.clock.Now,
-	}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod := httptest.NewServer(api)
 	defer prod.Close()
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 3, 3) // hold 60 s

@@ -10,6 +10,7 @@ import (
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 )
@@ -19,7 +20,7 @@ import (
 // place again, the same as before.
 func TestFramesSayRebuilding(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	store := sys.Store.WithRecorder(sys.Pub, testenv.Logger(t))
+	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
 	e := startGatewayOn(t, sys, store, fast, nil, gateway.DefaultWriteBuffer)
 	ev := testenv.EventID(t)
 	ctx := context.Background()

@@ -139,7 +139,10 @@ func TestClientFrames(t *testing.T) {
 func TestShutdownClosesSocketsWith1001(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	tickets, _ := queue.NewTicketSigner(ticketSecret)
-	gw := gateway.New(fast, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t)})
+	gw, err := gateway.New(fast, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = gw.Run(ctx) }()

@@ -1,8 +1,11 @@
 package gateway
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"sync"
@@ -11,51 +14,75 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/web"
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// Config tunes the gateway. Zero values take DefaultConfig's.
+// Config tunes the gateway. Zero values take DefaultConfig's; ws-gateway
+// binds each setting to the WAITQ_ variable its comment names, and Validate
+// names a bad setting by that variable.
 type Config struct {
-	StatusInterval time.Duration // how often each socket gets a status frame
+	// StatusInterval is how often each socket gets a status frame,
+	// WAITQ_STATUS_INTERVAL.
+	StatusInterval time.Duration
 	// StatusSpread is the part of each interval a status round's slices
-	// are spread over (negative: none, every slice at once); zero takes
-	// half of StatusInterval.
-	StatusSpread    time.Duration
-	AdmitInterval   time.Duration // how often the slot monitor admits
-	AdmitBatch      int           // the most users one event admits per monitor tick
-	DisconnectGrace time.Duration // how long a waiting user may be gone
-	// TrustUserHeader accepts the X-User-Id header instead of a ticket.
+	// are spread over, WAITQ_STATUS_SPREAD; zero takes half of
+	// StatusInterval.
+	StatusSpread time.Duration
+	// AdmitInterval is how often the slot monitor admits,
+	// WAITQ_ADMIT_INTERVAL.
+	AdmitInterval time.Duration
+	// AdmitBatch is the most users one event admits per tick,
+	// WAITQ_ADMIT_BATCH.
+	AdmitBatch int
+	// DisconnectGrace is how long a waiting user may be gone,
+	// WAITQ_DISCONNECT_GRACE.
+	DisconnectGrace time.Duration
+	// TrustUserHeader accepts the X-User-Id header instead of a ticket,
+	// WAITQ_TRUST_USER_HEADER.
 	TrustUserHeader bool
 	// AllowedOrigins are the host patterns of browser origins allowed
-	// besides the gateway's own host.
+	// besides the gateway's own host, WAITQ_ALLOWED_ORIGINS.
 	AllowedOrigins []string
-	SendQueue      int           // frames waiting per socket, behind a write under way, before it counts as too slow
-	WriteTimeout   time.Duration // the longest one frame may take to write
-	PingInterval   time.Duration
+	// SendQueue is the frames waiting per socket, behind a write under way,
+	// before it counts as too slow, WAITQ_WS_SEND_QUEUE.
+	SendQueue int
+	// WriteBuffer is the kernel send buffer per socket in bytes that the
+	// program's listener sets (LimitWriteBuffer; 0: the system default),
+	// WAITQ_WS_WRITE_BUFFER. New does not use it.
+	WriteBuffer int
+	// WriteTimeout is the longest one frame may take to write,
+	// WAITQ_WS_WRITE_TIMEOUT.
+	WriteTimeout time.Duration
+	// PingInterval is how often idle sockets are pinged,
+	// WAITQ_WS_PING_INTERVAL.
+	PingInterval time.Duration
 	// PendingWindow is how long after a join (the ticket's stamp) a user not
 	// yet in Redis is "pending" rather than "not_queued".
 	PendingWindow time.Duration
 	MaxBodyBytes  int64
 	// ProducerURL is producer-api's public base URL, for the waiting-room
-	// page's joins; empty when both share the page's origin.
+	// page's joins; empty when both share the page's origin,
+	// WAITQ_PRODUCER_URL.
 	ProducerURL string
-	// StatusLimit bounds status polls per client IP (zero: no limit).
+	// StatusLimit bounds status polls per client IP (zero: no limit),
+	// WAITQ_RATE and WAITQ_RATE_BURST.
 	StatusLimit httpkit.RateLimit
 	// ConnectLimit bounds WebSocket connects and SSE streams opened per
-	// client IP, answered 429 before the upgrade (zero: no limit).
+	// client IP, answered 429 before the upgrade (zero: no limit),
+	// WAITQ_CONNECT_RATE and WAITQ_CONNECT_BURST.
 	ConnectLimit httpkit.RateLimit
 	// FrameLimit bounds the frames one socket's client may send (zero: no
 	// limit): an excess frame is answered with a rate_limited error frame
 	// and not acted on, and maxFrameStrikes of them in a row close the
-	// socket with 1008.
+	// socket with 1008. WAITQ_WS_FRAME_RATE and WAITQ_WS_FRAME_BURST.
 	FrameLimit httpkit.RateLimit
-	// ClientIPs finds client addresses behind trusted proxies (nil: the
-	// direct peer).
-	ClientIPs *httpkit.ClientIPs
+	// TrustedProxies are the proxies (CIDRs or addresses) whose
+	// X-Forwarded-For names the client (empty: the direct peer),
+	// WAITQ_TRUSTED_PROXIES.
+	TrustedProxies []string
 }
 
 // DefaultConfig returns the defaults of every setting: the values ws-gateway
@@ -67,6 +94,7 @@ func DefaultConfig() Config {
 		AdmitBatch:      queue.DefaultAdmitBatch,
 		DisconnectGrace: 30 * time.Second,
 		SendQueue:       16,
+		WriteBuffer:     DefaultWriteBuffer,
 		WriteTimeout:    5 * time.Second,
 		PingInterval:    30 * time.Second,
 		PendingWindow:   2 * time.Minute,
@@ -78,28 +106,60 @@ func DefaultConfig() Config {
 }
 
 // withDefaults fills the zero settings of c from DefaultConfig. A zero
-// StatusLimit, ConnectLimit or FrameLimit stays zero: no limit.
+// StatusLimit, ConnectLimit or FrameLimit stays zero: no limit; a zero
+// WriteBuffer stays zero: the system default.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	config.OrDefault(&c.StatusInterval, d.StatusInterval)
-	switch {
-	case c.StatusSpread == 0:
-		c.StatusSpread = c.StatusInterval / 2
-	case c.StatusSpread < 0:
-		c.StatusSpread = 0
-	}
-	config.OrDefault(&c.AdmitInterval, d.AdmitInterval)
-	config.OrDefault(&c.DisconnectGrace, d.DisconnectGrace)
-	config.OrDefault(&c.WriteTimeout, d.WriteTimeout)
-	config.OrDefault(&c.PingInterval, d.PingInterval)
-	config.OrDefault(&c.PendingWindow, d.PendingWindow)
-	config.OrDefault(&c.AdmitBatch, d.AdmitBatch)
-	config.OrDefault(&c.SendQueue, d.SendQueue)
-	config.OrDefault(&c.MaxBodyBytes, d.MaxBodyBytes)
-	if c.ClientIPs == nil {
-		c.ClientIPs = &httpkit.ClientIPs{}
-	}
+	c.StatusInterval = cmp.Or(c.StatusInterval, d.StatusInterval)
+	c.StatusSpread = cmp.Or(c.StatusSpread, c.StatusInterval/2)
+	c.AdmitInterval = cmp.Or(c.AdmitInterval, d.AdmitInterval)
+	c.DisconnectGrace = cmp.Or(c.DisconnectGrace, d.DisconnectGrace)
+	c.WriteTimeout = cmp.Or(c.WriteTimeout, d.WriteTimeout)
+	c.PingInterval = cmp.Or(c.PingInterval, d.PingInterval)
+	c.PendingWindow = cmp.Or(c.PendingWindow, d.PendingWindow)
+	c.AdmitBatch = cmp.Or(c.AdmitBatch, d.AdmitBatch)
+	c.SendQueue = cmp.Or(c.SendQueue, d.SendQueue)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, d.MaxBodyBytes)
 	return c
+}
+
+// Validate reports every setting of c that cannot work, each named by its
+// WAITQ_ variable.
+func (c Config) Validate() error {
+	var errs []error
+	for name, d := range map[string]time.Duration{
+		"WAITQ_STATUS_INTERVAL": c.StatusInterval, "WAITQ_ADMIT_INTERVAL": c.AdmitInterval,
+		"WAITQ_WS_WRITE_TIMEOUT": c.WriteTimeout, "WAITQ_WS_PING_INTERVAL": c.PingInterval,
+	} {
+		if d <= 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive", name))
+		}
+	}
+	if c.StatusSpread < 0 || c.StatusSpread >= c.StatusInterval {
+		errs = append(errs, errors.New("WAITQ_STATUS_SPREAD must be at least 0 and shorter than WAITQ_STATUS_INTERVAL"))
+	}
+	// Presence is refreshed on every status tick: the grace must outlast a
+	// couple of them or connected users would be swept.
+	if c.DisconnectGrace < 2*c.StatusInterval {
+		errs = append(errs, errors.New("WAITQ_DISCONNECT_GRACE must be at least twice WAITQ_STATUS_INTERVAL"))
+	}
+	if c.AdmitBatch < 1 || c.AdmitBatch > 100_000 {
+		errs = append(errs, errors.New("WAITQ_ADMIT_BATCH must be between 1 and 100000"))
+	}
+	if c.WriteBuffer < 0 {
+		errs = append(errs, errors.New("WAITQ_WS_WRITE_BUFFER must not be negative"))
+	}
+	if c.SendQueue < 1 || c.SendQueue > 4096 {
+		errs = append(errs, errors.New("WAITQ_WS_SEND_QUEUE must be between 1 and 4096"))
+	}
+	if c.PendingWindow < 0 || c.MaxBodyBytes < 0 {
+		errs = append(errs, fmt.Errorf("gateway: pending window %s and body limit %d must not be negative", c.PendingWindow, c.MaxBodyBytes))
+	}
+	return errors.Join(append(errs,
+		c.StatusLimit.Validate("WAITQ_RATE", "WAITQ_RATE_BURST"),
+		c.ConnectLimit.Validate("WAITQ_CONNECT_RATE", "WAITQ_CONNECT_BURST"),
+		c.FrameLimit.Validate("WAITQ_WS_FRAME_RATE", "WAITQ_WS_FRAME_BURST"),
+		httpkit.ValidateProxies("WAITQ_TRUSTED_PROXIES", c.TrustedProxies))...)
 }
 
 // Deps are the parts a Server talks to.
@@ -139,10 +199,18 @@ type Server struct {
 	greetSig chan struct{}
 }
 
-// New returns a Server with its routes. Call Run to start its loops; sockets
-// are refused until then.
-func New(cfg Config, d Deps) *Server {
+// New returns a Server with its routes, or an error when cfg (its zero
+// settings taking DefaultConfig's) is not valid. Call Run to start its
+// loops; sockets are refused until then.
+func New(cfg Config, d Deps) (*Server, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ips, err := httpkit.NewClientIPs(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	d.Logger, d.Registry, d.Now = httpkit.RuntimeDefaults(d.Logger, d.Registry, d.Now)
 	if d.Entry == nil {
 		// Tokens of an ephemeral key verify only here: fine for a single
@@ -163,17 +231,17 @@ func New(cfg Config, d Deps) *Server {
 	s.onSlow = s.metrics.slow.Inc
 	e := httpkit.NewEcho(httpkit.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: httpkit.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: OpenAPI})
 	// One budget per address for sockets and streams alike.
-	connectLimit := httpkit.Limit(cfg.ConnectLimit, cfg.ClientIPs, d.Now)
+	connectLimit := httpkit.Limit(cfg.ConnectLimit, ips, d.Now)
 	e.GET("/queue-status/:eventId", s.socket, connectLimit)
 	e.GET("/v1/events/:eventId/stream", s.stream, connectLimit)
 	e.OPTIONS("/v1/events/:eventId/stream", s.streamPreflight)
-	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, cfg.ClientIPs, d.Now))
+	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
 	e.POST("/v1/entry/verify", s.verifyEntry)
 	e.GET("/.well-known/jwks.json", s.jwks)
 	web.Register(e, web.Config{ProducerURL: cfg.ProducerURL, DefaultEvent: "demo"})
 	s.e = e
-	return s
+	return s, nil
 }
 
 // ServeHTTP implements http.Handler.

@@ -329,7 +329,11 @@ func TestStreamRefusals(t *testing.T) {
 func TestStreamBeforeRunAndAtShutdown(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	tickets, _ := queue.NewTicketSigner(ticketSecret)
-	idle := newServer(t, gateway.New(fast, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t)}))
+	srv, err := gateway.New(fast, gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := newServer(t, srv)
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 1, 1)
 	e := startGateway(t, sys, fast, nil)

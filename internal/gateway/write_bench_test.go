@@ -22,7 +22,10 @@ func BenchmarkWritePath(b *testing.B) {
 	const sockets = 500
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s := New(Config{}, Deps{})
+	s, err := New(Config{}, Deps{})
+	if err != nil {
+		b.Fatal(err)
+	}
 	s.writers.run(ctx)
 	var (
 		mu    sync.Mutex

@@ -33,9 +33,9 @@ func BenchmarkGateAdmittedRequest(b *testing.B) {
 		return &http.Response{StatusCode: 200, Header: http.Header{"Content-Type": {"text/html"}}, Body: io.NopCloser(strings.NewReader(page)),
 			ContentLength: int64(len(page)), Request: r, ProtoMajor: 1, ProtoMinor: 1}
 	})
-	keys := entry.NewKeySource(entry.KeySourceConfig{URL: jwks.URL})
-	g, err := guard.New(guard.Config{OriginURL: "http://origin.test", EventID: event, WaitingRoomURL: room},
-		guard.Deps{Keys: keys, Transport: origin})
+	cfg := guard.Config{OriginURL: "http://origin.test", EventID: event, WaitingRoomURL: room, JWKSURL: jwks.URL}
+	keys := entry.NewKeySource(entry.KeySourceConfig{URL: cfg.KeysURL()})
+	g, err := guard.New(cfg, guard.Deps{Keys: keys, Transport: origin})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package guard
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/pkg/entry"
 )
 
@@ -46,37 +48,145 @@ var DefaultBypass = []string{"/static/", "/favicon.ico", "/robots.txt", "/health
 // headers unless configured otherwise.
 const DefaultOriginTimeout = 30 * time.Second
 
-// Config is what the guard protects and how.
+// Config is what the guard protects and how: every setting of
+// waitq-guard. Zero values take DefaultConfig's where New says so; the
+// program binds each setting to the WAITQ_ variable its comment names, and
+// Validate names a bad setting by that variable.
 type Config struct {
-	// OriginURL is the protected site (required): http(s)://host[:port][/base].
+	// OriginURL is the protected site (required): http(s)://host[:port][/base],
+	// WAITQ_ORIGIN_URL.
 	OriginURL string
-	// EventID is the event whose entry tokens admit (required).
+	// EventID is the event whose entry tokens admit (required),
+	// WAITQ_EVENT_ID.
 	EventID string
-	// WaitingRoomURL is the public URL of the waiting-room page (required).
+	// WaitingRoomURL is the public URL of the waiting-room page (required),
+	// WAITQ_WAITING_ROOM_URL.
 	WaitingRoomURL string
-	// GatewayURL is ws-gateway's base URL, for releases on DonePath.
+	// GatewayURL is ws-gateway's base URL, for its keys and for releases on
+	// DonePath (required unless JWKSURL is set and DonePath is not),
+	// WAITQ_GATEWAY_URL.
 	GatewayURL string
-	// Protect are the paths that need a token (nil: every path, "/").
+	// JWKSURL is where the entry-token keys are (empty: GatewayURL +
+	// /.well-known/jwks.json; see KeysURL), WAITQ_JWKS_URL.
+	JWKSURL string
+	// Protect are the paths that need a token (nil: every path, "/"),
+	// WAITQ_PROTECT.
 	Protect []string
 	// Bypass are the paths forwarded without a token even when Protect
-	// matches them (see DefaultBypass). A path that is not clean (with
-	// "..", "." or "//") is always guarded.
+	// matches them (nil: none; the program's default is DefaultBypass),
+	// WAITQ_BYPASS. A path that is not clean (with "..", "." or "//") is
+	// always guarded.
 	Bypass []string
 	// DonePath, CookieName, CookiePath, CookieInsecure and
 	// TrustForwardedProto are the entry.GuardConfig settings of the same
-	// names.
+	// names: WAITQ_DONE_PATH, WAITQ_COOKIE_NAME, WAITQ_COOKIE_PATH,
+	// WAITQ_COOKIE_INSECURE and WAITQ_TRUST_FORWARDED_PROTO.
 	DonePath            string
 	CookieName          string
 	CookiePath          string
 	CookieInsecure      bool
 	TrustForwardedProto bool
 	// OriginTimeout is how long the guard waits for the origin's response
-	// headers before it answers 504 (0: DefaultOriginTimeout). It applies
-	// to the transport NewTransport makes, not to Deps.Transport.
+	// headers before it answers 504 (0: DefaultOriginTimeout),
+	// WAITQ_ORIGIN_TIMEOUT. It applies to the transport NewTransport
+	// makes, not to Deps.Transport.
 	OriginTimeout time.Duration
 	// HealthWindow is the span of the origin's health figures (0:
-	// DefaultHealthWindow).
+	// DefaultHealthWindow), WAITQ_HEALTH_WINDOW.
 	HealthWindow time.Duration
+	// Report is where and how often the program reports the origin's
+	// health (ReportHealth; an empty URL: no reports).
+	Report ReportConfig
+}
+
+// DefaultConfig returns the defaults of every setting: the values
+// waitq-guard runs with when nothing is configured.
+func DefaultConfig() Config {
+	return Config{
+		Protect:       []string{"/"},
+		Bypass:        DefaultBypass,
+		CookiePath:    "/",
+		OriginTimeout: DefaultOriginTimeout,
+		HealthWindow:  DefaultHealthWindow,
+		Report:        ReportConfig{Interval: DefaultHealthInterval},
+	}
+}
+
+// withDefaults fills the zero settings of c from DefaultConfig; a nil
+// Bypass, an empty CookiePath and an empty Report.Reporter stay as they are.
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Protect == nil {
+		c.Protect = d.Protect
+	}
+	c.OriginTimeout = cmp.Or(c.OriginTimeout, d.OriginTimeout)
+	c.HealthWindow = cmp.Or(c.HealthWindow, d.HealthWindow)
+	c.Report.Interval = cmp.Or(c.Report.Interval, d.Report.Interval)
+	return c
+}
+
+// Validate reports every setting of c that cannot work, each named by its
+// WAITQ_ variable.
+func (c Config) Validate() error {
+	var errs []error
+	if !httpURL(c.OriginURL) {
+		errs = append(errs, fmt.Errorf("WAITQ_ORIGIN_URL=%q must be an http(s) URL", c.OriginURL))
+	}
+	if err := queue.CheckEventID(c.EventID); err != nil {
+		errs = append(errs, fmt.Errorf("WAITQ_EVENT_ID=%q: %w", c.EventID, err))
+	}
+	if !httpURL(c.WaitingRoomURL) {
+		errs = append(errs, fmt.Errorf("WAITQ_WAITING_ROOM_URL=%q must be an http(s) URL", c.WaitingRoomURL))
+	}
+	switch {
+	case c.GatewayURL != "" && !httpURL(c.GatewayURL):
+		errs = append(errs, fmt.Errorf("WAITQ_GATEWAY_URL=%q must be an http(s) URL", c.GatewayURL))
+	case c.GatewayURL == "" && (c.JWKSURL == "" || c.DonePath != ""):
+		errs = append(errs, errors.New("WAITQ_GATEWAY_URL is required for the keys (unless WAITQ_JWKS_URL is set) and for releases on WAITQ_DONE_PATH"))
+	}
+	if c.JWKSURL != "" && !httpURL(c.JWKSURL) {
+		errs = append(errs, fmt.Errorf("WAITQ_JWKS_URL=%q must be an http(s) URL", c.JWKSURL))
+	}
+	if len(c.Protect) == 0 {
+		errs = append(errs, errors.New("WAITQ_PROTECT names no path (/ protects every path)"))
+	}
+	if _, err := ParsePaths(c.Protect); err != nil {
+		errs = append(errs, fmt.Errorf("WAITQ_PROTECT: %w", err))
+	}
+	if _, err := ParsePaths(c.Bypass); err != nil {
+		errs = append(errs, fmt.Errorf("WAITQ_BYPASS: %w", err))
+	}
+	for name, p := range map[string]string{"WAITQ_DONE_PATH": c.DonePath, "WAITQ_COOKIE_PATH": c.CookiePath} {
+		if p != "" && !strings.HasPrefix(p, "/") {
+			errs = append(errs, fmt.Errorf("%s=%q must start with /", name, p))
+		}
+	}
+	if c.OriginTimeout <= 0 {
+		errs = append(errs, fmt.Errorf("WAITQ_ORIGIN_TIMEOUT=%s must be positive", c.OriginTimeout))
+	}
+	errs = append(errs, c.Report.check()...)
+	switch maxWindow := time.Duration(queue.MaxHealthWindowMs) * time.Millisecond; {
+	case c.HealthWindow < c.Report.Interval:
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_WINDOW=%s must be at least WAITQ_HEALTH_INTERVAL=%s (each report covers the answers since the last one, at least)", c.HealthWindow, c.Report.Interval))
+	case c.HealthWindow > maxWindow:
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_WINDOW=%s must be at most %s", c.HealthWindow, maxWindow))
+	}
+	return errors.Join(errs...)
+}
+
+// KeysURL returns where the gateway's keys are: JWKSURL, or GatewayURL's
+// /.well-known/jwks.json.
+func (c Config) KeysURL() string {
+	if c.JWKSURL != "" {
+		return c.JWKSURL
+	}
+	return strings.TrimRight(c.GatewayURL, "/") + "/.well-known/jwks.json"
+}
+
+// httpURL reports whether s is an absolute http(s) URL.
+func httpURL(s string) bool {
+	u, err := url.Parse(s)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
 // Deps are the guard's collaborators.
@@ -122,34 +232,22 @@ func NewTransport() *http.Transport {
 	return t
 }
 
-// New returns the guard of cfg.
+// New returns the guard of cfg, or an error when cfg (its zero settings
+// taking DefaultConfig's) is not valid.
 func New(cfg Config, deps Deps) (*Proxy, error) {
-	origin, err := url.Parse(cfg.OriginURL)
-	if err != nil || (origin.Scheme != "http" && origin.Scheme != "https") || origin.Host == "" {
-		return nil, fmt.Errorf("guard: origin %q must be an http(s) URL", cfg.OriginURL)
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("guard: %w", err)
 	}
-	if cfg.Protect == nil {
-		cfg.Protect = []string{"/"}
-	}
-	protect, err := ParsePaths(cfg.Protect)
-	if err != nil {
-		return nil, fmt.Errorf("guard: protected paths: %w", err)
-	}
-	bypass, err := ParsePaths(cfg.Bypass)
-	if err != nil {
-		return nil, fmt.Errorf("guard: bypassed paths: %w", err)
-	}
-	if cfg.DonePath != "" && cfg.GatewayURL == "" {
-		return nil, errors.New("guard: a done path needs the gateway's URL to release slots")
-	}
+	// Validate parsed them.
+	origin, _ := url.Parse(cfg.OriginURL)
+	protect, _ := ParsePaths(cfg.Protect)
+	bypass, _ := ParsePaths(cfg.Bypass)
 	if deps.Logger == nil {
 		deps.Logger = slog.New(slog.DiscardHandler)
 	}
 	if deps.Registry == nil {
 		deps.Registry = prometheus.NewRegistry()
-	}
-	if cfg.OriginTimeout <= 0 {
-		cfg.OriginTimeout = DefaultOriginTimeout
 	}
 	if deps.Transport == nil {
 		t := NewTransport()
@@ -176,6 +274,7 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 			return err
 		}
 	}
+	var err error
 	if g.guard, err = entry.NewGuard(gc); err != nil {
 		return nil, fmt.Errorf("guard: %w", err)
 	}

@@ -321,8 +321,8 @@ func TestReadiness(t *testing.T) {
 
 	down := httptest.NewServer(http.NotFoundHandler())
 	t.Cleanup(down.Close)
-	g, err := guard.New(guard.Config{OriginURL: f.origin.URL, EventID: event, WaitingRoomURL: room},
-		guard.Deps{Keys: entry.NewKeySource(entry.KeySourceConfig{URL: down.URL + "/.well-known/jwks.json"})})
+	cfg := guard.Config{OriginURL: f.origin.URL, EventID: event, WaitingRoomURL: room, GatewayURL: down.URL}
+	g, err := guard.New(cfg, guard.Deps{Keys: entry.NewKeySource(entry.KeySourceConfig{URL: cfg.KeysURL()})})
 	if err != nil {
 		t.Fatal(err)
 	}

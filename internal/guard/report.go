@@ -2,6 +2,7 @@ package guard
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -31,17 +32,58 @@ const (
 
 // ReportConfig is where and how often the guard reports the origin's health.
 type ReportConfig struct {
-	// URL is producer-api's base URL (required): reports go to
-	// URL/v1/admin/events/{eventId}/health.
+	// URL is producer-api's base URL (required by ReportHealth; empty in a
+	// Config: no reports): reports go to
+	// URL/v1/admin/events/{eventId}/health. WAITQ_HEALTH_URL.
 	URL string
 	// Token is the Bearer token: the admin token or the event's report
-	// token (required).
+	// token (required with URL), WAITQ_HEALTH_TOKEN.
 	Token string
 	// Reporter names this guard among the event's reporters (empty:
-	// DefaultReporterName()).
+	// DefaultReporterName()), WAITQ_HEALTH_REPORTER.
 	Reporter string
-	// Interval is the time between reports (0: DefaultHealthInterval).
+	// Interval is the time between reports (0: DefaultHealthInterval),
+	// WAITQ_HEALTH_INTERVAL.
 	Interval time.Duration
+}
+
+// withDefaults fills the zero settings of c: DefaultHealthInterval and
+// DefaultReporterName().
+func (c ReportConfig) withDefaults() ReportConfig {
+	c.Interval = cmp.Or(c.Interval, DefaultHealthInterval)
+	if c.Reporter == "" {
+		c.Reporter = DefaultReporterName()
+	}
+	return c
+}
+
+// Validate reports every setting of c that keeps it from reporting, each
+// named by its WAITQ_ variable.
+func (c ReportConfig) Validate() error {
+	errs := c.check()
+	if c.URL == "" {
+		errs = append(errs, errors.New("WAITQ_HEALTH_URL is empty: nowhere to report"))
+	}
+	return errors.Join(errs...)
+}
+
+// check reports the settings of c that cannot work; an empty URL (no
+// reports) is not one of them.
+func (c ReportConfig) check() []error {
+	var errs []error
+	if c.URL != "" && !httpURL(c.URL) {
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_URL=%q must be an http(s) URL (producer-api's base URL)", c.URL))
+	}
+	if c.URL != "" && c.Token == "" {
+		errs = append(errs, errors.New("WAITQ_HEALTH_TOKEN is required with WAITQ_HEALTH_URL (the admin token or the event's report token)"))
+	}
+	if c.Interval <= 0 {
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_INTERVAL=%s must be positive", c.Interval))
+	}
+	if c.Reporter != "" && !queue.ValidReporter(c.Reporter) {
+		errs = append(errs, fmt.Errorf("WAITQ_HEALTH_REPORTER=%q must be 1 to 64 letters, digits or . _ : -", c.Reporter))
+	}
+	return errs
 }
 
 // Health returns the figures of the origin's answers on guarded paths over
@@ -54,21 +96,9 @@ func (g *Proxy) Health(now time.Time) queue.HealthReport { return g.health.Snaps
 // ReportLogEvery while they last, and the recovery) and counted; they never
 // stop the loop. It returns an error only for a config it cannot use.
 func (g *Proxy) ReportHealth(ctx context.Context, cfg ReportConfig) error {
-	base, err := url.Parse(cfg.URL)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return fmt.Errorf("guard: health URL %q must be an http(s) URL", cfg.URL)
-	}
-	if cfg.Token == "" {
-		return errors.New("guard: health reports need a token")
-	}
-	if cfg.Reporter == "" {
-		cfg.Reporter = DefaultReporterName()
-	}
-	if !queue.ValidReporter(cfg.Reporter) {
-		return fmt.Errorf("guard: reporter %q must be 1 to 64 letters, digits or . _ : -", cfg.Reporter)
-	}
-	if cfg.Interval <= 0 {
-		cfg.Interval = DefaultHealthInterval
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("guard: health reports: %w", err)
 	}
 	r := &reporter{
 		g: g, cfg: cfg, timeout: min(cfg.Interval, MaxReportTimeout),

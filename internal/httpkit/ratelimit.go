@@ -23,6 +23,25 @@ type RateLimit struct {
 	Burst     int
 }
 
+// Validate reports a limit that cannot work: a negative PerSecond, or a
+// Burst below 1 (the zero RateLimit, no limit, is valid). rate and burst
+// name the two settings in the error, as operators set them.
+func (l RateLimit) Validate(rate, burst string) error {
+	if l != (RateLimit{}) && (l.PerSecond < 0 || l.Burst < 1) {
+		return fmt.Errorf("%s must not be negative and %s must be at least 1", rate, burst)
+	}
+	return nil
+}
+
+// ValidateProxies reports the trusted proxies (as NewClientIPs takes them)
+// that do not parse, naming the setting by name.
+func ValidateProxies(name string, trusted []string) error {
+	if _, err := NewClientIPs(trusted); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
 // ClientIPs finds a request's client address: the direct peer, or, when that
 // peer is a trusted proxy, the rightmost X-Forwarded-For address that is not
 // itself a trusted proxy (what a client cannot forge).

@@ -76,7 +76,7 @@ func (a *Admin) JoinTopics(ctx context.Context) ([]string, error) {
 	}
 	var topics []string
 	for _, p := range parts {
-		if strings.HasPrefix(p.Topic, a.conn.prefix()) && p.Error == nil {
+		if strings.HasPrefix(p.Topic, a.conn.TopicPrefix) && p.Error == nil {
 			topics = append(topics, p.Topic)
 		}
 	}

@@ -11,69 +11,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/waitq/waitq/internal/clock"
-	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/queue"
 )
-
-// ConsumerConfig tunes a Consumer. Zero values take DefaultConsumerConfig's.
-type ConsumerConfig struct {
-	BrokerConfig
-	GroupID  string
-	DLQTopic string
-	// DiscoveryInterval is how often the broker is asked for new event
-	// topics.
-	DiscoveryInterval time.Duration
-	// SessionTimeout is how long the group waits for a silent member before
-	// moving its partitions to others.
-	SessionTimeout time.Duration
-	// MaxBatch caps the messages written to the sink in one call.
-	MaxBatch int
-	// RetryMin and RetryMax bound the backoff between attempts of a failed
-	// write. Attempts go on until they succeed or Run ends.
-	RetryMin, RetryMax time.Duration
-	// AttemptTimeout bounds one attempt of a write: a server that hangs
-	// counts as failed, so it is retried and reported unready.
-	AttemptTimeout time.Duration
-	Logger         *slog.Logger
-}
-
-// DefaultConsumerConfig returns the defaults of every setting: the values
-// ingest-consumer runs with when nothing is configured.
-func DefaultConsumerConfig() ConsumerConfig {
-	return ConsumerConfig{
-		GroupID:           DefaultGroupID,
-		DLQTopic:          DefaultDLQTopic,
-		DiscoveryInterval: 2 * time.Second,
-		SessionTimeout:    10 * time.Second,
-		MaxBatch:          500,
-		RetryMin:          50 * time.Millisecond,
-		RetryMax:          5 * time.Second,
-		AttemptTimeout:    5 * time.Second,
-	}
-}
-
-// withDefaults fills the zero settings of c from DefaultConsumerConfig.
-func (c ConsumerConfig) withDefaults() ConsumerConfig {
-	d := DefaultConsumerConfig()
-	if c.GroupID == "" {
-		c.GroupID = d.GroupID
-	}
-	if c.DLQTopic == "" {
-		c.DLQTopic = d.DLQTopic
-	}
-	config.OrDefault(&c.DiscoveryInterval, d.DiscoveryInterval)
-	config.OrDefault(&c.SessionTimeout, d.SessionTimeout)
-	config.OrDefault(&c.MaxBatch, d.MaxBatch)
-	config.OrDefault(&c.RetryMin, d.RetryMin)
-	if c.RetryMax < c.RetryMin {
-		c.RetryMax = max(d.RetryMax, c.RetryMin)
-	}
-	config.OrDefault(&c.AttemptTimeout, d.AttemptTimeout)
-	if c.Logger == nil {
-		c.Logger = slog.New(slog.DiscardHandler)
-	}
-	return c
-}
 
 // ConsumerStats counts what a Consumer did since it started.
 type ConsumerStats struct {
@@ -117,9 +56,14 @@ type topicPartition struct {
 	partition int
 }
 
-// NewConsumer returns a Consumer writing into sink; Run starts it.
-func NewConsumer(cfg ConsumerConfig, sink queue.IngestStore) *Consumer {
+// NewConsumer returns a Consumer writing into sink, or an error when cfg
+// (its zero settings taking DefaultConsumerConfig's) is not valid; Run
+// starts it.
+func NewConsumer(cfg ConsumerConfig, sink queue.IngestStore) (*Consumer, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	tr := cfg.transport()
 	c := &Consumer{
 		cfg:   cfg,
@@ -137,7 +81,7 @@ func NewConsumer(cfg ConsumerConfig, sink queue.IngestStore) *Consumer {
 		parts: map[topicPartition]*partProgress{},
 	}
 	c.storeOK.Store(true)
-	return c
+	return c, nil
 }
 
 // Ready reports whether the broker answered the last discovery and the sink

@@ -26,7 +26,7 @@ func TestDropLineIsTheDrawThenStampOrder(t *testing.T) {
 	ev := testenv.EventID(t)
 	opensAt := time.Now().Add(4 * time.Second).UnixMilli()
 	e := sys.CreateDrop(ev, 2, 4, opensAt, 600)
-	sys.StartConsumerInto(sys.ConsumerConfig(), sys.Store.WithFastTrack(100))
+	sys.StartConsumerInto(sys.ConsumerConfig(), sys.StoreWith(redisstore.Options{FastTrack: 100}))
 
 	const n = 500
 	pre := make([]testsys.WaitingUser, n)

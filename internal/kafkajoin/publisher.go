@@ -9,24 +9,8 @@ import (
 	"github.com/segmentio/kafka-go"
 
 	"github.com/waitq/waitq/internal/clock"
-	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/queue"
 )
-
-// PublisherConfig tunes the writer.
-type PublisherConfig struct {
-	BrokerConfig
-	// BatchTimeout is the longest a message waits for others to share its
-	// produce request (DefaultBatchTimeout). kafka-go's default (1 s) would
-	// add a second to every join.
-	BatchTimeout time.Duration
-	// BatchSize caps the messages of one produce request per partition.
-	BatchSize int
-	// Timeout bounds one produce request's I/O
-	// (queue.DefaultPublishTimeout), so a hung broker cannot hold a batch,
-	// or Close, for long.
-	Timeout time.Duration
-}
 
 // Publisher writes joins and leaves to the event topics and returns only after
 // the broker acknowledged them (acks=all).
@@ -41,11 +25,13 @@ var (
 	_ queue.Recorder  = (*Publisher)(nil)
 )
 
-// NewPublisher returns a Publisher; it connects lazily.
-func NewPublisher(cfg PublisherConfig) *Publisher {
-	config.OrDefault(&cfg.BatchTimeout, DefaultBatchTimeout)
-	config.OrDefault(&cfg.BatchSize, 1000)
-	config.OrDefault(&cfg.Timeout, queue.DefaultPublishTimeout)
+// NewPublisher returns a Publisher, or an error when cfg (its zero settings
+// taking DefaultPublisherConfig's) is not valid; it connects lazily.
+func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	tr := cfg.transport()
 	w := &kafka.Writer{
 		Addr:      kafka.TCP(cfg.Brokers...),
@@ -61,7 +47,7 @@ func NewPublisher(cfg PublisherConfig) *Publisher {
 		ReadTimeout:  cfg.Timeout,
 		WriteTimeout: cfg.Timeout,
 	}
-	return &Publisher{conn: cfg.BrokerConfig, w: w, client: &kafka.Client{Addr: w.Addr, Transport: tr}}
+	return &Publisher{conn: cfg.BrokerConfig, w: w, client: &kafka.Client{Addr: w.Addr, Transport: tr}}, nil
 }
 
 // Publish writes m to its event's topic with key = user id. A topic not yet in

@@ -42,10 +42,13 @@ func TestDropScheduleJoinsAndReveal(t *testing.T) {
 	logs := &testenv.Buffer{}
 	reg := prometheus.NewRegistry()
 	tickets, _ := queue.NewTicketSigner("test-secret")
-	s := producer.New(producer.Config{AdminToken: adminToken}, producer.Deps{
+	s, err := producer.New(producer.Config{AdminToken: adminToken}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets,
 		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: now, Registry: reg,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	e := &apiEnv{sys: sys, srv: srv, tickets: tickets}

@@ -45,10 +45,13 @@ func startAPIAt(t *testing.T, sys *testsys.System, cfg producer.Config, now func
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := producer.New(cfg, producer.Deps{
+	s, err := producer.New(cfg, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets,
 		Logger: testenv.Logger(t), Now: now,
 	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
 	return &apiEnv{sys: sys, srv: srv, tickets: tickets}

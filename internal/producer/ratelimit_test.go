@@ -47,8 +47,7 @@ func TestFloodFromOneAddressIsLimited(t *testing.T) {
 
 	// Behind a trusted proxy (the test client is 127.0.0.1) each client has
 	// its own bucket.
-	ips, _ := httpkit.NewClientIPs([]string{"127.0.0.1"})
-	proxied := startAPI(t, sys, producer.Config{JoinLimit: limit, ClientIPs: ips})
+	proxied := startAPI(t, sys, producer.Config{JoinLimit: limit, TrustedProxies: []string{"127.0.0.1"}})
 	for range 3 {
 		join(proxied, "a", "198.51.100.1")
 	}

@@ -1,6 +1,9 @@
 package producer
 
 import (
+	"cmp"
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -9,19 +12,23 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// Config tunes the producer API. Zero values take DefaultConfig's.
+// Config tunes the producer API. Zero values take DefaultConfig's;
+// producer-api binds each setting to the WAITQ_ variable its comment names,
+// and Validate names a bad setting by that variable.
 type Config struct {
-	// AdminToken guards the admin routes; empty disables them (403).
+	// AdminToken guards the admin routes; empty disables them (403),
+	// WAITQ_ADMIN_TOKEN.
 	AdminToken string
-	// TicketTTL is how long a ticket proves its holder's place.
+	// TicketTTL is how long a ticket proves its holder's place,
+	// WAITQ_TICKET_TTL.
 	TicketTTL time.Duration
 	// PublishTimeout bounds the wait for the broker's acknowledgement;
 	// past it a join is answered 503 broker_unavailable.
+	// WAITQ_PUBLISH_TIMEOUT.
 	PublishTimeout time.Duration
 	// MaxBodyBytes caps request bodies; larger ones get 413.
 	MaxBodyBytes int64
@@ -33,13 +40,16 @@ type Config struct {
 	// StatusPath is the gateway's WebSocket route prefix in statusUrl.
 	StatusPath string
 	// AllowedOrigins are the host patterns of browser origins (such as the
-	// gateway's waiting-room page) allowed to call this API across origins.
+	// gateway's waiting-room page) allowed to call this API across origins,
+	// WAITQ_ALLOWED_ORIGINS.
 	AllowedOrigins []string
-	// JoinLimit bounds joins and leaves per client IP (zero: no limit).
+	// JoinLimit bounds joins and leaves per client IP (zero: no limit),
+	// WAITQ_RATE and WAITQ_RATE_BURST.
 	JoinLimit httpkit.RateLimit
-	// ClientIPs finds client addresses behind trusted proxies (nil: the
-	// direct peer).
-	ClientIPs *httpkit.ClientIPs
+	// TrustedProxies are the proxies (CIDRs or addresses) whose
+	// X-Forwarded-For names the client (empty: the direct peer),
+	// WAITQ_TRUSTED_PROXIES.
+	TrustedProxies []string
 }
 
 // DefaultConfig returns the defaults of every setting: the values producer-api
@@ -60,18 +70,28 @@ func DefaultConfig() Config {
 // JoinLimit stays zero: no limit.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
-	config.OrDefault(&c.TicketTTL, d.TicketTTL)
-	config.OrDefault(&c.PublishTimeout, d.PublishTimeout)
-	config.OrDefault(&c.MaxBodyBytes, d.MaxBodyBytes)
-	config.OrDefault(&c.EventCacheTTL, d.EventCacheTTL)
-	config.OrDefault(&c.DefaultPartitions, d.DefaultPartitions)
-	if c.StatusPath == "" {
-		c.StatusPath = d.StatusPath
-	}
-	if c.ClientIPs == nil {
-		c.ClientIPs = &httpkit.ClientIPs{}
-	}
+	c.TicketTTL = cmp.Or(c.TicketTTL, d.TicketTTL)
+	c.PublishTimeout = cmp.Or(c.PublishTimeout, d.PublishTimeout)
+	c.MaxBodyBytes = cmp.Or(c.MaxBodyBytes, d.MaxBodyBytes)
+	c.EventCacheTTL = cmp.Or(c.EventCacheTTL, d.EventCacheTTL)
+	c.DefaultPartitions = cmp.Or(c.DefaultPartitions, d.DefaultPartitions)
+	c.StatusPath = cmp.Or(c.StatusPath, d.StatusPath)
 	return c
+}
+
+// Validate reports every setting of c that cannot work, each named by its
+// WAITQ_ variable.
+func (c Config) Validate() error {
+	var errs []error
+	if c.TicketTTL <= 0 || c.PublishTimeout <= 0 {
+		errs = append(errs, errors.New("WAITQ_PUBLISH_TIMEOUT and WAITQ_TICKET_TTL must be positive"))
+	}
+	if c.MaxBodyBytes < 0 || c.EventCacheTTL < 0 || c.DefaultPartitions < 0 {
+		errs = append(errs, fmt.Errorf("producer: body limit %d, event cache TTL %s and default partitions %d must not be negative", c.MaxBodyBytes, c.EventCacheTTL, c.DefaultPartitions))
+	}
+	return errors.Join(append(errs,
+		c.JoinLimit.Validate("WAITQ_RATE", "WAITQ_RATE_BURST"),
+		httpkit.ValidateProxies("WAITQ_TRUSTED_PROXIES", c.TrustedProxies))...)
 }
 
 // Deps are the parts a Server talks to.
@@ -101,9 +121,17 @@ type Server struct {
 	e       *echo.Echo
 }
 
-// New returns a Server with its routes.
-func New(cfg Config, d Deps) *Server {
+// New returns a Server with its routes, or an error when cfg (its zero
+// settings taking DefaultConfig's) is not valid.
+func New(cfg Config, d Deps) (*Server, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	ips, err := httpkit.NewClientIPs(cfg.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	d.Logger, d.Registry, d.Now = httpkit.RuntimeDefaults(d.Logger, d.Registry, d.Now)
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets,
@@ -123,7 +151,7 @@ func New(cfg Config, d Deps) *Server {
 		// 409 event_not_open before a drop's pre-queue).
 		ExposeHeaders: []string{echo.HeaderRetryAfter},
 	}))
-	limit := httpkit.Limit(cfg.JoinLimit, cfg.ClientIPs, d.Now)
+	limit := httpkit.Limit(cfg.JoinLimit, ips, d.Now)
 	e.POST("/v1/events/:eventId/queue", s.join, limit)
 	e.DELETE("/v1/events/:eventId/queue", s.leave, limit)
 	e.GET("/v1/events/:eventId", s.publicEvent, limit)
@@ -137,7 +165,7 @@ func New(cfg Config, d Deps) *Server {
 	admin.DELETE("/events/:eventId", s.deleteEvent)
 	admin.GET("/events/:eventId/draw", s.exportDraw)
 	s.e = e
-	return s
+	return s, nil
 }
 
 // ServeHTTP implements http.Handler.

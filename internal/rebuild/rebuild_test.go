@@ -32,7 +32,7 @@ type env struct {
 func newEnv(t *testing.T, capacity int) *env {
 	t.Helper()
 	sys := testsys.Start(t, testsys.Options{Brokers: 3})
-	e := &env{t: t, sys: sys, store: sys.Store.WithRecorder(sys.Pub, testenv.Logger(t)), ev: testenv.EventID(t), ctx: context.Background()}
+	e := &env{t: t, sys: sys, store: sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)}), ev: testenv.EventID(t), ctx: context.Background()}
 	if err := sys.Pub.Admin().EnsureTopic(e.ctx, e.ev, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +96,8 @@ func user(i int) string { return fmt.Sprintf("u%03d", i) }
 // nobody twice; a second rebuild gives the same state.
 func TestRebuildAfterFlushAll(t *testing.T) {
 	e := newEnv(t, 20)
-	cons := e.sys.StartConsumerInto(e.sys.ConsumerConfig(), e.store.WithFastTrack(100))
+	fast := e.sys.StoreWith(redisstore.Options{FastTrack: 100, Recorder: e.sys.Pub, Logger: testenv.Logger(t)})
+	cons := e.sys.StartConsumerInto(e.sys.ConsumerConfig(), fast)
 	base := time.Now().UnixMilli()
 	stamp := func(i int) int64 { return base + int64(i) }
 
@@ -107,7 +108,7 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	e.waitLine(180)
 	// u000-u004 release: the freed slots go to u020-u024.
 	for i := range 5 {
-		if ok, err := e.store.WithFastTrack(100).Release(e.ctx, e.ev, user(i), time.Now().UnixMilli()); err != nil || !ok {
+		if ok, err := fast.Release(e.ctx, e.ev, user(i), time.Now().UnixMilli()); err != nil || !ok {
 			t.Fatalf("release %s: %v %v", user(i), ok, err)
 		}
 	}
@@ -235,7 +236,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 	go func() { _ = e.store.SubscribeAdmissions(sctx, func(a queue.AdmissionNotice) { notices <- a }) }()
 	time.Sleep(100 * time.Millisecond) // subscribed
 
-	dying := e.sys.Store.WithRecorder(failing{}, testenv.Logger(t))
+	dying := e.sys.StoreWith(redisstore.Options{Recorder: failing{}, Logger: testenv.Logger(t)})
 	now := time.Now()
 	res, err := dying.Tick(e.ctx, queue.TickRequest{EventIDs: []string{e.ev}, NowMs: now.UnixMilli(), AdmitBatch: 10})
 	if err != nil {
@@ -384,7 +385,7 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 // rebuild gives the same line (drawn scores) and the same pre-queue list.
 func TestRebuildKeepsTheDrawnOrder(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Brokers: 3})
-	store := sys.Store.WithRecorder(sys.Pub, testenv.Logger(t))
+	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	seed, err := draw.NewSeed()
@@ -399,7 +400,7 @@ func TestRebuildKeepsTheDrawnOrder(t *testing.T) {
 		Schedule: queue.Schedule{OpensAt: opensAt, PrequeueSeconds: 7200}, Seed: &seed}); err != nil {
 		t.Fatal(err)
 	}
-	sys.StartConsumerInto(sys.ConsumerConfig(), store.WithFastTrack(100))
+	sys.StartConsumerInto(sys.ConsumerConfig(), sys.StoreWith(redisstore.Options{FastTrack: 100, Recorder: sys.Pub, Logger: testenv.Logger(t)}))
 	now := time.Now().UnixMilli()
 	for i := range 60 {
 		sys.Join(ev, user(i), now+int64(i))

@@ -351,7 +351,7 @@ func TestAdaptiveStopsWithoutSignal(t *testing.T) {
 // rate's budget, and the controller steps once a step, not twice.
 func TestAdaptiveTwoGatewaysOneRate(t *testing.T) {
 	srv := testredis.Start(t)
-	s1, s2 := redisstore.New(srv.Client()), redisstore.New(srv.Client())
+	s1, s2 := mustNew(t, srv.Client(), redisstore.Options{}), mustNew(t, srv.Client(), redisstore.Options{})
 	ev := testenv.EventID(t)
 	d := adaptiveEvent(t, s1, ev, 20_000, 4, 1200, queue.Adaptive{TargetLatencyMs: 500, StepMs: 1000, SignalTimeoutSeconds: 5, StartAdmitPerMinute: 120, IncreasePerStep: 60})
 	d.shop = &shop{limit: 1_000_000, base: 20, windowMs: 1000}

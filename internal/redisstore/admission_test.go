@@ -258,7 +258,7 @@ func TestPausedEventAdmitsNobodyAndKeepsTheLine(t *testing.T) {
 // as published on the admissions channel, goes to a different join.
 func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 	s, c := newStore(t)
-	fast := s.WithFastTrack(3)
+	fast := withFastTrack(t, s, 3)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	const capacity, users, late = 7, 2000, 500

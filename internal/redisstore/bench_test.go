@@ -18,7 +18,7 @@ func benchStore(b *testing.B, n int) (*redisstore.Store, []string) {
 	b.Helper()
 	srv := testredis.Start(b)
 	c := srv.Client()
-	s := redisstore.New(c)
+	s := mustNew(b, c, redisstore.Options{})
 	ctx := context.Background()
 	if _, err := s.PutEvent(ctx, queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
 		b.Fatal(err)

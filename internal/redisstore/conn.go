@@ -101,11 +101,12 @@ func checkSeed(s string) error {
 	return nil
 }
 
-// DialConn returns a Store with a new client of c (Conn.Client).
+// DialConn returns a Store with a new client of c (Conn.Client) and the
+// zero Options.
 func DialConn(_ context.Context, c Conn) (*Store, error) {
 	rc, err := c.Client()
 	if err != nil {
 		return nil, err
 	}
-	return New(rc), nil
+	return New(rc, Options{})
 }

@@ -7,7 +7,7 @@
 // monitor's tick (tick.go), the fast track of ingest (ingest.go) and a
 // release handing its slot on (release.go). The scripts' return codes are
 // named once, in codes.go, for Go and Lua alike. With a recorder
-// (WithRecorder) the Store records every change its scripts make on their
+// (Options.Recorder) the Store records every change its scripts make on their
 // own (writes it to the log) before anyone is told of an admission
 // (record.go); it also writes a rebuilt state (BeginRebuild, WriteRebuilt,
 // EndRebuild).

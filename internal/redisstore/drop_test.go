@@ -59,7 +59,7 @@ func users(zs []redis.Z) []string {
 // Redis after the opening still lands at its drawn place.
 func TestDropAdmitsTheDrawnOrderAtTheOpening(t *testing.T) {
 	s, c := newStore(t)
-	s = s.WithFastTrack(100)
+	s = withFastTrack(t, s, 100)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	seed := putDrop(t, s, ev, 1000)
@@ -85,10 +85,10 @@ func TestDropAdmitsTheDrawnOrderAtTheOpening(t *testing.T) {
 
 	// After the opening: three later joins, then the late pre-queue join.
 	post := []queue.Message{msg(queue.OpJoin, ev, "post-a", opens+10), msg(queue.OpJoin, ev, "post-b", opens+20), msg(queue.OpJoin, ev, "post-c", opens+30)}
-	if r := ingest(t, s.WithFastTrack(0), opens+100, post[2], post[0], post[1]); r.Joined != 3 {
+	if r := ingest(t, withFastTrack(t, s, 0), opens+100, post[2], post[0], post[1]); r.Joined != 3 {
 		t.Fatalf("post-opening ingest %+v", r)
 	}
-	if r := ingest(t, s.WithFastTrack(0), opens+200, late); r.Joined != 1 {
+	if r := ingest(t, withFastTrack(t, s, 0), opens+200, late); r.Joined != 1 {
 		t.Fatalf("late pre-queue join %+v", r)
 	}
 
@@ -121,7 +121,7 @@ func TestDropAdmitsTheDrawnOrderAtTheOpening(t *testing.T) {
 	if _, err := s.Release(ctx, ev, "pre-00", opens+600); err != nil {
 		t.Fatal(err)
 	}
-	if r := ingest(t, s.WithFastTrack(0), opens+700, msg(queue.OpJoin, ev, "pre-00", opens+650)); r.Joined != 1 {
+	if r := ingest(t, withFastTrack(t, s, 0), opens+700, msg(queue.OpJoin, ev, "pre-00", opens+650)); r.Joined != 1 {
 		t.Fatalf("rejoin after release %+v", r)
 	}
 }

@@ -14,7 +14,7 @@ import (
 
 // Ingest applies msgs to the waiting lines, in order per event, with one
 // script call per event, all in one pipelined round trip; with the fast
-// track on (WithFastTrack) each call then admits from the head of the line
+// track on (Options.FastTrack) each call then admits from the head of the line
 // while there is room (with a recorder, those admissions are recorded
 // before their users are told). Records (queue.Op.Record) are
 // skipped and counted as ignored: Redis made those changes already. The

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/waitq/waitq/internal/queue"
@@ -17,22 +16,6 @@ import (
 // which a rebuild reads as one admission; the grace is how long a user may
 // wait for the admission they were given.
 const RecordGrace = 2 * time.Second
-
-// WithRecorder returns a Store on the same client that records, through
-// r, every change its scripts make on their own (writes it to the log):
-// admissions, expiries, releases and sweeps, and the configuration on
-// PutEvent. An admission is told to nobody (no notice, no hold in Status)
-// before its record is acknowledged; a record that could not be written is
-// reported to log, and an admission left unrecorded is recorded by a later
-// monitor tick (RecordGrace).
-func (s *Store) WithRecorder(r queue.Recorder, log *slog.Logger) *Store {
-	c := *s
-	c.recorder, c.log = r, log
-	if c.log == nil {
-		c.log = slog.New(slog.DiscardHandler)
-	}
-	return &c
-}
 
 // recordArg is the scripts' record argument: '1' when the caller records
 // admissions before anyone is told of them.

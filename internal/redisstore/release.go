@@ -9,7 +9,7 @@ import (
 
 // Release gives userID's slot of eventID back; it reports whether they held
 // an unexpired slot (so releasing twice frees one slot). With the fast track
-// on (WithFastTrack) the freed slot goes to the next in line in the same
+// on (Options.FastTrack) the freed slot goes to the next in line in the same
 // step. With a recorder the release and those admissions are recorded.
 // While the event is rebuilt it fails with queue.ErrRebuilding.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {

@@ -26,7 +26,7 @@ type Store struct {
 	fastTrack int
 	draws     *drawCache
 	// recorder, when set, records every change the scripts make on their
-	// own in the log (WithRecorder); failures are reported to log.
+	// own in the log (Options.Recorder); failures are reported to log.
 	recorder queue.Recorder
 	log      *slog.Logger
 }
@@ -39,22 +39,50 @@ var (
 	_ queue.RebuildStore = (*Store)(nil)
 )
 
-// New returns a Store over c. It does not contact the server.
-func New(c redis.UniversalClient) *Store { return &Store{c: c, draws: newDrawCache()} }
-
-// Dial parses a redis:// URL and returns a Store with a client of that one
-// server (Conn.Client).
-func Dial(ctx context.Context, url string) (*Store, error) {
-	return DialConn(ctx, Conn{URL: url})
+// Options are a Store's settings besides its client. The zero Options are
+// a Store that only the slot monitor's Tick admits through, recording
+// nothing.
+type Options struct {
+	// FastTrack is the most users a join batch or a release admits at once
+	// while there is room (0: only the slot monitor's Tick admits).
+	FastTrack int
+	// Recorder, when set, records every change the scripts make on their
+	// own (writes it to the log): admissions, expiries, releases and
+	// sweeps, and the configuration on PutEvent. An admission is told to
+	// nobody (no notice, no hold in Status) before its record is
+	// acknowledged; a record that could not be written is reported to
+	// Logger, and an admission left unrecorded is recorded by a later
+	// monitor tick (RecordGrace).
+	Recorder queue.Recorder
+	// Logger receives the failures to record (nil: discarded).
+	Logger *slog.Logger
 }
 
-// WithFastTrack returns a Store on the same client whose joins and releases
-// admit up to batch users at once while there is room (0: only the slot
-// monitor's Tick admits).
-func (s *Store) WithFastTrack(batch int) *Store {
-	c := *s
-	c.fastTrack = max(batch, 0)
-	return &c
+// Validate reports the options that cannot work.
+func (o Options) Validate() error {
+	if o.FastTrack < 0 {
+		return fmt.Errorf("redisstore: fast track %d must not be negative (0: off)", o.FastTrack)
+	}
+	return nil
+}
+
+// New returns a Store over c with o, or an error when o is not valid. It
+// does not contact the server. Stores over one client share it: closing
+// one closes the client.
+func New(c redis.UniversalClient, o Options) (*Store, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Store{c: c, fastTrack: o.FastTrack, draws: newDrawCache(), recorder: o.Recorder, log: o.Logger}, nil
+}
+
+// Dial parses a redis:// URL and returns a Store with a client of that one
+// server (Conn.Client) and the zero Options.
+func Dial(ctx context.Context, url string) (*Store, error) {
+	return DialConn(ctx, Conn{URL: url})
 }
 
 // Client returns the underlying client.

@@ -19,7 +19,24 @@ func newStore(t *testing.T) (*redisstore.Store, *redis.Client) {
 	t.Helper()
 	srv := testredis.Start(t)
 	c := srv.Client()
-	return redisstore.New(c), c
+	return mustNew(t, c, redisstore.Options{}), c
+}
+
+// mustNew returns a Store over c with o.
+func mustNew(tb testing.TB, c redis.UniversalClient, o redisstore.Options) *redisstore.Store {
+	tb.Helper()
+	s, err := redisstore.New(c, o)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// withFastTrack returns a Store on s's client whose writes admit up to
+// batch users at once.
+func withFastTrack(tb testing.TB, s *redisstore.Store, batch int) *redisstore.Store {
+	tb.Helper()
+	return mustNew(tb, s.Client(), redisstore.Options{FastTrack: batch})
 }
 
 func mustPut(t *testing.T, s *redisstore.Store, id string) {

@@ -12,7 +12,7 @@ import (
 // trip: it removes waiting users whose presence is older than
 // req.PresenceCutoffMs (at most req.SweepLimit per event), then runs the
 // tick script (the admission step) with req.AdmitBatch. With a recorder
-// (WithRecorder) it then records the tick's changes, with the admissions an
+// (Options.Recorder) it then records the tick's changes, with the admissions an
 // admitter left unrecorded for longer than RecordGrace, and only then tells
 // the users: a result's Admitted lists the admissions now recorded.
 func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickResult, error) {

@@ -58,12 +58,19 @@ func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) h
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
 	keys, _ := entry.DerivedKeyring("browser-test-secret", nil)
-	prod := httptest.NewServer(producer.New(producer.Config{AdminToken: adminToken, AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
+	api, err := producer.New(producer.Config{AdminToken: adminToken, AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
-	}))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	prod := httptest.NewServer(api)
 	t.Cleanup(prod.Close)
-	gw := gateway.New(gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL},
+	gw, err := gateway.New(gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL},
 		gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
 	gctx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -44,16 +44,31 @@ func Start(tb testing.TB, o Options) *System {
 	tb.Helper()
 	s := &System{tb: tb, Redis: testredis.Start(tb, o.Redis...)}
 	s.Kafka = testkafka.StartBrokers(tb, max(o.Brokers, 1), o.Kafka...)
-	s.BrokerConfig = kafkajoin.BrokerConfig{Brokers: s.Kafka.ListenAddrs(), MetadataTTL: 200 * time.Millisecond}
+	s.BrokerConfig = kafkajoin.BrokerConfig{Brokers: s.Kafka.ListenAddrs(), TopicPrefix: kafkajoin.DefaultTopicPrefix, MetadataTTL: 200 * time.Millisecond}
 	store, err := redisstore.Dial(context.Background(), s.Redis.URL())
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { _ = store.Close() })
 	s.Store = store
-	s.Pub = kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: s.BrokerConfig, Timeout: time.Second})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: s.BrokerConfig, Timeout: time.Second})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	s.Pub = pub
 	tb.Cleanup(func() { _ = s.Pub.Close() })
 	return s
+}
+
+// StoreWith returns a Store with o on the System's Redis client (such as
+// the fast track on, or a recorder); closing the System's Store closes it.
+func (s *System) StoreWith(o redisstore.Options) *redisstore.Store {
+	s.tb.Helper()
+	store, err := redisstore.New(s.Store.Client(), o)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
+	return store
 }
 
 // CreateEvent registers an open event with the given capacity and creates its
@@ -120,7 +135,10 @@ func (s *System) StartConsumer(cfg kafkajoin.ConsumerConfig) *Consumer {
 // StartConsumerInto runs a consumer with cfg writing into sink (such as the
 // store with the fast track on) until Stop or cleanup.
 func (s *System) StartConsumerInto(cfg kafkajoin.ConsumerConfig, sink queue.IngestStore) *Consumer {
-	c := kafkajoin.NewConsumer(cfg, sink)
+	c, err := kafkajoin.NewConsumer(cfg, sink)
+	if err != nil {
+		s.tb.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() {

@@ -33,7 +33,10 @@ func measureWriter(ctx context.Context, cfg joinsConfig, brokers []string, prefi
 	if err != nil {
 		return result{}, fmt.Errorf("-batch-timeout: %w", err)
 	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: kafkajoin.BrokerConfig{Brokers: brokers}, BatchTimeout: bt})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: kafkajoin.BrokerConfig{Brokers: brokers}, BatchTimeout: bt})
+	if err != nil {
+		return result{}, err
+	}
 	defer func() {
 		if err := pub.Close(); err != nil {
 			fmt.Fprintf(stderr, "loadgen: kafka-writer: close: %v\n", err)

@@ -53,11 +53,17 @@ func createEvent(ctx context.Context, base, token, id, body string) error {
 // putEvents registers evs in store and creates their topics, each with the
 // event's partitions.
 func putEvents(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, evs ...queue.Event) error {
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	if err != nil {
+		return err
+	}
 	defer pub.Close()
 	// As the admin PUT does: the topic, then the configuration, recorded
 	// in the topic so that a rebuild finds it.
-	recording := store.WithRecorder(pub, nil)
+	recording, err := redisstore.New(store.Client(), redisstore.Options{Recorder: pub})
+	if err != nil {
+		return err
+	}
 	for _, ev := range evs {
 		if err := pub.Admin().EnsureTopic(ctx, ev.ID, ev.Partitions); err != nil {
 			return fmt.Errorf("create topic of %s: %w", ev.ID, err)

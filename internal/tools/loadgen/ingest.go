@@ -88,8 +88,11 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	defer st.Close()
 	rc := st.client
-	store := redisstore.New(rc)
-	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers()}
+	store, err := redisstore.New(rc, redisstore.Options{})
+	if err != nil {
+		return err
+	}
+	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers(), TopicPrefix: kafkajoin.DefaultTopicPrefix}
 	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, %s; %d partitions\n",
 		st.redisKind(ctx), benchPartitions)
 
@@ -184,9 +187,16 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	var sink queue.IngestStore = store
 	if fastTrack {
 		ccfg.GroupID = "loadgen-fast-track"
-		sink = store.WithFastTrack(queue.DefaultAdmitBatch)
+		fast, err := redisstore.New(store.Client(), redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
+		if err != nil {
+			return consumeResult{}, err
+		}
+		sink = fast
 	}
-	cons := kafkajoin.NewConsumer(ccfg, sink)
+	cons, err := kafkajoin.NewConsumer(ccfg, sink)
+	if err != nil {
+		return consumeResult{}, err
+	}
 	start := time.Now()
 	t := stack.Go(ctx, cons.Run)
 	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.Exited(), stderr)
@@ -212,7 +222,10 @@ func rebuildLine(ctx context.Context, conn kafkajoin.BrokerConfig, store *rediss
 	if err := store.Client().FlushAll(ctx).Err(); err != nil {
 		return rebuild.Result{}, fmt.Errorf("rebuild: flush: %w", err)
 	}
-	pub := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	pub, err := kafkajoin.NewPublisher(kafkajoin.PublisherConfig{BrokerConfig: conn})
+	if err != nil {
+		return rebuild.Result{}, err
+	}
 	defer pub.Close()
 	res, err := (&rebuild.Rebuilder{Log: pub.Admin(), Store: store}).Rebuild(ctx, benchEvent)
 	if err != nil {

@@ -201,7 +201,7 @@ func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer
 // printTopicCheck compares the messages in the bench topic with the joins
 // producer-api answered 202, as a check that each 202 is a message in Kafka.
 func printTopicCheck(ctx context.Context, w io.Writer, brokers []string, accepted int) {
-	topic := (&kafkajoin.BrokerConfig{}).Topic(benchEvent)
+	topic := kafkajoin.DefaultTopicPrefix + benchEvent
 	n, err := topicMessages(ctx, brokers, topic)
 	if err != nil {
 		fmt.Fprintf(w, "check  topic %s: %v\n", topic, err)

@@ -226,7 +226,10 @@ func socketUser(i int, events []string) (user, event string) {
 func seedLines(ctx context.Context, rc redis.UniversalClient, conn kafkajoin.BrokerConfig, events []string, n int, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
 	defer cancel()
-	store := redisstore.New(rc)
+	store, err := redisstore.New(rc, redisstore.Options{})
+	if err != nil {
+		return err
+	}
 	evs := make([]queue.Event, len(events))
 	for i, ev := range events {
 		evs[i] = queue.Event{ID: ev, Capacity: 10, HoldSeconds: 3600, State: queue.StateOpen, Partitions: 1}
