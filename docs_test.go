@@ -1,22 +1,26 @@
-package app
+package waitq_test
 
 import (
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/config"
+	"github.com/waitq/waitq/internal/stack"
 )
 
-// TestDocsDocumentEverySetting fails when a service gains a setting the
-// configuration tables of docs/configuration.md do not list, or lists with
-// another default.
-func TestDocsDocumentEverySetting(t *testing.T) {
-	doc, err := os.ReadFile("../../docs/configuration.md")
+// TestConfigurationDocsListEverySetting fails when a program gains a
+// setting the configuration tables of docs/configuration.md do not list, or
+// lists with another default.
+func TestConfigurationDocsListEverySetting(t *testing.T) {
+	doc, err := os.ReadFile("docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, svc := range []Service{&Producer{}, &Ingest{}, &Gateway{}, &Guard{}, &DemoShop{}, &Rebuild{}} {
+	programs := []app.Service{&app.Producer{}, &app.Ingest{}, &app.Gateway{}, &app.Guard{}, &app.DemoShop{}, &app.Rebuild{},
+		&stack.Devstack{}, &stack.Broker{}}
+	for _, svc := range programs {
 		// Each program's rows must stand in its own section.
 		_, section, ok := strings.Cut(string(doc), "### "+svc.Name()+"\n")
 		if !ok {
@@ -26,6 +30,9 @@ func TestDocsDocumentEverySetting(t *testing.T) {
 		section, _, _ = strings.Cut(section, "\n#")
 		l := config.NewLoader(svc.Name(), func(string) string { return "" })
 		svc.Bind(l)
+		if len(l.Vars()) == 0 {
+			t.Errorf("%s binds no setting", svc.Name())
+		}
 		for _, v := range l.Vars() {
 			def := "`" + v.Default + "`"
 			if v.Default == "" {
