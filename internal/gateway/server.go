@@ -138,7 +138,7 @@ func (c Config) Validate() error {
 	if c.StatusSpread < 0 || c.StatusSpread >= c.StatusInterval {
 		errs = append(errs, errors.New("WAITQ_STATUS_SPREAD must be at least 0 and shorter than WAITQ_STATUS_INTERVAL"))
 	}
-	// Presence is refreshed on every status tick: the grace must outlast a
+	// Presence is refreshed on every status round: the grace must outlast a
 	// couple of them or connected users would be swept.
 	if c.DisconnectGrace < 2*c.StatusInterval {
 		errs = append(errs, errors.New("WAITQ_DISCONNECT_GRACE must be at least twice WAITQ_STATUS_INTERVAL"))
