@@ -17,7 +17,8 @@ import (
 // first place stands), holds a slot whose hold ends after the join's stamp,
 // or was admitted after it was stamped (the served mark); a leave removes
 // the place; an admit record moves the user from the line to a slot until
-// its expiresAt and records its served mark; a release or an expiry ends the
+// its expiresAt (the latest of an admission written twice) and records its
+// served mark; a release or an expiry ends the
 // hold; a sweep removes the place it names.
 type Replay struct {
 	users map[string]*replayUser
@@ -71,7 +72,14 @@ func (r *Replay) Apply(m Message) {
 	case OpAdmit:
 		u.wait = 0
 		if m.JoinTS <= u.served && u.admitted > 0 {
-			return // the same admission written twice
+			// The same admission written twice: by its admitter and by a
+			// monitor tick that recorded it after RecordGrace, which gave
+			// the hold a whole length from then (tick.lua). The later end
+			// stands, unless the hold was given back meanwhile.
+			if m.JoinTS == u.served && u.hold != 0 && m.ExpiresAt > u.hold {
+				u.hold = m.ExpiresAt
+			}
+			return
 		}
 		if u.admitted == 0 || m.Score > u.topScore {
 			u.topScore = m.Score

@@ -75,6 +75,34 @@ func TestReplayFoldsTheLog(t *testing.T) {
 	}
 }
 
+// TestReplayKeepsTheRenewedHold: an admission recorded twice, by its
+// admitter and by a monitor tick that found it unrecorded after
+// RecordGrace and gave it a whole hold from then, in either order, holds
+// until the later end; once given back, a late copy does not take the slot
+// again.
+func TestReplayKeepsTheRenewedHold(t *testing.T) {
+	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	r := queue.NewReplay()
+	for _, m := range []queue.Message{
+		queue.NewConfigRecord(ev, 1),
+		join("renewed", 10), admitRec("renewed", 20, 4000, 10), admitRec("renewed", 25, 6000, 10),
+		join("late", 11), admitRec("late", 20, 6000, 11), admitRec("late", 26, 4000, 11),
+		join("gone", 12), admitRec("gone", 20, 4000, 12), record(queue.OpRelease, "gone", 30, nil), admitRec("gone", 31, 6000, 12),
+	} {
+		r.Apply(m)
+	}
+	st, ok := r.State(1000)
+	if !ok {
+		t.Fatal("no config")
+	}
+	if want := map[string]int64{"renewed": 6000, "late": 6000}; !maps.Equal(st.Active, want) {
+		t.Errorf("active %v, want %v", st.Active, want)
+	}
+	if st.AdmittedTotal != 3 {
+		t.Errorf("admittedTotal %d, want 3: each admission once", st.AdmittedTotal)
+	}
+}
+
 // TestReplayDrawsTheDropsPrequeue: joins stamped before the opening take
 // their drawn scores and are in the pre-queue; later ones their stamps.
 func TestReplayDrawsTheDropsPrequeue(t *testing.T) {

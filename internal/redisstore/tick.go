@@ -13,8 +13,10 @@ import (
 // req.PresenceCutoffMs (at most req.SweepLimit per event), then runs the
 // tick script (the admission step) with req.AdmitBatch. With a recorder
 // (Options.Recorder) it then records the tick's changes, with the admissions an
-// admitter left unrecorded for longer than RecordGrace, and only then tells
-// the users: a result's Admitted lists the admissions now recorded.
+// admitter left unrecorded for longer than RecordGrace (each given a whole
+// hold from req.NowMs: an unrecorded hold never ends, its user was never
+// told), and only then tells the users: a result's Admitted lists the
+// admissions now recorded.
 func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickResult, error) {
 	eventIDs := req.EventIDs
 	calls := make([]scriptCall, 0, 2*len(eventIDs))

@@ -26,8 +26,11 @@
 -- mark_recorded.lua takes them out of unrecorded and publishes the notice.
 -- Until then status.lua shows them no hold, so nobody holds an entry token
 -- for an admission the log does not have. A holder still unrecorded when
--- its hold ends was never recorded: it is dropped without an expiry
--- record.
+-- its hold ends was never told of it, so the hold does not end: it keeps
+-- its slot (counted in the capacity) until a monitor tick records it and
+-- gives it a whole hold from then (tick.lua). An outage of the log longer
+-- than a hold therefore spends nobody's turn; while it lasts, the slots
+-- fill with admissions waiting to be told and admission stops by itself.
 --
 -- While the event is being rebuilt (config.rebuilding) nothing happens:
 -- no hold is dropped, nobody is admitted.
@@ -46,7 +49,7 @@
 -- burst.
 --
 -- Returns nil when the event has no configuration, else expiresAt, the
--- users whose recorded hold ended (dropped now), and the admitted users in
+-- users whose recorded hold ended (dropped now; never an unrecorded one), and the admitted users in
 -- line order as a flat list of triples: user, place score, served mark.
 local function admit(event, now, batch, channel, record)
   local conf = redis.call('HMGET', K.config, 'capacity', 'holdSeconds', 'state', 'admitPerMinute', 'opensAt',
@@ -63,12 +66,15 @@ local function admit(event, now, batch, channel, record)
   if conf[17] then
     return expires, dropped, admitted
   end
+  -- A hold still unrecorded was never told: it does not end (its user
+  -- keeps the slot until the hold is recorded, tick.lua, and then gets a
+  -- whole hold).
   for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.active, '-inf', now)) do
-    if redis.call('ZREM', K.unrecorded, user) == 0 then
+    if not redis.call('ZSCORE', K.unrecorded, user) then
+      redis.call('ZREM', K.active, user)
       dropped[#dropped + 1] = user
     end
   end
-  redis.call('ZREMRANGEBYSCORE', K.active, '-inf', now)
   local holders = redis.call('ZCARD', K.active)
   local room = math.min(capacity - holders, batch)
   local rate = tonumber(conf[4] or '0') or 0

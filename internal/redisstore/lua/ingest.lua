@@ -20,7 +20,8 @@
 -- later join), whenever it arrives; such a join is also kept in the
 -- prequeue ZSET (userId -> drawn score), the draw's list. It is added
 -- unless the user is already waiting (their first place stands), holds an
--- unexpired slot, or was admitted after this join was stamped (served, the
+-- unexpired slot (or an unrecorded one, whose hold does not end before it
+-- is recorded: admission.lua), or was admitted after this join was stamped (served, the
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
 -- while a new join after a release (stamped later) queues again. A leave
@@ -75,7 +76,7 @@ for i = 7, #ARGV, 4 do
     end
     local hold = redis.call('ZSCORE', K.active, user)
     local served = redis.call('ZSCORE', K.served, user)
-    if hold and tonumber(hold) > now then
+    if hold and (tonumber(hold) > now or redis.call('ZSCORE', K.unrecorded, user)) then
       ignored = ignored + 1
     elseif served and stamp <= tonumber(served) then
       ignored = ignored + 1

@@ -15,7 +15,8 @@
 -- waiting is marked seen at now: the presence that keeps their place
 -- through the disconnect grace. A holder whose admission is not yet in the
 -- log (unrecorded, admission.lua) is told no hold: rank 0, the next in line,
--- for the milliseconds until it is. While the event is being rebuilt
+-- for the milliseconds until it is, or for a broker outage's length: its
+-- hold does not end meanwhile, so it is never told a hold ended. While the event is being rebuilt
 -- (config.rebuilding) every rank is RANK_REBUILDING: no place can be told.
 --
 -- Returns {total waiting, admittedTotal, rate, rank1, hold1, drawn1, rank2,

@@ -9,10 +9,14 @@
 -- ARGV[5] record: '1' when the caller records the admissions (writes them
 -- to the log, admission.lua), else '0'
 -- ARGV[6] stale cutoff (unix ms): holders still unrecorded since before it
--- were admitted by a caller that died before recording them; they are
--- returned for this caller to record (and stamped now in unrecorded, so
--- that another monitor does not record them too before the cutoff passes
--- again); 0: none
+-- were admitted by a caller that died before recording them, or whose
+-- write failed (no broker answered); they are returned for this caller to
+-- record (and stamped now in unrecorded, so that another monitor does not
+-- record them too before the cutoff passes again), each with a whole hold
+-- from now (active re-scored now + holdSeconds): their users hear of the
+-- admission only once it is recorded, so the hold runs from then, however
+-- long the log was out (an unrecorded hold never ends, admission.lua);
+-- 0: none
 --
 -- Runs admit() (admission.lua): atomic, so any number of gateways may call
 -- it at once: holders never exceed capacity, admissions never exceed the
@@ -21,7 +25,7 @@
 -- Returns {expiresAt, holders, waiting, admitted, dropped, stale} (holders
 -- and waiting after the admission): admitted a flat list of triples user,
 -- place score, served mark; dropped the users whose recorded hold ended;
--- stale a flat list of triples user, end of hold, served mark. NO_EVENT
+-- stale a flat list of triples user, end of hold (renewed), served mark. NO_EVENT
 -- when the event has no configuration.
 local now = tonumber(ARGV[1])
 local expires, dropped, admitted = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5])
@@ -32,12 +36,13 @@ local stale = {}
 local cutoff = tonumber(ARGV[6])
 if cutoff > 0 then
   for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.unrecorded, '-inf', cutoff, 'LIMIT', 0, 1000)) do
-    local hold = tonumber(redis.call('ZSCORE', K.active, user) or '')
+    local hold = redis.call('ZSCORE', K.active, user)
     local served = redis.call('ZSCORE', K.served, user)
-    if hold and hold > now and served then
+    if hold and served then
       redis.call('ZADD', K.unrecorded, now, user)
+      redis.call('ZADD', K.active, expires, user)
       stale[#stale + 1] = user
-      stale[#stale + 1] = hold
+      stale[#stale + 1] = expires
       stale[#stale + 1] = tonumber(served)
     else
       redis.call('ZREM', K.unrecorded, user)
