@@ -85,7 +85,20 @@ func (s *Server) socket(c echo.Context) error {
 	}
 	r := c.Request()
 	rec := &hijackRecorder{ResponseWriter: c.Response()}
-	ws, err := websocket.Accept(rec, r, &websocket.AcceptOptions{OriginPatterns: s.cfg.AllowedOrigins})
+	// The client's pings draw on the frame budget too: the library answers
+	// each with a pong on the reader's goroutine, under the socket's write
+	// lock, and nothing else would bound them. A ping past the budget gets no
+	// pong and counts a strike, as a data frame would.
+	budget := &frameBudget{limit: s.cfg.FrameLimit}
+	var cn *conn
+	ws, err := websocket.Accept(rec, r, &websocket.AcceptOptions{
+		OriginPatterns: s.cfg.AllowedOrigins,
+		OnPingReceived: func(context.Context, []byte) bool {
+			// Called on the reader's goroutine, inside Read: the budget is
+			// the reader's alone.
+			return cn == nil || s.takeFrame(cn, budget)
+		},
+	})
 	if err != nil {
 		s.metrics.refused.WithLabelValues("handshake").Inc()
 		return nil // Accept answered (403 for a foreign origin, 426 for no upgrade)
@@ -101,14 +114,14 @@ func (s *Server) socket(c echo.Context) error {
 		_ = ws.Close(httpkit.CloseCode(err), httpkit.ErrorMessage(err))
 		return nil
 	}
-	cn := s.newConn(id, &wsTransport{ws: ws, raw: rec.conn})
+	cn = s.newConn(id, &wsTransport{ws: ws, raw: rec.conn})
 	s.hub.add(cn)
 	s.greet(cn)
 	// The request's goroutine returns, and with it the stack the HTTP server
 	// and the upgrade grew: a socket lives for minutes on a fresh one.
 	go func() {
 		defer s.hub.remove(cn)
-		s.readFrames(cn, ws)
+		s.readFrames(cn, ws, budget)
 	}()
 	return nil
 }
@@ -125,18 +138,15 @@ func (s *Server) newConn(id identity, t transport) *conn {
 // readFrames acts on the frames a client sends until the socket closes. It
 // reads with a context that is never done, so a read arms no timer; the
 // socket's close ends it.
-func (s *Server) readFrames(c *conn, ws *websocket.Conn) {
+func (s *Server) readFrames(c *conn, ws *websocket.Conn, budget *frameBudget) {
 	ws.SetReadLimit(clientFrameReadLimit)
-	budget := frameBudget{limit: s.cfg.FrameLimit}
 	for {
 		typ, data, err := ws.Read(context.Background())
 		if err != nil {
 			return // closed by the peer, by us, or over the read limit (1009)
 		}
-		if !budget.take(time.Now()) {
-			s.metrics.framesRefused.Inc()
+		if !s.takeFrame(c, budget) {
 			if budget.strikes >= maxFrameStrikes {
-				c.close(httpkit.CloseTooManyFrames, "too many frames")
 				return
 			}
 			s.writers.send(c, errorFrame(queue.Errorf(queue.CodeRateLimited,
@@ -155,6 +165,20 @@ func (s *Server) readFrames(c *conn, ws *websocket.Conn) {
 			s.writers.send(c, errorFrame(err))
 		}
 	}
+}
+
+// takeFrame spends a token of c's frame budget for a client frame (data or
+// ping), or counts it refused; the strike that reaches maxFrameStrikes
+// closes c with 1008 "too many frames". Called by c's reader only.
+func (s *Server) takeFrame(c *conn, budget *frameBudget) bool {
+	if budget.take(time.Now()) {
+		return true
+	}
+	s.metrics.framesRefused.Inc()
+	if budget.strikes >= maxFrameStrikes {
+		c.close(httpkit.CloseTooManyFrames, "too many frames")
+	}
+	return false
 }
 
 // errorFrame is the error frame that answers a client frame with err.

@@ -16,8 +16,8 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// RateLimit is a token bucket per client IP: PerSecond requests a second on
-// average, Burst at once. A zero PerSecond disables the limit.
+// RateLimit is a token bucket per client IP (an IPv6 client's whole /64
+// shares one): PerSecond requests a second on average, Burst at once. A zero PerSecond disables the limit.
 type RateLimit struct {
 	PerSecond float64
 	Burst     int
@@ -102,7 +102,26 @@ func (c *ClientIPs) Of(r *http.Request) string {
 	return host
 }
 
-// limiter keeps a token bucket per client, forgetting idle ones.
+// bucketKey names the bucket a client address draws from: an IPv4 address
+// its own, an IPv6 address its /64. A /64 is the smallest prefix an ISP or
+// host hands out, and its holder picks any of its 2^64 addresses at will
+// (privacy addresses rotate on their own): a bucket per IPv6 address would
+// give one client a fresh burst per address, and the map a bucket per
+// request. An IPv4-mapped IPv6 address is its IPv4 address.
+func bucketKey(client string) string {
+	host, _, _ := strings.Cut(client, "%") // a link-local zone names no client
+	ip := net.ParseIP(host)
+	if ip == nil || ip.To4() != nil {
+		if ip != nil {
+			return ip.To4().String()
+		}
+		return client
+	}
+	return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+}
+
+// limiter keeps a token bucket per client (per /64 for IPv6, bucketKey),
+// forgetting idle ones.
 type limiter struct {
 	limit RateLimit
 	ips   *ClientIPs
@@ -142,6 +161,7 @@ func Limit(l RateLimit, ips *ClientIPs, now func() time.Time) echo.MiddlewareFun
 
 // allow takes a token for client, or says how long until one is free.
 func (l *limiter) allow(client string) (time.Duration, bool) {
+	client = bucketKey(client)
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -3,6 +3,7 @@ package producer
 import (
 	"context"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,22 +32,36 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
+// eventMetricsEvery is the least time between two reads of the store for
+// the event metrics: /metrics is public, and one read costs 1 + (number of
+// events) round trips, so scrapes within it, however many and from however
+// many clients, are answered from the last read (a Prometheus scraping
+// every 15 s or more always gets a fresh one).
+const eventMetricsEvery = 5 * time.Second
+
 // eventCollector exports every event's line and fairness figures, read from
-// the store at each scrape: they are kept in Redis by every consumer and
-// gateway, so any producer-api reports the whole system's.
+// the store at most once every eventMetricsEvery: they are kept in Redis by
+// every consumer and gateway, so any producer-api reports the whole
+// system's. Collect is safe concurrently; concurrent scrapes share one read.
 type eventCollector struct {
 	store   queue.EventStore
 	now     func() time.Time
 	log     *slog.Logger
 	descs   map[string]*prometheus.Desc
 	timeout time.Duration
+	every   time.Duration
+	wall    func() time.Time // the age of the last read (the real clock)
+
+	mu     sync.Mutex
+	readAt time.Time           // when the store was last read (wall)
+	last   []prometheus.Metric // what it gave
 }
 
 func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.Logger) *eventCollector {
 	desc := func(name, help string) *prometheus.Desc {
 		return prometheus.NewDesc(name, help, []string{"event"}, nil)
 	}
-	return &eventCollector{store: store, now: now, log: log, timeout: 2 * time.Second, descs: map[string]*prometheus.Desc{
+	return &eventCollector{store: store, now: now, log: log, timeout: 2 * time.Second, every: eventMetricsEvery, wall: time.Now, descs: map[string]*prometheus.Desc{
 		"waiting":    desc("waitq_event_waiting", "Users waiting in the event's line."),
 		"active":     desc("waitq_event_active", "Users holding a slot."),
 		"admitted":   desc("waitq_event_admitted_total", "Users ever admitted."),
@@ -74,8 +89,25 @@ func (c *eventCollector) Describe(ch chan<- *prometheus.Desc) {
 	}
 }
 
-// Collect implements prometheus.Collector.
+// Collect implements prometheus.Collector: the figures of the last read of
+// the store, read again when it is older than c.every.
 func (c *eventCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	if w := c.wall(); c.readAt.IsZero() || w.Sub(c.readAt) >= c.every || w.Before(c.readAt) {
+		var ms []prometheus.Metric
+		c.read(func(m prometheus.Metric) { ms = append(ms, m) })
+		c.readAt, c.last = c.wall(), ms
+	}
+	ms := c.last
+	c.mu.Unlock()
+	for _, m := range ms {
+		ch <- m
+	}
+}
+
+// read reads every event's figures from the store and gives each metric to
+// emit.
+func (c *eventCollector) read(emit func(prometheus.Metric)) {
 	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	ids, err := c.store.EventIDs(ctx)
@@ -90,7 +122,7 @@ func (c *eventCollector) Collect(ch chan<- prometheus.Metric) {
 			continue // deleted meanwhile, or the store failed: the next scrape tells
 		}
 		put := func(name string, t prometheus.ValueType, v float64) {
-			ch <- prometheus.MustNewConstMetric(c.descs[name], t, v, id)
+			emit(prometheus.MustNewConstMetric(c.descs[name], t, v, id))
 		}
 		put("waiting", prometheus.GaugeValue, float64(st.Waiting))
 		put("active", prometheus.GaugeValue, float64(st.Active))

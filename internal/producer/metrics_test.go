@@ -1,0 +1,77 @@
+package producer_test
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
+)
+
+// redisCalls returns how many times Redis ran each command, from INFO
+// commandstats.
+func redisCalls(t *testing.T, sys *testsys.System) map[string]int {
+	t.Helper()
+	info, err := sys.Redis.Client().Info(t.Context(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]int{}
+	for _, line := range strings.Split(info, "\n") {
+		name, rest, ok := strings.Cut(strings.TrimSpace(line), ":calls=")
+		if !ok {
+			continue
+		}
+		n, _, _ := strings.Cut(rest, ",")
+		calls[strings.TrimPrefix(name, "cmdstat_")], _ = strconv.Atoi(n)
+	}
+	return calls
+}
+
+// TestPublicMetricsAreNoRedisAmplifier: /metrics is public; a flood of
+// scrapes, one after another and many at once, reads the events from Redis
+// once (one SMEMBERS and one pipeline per event), not once per scrape, and
+// every scrape still carries every event's figures.
+func TestPublicMetricsAreNoRedisAmplifier(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
+	const events = 20
+	ev := testenv.EventID(t)
+	for i := range events {
+		if r := e.putEvent(t, fmt.Sprintf("%s-%d", ev, i), `{"capacity":5}`); r.status != 201 {
+			t.Fatalf("create: %d %s", r.status, r.body)
+		}
+	}
+	before := redisCalls(t, sys)
+	check := func(r reply) {
+		if r.status != 200 {
+			t.Errorf("/metrics: %d", r.status)
+			return
+		}
+		for i := range events {
+			if want := fmt.Sprintf(`waitq_event_waiting{event="%s-%d"} 0`, ev, i); !strings.Contains(string(r.body), want) {
+				t.Errorf("a scrape lacks %s", want)
+				return
+			}
+		}
+	}
+	for range 20 {
+		check(e.do(t, "GET", "/metrics", nil, nil))
+	}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Go(func() { check(e.do(t, "GET", "/metrics", nil, nil)) })
+	}
+	wg.Wait()
+	after := redisCalls(t, sys)
+	if n := after["smembers"] - before["smembers"]; n != 1 {
+		t.Errorf("40 scrapes listed the events %d times, want once", n)
+	}
+	if n := after["zcard"] - before["zcard"]; n != 2*events {
+		t.Errorf("40 scrapes of %d events ran ZCARD %d times, want %d (one read)", events, n, 2*events)
+	}
+}
