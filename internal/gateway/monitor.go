@@ -18,7 +18,8 @@ const sweepLimit = 1000
 // net behind the fast track (joins and releases admit at once while there
 // is room): expiries, sweeps, and the admissions of a paused or rate-limited
 // event. Admitted users connected here hear of it at once, those on other
-// gateways through the admissions channel (listenAdmissions).
+// gateways through the admissions channel (listenAdmissions). It then notes
+// the events' drop openings to come: Run ticks once more at each.
 func (s *Server) MonitorTick(ctx context.Context) {
 	start := time.Now()
 	defer func() { s.metrics.monitorTick.Observe(time.Since(start).Seconds()) }()
@@ -55,6 +56,7 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		}
 		s.notifyAdmittedUsers(r.EventID, r.Admitted, r.ExpiresAt)
 	}
+	s.noteOpeningsOf(tctx, ids)
 }
 
 // listenAdmissions tells the sockets here of every admission made anywhere

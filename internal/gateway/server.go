@@ -194,6 +194,9 @@ type Server struct {
 	baseCtx context.Context // ends when Run ends; sockets live under it
 	ready   chan struct{}
 
+	// openings is the next drop opening, when the monitor ticks once more.
+	openings *openings
+
 	greetMu  sync.Mutex
 	greeting []*conn
 	greetSig chan struct{}
@@ -222,6 +225,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry, log: d.Logger, now: d.Now,
 		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
+		openings: newOpenings(),
 		// A burst of connects at the start of a sale costs Redis one lookup
 		// a second per event, not one per socket.
 		events: queue.NewEventCache(d.Store, time.Second, d.Now),
@@ -254,7 +258,7 @@ func (s *Server) Echo() *echo.Echo { return s.e }
 func (s *Server) Sockets() int { return s.hub.count() }
 
 // Run runs the write workers, the status rounds, the greeter, the slot
-// monitor, the listener of admissions and the write watchdog until ctx
+// monitor (every AdmitInterval and at each drop opening), the listener of admissions and the write watchdog until ctx
 // ends, then closes every socket with 1001.
 func (s *Server) Run(ctx context.Context) error {
 	s.baseCtx = ctx
@@ -262,7 +266,7 @@ func (s *Server) Run(ctx context.Context) error {
 	close(s.ready)
 	var wg sync.WaitGroup
 	wg.Go(func() { s.statusLoop(ctx) })
-	wg.Go(func() { every(ctx, s.cfg.AdmitInterval, s.MonitorTick) })
+	wg.Go(func() { s.monitorLoop(ctx) })
 	wg.Go(func() { s.greetLoop(ctx) })
 	wg.Go(func() { s.listenAdmissions(ctx) })
 	wg.Go(func() { every(ctx, watchdogPeriod(s.cfg.WriteTimeout), s.watchWrites) })

@@ -147,12 +147,14 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, total int64, pe
 }
 
 // eventOf returns event's configuration from the cache, or nil when it
-// cannot be read: the frames then say nothing of a schedule.
+// cannot be read: the frames then say nothing of a schedule. A drop's
+// opening to come is noted for the slot monitor (openings).
 func (s *Server) eventOf(ctx context.Context, event string) *queue.Event {
 	e, err := s.events.Event(ctx, event)
 	if err != nil {
 		return nil
 	}
+	s.openings.note(e.OpensAt, s.now().UnixMilli())
 	return &e
 }
 

@@ -2,6 +2,7 @@ package producer
 
 import (
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -159,6 +160,9 @@ func (s *Server) putEvent(c echo.Context) error {
 	}
 	s.events.Forget(id)
 	s.log.Info("event saved", "event", ev.String(), "created", created)
+	if exists && admitsDifferently(cur, ev) {
+		s.admitNow(ctx, id)
+	}
 	status := http.StatusOK
 	if created {
 		status = http.StatusCreated
@@ -168,6 +172,36 @@ func (s *Server) putEvent(c echo.Context) error {
 		return s.storeError("read event", err)
 	}
 	return c.JSON(status, st)
+}
+
+// admitsDifferently reports whether next changes what the admission step
+// reads of cur: its state, capacity, rate, adaptive settings or opening. Such
+// a change may make room (a resume, a capacity or rate raised, an opening
+// removed), which must not wait for the slot monitor's next tick.
+func admitsDifferently(cur, next queue.Event) bool {
+	sameAdaptive := (cur.Adaptive == nil) == (next.Adaptive == nil) &&
+		(cur.Adaptive == nil || *cur.Adaptive == *next.Adaptive)
+	return cur.State != next.State || cur.Capacity != next.Capacity ||
+		cur.AdmitPerMinute != next.AdmitPerMinute || cur.OpensAt != next.OpensAt || !sameAdaptive
+}
+
+// admitNow runs event id's admission step at once, as one slot-monitor tick
+// of that event alone (without the sweep: the disconnect grace is the
+// gateway's) with the default batch: the same atomic step, and with the
+// store's recorder the admissions are recorded before their users are told
+// through the admissions channel. A failure is only logged: the change is
+// stored, and the next tick admits.
+func (s *Server) admitNow(ctx context.Context, id string) {
+	res, err := s.store.Tick(ctx, queue.TickRequest{EventIDs: []string{id}, NowMs: s.now().UnixMilli(), AdmitBatch: queue.DefaultAdmitBatch})
+	if err != nil {
+		s.log.Warn("admission after the change failed; the slot monitor's tick admits", "event", id, "err", err)
+		return
+	}
+	for _, r := range res {
+		if len(r.Admitted) > 0 {
+			s.log.Info("admitted after the change", "event", id, "users", len(r.Admitted))
+		}
+	}
 }
 
 // schedule applies body's schedule to ev. The opening and the pre-queue are

@@ -48,6 +48,10 @@ type EventStore interface {
 	// ReportHealth keeps r as its reporter's latest health report of id,
 	// received at nowMs (ErrEventNotFound for an unknown id).
 	ReportHealth(ctx context.Context, id string, r HealthReport, nowMs int64) error
+	// Tick runs the slot monitor's tick over req's events
+	// (GatewayStore.Tick): the admin API runs it for one event, without the
+	// sweep, after a change that may make room.
+	Tick(ctx context.Context, req TickRequest) ([]TickResult, error)
 	// DeleteEvent removes id and its line; it fails with CodeSlotsInUse while
 	// anyone holds a slot, and with ErrEventNotFound for an unknown id.
 	DeleteEvent(ctx context.Context, id string, nowMs int64) error
@@ -155,7 +159,8 @@ type TickRequest struct {
 	// PresenceCutoffMs removes waiting users last seen before it (unix ms):
 	// those gone past the disconnect grace.
 	PresenceCutoffMs int64
-	// SweepLimit is the most users one event loses to the sweep in the tick.
+	// SweepLimit is the most users one event loses to the sweep in the tick
+	// (0: no sweep).
 	SweepLimit int
 }
 

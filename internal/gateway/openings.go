@@ -1,0 +1,103 @@
+package gateway
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// openings is the earliest drop opening (opensAt) the gateway knows to
+// come: the slot monitor runs an extra tick then, so an opening waits for no
+// monitor interval. It learns openings from the configurations it reads: the
+// events of each monitor tick, and those of the status rounds, polls and
+// admitted frames (eventOf). Safe for concurrent use.
+type openings struct {
+	mu   sync.Mutex
+	next int64 // unix ms; 0: none known
+	// changed is signalled (capacity 1) when next moves earlier.
+	changed chan struct{}
+}
+
+func newOpenings() *openings { return &openings{changed: make(chan struct{}, 1)} }
+
+// note records an opening at atMs, when it is still to come at nowMs.
+func (o *openings) note(atMs, nowMs int64) {
+	if atMs <= nowMs {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.next != 0 && o.next <= atMs {
+		return
+	}
+	o.next = atMs
+	select {
+	case o.changed <- struct{}{}:
+	default:
+	}
+}
+
+// take returns the earliest opening known and forgets it: the tick run
+// for it learns the later ones again.
+func (o *openings) take() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	at := o.next
+	o.next = 0
+	return at
+}
+
+// peek returns the earliest opening known (0: none).
+func (o *openings) peek() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.next
+}
+
+// monitorLoop runs MonitorTick every AdmitInterval, and once more at each
+// drop opening it knows of (openings), until ctx ends.
+func (s *Server) monitorLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.AdmitInterval)
+	defer t.Stop()
+	opening := time.NewTimer(time.Hour)
+	opening.Stop()
+	defer opening.Stop()
+	s.noteOpenings(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.MonitorTick(ctx)
+		case <-s.openings.changed:
+			if at := s.openings.peek(); at != 0 {
+				// A millisecond past the opening: the step admits from
+				// opensAt on, on this gateway's clock.
+				opening.Reset(time.UnixMilli(at + 1).Sub(s.now()))
+			}
+		case <-opening.C:
+			s.openings.take()
+			s.MonitorTick(ctx)
+		}
+	}
+}
+
+// noteOpenings learns the openings to come of every registered event.
+func (s *Server) noteOpenings(ctx context.Context) {
+	ids, err := s.store.EventIDs(ctx)
+	if err != nil {
+		return // the next tick lists them again
+	}
+	s.noteOpeningsOf(ctx, ids)
+}
+
+// noteOpeningsOf learns the openings to come of events ids, through the
+// event cache.
+func (s *Server) noteOpeningsOf(ctx context.Context, ids []string) {
+	nowMs := s.now().UnixMilli()
+	for _, id := range ids {
+		if e := s.eventOf(ctx, id); e != nil {
+			s.openings.note(e.OpensAt, nowMs)
+		}
+	}
+}
