@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,7 +25,8 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 	return nil
 }
 
-// WriteRebuilt replaces the event's configuration, line, holds, served
+// WriteRebuilt replaces the event's configuration (unless the one stored
+// is newer: stamped after the log's latest config record), line, holds, served
 // stamps, pre-queue and admission counters with st (its presence is
 // dropped: it is not in the log), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
@@ -39,12 +41,25 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	if err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 	}
-	plain := *s
-	plain.recorder = nil // the configuration came from the log
-	if _, err := plain.PutEvent(ctx, st.Event); err != nil {
+	k := keysOf(ev)
+	stored, err := s.c.HMGet(ctx, k.config, "capacity", "configuredAt").Result()
+	if err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 	}
-	k := keysOf(ev)
+	at, _ := stored[1].(string)
+	if storedAt, _ := strconv.ParseInt(at, 10, 64); stored[0] != nil && storedAt > st.ConfiguredAt {
+		// An admin change stored before the mark whose record lies past
+		// the end read (PUTs are refused from the mark on): it stays.
+		if err := s.c.SAdd(ctx, EventsKey, ev).Err(); err != nil {
+			return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
+		}
+	} else {
+		plain := *s
+		plain.recorder = nil // the configuration came from the log
+		if _, err := plain.putEvent(ctx, st.Event, max(st.ConfiguredAt, 1)); err != nil {
+			return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
+		}
+	}
 	p := s.c.Pipeline()
 	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded)
 	p.HDel(ctx, k.stats, "admittedMaxScore")
