@@ -116,8 +116,11 @@ func (r *Replay) Merge(o *Replay) {
 
 // Rebuilt is an event's live state as its log describes it.
 type Rebuilt struct {
-	// Event is the configuration of the latest config record.
-	Event Event
+	// Event is the configuration of the latest config record, and
+	// ConfiguredAt that record's stamp (ts): a stored configuration stamped
+	// later is newer than the log's (its record lies past the end read).
+	Event        Event
+	ConfiguredAt int64
 	// Waiting, Active, Served and Prequeue map user ids to the scores of
 	// the keys of the same names (docs/data.md).
 	Waiting, Active, Served, Prequeue map[string]int64
@@ -135,8 +138,9 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		return Rebuilt{}, false
 	}
 	st = Rebuilt{
-		Event:   r.Config.ConfiguredEvent(),
-		Waiting: map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
+		Event:        r.Config.ConfiguredEvent(),
+		ConfiguredAt: r.Config.TS,
+		Waiting:      map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
 	}
 	var drawer *draw.Drawer
 	if st.Event.Seed != nil && st.Event.OpensAt > 0 {

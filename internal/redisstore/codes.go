@@ -28,7 +28,7 @@ const (
 	// reads the seed again (ingest.lua).
 	codeStaleDraw int64 = -2
 	// codeRebuilding: the event is being rebuilt; nothing changed
-	// (ingest.lua, release.lua).
+	// (ingest.lua, release.lua, mark_recorded.lua).
 	codeRebuilding int64 = -3
 	// codeTooManyReporters: a new reporter finds the event with the most
 	// reporters, none stale (health.lua).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"strconv"
 
 	"github.com/redis/go-redis/v9"
 
@@ -24,19 +25,41 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 	return nil
 }
 
-// WriteRebuilt replaces the event's configuration, line, holds, served
-// stamps, pre-queue and admission counters with st (its presence and
-// unrecorded holders are dropped: they are not in the log), and registers the
-// event. The rebuild mark stays: EndRebuild removes it. The rate's token
-// bucket restarts empty at nowMs, so the rebuild adds no burst.
+// WriteRebuilt replaces the event's configuration (unless the one stored
+// is newer: stamped after the log's latest config record), line, holds, served
+// stamps, pre-queue and admission counters with st (its presence is
+// dropped: it is not in the log), and registers the event. The rebuild
+// mark stays: EndRebuild removes it. The rate's token bucket restarts
+// empty at nowMs, so the rebuild adds no burst.
+//
+// The unrecorded holders still holding at nowMs are kept, holding and
+// unrecorded (keepUnrecorded): admitted before the mark, their records
+// may lie past the end the rebuild read, and nobody was told of them.
 func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64) error {
 	ev := st.Event.ID
-	plain := *s
-	plain.recorder = nil // the configuration came from the log
-	if _, err := plain.PutEvent(ctx, st.Event); err != nil {
+	unrecorded, err := s.keepUnrecorded(ctx, &st, nowMs)
+	if err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 	}
 	k := keysOf(ev)
+	stored, err := s.c.HMGet(ctx, k.config, "capacity", "configuredAt").Result()
+	if err != nil {
+		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
+	}
+	at, _ := stored[1].(string)
+	if storedAt, _ := strconv.ParseInt(at, 10, 64); stored[0] != nil && storedAt > st.ConfiguredAt {
+		// An admin change stored before the mark whose record lies past
+		// the end read (PUTs are refused from the mark on): it stays.
+		if err := s.c.SAdd(ctx, EventsKey, ev).Err(); err != nil {
+			return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
+		}
+	} else {
+		plain := *s
+		plain.recorder = nil // the configuration came from the log
+		if _, err := plain.putEvent(ctx, st.Event, max(st.ConfiguredAt, 1)); err != nil {
+			return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
+		}
+	}
 	p := s.c.Pipeline()
 	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded)
 	p.HDel(ctx, k.stats, "admittedMaxScore")
@@ -62,10 +85,63 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 			p.ZAdd(ctx, key, zs...)
 		}
 	}
+	if len(unrecorded) > 0 {
+		p.ZAdd(ctx, k.unrecorded, unrecorded...)
+	}
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 	}
 	return nil
+}
+
+// keepUnrecorded adds to st the event's unrecorded holders whose hold is
+// still ahead at nowMs, and returns them as the unrecorded set to write
+// back. Each was admitted live before the rebuild's mark (admission stops
+// at the mark) and nobody was told (mark_recorded.lua refuses while the
+// event is rebuilt); its record, when written, may lie past the end the
+// rebuild read. So it keeps its hold and served mark and leaves the line,
+// its admission counts once (not again when the log held its record), and
+// it stays unrecorded: a monitor tick records it after the rebuild and
+// tells it. Nothing changes these keys while the mark stands.
+func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int64) ([]redis.Z, error) {
+	k := keysOf(st.Event.ID)
+	zs, err := s.c.ZRangeWithScores(ctx, k.unrecorded, 0, -1).Result()
+	if err != nil || len(zs) == 0 {
+		return nil, err
+	}
+	ids := make([]string, len(zs))
+	for i, z := range zs {
+		ids[i], _ = z.Member.(string)
+	}
+	holds, err := s.c.ZMScore(ctx, k.active, ids...).Result()
+	if err != nil {
+		return nil, err
+	}
+	served, err := s.c.ZMScore(ctx, k.served, ids...).Result()
+	if err != nil {
+		return nil, err
+	}
+	st.Waiting, st.Active, st.Served = maps.Clone(st.Waiting), maps.Clone(st.Active), maps.Clone(st.Served)
+	var keep []redis.Z
+	for i, u := range ids {
+		hold, mark := int64(holds[i]), int64(served[i])
+		if hold <= nowMs {
+			continue // ended: never told, it is as the log says
+		}
+		keep = append(keep, zs[i])
+		if st.Active[u] < hold {
+			st.Active[u] = hold
+		}
+		if logged, ok := st.Served[u]; !ok || logged < mark {
+			st.Served[u] = mark
+			if place, waiting := st.Waiting[u]; waiting && (st.AdmittedTotal == 0 || place > st.AdmittedMaxScore) {
+				st.AdmittedMaxScore = place
+			}
+			st.AdmittedTotal++
+		}
+		delete(st.Waiting, u)
+	}
+	return keep, nil
 }
 
 // EndRebuild removes eventID's rebuild mark: admission, sweeps, releases

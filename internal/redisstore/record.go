@@ -89,15 +89,22 @@ func (s *Store) record(ctx context.Context, nowMs int64, cs []changes) map[strin
 		for _, u := range users {
 			args = append(args, u)
 		}
-		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.active}, args})
+		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.active, k.config}, args})
 		events = append(events, ev)
 	}
 	if len(calls) == 0 {
 		return recorded
 	}
-	if _, err := s.pipeline(ctx, calls); err != nil {
+	cmds, err := s.pipeline(ctx, calls)
+	if err != nil {
 		s.log.Warn("marking recorded admissions failed; a monitor tick records them again", "events", events, "err", err)
 		return nil
+	}
+	for i, ev := range events {
+		if n, _ := cmds[i].Val().(int64); n == codeRebuilding {
+			// Nobody told: the users stay unrecorded through the rebuild.
+			delete(recorded, ev)
+		}
 	}
 	return recorded
 }

@@ -101,48 +101,56 @@ func (s *Store) Ping(ctx context.Context) error {
 
 // PutEvent creates or replaces e's configuration and registers it. An
 // event's draw seed is written once: a seed already stored stays (its
-// commitment may have been published), whatever e.Seed says.
+// commitment may have been published), whatever e.Seed says. While the
+// event is being rebuilt it changes nothing and returns ErrRebuilding: the
+// rebuild would write over the change.
 func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
+	return s.putEvent(ctx, e, 0)
+}
+
+// putEvent is PutEvent; with logged > 0 it is a rebuild's write of the
+// log's latest config record, made at logged: written while the event is
+// rebuilt, stamped logged. Otherwise the configuration is stamped
+// (config.configuredAt) now, or just after the stamp stored if that is
+// later, and its config record carries the same stamp: the stored
+// configuration is newer than every config record in the log exactly when
+// its stamp is higher than theirs (a rebuild keeps it then, WriteRebuilt).
+func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool, error) {
 	key := ConfigKey(e.ID)
-	var exists *redis.IntCmd
-	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		exists = p.Exists(ctx, key)
-		p.HSet(ctx, key,
-			"capacity", e.Capacity,
-			"holdSeconds", e.HoldSeconds,
-			"state", string(e.State),
-			"partitions", e.Partitions,
-			"admitPerMinute", e.AdmitPerMinute,
-			"opensAt", e.OpensAt,
-			"prequeueSeconds", e.PrequeueSeconds,
-			"closesAt", e.ClosesAt,
-			"targetUrl", e.TargetURL)
-		if a := e.Adaptive; a != nil {
-			p.HSet(ctx, key,
-				"adaptive.targetLatencyMs", a.TargetLatencyMs,
-				"adaptive.maxErrorRate", a.MaxErrorRate,
-				"adaptive.maxLoad", a.MaxLoad,
-				"adaptive.minAdmitPerMinute", a.MinAdmitPerMinute,
-				"adaptive.startAdmitPerMinute", a.StartAdmitPerMinute,
-				"adaptive.increasePerStep", a.IncreasePerStep,
-				"adaptive.decreaseFactor", a.DecreaseFactor,
-				"adaptive.stepMs", a.StepMs,
-				"adaptive.maxSettleSeconds", a.MaxSettleSeconds,
-				"adaptive.signalTimeoutSeconds", a.SignalTimeoutSeconds,
-				"adaptive.onSignalLoss", a.OnSignalLoss)
-		} else {
-			p.HDel(ctx, key, adaptiveFields...)
-			p.HDel(ctx, ControlKey(e.ID), controllerFields...)
+	var (
+		created bool
+		stamp   int64
+	)
+	put := func(tx *redis.Tx) error {
+		h, err := tx.HMGet(ctx, key, "rebuilding", "configuredAt").Result()
+		if err != nil {
+			return err
 		}
-		if e.ReportToken != "" {
-			p.HSet(ctx, key, "reportToken", e.ReportToken)
+		if h[0] != nil && logged == 0 {
+			return queue.ErrRebuilding
 		}
-		if e.Seed != nil {
-			p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
-			p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
+		n, err := tx.Exists(ctx, key).Result()
+		if err != nil {
+			return err
 		}
-		return nil
-	})
+		created, stamp = n == 0, logged
+		if stamp == 0 {
+			prev, _ := h[1].(string)
+			last, _ := strconv.ParseInt(prev, 10, 64)
+			stamp = max(time.Now().UnixMilli(), last+1)
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			putConfig(ctx, p, key, e, stamp)
+			return nil
+		})
+		return err
+	}
+	var err error
+	for range 100 { // the key changed between the read and the write: again
+		if err = s.c.Watch(ctx, put, key); !errors.Is(err, redis.TxFailedErr) {
+			break
+		}
+	}
 	if err != nil {
 		return false, fmt.Errorf("redisstore: put event %s: %w", e.ID, err)
 	}
@@ -151,15 +159,55 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 	if err := s.c.SAdd(ctx, EventsKey, e.ID).Err(); err != nil {
 		return false, fmt.Errorf("redisstore: register event %s: %w", e.ID, err)
 	}
-	if err := s.recordConfig(ctx, e.ID); err != nil {
+	if err := s.recordConfig(ctx, e.ID, stamp); err != nil {
 		return false, err
 	}
-	return exists.Val() == 0, nil
+	return created, nil
+}
+
+// putConfig queues the writes of e's configuration, stamped, on p.
+func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event, stamp int64) {
+	p.HSet(ctx, key,
+		"configuredAt", stamp,
+		"capacity", e.Capacity,
+		"holdSeconds", e.HoldSeconds,
+		"state", string(e.State),
+		"partitions", e.Partitions,
+		"admitPerMinute", e.AdmitPerMinute,
+		"opensAt", e.OpensAt,
+		"prequeueSeconds", e.PrequeueSeconds,
+		"closesAt", e.ClosesAt,
+		"targetUrl", e.TargetURL)
+	if a := e.Adaptive; a != nil {
+		p.HSet(ctx, key,
+			"adaptive.targetLatencyMs", a.TargetLatencyMs,
+			"adaptive.maxErrorRate", a.MaxErrorRate,
+			"adaptive.maxLoad", a.MaxLoad,
+			"adaptive.minAdmitPerMinute", a.MinAdmitPerMinute,
+			"adaptive.startAdmitPerMinute", a.StartAdmitPerMinute,
+			"adaptive.increasePerStep", a.IncreasePerStep,
+			"adaptive.decreaseFactor", a.DecreaseFactor,
+			"adaptive.stepMs", a.StepMs,
+			"adaptive.maxSettleSeconds", a.MaxSettleSeconds,
+			"adaptive.signalTimeoutSeconds", a.SignalTimeoutSeconds,
+			"adaptive.onSignalLoss", a.OnSignalLoss)
+	} else {
+		p.HDel(ctx, key, adaptiveFields...)
+		p.HDel(ctx, ControlKey(e.ID), controllerFields...)
+	}
+	if e.ReportToken != "" {
+		p.HSet(ctx, key, "reportToken", e.ReportToken)
+	}
+	if e.Seed != nil {
+		p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
+		p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
+	}
 }
 
 // recordConfig writes id's configuration as stored (with the seed that
-// stayed) to the log, with a recorder: a rebuild attaches the line to it.
-func (s *Store) recordConfig(ctx context.Context, id string) error {
+// stayed) to the log, with a recorder, as a config record made at stamp
+// (config.configuredAt): a rebuild attaches the line to it.
+func (s *Store) recordConfig(ctx context.Context, id string, stamp int64) error {
 	if s.recorder == nil {
 		return nil
 	}
@@ -167,7 +215,7 @@ func (s *Store) recordConfig(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.recorder.Record(ctx, []queue.Message{queue.NewConfigRecord(stored, time.Now().UnixMilli())}); err != nil {
+	if err := s.recorder.Record(ctx, []queue.Message{queue.NewConfigRecord(stored, stamp)}); err != nil {
 		return fmt.Errorf("redisstore: record the configuration of %s: %w: %w", id, queue.ErrBrokerUnavailable, err)
 	}
 	return nil

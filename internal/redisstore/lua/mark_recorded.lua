@@ -1,7 +1,7 @@
 -- mark_recorded.lua: admissions are recorded (in the log) now; tell their
 -- users.
 --
--- KEYS[1] unrecorded ZSET, KEYS[2] active ZSET
+-- KEYS[1] unrecorded ZSET, KEYS[2] active ZSET, KEYS[3] config HASH
 -- ARGV[1] event id, ARGV[2] the admissions channel ('' : publish nothing),
 -- ARGV[3..] user ids whose admit records the broker acknowledged
 --
@@ -9,7 +9,14 @@
 -- shows their hold, so an entry token may be given. Users still holding
 -- are published on the channel as admit() does when the caller does not
 -- record, {"eventId","expiresAt","users":[…]}, one notice per end of hold.
--- Returns the number of users marked.
+-- Returns the number of users marked, or REBUILDING while the event is
+-- being rebuilt (config.rebuilding): nobody is marked, nobody told. The
+-- rebuild read the log to an end taken after its mark, so a record
+-- acknowledged now may lie past it; the users stay unrecorded, the rebuild
+-- keeps them holding, and a monitor tick records them again after it.
+if redis.call('HEXISTS', KEYS[3], 'rebuilding') == 1 then
+  return REBUILDING
+end
 local byEnd, ends, n = {}, {}, 0
 for i = 3, #ARGV do
   local user = ARGV[i]
