@@ -151,3 +151,36 @@ func TestREADMELayout(t *testing.T) {
 		}
 	}
 }
+
+// TestProductFilesStayShort fails when a file of the product (pkg/,
+// internal/ but the tools and test helpers, cmd/) grows past 400 lines:
+// split it by concern.
+func TestProductFilesStayShort(t *testing.T) {
+	const most = 400
+	checked := 0
+	for dir := range packages(t) {
+		if k := kind(dir); k == "tool" || k == "test helper" || k == "test suite" {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range files {
+			if strings.HasSuffix(f, "_test.go") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			if n := strings.Count(string(b), "\n"); n > most {
+				t.Errorf("%s has %d lines, more than %d: split it by concern", f, n, most)
+			}
+		}
+	}
+	if checked < 50 {
+		t.Errorf("only %d product files checked: the rule looks at the wrong place", checked)
+	}
+}
