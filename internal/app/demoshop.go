@@ -35,5 +35,9 @@ func (d *DemoShop) Validate() error { return d.Config.Validate() }
 
 // Run implements Service.
 func (d *DemoShop) Run(ctx context.Context, log *slog.Logger) error {
-	return serveHTTP(ctx, log, d.HTTPAddr, demoshop.New(d.Config), d.ShutdownTimeout, nil)
+	shop, err := demoshop.New(d.Config)
+	if err != nil {
+		return err
+	}
+	return serveHTTP(ctx, log, d.HTTPAddr, shop, d.ShutdownTimeout, nil)
 }

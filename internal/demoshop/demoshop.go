@@ -139,12 +139,18 @@ type Shop struct {
 }
 
 // Handler returns the shop without a limit: New(Config{}).
-func Handler() http.Handler { return New(Config{}) }
+func Handler() http.Handler {
+	s, _ := New(Config{}) // the zero Config is valid
+	return s
+}
 
-// New returns the shop of cfg, its zero settings taking DefaultConfig's
-// (Validate says whether cfg is usable; New takes it as it is).
-func New(cfg Config) *Shop {
+// New returns the shop of cfg, its zero settings taking DefaultConfig's, or
+// an error when cfg is not valid.
+func New(cfg Config) (*Shop, error) {
 	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	s := &Shop{cfg: cfg, mux: http.NewServeMux()}
 	if cfg.Workers > 0 {
 		s.workers = make(chan struct{}, cfg.Workers)
@@ -178,7 +184,7 @@ func New(cfg Config) *Shop {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("ok\n"))
 	})
-	return s
+	return s, nil
 }
 
 // ServeHTTP implements http.Handler.

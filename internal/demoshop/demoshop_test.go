@@ -15,10 +15,27 @@ import (
 func TestShopPages(t *testing.T) {
 	for name, h := range map[string]http.Handler{
 		"no limit":  demoshop.Handler(),
-		"a worker":  demoshop.New(demoshop.Config{Workers: 1, WorkTime: time.Millisecond}),
-		"a timeout": demoshop.New(demoshop.Config{QueueTimeout: time.Minute}),
+		"a worker":  newShop(t, demoshop.Config{Workers: 1, WorkTime: time.Millisecond}),
+		"a timeout": newShop(t, demoshop.Config{QueueTimeout: time.Minute}),
 	} {
 		t.Run(name, func(t *testing.T) { testPages(t, h) })
+	}
+}
+
+// newShop returns the shop of cfg, failing the test when cfg is refused.
+func newShop(tb testing.TB, cfg demoshop.Config) *demoshop.Shop {
+	tb.Helper()
+	s, err := demoshop.New(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// TestNewRefusesABadConfig: New validates, as every constructor does.
+func TestNewRefusesABadConfig(t *testing.T) {
+	if _, err := demoshop.New(demoshop.Config{Workers: -1}); err == nil || !strings.Contains(err.Error(), "WAITQ_SHOP_WORKERS") {
+		t.Fatalf("New with -1 workers: %v, want an error naming WAITQ_SHOP_WORKERS", err)
 	}
 }
 

@@ -54,7 +54,7 @@ func TestWorkersLimitThePagesInService(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(strconv.Itoa(tc.workers)+" workers, "+strconv.Itoa(tc.pages)+" pages", func(t *testing.T) {
-			shop := demoshop.New(demoshop.Config{Workers: tc.workers, WorkTime: tc.work, QueueTimeout: time.Minute})
+			shop := newShop(t, demoshop.Config{Workers: tc.workers, WorkTime: tc.work, QueueTimeout: time.Minute})
 			base := serve(t, shop)
 			lat := make([]time.Duration, tc.pages)
 			var wg sync.WaitGroup
@@ -91,7 +91,7 @@ func TestWorkersLimitThePagesInService(t *testing.T) {
 // within the queue timeout is answered 503, while static files and the
 // health check need no worker.
 func TestBusyShopAnswers503(t *testing.T) {
-	shop := demoshop.New(demoshop.Config{Workers: 1, WorkTime: time.Hour, QueueTimeout: 50 * time.Millisecond})
+	shop := newShop(t, demoshop.Config{Workers: 1, WorkTime: time.Minute, QueueTimeout: 50 * time.Millisecond})
 	base := serve(t, shop)
 
 	// The holder keeps the worker until the test lets it go.
@@ -140,7 +140,7 @@ func TestBusyShopAnswers503(t *testing.T) {
 // TestVisitorsWhoLeaveGiveUpTheirPlace cancels a page waiting for a worker:
 // it leaves the queue.
 func TestVisitorsWhoLeaveGiveUpTheirPlace(t *testing.T) {
-	shop := demoshop.New(demoshop.Config{Workers: 1, WorkTime: time.Hour, QueueTimeout: time.Hour})
+	shop := newShop(t, demoshop.Config{Workers: 1, WorkTime: time.Minute, QueueTimeout: time.Hour})
 	base := serve(t, shop)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

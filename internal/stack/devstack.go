@@ -103,7 +103,11 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("demo shop: %w", err)
 		}
-		shop := &http.Server{Handler: demoshop.New(demoShop), ReadHeaderTimeout: 5 * time.Second}
+		handler, err := demoshop.New(demoShop)
+		if err != nil {
+			return fmt.Errorf("demo shop: %w", err)
+		}
+		shop := &http.Server{Handler: handler, ReadHeaderTimeout: 5 * time.Second}
 		go func() { _ = shop.Serve(origin) }()
 		defer shop.Close()
 		shopURL = "http://" + origin.Addr().String()
