@@ -142,35 +142,39 @@ func (p Producer) StartStream(tb testing.TB, event string, workers, perWorker in
 				user := fmt.Sprintf("w%d-u%04d", w, i)
 				s.Sent.Add(1)
 				j, ref, err := p.Join(context.Background(), event, user)
-				s.mu.Lock()
-				switch {
-				case err != nil:
-					s.errs++
-					s.landable[user] = true
-				case ref != nil:
-					s.refused[fmt.Sprintf("%d %s", ref.Status, ref.Code)]++
-					if ref.Status == http.StatusServiceUnavailable && ref.Code == string(queue.CodeBrokerUnavailable) {
-						s.landable[user] = true
-					}
-				default:
-					s.stamps[user] = j.JoinedAt
-					s.Acked.Add(1)
-				}
-				s.mu.Unlock()
+				s.answered(user, j, ref, err)
 			}
 		})
 	}
 	return s
 }
 
-// Record adds a join acknowledged outside the stream, so that the
-// reconciliation counts it.
-func (s *Stream) Record(j producer.JoinResponse) {
+// answered counts the answer to a join of user: acknowledged with its
+// stamp, refused (a 503 broker_unavailable may have landed), or no answer
+// at all (may have landed too).
+func (s *Stream) answered(user string, j producer.JoinResponse, ref *Refusal, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.stamps[j.UserID] = j.JoinedAt
+	switch {
+	case err != nil:
+		s.errs++
+		s.landable[user] = true
+	case ref != nil:
+		s.refused[fmt.Sprintf("%d %s", ref.Status, ref.Code)]++
+		if ref.Status == http.StatusServiceUnavailable && ref.Code == string(queue.CodeBrokerUnavailable) {
+			s.landable[user] = true
+		}
+	default:
+		s.stamps[user] = j.JoinedAt
+		s.Acked.Add(1)
+	}
+}
+
+// Record counts the answer to a join sent outside the stream (Join's
+// results), so that the reconciliation counts it as the stream's own.
+func (s *Stream) Record(user string, j producer.JoinResponse, ref *Refusal, err error) {
 	s.Sent.Add(1)
-	s.Acked.Add(1)
+	s.answered(user, j, ref, err)
 }
 
 // Wait waits until every join of the stream was answered.
