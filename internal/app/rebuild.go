@@ -51,7 +51,8 @@ func (r *Rebuild) Validate() error {
 }
 
 // Run implements Service: it rebuilds each event in turn and stops at the
-// first failure (that event stays marked rebuilding: run again).
+// first failure (that event stays marked rebuilding: run again). With All,
+// a deleted event whose topic remains (its tombstone stands) is skipped.
 func (r *Rebuild) Run(ctx context.Context, log *slog.Logger) error {
 	store, err := r.open(redisstore.Options{})
 	if err != nil {
@@ -77,11 +78,19 @@ func (r *Rebuild) Run(ctx context.Context, log *slog.Logger) error {
 		}
 	}
 	rb := &rebuild.Rebuilder{Log: admin, Store: store, Logger: log}
+	rebuilt := 0
 	for _, ev := range events {
-		if _, err := rb.Rebuild(ctx, ev); err != nil {
+		_, err := rb.Rebuild(ctx, ev)
+		if r.All && errors.Is(err, queue.ErrLogNotDeleted) {
+			// A deleted event's leftover topic: not brought back.
+			log.Warn("skipped a deleted event whose topic remains: DELETE it again to remove the topic", "event", ev)
+			continue
+		}
+		if err != nil {
 			return err
 		}
+		rebuilt++
 	}
-	log.Info("rebuilt", "events", len(events))
+	log.Info("rebuilt", "events", rebuilt)
 	return nil
 }

@@ -105,7 +105,9 @@ func (s *Server) eventParam(c echo.Context) (string, error) {
 }
 
 // putEvent creates or updates an event: its topic first, then its
-// configuration, so an event visible in Redis always has its topic.
+// configuration, so an event visible in Redis always has its topic. An id
+// deleted whose log is still to delete (tombstoned) gets that deletion
+// first: a new event never starts on the deleted one's log.
 func (s *Server) putEvent(c echo.Context) error {
 	id, err := s.eventParam(c)
 	if err != nil {
@@ -148,6 +150,11 @@ func (s *Server) putEvent(c echo.Context) error {
 	if err := ev.Validate(); err != nil {
 		return err
 	}
+	if !exists {
+		if err := s.deleteLog(ctx, id, false); err != nil {
+			return err
+		}
+	}
 	if err := s.topics.EnsureTopic(ctx, id, ev.Partitions); err != nil {
 		s.log.Warn("topic creation failed", "event", id, "err", err)
 		return queue.Errorf(queue.CodeBrokerUnavailable, "could not create the event's topic; try again")
@@ -155,7 +162,8 @@ func (s *Server) putEvent(c echo.Context) error {
 	created, err := s.store.PutEvent(ctx, ev)
 	if err != nil {
 		// broker_unavailable when the configuration was stored but its
-		// record could not be written: the PUT is to be repeated.
+		// record could not be written: the PUT is to be repeated; or when
+		// a DELETE tombstoned the id meanwhile (ErrLogNotDeleted).
 		return s.eventError(id, "put event", err)
 	}
 	s.events.Forget(id)
@@ -337,7 +345,11 @@ func (s *Server) listEvents(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
-// deleteEvent removes the event unless a slot is held, then its topic.
+// deleteEvent removes the event unless a slot is held, leaving its
+// tombstone, then its topic, then the tombstone: 204 once both are gone.
+// When the topic's deletion fails the event is gone but its log is not:
+// 503 broker_unavailable, and a DELETE again (of the tombstoned id, not a
+// 404) retries it.
 func (s *Server) deleteEvent(c echo.Context) error {
 	id, err := s.eventParam(c)
 	if err != nil {
@@ -348,12 +360,41 @@ func (s *Server) deleteEvent(c echo.Context) error {
 		return s.eventError(id, "delete event", err)
 	}
 	s.events.Forget(id)
-	if err := s.topics.DeleteTopic(ctx, id); err != nil {
-		// The event is gone; a leftover topic only holds history.
-		s.log.Warn("topic deletion failed", "event", id, "err", err)
+	if err := s.deleteLog(ctx, id, true); err != nil {
+		return err
 	}
 	s.log.Info("event deleted", "event", id)
 	return c.NoContent(http.StatusNoContent)
+}
+
+// deleteLog deletes the topic of id, a deleted event, and then its
+// tombstone; known says the caller knows the tombstone stands (the DELETE
+// just left it or found it), else it is read first and nothing is done
+// without one. A topic that could not be deleted keeps the tombstone and
+// is answered 503 broker_unavailable, as queue.ErrLogNotDeleted.
+//
+// Only a tombstone deletes a topic here: after a loss of Redis there is
+// none, so re-creating an event never deletes the log a rebuild needs.
+func (s *Server) deleteLog(ctx context.Context, id string, known bool) error {
+	if !known {
+		dead, err := s.store.Tombstoned(ctx, id)
+		if err != nil {
+			return s.storeError("read tombstone", err)
+		}
+		if !dead {
+			return nil
+		}
+	}
+	if err := s.topics.DeleteTopic(ctx, id); err != nil {
+		s.log.Warn("topic deletion of a deleted event failed; its tombstone stays", "event", id, "err", err)
+		return queue.Errorf(queue.CodeBrokerUnavailable, "event %s is deleted but its log (topic) could not be: DELETE the event again once the broker answers (a PUT creating it anew retries too)", id)
+	}
+	if err := s.store.ClearTombstone(ctx, id); err != nil {
+		// The topic is gone: the tombstone only asks for a deletion
+		// that is now harmless (a missing topic is no error).
+		s.log.Warn("the tombstone of a deleted event stays after its topic's deletion", "event", id, "err", err)
+	}
+	return nil
 }
 
 // eventError is the answer to a store call on event id that failed: 404

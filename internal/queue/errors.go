@@ -83,3 +83,10 @@ var ErrBrokerUnavailable = &Error{Code: CodeBrokerUnavailable, Message: "no kafk
 // rebuilt from the log: nothing changed, and the caller may try again in a
 // moment.
 var ErrRebuilding = &Error{Code: CodeStoreUnavailable, Message: "the event is being rebuilt from its log; try again in a moment"}
+
+// ErrLogNotDeleted answers a change of an event id that was deleted while
+// its log (its topic) could not be: the id is tombstoned until the topic's
+// deletion succeeds (an admin DELETE again, or the PUT that creates the id
+// anew, retries it), so that no new event starts on the deleted one's log
+// and no rebuild brings the deleted one back.
+var ErrLogNotDeleted = &Error{Code: CodeBrokerUnavailable, Message: "the event was deleted but its log (topic) is not yet: DELETE the event again once the broker answers"}

@@ -35,7 +35,7 @@ type EventLookup interface {
 // what producer-api's admin API and metrics need.
 type EventStore interface {
 	// PutEvent creates or replaces e's configuration and reports whether it
-	// was created.
+	// was created. It creates no event over a tombstone (ErrLogNotDeleted).
 	PutEvent(ctx context.Context, e Event) (created bool, err error)
 	EventLookup
 	// EventStatus returns id's configuration and live sizes, or ErrEventNotFound.
@@ -52,9 +52,16 @@ type EventStore interface {
 	// (GatewayStore.Tick): the admin API runs it for one event, without the
 	// sweep, after a change that may make room.
 	Tick(ctx context.Context, req TickRequest) ([]TickResult, error)
-	// DeleteEvent removes id and its line; it fails with CodeSlotsInUse while
-	// anyone holds a slot, and with ErrEventNotFound for an unknown id.
+	// DeleteEvent removes id and its line and, in the same atomic step,
+	// leaves id's tombstone: its log (topic) is to delete. It fails with
+	// CodeSlotsInUse while anyone holds a slot, and with ErrEventNotFound
+	// for an id neither configured nor tombstoned; an id already deleted
+	// whose tombstone stands is no error (its log is still to delete).
 	DeleteEvent(ctx context.Context, id string, nowMs int64) error
+	// Tombstoned reports whether id was deleted while its log is not yet.
+	Tombstoned(ctx context.Context, id string) (bool, error)
+	// ClearTombstone removes id's tombstone, once its log is deleted.
+	ClearTombstone(ctx context.Context, id string) error
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 }

@@ -19,7 +19,7 @@ import (
 // value of its own. Field values are numbers inside a list reply.
 const (
 	// codeOK: done (health.lua kept the report, delete_event.lua deleted
-	// the event).
+	// the event and left its tombstone).
 	codeOK int64 = 1
 	// codeNoEvent: the event has no configuration; nothing changed
 	// (ingest.lua, tick.lua, health.lua, delete_event.lua).
@@ -36,6 +36,10 @@ const (
 	// codeSlotsInUse: someone holds a slot; nothing deleted
 	// (delete_event.lua).
 	codeSlotsInUse int64 = -5
+	// codeTombstoned: the event has no configuration but its tombstone
+	// stands: deleted, its log still to delete; nothing changed
+	// (delete_event.lua).
+	codeTombstoned int64 = -6
 
 	// valueNone: no such value in a field of status.lua's reply: not
 	// waiting, never admitted, no drawn place, a fixed rate (queue.Place).
@@ -57,6 +61,7 @@ var scriptCodes = []scriptCode{
 	{"REBUILDING", codeRebuilding, true},
 	{"TOO_MANY_REPORTERS", codeTooManyReporters, true},
 	{"SLOTS_IN_USE", codeSlotsInUse, true},
+	{"TOMBSTONED", codeTombstoned, true},
 	{"NONE", valueNone, false},
 	{"RANK_PREQUEUE", queue.RankPrequeue, false},
 	{"RANK_REBUILDING", queue.RankRebuilding, false},

@@ -180,6 +180,9 @@ func TestIngestFollowsADrawThatChanged(t *testing.T) {
 	if err := s.DeleteEvent(ctx, ev, 100); err != nil {
 		t.Fatal(err)
 	}
+	if err := s.ClearTombstone(ctx, ev); err != nil { // the topic is deleted
+		t.Fatal(err)
+	}
 	seed := putDrop(t, s, ev, 10)
 	if r := ingest(t, s, opens-100, msg(queue.OpJoin, ev, "y", opens-200)); r.Joined != 1 {
 		t.Fatalf("ingest after the event was made again: %+v", r)

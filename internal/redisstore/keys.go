@@ -61,6 +61,14 @@ func ChangesKey(eventID string) string { return "waitq:{" + eventID + "}:changes
 // contract's and predates the word.
 func UnrecordedKey(eventID string) string { return "waitq:{" + eventID + "}:unlogged" }
 
+// TombstoneKey is the STRING left by the admin DELETE (delete_event.lua, in
+// the step that removes the event's other keys) when it deletes eventID:
+// the unix ms of the delete, standing while the event's log (its topic) is
+// still to delete. It is removed once the topic's deletion succeeded; while
+// it stands no event of that id is created (PutEvent) or rebuilt
+// (BeginRebuild), so a new event never starts on the deleted one's log.
+func TombstoneKey(eventID string) string { return "waitq:{" + eventID + "}:deleted" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {

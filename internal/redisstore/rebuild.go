@@ -17,9 +17,26 @@ const rebuildChunk = 1000
 // BeginRebuild marks eventID as being rebuilt (config.rebuilding = nowMs),
 // creating the config hash if Redis lost it: from now on its admission,
 // sweeps and releases stop, the consumer holds its messages and statuses
-// say rebuilding, until EndRebuild.
+// say rebuilding, until EndRebuild. An event deleted whose log is still to
+// delete (its tombstone stands) is not brought back: nothing is marked and
+// it returns ErrLogNotDeleted.
 func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) error {
-	if err := s.c.HSet(ctx, ConfigKey(eventID), "rebuilding", nowMs).Err(); err != nil {
+	tomb := TombstoneKey(eventID)
+	mark := func(tx *redis.Tx) error {
+		dead, err := tx.Exists(ctx, tomb).Result()
+		if err != nil {
+			return err
+		}
+		if dead > 0 {
+			return queue.ErrLogNotDeleted
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			p.HSet(ctx, ConfigKey(eventID), "rebuilding", nowMs)
+			return nil
+		})
+		return err
+	}
+	if err := s.c.Watch(ctx, mark, tomb); err != nil {
 		return fmt.Errorf("redisstore: begin rebuild of %s: %w", eventID, err)
 	}
 	return nil

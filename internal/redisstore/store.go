@@ -103,7 +103,9 @@ func (s *Store) Ping(ctx context.Context) error {
 // event's draw seed is written once: a seed already stored stays (its
 // commitment may have been published), whatever e.Seed says. While the
 // event is being rebuilt it changes nothing and returns ErrRebuilding: the
-// rebuild would write over the change.
+// rebuild would write over the change. It creates no event over a
+// tombstone (TombstoneKey): nothing changes and it returns
+// ErrLogNotDeleted, for the new event would start on the deleted one's log.
 func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 	return s.putEvent(ctx, e, 0)
 }
@@ -116,7 +118,7 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 // configuration is newer than every config record in the log exactly when
 // its stamp is higher than theirs (a rebuild keeps it then, WriteRebuilt).
 func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool, error) {
-	key := ConfigKey(e.ID)
+	key, tomb := ConfigKey(e.ID), TombstoneKey(e.ID)
 	var (
 		created bool
 		stamp   int64
@@ -133,6 +135,15 @@ func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool
 		if err != nil {
 			return err
 		}
+		if n == 0 {
+			dead, err := tx.Exists(ctx, tomb).Result()
+			if err != nil {
+				return err
+			}
+			if dead > 0 {
+				return queue.ErrLogNotDeleted
+			}
+		}
 		created, stamp = n == 0, logged
 		if stamp == 0 {
 			prev, _ := h[1].(string)
@@ -147,7 +158,7 @@ func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool
 	}
 	var err error
 	for range 100 { // the key changed between the read and the write: again
-		if err = s.c.Watch(ctx, put, key); !errors.Is(err, redis.TxFailedErr) {
+		if err = s.c.Watch(ctx, put, key, tomb); !errors.Is(err, redis.TxFailedErr) {
 			break
 		}
 	}
@@ -360,28 +371,49 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 	return ids, nil
 }
 
-// DeleteEvent removes id's keys and registration unless a slot is held.
+// DeleteEvent removes id's keys and registration unless a slot is held,
+// leaving its tombstone (TombstoneKey) in the same atomic step: its log is
+// to delete, and ClearTombstone says it was. An id deleted before whose
+// tombstone still stands is no error: its log is still to delete.
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
-	n, err := runScript(ctx, s.c, deleteEventScript, []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unrecorded}, nowMs).Int64()
+	keys := []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unrecorded, TombstoneKey(id)}
+	n, err := runScript(ctx, s.c, deleteEventScript, keys, nowMs).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)
 	}
+	var gone error
 	switch n {
 	case codeSlotsInUse:
 		return queue.Errorf(queue.CodeSlotsInUse, "event %s still has users holding slots", id)
 	case codeNoEvent:
-		// Not configured; drop a dangling registration all the same.
-		if err := s.c.SRem(ctx, EventsKey, id).Err(); err != nil {
-			return fmt.Errorf("redisstore: unregister event %s: %w", id, err)
-		}
-		return queue.ErrEventNotFound
-	case codeOK:
+		gone = queue.ErrEventNotFound
+	case codeOK, codeTombstoned:
 	default:
 		return fmt.Errorf("redisstore: delete event %s: unexpected reply %d", id, n)
 	}
+	// Not configured, or deleted just now or before: drop a registration
+	// all the same (a dangling one, or the DELETE's own).
 	if err := s.c.SRem(ctx, EventsKey, id).Err(); err != nil {
 		return fmt.Errorf("redisstore: unregister event %s: %w", id, err)
+	}
+	return gone
+}
+
+// Tombstoned reports whether id's tombstone stands: deleted, its log still
+// to delete.
+func (s *Store) Tombstoned(ctx context.Context, id string) (bool, error) {
+	n, err := s.c.Exists(ctx, TombstoneKey(id)).Result()
+	if err != nil {
+		return false, fmt.Errorf("redisstore: tombstone of %s: %w", id, err)
+	}
+	return n > 0, nil
+}
+
+// ClearTombstone removes id's tombstone: its log is deleted.
+func (s *Store) ClearTombstone(ctx context.Context, id string) error {
+	if err := s.c.Del(ctx, TombstoneKey(id)).Err(); err != nil {
+		return fmt.Errorf("redisstore: clear the tombstone of %s: %w", id, err)
 	}
 	return nil
 }

@@ -187,8 +187,54 @@ func TestEventLifecycle(t *testing.T) {
 	if ids, _ := s.EventIDs(ctx); len(ids) != 0 {
 		t.Fatalf("still registered: %v", ids)
 	}
+	// The admin DELETE deletes the topic, then the tombstone
+	// (TestDeleteLeavesATombstone).
+	if err := s.ClearTombstone(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
 	if err := s.DeleteEvent(ctx, ev, now); !errors.Is(err, queue.ErrEventNotFound) {
 		t.Fatalf("second delete: %v", err)
+	}
+}
+
+// TestDeleteLeavesATombstone: DeleteEvent leaves the event's tombstone in
+// the step that removes its keys; while it stands a DeleteEvent again is
+// no error (the log is still to delete), no event of the id is created nor
+// rebuilt, and an update is not concerned; ClearTombstone ends it.
+func TestDeleteLeavesATombstone(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	e := queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	if _, err := s.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteEvent(ctx, ev, 1000); err != nil {
+		t.Fatal(err)
+	}
+	if at, err := c.Get(ctx, redisstore.TombstoneKey(ev)).Result(); err != nil || at != "1000" {
+		t.Fatalf("tombstone %q (%v), want the delete's time 1000", at, err)
+	}
+	if err := s.DeleteEvent(ctx, ev, 2000); err != nil {
+		t.Fatalf("delete of a tombstoned id: %v, want nil (its log is still to delete)", err)
+	}
+	if _, err := s.PutEvent(ctx, e); !errors.Is(err, queue.ErrLogNotDeleted) {
+		t.Fatalf("create over the tombstone: %v, want ErrLogNotDeleted", err)
+	}
+	if err := s.BeginRebuild(ctx, ev, 3000); !errors.Is(err, queue.ErrLogNotDeleted) {
+		t.Fatalf("rebuild of a tombstoned id: %v, want ErrLogNotDeleted", err)
+	}
+	if n := c.Exists(ctx, redisstore.ConfigKey(ev)).Val(); n != 0 {
+		t.Fatal("a refused create or rebuild wrote the configuration")
+	}
+	if err := s.ClearTombstone(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if dead, err := s.Tombstoned(ctx, ev); err != nil || dead {
+		t.Fatalf("tombstoned %v (%v) after ClearTombstone", dead, err)
+	}
+	if created, err := s.PutEvent(ctx, e); err != nil || !created {
+		t.Fatalf("create after the tombstone: created %v, %v", created, err)
 	}
 }
 

@@ -1,19 +1,26 @@
--- delete_event.lua: remove an event's keys unless someone holds a slot.
+-- delete_event.lua: remove an event's keys unless someone holds a slot, and
+-- leave its tombstone: its log (topic) is to delete.
 --
 -- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET, KEYS[4] stats HASH,
 -- KEYS[5] seen ZSET, KEYS[6] served ZSET, KEYS[7] prequeue ZSET,
 -- KEYS[8] control HASH, KEYS[9] health HASH, KEYS[10] changes LIST,
--- KEYS[11] unrecorded ZSET
+-- KEYS[11] unrecorded ZSET, KEYS[12] tombstone STRING
 -- ARGV[1] now (unix ms)
 --
--- Returns OK when deleted, SLOTS_IN_USE when a slot is held (nothing
--- changed), NO_EVENT when the event has no configuration.
+-- Returns OK when deleted (the tombstone set to now, in the same step),
+-- SLOTS_IN_USE when a slot is held (nothing changed), TOMBSTONED when the
+-- event has no configuration but its tombstone stands (deleted, its log
+-- still to delete: nothing changed), NO_EVENT when it has neither.
 if redis.call('EXISTS', KEYS[1]) == 0 then
+  if redis.call('EXISTS', KEYS[12]) == 1 then
+    return TOMBSTONED
+  end
   return NO_EVENT
 end
 redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[3]) > 0 then
   return SLOTS_IN_USE
 end
-redis.call('DEL', unpack(KEYS))
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11])
+redis.call('SET', KEYS[12], ARGV[1])
 return OK
