@@ -1,0 +1,219 @@
+package redisstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
+)
+
+// An event's configuration: stored (and recorded to its log), read, parsed.
+
+// PutEvent creates or replaces e's configuration and registers it. An
+// event's draw seed is written once: a seed already stored stays (its
+// commitment may have been published), whatever e.Seed says. While the
+// event is being rebuilt it changes nothing and returns ErrRebuilding: the
+// rebuild would write over the change. It creates no event over a
+// tombstone (TombstoneKey): nothing changes and it returns
+// ErrLogNotDeleted, for the new event would start on the deleted one's log.
+func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
+	return s.putEvent(ctx, e, 0)
+}
+
+// putEvent is PutEvent; with logged > 0 it is a rebuild's write of the
+// log's latest config record, made at logged: written while the event is
+// rebuilt, stamped logged. Otherwise the configuration is stamped
+// (config.configuredAt) now, or just after the stamp stored if that is
+// later, and its config record carries the same stamp: the stored
+// configuration is newer than every config record in the log exactly when
+// its stamp is higher than theirs (a rebuild keeps it then, WriteRebuilt).
+func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool, error) {
+	key, tomb := ConfigKey(e.ID), TombstoneKey(e.ID)
+	var (
+		created bool
+		stamp   int64
+	)
+	put := func(tx *redis.Tx) error {
+		h, err := tx.HMGet(ctx, key, "rebuilding", "configuredAt").Result()
+		if err != nil {
+			return err
+		}
+		if h[0] != nil && logged == 0 {
+			return queue.ErrRebuilding
+		}
+		n, err := tx.Exists(ctx, key).Result()
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			dead, err := tx.Exists(ctx, tomb).Result()
+			if err != nil {
+				return err
+			}
+			if dead > 0 {
+				return queue.ErrLogNotDeleted
+			}
+		}
+		created, stamp = n == 0, logged
+		if stamp == 0 {
+			prev, _ := h[1].(string)
+			last, _ := strconv.ParseInt(prev, 10, 64)
+			stamp = max(time.Now().UnixMilli(), last+1)
+		}
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			putConfig(ctx, p, key, e, stamp)
+			return nil
+		})
+		return err
+	}
+	var err error
+	for range 100 { // the key changed between the read and the write: again
+		if err = s.c.Watch(ctx, put, key, tomb); !errors.Is(err, redis.TxFailedErr) {
+			break
+		}
+	}
+	if err != nil {
+		return false, fmt.Errorf("redisstore: put event %s: %w", e.ID, err)
+	}
+	// The registry lives in another cluster slot, so it is written after the
+	// configuration: whoever lists an event finds its configuration.
+	if err := s.c.SAdd(ctx, EventsKey, e.ID).Err(); err != nil {
+		return false, fmt.Errorf("redisstore: register event %s: %w", e.ID, err)
+	}
+	if err := s.recordConfig(ctx, e.ID, stamp); err != nil {
+		return false, err
+	}
+	return created, nil
+}
+
+// putConfig queues the writes of e's configuration, stamped, on p.
+func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event, stamp int64) {
+	p.HSet(ctx, key,
+		"configuredAt", stamp,
+		"capacity", e.Capacity,
+		"holdSeconds", e.HoldSeconds,
+		"state", string(e.State),
+		"partitions", e.Partitions,
+		"admitPerMinute", e.AdmitPerMinute,
+		"opensAt", e.OpensAt,
+		"prequeueSeconds", e.PrequeueSeconds,
+		"closesAt", e.ClosesAt,
+		"targetUrl", e.TargetURL)
+	if a := e.Adaptive; a != nil {
+		p.HSet(ctx, key,
+			"adaptive.targetLatencyMs", a.TargetLatencyMs,
+			"adaptive.maxErrorRate", a.MaxErrorRate,
+			"adaptive.maxLoad", a.MaxLoad,
+			"adaptive.minAdmitPerMinute", a.MinAdmitPerMinute,
+			"adaptive.startAdmitPerMinute", a.StartAdmitPerMinute,
+			"adaptive.increasePerStep", a.IncreasePerStep,
+			"adaptive.decreaseFactor", a.DecreaseFactor,
+			"adaptive.stepMs", a.StepMs,
+			"adaptive.maxSettleSeconds", a.MaxSettleSeconds,
+			"adaptive.signalTimeoutSeconds", a.SignalTimeoutSeconds,
+			"adaptive.onSignalLoss", a.OnSignalLoss)
+	} else {
+		p.HDel(ctx, key, adaptiveFields...)
+		p.HDel(ctx, ControlKey(e.ID), controllerFields...)
+	}
+	if e.ReportToken != "" {
+		p.HSet(ctx, key, "reportToken", e.ReportToken)
+	}
+	if e.Seed != nil {
+		p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
+		p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
+	}
+}
+
+// recordConfig writes id's configuration as stored (with the seed that
+// stayed) to the log, with a recorder, as a config record made at stamp
+// (config.configuredAt): a rebuild attaches the line to it.
+func (s *Store) recordConfig(ctx context.Context, id string, stamp int64) error {
+	if s.recorder == nil {
+		return nil
+	}
+	stored, err := s.Event(ctx, id)
+	if err != nil {
+		return err
+	}
+	if err := s.recorder.Record(ctx, []queue.Message{queue.NewConfigRecord(stored, stamp)}); err != nil {
+		return fmt.Errorf("redisstore: record the configuration of %s: %w: %w", id, queue.ErrBrokerUnavailable, err)
+	}
+	return nil
+}
+
+// Event returns id's configuration.
+func (s *Store) Event(ctx context.Context, id string) (queue.Event, error) {
+	h, err := s.c.HGetAll(ctx, ConfigKey(id)).Result()
+	if err != nil {
+		return queue.Event{}, fmt.Errorf("redisstore: event %s: %w", id, err)
+	}
+	return parseEvent(id, h)
+}
+
+func parseEvent(id string, h map[string]string) (queue.Event, error) {
+	if len(h) == 0 {
+		return queue.Event{}, queue.ErrEventNotFound
+	}
+	if _, ok := h["capacity"]; !ok && h["rebuilding"] != "" {
+		// A rebuild marked an event Redis lost and has not written its
+		// configuration yet: a cached configuration goes on serving joins.
+		return queue.Event{}, queue.ErrRebuilding
+	}
+	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"]}
+	// Settings added later are absent from configurations written before.
+	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt"} {
+		if _, ok := h[f]; !ok {
+			h[f] = "0"
+		}
+	}
+	var errs []error
+	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds} {
+		n, err := strconv.Atoi(h[field])
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", field, err))
+		}
+		*dst = n
+	}
+	for field, dst := range map[string]*int64{"opensAt": &e.OpensAt, "closesAt": &e.ClosesAt} {
+		n, err := strconv.ParseInt(h[field], 10, 64)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field %s: %w", field, err))
+		}
+		*dst = n
+	}
+	if _, ok := h["adaptive.targetLatencyMs"]; ok {
+		a := &queue.Adaptive{OnSignalLoss: h["adaptive.onSignalLoss"]}
+		for field, dst := range map[string]*int{"targetLatencyMs": &a.TargetLatencyMs, "minAdmitPerMinute": &a.MinAdmitPerMinute, "startAdmitPerMinute": &a.StartAdmitPerMinute, "increasePerStep": &a.IncreasePerStep, "stepMs": &a.StepMs, "maxSettleSeconds": &a.MaxSettleSeconds, "signalTimeoutSeconds": &a.SignalTimeoutSeconds} {
+			n, err := strconv.Atoi(h["adaptive."+field])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("field adaptive.%s: %w", field, err))
+			}
+			*dst = n
+		}
+		for field, dst := range map[string]*float64{"maxErrorRate": &a.MaxErrorRate, "maxLoad": &a.MaxLoad, "decreaseFactor": &a.DecreaseFactor} {
+			x, err := strconv.ParseFloat(h["adaptive."+field], 64)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("field adaptive.%s: %w", field, err))
+			}
+			*dst = x
+		}
+		e.Adaptive = a
+	}
+	if hx, ok := h["drawSeed"]; ok {
+		seed, err := draw.ParseSeed(hx)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("field drawSeed: %w", err))
+		}
+		e.Seed = &seed
+	}
+	if err := errors.Join(errs...); err != nil {
+		return queue.Event{}, fmt.Errorf("redisstore: event %s has a corrupt configuration: %w", id, err)
+	}
+	return e, nil
+}
