@@ -12,6 +12,7 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 )
@@ -47,7 +48,7 @@ func TestRecreatedEventRebuildsWithoutTheDeletedOnesUsers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(contract.Producer(t).Handler(t, s))
 	t.Cleanup(srv.Close)
 	e := &apiEnv{sys: sys, srv: srv, tickets: tickets}
 	ev := testenv.EventID(t)

@@ -187,6 +187,12 @@ func (r *recorder) Write(b []byte) (int, error) {
 	if r.status == 0 {
 		r.status = http.StatusOK
 	}
+	if r.body.Len() == 0 && len(b) > 0 {
+		// What net/http sends: the client sees a sniffed type.
+		if _, ok := r.Header()["Content-Type"]; !ok {
+			r.Header().Set("Content-Type", http.DetectContentType(b))
+		}
+	}
 	if r.body.Len() < 1<<20 {
 		r.body.Write(b)
 	}
