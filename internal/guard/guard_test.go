@@ -104,7 +104,7 @@ func newFixture(t *testing.T, mod func(*guard.Config)) *fixture {
 	gw := httptest.NewServer(contract.Gateway(t).Handler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/.well-known/jwks.json":
-			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Content-Type", "application/jwk-set+json")
 			w.Header().Set("Cache-Control", "public, max-age=300")
 			w.Write(k.JWKS())
 		case "/v1/events/" + event + "/release":

@@ -94,6 +94,10 @@ func (d *Doc) check(r *http.Request, reqBody []byte, rec *recorder) error {
 	// A copy of the request for the validator, with the body it was sent.
 	vr := r.Clone(context.Background())
 	vr.Body = io.NopCloser(bytes.NewReader(reqBody))
+	if len(reqBody) > 0 && vr.Header.Get("Content-Type") == "" {
+		// The handlers read a body without a type as JSON.
+		vr.Header.Set("Content-Type", "application/json")
+	}
 	in := &openapi3filter.RequestValidationInput{
 		Request: vr, PathParams: params, Route: route,
 		Options: &openapi3filter.Options{
