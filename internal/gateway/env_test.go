@@ -12,6 +12,7 @@ import (
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/stack/promtext"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/internal/testkit/testws"
@@ -89,7 +90,7 @@ func startGatewayOn(t *testing.T, sys *testsys.System, store queue.GatewayStore,
 		defer close(done)
 		_ = gw.Run(ctx)
 	}()
-	srv := httptest.NewUnstartedServer(gw)
+	srv := httptest.NewUnstartedServer(contract.Gateway(t).Handler(t, gw))
 	srv.Listener = gateway.LimitWriteBuffer(srv.Listener, sendBuffer)
 	srv.Start()
 	stop := func() {
@@ -138,7 +139,7 @@ var (
 
 func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	t.Helper()
-	srv := httptest.NewServer(h)
+	srv := httptest.NewServer(contract.Gateway(t).Handler(t, h))
 	t.Cleanup(srv.Close)
 	return srv
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 	"github.com/waitq/waitq/internal/testkit/testws"
@@ -37,7 +38,7 @@ func TestWholePipeline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	prod := httptest.NewServer(api)
+	prod := httptest.NewServer(contract.Producer(t).Handler(t, api))
 	defer prod.Close()
 	ev := testenv.EventID(t)
 	sys.CreateEvent(ev, 3, 3) // hold 60 s

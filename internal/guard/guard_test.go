@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/pkg/entry"
 )
@@ -100,19 +101,22 @@ func newFixture(t *testing.T, mod func(*guard.Config)) *fixture {
 			t.Logf("the guard's log:\n%s", f.logs.String())
 		}
 	})
-	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	gw := httptest.NewServer(contract.Gateway(t).Handler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/.well-known/jwks.json":
+			w.Header().Set("Content-Type", "application/jwk-set+json")
+			w.Header().Set("Cache-Control", "public, max-age=300")
 			w.Write(k.JWKS())
 		case "/v1/events/" + event + "/release":
 			var b struct{ Token string }
 			_ = json.NewDecoder(r.Body).Decode(&b)
 			f.releases <- b.Token
+			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"released":true}`)
 		default:
 			http.NotFound(w, r)
 		}
-	}))
+	})))
 	t.Cleanup(gw.Close)
 	cfg := guard.Config{
 		OriginURL: f.origin.URL, EventID: event, WaitingRoomURL: room, GatewayURL: gw.URL,
@@ -126,7 +130,7 @@ func newFixture(t *testing.T, mod func(*guard.Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f.srv = httptest.NewServer(f.guard)
+	f.srv = httptest.NewServer(contract.Guard(t).Handler(t, f.guard))
 	t.Cleanup(f.srv.Close)
 	f.client = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	return f

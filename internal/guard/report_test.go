@@ -16,6 +16,7 @@ import (
 
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 )
 
@@ -33,7 +34,7 @@ type receiver struct {
 
 func newReceiver(t *testing.T) *receiver {
 	rc := &receiver{reports: make(chan queue.HealthReport, 100)}
-	rc.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	rc.Server = httptest.NewServer(contract.Producer(t).Handler(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc.posts.Add(1)
 		fail := func(status int, code, msg string) {
 			w.Header().Set("Content-Type", "application/json")
@@ -67,7 +68,7 @@ func newReceiver(t *testing.T) *receiver {
 		default:
 		}
 		w.WriteHeader(http.StatusNoContent)
-	}))
+	})))
 	t.Cleanup(rc.Close)
 	return rc
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 )
@@ -99,7 +100,7 @@ func startAPIOn(t *testing.T, sys *testsys.System, store *redisstore.Store) *api
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(contract.Producer(t).Handler(t, s))
 	t.Cleanup(srv.Close)
 	return &apiEnv{sys: sys, srv: srv, tickets: tickets}
 }

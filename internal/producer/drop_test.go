@@ -19,6 +19,7 @@ import (
 
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testdraw"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
@@ -49,7 +50,7 @@ func TestDropScheduleJoinsAndReveal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(contract.Producer(t).Handler(t, s))
 	t.Cleanup(srv.Close)
 	e := &apiEnv{sys: sys, srv: srv, tickets: tickets}
 	ev := testenv.EventID(t)

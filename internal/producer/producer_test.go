@@ -21,6 +21,7 @@ import (
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 )
@@ -52,7 +53,7 @@ func startAPIAt(t *testing.T, sys *testsys.System, cfg producer.Config, now func
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(contract.Producer(t).Handler(t, s))
 	t.Cleanup(srv.Close)
 	return &apiEnv{sys: sys, srv: srv, tickets: tickets}
 }

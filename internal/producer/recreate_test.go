@@ -14,6 +14,7 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
 	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 )
@@ -54,7 +55,7 @@ func startRecreate(t *testing.T) *recreateEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(s)
+	srv := httptest.NewServer(contract.Producer(t).Handler(t, s))
 	t.Cleanup(srv.Close)
 	return &recreateEnv{
 		apiEnv: &apiEnv{sys: sys, srv: srv, tickets: tickets},

@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/testkit/contract"
 )
 
 // Frame is one frame read, with its arrival time and type; over SSE also
@@ -46,6 +47,9 @@ func typeOf(raw []byte) string {
 
 // deliver passes on a frame read.
 func (c *Client) deliver(f Frame) {
+	if err := contract.Gateway(c.t).Frame(f.Raw); err != nil {
+		c.t.Errorf("testws: %v", err)
+	}
 	select {
 	case c.Frames <- f:
 	default:
