@@ -168,7 +168,7 @@ func (s *Server) putEvent(c echo.Context) error {
 	}
 	s.events.Forget(id)
 	s.log.Info("event saved", "event", ev.String(), "created", created)
-	if exists && admitsDifferently(cur, ev) {
+	if exists && makesRoom(cur, ev, s.now().UnixMilli()) {
 		s.admitNow(ctx, id)
 	}
 	status := http.StatusOK
@@ -182,15 +182,21 @@ func (s *Server) putEvent(c echo.Context) error {
 	return c.JSON(status, st)
 }
 
-// admitsDifferently reports whether next changes what the admission step
-// reads of cur: its state, capacity, rate, adaptive settings or opening. Such
-// a change may make room (a resume, a capacity or rate raised, an opening
-// removed), which must not wait for the slot monitor's next tick.
-func admitsDifferently(cur, next queue.Event) bool {
-	sameAdaptive := (cur.Adaptive == nil) == (next.Adaptive == nil) &&
-		(cur.Adaptive == nil || *cur.Adaptive == *next.Adaptive)
-	return cur.State != next.State || cur.Capacity != next.Capacity ||
-		cur.AdmitPerMinute != next.AdmitPerMinute || cur.OpensAt != next.OpensAt || !sameAdaptive
+// makesRoom reports whether next may admit someone cur could not at
+// nowMs: the event opened (a resume), more capacity, a higher rate (0: no
+// limit) or a higher adaptive floor, adaptive admission turned off (its
+// rate was at most the ceiling), or an opening moved to now or before. Such
+// a change must not wait for the slot monitor's next tick; one that only
+// lowers a limit or turns the controller on admits nobody sooner, and
+// leaves the controller's first step to the monitor.
+func makesRoom(cur, next queue.Event, nowMs int64) bool {
+	raised := func(from, to int) bool { return from > 0 && (to == 0 || to > from) } // 0: no limit
+	floorUp := cur.Adaptive != nil && next.Adaptive != nil && next.Adaptive.MinAdmitPerMinute > cur.Adaptive.MinAdmitPerMinute
+	return (next.State == queue.StateOpen && cur.State != queue.StateOpen) ||
+		next.Capacity > cur.Capacity ||
+		raised(cur.AdmitPerMinute, next.AdmitPerMinute) || floorUp ||
+		(cur.Adaptive != nil && next.Adaptive == nil) ||
+		(next.OpensAt < cur.OpensAt && next.OpensAt <= nowMs)
 }
 
 // admitNow runs event id's admission step at once, as one slot-monitor tick

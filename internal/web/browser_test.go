@@ -181,6 +181,9 @@ func TestDropInARealBrowser(t *testing.T) {
 	for _, u := range users[:3] {
 		sys.Join(ev, u, time.Now().UnixMilli())
 	}
+	// Paused through the opening, so that the gateway's tick at the opening
+	// admits nobody and the page shows the drawn place first.
+	setState(t, sys, e, queue.StatePaused)
 	var before string
 	var shot []byte
 	if err := chromedp.Run(ctx,
@@ -214,6 +217,7 @@ func TestDropInARealBrowser(t *testing.T) {
 		t.Fatalf("the drawn place in the page (the rule gives %s in %v): %v", place, order, err)
 	}
 
+	setState(t, sys, e, queue.StateOpen)
 	st.gw.MonitorTick(context.Background()) // room for all four
 	var token string
 	if err := chromedp.Run(ctx, chromedp.WaitVisible("#admitted"), chromedp.Value("#token", &token)); err != nil {
@@ -297,6 +301,15 @@ func TestAdminPageSchedulesADrop(t *testing.T) {
 		r.querySelector(".commitment")?.textContent === %q && r.querySelector(".prequeue-size")?.textContent === "0 in the pre-queue")`, ev, commitment)
 	if err := chromedp.Run(ctx, chromedp.Poll(row, nil, chromedp.WithPollingTimeout(20*time.Second))); err != nil {
 		t.Fatalf("the events table: %v", err)
+	}
+}
+
+// setState stores e with state, as an operator's change would.
+func setState(t *testing.T, sys *testsys.System, e queue.Event, state queue.EventState) {
+	t.Helper()
+	e.State = state
+	if _, err := sys.Store.PutEvent(context.Background(), e); err != nil {
+		t.Fatal(err)
 	}
 }
 
