@@ -142,11 +142,11 @@ func (v *Verifier) Verify(token, eventID string, now time.Time) (Token, error) {
 	if len(token)-strings.LastIndexByte(token, '.')-1 != sigLen {
 		return Token{}, fmt.Errorf("%w: not an Ed25519 signature", ErrMalformed)
 	}
-	jws, err := jwt.ParseSigned(token, algorithms)
-	if err != nil || len(jws.Headers) != 1 {
+	jws, err := jose.ParseSignedCompact(token, algorithms)
+	if err != nil || len(jws.Signatures) != 1 {
 		return Token{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	h := jws.Headers[0]
+	h := jws.Signatures[0].Header
 	if err := checkHeader(h); err != nil {
 		return Token{}, err
 	}
@@ -154,17 +154,21 @@ func (v *Verifier) Verify(token, eventID string, now time.Time) (Token, error) {
 	if !ok {
 		return Token{}, ErrUnknownKey
 	}
-	var c claims
-	var std jwt.Claims // the library's own reading of the registered claims
-	if err := jws.Claims(key, &std, &c); err != nil {
+	payload, err := jws.Verify(key)
+	if err != nil {
 		if errors.Is(err, jose.ErrCryptoFailure) {
 			return Token{}, ErrSignature
 		}
 		return Token{}, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
-	if c.Subject == "" || c.Audience == "" || std.Expiry == nil || c.ID == "" {
+	// Only waitq signs with these keys: the claims are read as it writes
+	// them (aud a string, times whole numbers), else the token is malformed.
+	var c claims
+	if err := json.Unmarshal(payload, &c); err != nil || c.Subject == "" || c.Audience == "" || c.Expiry == 0 || c.ID == "" {
 		return Token{}, ErrMalformed
 	}
+	std := jwt.Claims{Issuer: c.Issuer, Subject: c.Subject, Audience: jwt.Audience{c.Audience}, ID: c.ID,
+		Expiry: date(c.Expiry), NotBefore: date(c.NotBefore), IssuedAt: date(c.IssuedAt)}
 	t := Token{EventID: c.Audience, UserID: c.Subject, Expires: c.ExpiresMs, IssuedAt: c.IssuedAt * 1000,
 		ID: c.ID, Issuer: c.Issuer, KeyID: h.KeyID}
 	if t.Expires == 0 {
@@ -192,6 +196,8 @@ func (v *Verifier) Verify(token, eventID string, now time.Time) (Token, error) {
 		return t, fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 }
+
+func date(s int64) *jwt.NumericDate { d := jwt.NumericDate(s); return &d }
 
 // checkHeader refuses every header parameter but alg (EdDSA, checked by
 // the parse), kid and typ: a key or a URL to fetch one (jwk, jku, x5u,
