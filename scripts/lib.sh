@@ -32,3 +32,11 @@ build_loadgen() {
 ensure_chromium() {
   command -v chromium >/dev/null || apt_install chromium
 }
+
+# ensure_pyjwt installs Debian's PyJWT with EdDSA (python3-jwt and
+# python3-cryptography, for /usr/bin/python3): the interop test verifies the
+# gateway's entry tokens with it (test/interop_test.go).
+ensure_pyjwt() {
+  /usr/bin/python3 -c 'import jwt; from jwt.algorithms import OKPAlgorithm' 2>/dev/null ||
+    apt_install python3 python3-jwt python3-cryptography
+}

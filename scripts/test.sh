@@ -13,6 +13,7 @@ cd "$(dirname "$0")/.."
 
 ensure_redis
 ensure_chromium
+ensure_pyjwt
 
 log "go vet"
 go vet ./...

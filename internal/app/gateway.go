@@ -61,6 +61,7 @@ func (g *Gateway) Bind(l *config.Loader) {
 	l.Int(&cfg.FrameLimit.Burst, "ws-frame-burst", "WAITQ_WS_FRAME_BURST", def.FrameLimit.Burst, "frames a client may send at once on one socket")
 	l.Secret(&g.EntryKey, "entry-key", "WAITQ_ENTRY_KEY", `Ed25519 signing key of entry tokens, "<key id>:<base64url 32-byte seed>" (empty: derived from WAITQ_TICKET_SECRET)`)
 	l.List(&g.EntryOldKeys, "entry-old-keys", "WAITQ_ENTRY_OLD_KEYS", "", `public keys still accepted after a rotation, "<key id>:<base64url public key>", comma-separated`)
+	l.String(&cfg.PublicURL, "public-url", "WAITQ_PUBLIC_URL", def.PublicURL, `the gateway's public base URL, the iss of its entry tokens (empty: "waitq")`)
 	l.String(&cfg.ProducerURL, "producer-url", "WAITQ_PRODUCER_URL", def.ProducerURL, "producer-api's public base URL for the waiting-room page (empty: same origin)")
 	l.Duration(&cfg.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", def.PingInterval, "how often idle sockets are pinged")
 }

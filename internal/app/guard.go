@@ -34,6 +34,7 @@ func (g *Guard) Bind(l *config.Loader) {
 	l.String(&cfg.WaitingRoomURL, "waiting-room-url", "WAITQ_WAITING_ROOM_URL", "", "public URL of the waiting-room page visitors without a valid token are sent to, with ?event=…&returnTo=… (required)")
 	l.String(&cfg.GatewayURL, "gateway-url", "WAITQ_GATEWAY_URL", "", "ws-gateway's base URL, for its keys and releases (required unless WAITQ_JWKS_URL is set and WAITQ_DONE_PATH is not)")
 	l.String(&cfg.JWKSURL, "jwks-url", "WAITQ_JWKS_URL", "", "URL of the entry-token keys (empty: WAITQ_GATEWAY_URL + /.well-known/jwks.json)")
+	l.String(&cfg.Issuer, "entry-issuer", "WAITQ_ENTRY_ISSUER", "", "the iss entry tokens must carry, the gateway's WAITQ_PUBLIC_URL (empty: not checked)")
 	l.List(&cfg.Protect, "protect", "WAITQ_PROTECT", strings.Join(def.Protect, ","), "paths that need an entry token, comma-separated: /prefix/, /exact/path or a path.Match glob")
 	l.List(&cfg.Bypass, "bypass", "WAITQ_BYPASS", strings.Join(def.Bypass, ","), "paths forwarded without a token even when WAITQ_PROTECT matches them, in the same forms")
 	l.String(&cfg.DonePath, "done-path", "WAITQ_DONE_PATH", "", "path (such as /order) whose 2xx answer ends the visit: the slot is released and the cookie cleared (empty: none)")
@@ -55,7 +56,7 @@ func (g *Guard) Validate() error { return g.Config.Validate() }
 // Run implements Service.
 func (g *Guard) Run(ctx context.Context, log *slog.Logger) error {
 	keysURL := g.Config.KeysURL()
-	keys := entry.NewKeySource(entry.KeySourceConfig{URL: keysURL})
+	keys := entry.NewKeySource(entry.KeySourceConfig{URL: keysURL, Issuer: g.Config.Issuer})
 	if err := keys.Refresh(ctx); err != nil {
 		// Not fatal: the gateway may start after the guard. Until the keys
 		// come, /readyz fails and protected paths answer 503.

@@ -65,6 +65,9 @@ func (s *Server) releaseHTTP(c echo.Context) error {
 		return err
 	}
 	t, err := s.entry.Verify(body.Token, ev, s.now())
+	if t.Legacy {
+		s.metrics.legacyTokens.WithLabelValues("release").Inc()
+	}
 	if err != nil {
 		return queue.Errorf(queue.CodeInvalidTicket, "%v", err)
 	}

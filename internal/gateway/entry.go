@@ -34,6 +34,9 @@ func (s *Server) verifyEntry(c echo.Context) error {
 	}
 	now := s.now()
 	t, err := s.entry.Verify(body.Token, "", now)
+	if t.Legacy {
+		s.metrics.legacyTokens.WithLabelValues("verify").Inc()
+	}
 	switch {
 	case errors.Is(err, entry.ErrExpired):
 		return c.JSON(http.StatusOK, VerifyResponse{State: "expired", EventID: t.EventID, UserID: t.UserID, ExpiresAt: t.Expires, Reason: err.Error()})

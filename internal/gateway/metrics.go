@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
 	frames, slow, admitted, admittedLate, swept, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
-	refused                                                                                       *prometheus.CounterVec
+	refused, legacyTokens                                                                         *prometheus.CounterVec
 	holders, waiting                                                                              *prometheus.GaugeVec
 	statusRound, monitorTick                                                                      prometheus.Histogram
 }
@@ -29,6 +29,9 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 		refused: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "waitq_ws_refused_total", Help: "WebSocket connections refused, by reason.",
 		}, []string{"reason"}),
+		legacyTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "waitq_gateway_legacy_entry_tokens_total", Help: "Entry tokens of the format before JWTs (e2.…) verified by the release and verify routes, accepted during the upgrade only.",
+		}, []string{"route"}),
 		holders: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "waitq_event_holders", Help: "Users holding a slot, by event, at the last monitor tick.",
 		}, []string{"event"}),
@@ -40,6 +43,6 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 	}
 	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections and SSE streams."},
 		func() float64 { return float64(h.count()) })
-	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.holders, m.waiting, m.statusRound, m.monitorTick, sockets)
+	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.legacyTokens, m.holders, m.waiting, m.statusRound, m.monitorTick, sockets)
 	return m
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"sync"
 	"time"
 
@@ -79,6 +80,11 @@ type Config struct {
 	// and not acted on, and maxFrameStrikes of them in a row close the
 	// socket with 1008. WAITQ_WS_FRAME_RATE and WAITQ_WS_FRAME_BURST.
 	FrameLimit httpkit.RateLimit
+	// PublicURL is the gateway's public base URL (such as
+	// https://queue.example.com), the iss of its entry tokens and what
+	// their verifiers check it against, WAITQ_PUBLIC_URL; empty:
+	// entry.DefaultIssuer ("waitq").
+	PublicURL string
 	// TrustedProxies are the proxies (CIDRs or addresses) whose
 	// X-Forwarded-For names the client (empty: the direct peer),
 	// WAITQ_TRUSTED_PROXIES.
@@ -152,6 +158,9 @@ func (c Config) Validate() error {
 	if c.SendQueue < 1 || c.SendQueue > 4096 {
 		errs = append(errs, errors.New("WAITQ_WS_SEND_QUEUE must be between 1 and 4096"))
 	}
+	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "") {
+		errs = append(errs, fmt.Errorf("WAITQ_PUBLIC_URL %q must be an absolute http(s) URL", c.PublicURL))
+	}
 	if c.PendingWindow < 0 || c.MaxBodyBytes < 0 {
 		errs = append(errs, fmt.Errorf("gateway: pending window %s and body limit %d must not be negative", c.PendingWindow, c.MaxBodyBytes))
 	}
@@ -223,7 +232,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		d.Entry, _ = entry.NewKeyring("ephemeral", seed[:], nil)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry, log: d.Logger, now: d.Now,
+		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry.WithIssuer(cfg.PublicURL), log: d.Logger, now: d.Now,
 		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 		openings: newOpenings(),
 		// A burst of connects at the start of a sale costs Redis one lookup

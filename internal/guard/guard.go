@@ -67,6 +67,9 @@ type Config struct {
 	// JWKSURL is where the entry-token keys are (empty: GatewayURL +
 	// /.well-known/jwks.json; see KeysURL), WAITQ_JWKS_URL.
 	JWKSURL string
+	// Issuer, when set, is the iss every entry token must carry: the
+	// gateway's WAITQ_PUBLIC_URL (empty: not checked), WAITQ_ENTRY_ISSUER.
+	Issuer string
 	// Protect are the paths that need a token (nil: every path, "/"),
 	// WAITQ_PROTECT.
 	Protect []string

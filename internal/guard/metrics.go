@@ -20,6 +20,7 @@ type metrics struct {
 	classes  [6]prometheus.Counter  // by status / 100; [0]: no answer
 	timeouts prometheus.Counter     // no answer within the origin timeout
 	releases *prometheus.CounterVec // event, result
+	legacy   prometheus.Counter     // e2 tokens that passed
 
 	reports   [3]prometheus.Counter // by reportResult
 	healthP95 prometheus.Gauge
@@ -62,6 +63,11 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 			Help: "Entry tokens refused, by reason (missing: a request sent to the line with no token at all).",
 		}, []string{"event", "reason"}),
 		latency: latency.WithLabelValues(event),
+		legacy: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "waitq_guard_legacy_tokens_total",
+			Help:        "Requests passed or entered with an entry token of the format before JWTs (e2.…), accepted during the upgrade only: 0 for the longest hold after the last gateway was upgraded means none is left.",
+			ConstLabels: prometheus.Labels{"event": event},
+		}),
 		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "waitq_guard_releases_total",
 			Help: "Releases after the done path: released, not_held (the slot was already gone) or failed.",
@@ -91,7 +97,7 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 		Help:        "The share of the origin's answers on guarded paths that failed (5xx, 502, 504), as last reported; 0 when the window held no request.",
 		ConstLabels: prometheus.Labels{"event": event},
 	})
-	reg.MustRegister(requests, m.refused, latency, answers, m.releases, reports, m.healthP95, m.healthErr)
+	reg.MustRegister(requests, m.refused, m.legacy, latency, answers, m.releases, reports, m.healthP95, m.healthErr)
 	return m
 }
 
@@ -99,6 +105,9 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 func (m *metrics) decided(_ *http.Request, d entry.Decision) {
 	if c, ok := m.outcomes[d.Outcome]; ok {
 		c.Inc()
+	}
+	if d.Legacy {
+		m.legacy.Inc()
 	}
 	for _, err := range []error{d.QueryErr, d.CookieErr} {
 		if err != nil {

@@ -47,10 +47,14 @@ type Decision struct {
 	// or in the cookie was refused; nil when there was none or it was
 	// valid.
 	QueryErr, CookieErr error
+	// Legacy reports that the token that passed was of the format before
+	// JWTs (e2.…), accepted during the upgrade only (legacy.go).
+	Legacy bool
 }
 
 // Reason returns the metric label of a refused token's error: malformed,
-// unknown_key, signature, expired, other_event, keys_unavailable, or ""
+// unknown_key, signature, expired, other_event, other_issuer,
+// not_yet_valid, keys_unavailable, or ""
 // for nil.
 func Reason(err error) string {
 	switch {
@@ -66,6 +70,10 @@ func Reason(err error) string {
 		return "expired"
 	case errors.Is(err, ErrOtherEvent):
 		return "other_event"
+	case errors.Is(err, ErrOtherIssuer):
+		return "other_issuer"
+	case errors.Is(err, ErrNotYetValid):
+		return "not_yet_valid"
 	case errors.Is(err, ErrKeysUnavailable):
 		return "keys_unavailable"
 	}

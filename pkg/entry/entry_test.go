@@ -22,14 +22,14 @@ func TestVerifyFailuresAreDistinct(t *testing.T) {
 	claims := entry.Token{EventID: "e1", UserID: "u1", Expires: now.Add(time.Minute).UnixMilli(), IssuedAt: now.UnixMilli()}
 	tok := k.Sign(claims)
 	got, err := k.Verify(tok, "e1", now)
-	claims.KeyID = "k1"
+	claims.KeyID, claims.Issuer, claims.ID = "k1", entry.DefaultIssuer, entry.AdmissionID("e1", "u1", claims.Expires)
 	if err != nil || got != claims {
 		t.Fatalf("Verify = %+v, %v", got, err)
 	}
 	other, _ := entry.NewKeyring("k2", seed(2), nil)
 	impostor, _ := entry.NewKeyring("k1", seed(3), nil) // same key id, other key
 	body := tok[:strings.LastIndexByte(tok, '.')]
-	forgedClaims := strings.Replace(tok, strings.Split(tok, ".")[2], "eyJlIjoiZTEiLCJ1IjoibWFsbG9yeSIsIngiOjk5OTk5OTk5OTk5OTl9", 1)
+	forgedClaims := strings.Replace(tok, strings.Split(tok, ".")[1], b64(`{"iss":"waitq","sub":"mallory","aud":"e1","iat":0,"nbf":0,"exp":9999999999,"jti":"x","exp_ms":9999999999999}`), 1)
 	tests := []struct {
 		name, token, event string
 		at                 time.Time
@@ -42,6 +42,8 @@ func TestVerifyFailuresAreDistinct(t *testing.T) {
 		{"expired beyond the skew", tok, "e1", now.Add(time.Minute + 3*time.Second), entry.ErrExpired},
 		{"other event", tok, "e2", now, entry.ErrOtherEvent},
 		{"garbage", "e2.k1.x.y.z", "e1", now, entry.ErrMalformed},
+		{"garbage JWT", "eyJ.x.y", "e1", now, entry.ErrMalformed},
+		{"two parts", body, "e1", now, entry.ErrMalformed},
 		{"old format", "e1.abc.def", "e1", now, entry.ErrMalformed},
 		{"empty", "", "e1", now, entry.ErrMalformed},
 	}
@@ -68,7 +70,7 @@ func TestRotationKeepsOldTokensValid(t *testing.T) {
 		t.Fatalf("a token of the previous key during the overlap: %+v %v", tok, err)
 	}
 	fresh := after.Sign(entry.Token{EventID: "e", UserID: "u", Expires: now.Add(time.Minute).UnixMilli()})
-	if !strings.HasPrefix(fresh, "e2.2026-02.") {
+	if h := header(t, fresh); h["kid"] != "2026-02" || h["alg"] != "EdDSA" || h["typ"] != "JWT" || len(h) != 3 {
 		t.Fatalf("new tokens are not signed with the new key: %s", fresh)
 	}
 	// The protected service learns both keys from the JWKS.
@@ -120,13 +122,24 @@ func TestParseKeyAndBadJWKS(t *testing.T) {
 // FuzzVerify: nothing the signer did not make is accepted.
 func FuzzVerify(f *testing.F) {
 	k, _ := entry.NewKeyring("k1", seed(1), nil)
-	good := k.Sign(entry.Token{EventID: "e1", UserID: "u1", Expires: now.Add(time.Minute).UnixMilli()})
-	for _, s := range []string{good, good[:len(good)-2], "e2.k1..", "e2.k1.e30.AAAA", ""} {
+	claims := entry.Token{EventID: "e1", UserID: "u1", Expires: now.Add(time.Minute).UnixMilli(), IssuedAt: now.UnixMilli()}
+	good := k.Sign(claims)
+	legacy := entry.SignLegacy("k1", seed(1), claims)
+	parts := strings.Split(good, ".")
+	for _, s := range []string{good, good[:len(good)-2], legacy, legacy[:len(legacy)-2], "e2.k1..", "e2.k1.e30.AAAA", "",
+		parts[0] + "." + parts[1] + ".", b64(`{"alg":"none"}`) + "." + parts[1] + ".", parts[0] + ".e30." + parts[2]} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, token string) {
 		got, err := k.Verify(token, "", now)
-		if err == nil && k.Sign(entry.Token{EventID: got.EventID, UserID: got.UserID, Expires: got.Expires, IssuedAt: got.IssuedAt}) != token {
+		if err != nil {
+			return
+		}
+		remint := k.Sign(entry.Token{EventID: got.EventID, UserID: got.UserID, Expires: got.Expires, IssuedAt: got.IssuedAt, ID: got.ID})
+		if got.Legacy {
+			remint = entry.SignLegacy("k1", seed(1), got)
+		}
+		if remint != token {
 			t.Fatalf("accepted a token the keyring did not make: %q", token)
 		}
 	})

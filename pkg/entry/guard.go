@@ -14,7 +14,7 @@ import (
 )
 
 // TokenParam is the query parameter admitted users arrive with at the
-// protected site: https://shop.example.com/product/7?waitq_token=e2.….
+// protected site: https://shop.example.com/product/7?waitq_token=eyJ….
 const TokenParam = "waitq_token"
 
 // Fixed settings of a Guard.
@@ -199,11 +199,11 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 			w.Header().Set("Cache-Control", "no-store")
 			w.Header().Set("Location", sameHostURI(r.URL))
 			w.WriteHeader(http.StatusFound)
-			g.decided(r, Decision{Outcome: Entered})
+			g.decided(r, Decision{Outcome: Entered, Legacy: t.Legacy})
 			return
 		default:
 			http.SetCookie(w, g.cookie(q, t))
-			d.Outcome, a, ok = Entered, admission{t, q}, true
+			d.Outcome, d.Legacy, a, ok = Entered, t.Legacy, admission{t, q}, true
 		}
 	}
 	if !ok {
@@ -211,7 +211,7 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 			had = true
 			t, err := g.check(r.Context(), c.Value, now)
 			if err == nil {
-				d.Outcome, d.CookieErr, a, ok = Passed, nil, admission{t, c.Value}, true
+				d.Outcome, d.CookieErr, d.Legacy, a, ok = Passed, nil, t.Legacy, admission{t, c.Value}, true
 				break
 			}
 			if d.CookieErr == nil {

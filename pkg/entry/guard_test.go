@@ -581,8 +581,20 @@ func (w *statusWriter) WriteHeader(code int)        { w.status = code }
 // an Ed25519 verification each time (no cache) against the cache of
 // verified tokens, one goroutine and all of them.
 func BenchmarkGuard(b *testing.B) {
+	for _, format := range []string{"jwt", "e2"} {
+		b.Run(format, func(b *testing.B) { benchmarkGuard(b, format) })
+	}
+}
+
+// benchmarkGuard measures the guard with tokens of format: jwt, or e2, the
+// format before, as the baseline.
+func benchmarkGuard(b *testing.B, format string) {
 	k1, _ := entry.NewKeyring("k1", seed(1), nil)
-	tok := k1.Sign(entry.Token{EventID: event, UserID: "user@example.com", Expires: time.Now().Add(time.Hour).UnixMilli()})
+	claims := entry.Token{EventID: event, UserID: "user@example.com", Expires: time.Now().Add(time.Hour).UnixMilli()}
+	tok := k1.Sign(claims)
+	if format == "e2" {
+		tok = entry.SignLegacy("k1", seed(1), claims)
+	}
 	next := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusOK) })
 	newHandler := func(b *testing.B, cache int) http.Handler {
 		g, err := entry.NewGuard(entry.GuardConfig{EventID: event, WaitingRoomURL: room, Keys: entry.StaticKeys(k1.Verifier), CacheSize: cache})

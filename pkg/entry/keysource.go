@@ -34,6 +34,9 @@ type KeySourceConfig struct {
 	MinRefresh time.Duration
 	// Now is the clock of the rate limit (nil: time.Now).
 	Now func() time.Time
+	// Issuer, when set, is the iss every token must carry: the gateway's
+	// public URL, WAITQ_PUBLIC_URL (see Verifier.Issuer).
+	Issuer string
 }
 
 // KeySource holds the gateway's public keys and keeps them current: it
@@ -43,6 +46,7 @@ type KeySourceConfig struct {
 // safe for concurrent use; verifying with known keys takes no lock.
 type KeySource struct {
 	url        string
+	issuer     string
 	client     *http.Client
 	minRefresh time.Duration
 	now        func() time.Time
@@ -56,7 +60,7 @@ type KeySource struct {
 // NewKeySource returns a source of the keys at c.URL. It fetches nothing
 // until Refresh, Run or the first Verify.
 func NewKeySource(c KeySourceConfig) *KeySource {
-	k := &KeySource{url: c.URL, client: c.Client, minRefresh: c.MinRefresh, now: c.Now}
+	k := &KeySource{url: c.URL, issuer: c.Issuer, client: c.Client, minRefresh: c.MinRefresh, now: c.Now}
 	if k.client == nil {
 		k.client = &http.Client{Timeout: DefaultFetchTimeout}
 	}
@@ -177,6 +181,7 @@ func (k *KeySource) fetchLocked(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	v.Issuer = k.issuer
 	k.cur.Store(v)
 	return nil
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // maxInFlight bounds the users followed at once (each holds a socket).
@@ -276,12 +277,14 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 				c.t.Errorf("%s: admitted frame %s: %v", u.id, b, err)
 				return true, nil
 			}
-			// The token as of its hold: signed, this event's and user's, its
-			// expiry the frame's. A frame read after the hold ended (Redis or
-			// the gateway paused longer than the hold) is counted apart.
+			// The token as of its hold: a JWT (not an e2 token) signed, this
+			// event's and user's, its expiry the frame's and its jti this
+			// admission's. A frame read after the hold ended (Redis or the
+			// gateway paused longer than the hold) is counted apart.
 			tok, verr := c.verifier.Verify(a.EntryToken, u.event, time.UnixMilli(a.ExpiresAt-1))
 			c.h.AddAdmission(chaos.Admission{Event: u.event, User: u.id, Gateway: u.gateway, At: now,
-				ExpiresAt: a.ExpiresAt, TokenValid: verr == nil && tok.UserID == u.id && tok.Expires == a.ExpiresAt})
+				ExpiresAt: a.ExpiresAt, TokenValid: verr == nil && !tok.Legacy && tok.UserID == u.id && tok.Expires == a.ExpiresAt &&
+					tok.ID == entry.AdmissionID(u.event, u.id, a.ExpiresAt)})
 			return false, &a
 		}
 	}

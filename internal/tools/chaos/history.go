@@ -64,7 +64,7 @@ type Admission struct {
 	Event, User, Gateway string
 	At                   time.Time
 	ExpiresAt            int64 // unix ms: identifies the admission
-	TokenValid           bool  // the entry token verified for this user and event, as of its hold
+	TokenValid           bool  // the entry token (a JWT) verified for this user and event, as of its hold, with this admission's jti
 }
 
 // Connect is one attempt to open a status socket.
