@@ -47,7 +47,7 @@ func TestGateServesTheDemoShop(t *testing.T) {
 	t.Cleanup(shop.Close)
 	producer, reports := healthReceiver(t, "drop")
 
-	addr := freeAddr(t)
+	addr := testenv.FreeAddr(t)
 	out := runProgram(t, &Guard{}, "/waitq-guard/readyz", "-http-addr", addr, "-origin-url", shop.URL, "-event-id", "drop", "-gateway-url", gw.URL,
 		"-waiting-room-url", "http://127.0.0.1:8081/", "-done-path", "/order", "-cookie-insecure",
 		"-health-url", producer.URL, "-health-token", healthToken, "-health-interval", "20ms", "-health-window", "1m",
@@ -191,7 +191,7 @@ func TestGateReportsAnOverloadedShop(t *testing.T) {
 	gw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.Write(keys.JWKS()) }))
 	t.Cleanup(gw.Close)
 	producer, reports := healthReceiver(t, "rush")
-	shopAddr, guardAddr := freeAddr(t), freeAddr(t)
+	shopAddr, guardAddr := testenv.FreeAddr(t), testenv.FreeAddr(t)
 	runProgram(t, &DemoShop{}, "/healthz", "-http-addr", shopAddr,
 		"-shop-workers", "1", "-shop-work-time", "1m", "-shop-queue-timeout", "20ms")
 	runProgram(t, &Guard{}, "/waitq-guard/readyz", "-http-addr", guardAddr, "-origin-url", "http://"+shopAddr,
@@ -340,13 +340,4 @@ func TestGateValidate(t *testing.T) {
 	if err := g.Validate(); err != nil || g.Config.KeysURL() != g.Config.JWKSURL {
 		t.Errorf("keys without a gateway URL: %v", err)
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := svcproc.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testws"
 )
@@ -32,9 +31,9 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				t.Setenv("PATH", "")
 			}
 			d := &Devstack{
-				ProducerAddr: freeAddr(t), GatewayAddr: freeAddr(t), IngestAddr: freeAddr(t),
+				ProducerAddr: testenv.FreeAddr(t), GatewayAddr: testenv.FreeAddr(t), IngestAddr: testenv.FreeAddr(t),
 				AdminToken: "devstack-test-token", DemoEvent: "demo", DemoDrop: "drop",
-				DemoShop: "shop", ShopAddr: freeAddr(t),
+				DemoShop: "shop", ShopAddr: testenv.FreeAddr(t),
 			}
 			var out testenv.Buffer
 			d.out = &out
@@ -146,13 +145,4 @@ func adminGet(base, token, id string, st *queue.EventStatus) error {
 		return fmt.Errorf("GET event %s: %s", id, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(st)
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	addr, err := svcproc.FreeAddr()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return addr
 }

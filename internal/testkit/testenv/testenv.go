@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/waitq/waitq/internal/stack/svcproc"
 )
 
 // Strict reports whether missing dependencies must fail tests rather than
@@ -112,4 +114,15 @@ func (l *Buffer) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.String()
+}
+
+// FreeAddr returns a free loopback address (svcproc.FreeAddr), failing tb
+// when there is none.
+func FreeAddr(tb testing.TB) string {
+	tb.Helper()
+	addr, err := svcproc.FreeAddr()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return addr
 }
