@@ -38,6 +38,16 @@ type Hold struct {
 	ExpiresAt int64  `json:"expiresAt"`
 }
 
+// HoldResult is what a hold did.
+type HoldResult struct {
+	Hold
+	// Created is false when the user held the item already (the same hold).
+	Created bool
+	// Replaced is true when the item's previous hold, another user's, had
+	// ended with their slot.
+	Replaced bool
+}
+
 // Sale is an item sold to a user: it is never held again.
 type Sale struct {
 	EventID string `json:"eventId"`
@@ -71,18 +81,17 @@ var (
 // and sales are recorded in the event's log before the call returns.
 type HoldStore interface {
 	// Hold holds item for userID, who must hold an unexpired slot
-	// (ErrNoSlot). created is false when userID held it already (the same
-	// hold, its end refreshed). Refusals: ErrItemHeld, ErrHoldLimit,
-	// ErrItemSold; ErrEventNotFound; ErrRebuilding.
-	Hold(ctx context.Context, eventID, userID, item string, nowMs int64) (h Hold, created bool, err error)
+	// (ErrNoSlot). Refusals: ErrItemHeld, ErrHoldLimit, ErrItemSold;
+	// ErrEventNotFound; ErrRebuilding.
+	Hold(ctx context.Context, eventID, userID, item string, nowMs int64) (HoldResult, error)
 	// Unhold gives item back if userID holds it, in one compare-and-delete,
 	// and reports whether a hold was removed. ErrNotHolder when another
 	// user holds it or it is sold; an item nobody holds is no error.
 	Unhold(ctx context.Context, eventID, userID, item string, nowMs int64) (bool, error)
 	// Confirm sells item to userID, who must hold it and their slot
-	// (ErrNotHolder, ErrNoSlot); confirming again is no error. ErrItemSold
-	// when it was sold to another.
-	Confirm(ctx context.Context, eventID, userID, item string, nowMs int64) (Sale, error)
+	// (ErrNotHolder, ErrNoSlot); confirming again is no error (fresh is
+	// false). ErrItemSold when it was sold to another.
+	Confirm(ctx context.Context, eventID, userID, item string, nowMs int64) (s Sale, fresh bool, err error)
 	// Items reads the state of the event's items that are held or sold at
 	// nowMs; items absent are free.
 	Items(ctx context.Context, eventID string, nowMs int64) (map[string]ItemState, error)

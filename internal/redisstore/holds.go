@@ -48,25 +48,25 @@ func (s *Store) holdReply(ctx context.Context, what string, script scriptCall) (
 // records the hold before it returns: a hold answered is in the log. A
 // failure to record is returned (ErrBrokerUnavailable) with the hold kept:
 // holding again answers the same hold and records it again.
-func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.Hold, bool, error) {
+func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.HoldResult, error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("hold %s for %s in %s", item, userID, eventID)
 	r, err := s.holdReply(ctx, what, scriptCall{holdScript,
 		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, ItemsKey(eventID, userID)},
 		[]any{userID, item, nowMs}})
 	if err != nil {
-		return queue.Hold{}, false, err
+		return queue.HoldResult{}, err
 	}
 	if len(r) != 3 {
-		return queue.Hold{}, false, fmt.Errorf("redisstore: %s: unexpected reply %v", what, r)
+		return queue.HoldResult{}, fmt.Errorf("redisstore: %s: unexpected reply %v", what, r)
 	}
 	h := queue.Hold{EventID: eventID, Item: item, UserID: userID, ExpiresAt: r[1]}
 	m := queue.NewRecord(queue.OpHold, eventID, userID, nowMs)
 	m.Item, m.ExpiresAt = item, h.ExpiresAt
 	if err := s.recordNow(ctx, what, m); err != nil {
-		return queue.Hold{}, false, err
+		return queue.HoldResult{}, err
 	}
-	return h, r[0] == 1, nil
+	return queue.HoldResult{Hold: h, Created: r[0] == 1, Replaced: r[2] == 1}, nil
 }
 
 // Unhold gives item back if userID holds it (unhold.lua, one
@@ -96,20 +96,21 @@ func (s *Store) Unhold(ctx context.Context, eventID, userID, item string, nowMs 
 // Confirm sells item to userID, who holds it (confirm.lua), and records
 // the sale before it returns; confirming again records it again, so a
 // failure to record (ErrBrokerUnavailable) is mended by a retry.
-func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.Sale, error) {
+func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.Sale, bool, error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("confirm %s for %s in %s", item, userID, eventID)
-	if _, err := s.holdReply(ctx, what, scriptCall{confirmScript,
+	r, err := s.holdReply(ctx, what, scriptCall{confirmScript,
 		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, ItemsKey(eventID, userID)},
-		[]any{userID, item, nowMs}}); err != nil {
-		return queue.Sale{}, err
+		[]any{userID, item, nowMs}})
+	if err != nil {
+		return queue.Sale{}, false, err
 	}
 	m := queue.NewRecord(queue.OpSold, eventID, userID, nowMs)
 	m.Item = item
 	if err := s.recordNow(ctx, what, m); err != nil {
-		return queue.Sale{}, err
+		return queue.Sale{}, false, err
 	}
-	return queue.Sale{EventID: eventID, Item: item, UserID: userID}, nil
+	return queue.Sale{EventID: eventID, Item: item, UserID: userID}, len(r) == 1 && r[0] == 1, nil
 }
 
 // Items returns eventID's items held live or sold at nowMs (items.lua).

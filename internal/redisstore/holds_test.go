@@ -33,11 +33,13 @@ func TestHoldRules(t *testing.T) {
 	const now = int64(1_000_000)
 	admitFor(t, c, ev, now+60_000, "alice", "bob")
 
-	h, created, err := s.Hold(ctx, ev, "alice", "A1", now)
+	r, err := s.Hold(ctx, ev, "alice", "A1", now)
+	h, created := r.Hold, r.Created
 	if err != nil || !created || h.ExpiresAt != now+60_000 || h.UserID != "alice" {
 		t.Fatalf("first hold = %+v %v %v", h, created, err)
 	}
-	if h2, created, err := s.Hold(ctx, ev, "alice", "A1", now+1); err != nil || created || h2 != h {
+	if r2, err := s.Hold(ctx, ev, "alice", "A1", now+1); err != nil || r2.Created || r2.Hold != h {
+		h2, created := r2.Hold, r2.Created
 		t.Fatalf("same hold again = %+v %v %v, want %+v not created", h2, created, err, h)
 	}
 	for _, tc := range []struct {
@@ -50,12 +52,12 @@ func TestHoldRules(t *testing.T) {
 		{"no slot", "carol", "A3", queue.ErrNoSlot},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if _, _, err := s.Hold(ctx, ev, tc.user, tc.item, now+2); !errors.Is(err, tc.want) {
+			if _, err := s.Hold(ctx, ev, tc.user, tc.item, now+2); !errors.Is(err, tc.want) {
 				t.Fatalf("hold = %v, want %v", err, tc.want)
 			}
 		})
 	}
-	if _, _, err := s.Hold(ctx, "nosuch-"+ev, "alice", "A1", now); !errors.Is(err, queue.ErrEventNotFound) {
+	if _, err := s.Hold(ctx, "nosuch-"+ev, "alice", "A1", now); !errors.Is(err, queue.ErrEventNotFound) {
 		t.Fatalf("hold in an unknown event = %v", err)
 	}
 
@@ -66,7 +68,7 @@ func TestHoldRules(t *testing.T) {
 	if st, _ := s.Items(ctx, ev, now+3); st["A1"] != queue.ItemHeld {
 		t.Fatalf("A1 after a refused unhold: %v", st)
 	}
-	if _, err := s.Confirm(ctx, ev, "bob", "A1", now+3); !errors.Is(err, queue.ErrNotHolder) {
+	if _, _, err := s.Confirm(ctx, ev, "bob", "A1", now+3); !errors.Is(err, queue.ErrNotHolder) {
 		t.Fatalf("confirm by another = %v, want not_holder", err)
 	}
 	if ok, err := s.Unhold(ctx, ev, "alice", "A1", now+4); err != nil || !ok {
@@ -77,25 +79,25 @@ func TestHoldRules(t *testing.T) {
 	}
 
 	// Bob takes it and buys it: sold for good, counted against his limit.
-	if _, _, err := s.Hold(ctx, ev, "bob", "A1", now+5); err != nil {
+	if _, err := s.Hold(ctx, ev, "bob", "A1", now+5); err != nil {
 		t.Fatal(err)
 	}
-	if sale, err := s.Confirm(ctx, ev, "bob", "A1", now+6); err != nil || sale.UserID != "bob" {
-		t.Fatalf("confirm = %+v %v", sale, err)
+	if sale, fresh, err := s.Confirm(ctx, ev, "bob", "A1", now+6); err != nil || sale.UserID != "bob" || !fresh {
+		t.Fatalf("confirm = %+v %v %v", sale, fresh, err)
 	}
-	if _, err := s.Confirm(ctx, ev, "bob", "A1", now+7); err != nil {
-		t.Fatalf("confirm again = %v", err)
+	if _, fresh, err := s.Confirm(ctx, ev, "bob", "A1", now+7); err != nil || fresh {
+		t.Fatalf("confirm again = %v %v", fresh, err)
 	}
-	if _, err := s.Confirm(ctx, ev, "alice", "A1", now+7); !errors.Is(err, queue.ErrItemSold) {
+	if _, _, err := s.Confirm(ctx, ev, "alice", "A1", now+7); !errors.Is(err, queue.ErrItemSold) {
 		t.Fatalf("confirm of a sold item = %v", err)
 	}
-	if _, _, err := s.Hold(ctx, ev, "alice", "A1", now+7); !errors.Is(err, queue.ErrItemSold) {
+	if _, err := s.Hold(ctx, ev, "alice", "A1", now+7); !errors.Is(err, queue.ErrItemSold) {
 		t.Fatalf("hold of a sold item = %v", err)
 	}
 	if _, err := s.Unhold(ctx, ev, "bob", "A1", now+7); !errors.Is(err, queue.ErrNotHolder) {
 		t.Fatalf("unhold of a sold item = %v", err)
 	}
-	if _, _, err := s.Hold(ctx, ev, "bob", "B1", now+8); !errors.Is(err, queue.ErrHoldLimit) {
+	if _, err := s.Hold(ctx, ev, "bob", "B1", now+8); !errors.Is(err, queue.ErrHoldLimit) {
 		t.Fatalf("hold past a purchase at the limit = %v", err)
 	}
 }
@@ -112,25 +114,25 @@ func TestHoldEndsWithTheSlot(t *testing.T) {
 	admitFor(t, c, ev, now+1000, "alice")
 	admitFor(t, c, ev, now+60_000, "bob", "carol")
 	for _, it := range []string{"A1", "A2"} {
-		if _, _, err := s.Hold(ctx, ev, "alice", it, now); err != nil {
+		if _, err := s.Hold(ctx, ev, "alice", it, now); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if _, _, err := s.Hold(ctx, ev, "carol", "C1", now); err != nil {
+	if _, err := s.Hold(ctx, ev, "carol", "C1", now); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Confirm(ctx, ev, "carol", "C1", now); err != nil {
+	if _, _, err := s.Confirm(ctx, ev, "carol", "C1", now); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Hold(ctx, ev, "carol", "C2", now); err != nil {
+	if _, err := s.Hold(ctx, ev, "carol", "C2", now); err != nil {
 		t.Fatal(err)
 	}
 	// Alice's slot expires: her holds are free at once, without a write.
 	if st, _ := s.Items(ctx, ev, now+1000); st["A1"] != "" || st["A2"] != "" || st["C1"] != queue.ItemSold || st["C2"] != queue.ItemHeld {
 		t.Fatalf("items after alice's slot ended: %v", st)
 	}
-	if _, created, err := s.Hold(ctx, ev, "bob", "A1", now+1000); err != nil || !created {
-		t.Fatalf("bob holding an expired hold's item = %v %v", created, err)
+	if r, err := s.Hold(ctx, ev, "bob", "A1", now+1000); err != nil || !r.Created || !r.Replaced {
+		t.Fatalf("bob holding an expired hold's item = %+v %v", r, err)
 	}
 	// Carol releases her slot: C2 is free in the same step, C1 stays sold.
 	if ok, err := s.Release(ctx, ev, "carol", now+2000); err != nil || !ok {
@@ -144,13 +146,13 @@ func TestHoldEndsWithTheSlot(t *testing.T) {
 	}
 	// Alice admitted again: her old holds stay dead; her limit counts anew.
 	admitFor(t, c, ev, now+90_000, "alice")
-	if _, _, err := s.Hold(ctx, ev, "alice", "A2", now+3000); err != nil {
+	if _, err := s.Hold(ctx, ev, "alice", "A2", now+3000); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := s.Hold(ctx, ev, "alice", "A3", now+3000); err != nil {
+	if _, err := s.Hold(ctx, ev, "alice", "A3", now+3000); err != nil {
 		t.Fatalf("second of two allowed after re-admission = %v", err)
 	}
-	if _, err := s.Confirm(ctx, ev, "alice", "A1", now+3000); !errors.Is(err, queue.ErrNotHolder) {
+	if _, _, err := s.Confirm(ctx, ev, "alice", "A1", now+3000); !errors.Is(err, queue.ErrNotHolder) {
 		t.Fatalf("confirm of bob's item by alice = %v", err)
 	}
 }
@@ -173,7 +175,8 @@ func TestHoldRace(t *testing.T) {
 			u := fmt.Sprintf("u%d", i)
 			for j := range seats {
 				seat := fmt.Sprintf("S%d", (i+j)%seats)
-				_, created, err := s.Hold(ctx, ev, u, seat, now)
+				r, err := s.Hold(ctx, ev, u, seat, now)
+				created := r.Created
 				if errors.Is(err, queue.ErrItemHeld) {
 					continue
 				}
