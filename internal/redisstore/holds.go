@@ -52,7 +52,7 @@ func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs in
 	k := keysOf(eventID)
 	what := fmt.Sprintf("hold %s for %s in %s", item, userID, eventID)
 	r, err := s.holdReply(ctx, what, scriptCall{holdScript,
-		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, ItemsKey(eventID, userID)},
+		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
 		return queue.HoldResult{}, err
@@ -75,7 +75,7 @@ func (s *Store) Unhold(ctx context.Context, eventID, userID, item string, nowMs 
 	k := keysOf(eventID)
 	what := fmt.Sprintf("unhold %s by %s in %s", item, userID, eventID)
 	r, err := s.holdReply(ctx, what, scriptCall{unholdScript,
-		[]string{k.config, k.active, k.holds, k.sold, ItemsKey(eventID, userID)},
+		[]string{k.config, k.active, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
 		return false, err
@@ -100,7 +100,7 @@ func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs
 	k := keysOf(eventID)
 	what := fmt.Sprintf("confirm %s for %s in %s", item, userID, eventID)
 	r, err := s.holdReply(ctx, what, scriptCall{confirmScript,
-		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, ItemsKey(eventID, userID)},
+		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
 		return queue.Sale{}, false, err

@@ -201,3 +201,29 @@ func TestHoldRace(t *testing.T) {
 		t.Fatalf("%d seats held, want %d", len(holders), seats)
 	}
 }
+
+// TestDeleteEventRemovesHolds: the admin DELETE takes the holds, the sales
+// and the buyers' items with the event's other keys.
+func TestDeleteEventRemovesHolds(t *testing.T) {
+	t.Parallel()
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	mustPut(t, s, ev)
+	const now = int64(1_000_000)
+	admitFor(t, c, ev, now+1000, "alice", "bob")
+	for _, u := range []string{"alice", "bob"} {
+		if _, err := s.Hold(ctx, ev, u, "I-"+u, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, _, err := s.Confirm(ctx, ev, "bob", "I-bob", now); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.DeleteEvent(ctx, ev, now+2000); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := c.Exists(ctx, redisstore.HoldsKey(ev), redisstore.SoldKey(ev), redisstore.ItemsKey(ev)).Result(); err != nil || n != 0 {
+		t.Fatalf("%d hold keys left after the delete (%v)", n, err)
+	}
+}

@@ -80,19 +80,18 @@ func HoldsKey(eventID string) string { return "waitq:{" + eventID + "}:holds" }
 // never held again.
 func SoldKey(eventID string) string { return "waitq:{" + eventID + "}:sold" }
 
-// ItemsKey is the SET of the items userID holds or bought in eventID, to
-// count them against maxItemsPerUser (entries whose hold ended are removed
-// when found).
-func ItemsKey(eventID, userID string) string {
-	return "waitq:{" + eventID + "}:items:" + userID
-}
+// ItemsKey is the HASH of eventID's buyers' items: user -> the items they
+// hold or bought, separated by spaces (no item id has one), counted against
+// maxItemsPerUser; entries whose hold ended are removed when found
+// (hold_lib.lua's user_items).
+func ItemsKey(eventID string) string { return "waitq:{" + eventID + "}:items" }
 
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
 	control, health, changes, unrecorded                   string
-	holds, sold                                            string
+	holds, sold, items                                     string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -117,5 +116,6 @@ func keysOf(eventID string) eventKeys {
 		unrecorded: UnrecordedKey(eventID),
 		holds:      HoldsKey(eventID),
 		sold:       SoldKey(eventID),
+		items:      ItemsKey(eventID),
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// writeHolds replaces the event's holds, sales and users' items sets with
+// writeHolds replaces the event's holds, sales and buyers' items with
 // st's (WriteRebuilt, after the line and the holders), merged with what
 // Redis still has: its sales, and its holds still live by st's holders
 // (nothing changes them while the rebuild mark stands, and a hold's record
@@ -34,9 +34,7 @@ func (s *Store) writeHolds(ctx context.Context, st queue.Rebuilt, nowMs int64) e
 	for item, u := range st.Sold {
 		buyers[item] = u
 	}
-	old := map[string]bool{} // users whose items sets go
 	for item, u := range sold {
-		old[u] = true
 		if _, ok := buyers[item]; !ok {
 			buyers[item] = u
 		}
@@ -46,13 +44,12 @@ func (s *Store) writeHolds(ctx context.Context, st queue.Rebuilt, nowMs int64) e
 		if !ok {
 			continue
 		}
-		old[user] = true
 		exp, _ := strconv.ParseInt(end, 10, 64)
 		if _, taken := merged[item]; !taken && exp > nowMs && st.Active[user] > nowMs {
 			merged[item] = queue.Hold{EventID: ev, Item: item, UserID: user, ExpiresAt: exp}
 		}
 	}
-	items := map[string][]any{}
+	items := map[string][]string{}
 	for item, u := range buyers {
 		delete(merged, item)
 		items[u] = append(items[u], item)
@@ -61,13 +58,7 @@ func (s *Store) writeHolds(ctx context.Context, st queue.Rebuilt, nowMs int64) e
 		items[h.UserID] = append(items[h.UserID], item)
 	}
 	p := s.c.Pipeline()
-	p.Del(ctx, k.holds, k.sold)
-	for u := range old {
-		p.Del(ctx, ItemsKey(ev, u))
-	}
-	for u := range items {
-		p.Del(ctx, ItemsKey(ev, u))
-	}
+	p.Del(ctx, k.holds, k.sold, k.items)
 	for item, h := range merged {
 		p.HSet(ctx, k.holds, item, fmt.Sprintf("%d|%s", h.ExpiresAt, h.UserID))
 	}
@@ -75,7 +66,7 @@ func (s *Store) writeHolds(ctx context.Context, st queue.Rebuilt, nowMs int64) e
 		p.HSet(ctx, k.sold, item, u)
 	}
 	for u, its := range items {
-		p.SAdd(ctx, ItemsKey(ev, u), its...)
+		p.HSet(ctx, k.items, u, strings.Join(its, " "))
 	}
 	_, err = p.Exec(ctx)
 	return err

@@ -15,7 +15,7 @@ import (
 // While the event is rebuilt it fails with queue.ErrRebuilding.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {
 	k := keysOf(eventID)
-	keys := append(k.admission(), k.holds, ItemsKey(eventID, userID), k.sold)
+	keys := append(k.admission(), k.holds, k.items, k.sold)
 	v, err := runScript(ctx, s.c, releaseScript, keys,
 		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg()).Result()
 	if err != nil {

@@ -2,12 +2,12 @@
 -- ahead of it).
 --
 -- KEYS[1] config HASH, KEYS[2] active ZSET, KEYS[3] unrecorded ZSET,
--- KEYS[4] holds HASH, KEYS[5] sold HASH, KEYS[6] the user's items SET
+-- KEYS[4] holds HASH, KEYS[5] sold HASH, KEYS[6] items HASH
 -- ARGV[1] user id, ARGV[2] item id, ARGV[3] now (unix ms)
 --
 -- The user must hold the item live and their slot. The hold becomes a
--- sale (sold HASH), which no slot's end frees; the item stays in the
--- user's items set, counted against maxItemsPerUser.
+-- sale (sold HASH), which no slot's end frees; the item stays among the
+-- user's items, counted against maxItemsPerUser.
 --
 -- Returns {sold}: 1 when sold now, 0 when it was sold to the user already.
 -- Else REBUILDING, ITEM_SOLD (sold to another), NO_SLOT or NOT_HOLDER;
@@ -36,5 +36,13 @@ if holder ~= user or exp <= now then
 end
 redis.call('HDEL', KEYS[4], item)
 redis.call('HSET', KEYS[5], item, user)
-redis.call('SADD', KEYS[6], item)
+local items = user_items(KEYS[6], user)
+local listed = false
+for _, it in ipairs(items) do
+  listed = listed or it == item
+end
+if not listed then
+  items[#items + 1] = item
+  set_user_items(KEYS[6], user, items)
+end
 return {1}

@@ -8,7 +8,7 @@
 -- the slot monitor's next tick does)
 -- ARGV[4] event id, ARGV[5] the admissions channel ('' : publish nothing)
 -- ARGV[6] record ('1': the caller records the changes in the log)
--- KEYS[11] holds HASH, KEYS[12] the user's items SET, KEYS[13] sold HASH
+-- KEYS[11] holds HASH, KEYS[12] items HASH, KEYS[13] sold HASH
 -- (hold_lib.lua is put ahead of it)
 --
 -- Removes the user from active. A hold not yet recorded (in unrecorded) is not
@@ -17,7 +17,7 @@
 -- next in line gets it within the same step.
 --
 -- The user's holds end with the slot, in the same step: their items not
--- sold are free again (the sold ones stay in their items set).
+-- sold are free again (the sold ones stay among their items).
 --
 -- Returns {released, expiresAt, admitted, dropped, freed}: released 1 when the
 -- user held an unexpired slot, else 0 (releasing twice frees one slot, and
@@ -35,8 +35,8 @@ if not hold or redis.call('ZSCORE', K.unrecorded, ARGV[1]) then
 end
 redis.call('ZREM', K.active, ARGV[1])
 local now = tonumber(ARGV[2])
-local freed = {}
-for _, it in ipairs(redis.call('SMEMBERS', KEYS[12])) do
+local freed, bought = {}, {}
+for _, it in ipairs(user_items(KEYS[12], ARGV[1])) do
   local v = redis.call('HGET', KEYS[11], it)
   if v then
     local exp, holder = parse_hold(v)
@@ -47,10 +47,11 @@ for _, it in ipairs(redis.call('SMEMBERS', KEYS[12])) do
       end
     end
   end
-  if redis.call('HGET', KEYS[13], it) ~= ARGV[1] then
-    redis.call('SREM', KEYS[12], it)
+  if redis.call('HGET', KEYS[13], it) == ARGV[1] then
+    bought[#bought + 1] = it
   end
 end
+set_user_items(KEYS[12], ARGV[1], bought)
 if tonumber(hold) <= now then
   return none
 end

@@ -2,7 +2,7 @@
 -- (hold_lib.lua is put ahead of it).
 --
 -- KEYS[1] config HASH, KEYS[2] active ZSET, KEYS[3] holds HASH,
--- KEYS[4] sold HASH, KEYS[5] the user's items SET
+-- KEYS[4] sold HASH, KEYS[5] items HASH
 -- ARGV[1] user id, ARGV[2] item id, ARGV[3] now (unix ms)
 --
 -- Returns {removed, live}: removed 1 when the user's hold (live or dead)
@@ -24,7 +24,13 @@ end
 local exp, holder = parse_hold(cur)
 if holder == user then
   redis.call('HDEL', KEYS[3], item)
-  redis.call('SREM', KEYS[5], item)
+  local kept = {}
+  for _, it in ipairs(user_items(KEYS[5], user)) do
+    if it ~= item then
+      kept[#kept + 1] = it
+    end
+  end
+  set_user_items(KEYS[5], user, kept)
   if exp > now then
     return {1, 1}
   end
