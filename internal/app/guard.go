@@ -42,6 +42,7 @@ func (g *Guard) Bind(l *config.Loader) {
 	l.String(&cfg.CookiePath, "cookie-path", "WAITQ_COOKIE_PATH", def.CookiePath, "the cookie's Path")
 	l.Bool(&cfg.CookieInsecure, "cookie-insecure", "WAITQ_COOKIE_INSECURE", false, "drop the cookie's Secure attribute, for a plain-HTTP site on a developer's machine (never in production)")
 	l.Bool(&cfg.TrustForwardedProto, "trust-forwarded-proto", "WAITQ_TRUST_FORWARDED_PROTO", false, "take the scheme of the returnTo URL from X-Forwarded-Proto (only behind a TLS-terminating proxy that sets it)")
+	l.Bool(&cfg.ForwardToken, "forward-token", "WAITQ_FORWARD_TOKEN", false, "hand the entry token to the origin in X-Waitq-Token, for a shop that holds seats with it (off: the origin never sees it)")
 	l.Duration(&cfg.OriginTimeout, "origin-timeout", "WAITQ_ORIGIN_TIMEOUT", def.OriginTimeout, "longest wait for the origin's response headers; past it the visitor gets 504 and the health figures count an error")
 	l.String(&cfg.Report.URL, "health-url", "WAITQ_HEALTH_URL", "", "producer-api's base URL, where the origin's health is reported (POST /v1/admin/events/<event id>/health; empty: no reports)")
 	l.Secret(&cfg.Report.Token, "health-token", "WAITQ_HEALTH_TOKEN", "bearer token of the health reports: the admin token or the event's report token (required with WAITQ_HEALTH_URL)")

@@ -34,6 +34,12 @@ type Config struct {
 	// QueueTimeout is the longest a page waits for a worker: past it the
 	// visitor gets 503 (0: DefaultQueueTimeout), WAITQ_SHOP_QUEUE_TIMEOUT.
 	QueueTimeout time.Duration
+	// GatewayURL is ws-gateway's base URL, for the seated ticket's seat
+	// holds (seats.go; empty: no seat map), WAITQ_SHOP_GATEWAY_URL.
+	GatewayURL string
+	// EventID is the event whose entry tokens the guard forwards, the
+	// seats' event (required with GatewayURL), WAITQ_SHOP_EVENT_ID.
+	EventID string
 }
 
 // DefaultConfig returns the defaults of every setting: the values the
@@ -58,6 +64,9 @@ func (c Config) Validate() error {
 	}
 	if c.QueueTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("WAITQ_SHOP_QUEUE_TIMEOUT=%s must be positive", c.QueueTimeout))
+	}
+	if (c.GatewayURL == "") != (c.EventID == "") {
+		errs = append(errs, errors.New("WAITQ_SHOP_GATEWAY_URL and WAITQ_SHOP_EVENT_ID go together: both for a seat map, neither for none"))
 	}
 	return errors.Join(errs...)
 }
@@ -102,10 +111,11 @@ var pages = template.Must(template.New("layout").Parse(`<!doctype html>
 {{- else if eq .Page "product"}}
 <h1>{{.Product.Name}}</h1>
 <p class="price">{{.Product.Price}}</p>
-<form method="post" action="/order"><input type="hidden" name="product" value="{{.Product.ID}}"><button>Order</button></form>
+{{- with .Seats}}{{template "seats" .}}{{else}}
+<form method="post" action="/order"><input type="hidden" name="product" value="{{.Product.ID}}"><button>Order</button></form>{{end}}
 {{- else if eq .Page "order"}}
 <h1>Order placed</h1>
-<p>Thank you{{with .User}}, {{.}}{{end}}.{{with .Product}} Your {{.Name}} is on its way.{{end}}</p>
+<p>Thank you{{with .User}}, {{.}}{{end}}.{{with .Product}} Your {{.Name}} is on its way.{{end}}{{with .Seat}} Seat {{.}} is yours.{{end}}</p>
 <p><a href="/">Back to the shop</a></p>
 {{- else}}
 <h1>Not found</h1>
@@ -126,6 +136,8 @@ type view struct {
 	Page, Title, User string
 	Products          []Product
 	Product           *Product
+	Seats             *seatMap // the seated ticket's seat map (nil: none)
+	Seat              string   // the seat an order bought
 }
 
 // Shop is the demo shop: an http.Handler.
@@ -133,6 +145,7 @@ type Shop struct {
 	cfg     Config
 	mux     *http.ServeMux
 	workers chan struct{} // nil: no limit
+	client  *http.Client  // calls ws-gateway (seats.go)
 
 	mu    sync.Mutex
 	stats Stats
@@ -151,7 +164,7 @@ func New(cfg Config) (*Shop, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Shop{cfg: cfg, mux: http.NewServeMux()}
+	s := &Shop{cfg: cfg, mux: http.NewServeMux(), client: &http.Client{Timeout: 5 * time.Second}}
 	if cfg.Workers > 0 {
 		s.workers = make(chan struct{}, cfg.Workers)
 	}
@@ -165,11 +178,19 @@ func New(cfg Config) (*Shop, error) {
 			render(w, r, http.StatusNotFound, view{Page: "missing", Title: "Not found"})
 			return
 		}
-		render(w, r, http.StatusOK, view{Page: "product", Title: p.Name, Product: p})
+		v := view{Page: "product", Title: p.Name, Product: p}
+		if p.ID == SeatedProduct {
+			v.Seats = s.seatMap(r)
+		}
+		render(w, r, http.StatusOK, v)
 	})
 	order := func(w http.ResponseWriter, r *http.Request) {
-		render(w, r, http.StatusOK, view{Page: "order", Title: "Order placed", Product: find(r.FormValue("product"))})
+		if !s.confirmSeat(w, r) {
+			return
+		}
+		render(w, r, http.StatusOK, view{Page: "order", Title: "Order placed", Product: find(r.FormValue("product")), Seat: r.FormValue("seat")})
 	}
+	s.seatRoutes(page)
 	page("GET /order", order)
 	page("POST /order", order)
 	page("/", func(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +199,7 @@ func New(cfg Config) (*Shop, error) {
 	s.mux.HandleFunc("GET /static/shop.css", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/css; charset=utf-8")
 		w.Header().Set("Cache-Control", "public, max-age=3600")
-		_, _ = w.Write([]byte(css))
+		_, _ = w.Write([]byte(css + seatsCSS))
 	})
 	s.mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")

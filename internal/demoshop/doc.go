@@ -10,5 +10,10 @@
 // too long for one answered 503. Static files and /healthz take no worker.
 // The zero Config (Handler) has no limit.
 //
+// With a gateway (Config.GatewayURL, EventID) the seated ticket's page is a
+// seat map (seats.go): the buyer holds a seat through ws-gateway's seat
+// holds with the entry token waitq-guard forwards (WAITQ_FORWARD_TOKEN),
+// and the order confirms it; the seats' state lives in waitq, not here.
+//
 // It keeps no state besides its workers; a Shop is safe for concurrent use.
 package demoshop

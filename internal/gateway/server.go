@@ -198,6 +198,7 @@ type Server struct {
 
 	rates   *rates
 	metrics *metrics
+	holds   *holdMetrics
 	e       *echo.Echo
 
 	baseCtx context.Context // ends when Run ends; sockets live under it
@@ -240,6 +241,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		events: queue.NewEventCache(d.Store, time.Second, d.Now),
 	}
 	s.metrics = newMetrics(d.Registry, s.hub)
+	s.holds = newHoldMetrics(d.Registry)
 	s.writers = newWriters(cfg.SendQueue, s.metrics.frames.Inc)
 	s.onSlow = s.metrics.slow.Inc
 	e := httpkit.NewEcho(httpkit.BaseOptions{Logger: d.Logger, Registry: d.Registry, MaxBodyBytes: cfg.MaxBodyBytes, Ready: httpkit.StoreAndBrokerReady(d.Store, d.Publisher), OpenAPI: OpenAPI})
@@ -251,6 +253,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
 	e.POST("/v1/entry/verify", s.verifyEntry)
+	s.holdRoutes(e, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
 	e.GET("/.well-known/jwks.json", s.jwks)
 	web.Register(e, web.Config{ProducerURL: cfg.ProducerURL, DefaultEvent: "demo"})
 	s.e = e

@@ -24,15 +24,20 @@ func (g *Proxy) forwardAdmitted(w http.ResponseWriter, r *http.Request) {
 }
 
 // setIdentity names the admitted user of in (none on a bypassed path) to
-// the origin in h, replacing whatever the client sent under those names.
+// the origin in h, with the token itself when forward is set, replacing
+// whatever the client sent under those names.
 // It runs in the proxy's Rewrite, after the hop-by-hop headers went: a
 // client's "Connection: X-Waitq-User-Id" cannot make them vanish.
-func setIdentity(h http.Header, in *http.Request) {
+func setIdentity(h http.Header, in *http.Request, forward bool) {
 	h.Del(UserHeader)
 	h.Del(ExpiresHeader)
-	if t, _, ok := entry.TokenFromContext(in.Context()); ok {
+	h.Del(TokenHeader)
+	if t, raw, ok := entry.TokenFromContext(in.Context()); ok {
 		h.Set(UserHeader, t.UserID)
 		h.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))
+		if forward {
+			h.Set(TokenHeader, raw)
+		}
 	}
 }
 

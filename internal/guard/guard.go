@@ -30,6 +30,10 @@ const AdminPrefix = "/waitq-guard/"
 const (
 	UserHeader    = "X-Waitq-User-Id"
 	ExpiresHeader = "X-Waitq-Expires"
+	// TokenHeader carries the entry token itself, only with
+	// Config.ForwardToken: for an origin that calls ws-gateway with it
+	// (seat holds, pkg/entry's Holds).
+	TokenHeader = "X-Waitq-Token"
 )
 
 // KeyRefreshInterval is how often waitq-guard fetches the gateway's keys
@@ -87,6 +91,10 @@ type Config struct {
 	CookiePath          string
 	CookieInsecure      bool
 	TrustForwardedProto bool
+	// ForwardToken hands the verified entry token to the origin in
+	// TokenHeader, for a shop that holds seats with it (pkg/entry's Holds);
+	// off, the origin never sees the token, WAITQ_FORWARD_TOKEN.
+	ForwardToken bool
 	// OriginTimeout is how long the guard waits for the origin's response
 	// headers before it answers 504 (0: DefaultOriginTimeout),
 	// WAITQ_ORIGIN_TIMEOUT. It applies to the transport NewTransport
@@ -283,7 +291,7 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 		Rewrite: func(pr *httputil.ProxyRequest) {
 			pr.SetURL(origin)
 			pr.SetXForwarded()
-			setIdentity(pr.Out.Header, pr.In)
+			setIdentity(pr.Out.Header, pr.In, cfg.ForwardToken)
 		},
 		Transport:    deps.Transport,
 		ErrorLog:     slog.NewLogLogger(deps.Logger.Handler(), slog.LevelWarn),

@@ -26,7 +26,7 @@ const (
 
 // seen is what the origin got with one request.
 type seen struct {
-	uri, cookie, user, expires, forwardedHost string
+	uri, cookie, user, expires, forwardedHost, token string
 }
 
 // slowPage is how long the origin takes on /slow.
@@ -48,7 +48,7 @@ func newOrigin(t *testing.T) *origin {
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.got = append(o.got, seen{r.URL.RequestURI(), r.Header.Get("Cookie"), r.Header.Get(guard.UserHeader),
-			r.Header.Get(guard.ExpiresHeader), r.Header.Get("X-Forwarded-Host")})
+			r.Header.Get(guard.ExpiresHeader), r.Header.Get("X-Forwarded-Host"), r.Header.Get(guard.TokenHeader)})
 		o.mu.Unlock()
 		switch r.URL.Path {
 		case "/boom":
@@ -207,6 +207,9 @@ func TestAdmittedRequestReachesOriginWithoutToken(t *testing.T) {
 	want := seen{uri: "/product/7?ref=mail", cookie: "theme=dark; cart=3", user: "alice", forwardedHost: strings.TrimPrefix(f.srv.URL, "http://")}
 	if got.expires == "" || got.uri != want.uri || got.cookie != want.cookie || got.user != want.user || got.forwardedHost != want.forwardedHost {
 		t.Fatalf("origin got %+v, want %+v", got, want)
+	}
+	if got.token != "" {
+		t.Fatalf("the origin got the token without WAITQ_FORWARD_TOKEN: %+v", got)
 	}
 
 	// A POST with the token in the query goes on without it.
@@ -370,5 +373,24 @@ func TestIdentityHeadersSurviveConnection(t *testing.T) {
 	resp, _ = f.do(t, http.MethodGet, "/static/app.css", "", "Connection", "X-Other", guard.UserHeader, "mallory", guard.ExpiresHeader, "1")
 	if got, _ = f.origin.last(); resp.StatusCode != 200 || got.user != "" || got.expires != "" {
 		t.Fatalf("bypassed: %d, origin got %+v", resp.StatusCode, got)
+	}
+}
+
+// TestForwardToken: with ForwardToken the origin gets the verified entry
+// token in X-Waitq-Token (for seat holds), and a client's own header is
+// never passed on, with the setting or without, admitted or bypassed.
+func TestForwardToken(t *testing.T) {
+	for _, forward := range []bool{true, false} {
+		f := newFixture(t, func(c *guard.Config) { c.ForwardToken = forward })
+		tok := f.token("alice")
+		f.do(t, http.MethodGet, "/product/7", "waitq_entry_"+event+"="+tok, guard.TokenHeader, "forged")
+		got, _ := f.origin.last()
+		if want := map[bool]string{true: tok, false: ""}[forward]; got.token != want || got.user != "alice" {
+			t.Errorf("forward %v: the origin got token %q, want %q", forward, got.token, want)
+		}
+		f.do(t, http.MethodGet, "/healthz", "", guard.TokenHeader, "forged")
+		if got, _ := f.origin.last(); got.token != "" {
+			t.Errorf("forward %v: a bypassed path passed the client's token header %q", forward, got.token)
+		}
 	}
 }

@@ -43,6 +43,8 @@ type EventBody struct {
 	// ReportToken replaces the event's report token (one is made when the
 	// event is created).
 	ReportToken *string `json:"reportToken"`
+	// MaxItemsPerUser is how many items one user may hold or buy (0: 1).
+	MaxItemsPerUser *int `json:"maxItemsPerUser"`
 }
 
 // apply merges b's plain fields into ev: a field given replaces ev's, an
@@ -57,6 +59,7 @@ func (b EventBody) apply(ev *queue.Event) {
 	set(&ev.State, b.State)
 	set(&ev.TargetURL, b.TargetURL)
 	set(&ev.ReportToken, b.ReportToken)
+	set(&ev.MaxItemsPerUser, b.MaxItemsPerUser)
 }
 
 // set replaces *dst with *v unless v is nil (the field was omitted).

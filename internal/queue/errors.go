@@ -36,6 +36,11 @@ const (
 	CodeNotFound          Code = "not_found"
 	CodeMethodNotAllowed  Code = "method_not_allowed"
 	CodeInvalidTicket     Code = "invalid_ticket"
+	CodeInvalidItem       Code = "invalid_item"
+	CodeItemHeld          Code = "item_held"
+	CodeHoldLimit         Code = "hold_limit"
+	CodeItemSold          Code = "item_sold"
+	CodeNotHolder         Code = "not_holder"
 	CodeInternal          Code = "internal"
 )
 

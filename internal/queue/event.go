@@ -59,6 +59,9 @@ type Event struct {
 	// (POST /v1/admin/events/{id}/health), so a guard or a shop can report
 	// without the admin token. Shown to admins only.
 	ReportToken string `json:"reportToken,omitempty"`
+	// MaxItemsPerUser is how many items (seats) one user may hold or buy
+	// (0: DefaultMaxItemsPerUser).
+	MaxItemsPerUser int `json:"maxItemsPerUser,omitempty"`
 	Schedule
 	// Seed is the secret of the event's draw, drawn when it was first
 	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
@@ -160,6 +163,8 @@ func (e *Event) Validate() error {
 		return e.Adaptive.Validate(e.AdmitPerMinute)
 	case e.ReportToken != "" && CheckReportToken(e.ReportToken) != nil:
 		return CheckReportToken(e.ReportToken)
+	case e.MaxItemsPerUser < 0 || e.MaxItemsPerUser > MaxItemsPerUser:
+		return Errorf(CodeInvalidConfig, "maxItemsPerUser must be between 1 and %d, or 0 for %d", MaxItemsPerUser, DefaultMaxItemsPerUser)
 	case e.OpensAt < 0:
 		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")
 	case e.PrequeueSeconds < 0 || e.PrequeueSeconds > MaxPrequeueSeconds:

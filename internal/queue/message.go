@@ -34,13 +34,20 @@ const (
 	// OpConfig records the event's configuration (Event, with its draw
 	// seed in Seed) as an admin create or update left it.
 	OpConfig Op = "config"
+	// OpHold records Item held for the user until ExpiresAt (the end of
+	// their slot then); the hold ends earlier with the slot.
+	OpHold Op = "hold"
+	// OpUnhold records Item given back by its holder.
+	OpUnhold Op = "unhold"
+	// OpSold records Item sold to the user: never held again.
+	OpSold Op = "sold"
 )
 
 // Record reports whether op is a record of a change already made (admit,
-// release, expire, sweep, config) rather than a request (join, leave).
+// release, expire, sweep, config, hold, unhold, sold) rather than a request (join, leave).
 func (op Op) Record() bool {
 	switch op {
-	case OpAdmit, OpRelease, OpExpire, OpSweep, OpConfig:
+	case OpAdmit, OpRelease, OpExpire, OpSweep, OpConfig, OpHold, OpUnhold, OpSold:
 		return true
 	}
 	return false
@@ -79,6 +86,8 @@ type Message struct {
 	// seed in hex ("": none).
 	Event *Event `json:"event,omitempty"`
 	Seed  string `json:"seed,omitempty"`
+	// Item is the item of a hold, unhold or sold record.
+	Item string `json:"item,omitempty"`
 }
 
 // NewMessage returns a message of op by userID in eventID stamped ts (unix
@@ -125,6 +134,10 @@ func (m *Message) Validate() error {
 		return fmt.Errorf("queue: message stamp %d is not a positive unix ms time", m.TS)
 	case m.Op == OpAdmit && (m.ExpiresAt <= 0 || m.JoinTS == 0 || m.Score == 0):
 		return fmt.Errorf("queue: admit record of %q lacks expiresAt, joinTs or score", m.UserID)
+	case (m.Op == OpHold || m.Op == OpUnhold || m.Op == OpSold) && !ValidItemID(m.Item):
+		return fmt.Errorf("queue: %s record of %q has an invalid item %q", m.Op, m.UserID, m.Item)
+	case m.Op == OpHold && m.ExpiresAt <= 0:
+		return fmt.Errorf("queue: hold record of %q lacks expiresAt", m.UserID)
 	case m.Op == OpSweep && m.Score == 0:
 		return fmt.Errorf("queue: sweep record of %q lacks its score", m.UserID)
 	case m.Op == OpConfig:

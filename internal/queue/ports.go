@@ -16,6 +16,7 @@ import (
 //	EventLookup    EventCache                       redisstore.Store
 //	EventStore     producer (admin API, metrics)    redisstore.Store
 //	GatewayStore   gateway                          redisstore.Store
+//	HoldStore      gateway (in GatewayStore)        redisstore.Store
 //	IngestStore    kafkajoin.Consumer               redisstore.Store
 //	RebuildStore   rebuild.Rebuilder                redisstore.Store
 //	Publisher      producer, gateway (leaves)       kafkajoin.Publisher
@@ -96,6 +97,8 @@ type Fairness struct {
 // stand, the slot monitor's tick, releases and the admission notices.
 type GatewayStore interface {
 	EventLookup
+	// HoldStore keeps the seat holds (hold.go).
+	HoldStore
 	// EventIDs lists the registered events.
 	EventIDs(ctx context.Context) ([]string, error)
 	// Status reads where users stand in eventID, in order, and marks the

@@ -19,7 +19,10 @@ import (
 // the place; an admit record moves the user from the line to a slot until
 // its expiresAt (the latest of an admission written twice) and records its
 // served mark; a release or an expiry ends the
-// hold; a sweep removes the place it names.
+// hold; a sweep removes the place it names. A hold record holds its item
+// for the user until its expiresAt, an unhold gives it back, a sold record
+// sells it; a release or an expiry of the user's slot ends their holds (a
+// hold is live only while its holder's slot is).
 type Replay struct {
 	users map[string]*replayUser
 	// Config is the latest config record (nil: none read).
@@ -30,12 +33,14 @@ type Replay struct {
 }
 
 type replayUser struct {
-	wait     int64 // the stamp of the join holding the place; 0: not waiting
-	served   int64 // the served mark of the last admission; 0: never
-	hold     int64 // the end of the hold; 0: none
-	firstJn  int64 // the earliest join stamp: a drop's pre-queue membership
-	admitted int64 // admissions, each with a newer served mark
-	topScore int64 // the highest place admitted from (set when admitted > 0)
+	wait     int64            // the stamp of the join holding the place; 0: not waiting
+	served   int64            // the served mark of the last admission; 0: never
+	hold     int64            // the end of the hold; 0: none
+	firstJn  int64            // the earliest join stamp: a drop's pre-queue membership
+	admitted int64            // admissions, each with a newer served mark
+	topScore int64            // the highest place admitted from (set when admitted > 0)
+	items    map[string]int64 // held items -> the end of the hold
+	sold     map[string]bool  // items bought
 }
 
 // NewReplay returns an empty fold.
@@ -87,11 +92,24 @@ func (r *Replay) Apply(m Message) {
 		u.admitted++
 		u.served, u.hold = m.JoinTS, m.ExpiresAt
 	case OpRelease:
-		u.hold = 0
+		u.hold, u.items = 0, nil
 	case OpExpire:
 		if u.hold <= m.TS {
-			u.hold = 0
+			u.hold, u.items = 0, nil
 		}
+	case OpHold:
+		if u.items == nil {
+			u.items = map[string]int64{}
+		}
+		u.items[m.Item] = m.ExpiresAt
+	case OpUnhold:
+		delete(u.items, m.Item)
+	case OpSold:
+		delete(u.items, m.Item)
+		if u.sold == nil {
+			u.sold = map[string]bool{}
+		}
+		u.sold[m.Item] = true
 	case OpSweep:
 		// A stamp names its place; a drawn (negative) score names the
 		// pre-queue place, which a join stamped before the sweep holds.
@@ -127,6 +145,10 @@ type Rebuilt struct {
 	// AdmittedTotal counts the admissions; AdmittedMaxScore is the highest
 	// place admitted from (0 when nobody was).
 	AdmittedTotal, AdmittedMaxScore int64
+	// Holds are the items held live (their holder's slot and the hold
+	// both ending after now), Sold the items sold, item -> buyer.
+	Holds map[string]Hold
+	Sold  map[string]string
 }
 
 // State returns the state the fold describes at nowMs: holds that ended by
@@ -141,6 +163,7 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		Event:        r.Config.ConfiguredEvent(),
 		ConfiguredAt: r.Config.TS,
 		Waiting:      map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
+		Holds: map[string]Hold{}, Sold: map[string]string{},
 	}
 	var drawer *draw.Drawer
 	if st.Event.Seed != nil && st.Event.OpensAt > 0 {
@@ -162,6 +185,16 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		}
 		if u.hold > nowMs {
 			st.Active[id] = u.hold
+			for item, end := range u.items {
+				if cur, ok := st.Holds[item]; end > nowMs && (!ok || end > cur.ExpiresAt || end == cur.ExpiresAt && id < cur.UserID) {
+					st.Holds[item] = Hold{EventID: st.Event.ID, Item: item, UserID: id, ExpiresAt: end}
+				}
+			}
+		}
+		for item := range u.sold {
+			if cur, ok := st.Sold[item]; !ok || id < cur {
+				st.Sold[item] = id
+			}
 		}
 		if u.admitted > 0 {
 			st.Served[id] = u.served
@@ -170,6 +203,9 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 				st.AdmittedMaxScore, first = u.topScore, false
 			}
 		}
+	}
+	for item := range st.Sold {
+		delete(st.Holds, item)
 	}
 	return st, true
 }

@@ -124,3 +124,44 @@ func TestReplayDrawsTheDropsPrequeue(t *testing.T) {
 		t.Errorf("prequeue %v, want %v", st.Prequeue, want)
 	}
 }
+
+// TestReplayFoldsHolds: hold, unhold and sold records give the items held
+// and sold; a release or expiry of the holder's slot ends their holds, not
+// their purchases; a hold from an earlier admission is dead.
+func TestReplayFoldsHolds(t *testing.T) {
+	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	item := func(op queue.Op, user, it string, ts, exp int64) queue.Message {
+		return record(op, user, ts, func(m *queue.Message) { m.Item, m.ExpiresAt = it, exp })
+	}
+	log := []queue.Message{
+		queue.NewConfigRecord(ev, 1),
+		admitRec("a", 20, 5000, 10), item(queue.OpHold, "a", "S1", 21, 5000), item(queue.OpHold, "a", "S2", 22, 5000),
+		item(queue.OpUnhold, "a", "S2", 23, 0),
+		admitRec("b", 20, 5000, 11), item(queue.OpHold, "b", "S3", 21, 5000), item(queue.OpSold, "b", "S3", 22, 0), item(queue.OpHold, "b", "S4", 23, 5000),
+		record(queue.OpRelease, "b", 30, nil), // S4 ends with the slot, S3 stays sold
+		admitRec("c", 20, 500, 12), item(queue.OpHold, "c", "S5", 21, 500), record(queue.OpExpire, "c", 600, nil),
+		admitRec("c", 700, 5000, 650),                                      // admitted again: S5 stays dead
+		admitRec("d", 20, 500, 13), item(queue.OpHold, "d", "S6", 21, 500), // its slot ended by now, unrecorded
+	}
+	for _, m := range log {
+		if err := m.Validate(); err != nil {
+			t.Fatalf("%+v: %v", m, err)
+		}
+	}
+	r := queue.NewReplay()
+	for range 2 {
+		for _, m := range log {
+			r.Apply(m)
+		}
+	}
+	st, _ := r.State(1000)
+	if len(st.Holds) != 1 || st.Holds["S1"] != (queue.Hold{EventID: "e1", Item: "S1", UserID: "a", ExpiresAt: 5000}) {
+		t.Errorf("holds %v, want S1 by a", st.Holds)
+	}
+	if want := map[string]string{"S3": "b"}; !maps.Equal(st.Sold, want) {
+		t.Errorf("sold %v, want %v", st.Sold, want)
+	}
+	if st, _ := r.State(5000); len(st.Holds) != 0 || st.Sold["S3"] != "b" {
+		t.Errorf("after the slots ended: holds %v, sold %v", st.Holds, st.Sold)
+	}
+}

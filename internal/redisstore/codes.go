@@ -28,7 +28,8 @@ const (
 	// reads the seed again (ingest.lua).
 	codeStaleDraw int64 = -2
 	// codeRebuilding: the event is being rebuilt; nothing changed
-	// (ingest.lua, release.lua, mark_recorded.lua).
+	// (ingest.lua, release.lua, mark_recorded.lua, hold.lua, unhold.lua,
+	// confirm.lua).
 	codeRebuilding int64 = -3
 	// codeTooManyReporters: a new reporter finds the event with the most
 	// reporters, none stale (health.lua).
@@ -40,6 +41,19 @@ const (
 	// stands: deleted, its log still to delete; nothing changed
 	// (delete_event.lua).
 	codeTombstoned int64 = -6
+	// codeNoSlot: the user holds no recorded slot ending after now
+	// (hold.lua, confirm.lua).
+	codeNoSlot int64 = -7
+	// codeItemHeld: another user holds the item live (hold.lua).
+	codeItemHeld int64 = -8
+	// codeHoldLimit: the user holds or bought maxItemsPerUser items
+	// (hold.lua).
+	codeHoldLimit int64 = -9
+	// codeItemSold: the item is sold (hold.lua; confirm.lua: to another).
+	codeItemSold int64 = -10
+	// codeNotHolder: the caller does not hold the item (unhold.lua,
+	// confirm.lua).
+	codeNotHolder int64 = -11
 
 	// valueNone: no such value in a field of status.lua's reply: not
 	// waiting, never admitted, no drawn place, a fixed rate (queue.Place).
@@ -62,6 +76,11 @@ var scriptCodes = []scriptCode{
 	{"TOO_MANY_REPORTERS", codeTooManyReporters, true},
 	{"SLOTS_IN_USE", codeSlotsInUse, true},
 	{"TOMBSTONED", codeTombstoned, true},
+	{"NO_SLOT", codeNoSlot, true},
+	{"ITEM_HELD", codeItemHeld, true},
+	{"HOLD_LIMIT", codeHoldLimit, true},
+	{"ITEM_SOLD", codeItemSold, true},
+	{"NOT_HOLDER", codeNotHolder, true},
 	{"NONE", valueNone, false},
 	{"RANK_PREQUEUE", queue.RankPrequeue, false},
 	{"RANK_REBUILDING", queue.RankRebuilding, false},

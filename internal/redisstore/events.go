@@ -103,7 +103,8 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		"opensAt", e.OpensAt,
 		"prequeueSeconds", e.PrequeueSeconds,
 		"closesAt", e.ClosesAt,
-		"targetUrl", e.TargetURL)
+		"targetUrl", e.TargetURL,
+		"maxItemsPerUser", e.MaxItemsPerUser)
 	if a := e.Adaptive; a != nil {
 		p.HSet(ctx, key,
 			"adaptive.targetLatencyMs", a.TargetLatencyMs,
@@ -167,13 +168,13 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	}
 	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"]}
 	// Settings added later are absent from configurations written before.
-	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt"} {
+	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt", "maxItemsPerUser"} {
 		if _, ok := h[f]; !ok {
 			h[f] = "0"
 		}
 	}
 	var errs []error
-	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds} {
+	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds, "maxItemsPerUser": &e.MaxItemsPerUser} {
 		n, err := strconv.Atoi(h[field])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("field %s: %w", field, err))

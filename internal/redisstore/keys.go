@@ -69,11 +69,29 @@ func UnrecordedKey(eventID string) string { return "waitq:{" + eventID + "}:unlo
 // (BeginRebuild), so a new event never starts on the deleted one's log.
 func TombstoneKey(eventID string) string { return "waitq:{" + eventID + "}:deleted" }
 
+// HoldsKey is the HASH of eventID's item holds: item -> "<expiresAt>|<user>",
+// the end of the holder's slot when the hold was taken (unix ms) and the
+// holder ('|' is in no user id). A hold is live while its end is ahead and
+// its holder still holds a slot (hold.lua): a slot that expired frees its
+// holds without a write; a release frees them in its step (release.lua).
+func HoldsKey(eventID string) string { return "waitq:{" + eventID + "}:holds" }
+
+// SoldKey is the HASH of eventID's sold items: item -> buyer (confirm.lua);
+// never held again.
+func SoldKey(eventID string) string { return "waitq:{" + eventID + "}:sold" }
+
+// ItemsKey is the HASH of eventID's buyers' items: user -> the items they
+// hold or bought, separated by spaces (no item id has one), counted against
+// maxItemsPerUser; entries whose hold ended are removed when found
+// (hold_lib.lua's user_items).
+func ItemsKey(eventID string) string { return "waitq:{" + eventID + "}:items" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
 	control, health, changes, unrecorded                   string
+	holds, sold, items                                     string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -96,5 +114,8 @@ func keysOf(eventID string) eventKeys {
 		health:     HealthKey(eventID),
 		changes:    ChangesKey(eventID),
 		unrecorded: UnrecordedKey(eventID),
+		holds:      HoldsKey(eventID),
+		sold:       SoldKey(eventID),
+		items:      ItemsKey(eventID),
 	}
 }

@@ -44,7 +44,7 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
-// stamps, pre-queue and admission counters with st (its presence is
+// stamps, pre-queue, admission counters, item holds and sales with st (its presence is
 // dropped: it is not in the log), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
 // empty at nowMs, so the rebuild adds no burst.
@@ -107,6 +107,9 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
+	}
+	if err := s.writeHolds(ctx, st, nowMs); err != nil {
+		return fmt.Errorf("redisstore: rebuild %s: holds: %w", ev, err)
 	}
 	return nil
 }

@@ -10,11 +10,13 @@ import (
 // Release gives userID's slot of eventID back; it reports whether they held
 // an unexpired slot (so releasing twice frees one slot). With the fast track
 // on (Options.FastTrack) the freed slot goes to the next in line in the same
-// step. With a recorder the release and those admissions are recorded.
+// step, and the user's unconfirmed item holds end with the slot. With a recorder the release and those
+// admissions are recorded.
 // While the event is rebuilt it fails with queue.ErrRebuilding.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {
 	k := keysOf(eventID)
-	v, err := runScript(ctx, s.c, releaseScript, k.admission(),
+	keys := append(k.admission(), k.holds, k.items, k.sold)
+	v, err := runScript(ctx, s.c, releaseScript, keys,
 		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg()).Result()
 	if err != nil {
 		return false, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
@@ -23,7 +25,7 @@ func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64
 		return false, queue.ErrRebuilding
 	}
 	l, ok := v.([]any)
-	if !ok || len(l) != 4 {
+	if !ok || len(l) != 5 {
 		return false, fmt.Errorf("redisstore: release %s in %s: unexpected reply %v", userID, eventID, v)
 	}
 	released, _ := l[0].(int64)
@@ -34,6 +36,8 @@ func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64
 	if released == 1 {
 		c.other = append(c.other, queue.NewRecord(queue.OpRelease, eventID, userID, nowMs))
 	}
+	// The items freed (l[4]) need no record of their own: the release
+	// record ends the user's holds in the log too (queue.Replay).
 	s.record(ctx, nowMs, []changes{c})
 	return released == 1, nil
 }

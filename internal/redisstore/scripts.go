@@ -32,6 +32,16 @@ var (
 	healthSrc string
 	//go:embed lua/mark_recorded.lua
 	markRecordedSrc string
+	//go:embed lua/hold_lib.lua
+	holdLibSrc string
+	//go:embed lua/hold.lua
+	holdSrc string
+	//go:embed lua/unhold.lua
+	unholdSrc string
+	//go:embed lua/confirm.lua
+	confirmSrc string
+	//go:embed lua/items.lua
+	itemsSrc string
 
 	// admissionStep is the admission step: the admission keys, the
 	// adaptive controller and admit(), one copy that every script that
@@ -41,13 +51,17 @@ var (
 	ingestScript       = newScript(admissionStep, ingestSrc)
 	deleteEventScript  = newScript(deleteEventSrc)
 	tickScript         = newScript(admissionStep, tickSrc)
-	releaseScript      = newScript(admissionStep, releaseSrc)
+	releaseScript      = newScript(admissionStep, holdLibSrc, releaseSrc)
 	statusScript       = newScript(statusSrc)
 	sweepScript        = newScript(sweepSrc)
 	healthScript       = newScript(healthSrc)
 	markRecordedScript = newScript(markRecordedSrc)
+	holdScript         = newScript(holdLibSrc, holdSrc)
+	unholdScript       = newScript(holdLibSrc, unholdSrc)
+	confirmScript      = newScript(holdLibSrc, confirmSrc)
+	itemsScript        = newScript(holdLibSrc, itemsSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemsScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

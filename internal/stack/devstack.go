@@ -103,7 +103,9 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		if err != nil {
 			return fmt.Errorf("demo shop: %w", err)
 		}
-		handler, err := demoshop.New(demoShop)
+		shopCfg := demoShop
+		shopCfg.GatewayURL, shopCfg.EventID = "http://"+d.GatewayAddr, d.DemoShop // the seated ticket's seat map
+		handler, err := demoshop.New(shopCfg)
 		if err != nil {
 			return fmt.Errorf("demo shop: %w", err)
 		}
@@ -185,6 +187,7 @@ func (d *Devstack) guard(shopURL, reportToken string) devService {
 		"WAITQ_WAITING_ROOM_URL": gw + "/", "WAITQ_GATEWAY_URL": gw,
 		"WAITQ_DONE_PATH":       "/order",
 		"WAITQ_COOKIE_INSECURE": "true", // plain HTTP on loopback
+		"WAITQ_FORWARD_TOKEN":   "true", // the shop holds seats with it
 		"WAITQ_HEALTH_URL":      "http://" + d.ProducerAddr, "WAITQ_HEALTH_TOKEN": reportToken,
 	}}
 }

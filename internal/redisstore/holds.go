@@ -1,0 +1,141 @@
+package redisstore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// holdRefusals are the scripts' refusals of a hold, release or confirm as
+// domain errors.
+var holdRefusals = map[int64]error{
+	codeRebuilding: queue.ErrRebuilding,
+	codeNoEvent:    queue.ErrEventNotFound,
+	codeNoSlot:     queue.ErrNoSlot,
+	codeItemHeld:   queue.ErrItemHeld,
+	codeHoldLimit:  queue.ErrHoldLimit,
+	codeItemSold:   queue.ErrItemSold,
+	codeNotHolder:  queue.ErrNotHolder,
+}
+
+// holdReply runs one of the hold scripts and returns its list reply, or the
+// refusal it answered.
+func (s *Store) holdReply(ctx context.Context, what string, script scriptCall) ([]int64, error) {
+	v, err := runScript(ctx, s.c, script.script, script.keys, script.args...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: %s: %w", what, err)
+	}
+	if n, ok := v.(int64); ok {
+		if refusal, ok := holdRefusals[n]; ok {
+			return nil, refusal
+		}
+	}
+	l, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("redisstore: %s: unexpected reply %v", what, v)
+	}
+	out := make([]int64, len(l))
+	for i, x := range l {
+		if out[i], ok = x.(int64); !ok {
+			return nil, fmt.Errorf("redisstore: %s: unexpected reply %v", what, v)
+		}
+	}
+	return out, nil
+}
+
+// Hold holds item for userID in eventID (hold.lua), and with a recorder
+// records the hold before it returns: a hold answered is in the log. A
+// failure to record is returned (ErrBrokerUnavailable) with the hold kept:
+// holding again answers the same hold and records it again.
+func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.HoldResult, error) {
+	k := keysOf(eventID)
+	what := fmt.Sprintf("hold %s for %s in %s", item, userID, eventID)
+	r, err := s.holdReply(ctx, what, scriptCall{holdScript,
+		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, k.items},
+		[]any{userID, item, nowMs}})
+	if err != nil {
+		return queue.HoldResult{}, err
+	}
+	if len(r) != 3 {
+		return queue.HoldResult{}, fmt.Errorf("redisstore: %s: unexpected reply %v", what, r)
+	}
+	h := queue.Hold{EventID: eventID, Item: item, UserID: userID, ExpiresAt: r[1]}
+	m := queue.NewRecord(queue.OpHold, eventID, userID, nowMs)
+	m.Item, m.ExpiresAt = item, h.ExpiresAt
+	if err := s.recordNow(ctx, what, m); err != nil {
+		return queue.HoldResult{}, err
+	}
+	return queue.HoldResult{Hold: h, Created: r[0] == 1, Replaced: r[2] == 1}, nil
+}
+
+// Unhold gives item back if userID holds it (unhold.lua, one
+// compare-and-delete) and records it.
+func (s *Store) Unhold(ctx context.Context, eventID, userID, item string, nowMs int64) (bool, error) {
+	k := keysOf(eventID)
+	what := fmt.Sprintf("unhold %s by %s in %s", item, userID, eventID)
+	r, err := s.holdReply(ctx, what, scriptCall{unholdScript,
+		[]string{k.config, k.active, k.holds, k.sold, k.items},
+		[]any{userID, item, nowMs}})
+	if err != nil {
+		return false, err
+	}
+	if len(r) != 2 {
+		return false, fmt.Errorf("redisstore: %s: unexpected reply %v", what, r)
+	}
+	if r[0] == 1 {
+		m := queue.NewRecord(queue.OpUnhold, eventID, userID, nowMs)
+		m.Item = item
+		if err := s.recordNow(ctx, what, m); err != nil {
+			return false, err
+		}
+	}
+	return r[1] == 1, nil
+}
+
+// Confirm sells item to userID, who holds it (confirm.lua), and records
+// the sale before it returns; confirming again records it again, so a
+// failure to record (ErrBrokerUnavailable) is mended by a retry.
+func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.Sale, bool, error) {
+	k := keysOf(eventID)
+	what := fmt.Sprintf("confirm %s for %s in %s", item, userID, eventID)
+	r, err := s.holdReply(ctx, what, scriptCall{confirmScript,
+		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, k.items},
+		[]any{userID, item, nowMs}})
+	if err != nil {
+		return queue.Sale{}, false, err
+	}
+	m := queue.NewRecord(queue.OpSold, eventID, userID, nowMs)
+	m.Item = item
+	if err := s.recordNow(ctx, what, m); err != nil {
+		return queue.Sale{}, false, err
+	}
+	return queue.Sale{EventID: eventID, Item: item, UserID: userID}, len(r) == 1 && r[0] == 1, nil
+}
+
+// Items returns eventID's items held live or sold at nowMs (items.lua).
+func (s *Store) Items(ctx context.Context, eventID string, nowMs int64) (map[string]queue.ItemState, error) {
+	k := keysOf(eventID)
+	v, err := runScript(ctx, s.c, itemsScript, []string{k.active, k.holds, k.sold}, nowMs).StringSlice()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: items of %s: %w", eventID, err)
+	}
+	out := make(map[string]queue.ItemState, len(v)/2)
+	for i := 0; i+1 < len(v); i += 2 {
+		out[v[i]] = queue.ItemState(v[i+1])
+	}
+	return out, nil
+}
+
+// recordNow writes m to the log when the store has a recorder; a failure
+// is ErrBrokerUnavailable (logged).
+func (s *Store) recordNow(ctx context.Context, what string, m queue.Message) error {
+	if s.recorder == nil {
+		return nil
+	}
+	if err := s.recorder.Record(ctx, []queue.Message{m}); err != nil {
+		s.log.Warn("recording failed", "what", what, "err", err)
+		return queue.ErrBrokerUnavailable
+	}
+	return nil
+}

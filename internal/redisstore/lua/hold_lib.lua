@@ -1,0 +1,45 @@
+-- hold_lib.lua: reading a hold, put ahead of hold.lua, unhold.lua,
+-- confirm.lua, items.lua and release.lua (scripts.go).
+--
+-- A hold is the HoldsKey value "<expiresAt>|<user>": the end of the
+-- holder's slot when the hold was taken (unix ms), and the holder.
+
+-- parse_hold returns the end and the holder of a hold's value.
+local function parse_hold(v)
+  local bar = string.find(v, '|', 1, true)
+  return tonumber(string.sub(v, 1, bar - 1)), string.sub(v, bar + 1)
+end
+
+-- user_items returns the items user holds or bought, from the items HASH
+-- key (user -> the items, separated by spaces: no item id has one).
+local function user_items(key, user)
+  local out = {}
+  local v = redis.call('HGET', key, user)
+  if v then
+    for it in string.gmatch(v, '%S+') do
+      out[#out + 1] = it
+    end
+  end
+  return out
+end
+
+-- set_user_items writes user's items (none: the field goes).
+local function set_user_items(key, user, items)
+  if #items == 0 then
+    redis.call('HDEL', key, user)
+  else
+    redis.call('HSET', key, user, table.concat(items, ' '))
+  end
+end
+
+-- hold_live reports whether a hold ending at exp taken by holder is live
+-- at now: its end ahead, and its holder still holding a slot (active ZSET)
+-- beyond now. A slot that expired, or a new admission after it, leaves the
+-- hold dead without a write.
+local function hold_live(active, exp, holder, now)
+  if exp <= now then
+    return false
+  end
+  local slot = redis.call('ZSCORE', active, holder)
+  return slot ~= false and tonumber(slot) > now
+end
