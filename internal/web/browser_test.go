@@ -560,6 +560,36 @@ func joinInPage(url, user string) chromedp.Tasks {
 	}
 }
 
+// guardedShop puts the shop at originURL behind waitq-guard for a new event
+// ev of capacity (its done path /order; forwardToken: WAITQ_FORWARD_TOKEN),
+// and makes the guard's address the event's target: the address buyers use.
+func guardedShop(t *testing.T, st *stack, ev, originURL string, capacity int, forwardToken bool) (*httptest.Server, *guard.Proxy) {
+	t.Helper()
+	ctx := context.Background()
+	shop := httptest.NewUnstartedServer(nil) // its URL is the event's target
+	keys := entry.NewKeySource(entry.KeySourceConfig{URL: st.page + "/.well-known/jwks.json"})
+	g, err := guard.New(guard.Config{
+		OriginURL: originURL, EventID: ev, WaitingRoomURL: st.page + "/", GatewayURL: st.page,
+		DonePath: "/order", CookieInsecure: true, ForwardToken: forwardToken,
+	}, guard.Deps{Keys: keys, Logger: testenv.Logger(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop.Config.Handler = g
+	shop.Start()
+	t.Cleanup(func() { shop.Close(); g.Wait() })
+	st.sys.CreateEvent(ev, capacity, 1)
+	e, err := st.sys.Store.Event(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.TargetURL = shop.URL + "/"
+	if _, err := st.sys.Store.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	return shop, g
+}
+
 // TestShopThroughTheGateInARealBrowser walks the path a buyer walks, in
 // chromium: the demo shop's product page through waitq-guard sends them to
 // the waiting room, which shows their position, admits them and sends them
@@ -574,26 +604,8 @@ func TestShopThroughTheGateInARealBrowser(t *testing.T) {
 
 	origin := httptest.NewServer(demoshop.Handler())
 	t.Cleanup(origin.Close)
-	shop := httptest.NewUnstartedServer(nil) // its URL is the event's target
 	ev := testenv.EventID(t)
-	keys := entry.NewKeySource(entry.KeySourceConfig{URL: st.page + "/.well-known/jwks.json"})
-	g, err := guard.New(guard.Config{
-		OriginURL: origin.URL, EventID: ev, WaitingRoomURL: st.page + "/", GatewayURL: st.page,
-		DonePath: "/order", CookieInsecure: true,
-	}, guard.Deps{Keys: keys, Logger: testenv.Logger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shop.Config.Handler = g
-	shop.Start()
-	t.Cleanup(func() { shop.Close(); g.Wait() })
-
-	sys.CreateEvent(ev, 1, 1)
-	e, _ := sys.Store.Event(ctx, ev)
-	e.TargetURL = shop.URL + "/"
-	if _, err := sys.Store.PutEvent(ctx, e); err != nil {
-		t.Fatal(err)
-	}
+	shop, g := guardedShop(t, st, ev, origin.URL, 1, false)
 
 	bctx := browser(t, chrome)
 	product := shop.URL + "/product/1"

@@ -12,11 +12,9 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/demoshop"
-	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/pkg/entry"
 )
 
 // TestSeatMapInARealBrowser walks a buyer of the seated ticket, in
@@ -33,24 +31,7 @@ func TestSeatMapInARealBrowser(t *testing.T) {
 
 	origin := httptest.NewServer(must(demoshop.New(demoshop.Config{GatewayURL: st.page, EventID: ev})))
 	t.Cleanup(origin.Close)
-	shop := httptest.NewUnstartedServer(nil)
-	keys := entry.NewKeySource(entry.KeySourceConfig{URL: st.page + "/.well-known/jwks.json"})
-	g, err := guard.New(guard.Config{
-		OriginURL: origin.URL, EventID: ev, WaitingRoomURL: st.page + "/", GatewayURL: st.page,
-		DonePath: "/order", CookieInsecure: true, ForwardToken: true,
-	}, guard.Deps{Keys: keys, Logger: testenv.Logger(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	shop.Config.Handler = g
-	shop.Start()
-	t.Cleanup(func() { shop.Close(); g.Wait() })
-	sys.CreateEvent(ev, 2, 1)
-	e, _ := sys.Store.Event(ctx, ev)
-	e.TargetURL = shop.URL + "/"
-	if _, err := sys.Store.PutEvent(ctx, e); err != nil {
-		t.Fatal(err)
-	}
+	shop, _ := guardedShop(t, st, ev, origin.URL, 2, true)
 	// Another buyer, admitted, holds A2.
 	if err := sys.Store.Client().ZAdd(ctx, redisstore.ActiveKey(ev), redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: "other"}).Err(); err != nil {
 		t.Fatal(err)
