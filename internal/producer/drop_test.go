@@ -5,10 +5,12 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -120,6 +122,9 @@ func TestDropScheduleJoinsAndReveal(t *testing.T) {
 	if !strings.Contains(metrics, fmt.Sprintf(`waitq_event_prequeue_size{event=%q} 20`, ev)) {
 		t.Errorf("metrics lack the pre-queue size:\n%s", metrics)
 	}
+	if !strings.Contains(metrics, fmt.Sprintf(`waitq_event_opens_at_seconds{event=%q} %s`, ev, strconv.FormatFloat(float64(opensAt)/1000, 'g', -1, 64))) {
+		t.Errorf("metrics lack the opening:\n%s", metrics)
+	}
 
 	// The opening: the seed is revealed, hashes to the commitment, and the
 	// exported order verifies and is the documented rule's.
@@ -211,5 +216,40 @@ func TestTargetURLValidation(t *testing.T) {
 	st = queue.EventStatus{}
 	if err := json.Unmarshal(r.body, &st); err != nil || r.status != http.StatusOK || st.TargetURL != "" {
 		t.Fatalf("removing the targetUrl: %d %s", r.status, r.body)
+	}
+}
+
+// TestAdaptiveEventMetricsShowTheTarget: an adaptive event's target p95 is
+// exported next to its ceiling, so a dashboard can draw the shop's p95
+// against it; an event without a schedule has no opening.
+func TestAdaptiveEventMetricsShowTheTarget(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	reg := prometheus.NewRegistry()
+	tickets, _ := queue.NewTicketSigner("test-secret")
+	s, err := producer.New(producer.Config{AdminToken: adminToken}, producer.Deps{
+		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(contract.Producer(t).Handler(t, s))
+	t.Cleanup(srv.Close)
+	e := &apiEnv{sys: sys, srv: srv, tickets: tickets}
+	ev := testenv.EventID(t)
+	if r := e.putEvent(t, ev, `{"capacity":10,"admitPerMinute":600,"adaptive":{"targetLatencyMs":400}}`); r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	metrics := scrape(t, reg)
+	for _, want := range []string{
+		fmt.Sprintf(`waitq_event_health_target_p95_seconds{event=%q} 0.4`, ev),
+		fmt.Sprintf(`waitq_event_admit_ceiling_per_minute{event=%q} 600`, ev),
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("metrics lack %s:\n%s", want, metrics)
+		}
+	}
+	if strings.Contains(metrics, fmt.Sprintf(`waitq_event_opens_at_seconds{event=%q}`, ev)) {
+		t.Errorf("an unscheduled event has an opening:\n%s", metrics)
 	}
 }

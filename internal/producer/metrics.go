@@ -69,6 +69,7 @@ func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.L
 		"delayP50":   desc("waitq_event_ingest_delay_p50_seconds", "Median time from a join's stamp to its write into the line (upper bound of its power-of-two bucket)."),
 		"delayP99":   desc("waitq_event_ingest_delay_p99_seconds", "99th percentile of the time from a join's stamp to its write into the line (upper bound of its power-of-two bucket)."),
 		"prequeue":   desc("waitq_event_prequeue_size", "Users who joined a drop's pre-queue."),
+		"opensAt":    desc("waitq_event_opens_at_seconds", "A scheduled event's opening (unix seconds)."),
 		"rate":       desc("waitq_event_admit_rate_per_minute", "The admission rate in force: an adaptive event's effective rate (0: stopped), else the configured admitPerMinute (0: no rate limit)."),
 		"ceiling":    desc("waitq_event_admit_ceiling_per_minute", "An adaptive event's ceiling, its admitPerMinute."),
 		"increases":  desc("waitq_event_rate_increases_total", "Increases of an adaptive event's rate."),
@@ -79,6 +80,7 @@ func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.L
 		"errors":     desc("waitq_event_health_error_ratio", "The origin's share of failed requests in the reports the controller last used."),
 		"load":       desc("waitq_event_health_load", "The highest load reported in the reports the controller last used (1: the most the shop can bear)."),
 		"reportAge":  desc("waitq_event_health_report_age_seconds", "Age of the event's newest health report."),
+		"target":     desc("waitq_event_health_target_p95_seconds", "An adaptive event's target p95 latency of the origin (targetLatencyMs)."),
 	}}
 }
 
@@ -133,6 +135,9 @@ func (c *eventCollector) read(emit func(prometheus.Metric)) {
 		if st.Draw != nil {
 			put("prequeue", prometheus.GaugeValue, float64(st.Draw.PrequeueSize))
 		}
+		if st.OpensAt > 0 {
+			put("opensAt", prometheus.GaugeValue, float64(st.OpensAt)/1000)
+		}
 		if len(st.Health) > 0 {
 			put("reportAge", prometheus.GaugeValue, float64(now-st.Health[0].At)/1000)
 		}
@@ -143,6 +148,9 @@ func (c *eventCollector) read(emit func(prometheus.Metric)) {
 		}
 		put("rate", prometheus.GaugeValue, float64(cs.AdmitPerMinute))
 		put("ceiling", prometheus.GaugeValue, float64(st.AdmitPerMinute))
+		if st.Adaptive != nil {
+			put("target", prometheus.GaugeValue, float64(st.Adaptive.TargetLatencyMs)/1000)
+		}
 		put("increases", prometheus.CounterValue, float64(cs.Increases))
 		put("decreases", prometheus.CounterValue, float64(cs.Decreases))
 		put("stops", prometheus.CounterValue, float64(cs.Stops))
