@@ -221,7 +221,7 @@ func TestTargetURLValidation(t *testing.T) {
 
 // TestAdaptiveEventMetricsShowTheTarget: an adaptive event's target p95 is
 // exported next to its ceiling, so a dashboard can draw the shop's p95
-// against it; an event without a schedule has no opening.
+// against it, and every event's capacity its holders; an event without a schedule has no opening.
 func TestAdaptiveEventMetricsShowTheTarget(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	reg := prometheus.NewRegistry()
@@ -244,6 +244,7 @@ func TestAdaptiveEventMetricsShowTheTarget(t *testing.T) {
 	for _, want := range []string{
 		fmt.Sprintf(`waitq_event_health_target_p95_seconds{event=%q} 0.4`, ev),
 		fmt.Sprintf(`waitq_event_admit_ceiling_per_minute{event=%q} 600`, ev),
+		fmt.Sprintf(`waitq_event_capacity{event=%q} 10`, ev),
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("metrics lack %s:\n%s", want, metrics)
