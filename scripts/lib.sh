@@ -40,3 +40,9 @@ ensure_pyjwt() {
   /usr/bin/python3 -c 'import jwt; from jwt.algorithms import OKPAlgorithm' 2>/dev/null ||
     apt_install python3 python3-jwt python3-cryptography
 }
+
+# ensure_prometheus installs Debian's prometheus (prometheus and promtool:
+# test/monitoring checks the rules and scrapes a devstack with it).
+ensure_prometheus() {
+  command -v promtool >/dev/null && command -v prometheus >/dev/null || apt_install prometheus
+}
