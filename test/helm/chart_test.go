@@ -14,10 +14,10 @@ import (
 // program is what the chart must know of one program: its binary, port and
 // the routes it serves for probes, and the settings it cannot start without.
 type program struct {
-	port          int32
-	live, ready   string
-	needs         []string // WAITQ_ variables that must be set
-	docSection    string   // its heading in docs/configuration.md
+	port        int32
+	live, ready string
+	needs       []string // WAITQ_ variables that must be set
+	docSection  string   // its heading in docs/configuration.md
 }
 
 var programs = map[string]program{
