@@ -46,3 +46,18 @@ ensure_pyjwt() {
 ensure_prometheus() {
   command -v promtool >/dev/null && command -v prometheus >/dev/null || apt_install prometheus
 }
+
+# ensure_helm builds helm from the Go module proxy (not a dependency of the
+# module) into the user's cache once, and exports WAITQ_HELM for test/helm.
+ensure_helm() {
+  local version=v3.19.5
+  local dir="${XDG_CACHE_HOME:-$HOME/.cache}/waitq/helm-$version"
+  if [ ! -x "$dir/helm" ]; then
+    log "go install helm.sh/helm/v3/cmd/helm@$version (once, into $dir)"
+    mkdir -p "$dir"
+    (cd "$dir" && GOBIN="$dir" GOFLAGS= GOWORK=off CGO_ENABLED=0 timeout 900 go install "helm.sh/helm/v3/cmd/helm@$version") ||
+      log "could not build helm: test/helm will skip, or fail with CI=true"
+  fi
+  [ -x "$dir/helm" ] && export WAITQ_HELM="$dir/helm"
+  return 0
+}

@@ -15,6 +15,7 @@ ensure_redis
 ensure_chromium
 ensure_pyjwt
 ensure_prometheus
+ensure_helm
 
 log "go vet"
 go vet ./...
