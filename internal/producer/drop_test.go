@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -21,7 +20,6 @@ import (
 
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testdraw"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
@@ -44,17 +42,9 @@ func TestDropScheduleJoinsAndReveal(t *testing.T) {
 	now := func() time.Time { return time.UnixMilli(clock.Load()) }
 	logs := &testenv.Buffer{}
 	reg := prometheus.NewRegistry()
-	tickets, _ := queue.NewTicketSigner("test-secret")
-	s, err := producer.New(producer.Config{AdminToken: adminToken}, producer.Deps{
-		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets,
-		Logger: slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), Now: now, Registry: reg,
+	e := startAPIWith(t, sys, producer.Config{AdminToken: adminToken}, func(d *producer.Deps) {
+		d.Logger, d.Now, d.Registry = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), now, reg
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(contract.Producer(t).Handler(t, s))
-	t.Cleanup(srv.Close)
-	e := &apiEnv{sys: sys, srv: srv, tickets: tickets}
 	ev := testenv.EventID(t)
 	opensAt := t0.Add(time.Hour).UnixMilli()
 
@@ -225,17 +215,7 @@ func TestTargetURLValidation(t *testing.T) {
 func TestAdaptiveEventMetricsShowTheTarget(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	reg := prometheus.NewRegistry()
-	tickets, _ := queue.NewTicketSigner("test-secret")
-	s, err := producer.New(producer.Config{AdminToken: adminToken}, producer.Deps{
-		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Registry: reg,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(contract.Producer(t).Handler(t, s))
-	t.Cleanup(srv.Close)
-	e := &apiEnv{sys: sys, srv: srv, tickets: tickets}
+	e := startAPIWith(t, sys, producer.Config{AdminToken: adminToken}, func(d *producer.Deps) { d.Registry = reg })
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":10,"admitPerMinute":600,"adaptive":{"targetLatencyMs":400}}`); r.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.status, r.body)

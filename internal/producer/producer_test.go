@@ -42,14 +42,23 @@ func startAPI(t *testing.T, sys *testsys.System, cfg producer.Config) *apiEnv {
 // startAPIAt is startAPI with the server's clock (nil: the real one).
 func startAPIAt(t *testing.T, sys *testsys.System, cfg producer.Config, now func() time.Time) *apiEnv {
 	t.Helper()
+	return startAPIWith(t, sys, cfg, func(d *producer.Deps) { d.Now = now })
+}
+
+// startAPIWith is startAPI with its dependencies changed by mod (a clock, a
+// registry, a logger) before the server is built.
+func startAPIWith(t *testing.T, sys *testsys.System, cfg producer.Config, mod func(*producer.Deps)) *apiEnv {
+	t.Helper()
 	tickets, err := queue.NewTicketSigner("test-secret")
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := producer.New(cfg, producer.Deps{
+	deps := producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets,
-		Logger: testenv.Logger(t), Now: now,
-	})
+		Logger: testenv.Logger(t),
+	}
+	mod(&deps)
+	s, err := producer.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
