@@ -94,7 +94,7 @@ func (g *Proxy) trusted(r *http.Request) bool {
 }
 
 // serveAuth answers a proxy's subrequest: 204 with the user's headers for a
-// request that may go on (none on a bypassed path), otherwise what the
+// request that may go on (empty on a bypassed path), otherwise what the
 // guard answers the visitor (the cookie and a redirect, the waiting room,
 // 401 or 503), which the proxy passes on.
 func (g *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
@@ -108,8 +108,13 @@ func (g *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !g.guardedPath(orig.URL.Path) {
+		// The user's headers, empty: a proxy that copies them (Caddy
+		// 2.6 copies a missing one as its placeholder's text) names no
+		// one.
 		g.m.bypassed.Inc()
-		w.Header().Set("Cache-Control", "no-store")
+		h := w.Header()
+		h[UserHeader], h[ExpiresHeader] = []string{""}, []string{""}
+		h.Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
