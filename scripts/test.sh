@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 ensure_redis
 ensure_chromium
 ensure_pyjwt
+ensure_proxies
 
 log "go vet"
 go vet ./...

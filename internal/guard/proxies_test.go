@@ -82,6 +82,9 @@ func startProcess(t *testing.T, addr string, env []string, name string, args ...
 	t.Helper()
 	bin, err := exec.LookPath(name)
 	if err != nil {
+		bin, err = exec.LookPath("/usr/sbin/" + name) // nginx, off a user's PATH
+	}
+	if err != nil {
 		testenv.Unavailable(t, "%s (Debian: apt-get install %s; scripts/test.sh installs it)", name, name)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
