@@ -21,8 +21,9 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// AdminPrefix is the path prefix of the guard's own routes: healthz, readyz
-// and metrics. Requests under it never reach the origin.
+// AdminPrefix is the path prefix of the guard's own routes: healthz, readyz,
+// metrics and, with Config.ForwardAuth, auth. Requests under it never reach
+// the origin.
 const AdminPrefix = "/waitq-guard/"
 
 // Headers the origin gets with a request the guard passed. The guard drops
