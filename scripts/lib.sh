@@ -33,6 +33,22 @@ ensure_chromium() {
   command -v chromium >/dev/null || apt_install chromium
 }
 
+# ensure_proxies installs Debian's nginx and caddy: the forward-auth tests
+# start them with the configs in deploy/ (internal/guard/proxies_test.go).
+ensure_proxies() {
+  local missing=()
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+  command -v caddy >/dev/null || missing+=(caddy)
+  [ ${#missing[@]} = 0 ] && return 0
+  apt_install "${missing[@]}"
+  # The packages may start their system services (nginx on :80): the tests
+  # run their own, so stop those the install just started.
+  local svc
+  for svc in nginx caddy; do
+    if command -v service >/dev/null; then service "$svc" stop >/dev/null 2>&1 || true; fi
+  done
+}
+
 # ensure_pyjwt installs Debian's PyJWT with EdDSA (python3-jwt and
 # python3-cryptography, for /usr/bin/python3): the interop test verifies the
 # gateway's entry tokens with it (test/interop_test.go).

@@ -16,6 +16,7 @@ ensure_chromium
 ensure_pyjwt
 ensure_prometheus
 ensure_helm
+ensure_proxies
 
 log "go vet"
 go vet ./...

@@ -48,6 +48,8 @@ func (g *Guard) Bind(l *config.Loader) {
 	l.Secret(&cfg.Report.Token, "health-token", "WAITQ_HEALTH_TOKEN", "bearer token of the health reports: the admin token or the event's report token (required with WAITQ_HEALTH_URL)")
 	l.Duration(&cfg.Report.Interval, "health-interval", "WAITQ_HEALTH_INTERVAL", def.Report.Interval, "time between health reports")
 	l.Duration(&cfg.HealthWindow, "health-window", "WAITQ_HEALTH_WINDOW", def.HealthWindow, "span of the origin's answers each health report covers (at least WAITQ_HEALTH_INTERVAL)")
+	l.Bool(&cfg.ForwardAuth, "forward-auth", "WAITQ_FORWARD_AUTH", false, "serve /waitq-guard/auth, the forward-auth endpoint of nginx auth_request, Caddy forward_auth or Traefik ForwardAuth (WAITQ_ORIGIN_URL then optional)")
+	l.List(&cfg.TrustedProxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs or addresses) whose X-Forwarded-* headers /waitq-guard/auth believes (required with WAITQ_FORWARD_AUTH)")
 	l.String(&cfg.Report.Reporter, "health-reporter", "WAITQ_HEALTH_REPORTER", "", "this guard's name among the event's reporters, 1 to 64 letters, digits or . _ : - (empty: <host name>-<process id>)")
 }
 

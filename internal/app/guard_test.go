@@ -310,18 +310,27 @@ func TestGateValidate(t *testing.T) {
 		"done path without gateway": func(g *Guard) {
 			g.Config.GatewayURL, g.Config.JWKSURL, g.Config.DonePath = "", "http://k/jwks", "/order"
 		},
-		"protect nothing":            func(g *Guard) { g.Config.Protect = nil },
-		"relative protect pattern":   func(g *Guard) { g.Config.Protect = []string{"product/"} },
-		"bad bypass glob":            func(g *Guard) { g.Config.Bypass = []string{"/["} },
-		"relative done path":         func(g *Guard) { g.Config.DonePath = "order" },
-		"jwks url that is not a URL": func(g *Guard) { g.Config.JWKSURL = "keys" },
-		"no origin timeout":          func(g *Guard) { g.Config.OriginTimeout = 0 },
-		"health url not http":        func(g *Guard) { reporting(g); g.Config.Report.URL = "127.0.0.1:8080" },
-		"health url without token":   func(g *Guard) { reporting(g); g.Config.Report.Token = "" },
-		"no health interval":         func(g *Guard) { g.Config.Report.Interval = 0 },
-		"window under the interval":  func(g *Guard) { g.Config.Report.Interval, g.Config.HealthWindow = 5*time.Second, 2*time.Second },
-		"window over an hour":        func(g *Guard) { g.Config.HealthWindow = 2 * time.Hour },
-		"bad reporter name":          func(g *Guard) { g.Config.Report.Reporter = "guard a" },
+		"protect nothing":              func(g *Guard) { g.Config.Protect = nil },
+		"relative protect pattern":     func(g *Guard) { g.Config.Protect = []string{"product/"} },
+		"bad bypass glob":              func(g *Guard) { g.Config.Bypass = []string{"/["} },
+		"relative done path":           func(g *Guard) { g.Config.DonePath = "order" },
+		"jwks url that is not a URL":   func(g *Guard) { g.Config.JWKSURL = "keys" },
+		"no origin timeout":            func(g *Guard) { g.Config.OriginTimeout = 0 },
+		"health url not http":          func(g *Guard) { reporting(g); g.Config.Report.URL = "127.0.0.1:8080" },
+		"health url without token":     func(g *Guard) { reporting(g); g.Config.Report.Token = "" },
+		"no health interval":           func(g *Guard) { g.Config.Report.Interval = 0 },
+		"window under the interval":    func(g *Guard) { g.Config.Report.Interval, g.Config.HealthWindow = 5*time.Second, 2*time.Second },
+		"window over an hour":          func(g *Guard) { g.Config.HealthWindow = 2 * time.Hour },
+		"bad reporter name":            func(g *Guard) { g.Config.Report.Reporter = "guard a" },
+		"forward auth without proxies": func(g *Guard) { g.Config.ForwardAuth = true },
+		"forward auth trusting all":    func(g *Guard) { g.Config.ForwardAuth, g.Config.TrustedProxies = true, []string{"0.0.0.0/0"} },
+		"bad trusted proxy":            func(g *Guard) { g.Config.TrustedProxies = []string{"proxy.local"} },
+		"forward auth with a bad origin": func(g *Guard) {
+			g.Config.ForwardAuth, g.Config.TrustedProxies, g.Config.OriginURL = true, []string{"10.0.0.1"}, "origin"
+		},
+		"forward auth, done path, no origin": func(g *Guard) {
+			g.Config.ForwardAuth, g.Config.TrustedProxies, g.Config.OriginURL, g.Config.DonePath = true, []string{"10.0.0.1"}, "", "/order"
+		},
 	} {
 		g := ok()
 		mod(g)
@@ -334,6 +343,11 @@ func TestGateValidate(t *testing.T) {
 	g.Config.Report.Reporter = "guard-1.eu:a_b"
 	if err := g.Validate(); err != nil {
 		t.Errorf("health reports refused: %v", err)
+	}
+	g = ok()
+	g.Config.ForwardAuth, g.Config.TrustedProxies, g.Config.OriginURL = true, []string{"10.0.0.0/8", "::1"}, ""
+	if err := g.Validate(); err != nil {
+		t.Errorf("forward auth without an origin refused: %v", err)
 	}
 	g = ok()
 	g.Config.GatewayURL, g.Config.JWKSURL = "", "http://127.0.0.1:8081/.well-known/jwks.json"

@@ -10,6 +10,13 @@
 // /waitq-guard/readyz, /waitq-guard/metrics), a prefix no site is expected to
 // use, so that every other path belongs to the origin.
 //
+// With Config.ForwardAuth the guard also answers AuthPath
+// (/waitq-guard/auth), a proxy's forward-auth subrequest (nginx
+// auth_request, Caddy forward_auth, Traefik ForwardAuth), for the request
+// its forwarded headers describe, believed only from Config.TrustedProxies:
+// the same entry.Guard.Check decides (auth.go). The origin is then
+// optional; the done path goes through the guard's own proxy.
+//
 // The forwarded request carries the verified user in X-Waitq-User-Id and
 // the end of the hold (unix ms) in X-Waitq-Expires; the guard drops those
 // headers from what clients send, and drops its cookie and the waitq_token

@@ -3,12 +3,12 @@ package guard
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
+	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -21,8 +21,9 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// AdminPrefix is the path prefix of the guard's own routes: healthz, readyz
-// and metrics. Requests under it never reach the origin.
+// AdminPrefix is the path prefix of the guard's own routes: healthz, readyz,
+// metrics and, with Config.ForwardAuth, auth. Requests under it never reach
+// the origin.
 const AdminPrefix = "/waitq-guard/"
 
 // Headers the origin gets with a request the guard passed. The guard drops
@@ -106,6 +107,14 @@ type Config struct {
 	// Report is where and how often the program reports the origin's
 	// health (ReportHealth; an empty URL: no reports).
 	Report ReportConfig
+	// ForwardAuth serves AuthPath, the forward-auth endpoint a proxy asks
+	// before each request (auth.go); OriginURL is then optional,
+	// WAITQ_FORWARD_AUTH.
+	ForwardAuth bool
+	// TrustedProxies are the proxies (CIDRs or addresses) whose forwarded
+	// headers AuthPath believes (required with ForwardAuth),
+	// WAITQ_TRUSTED_PROXIES.
+	TrustedProxies []string
 }
 
 // DefaultConfig returns the defaults of every setting: the values
@@ -138,9 +147,10 @@ func (c Config) withDefaults() Config {
 // WAITQ_ variable.
 func (c Config) Validate() error {
 	var errs []error
-	if !httpURL(c.OriginURL) {
+	if !httpURL(c.OriginURL) && (c.OriginURL != "" || !c.ForwardAuth) {
 		errs = append(errs, fmt.Errorf("WAITQ_ORIGIN_URL=%q must be an http(s) URL", c.OriginURL))
 	}
+	errs = append(errs, c.checkForwardAuth()...)
 	if err := queue.CheckEventID(c.EventID); err != nil {
 		errs = append(errs, fmt.Errorf("WAITQ_EVENT_ID=%q: %w", c.EventID, err))
 	}
@@ -228,6 +238,8 @@ type Proxy struct {
 	log             *slog.Logger
 	health          *HealthRecorder
 	client          *http.Client
+	proxies         []netip.Prefix // Config.TrustedProxies
+	forwardToken    bool
 }
 
 // NewTransport returns the transport to the origin: http.DefaultTransport's
@@ -269,7 +281,9 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 	g := &Proxy{
 		eventID: cfg.EventID, protect: protect, bypass: bypass, keys: deps.Keys, log: deps.Logger,
 		m: newMetrics(deps.Registry, cfg.EventID), health: NewHealthRecorder(cfg.HealthWindow), client: deps.Client,
+		forwardToken: cfg.ForwardToken,
 	}
+	g.proxies, _ = parseProxies(cfg.TrustedProxies)
 	gc := entry.GuardConfig{
 		EventID: cfg.EventID, WaitingRoomURL: cfg.WaitingRoomURL, Keys: deps.Keys,
 		CookieName: cfg.CookieName, CookiePath: cfg.CookiePath, CookieInsecure: cfg.CookieInsecure,
@@ -304,6 +318,12 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 	})
 	g.admin.HandleFunc("GET "+AdminPrefix+"readyz", g.readyz)
 	g.admin.Handle("GET "+AdminPrefix+"metrics", promhttp.HandlerFor(deps.Registry, promhttp.HandlerOpts{Registry: deps.Registry}))
+	if cfg.ForwardAuth {
+		g.admin.HandleFunc("GET "+AuthPath, g.serveAuth)
+	}
+	if cfg.OriginURL == "" {
+		g.proxy = nil // forward authentication only
+	}
 	return g, nil
 }
 
@@ -321,15 +341,22 @@ func (g *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case strings.HasPrefix(p, AdminPrefix):
 		g.admin.ServeHTTP(w, r)
-	case !clean(p) || (g.protect.MatchFold(p) && !g.bypass.Match(p)):
-		// A path the origin might resolve to another one is always
-		// guarded: "/static/../order" must not bypass. Protection
-		// ignores case and bypass does not, for origins that ignore it.
+	case g.proxy == nil:
+		writeJSON(w, http.StatusNotFound, authError("no_origin", "this guard only answers "+AuthPath+" (WAITQ_ORIGIN_URL is not set)"))
+	case g.guardedPath(p):
 		g.guarded.ServeHTTP(w, r)
 	default:
 		g.m.bypassed.Inc()
 		g.forward(w, r, false)
 	}
+}
+
+// guardedPath reports whether a request for p needs a token. A path the
+// origin might resolve to another one is always guarded: "/static/../order"
+// must not bypass. Protection ignores case and bypass does not, for origins
+// that ignore it.
+func (g *Proxy) guardedPath(p string) bool {
+	return !clean(p) || (g.protect.MatchFold(p) && !g.bypass.Match(p))
 }
 
 // clean reports whether p is already in path.Clean's form (a trailing slash
@@ -347,36 +374,4 @@ func clean(p string) bool {
 		c += "/"
 	}
 	return c == p
-}
-
-// readyz answers 200 once the gateway's keys are held, fetching them when
-// they are not.
-func (g *Proxy) readyz(w http.ResponseWriter, r *http.Request) {
-	if err := g.Ready(r.Context()); err != nil {
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable", "reason": err.Error()})
-		return
-	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ready", "event": g.eventID})
-}
-
-// Ready reports whether the guard can check tokens: it holds the gateway's
-// keys, or fetches them now.
-func (g *Proxy) Ready(ctx context.Context) error {
-	if g.keys.Loaded() {
-		return nil
-	}
-	if err := g.keys.Refresh(ctx); err != nil {
-		return err
-	}
-	if !g.keys.Loaded() {
-		return entry.ErrKeysUnavailable
-	}
-	return nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }

@@ -178,9 +178,32 @@ func TokenFromContext(ctx context.Context) (t Token, raw string, ok bool) {
 	return a.t, a.raw, ok
 }
 
-// serve decides one request: the query token first (arrival from the
-// waiting room), then the cookie.
+// serve decides one request (Check) and runs next for a passed one, the
+// done path through serveDone.
 func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler) {
+	r, ok := g.Check(w, r)
+	if !ok {
+		return
+	}
+	if g.donePath != "" && r.URL.Path == g.donePath {
+		_, raw, _ := TokenFromContext(r.Context())
+		g.serveDone(w, r, next, raw)
+		return
+	}
+	next.ServeHTTP(w, r)
+}
+
+// Check decides r as Handler does, the query token first (arrival from the
+// waiting room), then the cookie, and reports the decision to the Observe
+// hook. When r may go on, it returns r without the waitq_token parameter,
+// its token in the context (TokenFromContext), and true; w may then hold
+// a Set-Cookie header (a non-GET arrival). Otherwise it has answered w
+// (Entered: the cookie and a redirect to r's address without the
+// parameter; SentToLine: the waiting room or 401; Unavailable: 503) and
+// returns false. The done path is the caller's: Check never releases.
+// A forward-auth endpoint calls it with the original request rebuilt from
+// its proxy's headers.
+func (g *Guard) Check(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	now := g.now()
 	var (
 		d   Decision
@@ -200,7 +223,7 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 			w.Header().Set("Location", sameHostURI(r.URL))
 			w.WriteHeader(http.StatusFound)
 			g.decided(r, Decision{Outcome: Entered, Legacy: t.Legacy})
-			return
+			return r, false
 		default:
 			http.SetCookie(w, g.cookie(q, t))
 			d.Outcome, d.Legacy, a, ok = Entered, t.Legacy, admission{t, q}, true
@@ -224,20 +247,15 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 			d.Outcome = Unavailable
 			g.decided(r, d)
 			g.unavailable(w, r)
-			return
+			return r, false
 		}
 		d.Outcome = SentToLine
 		g.decided(r, d)
 		g.toLine(w, r, had)
-		return
+		return r, false
 	}
 	g.decided(r, d)
-	r = r.WithContext(context.WithValue(r.Context(), admissionKey{}, a))
-	if g.donePath != "" && r.URL.Path == g.donePath {
-		g.serveDone(w, r, next, a.raw)
-		return
-	}
-	next.ServeHTTP(w, r)
+	return r.WithContext(context.WithValue(r.Context(), admissionKey{}, a)), true
 }
 
 // decided reports d to the observer and refusals to the log.

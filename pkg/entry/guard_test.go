@@ -676,3 +676,42 @@ func TestGuardArrivalStaysOnTheHost(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckDecidesWithoutServing(t *testing.T) {
+	k1, _ := entry.NewKeyring("k1", seed(1), nil)
+	f := newFixture(t, k1, func(c *entry.GuardConfig) {
+		c.DonePath, c.Release = "/order", func(context.Context, string) error { t.Error("Check released"); return nil }
+	})
+	valid := k1.Sign(claims(event, "alice", 10*time.Minute))
+	for _, tc := range []struct {
+		name, method, target, cookie string
+		ok                           bool
+		status                       int
+		location                     string
+	}{
+		{"cookie", http.MethodGet, "http://shop.example/order?x=1", valid, true, 0, ""},
+		{"arrival", http.MethodGet, "http://shop.example/p/7?waitq_token=" + valid + "&x=1", "", false, 302, "/p/7?x=1"},
+		{"arrival elsewhere", http.MethodGet, "http://shop.example//evil.example/p?waitq_token=" + valid, "", false, 302, "/evil.example/p"},
+		{"post arrival", http.MethodPost, "http://shop.example/cart?waitq_token=" + valid, "", true, 0, ""},
+		{"no token", http.MethodGet, "http://shop.example/p/7", "", false, 302, roomFor("http://shop.example/p/7")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.target, nil)
+			if tc.cookie != "" {
+				req.AddCookie(&http.Cookie{Name: "waitq_entry_" + event, Value: tc.cookie})
+			}
+			rec := httptest.NewRecorder()
+			r, ok := f.guard.Check(rec, req)
+			if ok != tc.ok || (!ok && (rec.Code != tc.status || rec.Header().Get("Location") != tc.location)) {
+				t.Fatalf("ok %v, %d %q", ok, rec.Code, rec.Header().Get("Location"))
+			}
+			if ok {
+				tok, _, has := entry.TokenFromContext(r.Context())
+				if !has || tok.UserID != "alice" || strings.Contains(r.URL.RawQuery, entry.TokenParam) {
+					t.Fatalf("passed request %s, token %+v", r.URL, tok)
+				}
+			}
+			<-f.decisions
+		})
+	}
+}

@@ -1,0 +1,215 @@
+package guard
+
+// Forward authentication: AuthPath answers a proxy's subrequest (nginx's
+// auth_request, Caddy's forward_auth, Traefik's ForwardAuth) for the
+// request it is about to forward, rebuilt from the forwarded headers, with
+// the entry.Guard rules the reverse proxy applies (entry.Guard.Check).
+
+import (
+	"cmp"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/waitq/waitq/pkg/entry"
+)
+
+// AuthPath is the forward-auth endpoint, served with Config.ForwardAuth.
+const AuthPath = AdminPrefix + "auth"
+
+// The headers a proxy sends with its subrequest: the original request's
+// address (X-Original-URI from nginx, X-Forwarded-Uri from Caddy and
+// Traefik), method, host and scheme.
+const (
+	OriginalURIHeader     = "X-Original-URI"
+	ForwardedURIHeader    = "X-Forwarded-Uri"
+	ForwardedMethodHeader = "X-Forwarded-Method"
+	ForwardedHostHeader   = "X-Forwarded-Host"
+	ForwardedProtoHeader  = "X-Forwarded-Proto"
+	// WaitingRoomHeader names the waiting room in a 401 answer of
+	// AuthPath, for a proxy that answers the visitor itself (nginx).
+	WaitingRoomHeader = "X-Waitq-Waiting-Room"
+)
+
+// RedirectParam, with the value "401", makes AuthPath answer its redirects
+// 401 with their Location: nginx's auth_request takes only 2xx, 401 and
+// 403, and its error_page turns the 401 into the redirect.
+const RedirectParam = "redirect"
+
+// checkForwardAuth reports the forward-auth settings that cannot work.
+func (c Config) checkForwardAuth() []error {
+	var errs []error
+	if _, err := parseProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Errorf("WAITQ_TRUSTED_PROXIES: %w", err))
+	}
+	if c.ForwardAuth && len(c.TrustedProxies) == 0 {
+		errs = append(errs, errors.New("WAITQ_TRUSTED_PROXIES is required with WAITQ_FORWARD_AUTH: the proxies whose X-Forwarded-* headers the auth endpoint believes"))
+	}
+	if c.ForwardAuth && c.OriginURL == "" && c.DonePath != "" {
+		errs = append(errs, errors.New("WAITQ_DONE_PATH with WAITQ_FORWARD_AUTH needs WAITQ_ORIGIN_URL: the proxy sends the done path through the guard, which releases the slot after the origin's 2xx"))
+	}
+	return errs
+}
+
+// parseProxies reads trusted proxies given as CIDRs or single addresses,
+// refusing a range that holds every address.
+func parseProxies(trusted []string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range trusted {
+		s = strings.TrimSpace(s)
+		var p netip.Prefix
+		if a, err := netip.ParseAddr(s); err == nil {
+			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
+		} else if p, err = netip.ParsePrefix(s); err != nil {
+			return nil, fmt.Errorf("%q is neither an address nor a CIDR", s)
+		}
+		if p.Bits() == 0 {
+			return nil, fmt.Errorf("%q trusts every address: anyone could name the request to decide", s)
+		}
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
+}
+
+// trusted reports whether r came straight from a trusted proxy.
+func (g *Proxy) trusted(r *http.Request) bool {
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return false
+	}
+	for _, p := range g.proxies {
+		if p.Contains(ap.Addr().Unmap()) {
+			return true
+		}
+	}
+	return false
+}
+
+// serveAuth answers a proxy's subrequest: 204 with the user's headers for a
+// request that may go on (empty on a bypassed path), otherwise what the
+// guard answers the visitor (the cookie and a redirect, the waiting room,
+// 401 or 503), which the proxy passes on.
+func (g *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
+	if !g.trusted(r) {
+		writeJSON(w, http.StatusForbidden, authError("untrusted_proxy", "this endpoint answers only the proxies in WAITQ_TRUSTED_PROXIES"))
+		return
+	}
+	orig, err := originalRequest(r)
+	if err != nil {
+		writeJSON(w, http.StatusBadRequest, authError("bad_forwarded_request", err.Error()))
+		return
+	}
+	if !g.guardedPath(orig.URL.Path) {
+		// The user's headers, empty: a proxy that copies them (Caddy
+		// 2.6 copies a missing one as its placeholder's text) names no
+		// one.
+		g.m.bypassed.Inc()
+		h := w.Header()
+		h[UserHeader], h[ExpiresHeader] = []string{""}, []string{""}
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	aw := &authWriter{ResponseWriter: w, as401: r.URL.Query().Get(RedirectParam) == "401", room: func() string {
+		return g.guard.RoomURL(withoutToken(orig))
+	}}
+	next, ok := g.guard.Check(aw, orig)
+	if !ok {
+		return
+	}
+	t, raw, _ := entry.TokenFromContext(next.Context())
+	h := w.Header()
+	h.Set(UserHeader, t.UserID)
+	h.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))
+	if g.forwardToken {
+		h.Set(TokenHeader, raw)
+	}
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// authError is the body of AuthPath's refusals of the proxy itself, in
+// the other programs' error shape: {"error":{"code":…,"message":…}}.
+func authError(code, message string) any {
+	return map[string]map[string]string{"error": {"code": code, "message": message}}
+}
+
+// originalRequest rebuilds the request the proxy asks about from r's
+// forwarded headers: its method, address (a path with its query: never
+// another host), host and scheme, with r's cookies and Accept.
+func originalRequest(r *http.Request) (*http.Request, error) {
+	uri := cmp.Or(r.Header.Get(OriginalURIHeader), r.Header.Get(ForwardedURIHeader))
+	if !strings.HasPrefix(uri, "/") || strings.ContainsAny(uri, "#") || strings.IndexFunc(uri, func(c rune) bool { return c <= 0x20 || c == 0x7f }) >= 0 {
+		return nil, fmt.Errorf("%s (or %s) must hold the original request's path and query, got %q", OriginalURIHeader, ForwardedURIHeader, uri)
+	}
+	// Parsed after a fixed host, "//evil.example/x" stays a path.
+	u, err := url.Parse("http://original" + uri)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", OriginalURIHeader, uri, err)
+	}
+	u.Scheme, u.Host = "", ""
+	method := cmp.Or(r.Header.Get(ForwardedMethodHeader), http.MethodGet)
+	if strings.IndexFunc(method, func(c rune) bool { return c < 'A' || c > 'Z' }) >= 0 {
+		return nil, fmt.Errorf("%s %q is not a method", ForwardedMethodHeader, method)
+	}
+	host, _, _ := strings.Cut(r.Header.Get(ForwardedHostHeader), ",")
+	host = cmp.Or(strings.TrimSpace(host), r.Host)
+	if hu, err := url.Parse("http://" + host + "/"); err != nil || hu.Host != host || hu.User != nil || host == "" {
+		return nil, fmt.Errorf("%s %q is not a host", ForwardedHostHeader, host)
+	}
+	o := r.Clone(r.Context())
+	o.Method, o.URL, o.RequestURI, o.Host, o.TLS = method, u, u.RequestURI(), host, nil
+	switch p, _, _ := strings.Cut(r.Header.Get(ForwardedProtoHeader), ","); strings.ToLower(strings.TrimSpace(p)) {
+	case "https":
+		o.TLS = &tls.ConnectionState{} // the visitor's connection was TLS: returnTo is https
+	case "http", "":
+	default:
+		return nil, fmt.Errorf("%s %q is neither http nor https", ForwardedProtoHeader, p)
+	}
+	return o, nil
+}
+
+// withoutToken returns r without its waitq_token parameters (the returnTo
+// of a 401 never holds a token).
+func withoutToken(r *http.Request) *http.Request {
+	q := r.URL.Query()
+	if !q.Has(entry.TokenParam) {
+		return r
+	}
+	q.Del(entry.TokenParam)
+	o := r.Clone(r.Context())
+	o.URL.RawQuery = q.Encode()
+	return o
+}
+
+// authWriter turns the guard's answers into AuthPath's: with as401, a
+// redirect is answered 401 with its Location, and every 401 names the
+// waiting room in WaitingRoomHeader.
+type authWriter struct {
+	http.ResponseWriter
+	as401 bool
+	room  func() string
+}
+
+// WriteHeader implements http.ResponseWriter.
+func (a *authWriter) WriteHeader(code int) {
+	if a.as401 && code == http.StatusFound {
+		a.Header().Set(WaitingRoomHeader, a.room())
+		a.Header().Set("Content-Type", "application/json")
+		a.ResponseWriter.WriteHeader(http.StatusUnauthorized)
+		_, _ = a.ResponseWriter.Write([]byte(`{"code":"redirect","message":"go to Location"}` + "\n"))
+		return
+	}
+	if code == http.StatusUnauthorized {
+		a.Header().Set(WaitingRoomHeader, a.room())
+	}
+	a.ResponseWriter.WriteHeader(code)
+}

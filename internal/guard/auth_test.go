@@ -1,0 +1,181 @@
+package guard_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/pkg/entry"
+)
+
+// forwardAuth is a guard fixture with the forward-auth endpoint on,
+// trusting the loopback proxy the test is.
+func forwardAuth(t *testing.T, mod func(*guard.Config)) *fixture {
+	return newFixture(t, func(c *guard.Config) {
+		c.ForwardAuth, c.TrustedProxies = true, []string{"127.0.0.1", "::1"}
+		c.Protect = []string{"/product/", "/order", "/cart"}
+		if mod != nil {
+			mod(c)
+		}
+	})
+}
+
+// ask sends the subrequest a proxy sends for method uri on shop.example.com.
+func (f *fixture) ask(t *testing.T, method, uri, cookie string, header ...string) (*http.Response, string) {
+	t.Helper()
+	h := append([]string{guard.ForwardedMethodHeader, method, guard.OriginalURIHeader, uri,
+		guard.ForwardedHostHeader, "shop.example.com", guard.ForwardedProtoHeader, "https"}, header...)
+	return f.do(t, http.MethodGet, guard.AuthPath, cookie, h...)
+}
+
+func TestForwardAuthAdmitsLikeTheProxy(t *testing.T) {
+	f := forwardAuth(t, nil)
+	tok := f.token("alice")
+	cookie := "waitq_entry_" + event + "=" + tok
+
+	// Arrival: the cookie, and the same address without the token.
+	resp, _ := f.ask(t, http.MethodGet, "/product/7?waitq_token="+tok+"&ref=mail", "")
+	if resp.StatusCode != 302 || resp.Header.Get("Location") != "/product/7?ref=mail" {
+		t.Fatalf("arrival: %d, Location %q", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	if c := resp.Cookies(); len(c) != 1 || c[0].Value != tok || !c[0].HttpOnly || !c[0].Secure {
+		t.Fatalf("arrival Set-Cookie %q", resp.Header.Values("Set-Cookie"))
+	}
+	// Admitted: 204 with the user's headers; a forged header is not echoed.
+	resp, _ = f.ask(t, http.MethodPost, "/cart", "theme=dark; "+cookie, guard.UserHeader, "mallory")
+	if resp.StatusCode != 204 || resp.Header.Get(guard.UserHeader) != "alice" || resp.Header.Get(guard.ExpiresHeader) == "" {
+		t.Fatalf("admitted: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp.Header.Get(guard.TokenHeader) != "" {
+		t.Fatalf("the token went out without WAITQ_FORWARD_TOKEN")
+	}
+	// Not admitted: the waiting room with the visitor's https address.
+	resp, _ = f.ask(t, http.MethodGet, "/product/7?ref=mail", "")
+	back := "https://shop.example.com/product/7?ref=mail"
+	if loc := resp.Header.Get("Location"); resp.StatusCode != 302 || loc != room+"?event="+event+"&returnTo="+url.QueryEscape(back) {
+		t.Fatalf("to the line: %d, Location %q", resp.StatusCode, loc)
+	}
+	resp, body := f.ask(t, http.MethodGet, "/cart", "", "Accept", "application/json")
+	if resp.StatusCode != 401 || !strings.Contains(body, `"entry_required"`) || !strings.HasPrefix(resp.Header.Get(guard.WaitingRoomHeader), room) {
+		t.Fatalf("API client: %d %s %v", resp.StatusCode, body, resp.Header)
+	}
+	// Bypassed: 204 without a user; paths that are not clean are guarded.
+	if resp, _ := f.ask(t, http.MethodGet, "/static/app.css", ""); resp.StatusCode != 204 || resp.Header.Get(guard.UserHeader) != "" {
+		t.Fatalf("bypassed: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp, _ := f.ask(t, http.MethodGet, "/static/../order", ""); resp.StatusCode != 302 {
+		t.Fatalf("/static/../order: %d", resp.StatusCode)
+	}
+	// Through the guard's own proxy the origin saw nothing.
+	if _, n := f.origin.last(); n != 0 {
+		t.Fatalf("the origin got %d requests", n)
+	}
+	m := f.metrics(t)
+	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="entered"} 1`)
+	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="passed"} 1`)
+	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="to_line"} 3`)
+}
+
+func TestForwardAuthRedirectsAs401ForNginx(t *testing.T) {
+	f := forwardAuth(t, nil)
+	tok := f.token("alice")
+	resp, _ := f.do(t, http.MethodGet, guard.AuthPath+"?redirect=401", "",
+		guard.OriginalURIHeader, "/product/7?waitq_token="+tok, guard.ForwardedHostHeader, "shop.example.com")
+	if resp.StatusCode != 401 || resp.Header.Get("Location") != "/product/7" || len(resp.Cookies()) != 1 {
+		t.Fatalf("arrival: %d %v", resp.StatusCode, resp.Header)
+	}
+	resp, _ = f.do(t, http.MethodGet, guard.AuthPath+"?redirect=401", "",
+		guard.OriginalURIHeader, "/product/7", guard.ForwardedHostHeader, "shop.example.com")
+	if loc := resp.Header.Get("Location"); resp.StatusCode != 401 || !strings.HasPrefix(loc, room) || resp.Header.Get(guard.WaitingRoomHeader) != loc {
+		t.Fatalf("to the line: %d %v", resp.StatusCode, resp.Header)
+	}
+}
+
+func TestForwardAuthIsNoOpenRedirect(t *testing.T) {
+	f := forwardAuth(t, func(c *guard.Config) { c.Protect = []string{"/"} })
+	tok := f.token("alice")
+	for _, uri := range []string{"//evil.example/x", "/\\evil.example/x", "/%2F%2Fevil.example/x", "/%5Cevil.example", "///evil.example", "/\\/evil.example"} {
+		resp, _ := f.ask(t, http.MethodGet, uri+"?waitq_token="+tok, "")
+		loc := resp.Header.Get("Location")
+		u, err := url.Parse(loc)
+		if resp.StatusCode != 302 || err != nil || u.Host != "" || u.Scheme != "" || !strings.HasPrefix(loc, "/") || strings.HasPrefix(loc, "//") || strings.HasPrefix(loc, "/\\") {
+			t.Errorf("%s: %d, Location %q", uri, resp.StatusCode, loc)
+		}
+	}
+}
+
+func TestForwardAuthRefusesUntrustedPeersAndBadHeaders(t *testing.T) {
+	f := forwardAuth(t, func(c *guard.Config) { c.TrustedProxies = []string{"10.0.0.0/8"} })
+	resp, body := f.ask(t, http.MethodGet, "/product/7", "")
+	if resp.StatusCode != 403 || !strings.Contains(body, "untrusted_proxy") {
+		t.Fatalf("untrusted peer: %d %s", resp.StatusCode, body)
+	}
+	f = forwardAuth(t, nil)
+	for _, h := range [][]string{
+		{},
+		{guard.OriginalURIHeader, "http://evil.example/"},
+		{guard.OriginalURIHeader, "evil"},
+		{guard.OriginalURIHeader, "/a b"},
+		{guard.OriginalURIHeader, "/x", guard.ForwardedHostHeader, "evil.example/x"},
+		{guard.OriginalURIHeader, "/x", guard.ForwardedHostHeader, "user@evil.example"},
+		{guard.OriginalURIHeader, "/x", guard.ForwardedProtoHeader, "javascript"},
+		{guard.OriginalURIHeader, "/x", guard.ForwardedMethodHeader, "G ET"},
+	} {
+		resp, body := f.do(t, http.MethodGet, guard.AuthPath, "", h...)
+		var e struct{ Error struct{ Code string } }
+		_ = json.Unmarshal([]byte(body), &e)
+		if resp.StatusCode != 400 || e.Error.Code != "bad_forwarded_request" {
+			t.Errorf("%q: %d %s", h, resp.StatusCode, body)
+		}
+	}
+}
+
+func TestForwardAuthOffByDefault(t *testing.T) {
+	f := newFixture(t, nil)
+	// Not through the contract's check: the route is declared, and off.
+	req := httptest.NewRequest(http.MethodGet, guard.AuthPath, nil)
+	req.Header.Set(guard.OriginalURIHeader, "/")
+	rec := httptest.NewRecorder()
+	f.guard.ServeHTTP(rec, req)
+	if rec.Code != 404 {
+		t.Fatalf("auth route without WAITQ_FORWARD_AUTH: %d", rec.Code)
+	}
+}
+
+func TestForwardAuthConfig(t *testing.T) {
+	base := guard.Config{EventID: event, WaitingRoomURL: room, GatewayURL: "http://gw.example"}
+	for _, tc := range []struct {
+		name string
+		mod  func(*guard.Config)
+		want string // "" for valid
+	}{
+		{"origin optional", func(c *guard.Config) { c.ForwardAuth, c.TrustedProxies = true, []string{"10.0.0.0/8"} }, ""},
+		{"origin needed without it", func(c *guard.Config) {}, "WAITQ_ORIGIN_URL"},
+		{"no proxies", func(c *guard.Config) { c.ForwardAuth = true }, "WAITQ_TRUSTED_PROXIES is required"},
+		{"bad proxy", func(c *guard.Config) { c.ForwardAuth, c.TrustedProxies = true, []string{"10.0.0.0/33"} }, `WAITQ_TRUSTED_PROXIES: "10.0.0.0/33"`},
+		{"everyone", func(c *guard.Config) { c.ForwardAuth, c.TrustedProxies = true, []string{"0.0.0.0/0"} }, "trusts every address"},
+		{"everyone v6", func(c *guard.Config) { c.ForwardAuth, c.TrustedProxies = true, []string{"::/0"} }, "trusts every address"},
+		{"done path needs the origin", func(c *guard.Config) {
+			c.ForwardAuth, c.TrustedProxies, c.DonePath = true, []string{"127.0.0.1"}, "/order"
+		}, "WAITQ_DONE_PATH with WAITQ_FORWARD_AUTH needs WAITQ_ORIGIN_URL"},
+		{"bad origin", func(c *guard.Config) {
+			c.ForwardAuth, c.TrustedProxies, c.OriginURL = true, []string{"127.0.0.1"}, "ftp://x"
+		}, "WAITQ_ORIGIN_URL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := base
+			tc.mod(&c)
+			_, err := guard.New(c, guard.Deps{Keys: entry.NewKeySource(entry.KeySourceConfig{URL: "http://gw.example/jwks"})})
+			switch {
+			case tc.want == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
