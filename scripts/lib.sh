@@ -44,7 +44,7 @@ ensure_proxies() {
   # The packages may start their system services (nginx on :80): the tests
   # run their own, so stop those the install just started.
   local svc
-  for svc in nginx caddy; do
+  for svc in "${missing[@]}"; do
     if command -v service >/dev/null; then service "$svc" stop >/dev/null 2>&1 || true; fi
   done
 }
