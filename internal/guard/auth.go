@@ -11,11 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/netip"
 	"net/url"
 	"strconv"
 	"strings"
 
+	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/pkg/entry"
 )
 
@@ -44,8 +44,12 @@ const RedirectParam = "redirect"
 // checkForwardAuth reports the forward-auth settings that cannot work.
 func (c Config) checkForwardAuth() []error {
 	var errs []error
-	if _, err := parseProxies(c.TrustedProxies); err != nil {
-		errs = append(errs, fmt.Errorf("WAITQ_TRUSTED_PROXIES: %w", err))
+	for _, t := range c.TrustedProxies {
+		if ips, err := httpkit.NewClientIPs([]string{t}); err != nil {
+			errs = append(errs, fmt.Errorf("WAITQ_TRUSTED_PROXIES: %q is neither an address nor a CIDR", t))
+		} else if ips.TrustsEveryAddress() {
+			errs = append(errs, fmt.Errorf("WAITQ_TRUSTED_PROXIES: %q trusts every address: anyone could name the request to decide", t))
+		}
 	}
 	if c.ForwardAuth && len(c.TrustedProxies) == 0 {
 		errs = append(errs, errors.New("WAITQ_TRUSTED_PROXIES is required with WAITQ_FORWARD_AUTH: the proxies whose X-Forwarded-* headers the auth endpoint believes"))
@@ -56,49 +60,12 @@ func (c Config) checkForwardAuth() []error {
 	return errs
 }
 
-// parseProxies reads trusted proxies given as CIDRs or single addresses,
-// refusing a range that holds every address.
-func parseProxies(trusted []string) ([]netip.Prefix, error) {
-	var out []netip.Prefix
-	for _, s := range trusted {
-		s = strings.TrimSpace(s)
-		var p netip.Prefix
-		if a, err := netip.ParseAddr(s); err == nil {
-			p = netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen())
-		} else if p, err = netip.ParsePrefix(s); err != nil {
-			return nil, fmt.Errorf("%q is neither an address nor a CIDR", s)
-		}
-		if p.Bits() == 0 {
-			return nil, fmt.Errorf("%q trusts every address: anyone could name the request to decide", s)
-		}
-		if p.Addr().Is4In6() {
-			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
-		}
-		out = append(out, p.Masked())
-	}
-	return out, nil
-}
-
-// trusted reports whether r came straight from a trusted proxy.
-func (g *Proxy) trusted(r *http.Request) bool {
-	ap, err := netip.ParseAddrPort(r.RemoteAddr)
-	if err != nil {
-		return false
-	}
-	for _, p := range g.proxies {
-		if p.Contains(ap.Addr().Unmap()) {
-			return true
-		}
-	}
-	return false
-}
-
 // serveAuth answers a proxy's subrequest: 204 with the user's headers for a
 // request that may go on (empty on a bypassed path), otherwise what the
 // guard answers the visitor (the cookie and a redirect, the waiting room,
 // 401 or 503), which the proxy passes on.
 func (g *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
-	if !g.trusted(r) {
+	if !g.proxies.PeerTrusted(r) {
 		writeJSON(w, http.StatusForbidden, authError("untrusted_proxy", "this endpoint answers only the proxies in WAITQ_TRUSTED_PROXIES"))
 		return
 	}

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httputil"
-	"net/netip"
 	"net/url"
 	"path"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/pkg/entry"
 )
@@ -238,7 +238,7 @@ type Proxy struct {
 	log             *slog.Logger
 	health          *HealthRecorder
 	client          *http.Client
-	proxies         []netip.Prefix // Config.TrustedProxies
+	proxies         *httpkit.ClientIPs // Config.TrustedProxies
 	forwardToken    bool
 }
 
@@ -283,7 +283,7 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 		m: newMetrics(deps.Registry, cfg.EventID), health: NewHealthRecorder(cfg.HealthWindow), client: deps.Client,
 		forwardToken: cfg.ForwardToken,
 	}
-	g.proxies, _ = parseProxies(cfg.TrustedProxies)
+	g.proxies, _ = httpkit.NewClientIPs(cfg.TrustedProxies) // Validate checked them
 	gc := entry.GuardConfig{
 		EventID: cfg.EventID, WaitingRoomURL: cfg.WaitingRoomURL, Keys: deps.Keys,
 		CookieName: cfg.CookieName, CookiePath: cfg.CookiePath, CookieInsecure: cfg.CookieInsecure,

@@ -69,6 +69,27 @@ func NewClientIPs(trusted []string) (*ClientIPs, error) {
 	return c, nil
 }
 
+// TrustsEveryAddress reports whether a trusted range holds every address
+// (0.0.0.0/0, ::/0): with it anyone could name the client.
+func (c *ClientIPs) TrustsEveryAddress() bool {
+	for _, n := range c.trusted {
+		if ones, _ := n.Mask.Size(); ones == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// PeerTrusted reports whether r came straight from a trusted proxy.
+func (c *ClientIPs) PeerTrusted(r *http.Request) bool {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && c.isTrusted(ip)
+}
+
 func (c *ClientIPs) isTrusted(ip net.IP) bool {
 	for _, n := range c.trusted {
 		if n.Contains(ip) {
