@@ -66,13 +66,13 @@ func (c *Consumer) decode(batch []kafka.Message) (good []decoded, dead []deadLet
 // meanwhile. ok is false when ctx ended first.
 func (c *Consumer) write(ctx context.Context, good []decoded) (dead []deadLetter, ok bool) {
 	for len(good) > 0 {
-		msgs := make([]queue.Message, len(good))
+		msgs := make([]queue.Logged, len(good))
 		for i, g := range good {
-			msgs[i] = g.msg
+			msgs[i] = queue.Logged{Message: g.msg, Partition: g.src.Partition, Offset: g.src.Offset}
 		}
 		var res queue.IngestResult
 		if !c.retry(ctx, "write to store", &c.storeOK, func(ctx context.Context) (err error) {
-			res, err = c.sink.Ingest(ctx, msgs, time.Now().UnixMilli())
+			res, err = c.sink.IngestLogged(ctx, msgs, time.Now().UnixMilli())
 			return err
 		}) {
 			return nil, false

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"github.com/segmentio/kafka-go"
@@ -29,36 +30,44 @@ func (a *Admin) ReadLog(ctx context.Context, eventID string, f func(partition in
 	if err != nil {
 		return queue.LogStats{}, fmt.Errorf("kafkajoin: read log of %s: partitions: %w", eventID, err)
 	}
-	var msgs, invalid atomic.Int64
+	var (
+		msgs, invalid atomic.Int64
+		mu            sync.Mutex
+		ends          = make(map[int]int64, len(parts))
+	)
 	g, gctx := errgroup.WithContext(ctx)
 	for _, p := range parts {
 		g.Go(func() error {
-			n, bad, err := a.readPartition(gctx, eventID, p, f)
+			n, bad, end, err := a.readPartition(gctx, eventID, p, f)
 			msgs.Add(n)
 			invalid.Add(bad)
+			mu.Lock()
+			ends[p.ID] = end
+			mu.Unlock()
 			return err
 		})
 	}
 	err = g.Wait()
-	return queue.LogStats{Partitions: len(parts), Messages: msgs.Load(), Invalid: invalid.Load()}, err
+	return queue.LogStats{Partitions: len(parts), Messages: msgs.Load(), Invalid: invalid.Load(), Ends: ends}, err
 }
 
-// readPartition reads one partition from its first offset to its end.
-func (a *Admin) readPartition(ctx context.Context, eventID string, p kafka.Partition, f func(int, queue.Message)) (n, bad int64, err error) {
+// readPartition reads one partition from its first offset to its end, and
+// returns that end (the offset after the last message read).
+func (a *Admin) readPartition(ctx context.Context, eventID string, p kafka.Partition, f func(int, queue.Message)) (n, bad, end int64, err error) {
 	conn, err := a.conn.dialer().DialLeader(ctx, "tcp", fmt.Sprintf("%s:%d", p.Leader.Host, p.Leader.Port), p.Topic, p.ID)
 	if err != nil {
-		return 0, 0, fmt.Errorf("kafkajoin: read %s/%d: %w", p.Topic, p.ID, err)
+		return 0, 0, 0, fmt.Errorf("kafkajoin: read %s/%d: %w", p.Topic, p.ID, err)
 	}
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	first, last, err := conn.ReadOffsets()
 	if err != nil {
-		return 0, 0, fmt.Errorf("kafkajoin: read %s/%d: offsets: %w", p.Topic, p.ID, err)
+		return 0, 0, 0, fmt.Errorf("kafkajoin: read %s/%d: offsets: %w", p.Topic, p.ID, err)
 	}
 	for off := first; off < last; {
 		if _, err := conn.Seek(off, kafka.SeekAbsolute); err != nil {
-			return n, bad, fmt.Errorf("kafkajoin: read %s/%d: seek %d: %w", p.Topic, p.ID, off, err)
+			return n, bad, 0, fmt.Errorf("kafkajoin: read %s/%d: seek %d: %w", p.Topic, p.ID, off, err)
 		}
 		batch := conn.ReadBatch(1, 16<<20)
 		for off < last {
@@ -76,8 +85,8 @@ func (a *Admin) readPartition(ctx context.Context, eventID string, p kafka.Parti
 			f(p.ID, m)
 		}
 		if err := batch.Close(); err != nil && !errors.Is(err, io.EOF) {
-			return n, bad, fmt.Errorf("kafkajoin: read %s/%d at %d: %w", p.Topic, p.ID, off, err)
+			return n, bad, 0, fmt.Errorf("kafkajoin: read %s/%d at %d: %w", p.Topic, p.ID, off, err)
 		}
 	}
-	return n, bad, nil
+	return n, bad, last, nil
 }

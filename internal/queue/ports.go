@@ -191,12 +191,26 @@ type TickResult struct {
 }
 
 // IngestStore is what the ingest consumer needs of the live state: it
-// applies decoded messages. An error means nothing may be assumed written;
-// the batch is then offered again, so applying a batch twice must be
-// harmless.
+// applies decoded messages, each with its place in the log. An error means
+// nothing may be assumed written; the batch is then offered again, so
+// applying a batch twice must be harmless. A message at or below the
+// highest offset already applied on its partition changes nothing (a
+// redelivery, or the late batch of a member whose partition moved).
 type IngestStore interface {
-	Ingest(ctx context.Context, msgs []Message, nowMs int64) (IngestResult, error)
+	IngestLogged(ctx context.Context, msgs []Logged, nowMs int64) (IngestResult, error)
 }
+
+// Logged is a message with its place in its event's log: the partition and
+// offset it was read at. Offset NoOffset: no place (applied whatever was
+// applied before, marking nothing).
+type Logged struct {
+	Message
+	Partition int
+	Offset    int64
+}
+
+// NoOffset is the Offset of a message not read from the log.
+const NoOffset = -1
 
 // IngestResult counts what applying a batch of messages to the live state did.
 type IngestResult struct {
@@ -275,4 +289,7 @@ type LogStats struct {
 	// or belong to another event (skipped, as the consumer dead-letters
 	// them).
 	Messages, Invalid int64
+	// Ends maps each partition to its end as read: the offset after the
+	// last message read (0: an empty partition).
+	Ends map[int]int64
 }

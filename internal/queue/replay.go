@@ -149,6 +149,10 @@ type Rebuilt struct {
 	// both ending after now), Sold the items sold, item -> buyer.
 	Holds map[string]Hold
 	Sold  map[string]string
+	// Ends maps each partition to the end the fold read (LogStats.Ends):
+	// everything before it is in this state, so the consumer applies only
+	// what lies past it.
+	Ends map[int]int64
 }
 
 // State returns the state the fold describes at nowMs: holds that ended by

@@ -92,6 +92,7 @@ func (r *Rebuilder) Finish(ctx context.Context, eventID string, began time.Time)
 	if !ok {
 		return res, fmt.Errorf("rebuild %s: the log holds no config record (%d messages): the line has no event; PUT the event's configuration, then rebuild", eventID, stats.Messages)
 	}
+	st.Ends = stats.Ends
 	res.Waiting, res.Active, res.Served, res.Prequeue = len(st.Waiting), len(st.Active), len(st.Served), len(st.Prequeue)
 	res.AdmittedTotal = st.AdmittedTotal
 	if err := r.Store.WriteRebuilt(ctx, st, now.UnixMilli()); err != nil {

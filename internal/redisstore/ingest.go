@@ -12,28 +12,45 @@ import (
 	"github.com/waitq/waitq/pkg/draw"
 )
 
-// Ingest applies msgs to the waiting lines, in order per event, with one
+// Ingest applies msgs, which have no place in the log (queue.NoOffset), as
+// IngestLogged does.
+func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error) {
+	logged := make([]queue.Logged, len(msgs))
+	for i, m := range msgs {
+		logged[i] = queue.Logged{Message: m, Offset: queue.NoOffset}
+	}
+	return s.IngestLogged(ctx, logged, nowMs)
+}
+
+// IngestLogged applies msgs to the waiting lines, in order per event, with one
 // script call per event, all in one pipelined round trip; with the fast
 // track on (Options.FastTrack) each call then admits from the head of the line
 // while there is room (with a recorder, those admissions are recorded
-// before their users are told). Records (queue.Op.Record) are
-// skipped and counted as ignored: Redis made those changes already. The
-// messages of an event being rebuilt are not written: it is listed in
-// Rebuilding. A drop's pre-queue joins take their drawn places
-// (package draw), computed here from the event's seed. On error nothing can
-// be assumed written; applying the same messages again is harmless (a
-// replayed sequence of joins and leaves ends in the same state).
-func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error) {
+// before their users are told). A message at or below the highest offset
+// applied on its partition (OffsetsKey) is skipped and counted as ignored,
+// and the marks are raised in the step that applies the batch. Records
+// (queue.Op.Record) are skipped and counted as ignored: Redis made those
+// changes already; they only raise the marks. The messages of an event
+// being rebuilt are not written: it is listed in Rebuilding. A drop's
+// pre-queue joins take their drawn places (package draw), computed here
+// from the event's seed. On error nothing can be assumed written; applying
+// the same messages again is harmless.
+func (s *Store) IngestLogged(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, error) {
 	var (
 		order []string
-		byEv  = map[string][]*queue.Message{}
+		byEv  = map[string][]*queue.Logged{}
+		live  = map[string]bool{} // events with a join or a leave in msgs
 		res   queue.IngestResult
 	)
 	for i := range msgs {
 		m := &msgs[i]
 		if m.Op.Record() {
 			res.Ignored++ // a change already made: only a rebuild reads it
-			continue
+			if m.Offset < 0 {
+				continue
+			}
+		} else {
+			live[m.EventID] = true
 		}
 		if _, ok := byEv[m.EventID]; !ok {
 			order = append(order, m.EventID)
@@ -48,7 +65,7 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 		if attempt == 3 {
 			return res, fmt.Errorf("redisstore: ingest: the draw of %v kept changing", order)
 		}
-		stale, err := s.ingestEvents(ctx, order, byEv, nowMs, &res, &cs)
+		stale, err := s.ingestEvents(ctx, order, byEv, live, nowMs, &res, &cs)
 		if err != nil {
 			return res, fmt.Errorf("redisstore: ingest %d messages: %w", len(msgs), err)
 		}
@@ -60,8 +77,10 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 
 // ingestEvents runs the ingest script once per event of order, adding what
 // it did to res, and returns the events whose draw was stale (nothing of
-// theirs was written).
-func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.Message, nowMs int64, res *queue.IngestResult, cs *[]changes) ([]string, error) {
+// theirs was written). An event of order not in live sent records only: it
+// is listed neither as unknown nor as being rebuilt (its records were
+// never to be written).
+func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.Logged, live map[string]bool, nowMs int64, res *queue.IngestResult, cs *[]changes) ([]string, error) {
 	draws, err := s.draws.get(ctx, s, order)
 	if err != nil {
 		return nil, err
@@ -69,7 +88,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 	calls := make([]scriptCall, len(order))
 	for i, ev := range order {
 		d := draws[ev]
-		args := make([]any, 0, 6+4*len(byEv[ev]))
+		args := make([]any, 0, 6+6*len(byEv[ev]))
 		args = append(args, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
 		var drawer *draw.Drawer
 		if d.seed != nil {
@@ -80,10 +99,14 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			if drawer != nil && m.Op == queue.OpJoin {
 				score = strconv.FormatInt(drawer.Score(m.UserID), 10)
 			}
-			args = append(args, string(m.Op), m.UserID, m.TS, score)
+			op := string(m.Op)
+			if m.Op.Record() {
+				op = "record"
+			}
+			args = append(args, op, m.UserID, m.TS, score, m.Partition, max(m.Offset, queue.NoOffset))
 		}
 		k := keysOf(ev)
-		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue), args}
+		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets), args}
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
@@ -93,15 +116,17 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 	for i, cmd := range cmds {
 		switch v := cmd.Val().(type) {
 		case int64:
-			switch v {
-			case codeNoEvent:
+			switch {
+			case !live[order[i]] && (v == codeNoEvent || v == codeRebuilding):
+				continue
+			case v == codeNoEvent:
 				res.UnknownEvents = append(res.UnknownEvents, order[i])
 				continue
-			case codeStaleDraw:
+			case v == codeStaleDraw:
 				s.draws.forget(order[i])
 				stale = append(stale, order[i])
 				continue
-			case codeRebuilding:
+			case v == codeRebuilding:
 				res.Rebuilding = append(res.Rebuilding, order[i])
 				continue
 			}

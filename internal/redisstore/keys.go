@@ -86,12 +86,18 @@ func SoldKey(eventID string) string { return "waitq:{" + eventID + "}:sold" }
 // (hold_lib.lua's user_items).
 func ItemsKey(eventID string) string { return "waitq:{" + eventID + "}:items" }
 
+// OffsetsKey is the HASH of eventID's applied offsets: partition (decimal)
+// -> the highest offset of its log that ingest.lua applied (or a rebuild
+// folded). A message at or below it is not applied again, so a redelivery
+// or a stale consumer's late batch changes nothing.
+func OffsetsKey(eventID string) string { return "waitq:{" + eventID + "}:offsets" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
 	control, health, changes, unrecorded                   string
-	holds, sold, items                                     string
+	holds, sold, items, offsets                            string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -117,5 +123,6 @@ func keysOf(eventID string) eventKeys {
 		holds:      HoldsKey(eventID),
 		sold:       SoldKey(eventID),
 		items:      ItemsKey(eventID),
+		offsets:    OffsetsKey(eventID),
 	}
 }

@@ -45,7 +45,8 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
 // stamps, pre-queue, admission counters, item holds and sales with st (its presence is
-// dropped: it is not in the log), and registers the event. The rebuild
+// dropped: it is not in the log), sets the applied offsets (OffsetsKey) to
+// the ends the fold read (st.Ends), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
 // empty at nowMs, so the rebuild adds no burst.
 //
@@ -78,7 +79,12 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded)
+	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets)
+	for part, end := range st.Ends {
+		if end > 0 {
+			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
+		}
+	}
 	p.HDel(ctx, k.stats, "admittedMaxScore")
 	p.HSet(ctx, k.stats, "admittedTotal", st.AdmittedTotal, "tokens", 0, "tokensAt", nowMs)
 	if st.AdmittedTotal > 0 {

@@ -3,7 +3,8 @@
 -- step, which it is run behind: admission_keys.lua, adaptive.lua,
 -- admission.lua).
 --
--- KEYS[1..10] the admission keys (admission_keys.lua), KEYS[11] prequeue ZSET
+-- KEYS[1..10] the admission keys (admission_keys.lua), KEYS[11] prequeue ZSET,
+-- KEYS[12] offsets HASH (partition -> the highest offset applied)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -12,8 +13,15 @@
 -- the caller knows of no draw)
 -- ARGV[6] record ('1': the caller records the fast track's admissions in
 -- the log, admission.lua)
--- ARGV[7..] quadruples: op ("join" | "leave"), userId, stamp (unix ms),
--- drawn score (package draw's Score of the user; '' without a draw)
+-- ARGV[7..] sextuples: op ("join" | "leave" | "record"), userId, stamp
+-- (unix ms), drawn score (package draw's Score of the user; '' without a
+-- draw), partition, offset (-1: the message has no place in the log)
+--
+-- The offsets: a message at or below its partition's mark in KEYS[12] was
+-- applied already (a redelivery, or the late batch of a consumer whose
+-- partition moved to another member) and is skipped, counted as ignored;
+-- the marks are raised to the offsets of the batch in the same step. A
+-- "record" (a change Redis made already) only raises its partition's mark.
 --
 -- A join takes the score of its stamp, or, when the event is a drop and it
 -- was stamped before config.opensAt, its drawn score (negative: before every
@@ -62,9 +70,27 @@ local now = tonumber(ARGV[1])
 local maxAdmitted = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
 local joined, left, ignored = 0, 0, 0
 local overtaken, delays = {}, {}
-for i = 7, #ARGV, 4 do
+local marks, raised = {}, {}
+for i = 7, #ARGV, 6 do
   local op, user = ARGV[i], ARGV[i + 1]
-  if op == 'join' then
+  local part, offset = ARGV[i + 4], tonumber(ARGV[i + 5])
+  if offset >= 0 then
+    if marks[part] == nil then
+      marks[part] = tonumber(redis.call('HGET', KEYS[12], part) or '-1')
+    end
+    if offset <= marks[part] then
+      if op ~= 'record' then
+        op = 'applied'
+      end
+    else
+      marks[part], raised[part] = offset, ARGV[i + 5]
+    end
+  end
+  if op == 'record' then
+    -- counted as ignored by the caller
+  elseif op == 'applied' then
+    ignored = ignored + 1
+  elseif op == 'join' then
     -- The score goes to ZADD as the caller's string (no number formatting);
     -- place is its value.
     local stamp = tonumber(ARGV[i + 2])
@@ -100,6 +126,9 @@ for i = 7, #ARGV, 4 do
       ignored = ignored + 1
     end
   end
+end
+for part, offset in pairs(raised) do
+  redis.call('HSET', KEYS[12], part, offset)
 end
 for b, n in pairs(delays) do
   redis.call('HINCRBY', K.stats, 'delay:' .. b, n)
