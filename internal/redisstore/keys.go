@@ -86,12 +86,21 @@ func SoldKey(eventID string) string { return "waitq:{" + eventID + "}:sold" }
 // (hold_lib.lua's user_items).
 func ItemsKey(eventID string) string { return "waitq:{" + eventID + "}:items" }
 
+// ReleasedKey is the ZSET of eventID's released admissions whose hold has
+// not ended: member "<holdEnd>|<user>" (the hold's end in unix ms, from which
+// the token's jti derives: entry.AdmissionID), scored by the hold's end.
+// release.lua adds to it in the release's step and trims the ended ones, so
+// it holds at most the event's capacity of admissions of the last hold; the
+// gateway serves it (GET /v1/events/{eventId}/released) to the guards,
+// which refuse those tokens offline.
+func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:released" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
 	control, health, changes, unrecorded                   string
-	holds, sold, items                                     string
+	holds, sold, items, released                           string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -117,5 +126,6 @@ func keysOf(eventID string) eventKeys {
 		holds:      HoldsKey(eventID),
 		sold:       SoldKey(eventID),
 		items:      ItemsKey(eventID),
+		released:   ReleasedKey(eventID),
 	}
 }
