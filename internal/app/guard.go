@@ -49,6 +49,7 @@ func (g *Guard) Bind(l *config.Loader) {
 	l.Duration(&cfg.Report.Interval, "health-interval", "WAITQ_HEALTH_INTERVAL", def.Report.Interval, "time between health reports")
 	l.Duration(&cfg.HealthWindow, "health-window", "WAITQ_HEALTH_WINDOW", def.HealthWindow, "span of the origin's answers each health report covers (at least WAITQ_HEALTH_INTERVAL)")
 	l.Bool(&cfg.ForwardAuth, "forward-auth", "WAITQ_FORWARD_AUTH", false, "serve /waitq-guard/auth, the forward-auth endpoint of nginx auth_request, Caddy forward_auth or Traefik ForwardAuth (WAITQ_ORIGIN_URL then optional)")
+	l.Duration(&cfg.ReleasedInterval, "released-interval", "WAITQ_RELEASED_INTERVAL", def.ReleasedInterval, "how often the released admissions are fetched from WAITQ_GATEWAY_URL, whose tokens are refused though they verify (0: never)")
 	l.List(&cfg.TrustedProxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs or addresses) whose X-Forwarded-* headers /waitq-guard/auth believes (required with WAITQ_FORWARD_AUTH)")
 	l.String(&cfg.Report.Reporter, "health-reporter", "WAITQ_HEALTH_REPORTER", "", "this guard's name among the event's reporters, 1 to 64 letters, digits or . _ : - (empty: <host name>-<process id>)")
 }
@@ -77,6 +78,7 @@ func (g *Guard) Run(ctx context.Context, log *slog.Logger) error {
 		})
 		return nil
 	})
+	eg.Go(func() error { gt.RunReleased(egctx); return nil })
 	if g.Config.Report.URL == "" {
 		log.Info("the origin's health is not reported: WAITQ_HEALTH_URL is empty")
 	} else {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // What a client asks of its place: leave the line or release a held slot,
@@ -76,4 +77,37 @@ func (s *Server) releaseHTTP(c echo.Context) error {
 		return httpkit.StoreError(s.log, "release in "+ev, err)
 	}
 	return c.JSON(http.StatusOK, ReleaseResponse{Released: ok})
+}
+
+// ReleasedAdmission is one released admission whose token has not expired:
+// its jti and its exp (unix seconds, as in the token).
+type ReleasedAdmission struct {
+	JTI string `json:"jti"`
+	Exp int64  `json:"exp"`
+}
+
+// ReleasedResponse lists an event's released admissions whose tokens still
+// verify offline: the refusal list the guards poll.
+type ReleasedResponse struct {
+	EventID  string              `json:"eventId"`
+	Released []ReleasedAdmission `json:"released"`
+}
+
+// released serves the refusal list of an event (ReleasedResponse): every
+// admission released before its hold ended, until it ends. An unknown event
+// has none.
+func (s *Server) released(c echo.Context) error {
+	ev := c.Param("eventId")
+	if err := queue.CheckEventID(ev); err != nil {
+		return err
+	}
+	l, err := s.store.Released(c.Request().Context(), ev, s.now().UnixMilli())
+	if err != nil {
+		return httpkit.StoreError(s.log, "released of "+ev, err)
+	}
+	out := ReleasedResponse{EventID: ev, Released: make([]ReleasedAdmission, len(l))}
+	for i, a := range l {
+		out.Released[i] = ReleasedAdmission{JTI: entry.AdmissionID(ev, a.UserID, a.HoldUntil), Exp: (a.HoldUntil + 999) / 1000}
+	}
+	return c.JSON(http.StatusOK, out)
 }

@@ -252,6 +252,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.OPTIONS("/v1/events/:eventId/stream", s.streamPreflight)
 	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
+	e.GET("/v1/events/:eventId/released", s.released, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
 	e.POST("/v1/entry/verify", s.verifyEntry)
 	s.holdRoutes(e, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
 	e.GET("/.well-known/jwks.json", s.jwks)

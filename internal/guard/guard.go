@@ -111,6 +111,10 @@ type Config struct {
 	// before each request (auth.go); OriginURL is then optional,
 	// WAITQ_FORWARD_AUTH.
 	ForwardAuth bool
+	// ReleasedInterval is how often the guard polls the gateway's released
+	// admissions, whose tokens it refuses (0: never; the program's default
+	// is DefaultReleasedInterval; needs GatewayURL), WAITQ_RELEASED_INTERVAL.
+	ReleasedInterval time.Duration
 	// TrustedProxies are the proxies (CIDRs or addresses) whose forwarded
 	// headers AuthPath believes (required with ForwardAuth),
 	// WAITQ_TRUSTED_PROXIES.
@@ -127,6 +131,8 @@ func DefaultConfig() Config {
 		OriginTimeout: DefaultOriginTimeout,
 		HealthWindow:  DefaultHealthWindow,
 		Report:        ReportConfig{Interval: DefaultHealthInterval},
+		// Set here, not by withDefaults: 0 turns the refusal list off.
+		ReleasedInterval: entry.DefaultReleasedInterval,
 	}
 }
 
@@ -179,6 +185,9 @@ func (c Config) Validate() error {
 		if p != "" && !strings.HasPrefix(p, "/") {
 			errs = append(errs, fmt.Errorf("%s=%q must start with /", name, p))
 		}
+	}
+	if c.ReleasedInterval < 0 {
+		errs = append(errs, fmt.Errorf("WAITQ_RELEASED_INTERVAL=%s must not be negative", c.ReleasedInterval))
 	}
 	if c.OriginTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("WAITQ_ORIGIN_TIMEOUT=%s must be positive", c.OriginTimeout))
@@ -233,6 +242,8 @@ type Proxy struct {
 	guarded         http.Handler
 	proxy           *httputil.ReverseProxy
 	keys            *entry.KeySource
+	released        *entry.ReleasedSource // nil: released tokens are not refused
+	releasedEvery   time.Duration
 	admin           *http.ServeMux
 	m               *metrics
 	log             *slog.Logger
@@ -289,6 +300,7 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 		CookieName: cfg.CookieName, CookiePath: cfg.CookiePath, CookieInsecure: cfg.CookieInsecure,
 		TrustForwardedProto: cfg.TrustForwardedProto, DonePath: cfg.DonePath,
 		Observe: g.m.decided, Now: deps.Now, Logger: deps.Logger,
+		Released: g.newReleased(cfg, deps.Client),
 	}
 	if cfg.DonePath != "" {
 		gc.Release = func(ctx context.Context, token string) error {

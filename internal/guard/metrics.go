@@ -21,6 +21,8 @@ type metrics struct {
 	timeouts prometheus.Counter     // no answer within the origin timeout
 	releases *prometheus.CounterVec // event, result
 	legacy   prometheus.Counter     // e2 tokens that passed
+	// releasedErrors counts failed polls of the released admissions.
+	releasedErrors prometheus.Counter
 
 	reports   [3]prometheus.Counter // by reportResult
 	healthP95 prometheus.Gauge
@@ -68,6 +70,11 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 			Help:        "Requests passed or entered with an entry token of the format before JWTs (e2.…), accepted during the upgrade only: 0 for the longest hold after the last gateway was upgraded means none is left.",
 			ConstLabels: prometheus.Labels{"event": event},
 		}),
+		releasedErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name:        "waitq_guard_released_refresh_errors_total",
+			Help:        "Failed polls of the gateway's released admissions (the last list stays in use): while it grows, a released token may pass.",
+			ConstLabels: prometheus.Labels{"event": event},
+		}),
 		releases: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "waitq_guard_releases_total",
 			Help: "Releases after the done path: released, not_held (the slot was already gone) or failed.",
@@ -97,7 +104,7 @@ func newMetrics(reg *prometheus.Registry, event string) *metrics {
 		Help:        "The share of the origin's answers on guarded paths that failed (5xx, 502, 504), as last reported; 0 when the window held no request.",
 		ConstLabels: prometheus.Labels{"event": event},
 	})
-	reg.MustRegister(requests, m.refused, m.legacy, latency, answers, m.releases, reports, m.healthP95, m.healthErr)
+	reg.MustRegister(requests, m.refused, m.legacy, latency, answers, m.releases, m.releasedErrors, reports, m.healthP95, m.healthErr)
 	return m
 }
 

@@ -111,11 +111,21 @@ type GatewayStore interface {
 	// Release gives userID's slot back and reports whether they held an
 	// unexpired one (ErrRebuilding while the event is rebuilt).
 	Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error)
+	// Released lists eventID's released admissions whose hold ends after
+	// nowMs: the tokens the guards refuse though they verify.
+	Released(ctx context.Context, eventID string, nowMs int64) ([]ReleasedAdmission, error)
 	// SubscribeAdmissions calls f with the notice of every admission made
 	// anywhere (slot monitor, fast track, release) until ctx ends.
 	SubscribeAdmissions(ctx context.Context, f func(AdmissionNotice)) error
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
+}
+
+// ReleasedAdmission is an admission whose slot was released before its
+// hold ended; its token's jti is entry.AdmissionID(event, UserID, HoldUntil).
+type ReleasedAdmission struct {
+	UserID    string
+	HoldUntil int64 // end of the released hold (unix ms)
 }
 
 // Place is where one user stands in an event.

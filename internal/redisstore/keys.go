@@ -92,12 +92,21 @@ func ItemsKey(eventID string) string { return "waitq:{" + eventID + "}:items" }
 // or a stale consumer's late batch changes nothing.
 func OffsetsKey(eventID string) string { return "waitq:{" + eventID + "}:offsets" }
 
+// ReleasedKey is the ZSET of eventID's released admissions whose hold has
+// not ended: member "<holdEnd>|<user>" (the hold's end in unix ms, from which
+// the token's jti derives: entry.AdmissionID), scored by the hold's end.
+// release.lua adds to it in the release's step and trims the ended ones, so
+// it holds at most the event's capacity of admissions of the last hold; the
+// gateway serves it (GET /v1/events/{eventId}/released) to the guards,
+// which refuse those tokens offline.
+func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:released" }
+
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
 	control, health, changes, unrecorded                   string
-	holds, sold, items, offsets                            string
+	holds, sold, items, offsets, released                  string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -124,5 +133,6 @@ func keysOf(eventID string) eventKeys {
 		sold:       SoldKey(eventID),
 		items:      ItemsKey(eventID),
 		offsets:    OffsetsKey(eventID),
+		released:   ReleasedKey(eventID),
 	}
 }

@@ -3,6 +3,10 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/queue"
 )
@@ -15,7 +19,7 @@ import (
 // While the event is rebuilt it fails with queue.ErrRebuilding.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {
 	k := keysOf(eventID)
-	keys := append(k.admission(), k.holds, k.items, k.sold)
+	keys := append(k.admission(), k.holds, k.items, k.sold, k.released)
 	v, err := runScript(ctx, s.c, releaseScript, keys,
 		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg()).Result()
 	if err != nil {
@@ -40,4 +44,23 @@ func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64
 	// record ends the user's holds in the log too (queue.Replay).
 	s.record(ctx, nowMs, []changes{c})
 	return released == 1, nil
+}
+
+// Released lists eventID's released admissions whose hold ends after nowMs
+// (ReleasedKey): one ZRANGEBYSCORE, read by the guards every few seconds.
+func (s *Store) Released(ctx context.Context, eventID string, nowMs int64) ([]queue.ReleasedAdmission, error) {
+	l, err := s.c.ZRangeByScore(ctx, ReleasedKey(eventID), &redis.ZRangeBy{Min: "(" + strconv.FormatInt(nowMs, 10), Max: "+inf"}).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redisstore: released of %s: %w", eventID, err)
+	}
+	out := make([]queue.ReleasedAdmission, 0, len(l))
+	for _, m := range l {
+		end, user, ok := strings.Cut(m, "|")
+		ms, err := strconv.ParseInt(end, 10, 64)
+		if !ok || err != nil {
+			return nil, fmt.Errorf("redisstore: released of %s: bad member %q", eventID, m)
+		}
+		out = append(out, queue.ReleasedAdmission{UserID: user, HoldUntil: ms})
+	}
+	return out, nil
 }

@@ -54,7 +54,7 @@ type Decision struct {
 
 // Reason returns the metric label of a refused token's error: malformed,
 // unknown_key, signature, expired, other_event, other_issuer,
-// not_yet_valid, keys_unavailable, or ""
+// not_yet_valid, keys_unavailable, released, or ""
 // for nil.
 func Reason(err error) string {
 	switch {
@@ -76,6 +76,8 @@ func Reason(err error) string {
 		return "not_yet_valid"
 	case errors.Is(err, ErrKeysUnavailable):
 		return "keys_unavailable"
+	case errors.Is(err, ErrReleased):
+		return "released"
 	}
 	return "other"
 }

@@ -37,7 +37,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -358,21 +357,9 @@ func ParseJWKS(b []byte) (*Verifier, error) {
 
 // FetchJWKS gets a gateway's keys from url (…/.well-known/jwks.json).
 func FetchJWKS(ctx context.Context, c *http.Client, url string) (*Verifier, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	b, err := fetch(ctx, c, url, "JWKS", 1<<20)
 	if err != nil {
 		return nil, err
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		return nil, fmt.Errorf("entry: fetch JWKS: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("entry: fetch JWKS: %s", resp.Status)
-	}
-	b, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return nil, fmt.Errorf("entry: fetch JWKS: %w", err)
 	}
 	return ParseJWKS(b)
 }

@@ -38,6 +38,10 @@ type GuardConfig struct {
 	// Keys verifies tokens (required): NewKeySource for the gateway's JWKS,
 	// StaticKeys for keys held offline.
 	Keys *KeySource
+	// Released, when set, lists the admissions given back before their
+	// hold ended (NewReleasedSource; run its Run): their tokens are
+	// refused (ErrReleased) though they verify, the cookie cleared.
+	Released *ReleasedSource
 	// CookieName holds the token after arrival (empty:
 	// "waitq_entry_<EventID>").
 	CookieName string
@@ -80,6 +84,7 @@ type Guard struct {
 	eventID      string
 	room         string // WaitingRoomURL with "?" or "&" to append to
 	keys         *KeySource
+	released     *ReleasedSource
 	cookieName   string
 	cookiePath   string
 	secure       bool
@@ -108,7 +113,7 @@ func NewGuard(c GuardConfig) (*Guard, error) {
 		errs = append(errs, errors.New("Keys is required"))
 	}
 	g := &Guard{
-		eventID: c.EventID, keys: c.Keys, cookieName: c.CookieName, cookiePath: c.CookiePath,
+		eventID: c.EventID, keys: c.Keys, released: c.Released, cookieName: c.CookieName, cookiePath: c.CookiePath,
 		secure: !c.CookieInsecure, trustProto: c.TrustForwardedProto, donePath: c.DonePath,
 		release: c.Release, observe: c.Observe, now: c.Now, log: c.Logger,
 	}
@@ -269,10 +274,20 @@ func (g *Guard) decided(r *http.Request, d Decision) {
 	}
 }
 
-// check verifies token for the guard's event, from the cache when it was
+// check verifies token for the guard's event (verify) and refuses it when
+// its admission was released: a map lookup on every request, cached or not.
+func (g *Guard) check(ctx context.Context, token string, now time.Time) (Token, error) {
+	t, err := g.verify(ctx, token, now)
+	if err == nil && g.released != nil && g.released.Released(t.ID) {
+		return t, ErrReleased
+	}
+	return t, err
+}
+
+// verify verifies token for the guard's event, from the cache when it was
 // verified before: then only its expiry and its key (still served by the
 // gateway) are checked again.
-func (g *Guard) check(ctx context.Context, token string, now time.Time) (Token, error) {
+func (g *Guard) verify(ctx context.Context, token string, now time.Time) (Token, error) {
 	if g.cache == nil || len(token) > maxLen {
 		return g.keys.Verify(ctx, token, g.eventID, now)
 	}

@@ -102,28 +102,7 @@ func (k *KeySource) Run(ctx context.Context, every time.Duration, onErr func(err
 	if k.url == "" || every <= 0 {
 		return
 	}
-	// Until the first keys arrive (a guard started before its gateway) it
-	// tries every second, doubling up to every.
-	wait := every
-	if !k.Loaded() {
-		wait = min(time.Second, every)
-	}
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := k.Refresh(ctx); err != nil && onErr != nil {
-				onErr(err)
-			}
-			if wait = min(2*wait, every); k.Loaded() {
-				wait = every
-			}
-			t.Reset(wait)
-		}
-	}
+	poll(ctx, every, k.Loaded, k.Refresh, onErr)
 }
 
 // Verify checks token with the keys held (see Verifier.Verify). When the

@@ -8,13 +8,19 @@
 -- the slot monitor's next tick does)
 -- ARGV[4] event id, ARGV[5] the admissions channel ('' : publish nothing)
 -- ARGV[6] record ('1': the caller records the changes in the log)
--- KEYS[11] holds HASH, KEYS[12] items HASH, KEYS[13] sold HASH
+-- KEYS[11] holds HASH, KEYS[12] items HASH, KEYS[13] sold HASH,
+-- KEYS[14] released ZSET
 -- (hold_lib.lua is put ahead of it)
 --
 -- Removes the user from active. A hold not yet recorded (in unrecorded) is not
 -- the user's to give back: they were never told of it, and it stays. When
 -- a slot was freed and batch > 0 it runs admit() (admission.lua), so the
 -- next in line gets it within the same step.
+--
+-- An unexpired slot released is added to released as "<holdEnd>|<user>"
+-- scored by its end (the token's jti derives from it), in the same step;
+-- the members whose hold ended (score <= now) are trimmed, so the set holds
+-- only tokens still to refuse.
 --
 -- The user's holds end with the slot, in the same step: their items not
 -- sold are free again (the sold ones stay among their items).
@@ -52,9 +58,11 @@ for _, it in ipairs(user_items(KEYS[12], ARGV[1])) do
   end
 end
 set_user_items(KEYS[12], ARGV[1], bought)
+redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', now)
 if tonumber(hold) <= now then
   return none
 end
+redis.call('ZADD', KEYS[14], hold, hold .. '|' .. ARGV[1])
 local batch = tonumber(ARGV[3])
 if batch <= 0 then
   return {1, 0, {}, {}, freed}

@@ -1,0 +1,47 @@
+package gateway_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/pkg/entry"
+)
+
+// TestReleasedListsReleasedTokens: GET …/released lists the jti and exp of
+// a token whose slot was released, not of one still held; pkg/entry's
+// ReleasedSource reads it; a bad event id is 400 (the contract checks
+// every answer).
+func TestReleasedListsReleasedTokens(t *testing.T) {
+	t.Parallel()
+	h := startHolds(t, 1)
+	alice, bob := h.admit(t, "alice", time.Minute), h.admit(t, "bob", time.Minute)
+	ctx := t.Context()
+	status, body := h.call(t, "GET", "/v1/events/"+h.ev+"/released", "", "")
+	if status != http.StatusOK || string(body) != `{"eventId":"`+h.ev+`","released":[]}`+"\n" {
+		t.Fatalf("before a release: %d %s", status, body)
+	}
+	if held, err := entry.Release(ctx, http.DefaultClient, h.srv.URL, h.ev, alice); err != nil || !held {
+		t.Fatalf("release: %v %v", held, err)
+	}
+	status, body = h.call(t, "GET", "/v1/events/"+h.ev+"/released", "", "")
+	var got gateway.ReleasedResponse
+	if status != http.StatusOK || json.Unmarshal(body, &got) != nil {
+		t.Fatalf("released: %d %s", status, body)
+	}
+	a, _ := h.entry.Verify(alice, h.ev, h.clock.Now())
+	b, _ := h.entry.Verify(bob, h.ev, h.clock.Now())
+	want := gateway.ReleasedAdmission{JTI: a.ID, Exp: (a.Expires + 999) / 1000}
+	if got.EventID != h.ev || len(got.Released) != 1 || got.Released[0] != want {
+		t.Fatalf("released = %+v, want [%+v]", got, want)
+	}
+	src := entry.NewReleasedSource(entry.ReleasedURL(h.srv.URL, h.ev), nil)
+	if err := src.Refresh(ctx); err != nil || !src.Released(a.ID) || src.Released(b.ID) {
+		t.Fatalf("source: %v, alice %v, bob %v", err, src.Released(a.ID), src.Released(b.ID))
+	}
+	if status, _ := h.call(t, "GET", "/v1/events/bad%20id/released", "", ""); status != http.StatusBadRequest {
+		t.Fatalf("bad event id: %d", status)
+	}
+}
