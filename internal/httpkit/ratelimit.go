@@ -82,12 +82,18 @@ func (c *ClientIPs) TrustsEveryAddress() bool {
 
 // PeerTrusted reports whether r came straight from a trusted proxy.
 func (c *ClientIPs) PeerTrusted(r *http.Request) bool {
+	_, ip := peer(r)
+	return ip != nil && c.isTrusted(ip)
+}
+
+// peer returns r's direct peer: its host as given, and parsed (nil when it
+// is not an address).
+func peer(r *http.Request) (string, net.IP) {
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	ip := net.ParseIP(host)
-	return ip != nil && c.isTrusted(ip)
+	return host, net.ParseIP(host)
 }
 
 func (c *ClientIPs) isTrusted(ip net.IP) bool {
@@ -101,12 +107,8 @@ func (c *ClientIPs) isTrusted(ip net.IP) bool {
 
 // Of returns the client address of r.
 func (c *ClientIPs) Of(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		host = r.RemoteAddr
-	}
-	peer := net.ParseIP(host)
-	if peer == nil || !c.isTrusted(peer) {
+	host, ip := peer(r)
+	if ip == nil || !c.isTrusted(ip) {
 		return host
 	}
 	hops := strings.Split(strings.Join(r.Header.Values("X-Forwarded-For"), ","), ",")
