@@ -78,29 +78,39 @@ type closerFunc func() error
 
 func (f closerFunc) Close() error { return f() }
 
+// goodReaders starts a gateway with cfg (a 4 KiB send buffer) over a line of
+// n good users (good0…, stamped 10…) and one more, bad, behind them
+// (stamped 100), connects the good ones with connect and waits for each
+// one's first status.
+func goodReaders(t *testing.T, cfg gateway.Config, n int, bad string, connect func(e *gwEnv, t *testing.T, ev, user string) *testws.Client) (*gwEnv, string, []*testws.Client) {
+	t.Helper()
+	sys := testsys.Start(t, testsys.Options{})
+	sys.StartConsumer(sys.ConsumerConfig())
+	e := startGatewayBuf(t, sys, cfg, nil, 4096)
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 1, 1)
+	for i := range n {
+		sys.Join(ev, fmt.Sprintf("good%d", i), int64(10+i))
+	}
+	sys.Join(ev, bad, 100)
+	goods := make([]*testws.Client, n)
+	for i := range goods {
+		goods[i] = connect(e, t, ev, fmt.Sprintf("good%d", i))
+		goods[i].Status(waiting(int64(i+1), int64(n+1)), 10*time.Second)
+	}
+	return e, ev, goods
+}
+
 // slowReaderIsDropped runs five good clients (connect) and one that never
 // reads (openSlow) at a 5 ms interval, sendQueue frames allowed behind a
 // write: the slow one must be closed as too slow, once, and the good ones
 // keep their cadence and stay open.
 func slowReaderIsDropped(t *testing.T, sendQueue int, connect func(e *gwEnv, t *testing.T, ev, user string) *testws.Client,
 	openSlow func(t *testing.T, e *gwEnv, ev, user string) io.Closer) {
-	sys := testsys.Start(t, testsys.Options{})
-	sys.StartConsumer(sys.ConsumerConfig())
 	const interval = 5 * time.Millisecond
 	cfg := gateway.Config{StatusInterval: interval, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, SendQueue: sendQueue, WriteTimeout: 200 * time.Millisecond}
-	e := startGatewayBuf(t, sys, cfg, nil, 4096)
-	ev := testenv.EventID(t)
-	sys.CreateEvent(ev, 1, 1)
 	const good = 5
-	for i := range good {
-		sys.Join(ev, fmt.Sprintf("good%d", i), int64(10+i))
-	}
-	sys.Join(ev, "slow", 100)
-	goods := make([]*testws.Client, good)
-	for i := range goods {
-		goods[i] = connect(e, t, ev, fmt.Sprintf("good%d", i))
-		goods[i].Status(waiting(int64(i+1), good+1), 10*time.Second)
-	}
+	e, ev, goods := goodReaders(t, cfg, good, "slow", connect)
 
 	// The good clients read all along, noting the longest gap between
 	// frames.

@@ -20,7 +20,6 @@ import (
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
-	"github.com/waitq/waitq/internal/testkit/testws"
 )
 
 // rawSocket is a WebSocket client by hand, so a test can send control
@@ -158,23 +157,10 @@ func TestClientPingsDrawOnTheFrameBudget(t *testing.T) {
 // clients that read keep getting their statuses, with gaps far below the
 // library's 5 s pong timeout.
 func TestPingFloodDoesNotStallTheWriteWorkers(t *testing.T) {
-	sys := testsys.Start(t, testsys.Options{})
-	sys.StartConsumer(sys.ConsumerConfig())
 	const writeTimeout = 200 * time.Millisecond
 	cfg := gateway.Config{StatusInterval: 5 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, WriteTimeout: writeTimeout}
-	e := startGatewayBuf(t, sys, cfg, nil, 4096)
-	ev := testenv.EventID(t)
-	sys.CreateEvent(ev, 1, 1)
 	const good = 3
-	for i := range good {
-		sys.Join(ev, fmt.Sprintf("good%d", i), int64(10+i))
-	}
-	sys.Join(ev, "flooder", 100)
-	goods := make([]*testws.Client, good)
-	for i := range goods {
-		goods[i] = e.connect(t, ev, fmt.Sprintf("good%d", i))
-		goods[i].Status(waiting(int64(i+1), good+1), 10*time.Second)
-	}
+	e, ev, goods := goodReaders(t, cfg, good, "flooder", (*gwEnv).connect)
 	var worst [good]time.Duration
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
