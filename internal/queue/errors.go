@@ -41,6 +41,15 @@ const (
 	CodeHoldLimit         Code = "hold_limit"
 	CodeItemSold          Code = "item_sold"
 	CodeNotHolder         Code = "not_holder"
+	// Who may join (identity, join tokens, the proof-of-work challenge).
+	CodeMissingIdentity   Code = "missing_identity"
+	CodeInvalidIdentity   Code = "invalid_identity"
+	CodeJoinTokenRequired Code = "join_token_required"
+	CodeInvalidJoinToken  Code = "invalid_join_token"
+	CodeJoinTokenUsed     Code = "join_token_used"
+	CodeChallengeRequired Code = "challenge_required"
+	CodeInvalidChallenge  Code = "invalid_challenge"
+	CodeChallengeUsed     Code = "challenge_used"
 	CodeInternal          Code = "internal"
 )
 
