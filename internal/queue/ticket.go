@@ -31,11 +31,13 @@ var (
 	ErrTicketOtherEvent = &Error{Code: CodeInvalidTicket, Message: "token is for another event"}
 )
 
-// TicketSigner signs and verifies tickets with HMAC-SHA256 under a key
-// derived from the secret for this purpose only. (Entry tokens are Ed25519,
+// TicketSigner signs and verifies tickets and visitor identities
+// (visitor.go) with HMAC-SHA256, each under a key derived from the secret
+// for that purpose only. (Entry tokens are Ed25519,
 // package entry.) It is safe for concurrent use.
 type TicketSigner struct {
-	ticket signer
+	ticket  signer
+	visitor signer
 }
 
 // NewTicketSigner returns a signer keyed by secret, which must not be empty.
@@ -43,7 +45,10 @@ func NewTicketSigner(secret string) (*TicketSigner, error) {
 	if secret == "" {
 		return nil, errors.New("queue: empty ticket secret")
 	}
-	return &TicketSigner{ticket: newSigner(secret, "waitq ticket v1", "v1.")}, nil
+	return &TicketSigner{
+		ticket:  newSigner(secret, "waitq ticket v1", "v1."),
+		visitor: newSigner(secret, "waitq visitor v1", "vis1."),
+	}, nil
 }
 
 // Sign returns the opaque ticket string for t.
@@ -79,11 +84,17 @@ type signer struct {
 }
 
 func newSigner(secret, purpose, prefix string) signer {
-	// A purpose-bound key: the same secret never yields a MAC valid for
-	// another kind of token.
+	return signer{key: DeriveKey(secret, purpose), prefix: prefix}
+}
+
+// DeriveKey returns the key of one purpose drawn from a shared secret
+// (HMAC-SHA256 of the purpose under the secret): the same secret never
+// yields a MAC valid for another kind of token (tickets, visitor
+// identities, challenges).
+func DeriveKey(secret, purpose string) []byte {
 	m := hmac.New(sha256.New, []byte(secret))
 	m.Write([]byte(purpose))
-	return signer{key: m.Sum(nil), prefix: prefix}
+	return m.Sum(nil)
 }
 
 func (s signer) sign(v any) string {

@@ -136,3 +136,13 @@ func keysOf(eventID string) eventKeys {
 		released:   ReleasedKey(eventID),
 	}
 }
+
+// SpentKey is the ZSET of eventID's spent one-time proofs (queue.Spend:
+// "c:<challenge id>", "j:<jti>"), scored by when each would have expired
+// (unix ms); spend.lua trims the expired ones.
+func SpentKey(eventID string) string { return "waitq:{" + eventID + "}:spent" }
+
+// DoorKey is the HASH of eventID's door counters: issued, solved and
+// refused challenges, and the join-rate windows (w: the current ten-second
+// window's number, n: joins in it, prev: joins in the one before).
+func DoorKey(eventID string) string { return "waitq:{" + eventID + "}:door" }

@@ -42,6 +42,8 @@ var (
 	confirmSrc string
 	//go:embed lua/items.lua
 	itemsSrc string
+	//go:embed lua/spend.lua
+	spendSrc string
 
 	// admissionStep is the admission step: the admission keys, the
 	// adaptive controller and admit(), one copy that every script that
@@ -60,8 +62,9 @@ var (
 	unholdScript       = newScript(holdLibSrc, unholdSrc)
 	confirmScript      = newScript(holdLibSrc, confirmSrc)
 	itemsScript        = newScript(holdLibSrc, itemsSrc)
+	spendScript        = newScript(spendSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemsScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemsScript, spendScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of
