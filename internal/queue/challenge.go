@@ -1,0 +1,144 @@
+package queue
+
+import "math"
+
+// The proof-of-work challenge: before a visitor may join an event's line,
+// the event may ask the visitor's browser to find a nonce whose SHA-256,
+// with the challenge, starts with a number of zero bits (package challenge
+// has the scheme). The difficulty is counted in those leading zero bits:
+// each bit doubles the expected work, 2^difficulty hashes on average.
+
+// ChallengeMode says whether, and how hard, an event asks for a
+// proof-of-work before a join.
+type ChallengeMode string
+
+// Challenge modes.
+const (
+	// ChallengeOff asks for nothing.
+	ChallengeOff ChallengeMode = "off"
+	// ChallengeFixed asks every join for the same difficulty.
+	ChallengeFixed ChallengeMode = "fixed"
+	// ChallengeAdaptive asks for MinDifficulty while the join rate is
+	// below JoinsPerSecond, and one bit more for each doubling of the
+	// rate above it, up to MaxDifficulty.
+	ChallengeAdaptive ChallengeMode = "adaptive"
+)
+
+// Limits on a challenge policy.
+const (
+	// MaxChallengeDifficulty is the hardest challenge an event may ask for,
+	// in leading zero bits of SHA-256. Measured (bench/pow.md, scripts/
+	// bench-pow.sh): headless chromium's SubtleCrypto on a shared 2-core
+	// server tries about 0.3 million nonces a second in one Web Worker, so
+	// 2^22 (4.2 million) expected hashes take about 14 s there and 20 s or
+	// more on a mid-range phone, and the unlucky 5% (three times the
+	// expected work, the draw is geometric) a minute. A higher ceiling
+	// would lock phones out rather than slow bots down.
+	MaxChallengeDifficulty = 22
+	// DefaultChallengeJoinsPerSecond is an adaptive policy's JoinsPerSecond
+	// when it is 0.
+	DefaultChallengeJoinsPerSecond = 50
+	// MaxChallengeJoinsPerSecond bounds an adaptive policy's
+	// JoinsPerSecond.
+	MaxChallengeJoinsPerSecond = 1_000_000
+)
+
+// ChallengePolicy is an event's proof-of-work policy, as the admin API
+// reads and writes it. A nil policy is ChallengeOff.
+type ChallengePolicy struct {
+	// Mode is ChallengeOff, ChallengeFixed or ChallengeAdaptive. With
+	// ChallengeOff the other fields are ignored.
+	Mode ChallengeMode `json:"mode"`
+	// Difficulty is a fixed policy's difficulty (leading zero bits, 1 to
+	// MaxChallengeDifficulty).
+	Difficulty int `json:"difficulty,omitempty"`
+	// MinDifficulty is an adaptive policy's difficulty at a low join rate
+	// (1 to MaxDifficulty).
+	MinDifficulty int `json:"minDifficulty,omitempty"`
+	// MaxDifficulty is an adaptive policy's ceiling (MinDifficulty to
+	// MaxChallengeDifficulty).
+	MaxDifficulty int `json:"maxDifficulty,omitempty"`
+	// JoinsPerSecond is the join rate at which an adaptive policy's
+	// difficulty starts rising above MinDifficulty (0:
+	// DefaultChallengeJoinsPerSecond).
+	JoinsPerSecond int `json:"joinsPerSecond,omitempty"`
+}
+
+// Enabled reports whether p asks joins for a proof-of-work.
+func (p *ChallengePolicy) Enabled() bool {
+	return p != nil && (p.Mode == ChallengeFixed || p.Mode == ChallengeAdaptive)
+}
+
+// Validate reports the first invalid field of p as a CodeInvalidConfig
+// error; a nil policy is valid (off).
+func (p *ChallengePolicy) Validate() error {
+	if p == nil {
+		return nil
+	}
+	switch p.Mode {
+	case ChallengeOff:
+		return nil
+	case ChallengeFixed:
+		switch {
+		case p.Difficulty < 1 || p.Difficulty > MaxChallengeDifficulty:
+			return Errorf(CodeInvalidConfig, "challenge.difficulty must be between 1 and %d (leading zero bits)", MaxChallengeDifficulty)
+		case p.MinDifficulty != 0 || p.MaxDifficulty != 0 || p.JoinsPerSecond != 0:
+			return Errorf(CodeInvalidConfig, "challenge.minDifficulty, maxDifficulty and joinsPerSecond are for mode %q; mode %q uses difficulty", ChallengeAdaptive, ChallengeFixed)
+		}
+	case ChallengeAdaptive:
+		switch {
+		case p.Difficulty != 0:
+			return Errorf(CodeInvalidConfig, "challenge.difficulty is for mode %q; mode %q uses minDifficulty and maxDifficulty", ChallengeFixed, ChallengeAdaptive)
+		case p.MinDifficulty < 1 || p.MinDifficulty > MaxChallengeDifficulty:
+			return Errorf(CodeInvalidConfig, "challenge.minDifficulty must be between 1 and %d (leading zero bits)", MaxChallengeDifficulty)
+		case p.MaxDifficulty < p.MinDifficulty || p.MaxDifficulty > MaxChallengeDifficulty:
+			return Errorf(CodeInvalidConfig, "challenge.maxDifficulty must be between minDifficulty (%d) and %d", p.MinDifficulty, MaxChallengeDifficulty)
+		case p.JoinsPerSecond < 0 || p.JoinsPerSecond > MaxChallengeJoinsPerSecond:
+			return Errorf(CodeInvalidConfig, "challenge.joinsPerSecond must be between 1 and %d, or 0 for %d", MaxChallengeJoinsPerSecond, DefaultChallengeJoinsPerSecond)
+		}
+	default:
+		return Errorf(CodeInvalidConfig, "challenge.mode must be %q, %q or %q", ChallengeOff, ChallengeFixed, ChallengeAdaptive)
+	}
+	return nil
+}
+
+// DifficultyAt returns the difficulty p asks of a join when joins arrive at
+// joinsPerSecond: 0 when off; Difficulty when fixed; when adaptive,
+// MinDifficulty below JoinsPerSecond, and from there one bit more for each
+// doubling of the rate (MinDifficulty + floor(log2(rate/JoinsPerSecond)) +
+// 1), at most MaxDifficulty. Doubling the rate thus doubles each visitor's
+// work, which keeps the work all joiners spend together a second growing
+// with the square of the rate.
+func (p ChallengePolicy) DifficultyAt(joinsPerSecond float64) int {
+	switch p.Mode {
+	case ChallengeFixed:
+		return p.Difficulty
+	case ChallengeAdaptive:
+		base := float64(p.JoinsPerSecond)
+		if p.JoinsPerSecond <= 0 {
+			base = DefaultChallengeJoinsPerSecond
+		}
+		if !(joinsPerSecond >= base) { // also NaN
+			return p.MinDifficulty
+		}
+		extra := math.Floor(math.Log2(joinsPerSecond/base)) + 1
+		if extra >= float64(p.MaxDifficulty-p.MinDifficulty) { // also +Inf
+			return p.MaxDifficulty
+		}
+		return p.MinDifficulty + int(extra)
+	}
+	return 0
+}
+
+// MinimumDifficulty is the least difficulty a solved challenge may have to
+// be taken under p: Difficulty when fixed, MinDifficulty when adaptive, 0
+// when off. A challenge issued before the policy was raised is refused.
+func (p ChallengePolicy) MinimumDifficulty() int {
+	switch p.Mode {
+	case ChallengeFixed:
+		return p.Difficulty
+	case ChallengeAdaptive:
+		return p.MinDifficulty
+	}
+	return 0
+}
