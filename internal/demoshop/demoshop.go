@@ -40,6 +40,9 @@ type Config struct {
 	// EventID is the event whose entry tokens the guard forwards, the
 	// seats' event (required with GatewayURL), WAITQ_SHOP_EVENT_ID.
 	EventID string
+	// JoinToken is the members' presale (members.go): sign-in as a demo
+	// customer and a link that mints a join token (zero: none).
+	JoinToken JoinTokenConfig
 }
 
 // DefaultConfig returns the defaults of every setting: the values the
@@ -67,6 +70,9 @@ func (c Config) Validate() error {
 	}
 	if (c.GatewayURL == "") != (c.EventID == "") {
 		errs = append(errs, errors.New("WAITQ_SHOP_GATEWAY_URL and WAITQ_SHOP_EVENT_ID go together: both for a seat map, neither for none"))
+	}
+	if err := c.JoinToken.validate(); err != nil {
+		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
 }
@@ -108,6 +114,8 @@ var pages = template.Must(template.New("layout").Parse(`<!doctype html>
 {{- if eq .Page "home"}}
 <h1>Today's drop</h1>
 <ul>{{range .Products}}<li><a href="/product/{{.ID}}">{{.Name}}</a> {{.Price}}</li>{{end}}</ul>
+{{- with .Members}}{{template "members" .}}{{end}}
+{{- else if eq .Page "signin"}}{{template "signin" .Members}}
 {{- else if eq .Page "product"}}
 <h1>{{.Product.Name}}</h1>
 <p class="price">{{.Product.Price}}</p>
@@ -138,6 +146,7 @@ type view struct {
 	Product           *Product
 	Seats             *seatMap // the seated ticket's seat map (nil: none)
 	Seat              string   // the seat an order bought
+	Members           *members // the presale's sign-in (nil: no presale)
 }
 
 // Shop is the demo shop: an http.Handler.
@@ -170,7 +179,11 @@ func New(cfg Config) (*Shop, error) {
 	}
 	page := func(pattern string, h http.HandlerFunc) { s.mux.Handle(pattern, s.work(h)) }
 	page("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
-		render(w, r, http.StatusOK, view{Page: "home", Title: "Today's drop", Products: Products})
+		v := view{Page: "home", Title: "Today's drop", Products: Products}
+		if cfg.JoinToken.enabled() {
+			v.Members = &members{Account: signedIn(r)}
+		}
+		render(w, r, http.StatusOK, v)
 	})
 	page("GET /product/{id}", func(w http.ResponseWriter, r *http.Request) {
 		p := find(r.PathValue("id"))
@@ -191,6 +204,7 @@ func New(cfg Config) (*Shop, error) {
 		render(w, r, http.StatusOK, view{Page: "order", Title: "Order placed", Product: find(r.FormValue("product")), Seat: r.FormValue("seat")})
 	}
 	s.seatRoutes(page)
+	s.memberRoutes(page)
 	page("GET /order", order)
 	page("POST /order", order)
 	page("/", func(w http.ResponseWriter, r *http.Request) {

@@ -15,5 +15,10 @@
 // holds with the entry token waitq-guard forwards (WAITQ_FORWARD_TOKEN),
 // and the order confirms it; the seats' state lives in waitq, not here.
 //
+// With a presale (Config.JoinToken) a visitor signs in as a demo customer
+// (a cookie) and the members' presale link mints a join token for that
+// account (pkg/jointoken) and sends the browser to the waiting room page
+// with it (members.go).
+//
 // It keeps no state besides its workers; a Shop is safe for concurrent use.
 package demoshop
