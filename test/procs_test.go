@@ -46,6 +46,11 @@ type proc struct {
 // and waits until its /readyz answers 200.
 func startProc(t *testing.T, name string, env ...string) *proc {
 	t.Helper()
+	if name == "producer-api" {
+		// These tests stand where an authenticating proxy would: they name
+		// their users with X-User-Id.
+		env = append([]string{"WAITQ_TRUST_USER_HEADER=true"}, env...)
+	}
 	sp, err := svcproc.Start(t.Context(), filepath.Join(binDir, name), svcproc.Options{
 		Env:        append(append(os.Environ(), "WAITQ_LOG_LEVEL=info"), env...),
 		ReadyLimit: 20 * time.Second,

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/waitq/waitq/internal/challenge"
 	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/producer"
@@ -49,12 +50,16 @@ func (p *Producer) Bind(l *config.Loader) {
 	p.Common.bind(l, ":8080")
 	bindKafka(l, &p.Publisher.BrokerConfig)
 	p.Redis.bind(l)
-	l.Secret(&p.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with ws-gateway (required, at least 16 characters)")
+	l.Secret(&p.TicketSecret, "ticket-secret", "WAITQ_TICKET_SECRET", "HMAC key of tickets, shared with ws-gateway, and the seed of the visitor-identity and challenge keys (required, at least 16 characters)")
 	l.Secret(&cfg.AdminToken, "admin-token", "WAITQ_ADMIN_TOKEN", "bearer token of the admin API (empty: admin API disabled)")
 	l.Duration(&cfg.TicketTTL, "ticket-ttl", "WAITQ_TICKET_TTL", def.TicketTTL, "how long a ticket stays valid")
 	l.Duration(&cfg.PublishTimeout, "publish-timeout", "WAITQ_PUBLISH_TIMEOUT", def.PublishTimeout, "longest wait for Kafka's acknowledgement before 503")
 	l.List(&cfg.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8081) allowed to call the API across origins")
 	bindLimits(l, "joins and leaves", &cfg.JoinLimit, &cfg.TrustedProxies, def.JoinLimit)
+	l.Bool(&cfg.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", false, "take X-User-Id as the user of joins, leaves and challenges (only behind an authenticating proxy that sets it; off: visitor identities and join tokens name users)")
+	l.Duration(&cfg.VisitorTTL, "visitor-ttl", "WAITQ_VISITOR_TTL", def.VisitorTTL, "how long a visitor identity (the waitq_visitor cookie) lasts")
+	l.Bool(&cfg.CookieInsecure, "cookie-insecure", "WAITQ_COOKIE_INSECURE", false, "drop the visitor cookie's Secure attribute, for plain HTTP on a developer's machine (never in production)")
+	l.Duration(&cfg.ChallengeTTL, "challenge-ttl", "WAITQ_CHALLENGE_TTL", def.ChallengeTTL, "how long a proof-of-work challenge may be solved and used")
 	l.Duration(&p.Publisher.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", kafkajoin.DefaultBatchTimeout, "longest a join waits to share a produce request")
 }
 
@@ -92,8 +97,13 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer store.Close()
 	reg := newRegistry()
+	// Every replica derives the same challenge key from the shared secret.
+	challenges, err := challenge.NewIssuer([][]byte{queue.DeriveKey(p.TicketSecret, "waitq challenge v1")}, nil)
+	if err != nil {
+		return err
+	}
 	srv, err := producer.New(p.Config, producer.Deps{
-		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Logger: log, Registry: reg,
+		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Challenges: challenges, Logger: log, Registry: reg,
 	})
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ func TestWholePipeline(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	e := startGateway(t, sys, fast, nil)
-	api, err := producer.New(producer.Config{AdminToken: "admin-token"}, producer.Deps{
+	api, err := producer.New(producer.Config{TrustUserHeader: true, AdminToken: "admin-token"}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: e.tickets, Logger: testenv.Logger(t), Now: e.clock.Now,
 	})
 	if err != nil {

@@ -1,16 +1,13 @@
 package producer
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 
@@ -20,54 +17,6 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/pkg/draw"
 )
-
-// EventBody is the admin PUT body; omitted fields keep their current value
-// (or take the default on creation).
-type EventBody struct {
-	Capacity    *int `json:"capacity"`
-	HoldSeconds *int `json:"holdSeconds"`
-	// AdmitPerMinute is the admission rate (0: no rate limit).
-	AdmitPerMinute *int              `json:"admitPerMinute"`
-	Partitions     *int              `json:"partitions"`
-	State          *queue.EventState `json:"state"`
-	// TargetURL is where admitted users are sent ("" removes it).
-	TargetURL *string `json:"targetUrl"`
-	// OpensAt, PrequeueSeconds and ClosesAt schedule a drop (queue.Schedule);
-	// opensAt 0 removes the schedule.
-	OpensAt         *int64 `json:"opensAt"`
-	PrequeueSeconds *int   `json:"prequeueSeconds"`
-	ClosesAt        *int64 `json:"closesAt"`
-	// Adaptive turns adaptive admission on with these settings (an object;
-	// unset settings take their defaults) or off (null); absent keeps it.
-	Adaptive json.RawMessage `json:"adaptive"`
-	// ReportToken replaces the event's report token (one is made when the
-	// event is created).
-	ReportToken *string `json:"reportToken"`
-	// MaxItemsPerUser is how many items one user may hold or buy (0: 1).
-	MaxItemsPerUser *int `json:"maxItemsPerUser"`
-}
-
-// apply merges b's plain fields into ev: a field given replaces ev's, an
-// omitted one keeps it. The fields with rules of their own are checked and
-// merged apart: adaptive (adapt), the schedule (Server.schedule), and
-// partitions, which cannot change after creation (putEvent).
-func (b EventBody) apply(ev *queue.Event) {
-	set(&ev.Capacity, b.Capacity)
-	set(&ev.HoldSeconds, b.HoldSeconds)
-	set(&ev.AdmitPerMinute, b.AdmitPerMinute)
-	set(&ev.Partitions, b.Partitions)
-	set(&ev.State, b.State)
-	set(&ev.TargetURL, b.TargetURL)
-	set(&ev.ReportToken, b.ReportToken)
-	set(&ev.MaxItemsPerUser, b.MaxItemsPerUser)
-}
-
-// set replaces *dst with *v unless v is nil (the field was omitted).
-func set[T any](dst, v *T) {
-	if v != nil {
-		*dst = *v
-	}
-}
 
 // Defaults of a new event's configuration.
 const (
@@ -132,6 +81,12 @@ func (s *Server) putEvent(c echo.Context) error {
 	}
 	body.apply(&ev)
 	if err := adapt(&ev, body.Adaptive); err != nil {
+		return err
+	}
+	if err := replacePolicy(&ev.Challenge, body.Challenge, "null or an object with mode, difficulty, minDifficulty, maxDifficulty and joinsPerSecond"); err != nil {
+		return err
+	}
+	if err := replacePolicy(&ev.JoinToken, body.JoinToken, "null or an object with required and keys"); err != nil {
 		return err
 	}
 	if ev.ReportToken == "" {
@@ -252,26 +207,6 @@ func (s *Server) schedule(ev *queue.Event, body EventBody, nowMs int64) error {
 	return nil
 }
 
-// adapt applies an admin PUT's adaptive field to ev: absent keeps ev's
-// setting, null removes it, an object replaces it with the unset settings
-// at their defaults for ev's admitPerMinute.
-func adapt(ev *queue.Event, raw json.RawMessage) error {
-	switch {
-	case raw == nil:
-		return nil
-	case string(raw) == "null":
-		ev.Adaptive = nil
-		return nil
-	}
-	var a queue.Adaptive
-	if err := httpkit.DecodeJSON(bytes.NewReader(raw), &a, queue.CodeInvalidConfig, "null or an object with targetLatencyMs, maxErrorRate, maxLoad, minAdmitPerMinute, startAdmitPerMinute, increasePerStep, decreaseFactor, stepMs, maxSettleSeconds, signalTimeoutSeconds and onSignalLoss"); err != nil {
-		return err
-	}
-	a = a.WithDefaults(ev.AdmitPerMinute)
-	ev.Adaptive = &a
-	return nil
-}
-
 // newReportToken returns a random report token: 32 bytes, base64url.
 func newReportToken() (string, error) {
 	b := make([]byte, 32)
@@ -279,12 +214,6 @@ func newReportToken() (string, error) {
 		return "", fmt.Errorf("producer: report token: %w", err)
 	}
 	return base64.RawURLEncoding.EncodeToString(b), nil
-}
-
-func decodeEventBody(r io.Reader) (EventBody, error) {
-	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive and reportToken")
-	return b, err
 }
 
 // reportHealth keeps a health report of the event: POST

@@ -58,45 +58,55 @@ func (s *Server) leave(c echo.Context) error {
 }
 
 // enqueue validates a join or leave, stamps it with the server time and
-// publishes it; it returns the message once Kafka acknowledged it.
+// publishes it; it returns the message once Kafka acknowledged it. A join
+// first passes the door (passDoor); its one-time proofs are given back when
+// the broker did not acknowledge it, so the visitor may try again.
 func (s *Server) enqueue(c echo.Context, op queue.Op) (queue.Message, error) {
-	ev, user, err := s.queueRequest(c)
+	ev, id, err := s.queueRequest(c)
 	if err != nil {
 		return queue.Message{}, err
 	}
-	m := queue.NewMessage(op, ev.ID, user, s.now().UnixMilli())
-	if op == queue.OpJoin {
-		// The stamp decides: a join stamped before the opening is in the
-		// pre-queue's draw, wherever and whenever it reaches the line.
-		if err := ev.CheckJoin(m.TS); err != nil {
-			return queue.Message{}, err
-		}
+	m := queue.NewMessage(op, ev.ID, id.user, s.now().UnixMilli())
+	if op == queue.OpLeave {
+		return m, s.publish(c.Request().Context(), m)
 	}
-	return m, s.publish(c.Request().Context(), m)
+	// The stamp decides: a join stamped before the opening is in the
+	// pre-queue's draw, wherever and whenever it reaches the line.
+	if err := ev.CheckJoin(m.TS); err != nil {
+		return queue.Message{}, err
+	}
+	spends, err := s.passDoor(c, ev, id)
+	if err != nil {
+		return queue.Message{}, err
+	}
+	if err := s.publish(c.Request().Context(), m); err != nil {
+		if uerr := s.door.Unspend(context.WithoutCancel(c.Request().Context()), ev.ID, spends); uerr != nil {
+			s.log.Warn("give back a join's one-time proofs", "event", ev.ID, "err", uerr)
+		}
+		return queue.Message{}, err
+	}
+	return m, nil
 }
 
-// queueRequest validates a join or leave: ids, identity and the event's
-// existence.
-func (s *Server) queueRequest(c echo.Context) (queue.Event, string, error) {
+// queueRequest validates a join, leave or challenge request: the event id,
+// the event's existence, and who makes it (identify).
+func (s *Server) queueRequest(c echo.Context) (queue.Event, identity, error) {
 	id := c.Param("eventId")
 	if err := queue.CheckEventID(id); err != nil {
-		return queue.Event{}, "", err
-	}
-	user := c.Request().Header.Get(httpkit.UserHeader)
-	if user == "" {
-		return queue.Event{}, "", queue.Errorf(queue.CodeMissingUserID, "the %s header is required", httpkit.UserHeader)
-	}
-	if err := queue.CheckUserID(user); err != nil {
-		return queue.Event{}, "", err
+		return queue.Event{}, identity{}, err
 	}
 	ev, err := s.events.Event(c.Request().Context(), id)
 	switch {
 	case errors.Is(err, queue.ErrEventNotFound):
-		return queue.Event{}, "", queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
+		return queue.Event{}, identity{}, queue.Errorf(queue.CodeEventNotFound, "event %s does not exist", id)
 	case err != nil:
-		return queue.Event{}, "", httpkit.StoreError(s.log, "look up event "+id, err)
+		return queue.Event{}, identity{}, httpkit.StoreError(s.log, "look up event "+id, err)
 	}
-	return ev, user, nil
+	who, err := s.identify(c, ev)
+	if err != nil {
+		return queue.Event{}, identity{}, err
+	}
+	return ev, who, nil
 }
 
 // publish sends m and waits for the acknowledgement at most PublishTimeout.

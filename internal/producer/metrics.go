@@ -12,8 +12,10 @@ import (
 )
 
 type metrics struct {
-	joins   *prometheus.CounterVec
-	publish prometheus.Histogram
+	joins      *prometheus.CounterVec
+	publish    prometheus.Histogram
+	visitors   prometheus.Counter
+	challenges *prometheus.CounterVec
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -27,8 +29,16 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Help:    "Time from publish to Kafka acknowledgement (acks=all).",
 			Buckets: prometheus.ExponentialBuckets(0.0005, 2, 14),
 		}),
+		visitors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "waitq_visitors_issued_total",
+			Help: "Visitor identities issued (POST /v1/visitor without a valid cookie).",
+		}),
+		challenges: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "waitq_challenges_total",
+			Help: "Proof-of-work challenges by outcome on this replica: issued, refused (a wrong, forged or expired solution), replayed (a solution used before). Solved ones are waitq_event_challenges_solved_total.",
+		}, []string{"outcome"}),
 	}
-	reg.MustRegister(m.joins, m.publish)
+	reg.MustRegister(m.joins, m.publish, m.visitors, m.challenges)
 	return m
 }
 

@@ -120,7 +120,7 @@ func (e *apiEnv) putEvent(t *testing.T, id, body string) reply {
 
 func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
 	sys.StartConsumer(sys.ConsumerConfig())
 	ev := testenv.EventID(t)
 
@@ -204,7 +204,7 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 
 func TestHTTPErrors(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	closed := ev + "-closed"
 	held := ev + "-held"
@@ -313,7 +313,7 @@ func TestHTTPErrors(t *testing.T) {
 
 func TestAdminDisabledWithoutToken(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true})
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer "}} {
 		r := e.do(t, "GET", "/v1/admin/events", h, nil)
 		if r.status != 403 || r.errorCode(t) != queue.CodeAdminDisabled {
@@ -324,7 +324,7 @@ func TestAdminDisabledWithoutToken(t *testing.T) {
 
 func TestAdminUpdateAndList(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -360,7 +360,7 @@ func TestAdminUpdateAndList(t *testing.T) {
 func TestBrokerThatHangsGets503WithinTheTimeout(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	const timeout = 500 * time.Millisecond
-	e := startAPI(t, sys, producer.Config{AdminToken: adminToken, PublishTimeout: timeout})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken, PublishTimeout: timeout})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -384,7 +384,7 @@ func TestBrokerThatHangsGets503WithinTheTimeout(t *testing.T) {
 
 func TestBrokerDownGets503AndNotReady(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Kafka: []kfake.Opt{}})
-	e := startAPI(t, sys, producer.Config{AdminToken: adminToken, PublishTimeout: time.Second})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken, PublishTimeout: time.Second})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -407,7 +407,7 @@ func TestBrokerDownGets503AndNotReady(t *testing.T) {
 
 func TestRedisDownGets503AndNotReady(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
 	sys.Redis.Kill()
 	r := e.do(t, "POST", "/v1/events/any/queue", user("u"), nil)
 	if r.status != 503 || r.errorCode(t) != queue.CodeStoreUnavailable || r.header.Get("Retry-After") == "" {
@@ -428,7 +428,7 @@ func TestJoinsOutliveARedisOutage(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
-	e := startAPIAt(t, sys, producer.Config{AdminToken: adminToken}, func() time.Time { return time.Unix(0, clock.Load()) })
+	e := startAPIAt(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken}, func() time.Time { return time.Unix(0, clock.Load()) })
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5,"partitions":1}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -459,7 +459,7 @@ func TestJoinsOutliveARedisOutage(t *testing.T) {
 
 func TestMetricsCountAcceptedJoins(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	e.putEvent(t, ev, `{"capacity":5}`)
 	for _, u := range []string{"a", "b"} {

@@ -18,7 +18,7 @@ import (
 func TestFloodFromOneAddressIsLimited(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	limit := httpkit.RateLimit{PerSecond: 0.5, Burst: 3}
-	direct := startAPI(t, sys, producer.Config{AdminToken: adminToken, JoinLimit: limit})
+	direct := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken, JoinLimit: limit})
 	ev := testenv.EventID(t)
 	if r := direct.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -47,7 +47,7 @@ func TestFloodFromOneAddressIsLimited(t *testing.T) {
 
 	// Behind a trusted proxy (the test client is 127.0.0.1) each client has
 	// its own bucket.
-	proxied := startAPI(t, sys, producer.Config{JoinLimit: limit, TrustedProxies: []string{"127.0.0.1"}})
+	proxied := startAPI(t, sys, producer.Config{TrustUserHeader: true, JoinLimit: limit, TrustedProxies: []string{"127.0.0.1"}})
 	for range 3 {
 		join(proxied, "a", "198.51.100.1")
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/waitq/waitq/internal/challenge"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 )
@@ -50,6 +51,20 @@ type Config struct {
 	// X-Forwarded-For names the client (empty: the direct peer),
 	// WAITQ_TRUSTED_PROXIES.
 	TrustedProxies []string
+	// TrustUserHeader takes the X-User-Id header as the user id of joins,
+	// leaves and challenges, as set by an authenticating proxy in front
+	// (off: a visitor identity or a join token names the user),
+	// WAITQ_TRUST_USER_HEADER.
+	TrustUserHeader bool
+	// VisitorTTL is how long a visitor identity (the waitq_visitor cookie)
+	// lasts, WAITQ_VISITOR_TTL.
+	VisitorTTL time.Duration
+	// CookieInsecure drops the visitor cookie's Secure attribute, for plain
+	// HTTP on a developer's machine, WAITQ_COOKIE_INSECURE.
+	CookieInsecure bool
+	// ChallengeTTL is how long a proof-of-work challenge may be solved and
+	// used, WAITQ_CHALLENGE_TTL.
+	ChallengeTTL time.Duration
 }
 
 // DefaultConfig returns the defaults of every setting: the values producer-api
@@ -63,6 +78,8 @@ func DefaultConfig() Config {
 		DefaultPartitions: 3,
 		StatusPath:        "/queue-status/",
 		JoinLimit:         httpkit.RateLimit{PerSecond: 10, Burst: 30},
+		VisitorTTL:        queue.DefaultVisitorTTL,
+		ChallengeTTL:      5 * time.Minute,
 	}
 }
 
@@ -76,6 +93,8 @@ func (c Config) withDefaults() Config {
 	c.EventCacheTTL = cmp.Or(c.EventCacheTTL, d.EventCacheTTL)
 	c.DefaultPartitions = cmp.Or(c.DefaultPartitions, d.DefaultPartitions)
 	c.StatusPath = cmp.Or(c.StatusPath, d.StatusPath)
+	c.VisitorTTL = cmp.Or(c.VisitorTTL, d.VisitorTTL)
+	c.ChallengeTTL = cmp.Or(c.ChallengeTTL, d.ChallengeTTL)
 	return c
 }
 
@@ -85,6 +104,9 @@ func (c Config) Validate() error {
 	var errs []error
 	if c.TicketTTL <= 0 || c.PublishTimeout <= 0 {
 		errs = append(errs, errors.New("WAITQ_PUBLISH_TIMEOUT and WAITQ_TICKET_TTL must be positive"))
+	}
+	if c.VisitorTTL < 0 || c.ChallengeTTL < 0 {
+		errs = append(errs, errors.New("WAITQ_VISITOR_TTL and WAITQ_CHALLENGE_TTL must not be negative"))
 	}
 	if c.MaxBodyBytes < 0 || c.EventCacheTTL < 0 || c.DefaultPartitions < 0 {
 		errs = append(errs, fmt.Errorf("producer: body limit %d, event cache TTL %s and default partitions %d must not be negative", c.MaxBodyBytes, c.EventCacheTTL, c.DefaultPartitions))
@@ -100,7 +122,13 @@ type Deps struct {
 	Topics    queue.Topics
 	Publisher queue.Publisher
 	Tickets   *queue.TicketSigner
-	Logger    *slog.Logger
+	// Door keeps spent one-time proofs and the door's counters (nil: Store,
+	// when it is one).
+	Door queue.DoorStore
+	// Challenges issues and verifies proof-of-work challenges (nil: an
+	// issuer with a random key, good for one replica only).
+	Challenges *challenge.Issuer
+	Logger     *slog.Logger
 	// Registry receives the API's metrics and is served at /metrics.
 	Registry *prometheus.Registry
 	// Now is the clock (time.Now).
@@ -114,11 +142,14 @@ type Server struct {
 	topics  queue.Topics
 	pub     queue.Publisher
 	tickets *queue.TicketSigner
-	log     *slog.Logger
-	now     func() time.Time
-	events  *queue.EventCache
-	metrics *metrics
-	e       *echo.Echo
+	door    queue.DoorStore
+	// challenges issues and verifies the events' proof-of-work challenges.
+	challenges *challenge.Issuer
+	log        *slog.Logger
+	now        func() time.Time
+	events     *queue.EventCache
+	metrics    *metrics
+	e          *echo.Echo
 }
 
 // New returns a Server with its routes, or an error when cfg (its zero
@@ -133,9 +164,17 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	d.Logger, d.Registry, d.Now = httpkit.RuntimeDefaults(d.Logger, d.Registry, d.Now)
+	if d.Door == nil {
+		d.Door, _ = d.Store.(queue.DoorStore)
+	}
+	if d.Challenges == nil {
+		if d.Challenges, err = challenge.NewIssuer([][]byte{queue.RandomKey()}, d.Now); err != nil {
+			return nil, err
+		}
+	}
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets,
-		log: d.Logger, now: d.Now,
+		door: d.Door, challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
@@ -146,12 +185,16 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
 		AllowOriginFunc: func(origin string) (bool, error) { return httpkit.OriginAllowed(origin, cfg.AllowedOrigins), nil },
 		AllowMethods:    []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
-		AllowHeaders:    []string{httpkit.UserHeader, echo.HeaderContentType, echo.HeaderAuthorization},
+		AllowHeaders:    []string{httpkit.UserHeader, JoinTokenHeader, echo.HeaderContentType, echo.HeaderAuthorization},
+		// The page on the gateway's origin sends the visitor cookie.
+		AllowCredentials: true,
 		// A page on another origin reads when to try again (429, 503, and
 		// 409 event_not_open before a drop's pre-queue).
 		ExposeHeaders: []string{echo.HeaderRetryAfter},
 	}))
 	limit := httpkit.Limit(cfg.JoinLimit, ips, d.Now)
+	e.POST("/v1/visitor", s.visitor, limit)
+	e.POST("/v1/events/:eventId/challenge", s.issueChallenge, limit)
 	e.POST("/v1/events/:eventId/queue", s.join, limit)
 	e.DELETE("/v1/events/:eventId/queue", s.leave, limit)
 	e.GET("/v1/events/:eventId", s.publicEvent, limit)

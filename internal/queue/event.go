@@ -62,6 +62,12 @@ type Event struct {
 	// MaxItemsPerUser is how many items (seats) one user may hold or buy
 	// (0: DefaultMaxItemsPerUser).
 	MaxItemsPerUser int `json:"maxItemsPerUser,omitempty"`
+	// Challenge, when set and not off, asks each join for the solution of a
+	// proof-of-work challenge (nil: none).
+	Challenge *ChallengePolicy `json:"challenge,omitempty"`
+	// JoinToken lists the keys of the shop's join tokens and whether one is
+	// required (invite only). Its secrets are shown to admins only.
+	JoinToken *JoinTokenPolicy `json:"joinToken,omitempty"`
 	Schedule
 	// Seed is the secret of the event's draw, drawn when it was first
 	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
@@ -165,6 +171,10 @@ func (e *Event) Validate() error {
 		return CheckReportToken(e.ReportToken)
 	case e.MaxItemsPerUser < 0 || e.MaxItemsPerUser > MaxItemsPerUser:
 		return Errorf(CodeInvalidConfig, "maxItemsPerUser must be between 1 and %d, or 0 for %d", MaxItemsPerUser, DefaultMaxItemsPerUser)
+	case e.Challenge != nil && e.Challenge.Validate() != nil:
+		return e.Challenge.Validate()
+	case e.JoinToken != nil && e.JoinToken.Validate() != nil:
+		return e.JoinToken.Validate()
 	case e.OpensAt < 0:
 		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")
 	case e.PrequeueSeconds < 0 || e.PrequeueSeconds > MaxPrequeueSeconds:

@@ -68,3 +68,11 @@ func (s *TicketSigner) VerifyVisitor(token string, now time.Time) (Visitor, erro
 	}
 	return v, nil
 }
+
+// RandomKey returns 32 random bytes: a key for one process when none is
+// configured.
+func RandomKey() []byte {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails
+	return b
+}

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -122,6 +123,8 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		p.HDel(ctx, key, adaptiveFields...)
 		p.HDel(ctx, ControlKey(e.ID), controllerFields...)
 	}
+	putJSON(ctx, p, key, "challenge", e.Challenge, e.Challenge != nil)
+	putJSON(ctx, p, key, "joinToken", e.JoinToken, e.JoinToken != nil)
 	if e.ReportToken != "" {
 		p.HSet(ctx, key, "reportToken", e.ReportToken)
 	}
@@ -129,6 +132,17 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
 		p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
 	}
+}
+
+// putJSON queues the write of v as JSON in field, or the field's removal
+// when v is not present.
+func putJSON(ctx context.Context, p redis.Pipeliner, key, field string, v any, present bool) {
+	if !present {
+		p.HDel(ctx, key, field)
+		return
+	}
+	js, _ := json.Marshal(v) // structs of strings, ints and bools
+	p.HSet(ctx, key, field, js)
 }
 
 // recordConfig writes id's configuration as stored (with the seed that
@@ -205,6 +219,18 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 			*dst = x
 		}
 		e.Adaptive = a
+	}
+	if js, ok := h["challenge"]; ok {
+		e.Challenge = new(queue.ChallengePolicy)
+		if err := json.Unmarshal([]byte(js), e.Challenge); err != nil {
+			errs = append(errs, fmt.Errorf("field challenge: %w", err))
+		}
+	}
+	if js, ok := h["joinToken"]; ok {
+		e.JoinToken = new(queue.JoinTokenPolicy)
+		if err := json.Unmarshal([]byte(js), e.JoinToken); err != nil {
+			errs = append(errs, fmt.Errorf("field joinToken: %w", err))
+		}
 	}
 	if hx, ok := h["drawSeed"]; ok {
 		seed, err := draw.ParseSeed(hx)

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -105,6 +106,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		active   *redis.IntCmd
 		stats    *redis.MapStringStringCmd
 		prequeue *redis.IntCmd
+		door     *redis.SliceCmd
 		health   eventHealth
 	)
 	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -114,6 +116,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		active = p.ZCount(ctx, ActiveKey(id), "("+strconv.FormatInt(nowMs, 10), "+inf")
 		stats = p.HGetAll(ctx, StatsKey(id))
 		prequeue = p.ZCard(ctx, PrequeueKey(id))
+		door = p.HMGet(ctx, DoorKey(id), doorFields...)
 		return nil
 	})
 	if err != nil {
@@ -136,7 +139,12 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	if err != nil {
 		return queue.EventStatus{}, fmt.Errorf("redisstore: event status %s: %w", id, err)
 	}
+	doorStats := doorStats(door.Val(), time.UnixMilli(nowMs))
+	if e.Challenge.Enabled() {
+		doorStats.Difficulty = e.Challenge.DifficultyAt(doorStats.JoinsPerSecond)
+	}
 	return queue.EventStatus{
+		Door:  doorStats,
 		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Active: active.Val(), AdmittedTotal: num("admittedTotal"),
 		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
 		Fairness: queue.Fairness{Inversions: num("inversions"), IngestDelayMs: queue.SummarizeDelays(delays)},

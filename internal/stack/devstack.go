@@ -163,6 +163,8 @@ func (d *Devstack) services(brokers []string, redisURL string) []devService {
 			"WAITQ_TICKET_SECRET": d.TicketSecret, "WAITQ_ADMIN_TOKEN": d.AdminToken,
 			"WAITQ_ALLOWED_ORIGINS": local,
 			"WAITQ_RATE":            "0", // no limit: load tests send everything from one address
+			// Plain HTTP on this machine: the visitor cookie cannot be Secure.
+			"WAITQ_COOKIE_INSECURE": "true",
 		})},
 		{&app.Ingest{}, env(d.IngestAddr, map[string]string{
 			"WAITQ_DISCOVERY_INTERVAL": "1s", // a new event's joins reach its line sooner
@@ -241,6 +243,10 @@ const (
 	demoShopTargetMs  = 500
 )
 
+// demoDropChallenge is the demo drop's proof-of-work: adaptive, a moment
+// for one browser at the demo's rates, harder as joins pour in.
+var demoDropChallenge = queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 14, MaxDifficulty: 20, JoinsPerSecond: 20}
+
 // demoDropDelay is how long after the devstack's start its demo drop opens.
 const demoDropDelay = time.Minute
 
@@ -268,8 +274,12 @@ func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) er
 	}
 	if d.DemoDrop != "" {
 		opensAt, prequeue := time.Now().Add(demoDropDelay).UnixMilli(), int(2*demoDropDelay/time.Second)
+		pow, err := json.Marshal(demoDropChallenge)
+		if err != nil {
+			return err
+		}
 		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
-			OpensAt: &opensAt, PrequeueSeconds: &prequeue}
+			OpensAt: &opensAt, PrequeueSeconds: &prequeue, Challenge: pow}
 		if err := d.putEvent(ctx, base, d.DemoDrop, body); err != nil && queue.ErrorCode(err) != queue.CodeScheduleLocked {
 			return err
 		}
@@ -321,8 +331,9 @@ waitq devstack is running. Ctrl-C stops it.
   admin token      %[7]s
   demo event       %[8]s (capacity %[10]d, hold %[11]d s; admission every %[12]s, status every %[13]s)
 
-Join the demo event's line as alice and keep her ticket:
-  TICKET=$(curl -s -X POST -H 'X-User-Id: alice' %[1]s/v1/events/%[8]s/queue | sed 's/.*"ticket":"\([^"]*\)".*/\1/')
+Get a visitor identity (a cookie), join the demo event's line with it and keep the ticket:
+  curl -s -c /tmp/waitq.jar -X POST %[1]s/v1/visitor
+  TICKET=$(curl -s -b /tmp/waitq.jar -X POST %[1]s/v1/events/%[8]s/queue | sed 's/.*"ticket":"\([^"]*\)".*/\1/')
 
 Watch her place live over WebSocket (wsdump comes with Debian's python3-websocket):
   wsdump "ws://%[9]s/queue-status/%[8]s?ticket=$TICKET"

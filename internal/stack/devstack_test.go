@@ -13,6 +13,7 @@ import (
 
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testws"
 )
@@ -57,15 +58,21 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			if !strings.Contains(out.String(), redisKind) {
 				t.Errorf("welcome does not name %s:\n%s", redisKind, out.String())
 			}
-			req, _ := http.NewRequest(http.MethodPost, base+"/v1/events/demo/queue", nil)
-			req.Header.Set("X-User-Id", "alice")
-			resp, err := http.DefaultClient.Do(req)
-			if err != nil || resp.StatusCode != http.StatusAccepted {
-				t.Fatalf("join the demo event: %v %v", resp, err)
+			// A visitor gets an identity (a cookie) and joins with it: the
+			// devstack trusts no X-User-Id.
+			alice := testclient.NewVisitor(base)
+			if _, status, err := alice.Identify(ctx); err != nil || status != http.StatusCreated {
+				t.Fatalf("a visitor identity: %d %v", status, err)
 			}
-			var j struct{ StatusURL string }
-			_ = json.NewDecoder(resp.Body).Decode(&j)
-			resp.Body.Close()
+			j, ref, err := alice.Join(ctx, "demo")
+			if err != nil || ref != nil {
+				t.Fatalf("join the demo event: %v %+v", err, ref)
+			}
+			req, _ := http.NewRequest(http.MethodPost, base+"/v1/events/demo/queue", nil)
+			req.Header.Set("X-User-Id", "mallory")
+			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusUnauthorized {
+				t.Fatalf("a join named by X-User-Id alone: %v %v; want 401", resp, err)
+			}
 			// The statusUrl leads to the gateway, which admits alice at its
 			// next monitor tick (capacity 10).
 			ws, err := testws.Dial(t, "ws://"+d.GatewayAddr+j.StatusURL, nil)
@@ -84,7 +91,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			// The demo shop sits behind the guard: a visitor without a token
 			// is sent to the waiting room with the page as returnTo.
 			noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-			resp, err = noFollow.Get("http://" + d.ShopAddr + "/product/1")
+			resp, err := noFollow.Get("http://" + d.ShopAddr + "/product/1")
 			if err != nil {
 				t.Fatalf("the demo shop: %v", err)
 			}
@@ -107,11 +114,18 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			})
 
 			// The demo drop gathers its pre-queue, opening a minute after
-			// the start, its commitment published and its seed not.
-			req, _ = http.NewRequest(http.MethodPost, base+"/v1/events/drop/queue", nil)
-			req.Header.Set("X-User-Id", "bob")
-			if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusAccepted {
-				t.Fatalf("join the demo drop's pre-queue: %v %v", resp, err)
+			// the start, its commitment published and its seed not. It asks
+			// for a solved challenge: a join without one is refused, the
+			// visitor's solved one is taken.
+			bob := testclient.NewVisitor(base)
+			if _, _, err := bob.Identify(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if _, ref, err := bob.JoinWith(ctx, "drop", nil); err != nil || ref == nil || ref.Code != string(queue.CodeChallengeRequired) {
+				t.Fatalf("a join of the drop without a challenge: %v %+v; want challenge_required", err, ref)
+			}
+			if _, ref, err := bob.Join(ctx, "drop"); err != nil || ref != nil {
+				t.Fatalf("join the demo drop's pre-queue: %v %+v", err, ref)
 			}
 			testenv.Eventually(t, 20*time.Second, func() (bool, string) {
 				resp, err := http.Get(base + "/v1/events/drop")

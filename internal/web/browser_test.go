@@ -58,7 +58,7 @@ func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) h
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
 	keys, _ := entry.DerivedKeyring("browser-test-secret", nil)
-	api, err := producer.New(producer.Config{AdminToken: adminToken, AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
+	api, err := producer.New(producer.Config{TrustUserHeader: true, AdminToken: adminToken, AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
 	})
 	if err != nil {

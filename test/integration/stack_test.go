@@ -165,6 +165,8 @@ func (s *stack) ProducerNamed(alias string) (*node, testclient.Producer) {
 		"WAITQ_ADMIN_TOKEN":     adminToken,
 		"WAITQ_RATE":            "0", // every join of the test comes from one address
 		"WAITQ_PUBLISH_TIMEOUT": "2s",
+		// The test's clients stand where an authenticating proxy would.
+		"WAITQ_TRUST_USER_HEADER": "true",
 	})
 	return n, testclient.Producer{Base: n.URL(), AdminToken: adminToken}
 }

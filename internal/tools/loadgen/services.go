@@ -16,6 +16,7 @@ func startProducer(ctx context.Context, st *infra, batchTimeout, adminToken stri
 		"WAITQ_TICKET_SECRET":       stack.RandomHex(32),
 		"WAITQ_ADMIN_TOKEN":         adminToken,
 		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
+		"WAITQ_TRUST_USER_HEADER":   "true", // loadgen names its users, as a proxy would
 	}), stack.ServiceOptions{})
 	if err != nil {
 		return "", nil, err

@@ -3,8 +3,12 @@
 // the page falls back to server-sent events on the gateway's stream route,
 // and when those cannot open either (or the browser has no EventSource),
 // to polling the status route; the connection line says which is in use.
-// The ticket is kept in sessionStorage, so a refresh or a lost connection
-// keeps the place; reconnects back off exponentially. For a ticket drop it
+// Nobody types an id: the page joins by itself, as the visitor identity
+// producer-api issues in a cookie (or as the account of the join token the
+// shop's link carries, ?joinToken=), solving the event's proof-of-work
+// challenge first in a Web Worker when the event asks for one. The ticket is
+// kept in localStorage per event, so a refresh, a second tab or a browser
+// reopened keeps the same place; reconnects back off exponentially. For a ticket drop it
 // counts down to the opening in the pre-queue, shows the draw's commitment
 // (and the seed after the opening) and the place the draw gave.
 "use strict";
@@ -33,17 +37,29 @@ let opening = null;
 const drawRead = { prequeue: false, opened: 0, seed: false, busy: false };
 let returnTo = "";
 let notOpenTimer = null;
+// The event this page is for (?event=), and the shop's join token for it
+// (?joinToken=), if any.
+let eventId = "";
+let joinToken = "";
+let joining = false;
+
+// The place is kept per event in localStorage: every tab of this browser
+// shares it, and it outlives the tab.
+function storeKey() { return `waitq:${eventId}`; }
 
 function saved() {
-  try { return JSON.parse(sessionStorage.getItem("waitq") || "null"); } catch { return null; }
+  try {
+    const s = JSON.parse(localStorage.getItem(storeKey()) || "null");
+    return s && s.event === eventId ? s : null;
+  } catch { return null; }
 }
 
 function save(v) {
-  if (v) sessionStorage.setItem("waitq", JSON.stringify(v)); else sessionStorage.removeItem("waitq");
+  if (v) localStorage.setItem(storeKey(), JSON.stringify(v)); else localStorage.removeItem(storeKey());
 }
 
 function show(section) {
-  for (const id of ["join-form", "line", "admitted", "released"]) $(id).hidden = id !== section;
+  for (const id of ["joining", "line", "admitted", "released"]) $(id).hidden = id !== section;
 }
 
 function setConn(state, text) {
@@ -52,30 +68,97 @@ function setConn(state, text) {
   $("conn").textContent = text;
 }
 
-async function join(event) {
-  event.preventDefault();
+// api calls producer-api with the visitor's cookie (and the shop's join
+// token); it returns the response and its JSON body.
+async function api(path, init = {}) {
+  const headers = Object.assign({}, init.headers || {});
+  if (joinToken) headers["X-Waitq-Join-Token"] = joinToken;
+  const r = await fetch(`${config.producerUrl}${path}`, Object.assign({}, init, { headers, credentials: "include" }));
+  let body = {};
+  try { body = await r.json(); } catch { /* an empty or non-JSON answer */ }
+  return { r, body };
+}
+
+// join takes this browser's place in the event's line: an identity first
+// (the cookie producer-api issues, unless the shop's join token names the
+// account), then the event's challenge, solved, then the join. A join the
+// event refuses for now (a drop not yet taking joins) waits and tries again
+// by itself.
+async function join() {
+  if (joining) return;
+  joining = true;
   $("join-error").textContent = "";
-  hideNotOpen();
-  const user = $("user").value.trim();
-  const ev = $("event").value.trim();
+  $("join").hidden = true;
+  show("joining");
+  const ev = encodeURIComponent(eventId);
   try {
-    const r = await fetch(`${config.producerUrl}/v1/events/${encodeURIComponent(ev)}/queue`, {
-      method: "POST", headers: { "X-User-Id": user },
-    });
-    const body = await r.json();
+    if (!joinToken) {
+      const id = await api("/v1/visitor", { method: "POST" });
+      if (!id.r.ok) return failed(id.body);
+    }
+    const ch = await api(`/v1/events/${ev}/challenge`, { method: "POST" });
+    if (!ch.r.ok) return failed(ch.body);
+    const init = { method: "POST" };
+    if (ch.body.required) {
+      const solution = await solve(ch.body);
+      init.headers = { "Content-Type": "application/json" };
+      init.body = JSON.stringify({ challenge: ch.body.challenge, solution });
+    }
+    const { r, body } = await api(`/v1/events/${ev}/queue`, init);
     if (r.status === 409 && body.error && body.error.code === "event_not_open") {
-      await notOpen(ev, body.error, r.headers.get("Retry-After"));
+      await notOpen(eventId, body.error, r.headers.get("Retry-After"));
       return;
     }
-    if (r.status !== 202) {
-      $("join-error").textContent = body.error ? body.error.message : `Could not join (${r.status}).`;
-      return;
-    }
-    save({ event: ev, user, ticket: body.ticket, statusUrl: body.statusUrl, returnTo });
+    if (r.status !== 202) return failed(body, r.status);
+    hideNotOpen();
+    save({ event: eventId, user: body.userId, ticket: body.ticket, statusUrl: body.statusUrl, returnTo, joinToken });
     watch();
   } catch (e) {
-    $("join-error").textContent = "The waiting room cannot be reached. Please try again.";
+    failed({ error: { message: "The waiting room cannot be reached. Please try again." } });
+  } finally {
+    joining = false;
+    $("pow").hidden = true;
   }
+}
+
+// failed shows why a join did not go through, with a button to try again.
+function failed(body, status) {
+  $("join-error").textContent = body && body.error ? body.error.message : `Could not join (${status || "no answer"}).`;
+  $("join").hidden = false;
+}
+
+// solve finds the challenge's solution in a Web Worker (pow-worker.js), the
+// page staying responsive, with its progress shown and told to screen
+// readers in a few steps.
+function solve(ch) {
+  return new Promise((resolve, reject) => {
+    const w = new Worker("/static/pow-worker.js");
+    let told = 0;
+    $("pow").hidden = false;
+    $("pow-progress").value = 0;
+    $("pow-status").textContent = "Checking that you are a person: this takes a moment.";
+    w.onmessage = ({ data }) => {
+      if (data.type === "progress") {
+        // The work is a lottery: tried/expected tries makes 1 - e^-x done.
+        const pct = Math.min(99, Math.round(100 * (1 - Math.exp(-data.tried / data.expected))));
+        $("pow-progress").value = pct;
+        if (pct >= told + 25) {
+          told = pct - (pct % 25);
+          $("pow-status").textContent = `Checking that you are a person: ${told}% done.`;
+        }
+      } else if (data.type === "solved") {
+        $("pow-progress").value = 100;
+        $("pow-status").textContent = "Done: joining the line.";
+        w.terminate();
+        resolve(data.solution);
+      } else {
+        w.terminate();
+        reject(new Error(data.message || "the challenge could not be solved"));
+      }
+    };
+    w.onerror = (e) => { w.terminate(); reject(e); };
+    w.postMessage({ challenge: ch.challenge });
+  });
 }
 
 // notOpen explains a join refused because the drop's pre-queue has not
@@ -110,8 +193,9 @@ async function notOpen(ev, err, retryAfter) {
       return;
     }
     clearInterval(notOpenTimer);
-    $("not-open-text").textContent = "The pre-queue is open: you can join now.";
+    $("not-open-text").textContent = "The pre-queue is open: joining now.";
     $("prequeue-when").hidden = true;
+    join();
   };
   if (start) {
     tickNotOpen();
@@ -139,7 +223,7 @@ function setTime(el, t) {
 
 function watch() {
   const s = saved();
-  if (!s) { show("join-form"); return; }
+  if (!s) { join(); return; }
   show("line");
   hideNotOpen();
   $("line-event").textContent = s.event;
@@ -264,11 +348,17 @@ function reconnect() {
   setTimeout(watch, delay);
 }
 
-// refused ends watching a place the gateway does not know: back to the form.
+// refused ends watching a place the gateway does not know: the event is
+// gone, or the ticket no longer verifies (then the page joins again: the
+// same identity keeps its place).
 function refused(unknownEvent) {
   save(null);
-  show("join-form");
-  $("join-error").textContent = unknownEvent ? "This event does not exist." : "Your place could not be verified; please join again.";
+  show("joining");
+  if (unknownEvent) {
+    $("join-error").textContent = "This event does not exist.";
+    return;
+  }
+  join();
 }
 
 // refusedBy ends watching when the gateway's answer r says it does not know
@@ -451,7 +541,7 @@ function send(type) {
   if (!s) return;
   const ev = encodeURIComponent(s.event);
   if (type === "leave") {
-    fetch(`${config.producerUrl}/v1/events/${ev}/queue`, { method: "DELETE", headers: { "X-User-Id": s.user } }).catch(() => {});
+    api(`/v1/events/${ev}/queue`, { method: "DELETE" }).catch(() => {});
   } else if ($("token").value) {
     fetch(`/v1/events/${ev}/release`, {
       method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ token: $("token").value }),
@@ -462,13 +552,24 @@ function send(type) {
 async function start() {
   try { config = Object.assign(config, await (await fetch("/config.json")).json()); } catch { /* defaults */ }
   const params = new URLSearchParams(location.search);
-  $("event").value = params.get("event") || config.defaultEvent;
+  eventId = params.get("event") || config.defaultEvent;
   returnTo = params.get("returnTo") || "";
-  $("user").value = (saved() || {}).user || `guest-${Math.random().toString(36).slice(2, 8)}`;
-  $("join-form").addEventListener("submit", join);
+  joinToken = params.get("joinToken") || "";
+  if (joinToken) {
+    // The token is kept with the place, not in the address bar.
+    params.delete("joinToken");
+    history.replaceState(null, "", `${location.pathname}?${params}`);
+  }
+  $("join").addEventListener("click", join);
+  // Another tab of this browser joined or ended: follow it.
+  window.addEventListener("storage", (e) => {
+    if (e.key === storeKey() && saved() && !$("joining").hidden && !joining) watch();
+  });
   $("leave").addEventListener("click", () => { send("leave"); finish(); $("released").textContent = "You left the line."; });
   $("done").addEventListener("click", () => { send("release"); setTimeout(finish, 200); });
-  if (saved()) watch(); else show("join-form");
+  const s = saved();
+  if (s && s.joinToken && !joinToken) joinToken = s.joinToken;
+  watch();
 }
 
 start();
