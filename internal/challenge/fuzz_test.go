@@ -75,7 +75,7 @@ func FuzzParse(f *testing.F) {
 	iss := mustIssuer(f, &clock{t0}, keyA)
 	for _, seed := range []string{
 		mustIssue(f, iss, "e1", "u1", 4).Token,
-		mustIssue(f, iss, strings.Repeat("e", 255), strings.Repeat("u", 255), 22).Token,
+		mustIssue(f, iss, strings.Repeat("e", 255), strings.Repeat("u", 255), queue.MaxChallengeDifficulty).Token,
 		"c1.AAAA.AAAAAAAAAAAAAAAAAAAAAA",
 		"c1..",
 		"",
