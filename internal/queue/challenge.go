@@ -30,11 +30,11 @@ const (
 	// in leading zero bits of SHA-256: the ceiling for an event under
 	// attack, not a setting for every day. Measured by scripts/bench-pow.sh
 	// (bench/pow.md): headless chromium's SubtleCrypto in one Web Worker
-	// tries about 100 thousand nonces a second on the busy 2-core test
-	// server, in line with what a mid-range phone manages, so 2^20 (about a
-	// million) expected hashes take about 10 s there, and the unlucky 5%
+	// tries 70 to 160 thousand nonces a second on the busy 2-core test
+	// server, which is what to expect of a mid-range phone, so 2^20 (about
+	// a million) expected hashes take 7 to 15 s there, and the unlucky 5%
 	// (the number of tries is geometric: three times the mean) half a
-	// minute. 18 bits, 2.6 s on average, is the most to ask of everyone; a
+	// minute. 18 bits, 2 to 4 s on average, is the most to ask of everyone; a
 	// higher ceiling would lock phones out rather than slow bots down,
 	// which solve natively at 5 million hashes a second a core (Go).
 	MaxChallengeDifficulty = 20
