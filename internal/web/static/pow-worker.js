@@ -21,7 +21,8 @@
 const progressMs = 100;
 
 // parse returns the difficulty of a challenge, checking its shape as Go's
-// challenge.Parse does (without the MAC, which only the server can check).
+// challenge.Parse does, less the canonical-encoding rule (only the server
+// can check the MAC, and it refuses what is not canonical).
 function parse(challenge) {
   if (typeof challenge !== "string") throw new Error("challenge must be a string");
   const parts = challenge.split(".");
