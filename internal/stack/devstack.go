@@ -245,7 +245,7 @@ const (
 
 // demoDropChallenge is the demo drop's proof-of-work: adaptive, a moment
 // for one browser at the demo's rates, harder as joins pour in.
-var demoDropChallenge = queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 14, MaxDifficulty: 20, JoinsPerSecond: 20}
+var demoDropChallenge = queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 16, MaxDifficulty: 20, JoinsPerSecond: 20}
 
 // demoDropDelay is how long after the devstack's start its demo drop opens.
 const demoDropDelay = time.Minute

@@ -58,7 +58,9 @@ func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) h
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
 	keys, _ := entry.DerivedKeyring("browser-test-secret", nil)
-	api, err := producer.New(producer.Config{TrustUserHeader: true, AdminToken: adminToken, AllowedOrigins: []string{"127.0.0.1:*"}}, producer.Deps{
+	// producer-api as shipped: the page's visitor identity names the user
+	// (the cookie without Secure: the test serves plain HTTP).
+	api, err := producer.New(producer.Config{AdminToken: adminToken, AllowedOrigins: []string{"127.0.0.1:*"}, CookieInsecure: true}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
 	})
 	if err != nil {
@@ -103,12 +105,16 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	sys.Join(ev, "ahead", 1) // someone is ahead of the browser's user
 
 	ctx := browser(t, chrome)
+	var user string
 	if err := chromedp.Run(ctx,
-		joinInPage(st.page+"/?event="+ev, "browser-user"),
+		joinInPage(st.page+"/?event="+ev, &user),
 		chromedp.WaitVisible("#line"),
 		text("#position", "2"), text("#total", "2"),
 	); err != nil {
 		t.Fatalf("join in the page: %v", err)
+	}
+	if !queue.IsVisitorID(user) {
+		t.Fatalf("the page holds its place as %q, not a visitor identity", user)
 	}
 	sys.Leave(ev, "ahead", 2) // the position changes live
 	if err := chromedp.Run(ctx, text("#position", "1"), text("#total", "1"), text("#state-text", "You are next!")); err != nil {
@@ -125,7 +131,7 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatalf("admission in the page: %v", err)
 	}
-	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
+	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != user {
 		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
 	}
 	saveScreenshot(t, "waiting-room.png", shot)
@@ -162,12 +168,12 @@ func TestDropInARealBrowser(t *testing.T) {
 	earlyOpens := time.Now().Add(time.Hour).Truncate(time.Second).UnixMilli()
 	sys.CreateDrop(early, 5, 1, earlyOpens, 600)
 	if err := chromedp.Run(ctx,
-		joinInPage(st.page+"/?event="+early, "browser-user"),
+		chromedp.Navigate(st.page+"/?event="+early),
 		chromedp.WaitVisible("#not-open"),
 		datetime("#drop-opens-at", earlyOpens),
 		datetime("#prequeue-opens-at", earlyOpens-600_000),
 		chromedp.Poll(`/^\d+ min \d+ s$/.test(document.querySelector("#prequeue-opens-in").textContent)`, nil, chromedp.WithPollingTimeout(20*time.Second)),
-		chromedp.Poll(`!document.querySelector("#join-form").hidden && document.querySelector("#line").hidden && document.querySelector("#user").value === "browser-user"`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Poll(`!document.querySelector("#joining").hidden && document.querySelector("#line").hidden && !localStorage.getItem("waitq:"+new URLSearchParams(location.search).get("event"))`, nil, chromedp.WithPollingTimeout(20*time.Second)),
 	); err != nil {
 		t.Fatalf("a join before the pre-queue: %v", err)
 	}
@@ -177,7 +183,7 @@ func TestDropInARealBrowser(t *testing.T) {
 	ev := testenv.EventID(t)
 	opensAt := time.Now().Add(6 * time.Second).UnixMilli()
 	e := sys.CreateDrop(ev, 10, 1, opensAt, 60)
-	users := []string{"early-1", "early-2", "early-3", "browser-user"}
+	users := []string{"early-1", "early-2", "early-3", ""} // and the page's visitor
 	for _, u := range users[:3] {
 		sys.Join(ev, u, time.Now().UnixMilli())
 	}
@@ -187,7 +193,7 @@ func TestDropInARealBrowser(t *testing.T) {
 	var before string
 	var shot []byte
 	if err := chromedp.Run(ctx,
-		joinInPage(st.page+"/?event="+ev, "browser-user"),
+		joinInPage(st.page+"/?event="+ev, &users[3]),
 		chromedp.WaitVisible("#prequeue"),
 		// All at once, before the opening: the countdown in seconds, the
 		// people gathered, no position.
@@ -206,7 +212,7 @@ func TestDropInARealBrowser(t *testing.T) {
 	saveScreenshot(t, "drop-prequeue.png", shot)
 
 	order := testdraw.Order(t, e.Seed.Hex(), users)
-	place := strconv.Itoa(slices.Index(order, "browser-user") + 1)
+	place := strconv.Itoa(slices.Index(order, users[3]) + 1)
 	if err := chromedp.Run(ctx,
 		chromedp.WaitVisible("#drawn"),
 		text("#drawn-place", place),
@@ -223,7 +229,7 @@ func TestDropInARealBrowser(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.WaitVisible("#admitted"), chromedp.Value("#token", &token)); err != nil {
 		t.Fatalf("admission in the page: %v", err)
 	}
-	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
+	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != users[3] {
 		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
 	}
 }
@@ -550,13 +556,24 @@ func saveScreenshot(t *testing.T, name string, png []byte) {
 	t.Logf("screenshot: %s", path)
 }
 
-// joinInPage opens the waiting room at url and joins as user.
-func joinInPage(url, user string) chromedp.Tasks {
+// joinInPage opens the waiting room at url, which joins by itself (no
+// typing, no click), and reads the user id its place is held by: the
+// visitor identity producer-api issued to this browser.
+func joinInPage(url string, user *string) chromedp.Tasks {
+	return chromedp.Tasks{chromedp.Navigate(url), placeUser(user)}
+}
+
+// placeUser waits until the page holds a place in the event of its address
+// and reads the place's user id from the page's storage.
+func placeUser(user *string) chromedp.Tasks {
+	const js = `(() => {
+		const ev = new URLSearchParams(location.search).get("event");
+		const s = JSON.parse(localStorage.getItem("waitq:" + ev) || "null");
+		return s ? s.user : "";
+	})()`
 	return chromedp.Tasks{
-		chromedp.Navigate(url),
-		chromedp.WaitVisible("#join-form"),
-		chromedp.SetValue("#user", user, chromedp.ByQuery),
-		chromedp.Click("#join", chromedp.ByQuery),
+		chromedp.Poll(js, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Evaluate(js, user),
 	}
 }
 
@@ -609,23 +626,18 @@ func TestShopThroughTheGateInARealBrowser(t *testing.T) {
 
 	bctx := browser(t, chrome)
 	product := shop.URL + "/product/1"
-	var room string
+	var room, buyer string
 	if err := chromedp.Run(bctx,
 		chromedp.Navigate(product),
-		chromedp.WaitVisible("#join-form"),
+		chromedp.WaitVisible("#line"),
 		chromedp.Location(&room),
+		placeUser(&buyer),
+		text("#position", "1"),
 	); err != nil {
-		t.Fatalf("the product page through the guard: %v", err)
+		t.Fatalf("the product page through the guard, joined with no typing and no click: %v", err)
 	}
 	if want := st.page + "/?event=" + ev + "&returnTo=" + url.QueryEscape(product); room != want {
 		t.Fatalf("sent to %q, want the waiting room %q", room, want)
-	}
-	if err := chromedp.Run(bctx,
-		chromedp.SetValue("#user", "buyer", chromedp.ByQuery),
-		chromedp.Click("#join", chromedp.ByQuery),
-		text("#position", "1"),
-	); err != nil {
-		t.Fatalf("join in the waiting room: %v", err)
 	}
 	sys.Join(ev, "next", time.Now().UnixMilli()) // someone behind the buyer
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) { return len(sys.Waiting(ev)) == 2, "next is not in line yet" })
@@ -659,7 +671,7 @@ func TestShopThroughTheGateInARealBrowser(t *testing.T) {
 	if entryCookie == nil || !entryCookie.HTTPOnly || entryCookie.SameSite != network.CookieSameSiteLax {
 		t.Fatalf("entry cookie %+v, want it HttpOnly and SameSite=Lax", entryCookie)
 	}
-	if tk, err := st.keys.Verify(entryCookie.Value, ev, time.Now()); err != nil || tk.UserID != "buyer" {
+	if tk, err := st.keys.Verify(entryCookie.Value, ev, time.Now()); err != nil || tk.UserID != buyer {
 		t.Fatalf("the cookie holds %+v, %v", tk, err)
 	}
 

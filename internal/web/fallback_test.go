@@ -77,9 +77,10 @@ func behindNoUpgrades(t *testing.T) (*stack, string, context.Context) {
 func TestWaitingRoomFallsBackToServerSentEvents(t *testing.T) {
 	st, ev, ctx := behindNoUpgrades(t)
 	sys := st.sys
+	var user string
 	if err := chromedp.Run(ctx,
 		beforePage(connLog),
-		joinInPage(st.page+"/?event="+ev, "browser-user"),
+		joinInPage(st.page+"/?event="+ev, &user),
 		chromedp.WaitVisible("#line"),
 		text("#position", "2"), text("#total", "2"),
 		connSteps("ws:connecting", "sse:fallback", "sse:open"),
@@ -96,7 +97,7 @@ func TestWaitingRoomFallsBackToServerSentEvents(t *testing.T) {
 	if err := chromedp.Run(ctx, chromedp.WaitVisible("#admitted"), chromedp.Value("#token", &token)); err != nil {
 		t.Fatalf("admission over server-sent events: %v", err)
 	}
-	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != "browser-user" {
+	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != user {
 		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
 	}
 	pressDone(ctx, t, sys, ev) // a release over HTTP, with the token
@@ -110,9 +111,10 @@ func TestWaitingRoomFallsBackToServerSentEvents(t *testing.T) {
 func TestWaitingRoomFallsBackToPolling(t *testing.T) {
 	st, ev, ctx := behindNoUpgrades(t)
 	sys := st.sys
+	var user string
 	if err := chromedp.Run(ctx,
 		beforePage(connLog, "delete window.EventSource;"),
-		joinInPage(st.page+"/?event="+ev, "browser-user"),
+		joinInPage(st.page+"/?event="+ev, &user),
 		chromedp.WaitVisible("#line"),
 		text("#position", "2"), text("#total", "2"),
 		connSteps("ws:connecting", "sse:fallback", "poll:fallback", "poll:polling"),
