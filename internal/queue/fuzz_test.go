@@ -42,6 +42,31 @@ func FuzzTicketVerify(f *testing.F) {
 	})
 }
 
+// FuzzVisitorVerify: a visitor identity verifies only as the signer made
+// it, unexpired, with a visitor id; a ticket under the same secret never
+// passes for one; every refusal is invalid_identity.
+func FuzzVisitorVerify(f *testing.F) {
+	s := fuzzSigner(f)
+	v := queue.Visitor{ID: "v:AAAAAAAAAAAAAAAAAAAAAA", Expires: fuzzNow.Add(time.Hour).UnixMilli()}
+	good := s.SignVisitor(v)
+	ticket := s.Sign(queue.Ticket{EventID: "e1", UserID: v.ID, Expires: v.Expires})
+	for _, seed := range []string{good, good[:len(good)-1], ticket, "vis1.", "vis1.e30.AAAA", "", good + "x"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, token string) {
+		got, err := s.VerifyVisitor(token, fuzzNow)
+		if err != nil {
+			if queue.ErrorCode(err) != queue.CodeInvalidIdentity {
+				t.Fatalf("error code %q for %q", queue.ErrorCode(err), token)
+			}
+			return
+		}
+		if s.SignVisitor(got) != token || !queue.IsVisitorID(got.ID) || got.Expires <= fuzzNow.UnixMilli() {
+			t.Fatalf("accepted an identity the signer did not make: %q → %+v", token, got)
+		}
+	})
+}
+
 // FuzzDecodeMessage: every decoded message is valid and survives a round
 // trip; nothing panics.
 func FuzzDecodeMessage(f *testing.F) {
