@@ -8,6 +8,8 @@
 #   ADMIN_TOKEN (required)  EVENT=loadtest-<time>  CAPACITY=50  HOLD=30
 #   USERS=50  SPAWN_RATE=10  DURATION=60s  USER_CLASS=QueueUser
 #   ADMISSION_TIMEOUT=120  THINK_SECONDS=2
+#   CHALLENGE_BITS=0 (>0: the event asks each join for a proof of work of
+#   that many bits, solved by the simulated users as the page does)
 # For Locust's web UI instead, run: /usr/bin/python3 -m locust -f scripts/locustfile.py
 # (it listens on :8089, an origin the gateways allow in compose.yaml).
 set -euo pipefail
@@ -25,9 +27,13 @@ GATEWAY_URL=${GATEWAY_URL:-http://127.0.0.1:8081}
 EVENT=${EVENT:-loadtest-$(date -u +%H%M%S)}
 stamp=$(date -u +%Y%m%d-%H%M%S)
 
-log "creating event $EVENT (capacity ${CAPACITY:-50}, hold ${HOLD:-30}s)"
+challenge=""
+if [ "${CHALLENGE_BITS:-0}" -gt 0 ]; then
+  challenge=",\"challenge\":{\"mode\":\"fixed\",\"difficulty\":$CHALLENGE_BITS}"
+fi
+log "creating event $EVENT (capacity ${CAPACITY:-50}, hold ${HOLD:-30}s, challenge ${CHALLENGE_BITS:-0} bits)"
 curl -fsS -X PUT -H "Authorization: Bearer $ADMIN_TOKEN" \
-  -d "{\"capacity\":${CAPACITY:-50},\"holdSeconds\":${HOLD:-30},\"partitions\":3}" \
+  -d "{\"capacity\":${CAPACITY:-50},\"holdSeconds\":${HOLD:-30},\"partitions\":3$challenge}" \
   "$PRODUCER_URL/v1/admin/events/$EVENT" >/dev/null
 
 mkdir -p bench/out

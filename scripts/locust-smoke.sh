@@ -23,9 +23,12 @@ for _ in $(seq 1 150); do
 done
 
 ADMIN_TOKEN=$WAITQ_ADMIN_TOKEN PRODUCER_URL=http://$WAITQ_PRODUCER_ADDR GATEWAY_URL=http://$WAITQ_GATEWAY_ADDR \
-  EVENT=smoke CAPACITY=10 HOLD=10 USERS=20 SPAWN_RATE=10 DURATION=15s THINK_SECONDS=1 ADMISSION_TIMEOUT=12 \
+  EVENT=smoke CAPACITY=10 HOLD=10 USERS=20 SPAWN_RATE=10 DURATION=15s THINK_SECONDS=1 ADMISSION_TIMEOUT=12 CHALLENGE_BITS=12 \
   bash scripts/loadtest.sh | tee /tmp/waitq-locust-smoke.txt
 # At least one user got in (time-to-admission counted successes).
 awk '$2 == "time-to-admission" && $3 > 0 { ok = 1 } END { exit !ok }' /tmp/waitq-locust-smoke.txt \
   || { log "no admission recorded"; exit 1; }
+# Every simulated visitor solved the event's challenge before joining.
+awk '$1 == "POW" && $2 == "solve" && $3 > 0 { ok = 1 } END { exit !ok }' /tmp/waitq-locust-smoke.txt \
+  || { log "no challenge solved"; exit 1; }
 log "locust smoke run passed"
