@@ -1,9 +1,7 @@
 package stack
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -11,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,8 +18,6 @@ import (
 	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/guard"
-	"github.com/waitq/waitq/internal/httpkit"
-	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
 )
 
@@ -39,10 +36,13 @@ type Devstack struct {
 	DemoEvent    string
 	DemoDrop     string
 	DemoShop     string
+	DemoMembers  string
 	ShopAddr     string
 	KafkaDataDir string
 
 	out io.Writer
+	// joinKey is the demo shop's join-token secret, new at every start.
+	joinKey []byte
 }
 
 var _ app.Service = (*Devstack)(nil)
@@ -62,6 +62,7 @@ func (d *Devstack) Bind(l *config.Loader) {
 	l.String(&d.DemoEvent, "demo-event", "WAITQ_DEMO_EVENT", "demo", "id of the demo event created at start (empty: none)")
 	l.String(&d.DemoDrop, "demo-drop", "WAITQ_DEMO_DROP", "drop", "id of the demo ticket drop created at start: its pre-queue is open at once and it opens a minute later (empty: none)")
 	l.String(&d.DemoShop, "demo-shop", "WAITQ_DEMO_SHOP", "shop", "id of the event that guards the demo shop: the shop runs behind waitq-guard on WAITQ_SHOP_ADDR and admitted visitors are sent back to it (empty: no shop)")
+	l.String(&d.DemoMembers, "demo-members", "WAITQ_DEMO_MEMBERS", "members", "id of the demo members' presale: invite only, the demo shop mints a join token for a signed-in demo customer (empty: none; needs the demo shop)")
 	l.String(&d.ShopAddr, "shop-addr", "WAITQ_SHOP_ADDR", "127.0.0.1:8084", "listen address of waitq-guard in front of the demo shop")
 	l.String(&d.KafkaDataDir, "kafka-data-dir", "WAITQ_KAFKA_DATA_DIR", "", "directory where the embedded broker keeps its log (empty: memory only)")
 }
@@ -105,6 +106,13 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 		}
 		shopCfg := demoShop
 		shopCfg.GatewayURL, shopCfg.EventID = "http://"+d.GatewayAddr, d.DemoShop // the seated ticket's seat map
+		if d.DemoMembers != "" {
+			d.joinKey = queue.RandomKey()
+			shopCfg.JoinToken = demoshop.JoinTokenConfig{
+				KeyID: demoJoinKeyID, Secret: d.joinKey, EventID: d.DemoMembers,
+				RoomURL: "http://" + d.GatewayAddr + "/", ShopURL: "http://" + d.ShopAddr + "/",
+			}
+		}
 		handler, err := demoshop.New(shopCfg)
 		if err != nil {
 			return fmt.Errorf("demo shop: %w", err)
@@ -187,7 +195,10 @@ func (d *Devstack) guard(shopURL, reportToken string) devService {
 		"WAITQ_HTTP_ADDR": d.ShopAddr, "WAITQ_SHUTDOWN_TIMEOUT": "5s", "WAITQ_LOG_LEVEL": "info",
 		"WAITQ_ORIGIN_URL": shopURL, "WAITQ_EVENT_ID": d.DemoShop,
 		"WAITQ_WAITING_ROOM_URL": gw + "/", "WAITQ_GATEWAY_URL": gw,
-		"WAITQ_DONE_PATH":       "/order",
+		"WAITQ_DONE_PATH": "/order",
+		// The members' sign-in and presale link lead to the members' line,
+		// not through the shop's own.
+		"WAITQ_BYPASS":          strings.Join(append(slices.Clone(guard.DefaultBypass), "/signin", "/signout", "/presale"), ","),
 		"WAITQ_COOKIE_INSECURE": "true", // plain HTTP on loopback
 		"WAITQ_FORWARD_TOKEN":   "true", // the shop holds seats with it
 		"WAITQ_HEALTH_URL":      "http://" + d.ProducerAddr, "WAITQ_HEALTH_TOKEN": reportToken,
@@ -225,97 +236,6 @@ func (d *Devstack) redis(ctx context.Context) (url, kind string, stop func(), er
 	return r.URL(), kind, r.Close, nil
 }
 
-// demo is the configuration of the demo event and of the demo drop.
-var demo = queue.Event{Capacity: 10, HoldSeconds: 60, Partitions: 3}
-
-// demoShopCapacity is how many visitors the demo shop takes at once: few,
-// so that a second browser window waits in line.
-const demoShopCapacity = 1
-
-// demoShop is the demo shop's limit: two pages at once, 50 ms each, so that
-// a load test through the guard finds where it slows down; the shop's event
-// admits adaptively, at most demoShopPerMinute a minute, to keep the
-// shop's p95 under demoShopTargetMs.
-var demoShop = demoshop.Config{Workers: 2, WorkTime: 50 * time.Millisecond}
-
-const (
-	demoShopPerMinute = 120
-	demoShopTargetMs  = 500
-)
-
-// demoDropChallenge is the demo drop's proof-of-work: adaptive, a moment
-// for one browser at the demo's rates, harder as joins pour in.
-var demoDropChallenge = queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 16, MaxDifficulty: 20, JoinsPerSecond: 20}
-
-// demoDropDelay is how long after the devstack's start its demo drop opens.
-const demoDropDelay = time.Minute
-
-// createDemos creates the demo event and the demo drop through the admin
-// API. A drop kept from an earlier run (a persistent Kafka and Redis) whose
-// pre-queue already started keeps its schedule: it cannot move.
-func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) error {
-	if d.DemoEvent != "" {
-		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions}
-		if err := d.putEvent(ctx, base, d.DemoEvent, body); err != nil {
-			return err
-		}
-	}
-	if d.DemoShop != "" {
-		capacity, hold, target, rate := demoShopCapacity, demo.HoldSeconds, "http://"+d.ShopAddr+"/", demoShopPerMinute
-		adaptive, err := json.Marshal(queue.Adaptive{TargetLatencyMs: demoShopTargetMs, StepMs: 2000, SignalTimeoutSeconds: 10}.WithDefaults(rate))
-		if err != nil {
-			return err
-		}
-		body := producer.EventBody{Capacity: &capacity, HoldSeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target,
-			AdmitPerMinute: &rate, Adaptive: adaptive, ReportToken: &reportToken}
-		if err := d.putEvent(ctx, base, d.DemoShop, body); err != nil {
-			return err
-		}
-	}
-	if d.DemoDrop != "" {
-		opensAt, prequeue := time.Now().Add(demoDropDelay).UnixMilli(), int(2*demoDropDelay/time.Second)
-		pow, err := json.Marshal(demoDropChallenge)
-		if err != nil {
-			return err
-		}
-		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
-			OpensAt: &opensAt, PrequeueSeconds: &prequeue, Challenge: pow}
-		if err := d.putEvent(ctx, base, d.DemoDrop, body); err != nil && queue.ErrorCode(err) != queue.CodeScheduleLocked {
-			return err
-		}
-	}
-	return nil
-}
-
-// putEvent creates or updates event id with body; a refusal comes back as
-// the *queue.Error of its body.
-func (d *Devstack) putEvent(ctx context.Context, base, id string, body producer.EventBody) error {
-	b, err := json.Marshal(body)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+id, bytes.NewReader(b))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+d.AdminToken)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return fmt.Errorf("create event %s: %w", id, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusCreated && resp.StatusCode != http.StatusOK {
-		var eb httpkit.ErrorBody
-		raw, _ := io.ReadAll(resp.Body)
-		if json.Unmarshal(raw, &eb) == nil && eb.Error.Code != "" {
-			return fmt.Errorf("create event %s: %w", id, &queue.Error{Code: eb.Error.Code, Message: eb.Error.Message})
-		}
-		return fmt.Errorf("create event %s: %s: %s", id, resp.Status, raw)
-	}
-	return nil
-}
-
 func (d *Devstack) printWelcome(w io.Writer, brokers []string, redisURL, redisKind string) {
 	p, g := "http://"+d.ProducerAddr, "http://"+d.GatewayAddr
 	gw := gateway.DefaultConfig()
@@ -335,7 +255,7 @@ Get a visitor identity (a cookie), join the demo event's line with it and keep t
   curl -s -c /tmp/waitq.jar -X POST %[1]s/v1/visitor
   TICKET=$(curl -s -b /tmp/waitq.jar -X POST %[1]s/v1/events/%[8]s/queue | sed 's/.*"ticket":"\([^"]*\)".*/\1/')
 
-Watch her place live over WebSocket (wsdump comes with Debian's python3-websocket):
+Watch the place live over WebSocket (wsdump comes with Debian's python3-websocket):
   wsdump "ws://%[9]s/queue-status/%[8]s?ticket=$TICKET"
 
 Or poll it:
@@ -361,9 +281,18 @@ the admin view, or: curl -s -H 'Authorization: Bearer %[6]s' %[7]s/v1/admin/even
 
 `, d.ShopAddr, d.DemoShop, demoShopCapacity, demoShopPerMinute, demoShopTargetMs, d.AdminToken, "http://"+d.ProducerAddr)
 	}
+	if d.DemoShop != "" && d.DemoMembers != "" {
+		fmt.Fprintf(w, `A members' presale, %[2]s, invite only: sign in to the demo shop as a demo customer and
+follow its presale link; the shop signs a join token for your account, and the waiting room
+joins with it (one place per account, whatever the browser):
+  http://%[1]s/signin
+
+`, d.ShopAddr, d.DemoMembers)
+	}
 	if d.DemoDrop != "" {
 		fmt.Fprintf(w, `A ticket drop, %[3]s: its pre-queue is open now and it opens %[4]s after the start, when
-everyone gathered is put in a random order anyone can check. Open the waiting room on it:
+everyone gathered is put in a random order anyone can check. It asks each join for a
+proof of work, which the page solves by itself in a moment. Open the waiting room on it:
   %[2]s/?event=%[3]s
 Its draw's commitment now, its seed after the opening:
   curl -s %[1]s/v1/events/%[3]s

@@ -34,7 +34,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			d := &Devstack{
 				ProducerAddr: testenv.FreeAddr(t), GatewayAddr: testenv.FreeAddr(t), IngestAddr: testenv.FreeAddr(t),
 				AdminToken: "devstack-test-token", DemoEvent: "demo", DemoDrop: "drop",
-				DemoShop: "shop", ShopAddr: testenv.FreeAddr(t),
+				DemoShop: "shop", DemoMembers: "members", ShopAddr: testenv.FreeAddr(t),
 			}
 			var out testenv.Buffer
 			d.out = &out
@@ -99,6 +99,42 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			want := "http://" + d.GatewayAddr + "/?event=shop&returnTo=" + url.QueryEscape("http://"+d.ShopAddr+"/product/1")
 			if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != want {
 				t.Errorf("the demo shop without a token: %d %q, want 302 to %q", resp.StatusCode, resp.Header.Get("Location"), want)
+			}
+
+			// The members' presale: alice signs in at the shop (through the
+			// guard, which lets the sign-in pass), its presale link mints
+			// her a join token, and the waiting room joins with it as her
+			// account, once: the token is one-time.
+			req, _ = http.NewRequest(http.MethodPost, "http://"+d.ShopAddr+"/signin", strings.NewReader("account=alice"))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			resp, err = noFollow.Do(req)
+			if err != nil || resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("sign in at the shop: %v %v", resp, err)
+			}
+			resp.Body.Close()
+			req, _ = http.NewRequest(http.MethodGet, "http://"+d.ShopAddr+"/presale", nil)
+			for _, c := range resp.Cookies() {
+				req.AddCookie(c)
+			}
+			resp, err = noFollow.Do(req)
+			if err != nil || resp.StatusCode != http.StatusSeeOther {
+				t.Fatalf("the presale link: %v %v", resp, err)
+			}
+			resp.Body.Close()
+			room, err := url.Parse(resp.Header.Get("Location"))
+			if err != nil || room.Query().Get("event") != "members" || room.Query().Get("joinToken") == "" {
+				t.Fatalf("the presale link leads to %q", resp.Header.Get("Location"))
+			}
+			member := testclient.NewVisitor(base)
+			member.JoinToken = room.Query().Get("joinToken")
+			if j, ref, err := member.Join(ctx, "members"); err != nil || ref != nil || j.UserID != "alice" {
+				t.Fatalf("join the presale with the shop's token: %+v %+v %v", j, ref, err)
+			}
+			if _, ref, _ := member.Join(ctx, "members"); ref == nil || ref.Code != string(queue.CodeJoinTokenUsed) {
+				t.Fatalf("the one-time token again: %+v", ref)
+			}
+			if _, ref, _ := testclient.NewVisitor(base).Join(ctx, "members"); ref == nil || ref.Code != string(queue.CodeJoinTokenRequired) {
+				t.Fatalf("the presale without a token: %+v", ref)
 			}
 
 			// The shop's event is adaptive: the guard's health reports
