@@ -19,6 +19,9 @@
 //	                waitq-guard, once with the admission rate following the
 //	                guard's health reports and once at a fixed rate; writes
 //	                a chart (bench/adaptive.svg) and the samples (CSV)
+//	loadgen attack  a script taking places in a line: places a minute and
+//	                solver CPU-seconds a place with no challenge, each
+//	                difficulty, and join tokens required
 //
 // By default every part runs on this machine: an in-process kfake broker, a
 // redis-server child process on a free loopback port and, for joins,
@@ -70,6 +73,7 @@ func commands() []command {
 		{"admit", loadgen.RunAdmit, "join → admitted and release → next admitted, fast track on and off"},
 		{"guard", loadgen.RunGuard, "pages/s of admitted clients through waitq-guard next to the origin"},
 		{"adaptive", loadgen.RunAdaptive, "adaptive admission against a fixed rate at a shop of unknown capacity; a chart"},
+		{"attack", loadgen.RunAttack, "places a script takes a minute, and their price, with no challenge, each difficulty, join tokens"},
 	}
 }
 

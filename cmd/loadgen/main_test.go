@@ -18,6 +18,7 @@ commands:
   admit    join → admitted and release → next admitted, fast track on and off
   guard    pages/s of admitted clients through waitq-guard next to the origin
   adaptive adaptive admission against a fixed rate at a shop of unknown capacity; a chart
+  attack   places a script takes a minute, and their price, with no challenge, each difficulty, join tokens
 
 Run "loadgen <command> -h" for the command's flags.
 `

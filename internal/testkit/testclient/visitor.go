@@ -22,14 +22,15 @@ type Visitor struct {
 	// JoinToken, when set, is sent with every request
 	// (X-Waitq-Join-Token).
 	JoinToken string
-	c         *http.Client
+	// HTTP sends the requests; its cookie jar is the visitor's browser.
+	HTTP *http.Client
 }
 
 // NewVisitor returns a visitor of producer-api at base with an empty cookie
 // jar (no identity yet).
 func NewVisitor(base string) *Visitor {
 	jar, _ := cookiejar.New(nil) // a nil Options cannot fail
-	return &Visitor{Base: base, c: &http.Client{Jar: jar, Timeout: client.Timeout}}
+	return &Visitor{Base: base, HTTP: &http.Client{Jar: jar, Timeout: client.Timeout}}
 }
 
 // Identify asks producer-api for the visitor's identity (POST /v1/visitor):
@@ -109,7 +110,7 @@ func (v *Visitor) do(ctx context.Context, method, path string, body []byte, out 
 	if v.JoinToken != "" {
 		req.Header.Set(producer.JoinTokenHeader, v.JoinToken)
 	}
-	resp, err := v.c.Do(req)
+	resp, err := v.HTTP.Do(req)
 	if err != nil {
 		return 0, err
 	}

@@ -185,7 +185,7 @@ func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer
 		return producerTarget{}, err
 	}
 	token := stack.RandomHex(16)
-	base, stopProducer, err := startProducer(ctx, st, cfg.batchTimeout, token, stderr)
+	base, stopProducer, err := startProducer(ctx, st, cfg.batchTimeout, token, nil, stderr)
 	if err != nil {
 		st.Close()
 		return producerTarget{}, err

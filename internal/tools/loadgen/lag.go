@@ -105,7 +105,7 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	}
 	defer st.Close()
 	token := stack.RandomHex(16)
-	base, stopProducer, err := startProducer(ctx, st, "", token, stderr)
+	base, stopProducer, err := startProducer(ctx, st, "", token, nil, stderr)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/stack"
@@ -11,13 +12,17 @@ import (
 
 // startProducer runs producer-api in this process against st and waits until
 // its /readyz answers 200. An empty batchTimeout keeps the service default.
-func startProducer(ctx context.Context, st *infra, batchTimeout, adminToken string, stderr io.Writer) (base string, stop func(), err error) {
-	s, err := stack.StartService(ctx, &app.Producer{}, st.serviceEnv(true, map[string]string{
+// It trusts X-User-Id (loadgen names its users, as a proxy would) unless
+// extra says otherwise; extra goes on top.
+func startProducer(ctx context.Context, st *infra, batchTimeout, adminToken string, extra map[string]string, stderr io.Writer) (base string, stop func(), err error) {
+	env := map[string]string{
 		"WAITQ_TICKET_SECRET":       stack.RandomHex(32),
 		"WAITQ_ADMIN_TOKEN":         adminToken,
 		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
-		"WAITQ_TRUST_USER_HEADER":   "true", // loadgen names its users, as a proxy would
-	}), stack.ServiceOptions{})
+		"WAITQ_TRUST_USER_HEADER":   "true",
+	}
+	maps.Copy(env, extra)
+	s, err := stack.StartService(ctx, &app.Producer{}, st.serviceEnv(true, env), stack.ServiceOptions{})
 	if err != nil {
 		return "", nil, err
 	}
