@@ -57,6 +57,16 @@ ensure_pyjwt() {
     apt_install python3 python3-jwt python3-cryptography
 }
 
+# ensure_node_jose installs Debian's node-jose (panva's jose 4.x, under
+# /usr/share/nodejs) and node when missing: the interop test verifies the
+# gateway's entry tokens with it too (test/interop_test.go).
+ensure_node_jose() {
+  local missing=()
+  command -v node >/dev/null || missing+=(nodejs)
+  [ -f /usr/share/nodejs/jose/package.json ] || missing+=(node-jose)
+  [ ${#missing[@]} = 0 ] || apt_install "${missing[@]}"
+}
+
 # ensure_prometheus installs Debian's prometheus (prometheus and promtool:
 # test/monitoring checks the rules and scrapes a devstack with it).
 ensure_prometheus() {

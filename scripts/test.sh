@@ -14,6 +14,7 @@ cd "$(dirname "$0")/.."
 ensure_redis
 ensure_chromium
 ensure_pyjwt
+ensure_node_jose
 ensure_prometheus
 ensure_helm
 ensure_proxies

@@ -328,8 +328,9 @@ func TestGateValidate(t *testing.T) {
 		"forward auth with a bad origin": func(g *Guard) {
 			g.Config.ForwardAuth, g.Config.TrustedProxies, g.Config.OriginURL = true, []string{"10.0.0.1"}, "origin"
 		},
-		"forward auth, done path, no origin": func(g *Guard) {
-			g.Config.ForwardAuth, g.Config.TrustedProxies, g.Config.OriginURL, g.Config.DonePath = true, []string{"10.0.0.1"}, "", "/order"
+		"forward auth, health reports, no origin": func(g *Guard) {
+			reporting(g)
+			g.Config.ForwardAuth, g.Config.TrustedProxies, g.Config.OriginURL = true, []string{"10.0.0.1"}, ""
 		},
 	} {
 		g := ok()

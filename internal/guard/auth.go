@@ -3,7 +3,8 @@ package guard
 // Forward authentication: AuthPath answers a proxy's subrequest (nginx's
 // auth_request, Caddy's forward_auth, Traefik's ForwardAuth) for the
 // request it is about to forward, rebuilt from the forwarded headers, with
-// the entry.Guard rules the reverse proxy applies (entry.Guard.Check).
+// the entry.Guard rules the reverse proxy applies (entry.Guard.Handler):
+// the same decision, cookie and done path.
 
 import (
 	"cmp"
@@ -54,8 +55,8 @@ func (c Config) checkForwardAuth() []error {
 	if c.ForwardAuth && len(c.TrustedProxies) == 0 {
 		errs = append(errs, errors.New("WAITQ_TRUSTED_PROXIES is required with WAITQ_FORWARD_AUTH: the proxies whose X-Forwarded-* headers the auth endpoint believes"))
 	}
-	if c.ForwardAuth && c.OriginURL == "" && c.DonePath != "" {
-		errs = append(errs, errors.New("WAITQ_DONE_PATH with WAITQ_FORWARD_AUTH needs WAITQ_ORIGIN_URL: the proxy sends the done path through the guard, which releases the slot after the origin's 2xx"))
+	if c.ForwardAuth && c.OriginURL == "" && c.Report.URL != "" {
+		errs = append(errs, errors.New("WAITQ_HEALTH_URL with WAITQ_FORWARD_AUTH needs WAITQ_ORIGIN_URL: a forward-auth guard sees no answer of the origin, so its reports would hold no figure yet keep producer-api's health signal alive; let the shop report its own figures, or route traffic through the guard's proxy"))
 	}
 	return errs
 }
@@ -63,7 +64,10 @@ func (c Config) checkForwardAuth() []error {
 // serveAuth answers a proxy's subrequest: 204 with the user's headers for a
 // request that may go on (empty on a bypassed path), otherwise what the
 // guard answers the visitor (the cookie and a redirect, the waiting room,
-// 401 or 503), which the proxy passes on.
+// 401 or 503), which the proxy passes on. The original request goes through
+// the guard's Handler, as in the reverse proxy, with the 204 for the
+// origin's answer: on the done path that 204 clears the cookie and
+// releases the slot (entry's serveDone).
 func (g *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 	if !g.proxies.PeerTrusted(r) {
 		writeJSON(w, http.StatusForbidden, authError("untrusted_proxy", "this endpoint answers only the proxies in WAITQ_TRUSTED_PROXIES"))
@@ -88,11 +92,12 @@ func (g *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 	aw := &authWriter{ResponseWriter: w, as401: r.URL.Query().Get(RedirectParam) == "401", room: func() string {
 		return g.guard.RoomURL(withoutToken(orig))
 	}}
-	next, ok := g.guard.Check(aw, orig)
-	if !ok {
-		return
-	}
-	t, raw, _ := entry.TokenFromContext(next.Context())
+	g.authorized.ServeHTTP(aw, orig)
+}
+
+// allow answers a subrequest the guard passed: 204 with the user's headers.
+func (g *Proxy) allow(w http.ResponseWriter, r *http.Request) {
+	t, raw, _ := entry.TokenFromContext(r.Context())
 	h := w.Header()
 	h.Set(UserHeader, t.UserID)
 	h.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/pkg/entry"
@@ -78,6 +79,49 @@ func TestForwardAuthAdmitsLikeTheProxy(t *testing.T) {
 	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="entered"} 1`)
 	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="passed"} 1`)
 	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="to_line"} 3`)
+}
+
+func TestForwardAuthDonePathReleasesTheSlot(t *testing.T) {
+	// No origin: the 204 is the done path's answer.
+	f := forwardAuth(t, func(c *guard.Config) { c.OriginURL, c.DonePath = "", "/order" })
+	tok := f.token("alice")
+	cookie := "waitq_entry_" + event + "=" + tok
+	// Another path, and the done path without a valid token: no release.
+	if resp, _ := f.ask(t, http.MethodGet, "/cart", cookie); resp.StatusCode != 204 || len(resp.Cookies()) != 0 {
+		t.Fatalf("cart: %d %v", resp.StatusCode, resp.Header)
+	}
+	if resp, _ := f.ask(t, http.MethodPost, "/order", ""); resp.StatusCode != 302 {
+		t.Fatalf("order without a token: %d", resp.StatusCode)
+	}
+	// The order: go on, with the user, the cookie cleared, the slot released.
+	resp, _ := f.ask(t, http.MethodPost, "/order?step=pay", cookie)
+	if resp.StatusCode != 204 || resp.Header.Get(guard.UserHeader) != "alice" {
+		t.Fatalf("order: %d %v", resp.StatusCode, resp.Header)
+	}
+	if c := resp.Cookies(); len(c) != 1 || c[0].Name != "waitq_entry_"+event || c[0].Value != "" || c[0].MaxAge >= 0 {
+		t.Fatalf("the cookie is not cleared: %q", resp.Header.Values("Set-Cookie"))
+	}
+	select {
+	case got := <-f.releases:
+		if got != tok {
+			t.Fatalf("released %q, want the token", got)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the gateway got no release")
+	}
+	f.guard.Wait()
+	select {
+	case got := <-f.releases:
+		t.Fatalf("a second release: %q", got)
+	default:
+	}
+	m := f.metrics(t)
+	wantMetric(t, m, `waitq_guard_releases_total{event="shop-sale",result="released"} 1`)
+	wantMetric(t, m, `waitq_guard_requests_total{event="shop-sale",outcome="passed"} 2`)
+	// A decision is no answer of the origin: the health figures stay empty.
+	if h := f.guard.Health(time.Now()); *h.Requests != 0 {
+		t.Fatalf("health counted %d forward-auth decisions", *h.Requests)
+	}
 }
 
 func TestForwardAuthRedirectsAs401ForNginx(t *testing.T) {
@@ -159,9 +203,17 @@ func TestForwardAuthConfig(t *testing.T) {
 		{"bad proxy", func(c *guard.Config) { c.ForwardAuth, c.TrustedProxies = true, []string{"10.0.0.0/33"} }, `WAITQ_TRUSTED_PROXIES: "10.0.0.0/33"`},
 		{"everyone", func(c *guard.Config) { c.ForwardAuth, c.TrustedProxies = true, []string{"0.0.0.0/0"} }, "trusts every address"},
 		{"everyone v6", func(c *guard.Config) { c.ForwardAuth, c.TrustedProxies = true, []string{"::/0"} }, "trusts every address"},
-		{"done path needs the origin", func(c *guard.Config) {
+		{"done path without the origin", func(c *guard.Config) {
 			c.ForwardAuth, c.TrustedProxies, c.DonePath = true, []string{"127.0.0.1"}, "/order"
-		}, "WAITQ_DONE_PATH with WAITQ_FORWARD_AUTH needs WAITQ_ORIGIN_URL"},
+		}, ""},
+		{"health reports need the origin", func(c *guard.Config) {
+			c.ForwardAuth, c.TrustedProxies = true, []string{"127.0.0.1"}
+			c.Report = guard.ReportConfig{URL: "http://producer.example", Token: "t"}
+		}, "WAITQ_HEALTH_URL with WAITQ_FORWARD_AUTH needs WAITQ_ORIGIN_URL"},
+		{"health reports with the origin", func(c *guard.Config) {
+			c.ForwardAuth, c.TrustedProxies, c.OriginURL = true, []string{"127.0.0.1"}, "http://shop.example"
+			c.Report = guard.ReportConfig{URL: "http://producer.example", Token: "t"}
+		}, ""},
 		{"bad origin", func(c *guard.Config) {
 			c.ForwardAuth, c.TrustedProxies, c.OriginURL = true, []string{"127.0.0.1"}, "ftp://x"
 		}, "WAITQ_ORIGIN_URL"},

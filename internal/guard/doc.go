@@ -14,8 +14,10 @@
 // (/waitq-guard/auth), a proxy's forward-auth subrequest (nginx
 // auth_request, Caddy forward_auth, Traefik ForwardAuth), for the request
 // its forwarded headers describe, believed only from Config.TrustedProxies:
-// the same entry.Guard.Check decides (auth.go). The origin is then
-// optional; the done path goes through the guard's own proxy.
+// the same entry.Guard handler decides (auth.go), its 204 standing for the
+// origin's answer, so that the done path releases the slot there too. The
+// origin is then optional; without it the guard sees no origin answer and
+// refuses to report health.
 //
 // The forwarded request carries the verified user in X-Waitq-User-Id and
 // the end of the hold (unix ms) in X-Waitq-Expires; the guard drops those

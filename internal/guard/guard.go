@@ -105,7 +105,7 @@ type Config struct {
 	// DefaultHealthWindow), WAITQ_HEALTH_WINDOW.
 	HealthWindow time.Duration
 	// Report is where and how often the program reports the origin's
-	// health (ReportHealth; an empty URL: no reports).
+	// health (ReportHealth; an empty URL: no reports; needs OriginURL).
 	Report ReportConfig
 	// ForwardAuth serves AuthPath, the forward-auth endpoint a proxy asks
 	// before each request (auth.go); OriginURL is then optional,
@@ -239,7 +239,8 @@ type Proxy struct {
 	eventID         string
 	protect, bypass Paths
 	guard           *entry.Guard
-	guarded         http.Handler
+	guarded         http.Handler // the guard in front of the origin
+	authorized      http.Handler // the guard in front of AuthPath's 204
 	proxy           *httputil.ReverseProxy
 	keys            *entry.KeySource
 	released        *entry.ReleasedSource // nil: released tokens are not refused
@@ -324,6 +325,7 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 		ErrorHandler: g.originFailed,
 	}
 	g.guarded = g.guard.Handler(http.HandlerFunc(g.forwardAdmitted))
+	g.authorized = g.guard.Handler(http.HandlerFunc(g.allow))
 	g.admin = http.NewServeMux()
 	g.admin.HandleFunc("GET "+AdminPrefix+"healthz", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})

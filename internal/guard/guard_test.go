@@ -87,6 +87,9 @@ type fixture struct {
 	keys     *entry.Keyring
 	releases chan string
 	logs     *testenv.Buffer // the guard's log, shown when the test fails
+
+	mu       sync.Mutex
+	released []entry.Token // what the gateway lists at /released
 }
 
 func newFixture(t *testing.T, mod func(*guard.Config)) *fixture {
@@ -110,9 +113,27 @@ func newFixture(t *testing.T, mod func(*guard.Config)) *fixture {
 		case "/v1/events/" + event + "/release":
 			var b struct{ Token string }
 			_ = json.NewDecoder(r.Body).Decode(&b)
+			if tok, err := k.Verify(b.Token, event, time.Now()); err == nil {
+				f.mu.Lock()
+				f.released = append(f.released, tok)
+				f.mu.Unlock()
+			}
 			f.releases <- b.Token
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"released":true}`)
+		case "/v1/events/" + event + "/released":
+			type admission struct {
+				JTI string `json:"jti"`
+				Exp int64  `json:"exp"`
+			}
+			l := []admission{}
+			f.mu.Lock()
+			for _, tok := range f.released {
+				l = append(l, admission{tok.ID, tok.Expires / 1000})
+			}
+			f.mu.Unlock()
+			w.Header().Set("Content-Type", "application/json")
+			json.NewEncoder(w).Encode(map[string]any{"eventId": event, "released": l})
 		default:
 			http.NotFound(w, r)
 		}

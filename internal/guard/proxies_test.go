@@ -160,25 +160,37 @@ func TestForwardAuthBehindRealProxies(t *testing.T) {
 	for _, p := range []struct {
 		name  string
 		start func(t *testing.T, guardAddr, shopAddr string) string
+		// clears: the proxy passes the Set-Cookie of the guard's 2xx
+		// (nginx's add_header); Caddy's forward_auth drops it, and the
+		// token is refused from the guard's next poll of the released
+		// admissions instead.
+		clears bool
 	}{
-		{"nginx", startNginx},
-		{"caddy", startCaddy},
+		{"nginx", startNginx, true},
+		{"caddy", startCaddy, false},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			shop := newRecordedShop(t)
 			f := forwardAuth(t, func(c *guard.Config) {
-				c.OriginURL, c.DonePath, c.CookieInsecure = shop.URL, "/order", true
+				// Forward authentication only: the shop is reached
+				// through the proxy, the done path too.
+				c.OriginURL, c.DonePath, c.CookieInsecure = "", "/order", true
+				c.ReleasedInterval = 100 * time.Millisecond
 			})
+			ctx, cancel := context.WithCancel(context.Background())
+			t.Cleanup(cancel)
+			go f.guard.RunReleased(ctx)
 			addr := p.start(t, strings.TrimPrefix(f.srv.URL, "http://"), strings.TrimPrefix(shop.URL, "http://"))
-			walkThroughProxy(t, f, shop, "http://"+addr)
+			walkThroughProxy(t, f, shop, "http://"+addr, p.clears)
 		})
 	}
 }
 
 // walkThroughProxy walks a visitor through the proxy at base: sent to the
-// line, arriving with a token, shopping, ordering (released), sent to the
-// line again.
-func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string) {
+// line, arriving with a token, shopping, ordering (released: the cookie
+// cleared by the order's answer when clears, else refused from the released
+// list), sent to the line again.
+func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string, clears bool) {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Jar: jar, Timeout: 10 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	get := func(method, uri string, header ...string) (*http.Response, string) {
@@ -202,13 +214,14 @@ func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string)
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	toLine := func(when string) {
+	toLine := func(when string) *http.Response {
 		t.Helper()
 		resp, _ := get(http.MethodGet, "/product/1?ref=mail")
 		want := room + "?event=" + event + "&returnTo=" + url.QueryEscape(base+"/product/1?ref=mail")
 		if loc := resp.Header.Get("Location"); resp.StatusCode != 302 || loc != want {
 			t.Fatalf("%s: %d, Location %q, want %q", when, resp.StatusCode, loc, want)
 		}
+		return resp
 	}
 
 	// Unadmitted: the waiting room; an API call 401; the shop sees nothing.
@@ -251,10 +264,15 @@ func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string)
 		}
 	}
 
-	// Ordering ends the visit: the slot released, the cookie cleared.
+	// Ordering ends the visit: the order reaches the shop with the user,
+	// the slot is released, the cookie cleared.
 	resp, body = get(http.MethodPost, "/order")
-	if resp.StatusCode != 200 || !strings.Contains(body, "Thank you, alice") {
-		t.Fatalf("order: %d %s", resp.StatusCode, body)
+	if got, _ := shop.last(); resp.StatusCode != 200 || !strings.Contains(body, "Thank you, alice") || got.user != "alice" {
+		t.Fatalf("order: %d %s, the shop got %+v", resp.StatusCode, body, got)
+	}
+	cleared := len(resp.Cookies()) == 1 && resp.Cookies()[0].MaxAge < 0
+	if cleared != clears {
+		t.Fatalf("order: the cookie cleared %v, want %v (Set-Cookie %q)", cleared, clears, resp.Header.Values("Set-Cookie"))
 	}
 	select {
 	case released := <-f.releases:
@@ -263,6 +281,17 @@ func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string)
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("no release after the order")
+	}
+	if !clears {
+		// The cookie still passes until the guard's poll lists the
+		// release; then it is refused, and that answer clears it.
+		testenv.Eventually(t, 5*time.Second, func() (bool, string) {
+			resp, _ := get(http.MethodHead, "/cart")
+			return resp.StatusCode == 302, resp.Status
+		})
+		if c := jar.Cookies(&url.URL{Scheme: "http", Host: strings.TrimPrefix(base, "http://")}); len(c) != 0 {
+			t.Fatalf("the refused cookie stays: %v", c)
+		}
 	}
 	toLine("released")
 }

@@ -206,8 +206,9 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 // (Entered: the cookie and a redirect to r's address without the
 // parameter; SentToLine: the waiting room or 401; Unavailable: 503) and
 // returns false. The done path is the caller's: Check never releases.
-// A forward-auth endpoint calls it with the original request rebuilt from
-// its proxy's headers.
+// A forward-auth endpoint rather serves the original request, rebuilt from
+// its proxy's headers, with Handler and its "go on" answer as next: then
+// the done path clears the cookie and releases the slot in that answer.
 func (g *Guard) Check(w http.ResponseWriter, r *http.Request) (*http.Request, bool) {
 	now := g.now()
 	var (
