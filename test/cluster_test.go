@@ -180,7 +180,7 @@ func TestClusterRunsTheWholePath(t *testing.T) {
 	for _, ev := range ids {
 		head := lines[ev][0].user
 		for k, want := range []bool{true, false} {
-			if got, err := p.store.Release(ctx, ev, head, now+1); err != nil || got != want {
+			if got, _, err := p.store.Release(ctx, ev, head, now+1); err != nil || got != want {
 				t.Fatalf("release %d of %s in %s: %v, %v; want %v", k+1, head, ev, got, err, want)
 			}
 		}
@@ -203,7 +203,7 @@ func TestClusterRunsTheWholePath(t *testing.T) {
 			t.Fatalf("delete of %s with slots held: %v, want %s", ev, err, queue.CodeSlotsInUse)
 		}
 		for _, u := range userIDs(lines[ev])[1 : capacity+1] {
-			if ok, err := p.store.Release(ctx, ev, u, now+3); err != nil || !ok {
+			if ok, _, err := p.store.Release(ctx, ev, u, now+3); err != nil || !ok {
 				t.Fatalf("release of %s in %s: %v, %v", u, ev, ok, err)
 			}
 		}

@@ -37,9 +37,11 @@ func (s *Server) leave(ctx context.Context, c *conn) error {
 func (s *Server) release(ctx context.Context, c *conn) error {
 	ctx, cancel := context.WithTimeout(ctx, actionTimeout)
 	defer cancel()
-	if _, err := s.store.Release(ctx, c.eventID, c.userID, s.now().UnixMilli()); err != nil {
+	_, ended, err := s.store.Release(ctx, c.eventID, c.userID, s.now().UnixMilli())
+	if err != nil {
 		return httpkit.StoreError(s.log, "release in "+c.eventID, err)
 	}
+	s.holdsExpired(c.eventID, ended)
 	s.pushEvent(ctx, c.eventID, []*conn{c})
 	return nil
 }
@@ -72,10 +74,11 @@ func (s *Server) releaseHTTP(c echo.Context) error {
 	if err != nil {
 		return queue.Errorf(queue.CodeInvalidTicket, "%v", err)
 	}
-	ok, err := s.store.Release(c.Request().Context(), ev, t.UserID, s.now().UnixMilli())
+	ok, ended, err := s.store.Release(c.Request().Context(), ev, t.UserID, s.now().UnixMilli())
 	if err != nil {
 		return httpkit.StoreError(s.log, "release in "+ev, err)
 	}
+	s.holdsExpired(ev, ended)
 	return c.JSON(http.StatusOK, ReleaseResponse{Released: ok})
 }
 

@@ -20,6 +20,10 @@ import (
 //	DELETE /v1/events/{eventId}/holds/{item}         Authorization: Bearer <entry token>
 //	POST   /v1/events/{eventId}/holds/{item}/confirm {"token"}
 //	GET    /v1/events/{eventId}/holds                the seat map: items held or sold
+//	GET    /v1/events/{eventId}/holds/{item}         one item: held until when, free or sold
+//
+// ws-gateway knows no admin token: GET of one item shows the holder's (or
+// buyer's) user id only to a request bearing that user's own entry token.
 
 // HoldBody is the body of POST /v1/events/{eventId}/holds.
 type HoldBody struct {
@@ -47,7 +51,7 @@ func newHoldMetrics(reg prometheus.Registerer) *holdMetrics {
 		taken:    vec("waitq_holds_taken_total", "Item holds taken (201), by event."),
 		refused:  vec("waitq_holds_refused_total", "Item holds refused, by event and reason (the error code).", "reason"),
 		released: vec("waitq_holds_released_total", "Item holds given back by their holder (DELETE), by event."),
-		expired:  vec("waitq_holds_expired_total", "Item holds found ended with their holder's slot and taken by another buyer, by event."),
+		expired:  vec("waitq_holds_expired_total", "Item holds that ended unconfirmed and not given back because their holder's slot ended (released or expired), by event."),
 		sold:     vec("waitq_items_sold_total", "Items sold (confirmed), by event."),
 	}
 	reg.MustRegister(m.taken, m.refused, m.released, m.expired, m.sold)
@@ -58,6 +62,7 @@ func newHoldMetrics(reg prometheus.Registerer) *holdMetrics {
 func (s *Server) holdRoutes(e *echo.Echo, limit echo.MiddlewareFunc) {
 	e.POST("/v1/events/:eventId/holds", s.hold)
 	e.GET("/v1/events/:eventId/holds", s.items, limit)
+	e.GET("/v1/events/:eventId/holds/:item", s.item, limit)
 	e.DELETE("/v1/events/:eventId/holds/:item", s.unhold)
 	e.POST("/v1/events/:eventId/holds/:item/confirm", s.confirm)
 }
@@ -76,6 +81,22 @@ func (s *Server) buyer(ev, item, token string) (string, error) {
 		return "", queue.Errorf(queue.CodeInvalidTicket, "%v", err)
 	}
 	return t.UserID, nil
+}
+
+// bearer returns the request's bearer token ("" for none).
+func bearer(c echo.Context) string {
+	token, _ := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
+	return token
+}
+
+// holdsExpired counts n holds of ev that ended with their holder's slot,
+// unconfirmed and not given back: deleted by a release or by the admission
+// step that dropped the holder (Release, Tick), or found ended and replaced
+// by a hold (HoldResult.Replaced).
+func (s *Server) holdsExpired(ev string, n int) {
+	if n > 0 {
+		s.holds.expired.WithLabelValues(ev).Add(float64(n))
+	}
 }
 
 // holdError returns a domain refusal as it is, and any other store failure
@@ -113,18 +134,14 @@ func (s *Server) hold(c echo.Context) error {
 	}
 	s.holds.taken.WithLabelValues(ev).Inc()
 	if r.Replaced {
-		s.holds.expired.WithLabelValues(ev).Inc()
+		s.holdsExpired(ev, 1)
 	}
 	return c.JSON(http.StatusCreated, r.Hold)
 }
 
 func (s *Server) unhold(c echo.Context) error {
 	ev, item := c.Param("eventId"), c.Param("item")
-	token, ok := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
-	if !ok {
-		token = ""
-	}
-	user, err := s.buyer(ev, item, token)
+	user, err := s.buyer(ev, item, bearer(c))
 	if err != nil {
 		return err
 	}
@@ -171,4 +188,27 @@ func (s *Server) items(c echo.Context) error {
 		return httpkit.StoreError(s.log, "items of "+ev, err)
 	}
 	return c.JSON(http.StatusOK, ItemsResponse{EventID: ev, Items: items})
+}
+
+// item answers the state of one item (queue.ItemHold): held (until when),
+// sold or free. The user id is shown only when the request bears an entry
+// token of the event that verifies and whose user is the holder or buyer.
+func (s *Server) item(c echo.Context) error {
+	ev, item := c.Param("eventId"), c.Param("item")
+	if err := queue.CheckEventID(ev); err != nil {
+		return err
+	}
+	if err := queue.CheckItemID(item); err != nil {
+		return err
+	}
+	h, err := s.store.Item(c.Request().Context(), ev, item, s.now().UnixMilli())
+	if err != nil {
+		return s.holdError("item "+item+" of "+ev, err)
+	}
+	if h.UserID != "" {
+		if t, err := s.entry.Verify(bearer(c), ev, s.now()); err != nil || t.UserID != h.UserID {
+			h.UserID = ""
+		}
+	}
+	return c.JSON(http.StatusOK, h)
 }

@@ -11,7 +11,7 @@ import (
 
 // TestHoldsClient: pkg/entry's client of the hold routes, against a
 // gateway: hold, the same hold again, every refusal as its error, release
-// and confirm, the seat map.
+// and confirm, one item (Get), the seat map.
 func TestHoldsClient(t *testing.T) {
 	t.Parallel()
 	h := startHolds(t, 1)
@@ -53,6 +53,30 @@ func TestHoldsClient(t *testing.T) {
 	}
 	if _, _, err := c.Hold(ctx, bob, "row1-seat3"); err != nil {
 		t.Fatal(err)
+	}
+	// Get: one item, the user id only to the holder's own token.
+	for _, tc := range []struct {
+		token, item string
+		want        entry.ItemStatus
+	}{
+		{bob, "row1-seat3", entry.ItemStatus{State: "held", UserID: "bob"}},
+		{"", "row1-seat3", entry.ItemStatus{State: "held"}},
+		{alice, "row1-seat3", entry.ItemStatus{State: "held"}},
+		{alice, "row1-seat1", entry.ItemStatus{State: "sold", UserID: "alice"}},
+		{bob, "row1-seat1", entry.ItemStatus{State: "sold"}},
+		{"", "row1-seat2", entry.ItemStatus{State: "free"}},
+	} {
+		got, err := c.Get(ctx, tc.token, tc.item)
+		tc.want.EventID, tc.want.Item = h.ev, tc.item
+		if tc.want.State == "held" {
+			tc.want.ExpiresAt = got.ExpiresAt
+		}
+		if err != nil || got != tc.want || (tc.want.State == "held" && got.ExpiresAt <= h.clock.Now().UnixMilli()) {
+			t.Errorf("get %s: %+v %v, want %+v", tc.item, got, err, tc.want)
+		}
+	}
+	if _, err := c.Get(ctx, "", "row 1"); !errors.Is(err, entry.ErrBadItem) {
+		t.Errorf("get a bad item: %v, want %v", err, entry.ErrBadItem)
 	}
 	items, err := c.Items(ctx)
 	if want := map[string]string{"row1-seat1": "sold", "row1-seat3": "held"}; err != nil || !maps.Equal(items, want) {

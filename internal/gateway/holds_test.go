@@ -73,6 +73,12 @@ func (h holdEnv) hold(t *testing.T, token, item string) (int, []byte) {
 
 func startHolds(t *testing.T, maxItems int) holdEnv {
 	t.Helper()
+	return startHoldsWith(t, maxItems, gateway.Config{})
+}
+
+// startHoldsWith is startHolds with the gateway's cfg.
+func startHoldsWith(t *testing.T, maxItems int, cfg gateway.Config) holdEnv {
+	t.Helper()
 	sys := testsys.Start(t, testsys.Options{})
 	ev := testenv.EventID(t)
 	e := sys.CreateEvent(ev, 100, 1)
@@ -80,7 +86,7 @@ func startHolds(t *testing.T, maxItems int) holdEnv {
 	if _, err := sys.Store.PutEvent(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}
-	return holdEnv{startGateway(t, sys, gateway.Config{}, nil), ev}
+	return holdEnv{startGateway(t, sys, cfg, nil), ev}
 }
 
 func errCode(b []byte) queue.Code {

@@ -48,6 +48,7 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		}
 		s.metrics.admitted.Add(float64(len(r.Admitted)))
 		s.metrics.swept.Add(float64(len(r.Swept)))
+		s.holdsExpired(r.EventID, r.HoldsExpired)
 		if len(r.Swept) > 0 {
 			s.log.Info("removed users gone past the disconnect grace", "event", r.EventID, "users", len(r.Swept))
 		}

@@ -22,6 +22,9 @@ type ConsumerStats struct {
 	// Inversions counts joins written behind someone placed after them who
 	// was already admitted (queue.Fairness).
 	Inversions int64
+	// HoldsExpired counts the item holds that ended unconfirmed with the
+	// slots of holders the fast track's admission step dropped.
+	HoldsExpired int64
 	// Lag is the consumer-group lag of the partitions this member has
 	// fetched from: log end (high-water mark) minus committed offset.
 	Lag int64
@@ -38,7 +41,7 @@ type Consumer struct {
 	storeOK  atomic.Bool
 	brokerOK atomic.Bool
 
-	fetched, written, ignored, admitted, inversions, deadLettered, retries, commits, commitErrors atomic.Int64
+	fetched, written, ignored, admitted, inversions, holdsExpired, deadLettered, retries, commits, commitErrors atomic.Int64
 
 	mu     sync.Mutex
 	topics []string                         // subscribed now
@@ -111,7 +114,7 @@ func (c *Consumer) Stats() ConsumerStats {
 	}
 	c.mu.Unlock()
 	return ConsumerStats{
-		Fetched: c.fetched.Load(), Written: c.written.Load(), Ignored: c.ignored.Load(), Admitted: c.admitted.Load(), Inversions: c.inversions.Load(),
+		Fetched: c.fetched.Load(), Written: c.written.Load(), Ignored: c.ignored.Load(), Admitted: c.admitted.Load(), Inversions: c.inversions.Load(), HoldsExpired: c.holdsExpired.Load(),
 		DeadLettered: c.deadLettered.Load(), Retries: c.retries.Load(),
 		Commits: c.commits.Load(), CommitErrors: c.commitErrors.Load(), Lag: lag,
 	}

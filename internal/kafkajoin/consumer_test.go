@@ -412,7 +412,7 @@ func TestReplayNeverAdmitsTwice(t *testing.T) {
 	if err != nil || !slices.Equal(res[0].Admitted, []string{"released", "expired"}) {
 		t.Fatalf("admission: %+v, %v", res, err)
 	}
-	if ok, err := sys.Store.Release(ctx, ev, "released", 2_000); !ok || err != nil {
+	if ok, _, err := sys.Store.Release(ctx, ev, "released", 2_000); !ok || err != nil {
 		t.Fatalf("release: %v %v", ok, err)
 	}
 	// The hold of "expired" ends (60 s) and a tick drops it.

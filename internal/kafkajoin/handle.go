@@ -90,6 +90,7 @@ func (c *Consumer) write(ctx context.Context, good []decoded) (dead []deadLetter
 		c.ignored.Add(int64(res.Ignored))
 		c.admitted.Add(int64(res.Admitted))
 		c.inversions.Add(int64(res.Inversions))
+		c.holdsExpired.Add(int64(res.HoldsExpired))
 		if len(held) > 0 {
 			c.log.Info("events being rebuilt from their log; holding their messages", "events", res.Rebuilding, "messages", len(held))
 			if !clock.Sleep(ctx, min(c.cfg.RetryMax, time.Second)) {

@@ -173,6 +173,10 @@ func (s *Server) admitNow(ctx context.Context, id string) {
 		if len(r.Admitted) > 0 {
 			s.log.Info("admitted after the change", "event", id, "users", len(r.Admitted))
 		}
+		if r.HoldsExpired > 0 {
+			// ws-gateway's waitq_holds_expired_total counts the others.
+			s.log.Info("item holds ended with the slots dropped after the change", "event", id, "holds", r.HoldsExpired)
+		}
 	}
 }
 

@@ -44,8 +44,19 @@ type HoldResult struct {
 	// Created is false when the user held the item already (the same hold).
 	Created bool
 	// Replaced is true when the item's previous hold, another user's, had
-	// ended with their slot.
+	// ended with their slot and was still stored (its holder not yet
+	// dropped): it ended unconfirmed, counted as expired here.
 	Replaced bool
+}
+
+// ItemHold is the state of one item: free, held until ExpiresAt (unix ms)
+// by UserID, or sold to UserID.
+type ItemHold struct {
+	EventID   string    `json:"eventId"`
+	Item      string    `json:"item"`
+	State     ItemState `json:"state"`
+	ExpiresAt int64     `json:"expiresAt,omitempty"`
+	UserID    string    `json:"userId,omitempty"`
 }
 
 // Sale is an item sold to a user: it is never held again.
@@ -95,4 +106,7 @@ type HoldStore interface {
 	// Items reads the state of the event's items that are held or sold at
 	// nowMs; items absent are free.
 	Items(ctx context.Context, eventID string, nowMs int64) (map[string]ItemState, error)
+	// Item reads the state of one item at nowMs: who holds it and until
+	// when, who bought it, or free; ErrEventNotFound.
+	Item(ctx context.Context, eventID, item string, nowMs int64) (ItemHold, error)
 }

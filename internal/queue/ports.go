@@ -113,8 +113,10 @@ type GatewayStore interface {
 	// recorded.
 	Tick(ctx context.Context, req TickRequest) ([]TickResult, error)
 	// Release gives userID's slot back and reports whether they held an
-	// unexpired one (ErrRebuilding while the event is rebuilt).
-	Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error)
+	// unexpired one, and how many item holds ended unconfirmed with it and
+	// with the slots of holders its admission step dropped (ErrRebuilding
+	// while the event is rebuilt).
+	Release(ctx context.Context, eventID, userID string, nowMs int64) (released bool, holdsExpired int, err error)
 	// Released lists eventID's released admissions whose hold ends after
 	// nowMs: the tokens the guards refuse though they verify.
 	Released(ctx context.Context, eventID string, nowMs int64) ([]ReleasedAdmission, error)
@@ -202,6 +204,9 @@ type TickResult struct {
 	// this tick recorded (their users are told through the admissions
 	// channel).
 	Recovered int
+	// HoldsExpired counts the item holds that ended unconfirmed with the
+	// dropped holders' slots (deleted in the tick's step).
+	HoldsExpired int
 }
 
 // IngestStore is what the ingest consumer needs of the live state: it
@@ -236,6 +241,9 @@ type IngestResult struct {
 	// Inversions counts joins that had to wait behind a user placed after
 	// them who was already admitted (queue.Fairness).
 	Inversions int
+	// HoldsExpired counts the item holds that ended unconfirmed with the
+	// slots of holders the fast track's admission step dropped.
+	HoldsExpired int
 	// UnknownEvents lists the events with no configuration: none of their
 	// messages was written.
 	UnknownEvents []string

@@ -97,7 +97,7 @@ func TestRetriedJoinNeverQueuesAgainAfterTheRelease(t *testing.T) {
 	if r := tick(t, s, ev, 1000, 10); !slices.Equal(r.Admitted, []string{"u0"}) {
 		t.Fatalf("tick %+v", r)
 	}
-	if ok, err := s.Release(ctx, ev, "u0", 1500); err != nil || !ok {
+	if ok, _, err := s.Release(ctx, ev, "u0", 1500); err != nil || !ok {
 		t.Fatalf("release: %v %v", ok, err)
 	}
 	// The retry, stamped 400 (after the first, before the admission),
@@ -125,12 +125,12 @@ func TestReleaseIsIdempotentAndOnlyFreesHeldSlots(t *testing.T) {
 	putLine(t, s, ev, 1, 10, 3)
 	tick(t, s, ev, 1000, 10) // u0 holds the only slot
 	for i, want := range []bool{true, false} {
-		ok, err := s.Release(ctx, ev, "u0", 2000)
+		ok, _, err := s.Release(ctx, ev, "u0", 2000)
 		if err != nil || ok != want {
 			t.Fatalf("release %d = %v, %v; want %v", i+1, ok, err, want)
 		}
 	}
-	if ok, _ := s.Release(ctx, ev, "u1", 2000); ok {
+	if ok, _, _ := s.Release(ctx, ev, "u1", 2000); ok {
 		t.Fatal("a waiting user released a slot")
 	}
 	// Exactly one slot came free.
@@ -138,7 +138,7 @@ func TestReleaseIsIdempotentAndOnlyFreesHeldSlots(t *testing.T) {
 		t.Fatalf("after the releases %+v", r)
 	}
 	// Releasing after the hold ended frees nothing (the slot is already free).
-	if ok, _ := s.Release(ctx, ev, "u1", 20000); ok {
+	if ok, _, _ := s.Release(ctx, ev, "u1", 20000); ok {
 		t.Fatal("an expired hold was released as held")
 	}
 }
@@ -192,7 +192,7 @@ func TestRacingMonitorsNeverExceedCapacity(t *testing.T) {
 				}
 				// Some holder finishes, so slots keep turning over.
 				for _, u := range c.ZRandMember(ctx, redisstore.ActiveKey(ev), 1).Val() {
-					if _, err := s.Release(ctx, ev, u, now.Load()); err != nil {
+					if _, _, err := s.Release(ctx, ev, u, now.Load()); err != nil {
 						t.Error(err)
 					}
 				}
@@ -301,7 +301,7 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 				tick(t, s, ev, now.Add(1), 3)
 				checkCapacity()
 				for _, u := range c.ZRandMember(ctx, redisstore.ActiveKey(ev), 1).Val() {
-					if _, err := fast.Release(ctx, ev, u, now.Load()); err != nil {
+					if _, _, err := fast.Release(ctx, ev, u, now.Load()); err != nil {
 						t.Error(err)
 					}
 				}

@@ -118,7 +118,7 @@ func TestDropAdmitsTheDrawnOrderAtTheOpening(t *testing.T) {
 		t.Fatalf("replayed pre-queue joins %+v, want both ignored", r)
 	}
 	// A new join after a release does queue again, behind the line.
-	if _, err := s.Release(ctx, ev, "pre-00", opens+600); err != nil {
+	if _, _, err := s.Release(ctx, ev, "pre-00", opens+600); err != nil {
 		t.Fatal(err)
 	}
 	if r := ingest(t, withFastTrack(t, s, 0), opens+700, msg(queue.OpJoin, ev, "pre-00", opens+650)); r.Joined != 1 {

@@ -127,6 +127,27 @@ func (s *Store) Items(ctx context.Context, eventID string, nowMs int64) (map[str
 	return out, nil
 }
 
+// Item returns the state of item in eventID at nowMs (item.lua): sold to
+// its buyer, held live until its end by its holder, or free.
+func (s *Store) Item(ctx context.Context, eventID, item string, nowMs int64) (queue.ItemHold, error) {
+	k := keysOf(eventID)
+	v, err := runScript(ctx, s.c, itemScript, []string{k.config, k.active, k.holds, k.sold}, item, nowMs).Result()
+	if err != nil {
+		return queue.ItemHold{}, fmt.Errorf("redisstore: item %s of %s: %w", item, eventID, err)
+	}
+	if n, ok := v.(int64); ok && n == codeNoEvent {
+		return queue.ItemHold{}, queue.ErrEventNotFound
+	}
+	l, ok := v.([]any)
+	if !ok || len(l) != 3 {
+		return queue.ItemHold{}, fmt.Errorf("redisstore: item %s of %s: unexpected reply %v", item, eventID, v)
+	}
+	state, _ := l[0].(string)
+	end, _ := l[1].(int64)
+	user, _ := l[2].(string)
+	return queue.ItemHold{EventID: eventID, Item: item, State: queue.ItemState(state), ExpiresAt: end, UserID: user}, nil
+}
+
 // recordNow writes m to the log when the store has a recorder; a failure
 // is ErrBrokerUnavailable (logged).
 func (s *Store) recordNow(ctx context.Context, what string, m queue.Message) error {

@@ -135,7 +135,7 @@ func TestHoldEndsWithTheSlot(t *testing.T) {
 		t.Fatalf("bob holding an expired hold's item = %+v %v", r, err)
 	}
 	// Carol releases her slot: C2 is free in the same step, C1 stays sold.
-	if ok, err := s.Release(ctx, ev, "carol", now+2000); err != nil || !ok {
+	if ok, _, err := s.Release(ctx, ev, "carol", now+2000); err != nil || !ok {
 		t.Fatal(ok, err)
 	}
 	if n, _ := c.HExists(ctx, redisstore.HoldsKey(ev), "C2").Result(); n {

@@ -131,12 +131,13 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 				continue
 			}
 		case []any:
-			if len(v) == 8 {
+			if len(v) == 9 {
 				res.Joined += int(v[0].(int64))
 				res.Left += int(v[1].(int64))
 				res.Ignored += int(v[2].(int64))
 				res.Admitted += int(v[3].(int64))
 				res.Inversions += int(v[4].(int64))
+				res.HoldsExpired += int(v[8].(int64))
 				c, err := scriptChanges(order[i], v[5], v[6], v[7])
 				if err != nil {
 					return nil, err

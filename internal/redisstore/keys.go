@@ -73,7 +73,9 @@ func TombstoneKey(eventID string) string { return "waitq:{" + eventID + "}:delet
 // the end of the holder's slot when the hold was taken (unix ms) and the
 // holder ('|' is in no user id). A hold is live while its end is ahead and
 // its holder still holds a slot (hold.lua): a slot that expired frees its
-// holds without a write; a release frees them in its step (release.lua).
+// holds at once without a write, and the step that drops its holder
+// deletes them (admission.lua); a release deletes them in its step
+// (release.lua).
 func HoldsKey(eventID string) string { return "waitq:{" + eventID + "}:holds" }
 
 // SoldKey is the HASH of eventID's sold items: item -> buyer (confirm.lua);
@@ -111,9 +113,11 @@ type eventKeys struct {
 
 // admission returns the admission keys, the admission step's: every script
 // that admits (tick.lua, ingest.lua, release.lua) takes them first, in the
-// order admission_keys.lua names them.
+// order admission_keys.lua names them (the hold keys last: a holder dropped
+// loses their holds in the same step).
 func (k eventKeys) admission() []string {
-	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded}
+	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
+		k.holds, k.items, k.sold}
 }
 
 func keysOf(eventID string) eventKeys {

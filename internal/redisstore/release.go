@@ -12,38 +12,40 @@ import (
 )
 
 // Release gives userID's slot of eventID back; it reports whether they held
-// an unexpired slot (so releasing twice frees one slot). With the fast track
-// on (Options.FastTrack) the freed slot goes to the next in line in the same
-// step, and the user's unconfirmed item holds end with the slot. With a recorder the release and those
-// admissions are recorded.
+// an unexpired slot (so releasing twice frees one slot), and how many item
+// holds ended unconfirmed: the user's, deleted in the same step, and those
+// of holders dropped by the admission the fast track (Options.FastTrack)
+// runs for the freed slot in that step. With a recorder the release and
+// those admissions are recorded.
 // While the event is rebuilt it fails with queue.ErrRebuilding.
-func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, error) {
+func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, int, error) {
 	k := keysOf(eventID)
-	keys := append(k.admission(), k.holds, k.items, k.sold, k.released)
-	v, err := runScript(ctx, s.c, releaseScript, keys,
+	v, err := runScript(ctx, s.c, releaseScript, append(k.admission(), k.released),
 		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg()).Result()
 	if err != nil {
-		return false, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
+		return false, 0, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
 	}
 	if n, ok := v.(int64); ok && n == codeRebuilding {
-		return false, queue.ErrRebuilding
+		return false, 0, queue.ErrRebuilding
 	}
 	l, ok := v.([]any)
 	if !ok || len(l) != 5 {
-		return false, fmt.Errorf("redisstore: release %s in %s: unexpected reply %v", userID, eventID, v)
+		return false, 0, fmt.Errorf("redisstore: release %s in %s: unexpected reply %v", userID, eventID, v)
 	}
 	released, _ := l[0].(int64)
+	ended, _ := l[4].(int64)
 	c, err := scriptChanges(eventID, l[1], l[2], l[3])
 	if err != nil {
-		return false, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
+		return false, 0, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
 	}
 	if released == 1 {
 		c.other = append(c.other, queue.NewRecord(queue.OpRelease, eventID, userID, nowMs))
 	}
-	// The items freed (l[4]) need no record of their own: the release
-	// record ends the user's holds in the log too (queue.Replay).
+	// The holds ended need no record of their own: the release record, and
+	// the expire record of a holder dropped, end their holds in the log
+	// too (queue.Replay).
 	s.record(ctx, nowMs, []changes{c})
-	return released == 1, nil
+	return released == 1, int(ended), nil
 }
 
 // Released lists eventID's released admissions whose hold ends after nowMs

@@ -19,7 +19,7 @@ func TestReleasedListsUnexpiredReleasesAndStaysBounded(t *testing.T) {
 	ev := testenv.EventID(t)
 	putLine(t, s, ev, 2, 10, 4)
 	tick(t, s, ev, 1000, 10) // u0, u1 hold until 11000
-	if ok, err := s.Release(ctx, ev, "u0", 2000); err != nil || !ok {
+	if ok, _, err := s.Release(ctx, ev, "u0", 2000); err != nil || !ok {
 		t.Fatalf("release u0: %v %v", ok, err)
 	}
 	got, err := s.Released(ctx, ev, 2000)
@@ -29,13 +29,13 @@ func TestReleasedListsUnexpiredReleasesAndStaysBounded(t *testing.T) {
 	}
 	tick(t, s, ev, 3000, 10) // u2 holds until 13000
 	// u1's hold ended: releasing it lists nothing.
-	if ok, _ := s.Release(ctx, ev, "u1", 12000); ok {
+	if ok, _, _ := s.Release(ctx, ev, "u1", 12000); ok {
 		t.Fatal("an ended hold was released")
 	}
 	if n := c.ZCard(ctx, redisstore.ReleasedKey(ev)).Val(); n != 0 {
 		t.Fatalf("the ended u0 was not trimmed: %d members", n)
 	}
-	if ok, _ := s.Release(ctx, ev, "u2", 12500); !ok {
+	if ok, _, _ := s.Release(ctx, ev, "u2", 12500); !ok {
 		t.Fatal("u2 not released")
 	}
 	// Read after its end, the list leaves it out even before a trim.

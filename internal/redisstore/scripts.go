@@ -40,20 +40,23 @@ var (
 	unholdSrc string
 	//go:embed lua/confirm.lua
 	confirmSrc string
+	//go:embed lua/item.lua
+	itemSrc string
 	//go:embed lua/items.lua
 	itemsSrc string
 	//go:embed lua/spend.lua
 	spendSrc string
 
-	// admissionStep is the admission step: the admission keys, the
-	// adaptive controller and admit(), one copy that every script that
-	// admits (tick, ingest, release) is run behind.
-	admissionStep = admissionKeysSrc + adaptiveSrc + admissionSrc
+	// admissionStep is the admission step: the admission keys, the hold
+	// library (admit() ends a dropped holder's holds), the adaptive
+	// controller and admit(), one copy that every script that admits
+	// (tick, ingest, release) is run behind.
+	admissionStep = admissionKeysSrc + holdLibSrc + adaptiveSrc + admissionSrc
 
 	ingestScript       = newScript(admissionStep, ingestSrc)
 	deleteEventScript  = newScript(deleteEventSrc)
 	tickScript         = newScript(admissionStep, tickSrc)
-	releaseScript      = newScript(admissionStep, holdLibSrc, releaseSrc)
+	releaseScript      = newScript(admissionStep, releaseSrc)
 	statusScript       = newScript(statusSrc)
 	sweepScript        = newScript(sweepSrc)
 	healthScript       = newScript(healthSrc)
@@ -61,10 +64,11 @@ var (
 	holdScript         = newScript(holdLibSrc, holdSrc)
 	unholdScript       = newScript(holdLibSrc, unholdSrc)
 	confirmScript      = newScript(holdLibSrc, confirmSrc)
+	itemScript         = newScript(holdLibSrc, itemSrc)
 	itemsScript        = newScript(holdLibSrc, itemsSrc)
 	spendScript        = newScript(spendSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemsScript, spendScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemScript, itemsScript, spendScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

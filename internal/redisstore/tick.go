@@ -84,12 +84,14 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 		r.Unknown = true
 		return c, nil
 	case []any:
-		if len(v) != 6 {
+		if len(v) != 7 {
 			return c, fmt.Errorf("tick: unexpected reply %v", v)
 		}
 		r.ExpiresAt, _ = v[0].(int64)
 		r.Holders, _ = v[1].(int64)
 		r.Waiting, _ = v[2].(int64)
+		ended, _ := v[6].(int64)
+		r.HoldsExpired = int(ended)
 		ac, err := scriptChanges(ev, v[0], v[3], v[4])
 		if err != nil {
 			return c, err

@@ -42,6 +42,18 @@ type Sale struct {
 	UserID  string `json:"userId"`
 }
 
+// ItemStatus is one item's state: State "held" until ExpiresAt (unix ms),
+// "free" (never held, given back, or its holder's slot ended) or "sold".
+// UserID, the holder or buyer, is set only when the call bore that user's
+// own entry token.
+type ItemStatus struct {
+	EventID   string `json:"eventId"`
+	Item      string `json:"item"`
+	State     string `json:"state"`
+	ExpiresAt int64  `json:"expiresAt,omitempty"`
+	UserID    string `json:"userId,omitempty"`
+}
+
 // HoldError is the gateway's refusal of a hold call: its HTTP status and
 // error code. errors.Is matches it against ErrItemHeld and the others by
 // code.
@@ -127,6 +139,17 @@ func (h *Holds) Items(ctx context.Context) (map[string]string, error) {
 		return nil, fmt.Errorf("entry: items of %s: %w", h.EventID, err)
 	}
 	return r.Items, nil
+}
+
+// Get returns item's state. token, an entry token or "" for none, is sent
+// as a bearer: the gateway tells the holder's or buyer's user id only to
+// that user's own token. ErrBadItem for an item id the gateway refuses.
+func (h *Holds) Get(ctx context.Context, token, item string) (ItemStatus, error) {
+	var st ItemStatus
+	if _, err := h.do(ctx, http.MethodGet, "/"+url.PathEscape(item), nil, token, &st, http.StatusOK); err != nil {
+		return ItemStatus{}, fmt.Errorf("entry: item %s of %s: %w", item, h.EventID, err)
+	}
+	return st, nil
 }
 
 // do sends one request to the holds route plus path and decodes an answer

@@ -48,9 +48,13 @@
 -- current rate: after the rate is lowered no step admits more than the new
 -- burst.
 --
+-- A holder dropped loses their item holds in the same step (hold_lib.lua's
+-- end_holds): their unconfirmed items are free again.
+--
 -- Returns nil when the event has no configuration, else expiresAt, the
--- users whose recorded hold ended (dropped now; never an unrecorded one), and the admitted users in
--- line order as a flat list of triples: user, place score, served mark.
+-- users whose recorded hold ended (dropped now; never an unrecorded one), the admitted users in
+-- line order as a flat list of triples: user, place score, served mark, and
+-- the number of item holds that ended with the dropped users' slots.
 local function admit(event, now, batch, channel, record)
   local conf = redis.call('HMGET', K.config, 'capacity', 'holdSeconds', 'state', 'admitPerMinute', 'opensAt',
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
@@ -62,9 +66,9 @@ local function admit(event, now, batch, channel, record)
   local capacity, hold = tonumber(conf[1]), tonumber(conf[2])
   local opensAt = tonumber(conf[5] or '0') or 0
   local expires = now + hold * 1000
-  local dropped, admitted = {}, {}
+  local dropped, admitted, ended = {}, {}, 0
   if conf[17] then
-    return expires, dropped, admitted
+    return expires, dropped, admitted, ended
   end
   -- A hold still unrecorded was never told: it does not end (its user
   -- keeps the slot until the hold is recorded, tick.lua, and then gets a
@@ -73,6 +77,7 @@ local function admit(event, now, batch, channel, record)
     if not redis.call('ZSCORE', K.unrecorded, user) then
       redis.call('ZREM', K.active, user)
       dropped[#dropped + 1] = user
+      ended = ended + end_holds(K.holds, K.items, K.sold, user)
     end
   end
   local holders = redis.call('ZCARD', K.active)
@@ -111,7 +116,7 @@ local function admit(event, now, batch, channel, record)
     redis.call('HSET', K.control, 'limited', '1')
   end
   if n <= 0 then
-    return expires, dropped, admitted
+    return expires, dropped, admitted, ended
   end
   local popped = redis.call('ZPOPMIN', K.waiting, n)
   local top
@@ -149,5 +154,5 @@ local function admit(event, now, batch, channel, record)
       redis.call('PUBLISH', channel, cjson.encode({eventId = event, expiresAt = expires, users = users}))
     end
   end
-  return expires, dropped, admitted
+  return expires, dropped, admitted, ended
 end

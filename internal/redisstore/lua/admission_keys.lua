@@ -1,13 +1,17 @@
 -- admission_keys.lua: the admission keys, first of the admission step
--- (admission_keys.lua, adaptive.lua, admission.lua: scripts.go puts the
--- three, in this order, ahead of tick.lua, ingest.lua and release.lua).
+-- (admission_keys.lua, hold_lib.lua, adaptive.lua, admission.lua:
+-- scripts.go puts the four, in this order, ahead of tick.lua, ingest.lua
+-- and release.lua).
 --
 -- Those scripts take the admission keys first, in this order:
 -- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
 -- KEYS[4] stats HASH, KEYS[5] seen ZSET, KEYS[6] served ZSET,
 -- KEYS[7] control HASH, KEYS[8] health HASH, KEYS[9] changes LIST,
--- KEYS[10] unrecorded ZSET (the key waitq:{<eventId>}:unlogged)
+-- KEYS[10] unrecorded ZSET (the key waitq:{<eventId>}:unlogged),
+-- KEYS[11] holds HASH, KEYS[12] items HASH, KEYS[13] sold HASH (a dropped
+-- holder's holds end in the step that drops them: hold_lib.lua's end_holds)
 local K = {
   config = KEYS[1], waiting = KEYS[2], active = KEYS[3], stats = KEYS[4], seen = KEYS[5], served = KEYS[6],
   control = KEYS[7], health = KEYS[8], changes = KEYS[9], unrecorded = KEYS[10],
+  holds = KEYS[11], items = KEYS[12], sold = KEYS[13],
 }

@@ -1,5 +1,7 @@
--- hold_lib.lua: reading a hold, put ahead of hold.lua, unhold.lua,
--- confirm.lua, items.lua and release.lua (scripts.go).
+-- hold_lib.lua: reading and ending holds, put ahead of hold.lua,
+-- unhold.lua, confirm.lua, item.lua and items.lua, and in the admission
+-- step ahead of admission.lua (its admit() ends a dropped holder's holds),
+-- so also ahead of tick.lua, ingest.lua and release.lua (scripts.go).
 --
 -- A hold is the HoldsKey value "<expiresAt>|<user>": the end of the
 -- holder's slot when the hold was taken (unix ms), and the holder.
@@ -42,4 +44,28 @@ local function hold_live(active, exp, holder, now)
   end
   local slot = redis.call('ZSCORE', active, holder)
   return slot ~= false and tonumber(slot) > now
+end
+
+-- end_holds ends user's holds because their slot ended (released, or
+-- expired and dropped from active): their holds not confirmed are deleted,
+-- and their items HASH entry keeps only what they bought. Returns how many
+-- holds it deleted: holds that ended without a confirm or a DELETE
+-- (waitq_holds_expired_total).
+local function end_holds(holds, items, sold, user)
+  local n, bought = 0, {}
+  for _, it in ipairs(user_items(items, user)) do
+    local v = redis.call('HGET', holds, it)
+    if v then
+      local _, holder = parse_hold(v)
+      if holder == user then
+        redis.call('HDEL', holds, it)
+        n = n + 1
+      end
+    end
+    if redis.call('HGET', sold, it) == user then
+      bought[#bought + 1] = it
+    end
+  end
+  set_user_items(items, user, bought)
+  return n
 end

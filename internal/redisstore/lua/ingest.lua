@@ -1,10 +1,10 @@
 -- ingest.lua: apply a batch of joins and leaves of one event, in order,
 -- then let people straight in while there is room (after the admission
--- step, which it is run behind: admission_keys.lua, adaptive.lua,
--- admission.lua).
+-- step, which it is run behind: admission_keys.lua, hold_lib.lua,
+-- adaptive.lua, admission.lua).
 --
--- KEYS[1..10] the admission keys (admission_keys.lua), KEYS[11] prequeue ZSET,
--- KEYS[12] offsets HASH (partition -> the highest offset applied)
+-- KEYS[1..13] the admission keys (admission_keys.lua), KEYS[14] prequeue ZSET,
+-- KEYS[15] offsets HASH (partition -> the highest offset applied)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -17,7 +17,7 @@
 -- (unix ms), drawn score (package draw's Score of the user; '' without a
 -- draw), partition, offset (-1: the message has no place in the log)
 --
--- The offsets: a message at or below its partition's mark in KEYS[12] was
+-- The offsets: a message at or below its partition's mark in KEYS[15] was
 -- applied already (a redelivery, or the late batch of a consumer whose
 -- partition moved to another member) and is skipped, counted as ignored;
 -- the marks are raised to the offsets of the batch in the same step. A
@@ -47,10 +47,10 @@
 -- atomic step that keeps the capacity: there is no second way into a slot.
 --
 -- Returns {joined, left, ignored, admitted, inversions, expiresAt,
--- admittedUsers, dropped} where ignored counts joins of users who were
--- already waiting, holding a slot or served, and leaves of users not
--- waiting, admitted the users the fast track let in, and admittedUsers and
--- dropped are as tick.lua returns them; NO_EVENT when the event has no
+-- admittedUsers, dropped, ended} where ignored counts joins of users who
+-- were already waiting, holding a slot or served, and leaves of users not
+-- waiting, admitted the users the fast track let in, and admittedUsers,
+-- dropped and ended are as tick.lua returns them; NO_EVENT when the event has no
 -- configuration (unknown or deleted event), STALE_DRAW when ARGV[5] is not
 -- the event's commitment (the caller's draw is stale), REBUILDING while the
 -- event is being rebuilt (config.rebuilding; the caller holds the messages
@@ -76,7 +76,7 @@ for i = 7, #ARGV, 6 do
   local part, offset = ARGV[i + 4], tonumber(ARGV[i + 5])
   if offset >= 0 then
     if marks[part] == nil then
-      marks[part] = tonumber(redis.call('HGET', KEYS[12], part) or '-1')
+      marks[part] = tonumber(redis.call('HGET', KEYS[15], part) or '-1')
     end
     if offset <= marks[part] then
       if op ~= 'record' then
@@ -98,7 +98,7 @@ for i = 7, #ARGV, 6 do
     if stamp < opensAt and ARGV[i + 3] ~= '' then
       score = ARGV[i + 3]
       place = tonumber(score)
-      redis.call('ZADD', KEYS[11], 'NX', score, user)
+      redis.call('ZADD', KEYS[14], 'NX', score, user)
     end
     local hold = redis.call('ZSCORE', K.active, user)
     local served = redis.call('ZSCORE', K.served, user)
@@ -128,15 +128,15 @@ for i = 7, #ARGV, 6 do
   end
 end
 for part, offset in pairs(raised) do
-  redis.call('HSET', KEYS[12], part, offset)
+  redis.call('HSET', KEYS[15], part, offset)
 end
 for b, n in pairs(delays) do
   redis.call('HINCRBY', K.stats, 'delay:' .. b, n)
 end
-local expires, dropped, admitted = 0, {}, {}
+local expires, dropped, admitted, ended = 0, {}, {}, 0
 local batch = tonumber(ARGV[2])
 if batch > 0 then
-  expires, dropped, admitted = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
+  expires, dropped, admitted, ended = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
 end
 local inversions = 0
 for _, user in ipairs(overtaken) do
@@ -147,4 +147,4 @@ end
 if inversions > 0 then
   redis.call('HINCRBY', K.stats, 'inversions', inversions)
 end
-return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, dropped}
+return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, dropped, ended}

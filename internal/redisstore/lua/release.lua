@@ -1,16 +1,14 @@
 -- release.lua: give a held slot back, and admit the next in line at once
 -- (after the admission step, which it is run behind: admission_keys.lua,
--- adaptive.lua, admission.lua).
+-- hold_lib.lua, adaptive.lua, admission.lua).
 --
--- KEYS[1..10] the admission keys (admission_keys.lua)
+-- KEYS[1..13] the admission keys (admission_keys.lua)
 -- ARGV[1] userId, ARGV[2] now (unix ms)
 -- ARGV[3] batch: the most users the freed room admits at once (0: none;
 -- the slot monitor's next tick does)
 -- ARGV[4] event id, ARGV[5] the admissions channel ('' : publish nothing)
 -- ARGV[6] record ('1': the caller records the changes in the log)
--- KEYS[11] holds HASH, KEYS[12] items HASH, KEYS[13] sold HASH,
 -- KEYS[14] released ZSET
--- (hold_lib.lua is put ahead of it)
 --
 -- Removes the user from active. A hold not yet recorded (in unrecorded) is not
 -- the user's to give back: they were never told of it, and it stays. When
@@ -22,50 +20,35 @@
 -- the members whose hold ended (score <= now) are trimmed, so the set holds
 -- only tokens still to refuse.
 --
--- The user's holds end with the slot, in the same step: their items not
--- sold are free again (the sold ones stay among their items).
+-- The user's holds end with the slot, in the same step (hold_lib.lua's
+-- end_holds): their items not sold are free again (the sold ones stay
+-- among their items).
 --
--- Returns {released, expiresAt, admitted, dropped, freed}: released 1 when the
+-- Returns {released, expiresAt, admitted, dropped, ended}: released 1 when the
 -- user held an unexpired slot, else 0 (releasing twice frees one slot, and
 -- nobody frees a slot they did not hold); admitted and dropped as tick.lua
--- returns them (empty unless the freed slot admitted someone); freed the
--- items whose live hold ended with the slot. REBUILDING
--- while the event is being rebuilt (config.rebuilding): nothing changed.
+-- returns them (empty unless the freed slot admitted someone); ended the
+-- item holds that ended with the user's slot and with the dropped users'.
+-- REBUILDING while the event is being rebuilt (config.rebuilding): nothing
+-- changed.
 if redis.call('HEXISTS', K.config, 'rebuilding') == 1 then
   return REBUILDING
 end
-local none = {0, 0, {}, {}, {}}
 local hold = redis.call('ZSCORE', K.active, ARGV[1])
 if not hold or redis.call('ZSCORE', K.unrecorded, ARGV[1]) then
-  return none
+  return {0, 0, {}, {}, 0}
 end
 redis.call('ZREM', K.active, ARGV[1])
 local now = tonumber(ARGV[2])
-local freed, bought = {}, {}
-for _, it in ipairs(user_items(KEYS[12], ARGV[1])) do
-  local v = redis.call('HGET', KEYS[11], it)
-  if v then
-    local exp, holder = parse_hold(v)
-    if holder == ARGV[1] then
-      redis.call('HDEL', KEYS[11], it)
-      if exp > now then
-        freed[#freed + 1] = it
-      end
-    end
-  end
-  if redis.call('HGET', KEYS[13], it) == ARGV[1] then
-    bought[#bought + 1] = it
-  end
-end
-set_user_items(KEYS[12], ARGV[1], bought)
+local ended = end_holds(K.holds, K.items, K.sold, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', now)
 if tonumber(hold) <= now then
-  return none
+  return {0, 0, {}, {}, ended}
 end
 redis.call('ZADD', KEYS[14], hold, hold .. '|' .. ARGV[1])
 local batch = tonumber(ARGV[3])
 if batch <= 0 then
-  return {1, 0, {}, {}, freed}
+  return {1, 0, {}, {}, ended}
 end
-local expires, dropped, admitted = admit(ARGV[4], now, batch, ARGV[5], ARGV[6])
-return {1, expires or 0, admitted or {}, dropped or {}, freed}
+local expires, dropped, admitted, more = admit(ARGV[4], now, batch, ARGV[5], ARGV[6])
+return {1, expires or 0, admitted or {}, dropped or {}, ended + (more or 0)}

@@ -1,6 +1,7 @@
 -- tick.lua: the slot monitor's tick for one event: the admission step, then
 -- the admissions left unrecorded (after the admission step, which it is run
--- behind: admission_keys.lua, adaptive.lua, admission.lua).
+-- behind: admission_keys.lua, hold_lib.lua, adaptive.lua,
+-- admission.lua).
 --
 -- KEYS[1..10] the admission keys (admission_keys.lua)
 -- ARGV[1] now (unix ms)
@@ -22,13 +23,14 @@
 -- it at once: holders never exceed capacity, admissions never exceed the
 -- rate.
 --
--- Returns {expiresAt, holders, waiting, admitted, dropped, stale} (holders
--- and waiting after the admission): admitted a flat list of triples user,
--- place score, served mark; dropped the users whose recorded hold ended;
--- stale a flat list of triples user, end of hold (renewed), served mark. NO_EVENT
--- when the event has no configuration.
+-- Returns {expiresAt, holders, waiting, admitted, dropped, stale, ended}
+-- (holders and waiting after the admission): admitted a flat list of
+-- triples user, place score, served mark; dropped the users whose recorded
+-- hold ended; stale a flat list of triples user, end of hold (renewed),
+-- served mark; ended the item holds that ended with the dropped users'
+-- slots (admit()). NO_EVENT when the event has no configuration.
 local now = tonumber(ARGV[1])
-local expires, dropped, admitted = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5])
+local expires, dropped, admitted, ended = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5])
 if not expires then
   return NO_EVENT
 end
@@ -49,4 +51,4 @@ if cutoff > 0 then
     end
   end
 end
-return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale}
+return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended}
