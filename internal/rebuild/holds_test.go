@@ -45,10 +45,10 @@ func TestRebuildRestoresHoldsAndSales(t *testing.T) {
 	if _, _, err := e.store.Confirm(e.ctx, e.ev, user(3), "S3", now()); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := e.store.Release(e.ctx, e.ev, user(3), now()); err != nil || !ok { // S3 stays sold
+	if ok, _, err := e.store.Release(e.ctx, e.ev, user(3), now()); err != nil || !ok { // S3 stays sold
 		t.Fatal(ok, err)
 	}
-	if ok, err := e.store.Release(e.ctx, e.ev, user(4), now()); err != nil || !ok { // S4 is free again
+	if ok, _, err := e.store.Release(e.ctx, e.ev, user(4), now()); err != nil || !ok { // S4 is free again
 		t.Fatal(ok, err)
 	}
 	want := map[string]queue.ItemState{"S0": queue.ItemHeld, "S1": queue.ItemSold, "S3": queue.ItemSold}

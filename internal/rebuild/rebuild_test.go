@@ -108,7 +108,7 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	e.waitLine(180)
 	// u000-u004 release: the freed slots go to u020-u024.
 	for i := range 5 {
-		if ok, err := fast.Release(e.ctx, e.ev, user(i), time.Now().UnixMilli()); err != nil || !ok {
+		if ok, _, err := fast.Release(e.ctx, e.ev, user(i), time.Now().UnixMilli()); err != nil || !ok {
 			t.Fatalf("release %s: %v %v", user(i), ok, err)
 		}
 	}
@@ -279,7 +279,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 			t.Fatalf("holders after the rebuild %v, want u000", got)
 		}
 		// Release it so the crash below starts from an empty slot.
-		if ok, err := e.store.Release(e.ctx, e.ev, user(0), time.Now().UnixMilli()); err != nil || !ok {
+		if ok, _, err := e.store.Release(e.ctx, e.ev, user(0), time.Now().UnixMilli()); err != nil || !ok {
 			t.Fatalf("release: %v %v", ok, err)
 		}
 	})
@@ -352,7 +352,7 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 			t.Errorf("status %d while rebuilding: %+v, want rank %d", i, p, queue.RankRebuilding)
 		}
 	}
-	if _, err := e.store.Release(e.ctx, e.ev, user(1), time.Now().UnixMilli()); !errors.Is(err, queue.ErrRebuilding) {
+	if _, _, err := e.store.Release(e.ctx, e.ev, user(1), time.Now().UnixMilli()); !errors.Is(err, queue.ErrRebuilding) {
 		t.Errorf("release while rebuilding: %v, want ErrRebuilding", err)
 	}
 	if r := e.tick(time.Now().Add(61*time.Second), 0); len(r.Admitted) != 0 || r.Dropped != 0 {
