@@ -90,6 +90,7 @@ func startGatewayOn(t *testing.T, sys *testsys.System, store queue.GatewayStore,
 		defer close(done)
 		_ = gw.Run(ctx)
 	}()
+	<-gw.Started() // a socket before would be refused 503
 	srv := httptest.NewUnstartedServer(contract.Gateway(t).Handler(t, gw))
 	srv.Listener = gateway.LimitWriteBuffer(srv.Listener, sendBuffer)
 	srv.Start()

@@ -146,6 +146,7 @@ func TestShutdownClosesSocketsWith1001(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { defer close(done); _ = gw.Run(ctx) }()
+	<-gw.Started()
 	e := &gwEnv{sys: sys, gw: gw, tickets: tickets, clock: newClock()}
 	e.srv = newServer(t, gw)
 	ev := testenv.EventID(t)

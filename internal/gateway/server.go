@@ -267,6 +267,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 // Echo returns the router, for listing routes.
 func (s *Server) Echo() *echo.Echo { return s.e }
 
+// Started is closed once Run has started: sockets and streams are taken from
+// then on (before, 503 "the gateway is starting").
+func (s *Server) Started() <-chan struct{} { return s.ready }
+
 // Sockets returns the number of open sockets.
 func (s *Server) Sockets() int { return s.hub.count() }
 

@@ -50,6 +50,7 @@ func TestReleasedTokenRefusedByEveryGuard(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	go func() { _ = gw.Run(ctx) }()
+	<-gw.Started()
 	gwSrv := httptest.NewServer(contract.Gateway(t).Handler(t, gw))
 	t.Cleanup(gwSrv.Close)
 

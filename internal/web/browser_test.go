@@ -79,6 +79,7 @@ func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) h
 		defer close(done)
 		_ = gw.Run(gctx)
 	}()
+	<-gw.Started()
 	var h http.Handler = gw
 	if wrap != nil {
 		h = wrap(gw)
