@@ -199,6 +199,19 @@ func TestChallenge(t *testing.T) {
 	if d.ChallengesIssued != 4 || d.ChallengesSolved != 2 || d.ChallengesRefused != 6 || d.Difficulty != 10 {
 		t.Fatalf("door stats %+v; want 4 issued, 2 solved, 6 refused, difficulty 10", d)
 	}
+	// /metrics tells the same, per event.
+	m := e.do(t, http.MethodGet, "/metrics", nil, nil)
+	for _, want := range []string{
+		fmt.Sprintf(`waitq_event_challenges_issued_total{event=%q} 4`, ev),
+		fmt.Sprintf(`waitq_event_challenges_solved_total{event=%q} 2`, ev),
+		fmt.Sprintf(`waitq_event_challenges_refused_total{event=%q} 6`, ev),
+		fmt.Sprintf(`waitq_event_challenge_difficulty_bits{event=%q} 10`, ev),
+		`waitq_challenges_total{outcome="replayed"} 1`,
+	} {
+		if !strings.Contains(string(m.body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
 	// An event without a challenge says so.
 	plain := testenv.EventID(t) + "-p"
 	e.putEvent(t, plain, `{"capacity":5}`)

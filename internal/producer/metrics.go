@@ -92,6 +92,11 @@ func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.L
 		"load":       desc("waitq_event_health_load", "The highest load reported in the reports the controller last used (1: the most the shop can bear)."),
 		"reportAge":  desc("waitq_event_health_report_age_seconds", "Age of the event's newest health report."),
 		"target":     desc("waitq_event_health_target_p95_seconds", "An adaptive event's target p95 latency of the origin (targetLatencyMs)."),
+		"issued":     desc("waitq_event_challenges_issued_total", "Proof-of-work challenges issued for the event, by every producer-api."),
+		"solved":     desc("waitq_event_challenges_solved_total", "Challenges whose solution a join was acknowledged with."),
+		"refused":    desc("waitq_event_challenges_refused_total", "Challenge solutions refused (wrong, forged, expired, another event's or visitor's, too easy)."),
+		"difficulty": desc("waitq_event_challenge_difficulty_bits", "The challenge difficulty in force (leading zero bits; adaptive: follows the join rate)."),
+		"doorRate":   desc("waitq_event_door_joins_per_second", "Joins through the door a second, over about ten seconds (what the adaptive difficulty follows)."),
 	}}
 }
 
@@ -149,6 +154,13 @@ func (c *eventCollector) read(emit func(prometheus.Metric)) {
 		}
 		if st.OpensAt > 0 {
 			put("opensAt", prometheus.GaugeValue, float64(st.OpensAt)/1000)
+		}
+		if st.Challenge.Enabled() {
+			put("issued", prometheus.CounterValue, float64(st.Door.ChallengesIssued))
+			put("solved", prometheus.CounterValue, float64(st.Door.ChallengesSolved))
+			put("refused", prometheus.CounterValue, float64(st.Door.ChallengesRefused))
+			put("difficulty", prometheus.GaugeValue, float64(st.Door.Difficulty))
+			put("doorRate", prometheus.GaugeValue, st.Door.JoinsPerSecond)
 		}
 		if len(st.Health) > 0 {
 			put("reportAge", prometheus.GaugeValue, float64(now-st.Health[0].At)/1000)
