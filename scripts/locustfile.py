@@ -90,6 +90,7 @@ class QueueUser(HttpUser):
             if entered is None:
                 return
             headers, body = entered
+        headers["Idempotency-Key"] = uuid.uuid4().hex  # the round's visit
         with self.client.post(f"/v1/events/{EVENT}/queue", headers=headers, json=body,
                               name="join", catch_response=True) as r:
             if r.status_code != 202:

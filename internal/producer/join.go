@@ -13,6 +13,11 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
+// VisitHeader carries a join's visit: the same key on every try of one
+// visit, so that a retry landing after the visit was admitted queues
+// nobody again (queue.Message.Visit).
+const VisitHeader = "Idempotency-Key"
+
 // JoinResponse is the 202 body of a join.
 type JoinResponse struct {
 	EventID   string `json:"eventId"`
@@ -69,6 +74,12 @@ func (s *Server) enqueue(c echo.Context, op queue.Op) (queue.Message, error) {
 	m := queue.NewMessage(op, ev.ID, id.user, s.now().UnixMilli())
 	if op == queue.OpLeave {
 		return m, s.publish(c.Request().Context(), m)
+	}
+	if v := c.Request().Header.Get(VisitHeader); v != "" {
+		if !queue.ValidVisit(v) {
+			return queue.Message{}, queue.Errorf(queue.CodeInvalidBody, "%s must be 1-%d characters of [A-Za-z0-9_-]", VisitHeader, queue.MaxVisitLen)
+		}
+		m.Visit = v
 	}
 	// The stamp decides: a join stamped before the opening is in the
 	// pre-queue's draw, wherever and whenever it reaches the line.

@@ -55,3 +55,20 @@ func CheckUserID(id string) error {
 	}
 	return nil
 }
+
+// MaxVisitLen bounds a join's visit (its Idempotency-Key).
+const MaxVisitLen = 64
+
+// ValidVisit reports whether v can be a join's visit: 1-64 characters of
+// [A-Za-z0-9_-].
+func ValidVisit(v string) bool {
+	if len(v) == 0 || len(v) > MaxVisitLen {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !isAlnum(c) && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}

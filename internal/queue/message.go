@@ -88,6 +88,10 @@ type Message struct {
 	Seed  string `json:"seed,omitempty"`
 	// Item is the item of a hold, unhold or sold record.
 	Item string `json:"item,omitempty"`
+	// Visit is a join's idempotency key (Idempotency-Key): the same for
+	// every try of one visit, so a retry that lands after the visit was
+	// admitted queues nobody again ("": none).
+	Visit string `json:"visit,omitempty"`
 }
 
 // NewMessage returns a message of op by userID in eventID stamped ts (unix
@@ -138,6 +142,8 @@ func (m *Message) Validate() error {
 		return fmt.Errorf("queue: %s record of %q has an invalid item %q", m.Op, m.UserID, m.Item)
 	case m.Op == OpHold && m.ExpiresAt <= 0:
 		return fmt.Errorf("queue: hold record of %q lacks expiresAt", m.UserID)
+	case m.Visit != "" && (m.Op != OpJoin || !ValidVisit(m.Visit)):
+		return fmt.Errorf("queue: %s of %q has an invalid visit %q", m.Op, m.UserID, m.Visit)
 	case m.Op == OpSweep && m.Score == 0:
 		return fmt.Errorf("queue: sweep record of %q lacks its score", m.UserID)
 	case m.Op == OpConfig:

@@ -118,6 +118,43 @@ func TestRetriedJoinNeverQueuesAgainAfterTheRelease(t *testing.T) {
 	}
 }
 
+// TestRetryOfTheAdmittedVisitSentAfterTheAdmission: a visit's first try
+// (answered 503, landed) is admitted and released; its retry, stamped after
+// the admission and carrying the same visit, queues nobody; a new visit
+// queues again. (Without a visit the stamp alone cannot tell them apart.)
+func TestRetryOfTheAdmittedVisitSentAfterTheAdmission(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 1, 10, 0)
+	visit := func(ts int64, v string) queue.Message {
+		m := msg(queue.OpJoin, ev, "u0", ts)
+		m.Visit = v
+		return m
+	}
+	if res, err := s.Ingest(ctx, []queue.Message{visit(100, "visit-a")}, 200); err != nil || res.Joined != 1 {
+		t.Fatalf("the first try: %+v %v", res, err)
+	}
+	if r := tick(t, s, ev, 1000, 10); !slices.Equal(r.Admitted, []string{"u0"}) {
+		t.Fatalf("tick %+v", r)
+	}
+	if ok, _, err := s.Release(ctx, ev, "u0", 1500); err != nil || !ok {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+	// The retry was sent after the admission (stamped 1200).
+	res, err := s.Ingest(ctx, []queue.Message{visit(1200, "visit-a")}, 2000)
+	if err != nil || res.Joined != 0 || res.Ignored != 1 || len(line(t, c, ev)) != 0 {
+		t.Fatalf("the retry queued the visit again: %+v %v, line %v", res, err, line(t, c, ev))
+	}
+	if r := tick(t, s, ev, 2500, 10); len(r.Admitted) != 0 {
+		t.Fatalf("admitted twice for one visit: %+v", r)
+	}
+	// A new visit after the release queues again.
+	if res, err := s.Ingest(ctx, []queue.Message{visit(2600, "visit-b")}, 3000); err != nil || res.Joined != 1 {
+		t.Fatalf("a new visit: %+v %v", res, err)
+	}
+}
+
 func TestReleaseIsIdempotentAndOnlyFreesHeldSlots(t *testing.T) {
 	s, _ := newStore(t)
 	ctx := context.Background()

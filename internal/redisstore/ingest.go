@@ -88,7 +88,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 	calls := make([]scriptCall, len(order))
 	for i, ev := range order {
 		d := draws[ev]
-		args := make([]any, 0, 6+6*len(byEv[ev]))
+		args := make([]any, 0, 6+7*len(byEv[ev]))
 		args = append(args, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
 		var drawer *draw.Drawer
 		if d.seed != nil {
@@ -103,10 +103,10 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			if m.Op.Record() {
 				op = "record"
 			}
-			args = append(args, op, m.UserID, m.TS, score, m.Partition, max(m.Offset, queue.NoOffset))
+			args = append(args, op, m.UserID, m.TS, score, m.Partition, max(m.Offset, queue.NoOffset), m.Visit)
 		}
 		k := keysOf(ev)
-		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets), args}
+		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.visits), args}
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {

@@ -108,7 +108,7 @@ func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:releas
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
 	control, health, changes, unrecorded                   string
-	holds, sold, items, offsets, released                  string
+	holds, sold, items, offsets, released, visits          string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -138,8 +138,15 @@ func keysOf(eventID string) eventKeys {
 		items:      ItemsKey(eventID),
 		offsets:    OffsetsKey(eventID),
 		released:   ReleasedKey(eventID),
+		visits:     VisitsKey(eventID),
 	}
 }
+
+// VisitsKey is the HASH of eventID's users' visits: user id -> the visit
+// (Idempotency-Key) of the join that last put them in line (ingest.lua). A
+// later join of the same visit queues nobody, though it was stamped after
+// the user's admission: it is that admitted join's retry.
+func VisitsKey(eventID string) string { return "waitq:{" + eventID + "}:visits" }
 
 // SpentKey is the ZSET of eventID's spent one-time proofs (queue.Spend:
 // "c:<challenge id>", "j:<jti>"), scored by when each would have expired

@@ -10,6 +10,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 )
 
@@ -61,6 +62,11 @@ func TestOnePlacePerBrowser(t *testing.T) {
 	}
 	if refreshed != user || tab != user || rejoined != user {
 		t.Fatalf("one browser held %q, %q (refresh), %q (tab), %q (join again): want one identity", user, refreshed, tab, rejoined)
+	}
+
+	// The page's joins carried its visit's key (Idempotency-Key).
+	if v := st.sys.Store.Client().HGet(context.Background(), redisstore.VisitsKey(ev), user).Val(); len(v) != 32 {
+		t.Fatalf("the visit kept for %s is %q: the page sent no Idempotency-Key", user, v)
 	}
 
 	other := browser(t, chrome) // another profile: another person

@@ -4,7 +4,8 @@
 -- adaptive.lua, admission.lua).
 --
 -- KEYS[1..13] the admission keys (admission_keys.lua), KEYS[14] prequeue ZSET,
--- KEYS[15] offsets HASH (partition -> the highest offset applied)
+-- KEYS[15] offsets HASH (partition -> the highest offset applied),
+-- KEYS[16] visits HASH (user -> the visit of the join that last queued them)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -13,9 +14,10 @@
 -- the caller knows of no draw)
 -- ARGV[6] record ('1': the caller records the fast track's admissions in
 -- the log, admission.lua)
--- ARGV[7..] sextuples: op ("join" | "leave" | "record"), userId, stamp
+-- ARGV[7..] septuples: op ("join" | "leave" | "record"), userId, stamp
 -- (unix ms), drawn score (package draw's Score of the user; '' without a
--- draw), partition, offset (-1: the message has no place in the log)
+-- draw), partition, offset (-1: the message has no place in the log),
+-- visit (a join's Idempotency-Key; '' none)
 --
 -- The offsets: a message at or below its partition's mark in KEYS[15] was
 -- applied already (a redelivery, or the late batch of a consumer whose
@@ -32,8 +34,11 @@
 -- is recorded: admission.lua), or was admitted after this join was stamped (served, the
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
--- while a new join after a release (stamped later) queues again. A leave
--- removes the user from the waiting line.
+-- while a new join after a release (stamped later) queues again, unless it
+-- carries the visit of the join that queued the user last (KEYS[16], kept
+-- when a join is added): then it is a try of that admitted visit sent after
+-- the admission (a retry of a try answered 503 that landed), and queues
+-- nobody. A leave removes the user from the waiting line.
 --
 -- Fairness figures, in stats: a join added with a score below
 -- stats.admittedMaxScore (someone placed behind it was already admitted)
@@ -71,7 +76,7 @@ local maxAdmitted = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or 
 local joined, left, ignored = 0, 0, 0
 local overtaken, delays = {}, {}
 local marks, raised = {}, {}
-for i = 7, #ARGV, 6 do
+for i = 7, #ARGV, 7 do
   local op, user = ARGV[i], ARGV[i + 1]
   local part, offset = ARGV[i + 4], tonumber(ARGV[i + 5])
   if offset >= 0 then
@@ -106,8 +111,14 @@ for i = 7, #ARGV, 6 do
       ignored = ignored + 1
     elseif served and stamp <= tonumber(served) then
       ignored = ignored + 1
+    elseif served and ARGV[i + 6] ~= '' and redis.call('HGET', KEYS[16], user) == ARGV[i + 6] then
+      -- a try of the visit that was admitted, sent after its admission
+      ignored = ignored + 1
     elseif redis.call('ZADD', K.waiting, 'NX', score, user) == 1 then
       joined = joined + 1
+      if ARGV[i + 6] ~= '' then
+        redis.call('HSET', KEYS[16], user, ARGV[i + 6])
+      end
       if maxAdmitted and place < maxAdmitted then
         overtaken[#overtaken + 1] = user
       end

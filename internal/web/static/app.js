@@ -47,6 +47,20 @@ let joining = false;
 // shares it, and it outlives the tab.
 function storeKey() { return `waitq:${eventId}`; }
 
+// visit returns this browser's visit of the event: one key for every try
+// of a join until the place ends (finish), kept with the place.
+function visit() {
+  const key = `waitq-visit:${eventId}`;
+  let v = localStorage.getItem(key);
+  if (!v) {
+    const b = new Uint8Array(16);
+    crypto.getRandomValues(b);
+    v = Array.from(b, (x) => x.toString(16).padStart(2, "0")).join("");
+    localStorage.setItem(key, v);
+  }
+  return v;
+}
+
 function saved() {
   try {
     const s = JSON.parse(localStorage.getItem(storeKey()) || "null");
@@ -98,10 +112,12 @@ async function join() {
     }
     const ch = await api(`/v1/events/${ev}/challenge`, { method: "POST" });
     if (!ch.r.ok) return failed(ch.body);
-    const init = { method: "POST" };
+    // The visit's key goes with every try: a retry that lands after an
+    // earlier try of the visit was admitted queues nobody again.
+    const init = { method: "POST", headers: { "Idempotency-Key": visit() } };
     if (ch.body.required) {
       const solution = await solve(ch.body);
-      init.headers = { "Content-Type": "application/json" };
+      init.headers["Content-Type"] = "application/json";
       init.body = JSON.stringify({ challenge: ch.body.challenge, solution });
     }
     const { r, body } = await api(`/v1/events/${ev}/queue`, init);
@@ -525,6 +541,7 @@ function finish() {
   clearInterval(countdown);
   stopOpening();
   save(null);
+  localStorage.removeItem(`waitq-visit:${eventId}`); // a next join is a new visit
   stopWatching("done");
   show("released");
 }
