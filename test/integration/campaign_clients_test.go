@@ -416,11 +416,23 @@ func (c *campaign) inject(st chaos.Step) {
 		inject = func() error { return n.disconnect(c.s.net) }
 		heal = func() error { return n.connect(c.s.net) }
 	}
-	if err := inject(); err != nil {
-		f.Err = "inject: " + err.Error()
+	// An injection that fails left the target as it was (the engine
+	// refused: a pause's cgroup freeze can fail under load): tried again a
+	// few times, then counted as skipped, not as a broken promise.
+	var injectErr error
+	for try := range 3 {
+		if injectErr = inject(); injectErr == nil {
+			break
+		}
+		c.t.Logf("nemesis: %s %s: inject (try %d): %v", st.Kind, n.alias, try+1, injectErr)
+		time.Sleep(500 * time.Millisecond)
+	}
+	if injectErr != nil {
+		f.Skipped = true
 		c.h.AddFault(f)
 		return
 	}
+	f.Start = time.Now()
 	c.t.Logf("nemesis: %s %s for %v", st.Kind, n.alias, st.For)
 	time.Sleep(time.Until(f.Start.Add(st.For)))
 	// Heal for sure: a failed heal is retried, and reported.
