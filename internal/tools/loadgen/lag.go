@@ -99,17 +99,12 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	st, err := startInfra(ctx, false)
+	p, err := startProducerOnInfra(ctx, nil, stderr)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	token := stack.RandomHex(16)
-	base, stopProducer, err := startProducer(ctx, st, "", token, nil, stderr)
-	if err != nil {
-		return err
-	}
-	defer stopProducer()
+	defer p.stop()
+	st, base, token := p.st, p.base, p.token
 	// The event (and its topic) exists before the consumer starts, so its
 	// first topic discovery finds it and no rebalance follows.
 	if err := createBenchEvent(ctx, base, token); err != nil {

@@ -29,6 +29,30 @@ func startProducer(ctx context.Context, st *infra, batchTimeout, adminToken stri
 	return s.URL(), stopper(s, stderr), nil
 }
 
+// producerOnInfra is producer-api in this process over an infra of its
+// own, with a fresh admin token.
+type producerOnInfra struct {
+	st          *infra
+	base, token string
+	stop        func()
+}
+
+// startProducerOnInfra starts the broker and Redis (startInfra) and
+// producer-api on them (startProducer, extra on top); stop stops both.
+func startProducerOnInfra(ctx context.Context, extra map[string]string, stderr io.Writer) (*producerOnInfra, error) {
+	st, err := startInfra(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	token := stack.RandomHex(16)
+	base, stop, err := startProducer(ctx, st, "", token, extra, stderr)
+	if err != nil {
+		st.Close()
+		return nil, err
+	}
+	return &producerOnInfra{st: st, base: base, token: token, stop: func() { stop(); st.Close() }}, nil
+}
+
 // startIngest runs ingest-consumer in this process against st, with the
 // service's defaults (group, discovery interval, batch size, the fast
 // track), and waits until it is ready.
