@@ -332,6 +332,10 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 	})
 	g.admin.HandleFunc("GET "+AdminPrefix+"readyz", g.readyz)
 	g.admin.Handle("GET "+AdminPrefix+"metrics", promhttp.HandlerFor(deps.Registry, promhttp.HandlerOpts{Registry: deps.Registry}))
+	g.admin.HandleFunc("GET "+AdminPrefix+"openapi.yaml", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		_, _ = w.Write(OpenAPI)
+	})
 	if cfg.ForwardAuth {
 		g.admin.HandleFunc("GET "+AuthPath, g.serveAuth)
 	}

@@ -343,6 +343,9 @@ func TestReadiness(t *testing.T) {
 	if resp, _ := f.do(t, http.MethodGet, guard.AdminPrefix+"healthz", ""); resp.StatusCode != 200 {
 		t.Fatalf("healthz: %d", resp.StatusCode)
 	}
+	if resp, body := f.do(t, http.MethodGet, guard.AdminPrefix+"openapi.yaml", ""); resp.StatusCode != 200 || body != string(guard.OpenAPI) {
+		t.Fatalf("openapi.yaml: %d, %d bytes", resp.StatusCode, len(body))
+	}
 	if _, n := f.origin.last(); n != 0 {
 		t.Fatal("the guard's own routes reached the origin")
 	}
