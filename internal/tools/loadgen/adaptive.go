@@ -139,7 +139,7 @@ func measureAdaptive(ctx context.Context, cfg adaptiveConfig, m admissionMode, s
 	r := &adaptiveRun{mode: m, failures: newTally(), seen: map[queue.RateChange]bool{}}
 	runCtx, cancel := context.WithTimeout(ctx, cfg.maxRun)
 	defer cancel()
-	joins := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
+	joins := servicesClient()
 	defer joins.CloseIdleConnections()
 	visits := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 512, IdleConnTimeout: 30 * time.Second, DisableCompression: true}
 	defer visits.CloseIdleConnections()

@@ -10,13 +10,11 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/app"
-	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/stack/svcproc"
-	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // adaptiveStack is one run's services over a stack of its own: producer-
@@ -134,25 +132,17 @@ func (s *adaptiveStack) status(ctx context.Context) (queue.EventStatus, error) {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return ev, fmt.Errorf("admin GET %s: %s: %s", id, resp.Status, report.OneLine(string(b)))
+		return ev, answerError("admin GET "+id, resp)
 	}
 	return ev, json.NewDecoder(resp.Body).Decode(&ev)
 }
 
 // waitForReport waits until producer-api holds a report of the run's guard.
 func waitForReport(ctx context.Context, s *adaptiveStack) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for {
+	return poll(ctx, 15*time.Second, 200*time.Millisecond, func() (bool, error) {
 		ev, err := s.status(ctx)
-		if err == nil && len(ev.Health) > 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no health report of the guard reached producer-api within 15s (%v)", err)
-		}
-		if !clock.SleepUntil(ctx, time.Now().Add(200*time.Millisecond)) {
-			return ctx.Err()
-		}
-	}
+		return err == nil && len(ev.Health) > 0, err
+	}, func(err error) error {
+		return fmt.Errorf("no health report of the guard reached producer-api within 15s (%v)", err)
+	})
 }

@@ -161,7 +161,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 		fmt.Fprintf(stdout, "target   producer-api, ingest-consumer and two ws-gateways in-process (service defaults: monitor tick 5s), kfake in-process, redis-server %s child; %d partitions\n",
 			st.redisVersion(ctx), benchPartitions)
 	}
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
+	c := servicesClient()
 	defer c.CloseIdleConnections()
 	r := &admitResult{failures: newTally()}
 	if err := measureJoins(ctx, c, s, cfg, r, stderr); err != nil {
@@ -291,19 +291,14 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *inf
 
 // waitLineLength waits until event's waiting line holds n users.
 func waitLineLength(ctx context.Context, st *infra, event string, n int64) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, err := st.client.ZCard(ctx, redisstore.WaitingKey(event)).Result()
-		if err == nil && got == n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the line of %s holds %d of %d after 30s (%v)", event, got, n, err)
-		}
-		if !clock.SleepUntil(ctx, time.Now().Add(20*time.Millisecond)) {
-			return ctx.Err()
-		}
-	}
+	var got int64
+	return poll(ctx, 30*time.Second, 20*time.Millisecond, func() (bool, error) {
+		var err error
+		got, err = st.client.ZCard(ctx, redisstore.WaitingKey(event)).Result()
+		return err == nil && got == n, err
+	}, func(err error) error {
+		return fmt.Errorf("the line of %s holds %d of %d after 30s (%v)", event, got, n, err)
+	})
 }
 
 // printAdmit prints the admit table and its summary rows.

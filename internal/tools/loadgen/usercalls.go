@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -15,6 +16,20 @@ import (
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
+
+// servicesClient returns the HTTP client a measurement's users join (and
+// release, and read metrics) through: the services on loopback, no proxy,
+// 10 s a request, 64 idle connections a host.
+func servicesClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
+}
+
+// answerError is the error of an answer other than the one expected: what
+// was asked, the answer's status and the start of its body on one line.
+func answerError(what string, resp *http.Response) error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	return fmt.Errorf("%s: %s: %s", what, resp.Status, report.OneLine(string(b)))
+}
 
 // joinAs joins event as user through producer-api.
 func joinAs(ctx context.Context, c *http.Client, base, event, user string) (producer.JoinResponse, error) {
@@ -30,8 +45,7 @@ func joinAs(ctx context.Context, c *http.Client, base, event, user string) (prod
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusAccepted {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return j, fmt.Errorf("join: %s: %s", resp.Status, report.OneLine(string(b)))
+		return j, answerError("join", resp)
 	}
 	return j, json.NewDecoder(resp.Body).Decode(&j)
 }
