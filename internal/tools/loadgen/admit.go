@@ -2,23 +2,17 @@ package loadgen
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
-
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/clock"
-	"github.com/waitq/waitq/internal/gateway"
-	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack"
@@ -167,7 +161,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 		fmt.Fprintf(stdout, "target   producer-api, ingest-consumer and two ws-gateways in-process (service defaults: monitor tick 5s), kfake in-process, redis-server %s child; %d partitions\n",
 			st.redisVersion(ctx), benchPartitions)
 	}
-	c := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{Proxy: nil, MaxIdleConnsPerHost: 64}}
+	c := servicesClient()
 	defer c.CloseIdleConnections()
 	r := &admitResult{failures: newTally()}
 	if err := measureJoins(ctx, c, s, cfg, r, stderr); err != nil {
@@ -295,95 +289,16 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *inf
 	return ctx.Err()
 }
 
-// joinAs joins event as user through producer-api.
-func joinAs(ctx context.Context, c *http.Client, base, event, user string) (producer.JoinResponse, error) {
-	var j producer.JoinResponse
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/events/"+event+"/queue", nil)
-	if err != nil {
-		return j, err
-	}
-	req.Header.Set(httpkit.UserHeader, user)
-	resp, err := c.Do(req)
-	if err != nil {
-		return j, fmt.Errorf("join: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusAccepted {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return j, fmt.Errorf("join: %s: %s", resp.Status, report.OneLine(string(b)))
-	}
-	return j, json.NewDecoder(resp.Body).Decode(&j)
-}
-
-// watchUntilAdmitted connects to the gateway at base with statusURL and
-// reads frames until the admitted one (its entry token is returned) or
-// admitWait passes.
-func watchUntilAdmitted(ctx context.Context, base, statusURL string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, admitWait)
-	defer cancel()
-	f, closeWS, err := awaitAdmitted(ctx, base, statusURL)
-	if err == nil {
-		closeWS()
-	}
-	return f.EntryToken, err
-}
-
-// awaitAdmitted connects to the gateway at base with statusURL and reads
-// frames until the admitted one, which it returns with the function that
-// closes the socket normally (the close handshake), or until ctx ends.
-func awaitAdmitted(ctx context.Context, base, statusURL string) (gateway.AdmittedFrame, func(), error) {
-	ws, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(base, "http")+statusURL, nil)
-	if err != nil {
-		return gateway.AdmittedFrame{}, nil, fmt.Errorf("dial: %w", err)
-	}
-	for {
-		_, b, err := ws.Read(ctx)
-		if err != nil {
-			_ = ws.CloseNow()
-			return gateway.AdmittedFrame{}, nil, fmt.Errorf("no admitted frame: %w", err)
-		}
-		var f gateway.AdmittedFrame
-		if json.Unmarshal(b, &f) == nil && f.Type == "admitted" {
-			return f, func() { _ = ws.Close(websocket.StatusNormalClosure, "") }, nil
-		}
-	}
-}
-
-// releaseSlot gives a held slot back through the gateway at base.
-func releaseSlot(ctx context.Context, c *http.Client, base, event, token string) error {
-	body, _ := json.Marshal(gateway.TokenBody{Token: token})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/events/"+event+"/release", strings.NewReader(string(body)))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	var rr gateway.ReleaseResponse
-	if err := json.NewDecoder(resp.Body).Decode(&rr); err != nil || !rr.Released {
-		return fmt.Errorf("%s: released %v (%v)", resp.Status, rr.Released, err)
-	}
-	return nil
-}
-
 // waitLineLength waits until event's waiting line holds n users.
 func waitLineLength(ctx context.Context, st *infra, event string, n int64) error {
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		got, err := st.client.ZCard(ctx, redisstore.WaitingKey(event)).Result()
-		if err == nil && got == n {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("the line of %s holds %d of %d after 30s (%v)", event, got, n, err)
-		}
-		if !clock.SleepUntil(ctx, time.Now().Add(20*time.Millisecond)) {
-			return ctx.Err()
-		}
-	}
+	var got int64
+	return poll(ctx, 30*time.Second, 20*time.Millisecond, func() (bool, error) {
+		var err error
+		got, err = st.client.ZCard(ctx, redisstore.WaitingKey(event)).Result()
+		return err == nil && got == n, err
+	}, func(err error) error {
+		return fmt.Errorf("the line of %s holds %d of %d after 30s (%v)", event, got, n, err)
+	})
 }
 
 // printAdmit prints the admit table and its summary rows.

@@ -1,4 +1,6 @@
-// Package loadgen holds the measurements of cmd/loadgen, one file each:
+// Package loadgen holds the measurements of cmd/loadgen, each in files
+// named for it (a large one split by concern: its settings, the stack it
+// starts, its clients, its measuring and its report):
 // joins (joins/s through producer-api next to a bare echo handler and a bare
 // Kafka writer), ingest (messages/s of the ingest consumer next to raw
 // pipelined ZADDs), lag (join → visible-in-line lag at a fixed offered rate)
@@ -20,8 +22,10 @@
 // Redis Cluster of three) they run against and what they read of it
 // (infra.go), the bench event (event.go), the settings of services run in
 // this process (services.go), the ws-gateway child process (gateway.go,
-// on internal/stack/svcproc), the closed-loop HTTP workers (workers.go), progress
-// lines (progress.go) and failures by class (tally.go). Latency records,
+// on internal/stack/svcproc), the closed-loop HTTP workers (workers.go), a
+// user's calls: join, wait for the admitted frame, release (usercalls.go),
+// waiting until a condition holds (poll.go), progress lines (progress.go)
+// and failures by class (tally.go). Latency records,
 // /proc readers and the report's lines are the subpackages latency, procstat
 // and report.
 //

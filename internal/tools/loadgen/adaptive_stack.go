@@ -1,0 +1,148 @@
+package loadgen
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"time"
+
+	"github.com/waitq/waitq/internal/app"
+	"github.com/waitq/waitq/internal/demoshop"
+	"github.com/waitq/waitq/internal/guard"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/stack"
+	"github.com/waitq/waitq/internal/stack/svcproc"
+)
+
+// adaptiveStack is one run's services over a stack of its own: producer-
+// api, ingest-consumer, ws-gateway, the demo shop and waitq-guard in front
+// of it, with the run's event.
+type adaptiveStack struct {
+	services
+	producer, gateway, guard string // base URLs
+	event, token             string
+	shop                     *demoshop.Shop
+	admin                    *http.Client // of producer-api's admin API
+}
+
+// startAdaptiveStack starts the services of a run admitting by m and
+// creates its event before the consumer and the guard start (the consumer
+// finds it at its first discovery; the guard reports with its report
+// token).
+func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode, stderr io.Writer) (_ *adaptiveStack, err error) {
+	st, err := startInfra(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	s := &adaptiveStack{services: newServices(st, true, stderr), event: "adaptive-" + m.name, token: stack.RandomHex(16),
+		admin: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}}
+	s.AtClose(st.Close)
+	s.AtClose(s.admin.CloseIdleConnections)
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	secret := stack.RandomHex(32)
+	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token, "WAITQ_TRUST_USER_HEADER": "true"}); err != nil {
+		return nil, err
+	}
+	if s.shop, err = demoshop.New(demoshop.Config{Workers: cfg.workers, WorkTime: cfg.workTime, QueueTimeout: cfg.queueTimeout}); err != nil {
+		return nil, err
+	}
+	shopBase, stopShop, err := serveLoopback("demo shop", s.shop)
+	if err != nil {
+		return nil, err
+	}
+	s.AtClose(stopShop)
+	guardAddr, err := svcproc.FreeAddr() // the event's target, known before the guard starts
+	if err != nil {
+		return nil, err
+	}
+	if err := createEvent(ctx, s.producer, s.token, s.event, eventBody(cfg, m, "http://"+guardAddr+"/")); err != nil {
+		return nil, err
+	}
+	ev, err := s.status(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err = s.start(ctx, &app.Ingest{}, nil); err != nil {
+		return nil, err
+	}
+	if s.gateway, err = s.start(ctx, &app.Gateway{}, map[string]string{
+		"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIT_INTERVAL": adaptiveMonitor.String(),
+	}); err != nil {
+		return nil, err
+	}
+	g, err := stack.StartService(ctx, &app.Guard{}, map[string]string{
+		"WAITQ_HTTP_ADDR":        guardAddr,
+		"WAITQ_ORIGIN_URL":       shopBase,
+		"WAITQ_EVENT_ID":         s.event,
+		"WAITQ_WAITING_ROOM_URL": s.gateway + "/",
+		"WAITQ_GATEWAY_URL":      s.gateway,
+		"WAITQ_DONE_PATH":        "/order",
+		"WAITQ_COOKIE_INSECURE":  "true", // plain HTTP on loopback
+		"WAITQ_HEALTH_URL":       s.producer,
+		"WAITQ_HEALTH_TOKEN":     ev.ReportToken,
+		"WAITQ_HEALTH_INTERVAL":  adaptiveInterval.String(),
+		"WAITQ_HEALTH_WINDOW":    adaptiveWindow.String(),
+		"WAITQ_HEALTH_REPORTER":  adaptiveReporter,
+	}, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
+	if err != nil {
+		return nil, err
+	}
+	s.guard = g.URL()
+	s.AtClose(stopper(g, stderr))
+	return s, nil
+}
+
+// eventBody is the admin PUT body of a run's event: room for everyone, the
+// guard as its target, the rate of m.
+func eventBody(cfg adaptiveConfig, m admissionMode, target string) string {
+	body := map[string]any{
+		"capacity": adaptiveCapacity, "holdSeconds": adaptiveHold, "partitions": benchPartitions,
+		"admitPerMinute": m.perMinute, "targetUrl": target,
+	}
+	if m.adaptive {
+		body["adaptive"] = map[string]any{
+			"targetLatencyMs":      cfg.target.Milliseconds(),
+			"stepMs":               cfg.step.Milliseconds(),
+			"signalTimeoutSeconds": int(math.Ceil(max(adaptiveSignalTimeout, cfg.step).Seconds())),
+		}
+	}
+	b, _ := json.Marshal(body)
+	return string(b)
+}
+
+// status reads the run's event through producer-api's admin GET.
+func (s *adaptiveStack) status(ctx context.Context) (queue.EventStatus, error) {
+	var ev queue.EventStatus
+	id := s.event
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.producer+"/v1/admin/events/"+id, nil)
+	if err != nil {
+		return ev, err
+	}
+	req.Header.Set("Authorization", "Bearer "+s.token)
+	resp, err := s.admin.Do(req)
+	if err != nil {
+		return ev, fmt.Errorf("admin GET %s: %w", id, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return ev, answerError("admin GET "+id, resp)
+	}
+	return ev, json.NewDecoder(resp.Body).Decode(&ev)
+}
+
+// waitForReport waits until producer-api holds a report of the run's guard.
+func waitForReport(ctx context.Context, s *adaptiveStack) error {
+	return poll(ctx, 15*time.Second, 200*time.Millisecond, func() (bool, error) {
+		ev, err := s.status(ctx)
+		return err == nil && len(ev.Health) > 0, err
+	}, func(err error) error {
+		return fmt.Errorf("no health report of the guard reached producer-api within 15s (%v)", err)
+	})
+}
