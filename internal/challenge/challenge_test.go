@@ -335,20 +335,30 @@ func TestIssueRefuses(t *testing.T) {
 
 func TestSolveStops(t *testing.T) {
 	iss := mustIssuer(t, &clock{t0}, keyA)
-	c := mustIssue(t, iss, "e1", "u1", queue.MaxChallengeDifficulty)
-	ctx, cancel := context.WithCancel(context.Background())
-	var reports []uint64
-	_, err := challenge.Solve(ctx, c.Token, func(tried uint64) {
-		reports = append(reports, tried)
-		if len(reports) == 3 {
-			cancel()
+	// A challenge of the most bits is solved before three progress reports
+	// about once in six: such a one proves nothing, and another is drawn.
+	for try := 0; ; try++ {
+		c := mustIssue(t, iss, "e1", "u1", queue.MaxChallengeDifficulty)
+		ctx, cancel := context.WithCancel(context.Background())
+		var reports []uint64
+		sol, err := challenge.Solve(ctx, c.Token, func(tried uint64) {
+			reports = append(reports, tried)
+			if len(reports) == 3 {
+				cancel()
+			}
+		})
+		cancel()
+		if err == nil && len(reports) < 3 && try < 20 {
+			t.Logf("solved after %d reports (%s): another", len(reports), sol)
+			continue
 		}
-	})
-	if !errors.Is(err, context.Canceled) {
-		t.Fatalf("Solve = %v, want canceled", err)
-	}
-	if len(reports) != 3 || reports[0] == 0 || reports[1] <= reports[0] || reports[2] <= reports[1] {
-		t.Fatalf("progress %v", reports)
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("Solve = %q, %v, want canceled", sol, err)
+		}
+		if len(reports) != 3 || reports[0] == 0 || reports[1] <= reports[0] || reports[2] <= reports[1] {
+			t.Fatalf("progress %v", reports)
+		}
+		break
 	}
 	if _, err := challenge.Solve(context.Background(), "c1.nope", nil); queue.ErrorCode(err) != queue.CodeInvalidChallenge {
 		t.Fatalf("Solve of a malformed token: %v", err)
