@@ -500,8 +500,9 @@ func chromium(t *testing.T) string {
 }
 
 // browser starts a headless chromium of the size of a phone for the test,
-// closed at cleanup; its context ends after a minute.
-func browser(t *testing.T, chrome string) context.Context {
+// with the extra options, closed at cleanup; its context ends after a
+// minute.
+func browser(t *testing.T, chrome string, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	profile, err := os.MkdirTemp("", "waitq-chromium-")
 	if err != nil {
@@ -511,6 +512,7 @@ func browser(t *testing.T, chrome string) context.Context {
 		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(profile), chromedp.WindowSize(390, 844))
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
