@@ -235,8 +235,8 @@ func TestDropInARealBrowser(t *testing.T) {
 }
 
 // TestAdminPageChangesStateAndCapacity drives the admin view in chromium:
-// the events table, then a pause, a capacity and a rate change through its
-// form, checked in the store.
+// the events table, then a pause (confirmed in the console's dialog), a
+// capacity and a rate change through its form, checked in the store.
 func TestAdminPageChangesStateAndCapacity(t *testing.T) {
 	chrome := chromium(t)
 	st := startStack(t, "admin-secret")
@@ -255,6 +255,11 @@ func TestAdminPageChangesStateAndCapacity(t *testing.T) {
 		chromedp.SetValue("#cap-rate", "120", chromedp.ByQuery),
 		chromedp.SetValue("#cap-state", "paused", chromedp.ByQuery),
 		chromedp.Click(`#capacity-form button`, chromedp.ByQuery),
+		// Pausing asks first, saying what will happen.
+		chromedp.WaitVisible("#confirm"),
+		text("#confirm-title", "Pause "+ev+"?"),
+		text("#confirm-text", "Nobody in the line of "+ev+" is admitted until it is resumed; people keep joining and keep their places. 0 are waiting now."),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
 		chromedp.Poll(fmt.Sprintf(`document.querySelector("#cap-status").textContent === %q`, ev+" is now paused with capacity 7, 120 admissions a minute."), nil, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Poll(fmt.Sprintf(row, "paused", "7", "120"), nil, chromedp.WithPollingTimeout(20*time.Second)),
 	); err != nil {
