@@ -28,9 +28,12 @@ build_loadgen() {
   go build -o bin/loadgen ./cmd/loadgen
 }
 
-# ensure_chromium installs Debian's chromium (the browser tests drive it).
+# ensure_chromium installs Debian's chromium (the browser tests drive it)
+# and the Noto CJK fonts its screenshots of the Korean and Japanese pages
+# need.
 ensure_chromium() {
   command -v chromium >/dev/null || apt_install chromium
+  fc-list :lang=ko 2>/dev/null | grep -q . || apt_install fonts-noto-cjk
 }
 
 # ensure_proxies installs Debian's nginx and caddy: the forward-auth tests

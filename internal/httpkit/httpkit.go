@@ -35,6 +35,10 @@ type BaseOptions struct {
 	Registry *prometheus.Registry
 	// MaxBodyBytes caps request bodies; larger ones get 413.
 	MaxBodyBytes int64
+	// BodyLimits caps the bodies of requests whose path starts with a key
+	// at its value instead of MaxBodyBytes (an authenticated admin route
+	// that takes more than a public one).
+	BodyLimits map[string]int64
 	// Ready reports whether the service's dependencies answer within the
 	// context's deadline; its *queue.Error is the 503 body of /readyz.
 	Ready func(ctx context.Context) error
@@ -57,6 +61,7 @@ const UserHeader = "X-User-Id"
 type base struct {
 	log         *slog.Logger
 	maxBody     int64
+	limits      map[string]int64
 	ready       func(context.Context) error
 	readyFields func() map[string]any
 	errors      *prometheus.CounterVec
@@ -66,7 +71,7 @@ type base struct {
 // one error table, a request log line at debug, the body limit, and the
 // /healthz, /readyz and /metrics routes.
 func NewEcho(o BaseOptions) *echo.Echo {
-	b := &base{log: o.Logger, maxBody: o.MaxBodyBytes, ready: o.Ready, readyFields: o.ReadyFields}
+	b := &base{log: o.Logger, maxBody: o.MaxBodyBytes, limits: o.BodyLimits, ready: o.Ready, readyFields: o.ReadyFields}
 	b.errors = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "waitq_http_errors_total",
 		Help: "Error responses, by error code.",
@@ -120,15 +125,21 @@ func (b *base) requestLog(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// limitBody refuses bodies over the limit: at once when Content-Length says
-// so, else when a handler reads past it.
+// limitBody refuses bodies over the limit of their path: at once when
+// Content-Length says so, else when a handler reads past it.
 func (b *base) limitBody(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		r := c.Request()
-		if r.ContentLength > b.maxBody {
-			return queue.Errorf(queue.CodeBodyTooLarge, "request body over %d bytes", b.maxBody)
+		limit := b.maxBody
+		for prefix, n := range b.limits {
+			if strings.HasPrefix(r.URL.Path, prefix) {
+				limit = n
+			}
 		}
-		r.Body = http.MaxBytesReader(c.Response(), r.Body, b.maxBody)
+		if r.ContentLength > limit {
+			return queue.Errorf(queue.CodeBodyTooLarge, "request body over %d bytes", limit)
+		}
+		r.Body = http.MaxBytesReader(c.Response(), r.Body, limit)
 		return next(c)
 	}
 }

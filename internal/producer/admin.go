@@ -23,6 +23,10 @@ const (
 	DefaultHoldSeconds = 300
 )
 
+// AdminMaxBodyBytes caps the bodies of the admin API (64 KiB): an event's
+// page, in Korean at its longest, is over the public routes' 4 KiB.
+const AdminMaxBodyBytes = 64 << 10
+
 // requireAdmin checks the bearer token in constant time.
 func (s *Server) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -87,6 +91,9 @@ func (s *Server) putEvent(c echo.Context) error {
 		return err
 	}
 	if err := replacePolicy(&ev.JoinToken, body.JoinToken, "null or an object with required and keys"); err != nil {
+		return err
+	}
+	if err := replacePolicy(&ev.Page, body.Page, "null or an object with title, message, logoUrl, accentColor, template and locale"); err != nil {
 		return err
 	}
 	if ev.ReportToken == "" {

@@ -41,6 +41,9 @@ type EventBody struct {
 	// JoinToken replaces the join-token policy (an object) or removes it
 	// (null); absent keeps it.
 	JoinToken json.RawMessage `json:"joinToken"`
+	// Page replaces the waiting room page's branding (an object) or
+	// removes it (null); absent keeps it.
+	Page json.RawMessage `json:"page"`
 }
 
 // apply merges b's plain fields into ev: a field given replaces ev's, an
@@ -105,6 +108,6 @@ func replacePolicy[T any](dst **T, raw json.RawMessage, want string) error {
 
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive, reportToken, maxItemsPerUser, challenge and joinToken")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive, reportToken, maxItemsPerUser, challenge, joinToken and page")
 	return b, err
 }

@@ -12,11 +12,14 @@ import (
 )
 
 // PublicEvent is what anyone may read of an event (GET /v1/events/{id}):
-// its phase and schedule, the size of its line and, for a drop, the draw's
-// commitment, and its seed from the opening on.
+// its phase and schedule, the size of its line, its waiting room page's
+// branding and, for a drop, the draw's commitment, and its seed from the
+// opening on.
 type PublicEvent struct {
 	EventID string      `json:"eventId"`
 	Phase   queue.Phase `json:"phase"`
+	// Page is the branding the waiting room page shows (absent: none).
+	Page *queue.Page `json:"page,omitempty"`
 	queue.Schedule
 	Waiting int64             `json:"waiting"`
 	Draw    *queue.DrawStatus `json:"draw,omitempty"`
@@ -31,7 +34,7 @@ func (s *Server) publicEvent(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, PublicEvent{
-		EventID: st.ID, Phase: st.Phase, Schedule: st.Schedule, Waiting: st.Waiting, Draw: st.Draw,
+		EventID: st.ID, Phase: st.Phase, Page: st.Page, Schedule: st.Schedule, Waiting: st.Waiting, Draw: st.Draw,
 		ServerTime: s.now().UnixMilli(),
 	})
 }

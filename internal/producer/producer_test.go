@@ -226,6 +226,7 @@ func TestHTTPErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := strings.Repeat("x", 5<<10)
+	adminBig := strings.Repeat("x", producer.AdminMaxBodyBytes+1)
 	q := "/v1/events/" + ev + "/queue"
 	tests := []struct {
 		name         string
@@ -263,8 +264,9 @@ func TestHTTPErrors(t *testing.T) {
 		{"put too many partitions", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"partitions":100000}`), 400, queue.CodeInvalidConfig},
 		{"put changes partitions", "PUT", "/v1/admin/events/" + ev, admin(), strings.NewReader(`{"partitions":7}`), 400, queue.CodeInvalidConfig},
 		{"put bad id", "PUT", "/v1/admin/events/a%20b", admin(), strings.NewReader(`{"capacity":1}`), 400, queue.CodeInvalidEventID},
-		{"put body too large", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(big), 413, queue.CodeBodyTooLarge},
-		{"put chunked body too large", "PUT", "/v1/admin/events/x", admin(), io.MultiReader(strings.NewReader(big)), 413, queue.CodeBodyTooLarge},
+		// The admin API takes up to 64 KiB (an event's page).
+		{"put body too large", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(adminBig), 413, queue.CodeBodyTooLarge},
+		{"put chunked body too large", "PUT", "/v1/admin/events/x", admin(), io.MultiReader(strings.NewReader(adminBig)), 413, queue.CodeBodyTooLarge},
 		{"get unknown", "GET", "/v1/admin/events/" + ev + "-nope", admin(), nil, 404, queue.CodeEventNotFound},
 		{"delete unknown", "DELETE", "/v1/admin/events/" + ev + "-nope", admin(), nil, 404, queue.CodeEventNotFound},
 		{"delete with slots held", "DELETE", "/v1/admin/events/" + held, admin(), nil, 409, queue.CodeSlotsInUse},

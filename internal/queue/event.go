@@ -2,7 +2,6 @@ package queue
 
 import (
 	"fmt"
-	"net/url"
 	"time"
 
 	"github.com/waitq/waitq/pkg/draw"
@@ -68,6 +67,9 @@ type Event struct {
 	// JoinToken lists the keys of the shop's join tokens and whether one is
 	// required (invite only). Its secrets are shown to admins only.
 	JoinToken *JoinTokenPolicy `json:"joinToken,omitempty"`
+	// Page is the branding of the event's waiting room page (nil: the
+	// plain page); public, in GET /v1/events/{id}.
+	Page *Page `json:"page,omitempty"`
 	Schedule
 	// Seed is the secret of the event's draw, drawn when it was first
 	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
@@ -175,6 +177,8 @@ func (e *Event) Validate() error {
 		return e.Challenge.Validate()
 	case e.JoinToken != nil && e.JoinToken.Validate() != nil:
 		return e.JoinToken.Validate()
+	case e.Page.Validate() != nil:
+		return e.Page.Validate()
 	case e.OpensAt < 0:
 		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")
 	case e.PrequeueSeconds < 0 || e.PrequeueSeconds > MaxPrequeueSeconds:
@@ -194,14 +198,7 @@ const MaxTargetURLLength = 1024
 // http or https URL with a host and no user information, as an
 // invalid_config error.
 func CheckTargetURL(u string) error {
-	p, err := url.Parse(u)
-	switch {
-	case len(u) > MaxTargetURLLength:
-		return Errorf(CodeInvalidConfig, "targetUrl must be at most %d characters", MaxTargetURLLength)
-	case err != nil || (p.Scheme != "http" && p.Scheme != "https") || p.Host == "" || p.User != nil || p.Opaque != "":
-		return Errorf(CodeInvalidConfig, "targetUrl must be an absolute http or https URL, such as https://shop.example/sale")
-	}
-	return nil
+	return checkURL("targetUrl", u, MaxTargetURLLength, "http", "https")
 }
 
 // DrawStatus is an event's draw as anyone may see it: the commitment from

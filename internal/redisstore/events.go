@@ -125,6 +125,7 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 	}
 	putJSON(ctx, p, key, "challenge", e.Challenge, e.Challenge != nil)
 	putJSON(ctx, p, key, "joinToken", e.JoinToken, e.JoinToken != nil)
+	putJSON(ctx, p, key, "page", e.Page, e.Page != nil)
 	if e.ReportToken != "" {
 		p.HSet(ctx, key, "reportToken", e.ReportToken)
 	}
@@ -220,16 +221,11 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 		}
 		e.Adaptive = a
 	}
-	if js, ok := h["challenge"]; ok {
-		e.Challenge = new(queue.ChallengePolicy)
-		if err := json.Unmarshal([]byte(js), e.Challenge); err != nil {
-			errs = append(errs, fmt.Errorf("field challenge: %w", err))
-		}
-	}
-	if js, ok := h["joinToken"]; ok {
-		e.JoinToken = new(queue.JoinTokenPolicy)
-		if err := json.Unmarshal([]byte(js), e.JoinToken); err != nil {
-			errs = append(errs, fmt.Errorf("field joinToken: %w", err))
+	for field, dst := range map[string]any{"challenge": &e.Challenge, "joinToken": &e.JoinToken, "page": &e.Page} {
+		if js, ok := h[field]; ok {
+			if err := json.Unmarshal([]byte(js), dst); err != nil {
+				errs = append(errs, fmt.Errorf("field %s: %w", field, err))
+			}
 		}
 	}
 	if hx, ok := h["drawSeed"]; ok {

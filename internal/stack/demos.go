@@ -45,6 +45,13 @@ const demoJoinKeyID = "demo-1"
 // for one browser at the demo's rates, harder as joins pour in.
 var demoDropChallenge = queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 16, MaxDifficulty: 20, JoinsPerSecond: 20}
 
+// demoPage brands a demo event's waiting room in Korean (the seed
+// documents' users), a browser asking for English or Japanese gets those.
+func demoPage(title, message string) json.RawMessage {
+	b, _ := json.Marshal(queue.Page{Title: title, Message: message, AccentColor: "#0b5cad", Locale: "ko"}) // strings only
+	return b
+}
+
 // demoDropDelay is how long after the devstack's start its demo drop opens.
 const demoDropDelay = time.Minute
 
@@ -53,7 +60,8 @@ const demoDropDelay = time.Minute
 // pre-queue already started keeps its schedule: it cannot move.
 func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) error {
 	if d.DemoEvent != "" {
-		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions}
+		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
+			Page: demoPage("데모 공연 티켓 예매", "잠시만 기다려 주세요. 차례가 되면 자동으로 입장합니다.\n\n1인 1매만 예매할 수 있습니다.")}
 		if err := d.putEvent(ctx, base, d.DemoEvent, body); err != nil {
 			return err
 		}
@@ -65,7 +73,8 @@ func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) er
 			return err
 		}
 		body := producer.EventBody{Capacity: &capacity, HoldSeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target,
-			AdmitPerMinute: &rate, Adaptive: adaptive, ReportToken: &reportToken}
+			AdmitPerMinute: &rate, Adaptive: adaptive, ReportToken: &reportToken,
+			Page: demoPage("데모 상점 봄 세일", "상점이 붐비고 있습니다. 순서대로 입장합니다.")}
 		if err := d.putEvent(ctx, base, d.DemoShop, body); err != nil {
 			return err
 		}
@@ -77,7 +86,8 @@ func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) er
 		if err != nil {
 			return err
 		}
-		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions, JoinToken: policy}
+		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions, JoinToken: policy,
+			Page: demoPage("회원 선예매", "데모 상점 회원 전용 선예매입니다. 계정 하나에 자리 하나.")}
 		if err := d.putEvent(ctx, base, d.DemoMembers, body); err != nil {
 			return err
 		}
@@ -89,7 +99,8 @@ func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) er
 			return err
 		}
 		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
-			OpensAt: &opensAt, PrequeueSeconds: &prequeue, Challenge: pow}
+			OpensAt: &opensAt, PrequeueSeconds: &prequeue, Challenge: pow,
+			Page: demoPage("한정판 스니커즈 드롭", "사전 대기열에 들어온 모든 분은 시작 시각에 공정한 추첨으로 순서를 받습니다.")}
 		if err := d.putEvent(ctx, base, d.DemoDrop, body); err != nil && queue.ErrorCode(err) != queue.CodeScheduleLocked {
 			return err
 		}

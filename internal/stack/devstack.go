@@ -243,7 +243,7 @@ func (d *Devstack) printWelcome(w io.Writer, brokers []string, redisURL, redisKi
 waitq devstack is running. Ctrl-C stops it.
 
   producer-api     %[1]s   (health /readyz, metrics /metrics)
-  waiting room     %[2]s/   (the page people use; admin view %[2]s/admin.html)
+  waiting room     %[2]s/   (the page people use; the operators' console %[2]s/admin.html)
   ws-gateway       %[2]s   (WebSocket /queue-status/{eventId}, health /readyz, metrics /metrics)
   ingest-consumer  http://%[3]s   (health /readyz, metrics /metrics)
   kafka brokers    %[4]s

@@ -58,6 +58,23 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 			if !strings.Contains(out.String(), redisKind) {
 				t.Errorf("welcome does not name %s:\n%s", redisKind, out.String())
 			}
+			if !strings.Contains(out.String(), "the operators' console http://"+d.GatewayAddr+"/admin.html") {
+				t.Errorf("welcome does not give the console's address:\n%s", out.String())
+			}
+			// The demo events are branded: their waiting rooms show a
+			// title in Korean.
+			for _, ev := range []string{"demo", "drop", "shop"} {
+				resp, err := http.Get(base + "/v1/events/" + ev)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var pub struct{ Page *queue.Page }
+				err = json.NewDecoder(resp.Body).Decode(&pub)
+				resp.Body.Close()
+				if err != nil || pub.Page == nil || pub.Page.Title == "" || pub.Page.Locale != "ko" {
+					t.Errorf("the demo event %s's page: %+v %v", ev, pub.Page, err)
+				}
+			}
 			// A visitor gets an identity (a cookie) and joins with it: the
 			// devstack trusts no X-User-Id.
 			alice := testclient.NewVisitor(base)

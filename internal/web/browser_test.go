@@ -236,8 +236,8 @@ func TestDropInARealBrowser(t *testing.T) {
 }
 
 // TestAdminPageChangesStateAndCapacity drives the admin view in chromium:
-// the events table, then a pause, a capacity and a rate change through its
-// form, checked in the store.
+// the events table, then a pause (confirmed in the console's dialog), a
+// capacity and a rate change through its form, checked in the store.
 func TestAdminPageChangesStateAndCapacity(t *testing.T) {
 	chrome := chromium(t)
 	st := startStack(t, "admin-secret")
@@ -256,6 +256,11 @@ func TestAdminPageChangesStateAndCapacity(t *testing.T) {
 		chromedp.SetValue("#cap-rate", "120", chromedp.ByQuery),
 		chromedp.SetValue("#cap-state", "paused", chromedp.ByQuery),
 		chromedp.Click(`#capacity-form button`, chromedp.ByQuery),
+		// Pausing asks first, saying what will happen.
+		chromedp.WaitVisible("#confirm"),
+		text("#confirm-title", "Pause "+ev+"?"),
+		text("#confirm-text", "Nobody in the line of "+ev+" is admitted until it is resumed; people keep joining and keep their places. 0 are waiting now."),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
 		chromedp.Poll(fmt.Sprintf(`document.querySelector("#cap-status").textContent === %q`, ev+" is now paused with capacity 7, 120 admissions a minute."), nil, chromedp.WithPollingTimeout(20*time.Second)),
 		chromedp.Poll(fmt.Sprintf(row, "paused", "7", "120"), nil, chromedp.WithPollingTimeout(20*time.Second)),
 	); err != nil {
@@ -501,8 +506,9 @@ func chromium(t *testing.T) string {
 }
 
 // browser starts a headless chromium of the size of a phone for the test,
-// closed at cleanup; its context ends after a minute.
-func browser(t *testing.T, chrome string) context.Context {
+// with the extra options, closed at cleanup; its context ends after a
+// minute.
+func browser(t *testing.T, chrome string, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	profile, err := os.MkdirTemp("", "waitq-chromium-")
 	if err != nil {
@@ -512,6 +518,7 @@ func browser(t *testing.T, chrome string) context.Context {
 		chromedp.ExecPath(chrome), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.UserDataDir(profile), chromedp.WindowSize(390, 844))
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
 	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)

@@ -1,9 +1,13 @@
-// waitq admin view: events with their live sizes, phase, draw and fairness
-// figures; each event's admission (a fixed rate, or the adaptive
+// waitq console: events with their live sizes, phase, draw, fairness and
+// door figures; the chosen event's charts over time (charts.js); its page,
+// challenge and join tokens (settings.js); each event's admission (a fixed rate, or the adaptive
 // controller's state, its recent changes and the health reporters) with the
 // settings a guard needs to report; changes of capacity, admission rate and
 // state (open, paused, closed); adaptive admission on, changed or off; and
-// scheduling a ticket drop (opening, pre-queue, close).
+// scheduling a ticket drop (opening, pre-queue, close). A change that
+// pauses, closes or slows a sale asks for confirmation first. The admin
+// token is kept in sessionStorage: for this tab only, never in
+// localStorage.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -126,17 +130,18 @@ async function refresh() {
       for (const v of [e.eventId, e.state, e.waiting, e.active, e.capacity, e.admittedTotal, rateCell(e), e.phase]) {
         tr.appendChild(el("td", String(v)));
       }
-      tr.append(scheduleCell(e), drawCell(e), fairnessCell(e));
+      const door = el("td", undefined, "door");
+      for (const line of doorText(e)) door.append(el("div", line));
+      tr.append(scheduleCell(e), drawCell(e), fairnessCell(e), door);
       return tr;
     });
     $("events").querySelector("tbody").replaceChildren(...rows);
     events = new Map(body.events.map((e) => [e.eventId, e]));
+    record(body.events, Date.now());
     renderAdmission(body.events);
+    renderView(body.events);
     $("events").hidden = false;
-    $("admission").hidden = false;
-    $("capacity-form").hidden = false;
-    $("adaptive-form").hidden = false;
-    $("schedule-form").hidden = false;
+    for (const id of ["event-view", "admission", "capacity-form", "page-form", "challenge-form", "jointoken-form", "adaptive-form", "schedule-form"]) $(id).hidden = false;
   } catch (e) {
     $("admin-error").textContent = "producer-api cannot be reached.";
   }
@@ -179,6 +184,11 @@ async function saveCapacity(event) {
   if ($("cap-value").value !== "") change.capacity = Number($("cap-value").value);
   if ($("cap-rate").value !== "") change.admitPerMinute = Number($("cap-rate").value);
   if ($("cap-state").value !== "") change.state = $("cap-state").value;
+  const ask = risky(events.get(ev), change);
+  if (ask && !(await confirmChange(...ask))) {
+    say($("cap-status"), `Nothing changed: ${ev} is as it was.`);
+    return;
+  }
   const { ok, body, message } = await putEvent(ev, change);
   if (ok) {
     const rate = body.adaptive ? `at most ${body.admitPerMinute} admissions a minute (adaptive)` : `${body.admitPerMinute || "no limit on"} admissions a minute`;
@@ -673,15 +683,63 @@ async function adaptiveOff() {
   refresh();
 }
 
+// viewed is the event whose charts and settings the console shows.
+let viewed = "";
+
+// renderView keeps the event chooser in step with the listing and draws
+// the chosen event's charts and door.
+function renderView(list) {
+  const select = $("view-event");
+  const ids = list.map((e) => e.eventId);
+  if (select.options.length !== ids.length || ids.some((id, i) => select.options[i].value !== id)) {
+    select.replaceChildren(...ids.map((id) => {
+      const o = el("option", id);
+      o.value = id;
+      return o;
+    }));
+  }
+  if (!ids.includes(viewed) && ids.length) view(ids[0]);
+  select.value = viewed;
+  const e = events.get(viewed);
+  $("view-door").textContent = e ? `Door: ${doorText(e).join("; ")}.` : "";
+  drawCharts($("charts"), viewed);
+}
+
+// view shows event id's charts and puts it in the settings forms.
+function view(id) {
+  viewed = id;
+  $("view-event").value = id;
+  editPage(id);
+  editChallenge(id);
+  editJoinToken(id);
+  drawCharts($("charts"), id);
+}
+
+// signIn starts refreshing with the admin token, kept for this tab.
+function signIn(t) {
+  token = t;
+  sessionStorage.setItem("waitq:admin-token", t);
+  refresh();
+  clearInterval(timer);
+  timer = setInterval(refresh, 2000);
+}
+
 async function start() {
   try { config = Object.assign(config, await (await fetch("/config.json")).json()); } catch { /* defaults */ }
   $("auth").addEventListener("submit", (e) => {
     e.preventDefault();
-    token = $("admin-token").value;
-    refresh();
-    clearInterval(timer);
-    timer = setInterval(refresh, 2000);
+    signIn($("admin-token").value);
   });
+  $("view-event").addEventListener("change", () => view($("view-event").value));
+  for (const [id, load] of [["pg-event", editPage], ["ch-event", editChallenge], ["jt-event", editJoinToken]]) {
+    $(id).addEventListener("change", () => { if (events.has($(id).value.trim())) load($(id).value.trim()); });
+  }
+  $("page-form").addEventListener("submit", savePage);
+  $("challenge-form").addEventListener("submit", saveChallenge);
+  $("ch-mode").addEventListener("change", challengeModeChanged);
+  $("jointoken-form").addEventListener("submit", saveJoinToken);
+  const kept = sessionStorage.getItem("waitq:admin-token");
+  if (kept) signIn(kept);
   $("capacity-form").addEventListener("submit", saveCapacity);
   $("adaptive-form").addEventListener("submit", saveAdaptive);
   $("ad-off").addEventListener("click", adaptiveOff);

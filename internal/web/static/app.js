@@ -11,6 +11,11 @@
 // reopened keeps the same place; reconnects back off exponentially. For a ticket drop it
 // counts down to the opening in the pre-queue, shows the draw's commitment
 // (and the seed after the opening) and the place the draw gave.
+//
+// The page speaks the language of ?lang=, else the browser's, else the
+// event's page locale (i18n.js), shows the event's branding (brand.js),
+// and tells screen readers of the place in a polite live region at most
+// every announceEvery, at once when it is the person's turn.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -25,7 +30,6 @@ const worked = { ws: false, sse: false }; // opened once in this page: not block
 let tokenRetried = false; // admitted while polling: the live ways were tried once more for the token
 const pollEvery = 5000;
 let retries = 0;
-let firstPosition = 0;
 let expiresAt = 0;
 let countdown = null;
 let finished = false;
@@ -42,6 +46,12 @@ let notOpenTimer = null;
 let eventId = "";
 let joinToken = "";
 let joining = false;
+// The line as this page saw it move: when and where the first waiting
+// status came, for the estimate's second opinion (etaText).
+const seen = { at: 0, position: 0 };
+// Announcements: a position at most every announceEvery, the turn at once.
+const announceEvery = 30000;
+const announcer = { at: 0, pending: "" };
 
 // The place is kept per event in localStorage: every tab of this browser
 // shares it, and it outlives the tab.
@@ -76,10 +86,27 @@ function show(section) {
   for (const id of ["joining", "line", "admitted", "released"]) $(id).hidden = id !== section;
 }
 
-function setConn(state, text) {
+function setConn(state, key, vars) {
   $("conn").dataset.state = state;
   $("conn").dataset.transport = mode;
-  $("conn").textContent = text;
+  $("conn").textContent = i18n.t(key, vars);
+}
+
+// announce tells screen readers text through the polite live region: at
+// once when now, else at most every announceEvery (the latest text wins).
+function announce(text, now) {
+  if (now) announcer.at = 0;
+  announcer.pending = text;
+  flushAnnouncement();
+}
+
+function flushAnnouncement() {
+  const text = announcer.pending;
+  if (!text || Date.now() - announcer.at < announceEvery) return;
+  announcer.pending = "";
+  if ($("announce").textContent === text) return;
+  announcer.at = Date.now();
+  $("announce").textContent = text;
 }
 
 // api calls producer-api with the visitor's cookie (and the shop's join
@@ -91,6 +118,15 @@ async function api(path, init = {}) {
   let body = {};
   try { body = await r.json(); } catch { /* an empty or non-JSON answer */ }
   return { r, body };
+}
+
+// readEvent reads the public event ev (its phase, schedule, page, draw),
+// or null.
+async function readEvent(ev) {
+  try {
+    const r = await fetch(`${config.producerUrl}/v1/events/${encodeURIComponent(ev)}`);
+    return r.ok ? await r.json() : null;
+  } catch { return null; }
 }
 
 // join takes this browser's place in the event's line: an identity first
@@ -130,7 +166,7 @@ async function join() {
     save({ event: eventId, user: body.userId, ticket: body.ticket, statusUrl: body.statusUrl, returnTo, joinToken });
     watch();
   } catch (e) {
-    failed({ error: { message: "The waiting room cannot be reached. Please try again." } });
+    failed({ error: { message: i18n.t("join.unreachable") } });
   } finally {
     joining = false;
     $("pow").hidden = true;
@@ -138,8 +174,9 @@ async function join() {
 }
 
 // failed shows why a join did not go through, with a button to try again.
+// The API's messages are in English; the page's own are in its language.
 function failed(body, status) {
-  $("join-error").textContent = body && body.error ? body.error.message : `Could not join (${status || "no answer"}).`;
+  $("join-error").textContent = body && body.error ? body.error.message : i18n.t("join.failed", { status: status || i18n.t("join.noAnswer") });
   $("join").hidden = false;
 }
 
@@ -152,7 +189,7 @@ function solve(ch) {
     let told = 0;
     $("pow").hidden = false;
     $("pow-progress").value = 0;
-    $("pow-status").textContent = "Checking that you are a person: this takes a moment.";
+    $("pow-status").textContent = i18n.t("pow.text");
     w.onmessage = ({ data }) => {
       if (data.type === "progress") {
         // The work is a lottery: tried/expected tries makes 1 - e^-x done.
@@ -160,11 +197,11 @@ function solve(ch) {
         $("pow-progress").value = pct;
         if (pct >= told + 25) {
           told = pct - (pct % 25);
-          $("pow-status").textContent = `Checking that you are a person: ${told}% done.`;
+          $("pow-status").textContent = i18n.t("pow.step", { pct: i18n.pct(told) });
         }
       } else if (data.type === "solved") {
         $("pow-progress").value = 100;
-        $("pow-status").textContent = "Done: joining the line.";
+        $("pow-status").textContent = i18n.t("pow.done");
         w.terminate();
         resolve(data.solution);
       } else {
@@ -186,17 +223,14 @@ async function notOpen(ev, err, retryAfter) {
   let start = 0;
   let dropAt = err.opensAt || 0;
   let clock = 0; // the server's clock minus ours
-  try {
-    const r = await fetch(`${config.producerUrl}/v1/events/${encodeURIComponent(ev)}`);
-    if (r.ok) {
-      const e = await r.json();
-      if (e.opensAt) dropAt = e.opensAt;
-      if (e.opensAt) start = e.opensAt - 1000 * (e.prequeueSeconds || 0);
-      if (e.serverTime) clock = e.serverTime - Date.now();
-    }
-  } catch { /* Retry-After below */ }
+  const e = await readEvent(ev);
+  if (e) {
+    if (e.opensAt) dropAt = e.opensAt;
+    if (e.opensAt) start = e.opensAt - 1000 * (e.prequeueSeconds || 0);
+    if (e.serverTime) clock = e.serverTime - Date.now();
+  }
   if (!start && retryAfter && Number(retryAfter) >= 0) start = Date.now() + clock + 1000 * Number(retryAfter);
-  $("not-open-text").textContent = "This drop does not take joins yet.";
+  $("not-open-text").textContent = i18n.t("notOpen.text");
   setTime($("drop-opens-at"), dropAt);
   setTime($("prequeue-opens-at"), start);
   $("prequeue-when").hidden = !start;
@@ -205,11 +239,11 @@ async function notOpen(ev, err, retryAfter) {
   const tickNotOpen = () => {
     const left = Math.ceil((start - Date.now() - clock) / 1000);
     if (left > 0) {
-      $("prequeue-opens-in").textContent = formatSeconds(left);
+      $("prequeue-opens-in").textContent = i18n.duration(left);
       return;
     }
     clearInterval(notOpenTimer);
-    $("not-open-text").textContent = "The pre-queue is open: joining now.";
+    $("not-open-text").textContent = i18n.t("notOpen.open");
     $("prequeue-when").hidden = true;
     join();
   };
@@ -224,17 +258,16 @@ function hideNotOpen() {
   $("not-open").hidden = true;
 }
 
-// setTime shows unix ms t in local time on a <time> element, "–" for 0.
+// setTime shows unix ms t in the page's language on a <time> element, "–"
+// for 0.
 function setTime(el, t) {
   if (!t) {
     el.textContent = "–";
     el.removeAttribute("datetime");
     return;
   }
-  const d = new Date(t);
-  el.dateTime = d.toISOString();
-  const today = d.toDateString() === new Date().toDateString();
-  el.textContent = today ? d.toLocaleTimeString() : d.toLocaleString();
+  el.dateTime = new Date(t).toISOString();
+  el.textContent = i18n.time(t);
 }
 
 function watch() {
@@ -242,7 +275,6 @@ function watch() {
   if (!s) { join(); return; }
   show("line");
   hideNotOpen();
-  $("line-event").textContent = s.event;
   if (mode === "ws") watchSocket(s);
   else if (mode === "sse") watchStream(s);
   else pollStatus();
@@ -267,11 +299,11 @@ function watchSocket(s) {
   try {
     socket = new WebSocket(url);
   } catch {
-    fallBack("sse", "No WebSocket here — trying server-sent events…");
+    fallBack("sse", "conn.noWs");
     return;
   }
-  setConn("connecting", retries ? "Reconnecting…" : "Connecting…");
-  socket.onopen = () => { opened = worked.ws = true; retries = 0; setConn("open", "Connected — updates every few seconds."); };
+  setConn("connecting", retries ? "conn.reconnecting" : "conn.connecting");
+  socket.onopen = () => { opened = worked.ws = true; retries = 0; setConn("open", "conn.open"); };
   socket.onmessage = (m) => onFrame(JSON.parse(m.data));
   socket.onclose = (e) => {
     socket = null;
@@ -279,7 +311,7 @@ function watchSocket(s) {
     if (e.code === 4401 || e.code === 4404 || e.code === 4400) return refused(e.code === 4404);
     // Never opened in this page: something between here and the gateway
     // refuses WebSockets; server-sent events are plain HTTP.
-    if (!opened && !worked.ws) return fallBack("sse", "The WebSocket could not open — trying server-sent events…");
+    if (!opened && !worked.ws) return fallBack("sse", "conn.wsFailed");
     reconnect();
   };
 }
@@ -289,23 +321,23 @@ function watchSocket(s) {
 // of the admission it received so that it is not sent again.
 function watchStream(s) {
   if (typeof EventSource !== "function") {
-    fallBack("poll", "No server-sent events in this browser — checking your place every few seconds.");
+    fallBack("poll", "conn.noSse");
     return;
   }
   let opened = false;
   source = new EventSource(eventPath(s, "stream"));
-  setConn("connecting", "Connecting (server-sent events)…");
-  source.onopen = () => { opened = worked.sse = true; retries = 0; setConn("open", "Connected (server-sent events) — updates every few seconds."); };
+  setConn("connecting", "conn.sseConnecting");
+  source.onopen = () => { opened = worked.sse = true; retries = 0; setConn("open", "conn.sseOpen"); };
   for (const type of ["status", "admitted", "error"]) source.addEventListener(type, (m) => onFrame(JSON.parse(m.data)));
   source.onerror = () => {
     if (finished) return;
     if (opened && source.readyState === EventSource.CONNECTING) {
-      setConn("reconnecting", "Connection lost — reconnecting. You keep your place.");
+      setConn("reconnecting", "conn.lost");
       return;
     }
     source.close();
     source = null;
-    if (!worked.sse) return fallBack("poll", "Server-sent events could not open either — checking your place every few seconds.");
+    if (!worked.sse) return fallBack("poll", "conn.sseFailed");
     checkPlace(s);
   };
 }
@@ -341,26 +373,26 @@ async function pollStatus() {
   let delay = pollEvery;
   if (r.ok) {
     retries = 0;
-    setConn("polling", "No live connection — checking your place every few seconds.");
+    setConn("polling", "conn.polling");
     onFrame(await r.json());
   } else {
     delay = Math.max(pollEvery, 1000 * Number(r.headers.get("Retry-After") || 0));
-    setConn("reconnecting", "The waiting room is busy — checking again shortly. You keep your place.");
+    setConn("reconnecting", "conn.busy");
   }
   if (!finished && mode === "poll") pollTimer = setTimeout(pollStatus, delay);
 }
 
 // fallBack moves to the next way of hearing of the place, saying so.
-function fallBack(next, text) {
+function fallBack(next, key) {
   mode = next;
   retries = 0;
-  setConn("fallback", text);
+  setConn("fallback", key);
   setTimeout(watch, 300); // long enough to read the step
 }
 
 function reconnect() {
   const delay = Math.min(30000, 500 * 2 ** retries++) * (0.5 + Math.random() / 2);
-  setConn("reconnecting", `Connection lost — reconnecting in ${Math.ceil(delay / 1000)} s. You keep your place.`);
+  setConn("reconnecting", "conn.lostIn", { time: i18n.duration(Math.ceil(delay / 1000)) });
   setTimeout(watch, delay);
 }
 
@@ -371,7 +403,7 @@ function refused(unknownEvent) {
   save(null);
   show("joining");
   if (unknownEvent) {
-    $("join-error").textContent = "This event does not exist.";
+    $("join-error").textContent = i18n.t("notFound");
     return;
   }
   join();
@@ -403,52 +435,129 @@ function admittedWhilePolling() {
     mode = "ws";
     clearTimeout(pollTimer);
     pollTimer = null;
-    setConn("connecting", "It is your turn — connecting to fetch your entry token…");
+    setConn("connecting", "conn.tokenFetch");
     watch();
     return;
   }
-  $("state-text").textContent = "It is your turn, but the entry token comes only over a live connection (WebSocket or server-sent events), which this network blocks. Your slot is held for you: try another network.";
+  setState("state.tokenBlocked");
+}
+
+// setState shows the state line's text of key, only when it changes.
+function setState(key) {
+  const text = i18n.t(key);
+  if ($("state-text").textContent !== text) $("state-text").textContent = text;
 }
 
 function onFrame(f) {
   if (f.type === "status") {
     prequeue(f);
+    setTime($("updated-at"), Date.now()); // received now, by this browser's clock
     if (f.drawnPlace) {
       $("drawn").hidden = false;
-      $("drawn-place").textContent = String(f.drawnPlace);
+      $("drawn-place").textContent = i18n.num(f.drawnPlace);
       readDraw("opened");
     }
-    if (f.state === "waiting") {
-      if (!firstPosition || f.position > firstPosition) firstPosition = f.position;
-      $("state-text").textContent = f.position === 1 ? "You are next!" : "You are in line.";
-      $("position").textContent = String(f.position);
-      $("total").textContent = String(f.total);
-      $("eta").textContent = f.etaSeconds == null ? "unknown" : formatSeconds(f.etaSeconds);
-      $("progress").value = firstPosition > 1 ? Math.round(100 * (firstPosition - f.position) / (firstPosition - 1)) : 100;
-    } else if (f.state === "prequeue") {
-      $("gathered").textContent = f.total === 1 ? "1 person is here" : `${f.total} people are here`;
-    } else if (f.state === "pending") {
-      $("state-text").textContent = "Taking your place in line…";
-    } else if (f.state === "admitted" && mode === "poll" && $("admitted").hidden) {
-      admittedWhilePolling();
-    } else if (f.state === "rebuilding") {
-      $("state-text").textContent = "Your place is safe; the line is being restored. One moment…";
-    } else if (f.state === "expired" || f.state === "not_queued") {
+    if (f.state === "waiting") waiting(f);
+    else if (f.state === "prequeue") $("gathered").textContent = i18n.t("gathered", { n: f.total });
+    else if (f.state === "pending") setState("state.pending");
+    else if (f.state === "admitted" && mode === "poll" && $("admitted").hidden) admittedWhilePolling();
+    else if (f.state === "rebuilding") setState("state.rebuilding");
+    else if (f.state === "expired" || f.state === "not_queued") {
       if (!$("admitted").hidden || f.state === "expired") return finish();
-      $("state-text").textContent = "You are not in line any more.";
+      setState("state.notQueued");
     }
+    flushAnnouncement();
   } else if (f.type === "admitted") {
-    stopOpening();
-    show("admitted");
-    if (f.redirectUrl) return goToShop(f);
-    $("token").value = f.entryToken;
-    expiresAt = f.expiresAt;
-    tick();
-    clearInterval(countdown);
-    countdown = setInterval(tick, 1000);
+    admitted(f);
   } else if (f.type === "error") {
     $("join-error").textContent = f.message;
   }
+}
+
+// waiting shows a waiting status f: the position, the people ahead, the
+// estimate, the progress from the place at joining (kept with the place)
+// to the front, the tab's title, the template's placeholders, and the
+// announcement.
+function waiting(f) {
+  const s = saved();
+  if (s && (!s.first || f.position > s.first)) {
+    s.first = f.position;
+    save(s);
+  }
+  const first = (s && s.first) || f.position;
+  if (!seen.at || f.position > seen.position) Object.assign(seen, { at: Date.now(), position: f.position });
+  setState(f.position === 1 ? "state.next" : "state.inLine");
+  const position = i18n.num(f.position), total = i18n.num(f.total);
+  $("position").textContent = position;
+  $("total").textContent = total;
+  const ahead = f.position - 1;
+  $("ahead").textContent = ahead > 0 ? i18n.t("ahead", { n: ahead }) : i18n.t("ahead.none");
+  const eta = etaText(f);
+  $("eta").textContent = eta;
+  $("progress").value = first > 1 ? Math.round(100 * (first - f.position) / (first - 1)) : 100;
+  document.title = i18n.t("title.position", { position, title: brand.tabTitle() });
+  brand.update({ position, total, ahead: i18n.num(ahead), eta, updated: $("updated-at").textContent });
+  if (f.position === 1) announce(i18n.t("a11y.next"), $("announce").textContent !== i18n.t("a11y.next"));
+  else announce(i18n.t("a11y.position", { position, total }));
+}
+
+// etaText is the estimated wait of waiting status f, honest about what it
+// does not know: the gateway's estimate (from the recent admission rate)
+// and, after half a minute of watching, this page's own (from how fast its
+// place moved); a range between them (or from the one to half as much
+// again), "about" when they agree. A line that has not moved for over a
+// minute says so instead of promising.
+function etaText(f) {
+  const watched = (Date.now() - seen.at) / 1000;
+  const moved = seen.position - f.position;
+  let own = null;
+  if (seen.at && watched >= 30) {
+    if (moved <= 0) {
+      if (watched >= 60) return i18n.t("eta.stalled", { time: i18n.duration(roundWait(watched)) });
+    } else own = f.position * watched / moved;
+  }
+  const server = f.etaSeconds == null ? null : f.etaSeconds;
+  if (server == null && own == null) return i18n.t("eta.unknown");
+  let lo = Math.min(server ?? own, own ?? server);
+  let hi = Math.max(server ?? own, own ?? server);
+  if (own == null) hi = lo * 1.5;
+  lo = roundWait(lo);
+  hi = roundWait(hi);
+  if (hi <= lo) return i18n.t("eta.about", { time: i18n.duration(lo) });
+  return i18n.t("eta.range", { lo: i18n.duration(lo), hi: i18n.duration(hi) });
+}
+
+// roundWait rounds a wait of s seconds as a person would say it: to 5 s
+// under a minute, to the minute under an hour, then to 10 minutes.
+function roundWait(s) {
+  if (s < 60) return Math.max(5, Math.ceil(s / 5) * 5);
+  if (s < 3600) return Math.ceil(s / 60) * 60;
+  return Math.ceil(s / 600) * 600;
+}
+
+// admitted shows the admission frame f: the turn, told at once (focus,
+// announcement, the tab's title, a notification when the tab is hidden and
+// notifications are allowed), then on to the shop or the entry token.
+function admitted(f) {
+  stopOpening();
+  show("admitted");
+  const title = brand.tabTitle();
+  document.title = i18n.t("title.turn", { title });
+  $("admitted-title").focus();
+  expiresAt = f.expiresAt;
+  const left = i18n.duration(Math.max(0, Math.round((expiresAt - Date.now()) / 1000)));
+  if (document.hidden && "Notification" in window && Notification.permission === "granted") {
+    try { new Notification(i18n.t("notify.title"), { body: i18n.t("notify.body", { title, countdown: left }) }); } catch { /* not here */ }
+  }
+  if (f.redirectUrl) {
+    announce(i18n.t("a11y.redirect"), true);
+    return goToShop(f);
+  }
+  announce(i18n.t("a11y.admitted", { countdown: left }), true);
+  $("token").value = f.entryToken;
+  tick();
+  clearInterval(countdown);
+  countdown = setInterval(tick, 1000);
 }
 
 // prequeue shows or hides the pre-queue's countdown for status frame f: in
@@ -456,7 +565,7 @@ function onFrame(f) {
 function prequeue(f) {
   const on = f.state === "prequeue";
   $("prequeue").hidden = !on;
-  for (const id of ["place-line", "eta-line", "progress-box"]) $(id).hidden = on;
+  for (const id of ["place-line", "ahead", "eta-line", "progress-box"]) $(id).hidden = on;
   if (!on) {
     stopOpening();
     return;
@@ -473,10 +582,8 @@ function prequeue(f) {
 
 function tickOpening() {
   const left = Math.ceil((opensAt - Date.now() - skew) / 1000);
-  $("opens-in").textContent = left > 0 ? formatSeconds(left) : "a moment";
-  // The live region is announced on every change: set it only when it changes.
-  const state = left > 0 ? "You are in the pre-queue." : "Opening: the order is being drawn…";
-  if ($("state-text").textContent !== state) $("state-text").textContent = state;
+  $("opens-in").textContent = left > 0 ? i18n.duration(left) : i18n.t("prequeue.moment");
+  setState(left > 0 ? "state.prequeue" : "state.opening");
 }
 
 function stopOpening() {
@@ -495,32 +602,25 @@ async function readDraw(when) {
   if (when === "prequeue") drawRead.prequeue = true; else drawRead.opened++;
   drawRead.busy = true;
   try {
-    const r = await fetch(`${config.producerUrl}/v1/events/${encodeURIComponent(s.event)}`);
-    const e = await r.json();
-    if (!r.ok || !e.draw) return;
+    const e = await readEvent(s.event);
+    if (!e || !e.draw) return;
     $("commitment").textContent = e.draw.commitment;
     $("draw").hidden = false;
     if (e.draw.seed) {
       drawRead.seed = true;
       $("seed").textContent = e.draw.seed;
       $("seed-line").hidden = false;
-      $("draw-explain").textContent = `The order was drawn at random among the ${e.draw.prequeueSize} people in the pre-queue at the opening.`;
+      $("draw-explain").textContent = i18n.t("draw.drawn", { n: e.draw.prequeueSize });
     }
-  } catch { /* the draw is shown on the next read, if any */ } finally {
+  } finally {
     drawRead.busy = false;
   }
 }
 
 function tick() {
   const left = Math.max(0, Math.round((expiresAt - Date.now()) / 1000));
-  $("countdown").textContent = formatSeconds(left);
+  $("countdown").textContent = i18n.duration(left);
   if (left === 0) finish();
-}
-
-function formatSeconds(s) {
-  if (s >= 86400) return `${Math.floor(s / 86400)} d ${Math.floor(s % 86400 / 3600)} h`;
-  if (s >= 3600) return `${Math.floor(s / 3600)} h ${Math.floor(s % 3600 / 60)} min`;
-  return s >= 60 ? `${Math.floor(s / 60)} min ${s % 60} s` : `${s} s`;
 }
 
 // goToShop sends an admitted person on to the shop with their entry token
@@ -544,6 +644,7 @@ function finish() {
   localStorage.removeItem(`waitq-visit:${eventId}`); // a next join is a new visit
   stopWatching("done");
   show("released");
+  $("released").focus();
 }
 
 // send asks to leave the line or release the slot: over the WebSocket, or
@@ -566,6 +667,67 @@ function send(type) {
   }
 }
 
+// texts writes the page's own texts in its language: the static ones
+// (data-i18n) and those with elements in their slots.
+function texts() {
+  i18n.apply();
+  document.title = brand.tabTitle();
+  const slots = {
+    "line-title": ["line.title", { event: $("line-event") }],
+    "place-line": ["place", { position: $("position"), total: $("total") }],
+    "eta-line": ["eta", { eta: $("eta") }],
+    "drawn": ["drawn", { place: $("drawn-place") }],
+    "prequeue-when": ["notOpen.when", { at: $("prequeue-opens-at").parentNode, in: $("prequeue-opens-in") }],
+    "not-open-drop": ["notOpen.drop", { at: $("drop-opens-at").parentNode }],
+    "opens-in-line": ["prequeue.opensIn", { in: $("opens-in") }],
+    "opens-at-line": ["prequeue.at", { at: $("opens-at") }],
+    "updated": ["updated", { time: $("updated-at") }],
+    "expires-line": ["admitted.expires", { countdown: $("countdown") }],
+    "redirect": ["admitted.redirect", { link: $("go-shop") }],
+    "verify-hint": ["draw.hint", { cmd: $("verify-cmd"), verifier: $("verify-tool") }],
+  };
+  for (const [id, [key, nodes]] of Object.entries(slots)) fill($(id), i18n.t(key, {}), nodes);
+  $("line-event").textContent = brand.title(eventId);
+  $("state-text").textContent = i18n.t("state.waitingForPlace");
+  $("draw-explain").textContent = i18n.t("draw.explain");
+  $("eta").textContent = i18n.t("eta.unknown");
+  $("released").textContent = i18n.t("released");
+  const select = $("lang");
+  select.replaceChildren(...i18n.languages.map((l) => {
+    const o = document.createElement("option");
+    o.value = l;
+    o.lang = l;
+    o.textContent = catalogs[l]["lang.name"];
+    return o;
+  }));
+  select.value = i18n.lang;
+}
+
+// phaseNotice says when the sale is paused or closed (the line does not
+// move, or takes nobody new); read at the start and every minute.
+function phaseNotice(e) {
+  const key = e && { paused: "phase.paused", closed: "phase.closed" }[e.phase];
+  $("phase-notice").hidden = !key;
+  if (key) $("phase-notice").textContent = i18n.t(key);
+}
+
+// notifications offers to notify the person of their turn while the tab
+// is hidden, where the browser can.
+function notifications() {
+  if (!("Notification" in window) || Notification.permission === "denied") return;
+  $("notify-box").hidden = false;
+  const said = () => {
+    const p = Notification.permission;
+    $("notify").hidden = p !== "default";
+    $("notify-status").textContent = p === "granted" ? i18n.t("notify.on") : p === "denied" ? i18n.t("notify.blocked") : "";
+  };
+  said();
+  $("notify").addEventListener("click", async () => {
+    try { await Notification.requestPermission(); } catch { /* an old browser */ }
+    said();
+  });
+}
+
 async function start() {
   try { config = Object.assign(config, await (await fetch("/config.json")).json()); } catch { /* defaults */ }
   const params = new URLSearchParams(location.search);
@@ -577,12 +739,27 @@ async function start() {
     params.delete("joinToken");
     history.replaceState(null, "", `${location.pathname}?${params}`);
   }
+  const e = await readEvent(eventId);
+  const page = (e && e.page) || {};
+  i18n.choose([params.get("lang"), ...(navigator.languages || [navigator.language]), page.locale]);
+  brand.show(page, eventId);
+  texts();
+  phaseNotice(e);
+  notifications();
+  setInterval(async () => { if (!finished) phaseNotice(await readEvent(eventId)); }, 60000);
+  setInterval(flushAnnouncement, 5000);
+  $("lang-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const p = new URLSearchParams(location.search);
+    p.set("lang", $("lang").value);
+    location.assign(`${location.pathname}?${p}`);
+  });
   $("join").addEventListener("click", join);
   // Another tab of this browser joined or ended: follow it.
-  window.addEventListener("storage", (e) => {
-    if (e.key === storeKey() && saved() && !$("joining").hidden && !joining) watch();
+  window.addEventListener("storage", (ev) => {
+    if (ev.key === storeKey() && saved() && !$("joining").hidden && !joining) watch();
   });
-  $("leave").addEventListener("click", () => { send("leave"); finish(); $("released").textContent = "You left the line."; });
+  $("leave").addEventListener("click", () => { send("leave"); finish(); $("released").textContent = i18n.t("left"); });
   $("done").addEventListener("click", () => { send("release"); setTimeout(finish, 200); });
   const s = saved();
   if (s && s.joinToken && !joinToken) joinToken = s.joinToken;

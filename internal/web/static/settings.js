@@ -1,0 +1,172 @@
+// The console's event settings beyond admission: the waiting room page's
+// branding (page), the proof-of-work challenge, the join tokens' keys,
+// the door's figures, and the confirmation a change that stops or slows
+// a sale asks for. Join token secrets are never put in the page: the
+// keys are listed by kid and algorithm, a new key's secret is cleared once
+// saved, and the keys kept are sent back from what the admin API returned.
+"use strict";
+
+// confirmChange asks, in the console's dialog, whether to make a change
+// that says what will happen; it resolves to true when confirmed.
+function confirmChange(title, text, action) {
+  const d = $("confirm");
+  $("confirm-title").textContent = title;
+  $("confirm-text").textContent = text;
+  $("confirm-ok").textContent = action;
+  return new Promise((resolve) => {
+    d.returnValue = "";
+    d.addEventListener("close", () => resolve(d.returnValue === "ok"), { once: true });
+    d.showModal();
+    $("confirm-cancel").focus();
+  });
+}
+
+// risky returns the confirmation a change to event e asks for, or null:
+// pausing or closing it, lowering its capacity or its rate.
+function risky(e, change) {
+  if (!e) return null;
+  const id = e.eventId;
+  if (change.state === "paused" && e.state !== "paused") {
+    return [`Pause ${id}?`, `Nobody in the line of ${id} is admitted until it is resumed; people keep joining and keep their places. ${e.waiting} are waiting now.`, "Pause the sale"];
+  }
+  if (change.state === "closed" && e.state !== "closed") {
+    return [`Close ${id}?`, `${id} takes no new joins from now on; the ${e.waiting} already in line are still admitted.`, "Close the sale"];
+  }
+  if (change.capacity !== undefined && change.capacity < e.capacity) {
+    return [`Lower the capacity of ${id}?`, `From ${e.capacity} to ${change.capacity} holders at once: nobody is admitted until fewer than ${change.capacity} hold a slot (${e.active} do now).`, "Lower the capacity"];
+  }
+  if (change.admitPerMinute !== undefined && e.admitPerMinute > 0 && (change.admitPerMinute === 0 ? false : change.admitPerMinute < e.admitPerMinute)) {
+    return [`Slow ${id} down?`, `From ${e.admitPerMinute} to ${change.admitPerMinute} admissions a minute: the line moves slower and the estimated waits grow.`, "Slow it down"];
+  }
+  return null;
+}
+
+// ---- The page's branding.
+
+const pageFields = [["pg-title", "title"], ["pg-message", "message"], ["pg-logo", "logoUrl"], ["pg-accent", "accentColor"], ["pg-template", "template"], ["pg-locale", "locale"]];
+
+// editPage fills the page form with event id's page.
+function editPage(id) {
+  const e = events.get(id);
+  const p = (e && e.page) || {};
+  $("pg-event").value = id;
+  for (const [input, key] of pageFields) $(input).value = p[key] || "";
+  say($("pg-status"), "");
+}
+
+async function savePage(event) {
+  event.preventDefault();
+  const ev = $("pg-event").value.trim();
+  const page = {};
+  for (const [input, key] of pageFields) if ($(input).value.trim() !== "") page[key] = $(input).value.trim();
+  const { ok, body, message } = await putEvent(ev, { page: Object.keys(page).length ? page : null });
+  say($("pg-status"), ok ? (body.page ? `${ev}'s waiting room shows "${body.page.title || ev}" now.` : `${ev}'s waiting room is plain again.`) : message, !ok);
+  refresh();
+}
+
+// ---- The proof-of-work challenge.
+
+// editChallenge fills the challenge form with event id's policy.
+function editChallenge(id) {
+  const e = events.get(id);
+  const c = (e && e.challenge) || { mode: "off" };
+  $("ch-event").value = id;
+  $("ch-mode").value = c.mode;
+  $("ch-difficulty").value = c.difficulty || "";
+  $("ch-min").value = c.minDifficulty || "";
+  $("ch-max").value = c.maxDifficulty || "";
+  $("ch-rate").value = c.joinsPerSecond || "";
+  challengeModeChanged();
+  say($("ch-status"), "");
+}
+
+// challengeModeChanged shows the fields of the mode chosen.
+function challengeModeChanged() {
+  const mode = $("ch-mode").value;
+  $("ch-fixed").hidden = mode !== "fixed";
+  $("ch-adaptive").hidden = mode !== "adaptive";
+}
+
+async function saveChallenge(event) {
+  event.preventDefault();
+  const ev = $("ch-event").value.trim();
+  const mode = $("ch-mode").value;
+  let policy = null;
+  if (mode === "fixed") policy = { mode, difficulty: Number($("ch-difficulty").value) };
+  if (mode === "adaptive") {
+    policy = { mode, minDifficulty: Number($("ch-min").value), maxDifficulty: Number($("ch-max").value) };
+    if ($("ch-rate").value !== "") policy.joinsPerSecond = Number($("ch-rate").value);
+  }
+  const { ok, message } = await putEvent(ev, { challenge: policy });
+  const what = !policy ? "asks for no challenge" : mode === "fixed" ? `asks every join for a ${policy.difficulty}-bit challenge`
+    : `asks for ${policy.minDifficulty} to ${policy.maxDifficulty} bits as joins come faster`;
+  say($("ch-status"), ok ? `${ev} ${what}.` : message, !ok);
+  refresh();
+}
+
+// ---- Join tokens.
+
+// jtKeys are the keys of the event in the join token form, as the admin
+// API returned them (secrets in this script only) less those removed.
+let jtKeys = [];
+
+// editJoinToken fills the join token form with event id's policy.
+function editJoinToken(id) {
+  const e = events.get(id);
+  const p = (e && e.joinToken) || { required: false, keys: [] };
+  $("jt-event").value = id;
+  $("jt-required").checked = !!p.required;
+  jtKeys = (p.keys || []).map((k) => Object.assign({}, k));
+  $("jt-kid").value = "";
+  $("jt-material").value = "";
+  listKeys();
+  say($("jt-status"), "");
+}
+
+// listKeys lists the form's keys by kid and algorithm, each with a button
+// that removes it (on saving).
+function listKeys() {
+  const items = jtKeys.map((k, i) => {
+    const li = el("li", undefined, "jt-key");
+    li.dataset.kid = k.kid;
+    const b = el("button", "Remove", "secondary small-inline");
+    b.type = "button";
+    b.setAttribute("aria-label", `Remove key ${k.kid}`);
+    b.addEventListener("click", () => { jtKeys.splice(i, 1); listKeys(); });
+    li.append(el("code", k.kid), ` · ${k.alg} `, b);
+    return li;
+  });
+  $("jt-keys").replaceChildren(...items);
+  $("jt-none").hidden = items.length > 0;
+}
+
+async function saveJoinToken(event) {
+  event.preventDefault();
+  const ev = $("jt-event").value.trim();
+  const keys = jtKeys.slice();
+  const kid = $("jt-kid").value.trim(), material = $("jt-material").value.trim(), alg = $("jt-alg").value;
+  if (kid || material) keys.push(alg === "HS256" ? { kid, alg, secret: material } : { kid, alg, publicKey: material });
+  const policy = keys.length || $("jt-required").checked ? { required: $("jt-required").checked, keys } : null;
+  const { ok, body, message } = await putEvent(ev, { joinToken: policy });
+  if (ok) {
+    $("jt-material").value = ""; // never kept in the page
+    $("jt-kid").value = "";
+    events.set(ev, body);
+    editJoinToken(ev);
+    const n = body.joinToken ? body.joinToken.keys.length : 0;
+    say($("jt-status"), `${ev} ${body.joinToken && body.joinToken.required ? "takes joins with a join token only" : "takes joins with or without a join token"}; ${count(n, "key")}.`);
+  } else {
+    say($("jt-status"), message, true);
+  }
+  refresh();
+}
+
+// doorText says what came through e's door: challenges issued, solved and
+// refused, the join rate and the difficulty in force.
+function doorText(e) {
+  const d = e.door || {};
+  const mode = e.challenge && e.challenge.mode !== "off" ? `${e.challenge.mode}, ${d.difficulty || 0} bits now` : "no challenge";
+  const tokens = e.joinToken ? `${e.joinToken.required ? "invite only" : "tokens optional"} (${count((e.joinToken.keys || []).length, "key")})` : "no join tokens";
+  return [mode, `${d.challengesIssued || 0} issued, ${d.challengesSolved || 0} solved, ${d.challengesRefused || 0} refused`,
+    `${(d.joinsPerSecond || 0).toFixed(1)} joins/s`, tokens];
+}
