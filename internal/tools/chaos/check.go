@@ -18,6 +18,8 @@ type EventSpec struct {
 	// OpensAt (unix ms) and Seed (hex, revealed at the opening) for a drop.
 	OpensAt int64
 	Seed    string
+	// Paused: created paused (admin changes may open it).
+	Paused bool
 }
 
 // Final is what Redis held for an event after the faults healed and the
@@ -40,6 +42,11 @@ type Config struct {
 	// overlap it or the FaultGrace after it healed (clients notice a dead
 	// socket and reconnect). Faults elsewhere excuse none.
 	FaultGrace time.Duration
+	// TokenSkew is the clock difference the guard tolerates past a token's
+	// expiry (pkg/entry's Verifier.Skew); ReleasedGrace how long after a
+	// release was answered the guard may still pass its token (one poll of
+	// the released list, and the poll's own time).
+	TokenSkew, ReleasedGrace time.Duration
 }
 
 // Recovery is how long the system took to be whole again after a fault
@@ -58,8 +65,9 @@ func (r Recovery) Took() time.Duration { return max(r.Ready, r.Canary) }
 // Report is the checker's verdict over a history.
 type Report struct {
 	Joins, Leaves, Releases, Connects map[Outcome]int
-	Admissions                        int // distinct admissions clients read
-	BadTokens                         int // admitted frames whose entry token did not verify
+	Admissions                        int            // distinct admissions clients read
+	AdmissionsBy                      map[string]int // by transport: "ws", "sse"
+	BadTokens                         int            // admitted frames whose entry token did not verify
 	// Stale counts admissions first read after their hold had ended (a
 	// pause longer than the hold): not a broken promise, a late one.
 	Stale                      int
@@ -75,11 +83,22 @@ type Report struct {
 	StillWaiting     int      // users in line after the drain
 	Unfinished       []string // clients still following when the drain ended
 	MaxHolders       map[string]int64
-	OverCapacity     []string
+	OverCapacity     []string // a sample above every capacity possibly in force within a hold and the longest fault before it
+	AdmittedOver     []string // holders rose past the capacity possibly in force, or while surely paused
 	DoubleAdmissions []string
 	OrderViolations  []string
 	ScoreViolations  []string // a place that is none of the user's stamps (or drawn scores)
 	EarlyAdmissions  []string // a drop's admissions before its opening
+
+	// The guard and its origin.
+	GuardRequests    map[string]map[Outcome]int // by kind
+	OriginRequests   int
+	OriginMax        int // the most admitted visitors the origin saw at once
+	Unadmitted       []string
+	OriginOver       []string
+	Expired, Excused int      // hold-ended statuses to clients never told of the admission; those a long gap excuses
+	UntoldTurns      []string // of them, clients in touch all along
+	AdminChanges     map[Outcome]int
 
 	LongestGap, LongestUnexcusedGap Gap
 	GapViolations                   []string
@@ -99,6 +118,7 @@ func Check(h *History, cfg Config) *Report {
 	r := &Report{
 		Joins: map[Outcome]int{}, Leaves: map[Outcome]int{}, Releases: map[Outcome]int{}, Connects: map[Outcome]int{},
 		FaultsByKind: map[Kind]int{}, FaultsSkipped: map[Kind]int{}, MaxHolders: map[string]int64{},
+		AdmissionsBy: map[string]int{}, GuardRequests: map[string]map[Outcome]int{}, AdminChanges: map[Outcome]int{},
 		Statuses: h.Statuses, HolderSamples: len(h.Holders), LineSamples: len(h.Lines),
 		gapLimit: cfg.GapLimit, specs: cfg.Events,
 	}
@@ -157,6 +177,7 @@ func Check(h *History, cfg Config) *Report {
 		} else {
 			admissions[k][a.ExpiresAt] = a
 			r.Admissions++
+			r.AdmissionsBy[a.Transport]++
 			if !a.TokenValid {
 				r.BadTokens++
 			}
@@ -217,18 +238,13 @@ func Check(h *History, cfg Config) *Report {
 		r.Unfinished = append(r.Unfinished, fmt.Sprintf("%s/%s (last state %q, last frame %s at %s)", u.Event, u.User, u.State, u.LastFrame, u.At.Format("15:04:05.000")))
 	}
 
-	// Holders never above capacity.
-	for _, s := range h.Holders {
-		r.MaxHolders[s.Event] = max(r.MaxHolders[s.Event], s.N)
-		if spec, ok := specs[s.Event]; ok && s.N > spec.Capacity {
-			r.OverCapacity = append(r.OverCapacity, fmt.Sprintf("%s: %d holders at %s, capacity %d", s.Event, s.N, s.At.Format(time.RFC3339Nano), spec.Capacity))
-		}
-	}
-
+	r.checkHolders(h, cfg)
 	r.checkLines(h, specs, stamps, possible, acked)
 	r.checkOrder(h, specs, stamps, possible, admissions)
 	r.checkGaps(h, cfg)
 	r.checkRecovery(h)
+	r.checkOrigin(h, cfg, admissions)
+	r.checkTurns(h, specs, admissions)
 	return r
 }
 
@@ -454,6 +470,10 @@ func (r *Report) Violations() []string {
 	}
 	addAll("lost", r.Lost)
 	addAll("over capacity", r.OverCapacity)
+	addAll("admitted past the capacity in force", r.AdmittedOver)
+	addAll("origin: unadmitted request", r.Unadmitted)
+	addAll("origin: over capacity", r.OriginOver)
+	addAll("turn lost untold", r.UntoldTurns)
 	addAll("double admission", r.DoubleAdmissions)
 	addAll("order", r.OrderViolations)
 	addAll("place", r.ScoreViolations)
