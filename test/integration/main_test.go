@@ -29,6 +29,7 @@ const (
 // images names the image of each part.
 type images struct {
 	producer, ingest, gateway string
+	rebuild                   string // waitq-rebuild, run once by the campaign's rebuild scene
 	broker, redis             string
 	apacheKafka               bool // broker is Apache Kafka, not kfake-broker
 }
@@ -52,6 +53,7 @@ func TestMain(m *testing.M) {
 		producer: "waitq/producer-api:" + tag,
 		ingest:   "waitq/ingest-consumer:" + tag,
 		gateway:  "waitq/ws-gateway:" + tag,
+		rebuild:  "waitq/waitq-rebuild:" + tag,
 		broker:   getenv("WAITQ_IT_KAFKA_IMAGE", "waitq/kfake-broker:"+tag),
 		redis:    getenv("WAITQ_IT_REDIS_IMAGE", "waitq/redis:"+tag),
 	}
