@@ -8,6 +8,8 @@
 -- the slot monitor's next tick does)
 -- ARGV[4] event id, ARGV[5] the admissions channel ('' : publish nothing)
 -- ARGV[6] record ('1': the caller records the changes in the log)
+-- ARGV[7] keep (ms): how long past its end a released admission stays
+-- listed (queue.ReleasedKeep, the guards' tolerated skew)
 -- KEYS[11] holds HASH, KEYS[12] items HASH, KEYS[13] sold HASH,
 -- KEYS[14] released ZSET
 -- (hold_lib.lua is put ahead of it)
@@ -19,8 +21,8 @@
 --
 -- An unexpired slot released is added to released as "<holdEnd>|<user>"
 -- scored by its end (the token's jti derives from it), in the same step;
--- the members whose hold ended (score <= now) are trimmed, so the set holds
--- only tokens still to refuse.
+-- the members whose hold ended more than keep ago (score <= now - keep) are
+-- trimmed, so the set holds only tokens a guard may still accept.
 --
 -- The user's holds end with the slot, in the same step: their items not
 -- sold are free again (the sold ones stay among their items).
@@ -58,7 +60,7 @@ for _, it in ipairs(user_items(KEYS[12], ARGV[1])) do
   end
 end
 set_user_items(KEYS[12], ARGV[1], bought)
-redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', now - tonumber(ARGV[7]))
 if tonumber(hold) <= now then
   return none
 end
