@@ -132,9 +132,13 @@ func Check(h *History, cfg Config) *Report {
 	stamps := map[userKey][]int64{}
 	possible := map[userKey]int{}
 	acked := map[userKey]bool{}
+	firstJoin := map[userKey]time.Time{} // when the user's first join that may have landed was sent
 	for _, j := range h.Joins {
 		r.Joins[j.Outcome]++
 		k := userKey{j.Event, j.User}
+		if f, seen := firstJoin[k]; (j.Acked() || j.Outcome.Maybe()) && (!seen || j.At.Before(f)) {
+			firstJoin[k] = j.At
+		}
 		switch {
 		case j.Acked():
 			stamps[k] = append(stamps[k], j.Stamp)
@@ -240,7 +244,7 @@ func Check(h *History, cfg Config) *Report {
 
 	r.checkHolders(h, cfg)
 	r.checkLines(h, specs, stamps, possible, acked)
-	r.checkOrder(h, specs, stamps, possible, admissions)
+	r.checkOrder(h, specs, stamps, possible, admissions, firstJoin)
 	r.checkGaps(h, cfg)
 	r.checkRecovery(h)
 	r.checkOrigin(h, cfg, admissions)
@@ -289,12 +293,14 @@ func (r *Report) checkLines(h *History, specs map[string]EventSpec, stamps map[u
 
 // checkOrder proves that every admission took the head of the line: no user
 // admitted while someone placed before them waited both in the last line
-// sample before the admission and in the first one after it. The admission
-// step ran at some moment between the time it was given (its hold's start)
-// and the first admitted frame a client read of it: Redis may run a
-// request long after it was sent (a pause), and in another order than
-// other clients' requests.
-func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[userKey][]int64, possible map[userKey]int, admissions map[userKey]map[int64]Admission) {
+// sample surely before the admission step and in the first one after a
+// client read it. The step ran at or before the time it was given (its
+// hold's start; a hold recorded late, past the record grace, starts at its
+// record, after the step), after the user's last sample in line before
+// then, and after their first join was sent; Redis may run a request long
+// after it was sent (a pause), and in another order than other clients'
+// requests.
+func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[userKey][]int64, possible map[userKey]int, admissions map[userKey]map[int64]Admission, firstJoin map[userKey]time.Time) {
 	lines := map[string][]Line{}
 	for _, l := range h.Lines {
 		lines[l.Event] = append(lines[l.Event], l)
@@ -313,9 +319,26 @@ func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[u
 			if e.OpensAt > 0 && at.UnixMilli() < e.OpensAt {
 				r.EarlyAdmissions = append(r.EarlyAdmissions, fmt.Sprintf("%s/%s admitted at %d, the drop opens at %d", k.event, k.user, at.UnixMilli(), e.OpensAt))
 			}
-			// before: the last sample answered before the step's time;
-			// after: the first sent after a client read the admission.
+			// before: the last sample answered before the step's time, if
+			// the user is in it; else (the step may have run earlier: a hold
+			// renewed at its late record) the user's last sample in line
+			// before it, or, never sampled in line, the last answered before
+			// its first join was sent. after: the first sent after a client
+			// read the admission.
 			i := sort.Search(len(ls), func(i int) bool { return !ls[i].Got.Before(at) }) - 1
+			if i >= 0 {
+				if _, in := placeOf(ls[i], k.user); !in {
+					u := i - 1
+					for u >= 0 && !slices.ContainsFunc(ls[u].Members, func(p Placed) bool { return p.User == k.user }) {
+						u--
+					}
+					if u < 0 {
+						joined := firstJoin[k]
+						u = sort.Search(len(ls), func(i int) bool { return !ls[i].Got.Before(joined) }) - 1
+					}
+					i = u
+				}
+			}
 			j := sort.Search(len(ls), func(j int) bool { return ls[j].Sent.After(a.At) })
 			if i < 0 || j >= len(ls) {
 				continue
