@@ -127,7 +127,7 @@ func (b gatewayBalancer) RoundTrip(r *http.Request) (*http.Response, error) {
 		if r.GetBody != nil {
 			out.Body, _ = r.GetBody()
 		}
-		ctx, cancel := context.WithTimeout(r.Context(), 3*time.Second)
+		ctx, cancel := context.WithTimeout(r.Context(), 1500*time.Millisecond) // three within the guard's fetch timeout
 		resp, err := balancerTransport.RoundTrip(out.WithContext(ctx))
 		if err == nil {
 			resp.Body = cancelOnClose{resp.Body, cancel}
@@ -135,6 +135,9 @@ func (b gatewayBalancer) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 		cancel()
 		errs = append(errs, err)
+	}
+	if len(errs) == 0 {
+		return nil, errors.New("no gateway is reachable now")
 	}
 	return nil, fmt.Errorf("no gateway answered: %w", errors.Join(errs...))
 }
