@@ -115,15 +115,17 @@ func (r *Report) checkOrigin(h *History, cfg Config, admissions map[userKey]map[
 		return b.delta - a.delta // at one moment, arrivals before departures: the stricter count
 	})
 	now := map[string]int{}
+	in, window := map[string]settings{}, map[string]time.Duration{}
+	for _, e := range cfg.Events {
+		in[e.ID], window[e.ID] = settingsOf(e, h.Admin), holdWindow(h, e)
+	}
 	for _, x := range edges {
 		now[x.event] += x.delta
 		r.OriginMax = max(r.OriginMax, now[x.event])
 		if x.delta < 0 {
 			continue
 		}
-		e := specs[x.event]
-		in := settingsOf(e, h.Admin)
-		if c := in.maxCapacity(x.at.Add(-holdWindow(h, e)), x.at); int64(now[x.event]) > c {
+		if c := in[x.event].maxCapacity(x.at.Add(-window[x.event]), x.at); int64(now[x.event]) > c {
 			r.OriginOver = append(r.OriginOver, fmt.Sprintf("%s: %d admitted visitors at the origin at %s, capacity in force at most %d",
 				x.event, now[x.event], x.at.Format("15:04:05.000"), c))
 		}

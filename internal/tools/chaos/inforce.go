@@ -14,47 +14,80 @@ import (
 // its config record in the log after the first's, so no rebuild brings the
 // first back).
 type settings struct {
-	spec    EventSpec
-	changes []AdminChange
+	capacity, open []candidate
+}
+
+// candidate is one value a field was set to: possible from sent on, until
+// a later change superseded it (never: the zero time).
+type candidate struct {
+	v          int64
+	sent       time.Time // zero: the creation
+	superseded time.Time
 }
 
 func settingsOf(spec EventSpec, all []AdminChange) settings {
-	s := settings{spec: spec}
+	var changes []AdminChange
 	for _, a := range all {
 		if a.Event == spec.ID {
-			s.changes = append(s.changes, a)
+			changes = append(changes, a)
 		}
 	}
-	slices.SortFunc(s.changes, func(a, b AdminChange) int { return a.Sent.Compare(b.Sent) })
-	return s
+	slices.SortFunc(changes, func(a, b AdminChange) int { return a.Sent.Compare(b.Sent) })
+	open := int64(1)
+	if spec.Paused {
+		open = 0
+	}
+	return settings{
+		capacity: candidates(spec.Capacity, changes, func(a AdminChange) (int64, bool) { return a.Capacity, a.Capacity >= 0 }),
+		open: candidates(open, changes, func(a AdminChange) (int64, bool) {
+			if a.State == "" {
+				return 0, false
+			}
+			if a.State == "paused" {
+				return 0, true
+			}
+			return 1, true
+		}),
+	}
 }
 
-// possible returns every value field may have had at some moment of [from,
-// to]: the creation's (set at the zero time, answered then) and each
-// change's that set it.
-func (s settings) possible(from, to time.Time, initial int64, field func(AdminChange) (int64, bool)) []int64 {
-	type cand struct {
-		v        int64
-		answered time.Time // zero: never (may still take effect)
-		creation bool
-	}
-	cands := []cand{{v: initial, creation: true}}
+// candidates are the creation's value of a field and each change's that
+// set it, each with when a later change superseded it.
+func candidates(initial int64, changes []AdminChange, field func(AdminChange) (int64, bool)) []candidate {
 	var setters []AdminChange
-	for _, a := range s.changes {
+	for _, a := range changes {
 		if _, set := field(a); set {
 			setters = append(setters, a)
-			if !a.Sent.After(to) {
-				v, _ := field(a)
-				cands = append(cands, cand{v: v, answered: a.Answered})
-			}
 		}
 	}
+	// The first 200 answer to a change sent at or after t.
+	supersededAfter := func(t time.Time, creation bool) time.Time {
+		var first time.Time
+		for _, q := range setters {
+			if q.OK() && (creation || !q.Sent.Before(t)) && (first.IsZero() || q.Answered.Before(first)) {
+				first = q.Answered
+			}
+		}
+		return first
+	}
+	cs := []candidate{{v: initial, superseded: supersededAfter(time.Time{}, true)}}
+	for _, a := range setters {
+		v, _ := field(a)
+		c := candidate{v: v, sent: a.Sent}
+		if !a.Answered.IsZero() {
+			c.superseded = supersededAfter(a.Answered, false)
+		}
+		cs = append(cs, c)
+	}
+	return cs
+}
+
+// possible returns every value of cs that may have been in force at some
+// moment of [from, to].
+func possible(cs []candidate, from, to time.Time) []int64 {
 	var out []int64
-	for _, c := range cands {
-		superseded := slices.ContainsFunc(setters, func(q AdminChange) bool {
-			return q.OK() && !q.Answered.After(from) && (c.creation || !c.answered.IsZero() && !q.Sent.Before(c.answered))
-		})
-		if !superseded {
+	for _, c := range cs {
+		if !c.sent.After(to) && (c.superseded.IsZero() || c.superseded.After(from)) {
 			out = append(out, c.v)
 		}
 	}
@@ -63,24 +96,11 @@ func (s settings) possible(from, to time.Time, initial int64, field func(AdminCh
 
 // maxCapacity is the largest capacity possibly in force during [from, to].
 func (s settings) maxCapacity(from, to time.Time) int64 {
-	return slices.Max(s.possible(from, to, s.spec.Capacity, func(a AdminChange) (int64, bool) { return a.Capacity, a.Capacity >= 0 }))
+	return slices.Max(possible(s.capacity, from, to))
 }
 
 // mayAdmit reports whether the event may have been open (not paused) at
 // some moment of [from, to].
 func (s settings) mayAdmit(from, to time.Time) bool {
-	open := func(a AdminChange) (int64, bool) {
-		if a.State == "" {
-			return 0, false
-		}
-		if a.State == "paused" {
-			return 0, true
-		}
-		return 1, true
-	}
-	initial := int64(1)
-	if s.spec.Paused {
-		initial = 0
-	}
-	return slices.Contains(s.possible(from, to, initial, open), 1)
+	return slices.Contains(possible(s.open, from, to), 1)
 }
