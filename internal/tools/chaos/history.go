@@ -1,11 +1,15 @@
 // Package chaos is the fault campaign's history, nemesis plan and checker.
 // The campaign (test/integration, TestFaultCampaign) runs waitq as
 // containers under a steady load while a nemesis kills, pauses, restarts
-// and cuts off its parts on a seeded schedule (Plan). Every client writes
-// what it was told into a History, a sampler writes what Redis held, and
-// Check proves the invariants over the whole history after the faults
-// healed and the line drained. The checker reads only the history: it
-// knows waitq's promises, not its code.
+// and cuts off its parts on a seeded schedule (Plan), and runs scenes at
+// regular times: a broker outage longer than a hold, a rebuild after
+// Redis was emptied, admin changes (pause, capacity, rate). Every client
+// (WebSocket or server-sent events, some through waitq-guard) writes what
+// it was told into a History, the origin behind the guard what it
+// received, a sampler what Redis held, and Check proves the invariants
+// over the whole history after the faults healed and the line drained.
+// The checker reads only the history: it knows waitq's promises, not its
+// code. A History is safe for concurrent use; Check and a Report are not.
 package chaos
 
 import (
