@@ -64,7 +64,7 @@ func (c *campaign) rebuild() error {
 				"WAITQ_REBUILD_ALL": "true",
 			}),
 			Networks:   []string{c.s.net.Name},
-			Labels:     map[string]string{label: "integration"},
+			Labels:     map[string]string{label: runLabel},
 			WaitingFor: wait.ForExit().WithExitTimeout(2 * time.Minute),
 		},
 		Started: true,

@@ -26,6 +26,11 @@ const (
 	label = "io.waitq.test"
 )
 
+// runLabel is the label's value: WAITQ_IT_LABEL, "integration" unless set.
+// Runs that share a Docker Engine each set their own, so that one's sweep
+// leaves the other's containers alone.
+var runLabel = getenv("WAITQ_IT_LABEL", "integration")
+
 // images names the image of each part.
 type images struct {
 	producer, ingest, gateway string
