@@ -2,7 +2,8 @@
 # Builds the images the container suite (test/integration) runs, with no
 # image registry:
 #   waitq/producer-api, waitq/ingest-consumer, waitq/ws-gateway,
-#   waitq/kfake-broker   FROM scratch, one static Go binary each
+#   waitq/waitq-rebuild, waitq/kfake-broker
+#                        FROM scratch, one static Go binary each
 #   waitq/redis          Debian bookworm (debootstrap --variant=minbase) with
 #                        redis-server, made into an image by `docker import`
 # The service images are rebuilt every run (seconds); the Redis image only
@@ -21,11 +22,11 @@ trap 'rm -rf "$work"' EXIT
 
 log "building static binaries"
 CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$work/bin/" \
-  ./cmd/producer-api ./cmd/ingest-consumer ./cmd/ws-gateway ./cmd/kfake-broker
+  ./cmd/producer-api ./cmd/ingest-consumer ./cmd/ws-gateway ./cmd/waitq-rebuild ./cmd/kfake-broker
 
 # The broker keeps its log in /data, which must belong to the user it runs as.
 mkdir -p "$work/bin/data"
-for prog in producer-api ingest-consumer ws-gateway kfake-broker; do
+for prog in producer-api ingest-consumer ws-gateway waitq-rebuild kfake-broker; do
   cat > "$work/Dockerfile.$prog" <<EOF
 FROM scratch
 COPY $prog /$prog

@@ -10,6 +10,8 @@
 #
 # The whole history goes to artifacts/chaos-history.json, the test's log to
 # artifacts/chaos.log. Needs a Docker Engine; builds the images first.
+# WAITQ_IT_LABEL (default integration) labels its containers, and only
+# those are swept at the end: give runs that share an engine their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
@@ -31,8 +33,8 @@ docker info >/dev/null 2>&1 || { log "no Docker Engine"; exit 1; }
 bash scripts/build-images.sh
 mkdir -p artifacts bench
 sweep() {
-  docker ps -aq --filter "label=io.waitq.test=integration" | xargs -r docker rm -f >/dev/null 2>&1 || true
-  docker network ls -q --filter "label=io.waitq.test=integration" | xargs -r docker network rm >/dev/null 2>&1 || true
+  docker ps -aq --filter "label=io.waitq.test=${WAITQ_IT_LABEL:-integration}" | xargs -r docker rm -f >/dev/null 2>&1 || true
+  docker network ls -q --filter "label=io.waitq.test=${WAITQ_IT_LABEL:-integration}" | xargs -r docker network rm >/dev/null 2>&1 || true
 }
 trap sweep EXIT
 

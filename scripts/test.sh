@@ -86,8 +86,8 @@ bash scripts/locust-smoke.sh
 # The container suite. Without a Docker Engine its tests skip, or fail with
 # CI=true (internal/testkit/testenv).
 sweep() {
-  docker ps -aq --filter "label=io.waitq.test=integration" | xargs -r docker rm -f >/dev/null 2>&1 || true
-  docker network ls -q --filter "label=io.waitq.test=integration" | xargs -r docker network rm >/dev/null 2>&1 || true
+  docker ps -aq --filter "label=io.waitq.test=${WAITQ_IT_LABEL:-integration}" | xargs -r docker rm -f >/dev/null 2>&1 || true
+  docker network ls -q --filter "label=io.waitq.test=${WAITQ_IT_LABEL:-integration}" | xargs -r docker network rm >/dev/null 2>&1 || true
 }
 if docker info >/dev/null 2>&1; then
   log "building the container images"

@@ -21,9 +21,12 @@ type conn struct {
 
 	writing  atomic.Int64 // unix ns the write under way began; 0 when none
 	admitted atomic.Bool  // the admitted frame was sent
-	placed   atomic.Bool  // the user was seen in line or holding, or left
-	pinging  atomic.Bool  // a keep-alive is under way
-	lastPing int64        // unix ns of the last keep-alive; the status loop's alone
+	// admittedAt is when (unix ms, the gateway's clock), set before
+	// admitted: a status read begun before it may predate the admission.
+	admittedAt atomic.Int64
+	placed     atomic.Bool // the user was seen in line or holding, or left
+	pinging    atomic.Bool // a keep-alive is under way
+	lastPing   int64       // unix ns of the last keep-alive; the status loop's alone
 	// resumed is the hold end of the admission an SSE client says it
 	// received (Last-Event-ID): while it is the user's hold, the conn counts
 	// as admitted without a second token. 0: none. Set before the conn is
@@ -72,7 +75,8 @@ type frame struct {
 }
 
 func (c *conn) view() socketView {
-	return socketView{admitted: c.admitted.Load(), placed: c.placed.Load(), joinedAtMs: c.joinedAtMs}
+	at := c.admittedAt.Load() // before admitted: set before it
+	return socketView{admitted: c.admitted.Load(), admittedAtMs: at, placed: c.placed.Load(), joinedAtMs: c.joinedAtMs}
 }
 
 // offer writes f now on the caller's goroutine, then any frames that came

@@ -138,12 +138,22 @@ func encode(v any) []byte {
 
 // socketView is what one socket knows of its user beyond what Redis says.
 type socketView struct {
-	admitted   bool  // an admitted frame was sent
-	placed     bool  // the user was seen in line or holding, or left: no longer pending
-	joinedAtMs int64 // the ticket's join stamp; 0 when unknown
+	admitted bool // an admitted frame was sent
+	// admittedAtMs is when (this gateway's clock): a status read begun at
+	// or before it may predate the admission, and says nothing of its end.
+	admittedAtMs int64
+	placed       bool  // the user was seen in line or holding, or left: no longer pending
+	joinedAtMs   int64 // the ticket's join stamp; 0 when unknown
 }
 
 // placeState maps what Redis says of a user to a state and 1-based position.
+// An admitted frame sent on this socket means the turn passed only for a
+// read begun after it (nowMs is the read's time): a status round that read
+// Redis just before the admission, delivered just after the frame, still
+// shows the user in line, and must not tell them "expired" (found by the
+// fault campaign: with two write workers the status was even written
+// first, and the client read that its turn had passed before it read the
+// admission).
 // A user not (yet) in Redis is pending only within pendingMs of their join
 // and only until they were once seen in line. In a drop's line before the
 // opening a user has no position: it is drawn at the opening.
@@ -153,7 +163,7 @@ func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (User
 		return StateAdmitted, 0
 	case p.Rank == queue.RankRebuilding:
 		return StateRebuilding, 0
-	case p.HoldUntil >= 0 || h.admitted:
+	case p.HoldUntil >= 0 || h.admitted && h.admittedAtMs < nowMs:
 		return StateExpired, 0
 	case p.Rank == queue.RankPrequeue:
 		return StatePrequeue, 0

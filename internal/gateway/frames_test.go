@@ -21,6 +21,12 @@ func TestPlaceState(t *testing.T) {
 		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, socketView{}, StateAdmitted, 0},
 		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, socketView{admitted: true}, StateExpired, 0},
 		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true}, StateExpired, 0},
+		{"released after admission, read after the frame", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true, admittedAtMs: now - 1}, StateExpired, 0},
+		// A read begun before the admitted frame was sent (the campaign's
+		// finding): the user is still in line there, and is told so, not
+		// that the turn passed.
+		{"admitted just after the read", queue.Place{Rank: 0, HoldUntil: -1}, socketView{admitted: true, admittedAtMs: now}, StateWaiting, 1},
+		{"fast-tracked just after the read", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true, admittedAtMs: now + 5, joinedAtMs: now - 100}, StatePending, 0},
 		{"admitted while away, the hold over and dropped", queue.Place{Rank: -1, HoldUntil: 0}, socketView{joinedAtMs: now - 100}, StateExpired, 0},
 		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, socketView{}, StateWaiting, 1},
 		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, StateWaiting, 12},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/pkg/entry"
 )
 
@@ -43,5 +44,46 @@ func TestReleasedListsReleasedTokens(t *testing.T) {
 	}
 	if status, _ := h.call(t, "GET", "/v1/events/bad%20id/released", "", ""); status != http.StatusBadRequest {
 		t.Fatalf("bad event id: %d", status)
+	}
+}
+
+// TestReleasedListedThroughTheSkew: a guard accepts a token until its end
+// plus entry.DefaultSkew, so the gateway lists a released one as long
+// (queue.ReleasedKeep), and no longer. Found by the fault campaign: the
+// list dropped a released admission at its end, and the guard let its
+// token in again for the skew's two seconds.
+func TestReleasedListedThroughTheSkew(t *testing.T) {
+	t.Parallel()
+	if queue.ReleasedKeep < entry.DefaultSkew {
+		t.Fatalf("released admissions are listed %v past their end, guards accept tokens %v past it", queue.ReleasedKeep, entry.DefaultSkew)
+	}
+	h := startHolds(t, 1)
+	alice := h.admit(t, "alice", 10*time.Second)
+	if held, err := entry.Release(t.Context(), http.DefaultClient, h.srv.URL, h.ev, alice); err != nil || !held {
+		t.Fatalf("release: %v %v", held, err)
+	}
+	a, err := h.entry.Verify(alice, h.ev, h.clock.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := func() bool {
+		t.Helper()
+		src := entry.NewReleasedSource(entry.ReleasedURL(h.srv.URL, h.ev), nil)
+		if err := src.Refresh(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		return src.Released(a.ID)
+	}
+	// Past the end, within the skew: the token still verifies, and is listed.
+	h.clock.Add(time.Until(time.UnixMilli(a.Expires)) + time.Second)
+	if _, err := h.entry.Verify(alice, h.ev, h.clock.Now()); err != nil {
+		t.Fatalf("within the skew the token no longer verifies (%v): the test proves nothing", err)
+	}
+	if !listed() {
+		t.Fatal("a released token that still verifies is not listed")
+	}
+	h.clock.Add(queue.ReleasedKeep)
+	if listed() {
+		t.Fatal("a released token listed past its end and the keep")
 	}
 }

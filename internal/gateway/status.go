@@ -185,6 +185,7 @@ func (s *Server) notifyAdmitted(c *conn, expiresAt int64) {
 		s.metrics.admittedLate.Inc()
 		return
 	}
+	c.admittedAt.CompareAndSwap(0, nowMs) // the first admission's time, before the flag
 	if !c.admitted.CompareAndSwap(false, true) || expiresAt == c.resumed {
 		return // sent before, here or to the stream this one resumes
 	}

@@ -118,7 +118,8 @@ type GatewayStore interface {
 	// while the event is rebuilt).
 	Release(ctx context.Context, eventID, userID string, nowMs int64) (released bool, holdsExpired int, err error)
 	// Released lists eventID's released admissions whose hold ends after
-	// nowMs: the tokens the guards refuse though they verify.
+	// nowMs less ReleasedKeep: the tokens the guards refuse though they
+	// verify.
 	Released(ctx context.Context, eventID string, nowMs int64) ([]ReleasedAdmission, error)
 	// SubscribeAdmissions calls f with the notice of every admission made
 	// anywhere (slot monitor, fast track, release) until ctx ends.
@@ -126,6 +127,13 @@ type GatewayStore interface {
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 }
+
+// ReleasedKeep is how long past its hold's end a released admission stays
+// listed (Store.Released): a guard accepts a token until its end plus the
+// difference of clocks it tolerates (pkg/entry's DefaultSkew), so it must
+// be able to refuse a released one as long. Shorter, a released token
+// passed the guard again in that window (found by the fault campaign).
+const ReleasedKeep = 2 * time.Second
 
 // ReleasedAdmission is an admission whose slot was released before its
 // hold ended; its token's jti is entry.AdmissionID(event, UserID, HoldUntil).

@@ -95,9 +95,9 @@ func ItemsKey(eventID string) string { return "waitq:{" + eventID + "}:items" }
 func OffsetsKey(eventID string) string { return "waitq:{" + eventID + "}:offsets" }
 
 // ReleasedKey is the ZSET of eventID's released admissions whose hold has
-// not ended: member "<holdEnd>|<user>" (the hold's end in unix ms, from which
+// not ended more than queue.ReleasedKeep ago: member "<holdEnd>|<user>" (the hold's end in unix ms, from which
 // the token's jti derives: entry.AdmissionID), scored by the hold's end.
-// release.lua adds to it in the release's step and trims the ended ones, so
+// release.lua adds to it in the release's step and trims the long ended ones, so
 // it holds at most the event's capacity of admissions of the last hold; the
 // gateway serves it (GET /v1/events/{eventId}/released) to the guards,
 // which refuse those tokens offline.

@@ -21,7 +21,7 @@ import (
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, int, error) {
 	k := keysOf(eventID)
 	v, err := runScript(ctx, s.c, releaseScript, append(k.admission(), k.released),
-		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg()).Result()
+		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg(), queue.ReleasedKeep.Milliseconds()).Result()
 	if err != nil {
 		return false, 0, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
 	}
@@ -49,9 +49,12 @@ func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64
 }
 
 // Released lists eventID's released admissions whose hold ends after nowMs
-// (ReleasedKey): one ZRANGEBYSCORE, read by the guards every few seconds.
+// less queue.ReleasedKeep (ReleasedKey): one ZRANGEBYSCORE, read by the
+// guards every few seconds. A token stays listed through the skew a guard
+// tolerates past its end, in which it would still verify.
 func (s *Store) Released(ctx context.Context, eventID string, nowMs int64) ([]queue.ReleasedAdmission, error) {
-	l, err := s.c.ZRangeByScore(ctx, ReleasedKey(eventID), &redis.ZRangeBy{Min: "(" + strconv.FormatInt(nowMs, 10), Max: "+inf"}).Result()
+	from := nowMs - queue.ReleasedKeep.Milliseconds()
+	l, err := s.c.ZRangeByScore(ctx, ReleasedKey(eventID), &redis.ZRangeBy{Min: "(" + strconv.FormatInt(from, 10), Max: "+inf"}).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: released of %s: %w", eventID, err)
 	}

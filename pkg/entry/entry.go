@@ -109,6 +109,11 @@ type claims struct {
 	ExpiresMs int64  `json:"exp_ms"`
 }
 
+// DefaultSkew is the difference of clocks a Verifier tolerates for exp and
+// nbf unless told otherwise: a token verifies until its exp plus this. The
+// gateway lists a released admission (ReleasedSource) as long past its end.
+const DefaultSkew = 2 * time.Second
+
 // Verifier checks tokens against a set of public keys by key id.
 type Verifier struct {
 	keys map[string]ed25519.PublicKey
@@ -121,7 +126,7 @@ type Verifier struct {
 
 // NewVerifier returns a Verifier of the given public keys (key id → key).
 func NewVerifier(keys map[string]ed25519.PublicKey) *Verifier {
-	v := &Verifier{keys: map[string]ed25519.PublicKey{}, Skew: 2 * time.Second}
+	v := &Verifier{keys: map[string]ed25519.PublicKey{}, Skew: DefaultSkew}
 	for id, k := range keys {
 		v.keys[id] = k
 	}

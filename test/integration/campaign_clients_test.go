@@ -6,7 +6,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -26,6 +25,10 @@ import (
 
 // maxInFlight bounds the users followed at once (each holds a socket).
 const maxInFlight = 4000
+
+// sseShare is the share of users that follow the line over server-sent
+// events rather than a WebSocket.
+const sseShare = 0.3
 
 // load starts a user every 1/rate s until loadCtx ends; each is followed
 // until done or until drainCtx ends. A quarter of them join the drop.
@@ -50,7 +53,10 @@ func (c *campaign) load(loadCtx, drainCtx context.Context, rate float64, users *
 		if i%4 == 3 {
 			ev = c.drop
 		}
-		u := &user{c: c, event: ev, id: fmt.Sprintf("u%06d", i)}
+		u := &user{c: c, event: ev, id: fmt.Sprintf("u%06d", i), transport: transportWS}
+		if c.rng.Float64() < sseShare {
+			u.transport = transportSSE
+		}
 		c.users.Add(1)
 		users.Go(func() {
 			defer func() { <-active }()
@@ -68,6 +74,7 @@ func (c *campaign) load(loadCtx, drainCtx context.Context, rate float64, users *
 type user struct {
 	c         *campaign
 	event, id string
+	transport string // transportWS or transportSSE
 	ticket    producer.JoinResponse
 	last      time.Time // the last status or admitted frame (or the join)
 	gateway   string
@@ -103,24 +110,24 @@ func (u *user) run(ctx context.Context) {
 	}
 	u.last = time.Now()
 	for ctx.Err() == nil {
-		ws := u.connect(ctx)
-		if ws == nil { // the drain ended
+		conn := u.connect(ctx)
+		if conn == nil { // the drain ended
 			u.unfinished()
 			return
 		}
-		done, admitted := u.follow(ctx, ws, leaveAt, reconnectAt)
+		done, admitted := u.follow(ctx, conn, leaveAt, reconnectAt)
 		if !reconnectAt.IsZero() && time.Now().After(reconnectAt) {
 			reconnectAt = time.Time{}
 		}
 		if done {
-			ws.Close(websocket.StatusNormalClosure, "")
+			conn.Close(true)
 			return
 		}
 		if admitted != nil {
-			u.afterAdmission(ctx, ws, *admitted)
+			u.afterAdmission(ctx, conn, *admitted)
 			return
 		}
-		ws.CloseNow()
+		conn.Close(false)
 	}
 }
 
@@ -182,9 +189,9 @@ func outcome(ref *testclient.Refusal, err error) chaos.Outcome {
 	return "202"
 }
 
-// connect opens a socket on a gateway that answers, trying each in turn
-// (a random one first) until ctx ends.
-func (u *user) connect(ctx context.Context) *websocket.Conn {
+// connect opens a socket (or a stream) on a gateway that answers, trying
+// each in turn (a random one first) until ctx ends.
+func (u *user) connect(ctx context.Context) statusConn {
 	c := u.c
 	for wait := 100 * time.Millisecond; ctx.Err() == nil; wait = min(2*wait, time.Second) {
 		first := c.rng.IntN(len(c.gateways))
@@ -197,21 +204,11 @@ func (u *user) connect(ctx context.Context) *websocket.Conn {
 			if a == "" {
 				continue
 			}
-			dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-			ws, resp, err := websocket.Dial(dctx, "ws://"+a+u.ticket.StatusURL, nil)
-			cancel()
-			o := chaos.Outcome("101")
-			if err != nil {
-				o = chaos.NoAnswer
-				if resp != nil {
-					o = chaos.Outcome(fmt.Sprint(resp.StatusCode))
-				}
-			}
-			c.h.AddConnect(chaos.Connect{Event: u.event, User: u.id, Gateway: g.alias, At: time.Now(), Outcome: o})
+			conn, o := u.dial(ctx, a)
+			c.h.AddConnect(chaos.Connect{Event: u.event, User: u.id, Gateway: g.alias, At: time.Now(), Outcome: o, Transport: u.transport})
 			u.gateway = g.alias
-			if err == nil {
-				ws.SetReadLimit(64 << 10)
-				return ws
+			if conn != nil {
+				return conn
 			}
 		}
 		clock.Sleep(ctx, wait)
@@ -219,11 +216,38 @@ func (u *user) connect(ctx context.Context) *websocket.Conn {
 	return nil
 }
 
+// dial opens the user's transport on the gateway at addr: the connection
+// (nil when refused) and the outcome ("101" or "200", the refusal's
+// status, or no answer).
+func (u *user) dial(ctx context.Context, addr string) (statusConn, chaos.Outcome) {
+	if u.transport == transportSSE {
+		s, status, err := dialSSE(ctx, addr, u.event, u.ticket.Ticket)
+		switch {
+		case err == nil:
+			return s, "200"
+		case status != 0:
+			return nil, chaos.Outcome(fmt.Sprint(status))
+		}
+		return nil, chaos.NoAnswer
+	}
+	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	ws, resp, err := websocket.Dial(dctx, "ws://"+addr+u.ticket.StatusURL, nil)
+	if err != nil {
+		if resp != nil {
+			return nil, chaos.Outcome(fmt.Sprint(resp.StatusCode))
+		}
+		return nil, chaos.NoAnswer
+	}
+	ws.SetReadLimit(64 << 10)
+	return wsConn{ws}, "101"
+}
+
 // follow reads the socket until the user is admitted (admitted), is done
 // without an admission (done: it left, or its hold passed while it was
 // away), or the socket dies or stays silent for idleTimeout (neither: the
 // caller reconnects).
-func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnectAt time.Time) (done bool, admitted *gateway.AdmittedFrame) {
+func (u *user) follow(ctx context.Context, conn statusConn, leaveAt, reconnectAt time.Time) (done bool, admitted *gateway.AdmittedFrame) {
 	c := u.c
 	for {
 		wait := idleTimeout
@@ -234,7 +258,7 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 			wait = min(wait, max(time.Until(reconnectAt), time.Millisecond))
 		}
 		rctx, cancel := context.WithTimeout(ctx, wait)
-		_, b, err := ws.Read(rctx)
+		b, err := conn.Read(rctx)
 		cancel()
 		now := time.Now()
 		if err != nil {
@@ -263,7 +287,11 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 			c.states.Store(u.id, f.State)
 			switch {
 			case f.State == gateway.StateExpired:
-				return true, nil // admitted while away, and the hold is over
+				// Admitted while away, and the hold is over: the checker
+				// holds it to a long absence (a turn never told of is
+				// never lost).
+				c.h.AddExpired(chaos.Expired{Event: u.event, User: u.id, At: now, Transport: u.transport})
+				return true, nil
 			case f.State != gateway.StateNotQueued:
 				u.notQueued = time.Time{}
 			case u.notQueued.IsZero():
@@ -282,7 +310,10 @@ func (u *user) follow(ctx context.Context, ws *websocket.Conn, leaveAt, reconnec
 			// admission's. A frame read after the hold ended (Redis or the
 			// gateway paused longer than the hold) is counted apart.
 			tok, verr := c.verifier.Verify(a.EntryToken, u.event, time.UnixMilli(a.ExpiresAt-1))
-			c.h.AddAdmission(chaos.Admission{Event: u.event, User: u.id, Gateway: u.gateway, At: now,
+			if u.event == c.drop {
+				c.dropToken.Store(a.EntryToken) // another event's token, for the guard's probes
+			}
+			c.h.AddAdmission(chaos.Admission{Event: u.event, User: u.id, Gateway: u.gateway, At: now, Transport: u.transport,
 				ExpiresAt: a.ExpiresAt, TokenValid: verr == nil && !tok.Legacy && tok.UserID == u.id && tok.Expires == a.ExpiresAt &&
 					tok.ID == entry.AdmissionID(u.event, u.id, a.ExpiresAt)})
 			return false, &a
@@ -310,52 +341,67 @@ func (u *user) leave(ctx context.Context) bool {
 	return true
 }
 
-// afterAdmission gives the slot back at once or after a think time, over
-// HTTP with the entry token or as a socket frame, or keeps it to its end.
-func (u *user) afterAdmission(ctx context.Context, ws *websocket.Conn, a gateway.AdmittedFrame) {
+// afterAdmission visits the shop through waitq-guard (half of the main
+// event's users, when the campaign runs one), then gives the slot back at
+// once or after a think time, over HTTP with the entry token or as a
+// socket frame, or keeps it to its end; a visit may end on the guard's
+// done path, which releases the slot itself.
+func (u *user) afterAdmission(ctx context.Context, conn statusConn, a gateway.AdmittedFrame) {
 	c := u.c
-	defer ws.CloseNow()
+	defer conn.Close(false)
+	if u.event == c.main && c.shop != nil && c.rng.Float64() < 0.5 {
+		if u.visitShop(ctx, a) {
+			return
+		}
+	}
 	p := c.rng.Float64()
 	if p >= 0.85 {
+		if u.event == c.main && c.shop != nil && c.rng.Float64() < 0.1 {
+			u.probeExpired(ctx, a) // the Back button after the hold
+		}
 		return // the hold runs out
 	}
 	clock.Sleep(ctx, c.rng.Between(0, 3*time.Second))
 	if p >= 0.5 {
 		wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-		err := ws.Write(wctx, websocket.MessageText, []byte(`{"type":"release"}`))
+		err := conn.Release(wctx)
 		cancel()
 		if err == nil {
-			c.h.AddRelease(chaos.Release{Event: u.event, User: u.id, At: time.Now(), Via: "socket", Outcome: "sent"})
+			c.h.AddRelease(chaos.Release{Event: u.event, User: u.id, At: time.Now(), Via: "socket", Outcome: "sent", ExpiresAt: a.ExpiresAt})
 			time.Sleep(100 * time.Millisecond) // let the frame be read before the close
-			ws.Close(websocket.StatusNormalClosure, "")
+			conn.Close(true)
 			return
 		}
-		// The socket is gone: give it back over HTTP.
+		// The socket is gone, or a stream: give it back over HTTP.
 	}
-	u.release(ctx, a.EntryToken)
+	if u.release(ctx, a) && u.event == c.main && c.shop != nil && c.rng.Float64() < 0.2 {
+		u.probeReleased(ctx, a) // a shared link, used after the release
+	}
 }
 
 // release posts the entry token to a gateway's release route, trying the
-// others after no answer or a 503.
-func (u *user) release(ctx context.Context, token string) {
+// others after no answer or a 503; it reports whether an answer said the
+// slot was released.
+func (u *user) release(ctx context.Context, a gateway.AdmittedFrame) bool {
 	c := u.c
-	body, _ := json.Marshal(map[string]string{"token": token})
+	body, _ := json.Marshal(map[string]string{"token": a.EntryToken})
 	hc := &http.Client{Timeout: 3 * time.Second}
 	first := c.rng.IntN(len(c.gateways))
 	for attempt := range 6 {
 		g := c.gateways[(first+attempt)%len(c.gateways)]
-		a := c.addr(g.alias)
-		if a == "" {
+		addr := c.addr(g.alias)
+		if addr == "" {
 			continue
 		}
-		r := chaos.Release{Event: u.event, User: u.id, At: time.Now(), Via: "http", Outcome: chaos.NoAnswer}
-		resp, err := hc.Post("http://"+a+"/v1/events/"+u.event+"/release", "application/json", bytes.NewReader(body))
+		r := chaos.Release{Event: u.event, User: u.id, At: time.Now(), Via: "http", Outcome: chaos.NoAnswer, ExpiresAt: a.ExpiresAt}
+		resp, err := hc.Post("http://"+addr+"/v1/events/"+u.event+"/release", "application/json", bytes.NewReader(body))
 		if err == nil {
 			var rr gateway.ReleaseResponse
 			var e httpkit.ErrorBody
 			b := new(bytes.Buffer)
 			_, _ = b.ReadFrom(resp.Body)
 			resp.Body.Close()
+			r.Answered = time.Now()
 			r.Outcome = chaos.Outcome(fmt.Sprint(resp.StatusCode))
 			if resp.StatusCode == http.StatusOK {
 				_ = json.Unmarshal(b.Bytes(), &rr)
@@ -366,88 +412,9 @@ func (u *user) release(ctx context.Context, token string) {
 		}
 		c.h.AddRelease(r)
 		if err == nil && !strings.HasPrefix(string(r.Outcome), "503") {
-			return
+			return r.Released
 		}
 		clock.Sleep(ctx, 300*time.Millisecond)
 	}
-}
-
-// nemesis runs the plan: each step at its time, healed after its length.
-func (c *campaign) nemesis(start time.Time, plan []chaos.Step) {
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	for _, st := range plan {
-		time.Sleep(time.Until(start.Add(st.At)))
-		wg.Go(func() { c.inject(st) })
-	}
-}
-
-// inject runs one fault: waits for the consumer group to settle first when
-// the target is a consumer (skipping the fault if it does not within 5 s),
-// injects it, waits its length and heals it.
-func (c *campaign) inject(st chaos.Step) {
-	n := c.nodes[st.Target.Name]
-	if st.Target.Role == chaos.Consumer {
-		deadline := time.Now().Add(5 * time.Second)
-		for !c.groupSettled() {
-			if time.Now().After(deadline) {
-				c.t.Logf("nemesis: %s %s skipped, the consumer group did not settle", st.Kind, n.alias)
-				c.h.AddFault(chaos.Fault{Kind: st.Kind, Target: n.alias, Role: st.Target.Role, Skipped: true})
-				return
-			}
-			time.Sleep(100 * time.Millisecond)
-		}
-	}
-	if _, busy := c.faulted.LoadOrStore(n.alias, true); busy {
-		c.h.AddFault(chaos.Fault{Kind: st.Kind, Target: n.alias, Role: st.Target.Role, Skipped: true})
-		return
-	}
-	defer c.faulted.Delete(n.alias)
-	f := chaos.Fault{Kind: st.Kind, Target: n.alias, Role: st.Target.Role, Start: time.Now()}
-	var inject, heal func() error
-	switch st.Kind {
-	case chaos.Kill:
-		inject, heal = n.kill, n.start
-	case chaos.Pause:
-		inject, heal = n.pause, n.unpause
-	case chaos.Restart:
-		inject, heal = n.stop, n.start
-	case chaos.Partition:
-		inject = func() error { return n.disconnect(c.s.net) }
-		heal = func() error { return n.connect(c.s.net) }
-	}
-	// An injection that fails left the target as it was (the engine
-	// refused: a pause's cgroup freeze can fail under load): tried again a
-	// few times, then counted as skipped, not as a broken promise.
-	var injectErr error
-	for try := range 3 {
-		if injectErr = inject(); injectErr == nil {
-			break
-		}
-		c.t.Logf("nemesis: %s %s: inject (try %d): %v", st.Kind, n.alias, try+1, injectErr)
-		time.Sleep(500 * time.Millisecond)
-	}
-	if injectErr != nil {
-		f.Skipped = true
-		c.h.AddFault(f)
-		return
-	}
-	f.Start = time.Now()
-	c.t.Logf("nemesis: %s %s for %v", st.Kind, n.alias, st.For)
-	time.Sleep(time.Until(f.Start.Add(st.For)))
-	// Heal for sure: a failed heal is retried, and reported.
-	var errs []error
-	for range 5 {
-		err := heal()
-		if err == nil {
-			f.Healed = time.Now()
-			break
-		}
-		errs = append(errs, err)
-		time.Sleep(time.Second)
-	}
-	if f.Healed.IsZero() {
-		f.Err = "heal: " + errors.Join(errs...).Error()
-	}
-	c.h.AddFault(f)
+	return false
 }

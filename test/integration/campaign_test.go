@@ -78,6 +78,10 @@ type campaign struct {
 	users, skippedUsers atomic.Int64
 	states              sync.Map // user id → the last state of each user followed now
 	statuses            atomic.Int64
+
+	shop      *shop        // waitq-guard in front of the test's origin, for the main event
+	dropToken atomic.Value // string: the last entry token of the drop read, for the guard's probes
+	outages   atomic.Int64 // broker outages begun (they alternate pause and stop)
 }
 
 type fetchState struct {
@@ -115,8 +119,10 @@ func TestFaultCampaign(t *testing.T) {
 	t.Logf("fault campaign: seed %d, %v of faults, %.0f joins/s (replay: WAITQ_CHAOS_SEED=%d WAITQ_CHAOS_DURATION=%v)", seed, length, rate, seed, length)
 
 	c := newCampaign(t, seed)
-	plan := chaos.Plan(seed, chaos.DefaultPlan(length), c.targets())
-	t.Logf("the nemesis's plan: %d faults", len(plan))
+	pc := chaos.DefaultPlan(length)
+	pc.Scenes = c.scenes()
+	plan := chaos.Plan(seed, pc, c.targets())
+	t.Logf("the nemesis's plan: %d steps", len(plan))
 
 	ctx, stopAll := context.WithCancel(context.Background())
 	defer stopAll()
@@ -137,6 +143,7 @@ func TestFaultCampaign(t *testing.T) {
 	var users sync.WaitGroup
 	var loading sync.WaitGroup
 	loading.Go(func() { c.load(loadCtx, drainCtx, rate, &users) })
+	loading.Go(func() { c.probes(loadCtx) })
 	var nemesis sync.WaitGroup
 	nemesis.Go(func() { c.nemesis(start, plan) })
 
@@ -268,6 +275,7 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 		t.Fatalf("the gateway's keys: %v", err)
 	}
 	c.verifier = v
+	c.shop = c.startShop()
 	return c
 }
 
@@ -380,10 +388,11 @@ func (c *campaign) sampleHolders(ctx context.Context) {
 	for ctx.Err() == nil {
 		p := c.rdb.Pipeline()
 		mainN, dropN := p.ZCard(ctx, redisstore.ActiveKey(c.main)), p.ZCard(ctx, redisstore.ActiveKey(c.drop))
+		sent := time.Now()
 		if _, err := p.Exec(ctx); err == nil {
 			now := time.Now()
-			c.h.AddHolders(chaos.Holders{Event: c.main, At: now, N: mainN.Val()})
-			c.h.AddHolders(chaos.Holders{Event: c.drop, At: now, N: dropN.Val()})
+			c.h.AddHolders(chaos.Holders{Event: c.main, Sent: sent, At: now, N: mainN.Val()})
+			c.h.AddHolders(chaos.Holders{Event: c.drop, Sent: sent, At: now, N: dropN.Val()})
 		}
 		clock.Sleep(ctx, 5*time.Millisecond)
 	}
@@ -459,7 +468,8 @@ func (c *campaign) canaries(ctx context.Context) {
 func (c *campaign) checkConfig() chaos.Config {
 	t := c.t
 	ctx := context.Background()
-	cfg := chaos.Config{GapLimit: gapLimit, FaultGrace: faultGrace, Final: map[string]chaos.Final{}}
+	cfg := chaos.Config{GapLimit: gapLimit, FaultGrace: faultGrace, Final: map[string]chaos.Final{},
+		TokenSkew: 2 * time.Second, ReleasedGrace: releasedGrace}
 	var pub struct {
 		Draw struct{ Seed string }
 	}

@@ -26,9 +26,15 @@ const (
 	label = "io.waitq.test"
 )
 
+// runLabel is the label's value: WAITQ_IT_LABEL, "integration" unless set.
+// Runs that share a Docker Engine each set their own, so that one's sweep
+// leaves the other's containers alone.
+var runLabel = getenv("WAITQ_IT_LABEL", "integration")
+
 // images names the image of each part.
 type images struct {
 	producer, ingest, gateway string
+	rebuild                   string // waitq-rebuild, run once by the campaign's rebuild scene
 	broker, redis             string
 	apacheKafka               bool // broker is Apache Kafka, not kfake-broker
 }
@@ -52,6 +58,7 @@ func TestMain(m *testing.M) {
 		producer: "waitq/producer-api:" + tag,
 		ingest:   "waitq/ingest-consumer:" + tag,
 		gateway:  "waitq/ws-gateway:" + tag,
+		rebuild:  "waitq/waitq-rebuild:" + tag,
 		broker:   getenv("WAITQ_IT_KAFKA_IMAGE", "waitq/kfake-broker:"+tag),
 		redis:    getenv("WAITQ_IT_REDIS_IMAGE", "waitq/redis:"+tag),
 	}

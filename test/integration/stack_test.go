@@ -49,7 +49,7 @@ type node struct {
 func newStack(t *testing.T) *stack {
 	t.Helper()
 	requireDocker(t)
-	nw, err := network.New(t.Context(), network.WithLabels(map[string]string{label: "integration"}))
+	nw, err := network.New(t.Context(), network.WithLabels(map[string]string{label: runLabel}))
 	testcontainers.CleanupNetwork(t, nw)
 	if err != nil {
 		t.Fatalf("create network: %v", err)
@@ -113,7 +113,7 @@ func (s *stack) run(image, alias, port string, env map[string]string, cmd []stri
 			ExposedPorts:   []string{port},
 			Networks:       []string{s.net.Name},
 			NetworkAliases: map[string][]string{s.net.Name: {alias}},
-			Labels:         map[string]string{label: "integration"},
+			Labels:         map[string]string{label: runLabel},
 			WaitingFor:     ready,
 		},
 		Started: true,

@@ -8,6 +8,8 @@
 -- the slot monitor's next tick does)
 -- ARGV[4] event id, ARGV[5] the admissions channel ('' : publish nothing)
 -- ARGV[6] record ('1': the caller records the changes in the log)
+-- ARGV[7] keep (ms): how long past its end a released admission stays
+-- listed (queue.ReleasedKeep, the guards' tolerated skew)
 -- KEYS[14] released ZSET
 --
 -- Removes the user from active. A hold not yet recorded (in unrecorded) is not
@@ -17,8 +19,8 @@
 --
 -- An unexpired slot released is added to released as "<holdEnd>|<user>"
 -- scored by its end (the token's jti derives from it), in the same step;
--- the members whose hold ended (score <= now) are trimmed, so the set holds
--- only tokens still to refuse.
+-- the members whose hold ended more than keep ago (score <= now - keep) are
+-- trimmed, so the set holds only tokens a guard may still accept.
 --
 -- The user's holds end with the slot, in the same step (hold_lib.lua's
 -- end_holds): their items not sold are free again (the sold ones stay
@@ -41,7 +43,7 @@ end
 redis.call('ZREM', K.active, ARGV[1])
 local now = tonumber(ARGV[2])
 local ended = end_holds(K.holds, K.items, K.sold, ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', now)
+redis.call('ZREMRANGEBYSCORE', KEYS[14], '-inf', now - tonumber(ARGV[7]))
 if tonumber(hold) <= now then
   return {0, 0, {}, {}, ended}
 end

@@ -246,6 +246,7 @@ func TestAnUnansweredJoinMayPlaceEarlier(t *testing.T) {
 	h.AddJoin(Join{Event: "e", User: "w", At: at(0), Outcome: Timeout})
 	h.AddJoin(Join{Event: "e", User: "v", At: at(10), Outcome: "202", Stamp: 20})
 	h.AddJoin(Join{Event: "e", User: "w", At: at(2000), Outcome: "202", Stamp: 2000})
+	h.AddLine(Line{Event: "e", Sent: at(1900), Got: at(1901), Members: []Placed{{"v", 20}}})
 	h.AddLine(Line{Event: "e", Sent: at(2100), Got: at(2101), Members: []Placed{{"v", 20}}})
 	h.AddLine(Line{Event: "e", Sent: at(2300), Got: at(2301), Members: []Placed{{"v", 20}}})
 	h.AddAdmission(admitted("e", "w", 2200, 2203))
@@ -328,5 +329,32 @@ func TestDropChecks(t *testing.T) {
 	// (It also stands ahead of the admitted user: an order violation too.)
 	if v := Check(h, cfg).Violations(); !slices.ContainsFunc(v, func(s string) bool { return strings.Contains(s, "after the opening") }) {
 		t.Errorf("a join after the opening at a drawn place: %q", v)
+	}
+}
+
+// TestARenewedHoldIsNoOvertaking is the campaign's finding in the checker
+// once unrecorded holds never end (invariant 4c): w, fast-tracked at 100
+// while the broker was down, was recorded (and told) only at 3000, with a
+// whole hold from then; v, who joined before w but reached Redis late
+// (another partition), waited in the samples before and after 3000. The
+// step that admitted w ran at 100, before v was in line: no overtaking,
+// though the hold's start says 3000.
+func TestARenewedHoldIsNoOvertaking(t *testing.T) {
+	h := &History{}
+	h.AddJoin(Join{Event: "e", User: "v", At: at(0), Outcome: "202", Stamp: 10})
+	h.AddJoin(Join{Event: "e", User: "w", At: at(20), Outcome: "202", Stamp: 20})
+	h.AddLine(Line{Event: "e", Sent: at(5), Got: at(6)})
+	h.AddLine(Line{Event: "e", Sent: at(2900), Got: at(2901), Members: []Placed{{"v", 10}}})
+	h.AddLine(Line{Event: "e", Sent: at(3100), Got: at(3101), Members: []Placed{{"v", 10}}})
+	h.AddAdmission(admitted("e", "w", 3000, 3003))
+	cfg := Config{Events: []EventSpec{{ID: "e", Capacity: 1, HoldMs: holdMs}},
+		Final: map[string]Final{"e": {Holders: []string{"w"}, Waiting: nil, Served: map[string]int64{"w": t0.UnixMilli() + 100, "v": t0.UnixMilli() + 20000}, AdmittedTotal: 2}}}
+	if v := Check(h, cfg).Violations(); len(v) != 0 {
+		t.Fatalf("violations: %q", v)
+	}
+	// Had w been sampled in line behind v before 3000, the step overtook v.
+	h.Lines[1].Members = append(h.Lines[1].Members, Placed{"w", 20})
+	if v := Check(h, cfg).Violations(); len(v) != 1 || !strings.Contains(v[0], "order: e: w") {
+		t.Fatalf("violations %q, want w's overtaking", v)
 	}
 }

@@ -1,11 +1,15 @@
 // Package chaos is the fault campaign's history, nemesis plan and checker.
 // The campaign (test/integration, TestFaultCampaign) runs waitq as
 // containers under a steady load while a nemesis kills, pauses, restarts
-// and cuts off its parts on a seeded schedule (Plan). Every client writes
-// what it was told into a History, a sampler writes what Redis held, and
-// Check proves the invariants over the whole history after the faults
-// healed and the line drained. The checker reads only the history: it
-// knows waitq's promises, not its code.
+// and cuts off its parts on a seeded schedule (Plan), and runs scenes at
+// regular times: a broker outage longer than a hold, a rebuild after
+// Redis was emptied, admin changes (pause, capacity, rate). Every client
+// (WebSocket or server-sent events, some through waitq-guard) writes what
+// it was told into a History, the origin behind the guard what it
+// received, a sampler what Redis held, and Check proves the invariants
+// over the whole history after the faults healed and the line drained.
+// The checker reads only the history: it knows waitq's promises, not its
+// code. A History is safe for concurrent use; Check and a Report are not.
 package chaos
 
 import (
@@ -54,24 +58,31 @@ type Leave struct {
 type Release struct {
 	Event, User string
 	At          time.Time
-	Via         string // "http" or "socket"
+	Via         string // "http", "socket", or "guard" (the guard's done path)
 	Outcome     Outcome
 	Released    bool
+	// Answered is when an HTTP release was answered (zero: no answer, or
+	// not over HTTP): a released=true answer bounds when the hold ended.
+	Answered time.Time
+	// ExpiresAt names the admission released (unix ms; 0: unknown).
+	ExpiresAt int64
 }
 
 // Admission is an admitted frame a client read.
 type Admission struct {
 	Event, User, Gateway string
 	At                   time.Time
-	ExpiresAt            int64 // unix ms: identifies the admission
-	TokenValid           bool  // the entry token (a JWT) verified for this user and event, as of its hold, with this admission's jti
+	ExpiresAt            int64  // unix ms: identifies the admission
+	TokenValid           bool   // the entry token (a JWT) verified for this user and event, as of its hold, with this admission's jti
+	Transport            string // "ws" or "sse"
 }
 
 // Connect is one attempt to open a status socket.
 type Connect struct {
 	Event, User, Gateway string
 	At                   time.Time
-	Outcome              Outcome // "101", a refusal, or "error"
+	Outcome              Outcome // "101" (or "200" for a stream), a refusal, or "error"
+	Transport            string  // "ws" or "sse"
 }
 
 // Gap is a stretch in which a user following the line got no status: from
@@ -91,11 +102,65 @@ type Unfinished struct {
 	At          time.Time // when it was read
 }
 
-// Holders is one sample of the slot holders of an event (ZCARD active).
+// Holders is one sample of the slot holders of an event (ZCARD active):
+// the read was sent at Sent (zero: At) and answered at At.
 type Holders struct {
 	Event string
+	Sent  time.Time
 	At    time.Time
 	N     int64
+}
+
+// sent is when the sample's read was sent.
+func (s Holders) sent() time.Time {
+	if s.Sent.IsZero() {
+		return s.At
+	}
+	return s.Sent
+}
+
+// AdminChange is one admin PUT of an event's configuration the nemesis
+// sent (a field absent from the PUT is -1 or ""): sent at Sent, answered
+// at Answered (zero: no answer, so it may take effect at any time after).
+type AdminChange struct {
+	Event          string
+	Sent, Answered time.Time
+	Outcome        Outcome // "200", "503 store_unavailable", "error", ...
+	Capacity       int64   // -1: unchanged
+	Rate           int64   // admitPerMinute; -1: unchanged
+	State          string  // "open", "paused"; "": unchanged
+}
+
+// OK reports whether the PUT was answered 200: stored, and its config
+// record in the log.
+func (a AdminChange) OK() bool { return a.Outcome == "200" }
+
+// OriginRequest is one request the origin behind waitq-guard received,
+// with the identity the guard gave it.
+type OriginRequest struct {
+	Event   string // the guard's event
+	User    string // X-Waitq-User-Id ("" when the request came without)
+	Expires int64  // X-Waitq-Expires (unix ms; 0 when absent)
+	Path    string
+	At      time.Time
+}
+
+// GuardRequest is one request a visitor sent to waitq-guard: Kind says
+// what it carried ("enter", "visit", "done": an admitted visitor's; "none",
+// "forged", "other-event", "expired", "released", "trick": requests that
+// must not reach the origin), Outcome the guard's answer.
+type GuardRequest struct {
+	Event, User, Kind string
+	At                time.Time
+	Outcome           Outcome
+}
+
+// Expired is a client told that its hold ended (a status "expired") that
+// never read an admitted frame of it.
+type Expired struct {
+	Event, User string
+	At          time.Time
+	Transport   string
 }
 
 // Placed is a user at a score in a sample of the line.
@@ -158,6 +223,10 @@ type History struct {
 	Canaries   []Canary
 	Readiness  []Ready
 	Unfinished []Unfinished
+	Admin      []AdminChange
+	Origin     []OriginRequest
+	Guard      []GuardRequest
+	Expired    []Expired
 	// Statuses counts the status frames read.
 	Statuses int64
 }
@@ -183,6 +252,10 @@ func (h *History) AddReady(v Ready)         { add(h, &h.Readiness, v) }
 func (h *History) AddUnfinished(v Unfinished) {
 	add(h, &h.Unfinished, v)
 }
+func (h *History) AddAdmin(v AdminChange)    { add(h, &h.Admin, v) }
+func (h *History) AddOrigin(v OriginRequest) { add(h, &h.Origin, v) }
+func (h *History) AddGuard(v GuardRequest)   { add(h, &h.Guard, v) }
+func (h *History) AddExpired(v Expired)      { add(h, &h.Expired, v) }
 
 // AddStatuses counts n status frames read.
 func (h *History) AddStatuses(n int64) {

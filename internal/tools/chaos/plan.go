@@ -2,6 +2,7 @@ package chaos
 
 import (
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"time"
 )
@@ -17,7 +18,27 @@ const (
 	Pause     Kind = "pause"     // freeze every process (cgroup freezer), then thaw
 	Restart   Kind = "restart"   // SIGTERM (graceful stop), then start again
 	Partition Kind = "partition" // disconnect from the network, then connect again
+
+	// Scenes: what an operator or a longer outage does, at regular times
+	// (PlanConfig.Scenes), never drawn at random.
+
+	// Outage stops every broker (paused, or stopped gracefully) for longer
+	// than the event's hold, then brings it back.
+	Outage Kind = "outage"
+	// Rebuild empties Redis (FLUSHALL) and runs waitq-rebuild, as the
+	// runbook says; it heals when the rebuild ended.
+	Rebuild Kind = "rebuild"
+	// AdminPause sets the event paused, then open again.
+	AdminPause Kind = "admin-pause"
+	// AdminCapacity lowers the event's capacity, then raises it back.
+	AdminCapacity Kind = "admin-capacity"
+	// AdminRate lowers the event's rate, then raises it back.
+	AdminRate Kind = "admin-rate"
 )
+
+// exclusive reports whether a scene of kind k runs alone: no random fault
+// overlaps it, so that what it checks is its own doing.
+func (k Kind) exclusive() bool { return k == Outage || k == Rebuild }
 
 // Role is what a container runs.
 type Role string
@@ -29,6 +50,8 @@ const (
 	Gateway  Role = "gateway"
 	Redis    Role = "redis"
 	Broker   Role = "broker"
+	// Admin is an event's configuration, changed through producer-api.
+	Admin Role = "admin"
 )
 
 // kinds are the faults each role gets. Redis is in memory and is not
@@ -70,6 +93,20 @@ type PlanConfig struct {
 	// Together is the chance that a fault starts at the same moment as the
 	// one before it (several at a time).
 	Together float64
+	// Scenes run in turn, one every SceneEvery from SceneStart, each
+	// lasting its For (Outage and Rebuild alone: random faults keep
+	// SceneClear away from them); none when SceneEvery is 0.
+	Scenes     []Scene
+	SceneStart time.Duration
+	SceneEvery time.Duration
+	SceneClear time.Duration
+}
+
+// Scene is a step the plan runs at regular times rather than at random.
+type Scene struct {
+	Kind   Kind
+	Target Target
+	For    time.Duration
 }
 
 // DefaultPlan is the campaign's schedule shape for length.
@@ -79,7 +116,17 @@ func DefaultPlan(length time.Duration) PlanConfig {
 		MinGap: time.Second, MaxGap: 6 * time.Second,
 		MinFor: time.Second, MaxFor: 8 * time.Second,
 		MaxConcurrent: 3, Together: 0.25,
+		SceneStart: 15 * time.Second, SceneEvery: sceneEvery(length), SceneClear: 3 * time.Second,
 	}
+}
+
+// sceneEvery spaces the scenes: every 20 s in a short run (each kind at
+// least once in two minutes), every 45 s in a long one.
+func sceneEvery(length time.Duration) time.Duration {
+	if length <= 5*time.Minute {
+		return 20 * time.Second
+	}
+	return 45 * time.Second
 }
 
 // Plan draws a fault schedule from seed: the same seed, config and targets
@@ -95,15 +142,34 @@ func Plan(seed uint64, cfg PlanConfig, targets []Target) []Step {
 		return lo + time.Duration(r.Int64N(int64(hi-lo)))
 	}
 	var steps []Step
+	type window struct{ from, to time.Duration }
+	var alone []window // random faults keep out
+	if cfg.SceneEvery > 0 {
+		for i, at := 0, cfg.SceneStart; len(cfg.Scenes) > 0; i, at = i+1, at+cfg.SceneEvery {
+			sc := cfg.Scenes[i%len(cfg.Scenes)]
+			if at+sc.For > cfg.Length {
+				break
+			}
+			steps = append(steps, Step{Kind: sc.Kind, Target: sc.Target, At: at, For: sc.For})
+			if sc.Kind.exclusive() {
+				alone = append(alone, window{at - cfg.SceneClear, at + sc.For + cfg.SceneClear})
+			}
+		}
+	}
+	scenes := len(steps)
 	busyUntil := map[string]time.Duration{}
 	at := cfg.Quiet
 	for {
-		if len(steps) > 0 && r.Float64() >= cfg.Together {
+		if len(steps) > scenes && r.Float64() >= cfg.Together {
 			at += between(cfg.MinGap, cfg.MaxGap)
 		}
 		length := between(cfg.MinFor, cfg.MaxFor)
 		if at+length > cfg.Length {
 			break
+		}
+		if i := slices.IndexFunc(alone, func(w window) bool { return at < w.to && at+length > w.from }); i >= 0 {
+			at = alone[i].to
+			continue
 		}
 		active := 0
 		var free []Target

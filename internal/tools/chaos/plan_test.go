@@ -66,3 +66,44 @@ func TestPlanIsReplayableAndKeepsItsRules(t *testing.T) {
 	}
 	t.Logf("%d steps: %v, %v, %d begun together", len(a), kinds, roles, together)
 }
+
+func TestPlanRunsItsScenesAloneWhereTheyMustBe(t *testing.T) {
+	cfg := DefaultPlan(2 * time.Minute)
+	cfg.Scenes = []Scene{
+		{AdminCapacity, Target{"chaos-main", Admin}, 10 * time.Second},
+		{Outage, Target{"kafka", Broker}, 12 * time.Second},
+		{AdminPause, Target{"chaos-main", Admin}, 8 * time.Second},
+		{Rebuild, Target{"redis", Redis}, 0},
+		{AdminRate, Target{"chaos-main", Admin}, 10 * time.Second},
+	}
+	a := Plan(42, cfg, targets)
+	if !slices.Equal(a, Plan(42, cfg, targets)) {
+		t.Fatal("the same seed gave two schedules")
+	}
+	var scenes []Step
+	for _, s := range a {
+		if s.Target.Role == Admin || s.Kind == Outage || s.Kind == Rebuild {
+			scenes = append(scenes, s)
+		}
+	}
+	if len(scenes) != len(cfg.Scenes) {
+		t.Fatalf("%d scenes in two minutes, want each of the %d once: %v", len(scenes), len(cfg.Scenes), scenes)
+	}
+	for i, s := range scenes {
+		want := cfg.Scenes[i]
+		if s.Kind != want.Kind || s.At != cfg.SceneStart+time.Duration(i)*cfg.SceneEvery || s.For != want.For {
+			t.Errorf("scene %d is %+v, want %s at %v", i, s, want.Kind, cfg.SceneStart+time.Duration(i)*cfg.SceneEvery)
+		}
+		if !s.Kind.exclusive() {
+			continue
+		}
+		for _, o := range a {
+			if o.Target.Role != Admin && o != s && o.At < s.At+s.For+cfg.SceneClear && o.At+o.For > s.At-cfg.SceneClear {
+				t.Errorf("fault %+v overlaps the %s scene at %v", o, s.Kind, s.At)
+			}
+		}
+	}
+	if len(a) < len(scenes)+10 {
+		t.Errorf("only %d random faults besides the scenes", len(a)-len(scenes))
+	}
+}

@@ -28,7 +28,13 @@ func (r *Report) Markdown() string {
 			row("max holders of "+e.ID+" (capacity)", fmt.Sprintf("%d (%d)", n, e.Capacity))
 		}
 	}
-	row("samples over capacity", len(r.OverCapacity))
+	row("samples over the capacity in force", len(r.OverCapacity))
+	row("holders rising past the capacity in force, or while paused", len(r.AdmittedOver))
+	row("requests reaching the origin without a valid admission", len(r.Unadmitted))
+	row("most admitted visitors at the origin at once", r.OriginMax)
+	row("moments the origin saw more visitors than the capacity in force", len(r.OriginOver))
+	row("holds ended for clients never told of them, in touch all along", len(r.UntoldTurns))
+	row("holds ended for clients never told of them, out of touch half a hold or more (reported, not a violation)", r.Excused)
 	row("double admissions", len(r.DoubleAdmissions))
 	row("order violations (admitted past someone waiting ahead)", len(r.OrderViolations))
 	row("places that are none of the user's stamps or drawn score", len(r.ScoreViolations))
@@ -53,6 +59,18 @@ func (r *Report) Markdown() string {
 		row(op.name, "**attempted**", total)
 	}
 	row("admitted frame", "distinct admissions", r.Admissions)
+	for _, tr := range slices.Sorted(maps.Keys(r.AdmissionsBy)) {
+		row("admitted frame", "read over "+tr, r.AdmissionsBy[tr])
+	}
+	for _, o := range slices.Sorted(maps.Keys(r.AdminChanges)) {
+		row("admin change", o, r.AdminChanges[o])
+	}
+	for _, k := range slices.Sorted(maps.Keys(r.GuardRequests)) {
+		for _, o := range slices.Sorted(maps.Keys(r.GuardRequests[k])) {
+			row("guard "+k, o, r.GuardRequests[k][o])
+		}
+	}
+	row("origin", "requests received", r.OriginRequests)
 	row("canary join", "acknowledged and in Redis", fmt.Sprintf("%d of %d", r.CanariesSeen, r.Canaries))
 
 	b.WriteString("\n| fault | injected | skipped | recovery p50 | recovery max |\n|---|---|---|---|---|\n")

@@ -1,0 +1,218 @@
+package chaos
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// The invariants of the campaign's scenes (admin changes, a rebuild, the
+// guard and its origin, a broker outage longer than a hold): each test
+// breaks one promise in the clean history and expects exactly that one
+// violation, and checks that the history that keeps it passes.
+
+// expect runs the checker and wants exactly the violations containing each
+// of want (none when want is empty).
+func expect(t *testing.T, h *History, cfg Config, want ...string) *Report {
+	t.Helper()
+	r := Check(h, cfg)
+	v := r.Violations()
+	if len(v) != len(want) {
+		t.Fatalf("violations %q, want %d: %q", v, len(want), want)
+	}
+	for i, w := range want {
+		if !strings.Contains(v[i], w) {
+			t.Fatalf("violation %q, want one with %q", v[i], w)
+		}
+	}
+	return r
+}
+
+// holders replaces the event's samples by n[i] at from+i*5 ms.
+func holders(h *History, from int64, n ...int64) {
+	for i, x := range n {
+		h.AddHolders(Holders{Event: "e", At: at(from + int64(i)*5), N: x})
+	}
+}
+
+func change(sent, answered int64, outcome Outcome, capacity int64, state string) AdminChange {
+	a := AdminChange{Event: "e", Sent: at(sent), Outcome: outcome, Capacity: capacity, Rate: -1, State: state}
+	if answered > 0 {
+		a.Answered = at(answered)
+	}
+	return a
+}
+
+// A lowered capacity evicts nobody: the holders above it stay; but nobody
+// is admitted while holders ≥ the capacity in force.
+func TestCapacityInForce(t *testing.T) {
+	t.Run("holders above a lowered capacity stay", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(change(3000, 3010, "200", 1, ""))
+		holders(h, 7000, 2, 2, 1, 1)
+		expect(t, h, cfg)
+	})
+	t.Run("admitted while holders ≥ the lowered capacity", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(change(3000, 3010, "200", 1, ""))
+		holders(h, 7000, 2, 1, 2)
+		expect(t, h, cfg, "admitted past the capacity in force: e: holders rose from 1 to 2")
+	})
+	t.Run("a lowering with no answer may not have happened", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(change(3000, 0, NoAnswer, 1, ""))
+		holders(h, 7000, 2, 1, 2)
+		expect(t, h, cfg)
+	})
+	t.Run("raised back: room again", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(change(3000, 3010, "200", 1, ""))
+		h.AddAdmin(change(6500, 6510, "200", 2, ""))
+		holders(h, 7000, 2, 1, 2)
+		expect(t, h, cfg)
+	})
+	t.Run("over a lowered capacity long after it", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(change(3000, 3010, "200", 1, ""))
+		holders(h, 40_000, 2)
+		expect(t, h, cfg, "over capacity: e: 2 holders")
+	})
+}
+
+func TestNobodyAdmittedWhilePaused(t *testing.T) {
+	h, cfg := clean()
+	h.AddAdmin(change(6100, 6110, "200", -1, "paused"))
+	holders(h, 7000, 1, 2)
+	expect(t, h, cfg, "admitted past the capacity in force: e: holders rose from 1 to 2 between")
+	h, cfg = clean()
+	h.AddAdmin(change(6100, 6110, "200", -1, "paused"))
+	h.AddAdmin(change(6900, 6999, "200", -1, "open")) // resumed: the step may run before the answer
+	holders(h, 7000, 1, 2)
+	expect(t, h, cfg)
+}
+
+// Across a rebuild (FLUSHALL, then the rebuild writes the holders back)
+// the holders may come back to what they were, not beyond it and the
+// capacity in force.
+func TestRebuildBringsBackNoMoreHolders(t *testing.T) {
+	build := func(before int64) (*History, Config) {
+		h, cfg := clean()
+		h.AddAdmin(change(3000, 3010, "200", 1, ""))
+		h.AddFault(Fault{Kind: Rebuild, Target: "redis", Role: Redis, Start: at(7000), Healed: at(8000)})
+		h.AddReady(Ready{Target: "redis", At: at(8001), OK: true})
+		h.AddCanary(Canary{Sent: at(8100), Acked: at(8110), Seen: at(8120)})
+		holders(h, 6995, before)
+		holders(h, 7005, 0, 0) // emptied
+		holders(h, 8000, 2)
+		return h, cfg
+	}
+	h, cfg := build(2)
+	expect(t, h, cfg)
+	h, cfg = build(1)
+	expect(t, h, cfg, "admitted past the capacity in force: e: 2 holders after a rebuild")
+}
+
+// visitors adds origin requests: user at ms with the hold of their
+// admission (the clean history's a, b, c: steps at 100, 200, 300).
+func visit(h *History, user string, ms ...int64) {
+	step := map[string]int64{"a": 100, "b": 200, "c": 300}[user]
+	for _, m := range ms {
+		h.AddOrigin(OriginRequest{Event: "e", User: user, Expires: t0.UnixMilli() + step + holdMs, Path: "/shop", At: at(m)})
+	}
+}
+
+func guardConfig(cfg Config) Config {
+	cfg.TokenSkew, cfg.ReleasedGrace = 2*time.Second, 4*time.Second
+	return cfg
+}
+
+func TestOriginSeesOnlyAdmittedVisitors(t *testing.T) {
+	cases := []struct {
+		name   string
+		break_ func(h *History)
+		want   string
+	}{
+		{"no identity", func(h *History) {
+			h.AddOrigin(OriginRequest{Event: "e", Path: "/static/..;/orders", At: at(500)})
+		}, "without the guard's identity"},
+		{"a forged identity", func(h *History) {
+			h.AddOrigin(OriginRequest{Event: "e", User: "mallory", Expires: t0.UnixMilli() + 100 + holdMs, Path: "/shop", At: at(500)})
+		}, "mallory with a hold ending"},
+		{"another event's admission", func(h *History) {
+			h.AddJoin(Join{Event: "other", User: "z", At: at(0), Outcome: "202", Stamp: t0.UnixMilli()})
+			h.AddAdmission(admitted("other", "z", 100, 103))
+			h.AddOrigin(OriginRequest{Event: "e", User: "z", Expires: t0.UnixMilli() + 100 + holdMs, Path: "/shop", At: at(500)})
+		}, "z with a hold ending"},
+		{"after the hold", func(h *History) {
+			visit(h, "b", 200+holdMs+3500)
+		}, "after its hold ended"},
+		{"after the release", func(h *History) {
+			h.AddRelease(Release{Event: "e", User: "b", At: at(5000), Via: "http", Outcome: "200", Released: true, Answered: at(5100), ExpiresAt: t0.UnixMilli() + 200 + holdMs})
+			visit(h, "b", 9500)
+		}, "after its release was answered"},
+		{"more visitors than the capacity", func(h *History) {
+			visit(h, "a", 350, 360)
+			visit(h, "b", 350, 370)
+			visit(h, "c", 355)
+		}, "origin: over capacity: e: 3 admitted visitors"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, cfg := clean()
+			c.break_(h)
+			expect(t, h, guardConfig(cfg), c.want)
+		})
+	}
+	t.Run("clean", func(t *testing.T) {
+		h, cfg := clean()
+		visit(h, "a", 350, 360)
+		visit(h, "b", 350, 370)
+		visit(h, "c", 380, 300+holdMs+1500) // within the guard's skew
+		// b's release answered, then used within one poll of the list.
+		h.AddRelease(Release{Event: "e", User: "b", At: at(5000), Via: "http", Outcome: "200", Released: true, Answered: at(5100), ExpiresAt: t0.UnixMilli() + 200 + holdMs})
+		visit(h, "b", 7000)
+		h.AddGuard(GuardRequest{Event: "e", User: "a", Kind: "enter", At: at(340), Outcome: "302"})
+		h.AddGuard(GuardRequest{Event: "e", User: "q", Kind: "forged", At: at(340), Outcome: "302"})
+		r := expect(t, h, guardConfig(cfg))
+		if r.OriginMax != 2 || r.OriginRequests != 7 || r.GuardRequests["forged"]["302"] != 1 {
+			t.Errorf("origin max %d, requests %d, guard %v", r.OriginMax, r.OriginRequests, r.GuardRequests)
+		}
+		md := r.Markdown()
+		for _, want := range []string{"| most admitted visitors at the origin at once | 2 |", "| guard forged | 302 | 1 |"} {
+			if !strings.Contains(md, want) {
+				t.Errorf("the table lacks %q:\n%s", want, md)
+			}
+		}
+	})
+	t.Run("a release the guard could not hear of", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddRelease(Release{Event: "e", User: "b", At: at(5000), Via: "http", Outcome: "200", Released: true, Answered: at(5100), ExpiresAt: t0.UnixMilli() + 200 + holdMs})
+		h.AddFault(Fault{Kind: Pause, Target: "g2", Role: Gateway, Start: at(6000), Healed: at(7000)})
+		h.AddReady(Ready{Target: "g2", At: at(7001), OK: true})
+		h.AddCanary(Canary{Sent: at(7100), Acked: at(7110), Seen: at(7120)})
+		visit(h, "b", 9500)
+		expect(t, h, guardConfig(cfg))
+	})
+}
+
+// Nobody loses a turn they were never told of: a client in touch all
+// along that is told its hold ended was told of the admission first.
+func TestNoTurnEndsUntold(t *testing.T) {
+	h, cfg := clean()
+	h.AddExpired(Expired{Event: "e", User: "d", At: at(5000), Transport: "ws"})
+	expect(t, h, cfg, "turn lost untold: e/d (ws) told at")
+
+	h, cfg = clean()
+	h.AddExpired(Expired{Event: "e", User: "d", At: at(5000), Transport: "sse"})
+	h.AddGap(Gap{Event: "e", User: "d", From: at(9000), To: at(15000)}) // after: no excuse
+	expect(t, h, cfg, "turn lost untold: e/d (sse)", "status gap: e/d")
+
+	h, cfg = clean()
+	h.AddExpired(Expired{Event: "e", User: "d", At: at(5000), Transport: "ws"})
+	h.AddExpired(Expired{Event: "e", User: "a", At: at(12000), Transport: "ws"}) // a read its admission
+	h.AddFault(Fault{Kind: Partition, Target: "g1", Role: Gateway, Start: at(0), Healed: at(200)})
+	h.AddGap(Gap{Event: "e", User: "d", From: at(0), To: at(5000)}) // out of touch for half a hold
+	if r := expect(t, h, cfg); r.Expired != 1 || r.Excused != 1 {
+		t.Errorf("expired %d, excused %d, want 1 and 1", r.Expired, r.Excused)
+	}
+}
