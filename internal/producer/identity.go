@@ -9,6 +9,7 @@ import (
 
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/jointoken"
 )
 
 // VisitorCookie is the cookie that carries a visitor's identity
@@ -77,7 +78,9 @@ func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 		}
 		id := identity{user: claims.Subject}
 		if claims.ID != "" {
-			id.token = &queue.Spend{Kind: queue.SpendJoinToken, ID: claims.ID, Until: claims.Expiry}
+			// Remembered as long as the token is taken: its exp and the
+			// leeway after it.
+			id.token = &queue.Spend{Kind: queue.SpendJoinToken, ID: claims.ID, Until: claims.Expiry.Add(jointoken.Leeway)}
 		}
 		return id, nil
 	}
