@@ -216,3 +216,30 @@ func TestNoTurnEndsUntold(t *testing.T) {
 		t.Errorf("expired %d, excused %d, want 1 and 1", r.Expired, r.Excused)
 	}
 }
+
+// A rebuild between the two samples rewrites the line: v, admitted with w
+// but never told before Redis was emptied, is back at its own place after
+// it (the 30-minute run's finding in the checker), which is no overtaking.
+func TestARebuildBetweenTheSamplesIsNoOvertaking(t *testing.T) {
+	build := func() *History {
+		h := &History{}
+		h.AddJoin(Join{Event: "e", User: "v", At: at(0), Outcome: "202", Stamp: 10})
+		h.AddJoin(Join{Event: "e", User: "w", At: at(1), Outcome: "202", Stamp: 20})
+		h.AddLine(Line{Event: "e", Sent: at(50), Got: at(51), Members: []Placed{{"v", 10}, {"w", 20}}})
+		h.AddLine(Line{Event: "e", Sent: at(1500), Got: at(1501), Members: []Placed{{"v", 10}}})
+		h.AddAdmission(admitted("e", "w", 100, 1400))
+		return h
+	}
+	cfg := Config{Events: []EventSpec{{ID: "e", Capacity: 2, HoldMs: holdMs}},
+		Final: map[string]Final{"e": {Waiting: nil, Served: map[string]int64{"w": t0.UnixMilli() + 100, "v": t0.UnixMilli() + 2000}, AdmittedTotal: 2}}}
+	h := build()
+	if v := Check(h, cfg).Violations(); len(v) != 1 || !strings.Contains(v[0], "order: e: w") {
+		t.Fatalf("violations %q, want w's overtaking", v)
+	}
+	h = build()
+	h.AddFault(Fault{Kind: Rebuild, Target: "redis", Role: Redis, Start: at(200), Healed: at(900)})
+	h.AddCanary(Canary{Sent: at(1000), Acked: at(1001), Seen: at(1002)})
+	if v := Check(h, cfg).Violations(); len(v) != 0 {
+		t.Fatalf("violations: %q", v)
+	}
+}
