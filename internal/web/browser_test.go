@@ -506,8 +506,8 @@ func chromium(t *testing.T) string {
 }
 
 // browser starts a headless chromium of the size of a phone for the test,
-// with the extra options, closed at cleanup; its context ends after a
-// minute.
+// with the extra options, closed at cleanup; its context ends after three
+// minutes (a bound for a loaded machine under -race, not a pace).
 func browser(t *testing.T, chrome string, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	profile, err := os.MkdirTemp("", "waitq-chromium-")
@@ -521,7 +521,7 @@ func browser(t *testing.T, chrome string, extra ...chromedp.ExecAllocatorOption)
 	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(t.Logf))
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(func() {
 		cancel()
 		cancelCtx()

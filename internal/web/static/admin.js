@@ -725,9 +725,14 @@ function signIn(t) {
 }
 
 async function start() {
-  try { config = Object.assign(config, await (await fetch("/config.json")).json()); } catch { /* defaults */ }
-  $("auth").addEventListener("submit", (e) => {
+  // The forms are taken over at once (a submit before would reload the page
+  // with the token in its address); signing in waits for the settings.
+  const configured = (async () => {
+    try { config = Object.assign(config, await (await fetch("/config.json")).json()); } catch { /* defaults */ }
+  })();
+  $("auth").addEventListener("submit", async (e) => {
     e.preventDefault();
+    await configured;
     signIn($("admin-token").value);
   });
   $("view-event").addEventListener("change", () => view($("view-event").value));
@@ -739,7 +744,7 @@ async function start() {
   $("ch-mode").addEventListener("change", challengeModeChanged);
   $("jointoken-form").addEventListener("submit", saveJoinToken);
   const kept = sessionStorage.getItem("waitq:admin-token");
-  if (kept) signIn(kept);
+  if (kept) configured.then(() => signIn(kept));
   $("capacity-form").addEventListener("submit", saveCapacity);
   $("adaptive-form").addEventListener("submit", saveAdaptive);
   $("ad-off").addEventListener("click", adaptiveOff);
