@@ -2,7 +2,10 @@
 // the join/leave message that travels through Kafka and the records of the
 // changes the live state makes on its own, the fold of an event's log into
 // the live state it describes (Replay, for rebuilds), the signed ticket a
-// browser uses to prove who it is, event configuration (with its join token policy, jointoken.go) and the cache that
+// browser uses to prove who it is and the visitor identity waitq issues
+// (visitor.go), event configuration (with its join token policy,
+// jointoken.go, its proof-of-work policy, challenge.go, and its page,
+// page.go) and the cache that
 // spares the store a lookup per join or connect (EventCache), and the error
 // codes every service maps to HTTP statuses or close codes.
 //
