@@ -1,14 +1,14 @@
 package producer
 
 import (
-	"encoding/json"
+	"bufio"
 	"errors"
-	"io"
 	"net/http"
 	"strings"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 )
 
@@ -94,15 +94,11 @@ func (s *Server) passDoor(c echo.Context, ev queue.Event, id identity) ([]queue.
 // id at the event's least difficulty, counting a refusal.
 func (s *Server) checkSolution(c echo.Context, ev queue.Event, id identity) (queue.Spend, error) {
 	var body JoinBody
-	raw, err := io.ReadAll(c.Request().Body)
-	if err != nil {
-		return queue.Spend{}, queue.Errorf(queue.CodeInvalidBody, "the join body could not be read")
-	}
-	if len(raw) > 0 {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&body); err != nil {
-			return queue.Spend{}, queue.Errorf(queue.CodeInvalidBody, "the join body must be {\"challenge\":…,\"solution\":…}")
+	// The body is optional: absent, the join carries no solution.
+	br := bufio.NewReader(c.Request().Body)
+	if _, err := br.Peek(1); err == nil {
+		if err := httpkit.DecodeJSON(br, &body, queue.CodeInvalidBody, `{"challenge":…,"solution":…}`); err != nil {
+			return queue.Spend{}, err
 		}
 	}
 	if body.Challenge == "" || body.Solution == "" {

@@ -166,6 +166,28 @@ func TestChallenge(t *testing.T) {
 			t.Errorf("%s: %+v %v; want %s", c.name, ref, err, c.want)
 		}
 	}
+	// Bodies: too large (413), two objects, a wrong type (400); each
+	// spends nothing.
+	for _, c := range []struct {
+		body string
+		want queue.Code
+	}{
+		{`{"challenge":"` + strings.Repeat("a", 5000) + `","solution":"1"}`, queue.CodeBodyTooLarge},
+		{`{"challenge":"c","solution":"1"}{}`, queue.CodeInvalidBody},
+		{`{"challenge":1}`, queue.CodeInvalidBody},
+	} {
+		req, _ := http.NewRequest(http.MethodPost, e.srv.URL+"/v1/events/"+ev+"/queue", strings.NewReader(c.body))
+		resp, err := alice.HTTP.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var eb struct{ Error struct{ Code queue.Code } }
+		_ = json.NewDecoder(resp.Body).Decode(&eb)
+		resp.Body.Close()
+		if eb.Error.Code != c.want {
+			t.Errorf("body %.40q…: %d %s; want %s", c.body, resp.StatusCode, eb.Error.Code, c.want)
+		}
+	}
 	r := e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", nil, strings.NewReader(`{"challenge":1}`))
 	if r.status != http.StatusUnauthorized { // no identity comes first
 		t.Errorf("a bad body without identity: %d %s", r.status, r.body)

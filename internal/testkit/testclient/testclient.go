@@ -96,11 +96,16 @@ func (p Producer) queue(ctx context.Context, method, event, user string) ([]byte
 		return nil, nil, err
 	}
 	if resp.StatusCode != http.StatusAccepted {
-		var e httpkit.ErrorBody
-		_ = json.Unmarshal(body, &e)
-		return nil, &Refusal{Status: resp.StatusCode, Code: string(e.Error.Code), RetryAfter: resp.Header.Get("Retry-After")}, nil
+		return nil, refusalOf(resp, body), nil
 	}
 	return body, nil, nil
+}
+
+// refusalOf reads producer-api's error answer resp, whose body is body.
+func refusalOf(resp *http.Response, body []byte) *Refusal {
+	var e httpkit.ErrorBody
+	_ = json.Unmarshal(body, &e)
+	return &Refusal{Status: resp.StatusCode, Code: string(e.Error.Code), RetryAfter: resp.Header.Get("Retry-After")}
 }
 
 // MustJoin joins user to event and fails the test unless it is answered 202.

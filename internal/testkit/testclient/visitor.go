@@ -10,7 +10,6 @@ import (
 	"net/http/cookiejar"
 
 	"github.com/waitq/waitq/internal/challenge"
-	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
 )
 
@@ -120,9 +119,7 @@ func (v *Visitor) do(ctx context.Context, method, path string, body []byte, out 
 		return resp.StatusCode, err
 	}
 	if resp.StatusCode >= 300 {
-		var e httpkit.ErrorBody
-		_ = json.Unmarshal(raw, &e)
-		return resp.StatusCode, &refused{Refusal{Status: resp.StatusCode, Code: string(e.Error.Code), RetryAfter: resp.Header.Get("Retry-After")}}
+		return resp.StatusCode, &refused{*refusalOf(resp, raw)}
 	}
 	return resp.StatusCode, json.Unmarshal(raw, out)
 }
