@@ -57,7 +57,22 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		}
 		s.notifyAdmittedUsers(r.EventID, r.Admitted, r.ExpiresAt)
 	}
+	s.sampleSeries(tctx, ids, now.UnixMilli())
 	s.noteOpeningsOf(tctx, ids)
+}
+
+// sampleSeries takes the events' series samples (queue.SeriesSample) once
+// per period, the first tick of each: the store keeps one per period
+// whichever gateway comes first, so the others' try costs Redis one ZCOUNT
+// per event. A failure is logged; the next period samples again.
+func (s *Server) sampleSeries(ctx context.Context, ids []string, nowMs int64) {
+	period := nowMs - nowMs%queue.SeriesPeriodMs
+	if len(ids) == 0 || s.sampled.Swap(period) == period {
+		return
+	}
+	if err := s.store.SampleSeries(ctx, ids, nowMs); err != nil {
+		s.log.Warn("slot monitor: sampling the series failed", "events", len(ids), "err", err)
+	}
 }
 
 // listenAdmissions tells the sockets here of every admission made anywhere

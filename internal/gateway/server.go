@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -206,6 +207,9 @@ type Server struct {
 
 	// openings is the next drop opening, when the monitor ticks once more.
 	openings *openings
+	// sampled is the series period (unix ms) the slot monitor last
+	// sampled: the next sample is due at the next period (seriesDue).
+	sampled atomic.Int64
 
 	greetMu  sync.Mutex
 	greeting []*conn

@@ -208,6 +208,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	admin.GET("/events/:eventId", s.getEvent)
 	admin.DELETE("/events/:eventId", s.deleteEvent)
 	admin.GET("/events/:eventId/draw", s.exportDraw)
+	admin.GET("/events/:eventId/series", s.eventSeries)
 	s.e = e
 	return s, nil
 }

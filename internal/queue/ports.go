@@ -64,6 +64,9 @@ type EventStore interface {
 	Tombstoned(ctx context.Context, id string) (bool, error)
 	// ClearTombstone removes id's tombstone, once its log is deleted.
 	ClearTombstone(ctx context.Context, id string) error
+	// Series returns id's samples of the last SeriesSpanMs before nowMs,
+	// oldest first (empty for an unknown event or one not sampled yet).
+	Series(ctx context.Context, id string, nowMs int64) ([]SeriesSample, error)
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 }
@@ -124,6 +127,10 @@ type GatewayStore interface {
 	// SubscribeAdmissions calls f with the notice of every admission made
 	// anywhere (slot monitor, fast track, release) until ctx ends.
 	SubscribeAdmissions(ctx context.Context, f func(AdmissionNotice)) error
+	// SampleSeries takes the sample of nowMs's period (SeriesPeriodMs) of
+	// each of eventIDs that has none yet, and drops those older than
+	// SeriesSpanMs: one writer per period, however many gateways call it.
+	SampleSeries(ctx context.Context, eventIDs []string, nowMs int64) error
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
 }

@@ -157,3 +157,8 @@ func SpentKey(eventID string) string { return "waitq:{" + eventID + "}:spent" }
 // refused challenges, and the join-rate windows (w: the current ten-second
 // window's number, n: joins in it, prev: joins in the one before).
 func DoorKey(eventID string) string { return "waitq:{" + eventID + "}:door" }
+
+// SeriesKey is the ZSET of eventID's series: one sample a period
+// (queue.SeriesPeriodMs), JSON, scored by the period's start, the last
+// queue.SeriesSpanMs only (series.lua).
+func SeriesKey(eventID string) string { return "waitq:{" + eventID + "}:series" }

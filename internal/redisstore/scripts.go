@@ -46,6 +46,8 @@ var (
 	itemsSrc string
 	//go:embed lua/spend.lua
 	spendSrc string
+	//go:embed lua/series.lua
+	seriesSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a dropped holder's holds), the adaptive
@@ -67,8 +69,10 @@ var (
 	itemScript         = newScript(holdLibSrc, itemSrc)
 	itemsScript        = newScript(holdLibSrc, itemsSrc)
 	spendScript        = newScript(spendSrc)
+	// seriesScript reads the reports through adaptive.lua's signal().
+	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemScript, itemsScript, spendScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemScript, itemsScript, spendScript, seriesScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of
