@@ -127,9 +127,8 @@ type GatewayStore interface {
 	// SubscribeAdmissions calls f with the notice of every admission made
 	// anywhere (slot monitor, fast track, release) until ctx ends.
 	SubscribeAdmissions(ctx context.Context, f func(AdmissionNotice)) error
-	// SampleSeries takes the sample of nowMs's period (SeriesPeriodMs) of
-	// each of eventIDs that has none yet, and drops those older than
-	// SeriesSpanMs: one writer per period, however many gateways call it.
+	// SampleSeries samples each of eventIDs whose series has no sample of
+	// nowMs's period yet (series.go): one writer per period.
 	SampleSeries(ctx context.Context, eventIDs []string, nowMs int64) error
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
