@@ -38,7 +38,7 @@ func BenchmarkStatusFrames10k(b *testing.B) {
 	want := int64(0)
 	for b.Loop() {
 		for i, c := range conns {
-			s.deliver(c, nil, places[i], n, 20, now)
+			s.deliver(c, nil, places[i], 0, n, pace{perSecond: 20, limit: -1}, now)
 		}
 		want += n
 		for written.Load() < want {

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"encoding/json"
-	"math"
 	"strconv"
 	"strings"
 
@@ -35,7 +34,10 @@ type StatusFrame struct {
 	Position   int64     `json:"position"` // 1-based while waiting, else 0
 	Total      int64     `json:"total"`    // users waiting
 	ETASeconds *int64    `json:"etaSeconds"`
-	TS         int64     `json:"ts"`
+	// ETAMaxSeconds is the estimate's high end when it is a range (absent:
+	// etaSeconds alone); see estimate.
+	ETAMaxSeconds *int64 `json:"etaMaxSeconds,omitempty"`
+	TS            int64  `json:"ts"`
 	// OpensAt (unix ms) and OpensInSeconds tell a user in a drop's
 	// pre-queue when the draw and the admissions start; only in state
 	// "prequeue", where Total counts the users gathered.
@@ -99,6 +101,10 @@ func appendStatus(b []byte, f *StatusFrame) []byte {
 		b = append(b, "null"...)
 	} else {
 		b = strconv.AppendInt(b, *f.ETASeconds, 10)
+	}
+	if f.ETAMaxSeconds != nil {
+		b = append(b, `,"etaMaxSeconds":`...)
+		b = strconv.AppendInt(b, *f.ETAMaxSeconds, 10)
 	}
 	b = append(b, `,"ts":`...)
 	b = strconv.AppendInt(b, f.TS, 10)
@@ -173,14 +179,4 @@ func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (User
 		return StatePending, 0
 	}
 	return StateNotQueued, 0
-}
-
-// etaSeconds estimates the wait of position from the admission rate, or nil
-// while no rate is known.
-func etaSeconds(position int64, perSecond float64) *int64 {
-	if position <= 0 || perSecond <= 1e-6 {
-		return nil
-	}
-	s := int64(math.Ceil(float64(position) / perSecond))
-	return &s
 }

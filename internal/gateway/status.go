@@ -126,17 +126,18 @@ func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
 		return
 	}
 	e := s.eventOf(ctx, ev)
-	perSecond := s.admissionRate(e, ev, b, nowMs)
+	p := s.admissionPace(e, ev, b, nowMs)
 	for _, c := range conns {
-		s.deliver(c, e, b.Places[index[c.userID]], b.Total, perSecond, nowMs)
+		i := index[c.userID]
+		s.deliver(c, e, b.Places[i], slotOf(b, i), b.Total, p, nowMs)
 	}
 }
 
 // deliver hands c its status frame, and its admitted frame the first time
 // the user is seen holding a slot. e is the event's configuration (nil:
 // unknown).
-func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, total int64, perSecond float64, nowMs int64) {
-	f := statusFrame(e, c.eventID, c.userID, p, total, perSecond, nowMs, c.view(), s.cfg.PendingWindow.Milliseconds())
+func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total int64, pc pace, nowMs int64) {
+	f := statusFrame(e, c.eventID, c.userID, p, slotAt, total, pc, nowMs, c.view(), s.cfg.PendingWindow.Milliseconds())
 	if f.State == StateWaiting || f.State == StatePrequeue || f.State == StateAdmitted {
 		c.placed.Store(true)
 	}
@@ -161,12 +162,13 @@ func (s *Server) eventOf(ctx context.Context, event string) *queue.Event {
 // statusFrame is the one place a status frame is made, for sockets and
 // polls: the state and position of p, and for a drop the pre-queue's
 // countdown or the drawn place. e may be nil (configuration unknown).
-func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, total int64, perSecond float64, nowMs int64, v socketView, pendingMs int64) StatusFrame {
+func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, slotAt, total int64, pc pace, nowMs int64, v socketView, pendingMs int64) StatusFrame {
 	st, pos := placeState(p, nowMs, v, pendingMs)
 	f := StatusFrame{
 		Type: "status", EventID: eventID, UserID: userID, State: st, Position: pos,
-		Total: total, ETASeconds: etaSeconds(pos, perSecond), TS: nowMs, DrawnPlace: p.Drawn,
+		Total: total, TS: nowMs, DrawnPlace: p.Drawn,
 	}
+	f.ETASeconds, f.ETAMaxSeconds = estimate(pos, pc, slotAt, nowMs)
 	if st == StatePrequeue && e != nil && e.OpensAt > nowMs {
 		f.OpensAt = e.OpensAt
 		f.OpensInSeconds = max(1, (e.OpensAt-nowMs+999)/1000)
@@ -213,17 +215,17 @@ func (s *Server) pollStatus(c echo.Context) error {
 		return httpkit.StoreError(s.log, "status of "+id.eventID, err)
 	}
 	e := s.eventOf(c.Request().Context(), id.eventID)
-	perSecond := s.admissionRate(e, id.eventID, b, nowMs)
-	return c.JSON(http.StatusOK, statusFrame(e, id.eventID, id.userID, b.Places[0], b.Total, perSecond, nowMs,
+	pc := s.admissionPace(e, id.eventID, b, nowMs)
+	return c.JSON(http.StatusOK, statusFrame(e, id.eventID, id.userID, b.Places[0], slotOf(b, 0), b.Total, pc, nowMs,
 		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds()))
 }
 
-// admissionRate is the rate the ETA assumes for event: the measured one
-// (from admittedTotal), never above the rate in force (an adaptive event's
-// effective rate, else its admitPerMinute), and that rate itself while
-// nothing has been measured yet; 0 (no ETA) while an adaptive event admits
-// nobody. e is the event's configuration, nil when unknown.
-func (s *Server) admissionRate(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) float64 {
+// admissionPace is the pace the ETA assumes for event (pace). The rate is
+// the measured one (from admittedTotal), never above the rate in force (an
+// adaptive event's effective rate, else its admitPerMinute), and that rate
+// itself while nothing has been measured yet; 0 (no ETA) while an adaptive
+// event admits nobody. e is the event's configuration, nil when unknown.
+func (s *Server) admissionPace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
 	measured := s.rates.observe(event, b.AdmittedTotal, nowMs)
 	limit := int64(-1)
 	switch {
@@ -234,13 +236,21 @@ func (s *Server) admissionRate(e *queue.Event, event string, b queue.StatusBatch
 	}
 	switch limit {
 	case -1:
-		return measured
+		return pace{perSecond: measured, limit: -1}
 	case 0:
-		return 0
+		return pace{}
 	}
 	ceiling := float64(limit) / 60
 	if measured <= 0 || measured > ceiling {
-		return ceiling
+		return pace{perSecond: ceiling, limit: ceiling}
 	}
-	return measured
+	return pace{perSecond: measured, limit: ceiling}
+}
+
+// slotOf is b's SlotAt of the i-th user (0 when the store gave none).
+func slotOf(b queue.StatusBatch, i int) int64 {
+	if i < len(b.SlotAt) {
+		return b.SlotAt[i]
+	}
+	return 0
 }

@@ -64,8 +64,7 @@ type EventStore interface {
 	Tombstoned(ctx context.Context, id string) (bool, error)
 	// ClearTombstone removes id's tombstone, once its log is deleted.
 	ClearTombstone(ctx context.Context, id string) error
-	// Series returns id's samples of the last SeriesSpanMs before nowMs,
-	// oldest first (empty for an unknown event or one not sampled yet).
+	// Series returns id's samples of the last SeriesSpanMs, oldest first.
 	Series(ctx context.Context, id string, nowMs int64) ([]SeriesSample, error)
 	// Ping reports whether the store is reachable.
 	Ping(ctx context.Context) error
@@ -179,6 +178,7 @@ type StatusBatch struct {
 	// rate (the configuration's) or a controller not started yet.
 	AdmitPerMinute int64
 	Places         []Place // one per user asked about, in order
+	SlotAt         []int64 // per place: when a slot frees for it if holders keep theirs (unix ms; 0: one is free)
 }
 
 // AdmissionNotice is the news of one admission step, published on the

@@ -31,17 +31,18 @@ func (s *Store) Status(ctx context.Context, eventID string, users []string, nowM
 	if err != nil {
 		return queue.StatusBatch{}, fmt.Errorf("redisstore: status %s: %w", eventID, err)
 	}
-	b := queue.StatusBatch{Places: make([]queue.Place, 0, len(users))}
+	b := queue.StatusBatch{Places: make([]queue.Place, 0, len(users)), SlotAt: make([]int64, 0, len(users))}
 	for i, cmd := range cmds {
 		v, err := cmd.Int64Slice()
-		if err != nil || len(v) < 3 || (len(v)-3)%3 != 0 {
+		if err != nil || len(v) < 3 || (len(v)-3)%4 != 0 {
 			return queue.StatusBatch{}, fmt.Errorf("redisstore: status %s: unexpected reply %v (%v)", eventID, cmd.Val(), err)
 		}
 		if i == 0 {
 			b.Total, b.AdmittedTotal, b.AdmitPerMinute = v[0], v[1], v[2]
 		}
-		for j := 3; j < len(v); j += 3 {
+		for j := 3; j < len(v); j += 4 {
 			b.Places = append(b.Places, queue.Place{Rank: v[j], HoldUntil: v[j+1], Drawn: v[j+2] + 1})
+			b.SlotAt = append(b.SlotAt, max(v[j+3], 0))
 		}
 	}
 	return b, nil

@@ -19,13 +19,39 @@
 -- hold does not end meanwhile, so it is never told a hold ended. While the event is being rebuilt
 -- (config.rebuilding) every rank is RANK_REBUILDING: no place can be told.
 --
--- Returns {total waiting, admittedTotal, rate, rank1, hold1, drawn1, rank2,
--- ...} where rate is an adaptive event's effective rate (control.effective,
--- users a minute), NONE for an event with a fixed rate or a controller that
--- has not run yet.
+-- For a user waiting at place p (rank + 1) of an event whose slots are all
+-- taken for them (k = p - (capacity - holders) >= 1, holders counting the
+-- holds ending after now), also the time (unix ms) a slot frees for them
+-- if every holder keeps their slot to the end of the hold and each freed
+-- slot is taken at once: the k-th end of hold, the current holds' ends in
+-- order, then each slot again a hold later (the end of the
+-- ((k - 1) mod holders + 1)-th hold plus floor((k - 1) / holders) holds);
+-- NONE when a slot is free for them (or nobody holds one).
+--
+-- Returns {total waiting, admittedTotal, rate, rank1, hold1, drawn1, slot1,
+-- rank2, ...} where rate is an adaptive event's effective rate
+-- (control.effective, users a minute), NONE for an event with a fixed rate
+-- or a controller that has not run yet.
 local now = ARGV[1]
-local conf = redis.call('HMGET', KEYS[6], 'opensAt', 'adaptive.targetLatencyMs', 'rebuilding')
+local conf = redis.call('HMGET', KEYS[6], 'opensAt', 'adaptive.targetLatencyMs', 'rebuilding', 'capacity', 'holdSeconds')
 local opensAt = tonumber(conf[1] or '0') or 0
+local capacity, holdMs = tonumber(conf[4] or '0') or 0, 1000 * (tonumber(conf[5] or '0') or 0)
+local ended = redis.call('ZCOUNT', KEYS[2], '-inf', now)
+local holders = redis.call('ZCARD', KEYS[2]) - ended
+-- slot_at is when a slot frees for the user at place p under full holds,
+-- or NONE (above).
+local function slot_at(p)
+  local k = p - (capacity - holders)
+  if capacity <= 0 or holders <= 0 or k < 1 then
+    return NONE
+  end
+  local i = ended + (k - 1) % holders
+  local e = redis.call('ZRANGE', KEYS[2], i, i, 'WITHSCORES')
+  if not e[2] then
+    return NONE
+  end
+  return tonumber(e[2]) + math.floor((k - 1) / holders) * holdMs
+end
 local rate = NONE
 if conf[2] then
   rate = tonumber(redis.call('HGET', KEYS[7], 'effective') or '') or NONE
@@ -45,8 +71,9 @@ for i = 2, #ARGV do
     rank = NONE
   end
   local hold = redis.call('ZSCORE', KEYS[2], user)
+  local unrecorded = false
   if hold and redis.call('ZSCORE', KEYS[8], user) then
-    rank, hold = 0, false
+    rank, hold, unrecorded = 0, false, true
   elseif not hold and rank == NONE and redis.call('ZSCORE', KEYS[9], user) then
     hold = 0
   end
@@ -56,5 +83,6 @@ for i = 2, #ARGV do
   out[#out + 1] = rank
   out[#out + 1] = hold and tonumber(hold) or NONE
   out[#out + 1] = drawn and redis.call('ZRANK', KEYS[5], user) or NONE
+  out[#out + 1] = (rank >= 0 and not unrecorded) and slot_at(rank + 1) or NONE
 end
 return out

@@ -502,7 +502,8 @@ function waiting(f) {
 }
 
 // etaText is the estimated wait of waiting status f, honest about what it
-// does not know: the gateway's estimate (from the recent admission rate)
+// does not know: the gateway's estimate (from the recent admission rate,
+// never sooner than the holds allow; a range when it gives etaMaxSeconds)
 // and, after half a minute of watching, this page's own (from how fast its
 // place moved); a range between them (or from the one to half as much
 // again), "about" when they agree. A line that has not moved for over a
@@ -517,10 +518,12 @@ function etaText(f) {
     } else own = f.position * watched / moved;
   }
   const server = f.etaSeconds == null ? null : f.etaSeconds;
+  // The gateway's range (etaMaxSeconds) when it gives one.
+  const serverMax = f.etaMaxSeconds == null ? server : f.etaMaxSeconds;
   if (server == null && own == null) return i18n.t("eta.unknown");
   let lo = Math.min(server ?? own, own ?? server);
-  let hi = Math.max(server ?? own, own ?? server);
-  if (own == null) hi = lo * 1.5;
+  let hi = Math.max(serverMax ?? own, own ?? serverMax);
+  if (own == null && f.etaMaxSeconds == null) hi = lo * 1.5;
   lo = roundWait(lo);
   hi = roundWait(hi);
   if (hi <= lo) return i18n.t("eta.about", { time: i18n.duration(lo) });

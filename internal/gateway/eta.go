@@ -1,0 +1,55 @@
+package gateway
+
+import "math"
+
+// The estimated wait a status frame tells (etaSeconds, etaMaxSeconds).
+
+// pace is what the ETA knows of an event's admissions: the rate it
+// assumes (users a second; 0: unknown, or admission stopped) and the rate
+// in force (users a second; -1: no rate limit, 0: admission stopped).
+type pace struct {
+	perSecond float64
+	limit     float64
+}
+
+// etaSeconds estimates the wait of position from the admission rate, or nil
+// while no rate is known.
+func etaSeconds(position int64, perSecond float64) *int64 {
+	if position <= 0 || perSecond <= 1e-6 {
+		return nil
+	}
+	s := int64(math.Ceil(float64(position) / perSecond))
+	return &s
+}
+
+// estimate is the wait of a user at position (1-based; 0: not waiting) as
+// a status frame tells it: lo, and hi when the estimate is a range. It
+// never promises less than the holds allow: when every slot is taken for
+// the user (slotAtMs, queue.Place.SlotAt: when a slot frees for them if
+// every holder keeps theirs to the end), nobody is admitted before a slot
+// frees, so lo is at least the time until then, and at least the time the
+// rate in force needs for position users; a measured pace slower than that
+// makes it a range up to position ÷ that pace. Holders who leave early
+// (a release) only make it sooner, which the page's own reading of the
+// line's movement shows. With a slot free for the user the estimate is
+// position ÷ the assumed rate, as before. Nothing is promised while
+// admission is stopped (an adaptive event without a signal, limit 0).
+func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
+	if position <= 0 {
+		return nil, nil
+	}
+	if slotAtMs <= 0 {
+		return etaSeconds(position, p.perSecond), nil
+	}
+	if p.limit == 0 {
+		return nil, nil // admission stopped: no slot's end says when it resumes
+	}
+	wait := max(0, (slotAtMs-nowMs+999)/1000)
+	if p.limit > 0 {
+		wait = max(wait, *etaSeconds(position, p.limit))
+	}
+	if paced := etaSeconds(position, p.perSecond); paced != nil && *paced > wait {
+		return &wait, paced
+	}
+	return &wait, nil
+}
