@@ -300,6 +300,12 @@ func TestAdminPageSchedulesADrop(t *testing.T) {
 		})()`, opensAt), &local),
 		chromedp.SetValue("#sch-prequeue", "600", chromedp.ByQuery),
 		chromedp.Click(`#schedule-form button[type=submit]`, chromedp.ByQuery),
+		// Scheduling asks first, saying when joins are refused and when
+		// the drop opens.
+		chromedp.WaitVisible("#confirm"),
+		text("#confirm-title", "Schedule "+ev+"?"),
+		eval(`document.querySelector("#confirm-text").textContent.startsWith("`+ev+` is created as a drop: joins are refused until its pre-queue opens at ")`),
+		chromedp.Click("#confirm-ok", chromedp.ByQuery),
 		chromedp.WaitVisible("#sch-commitment"),
 		chromedp.Text("#sch-commitment", &commitment, chromedp.ByQuery),
 	); err != nil {

@@ -4,8 +4,11 @@
 // controller's state, its recent changes and the health reporters) with the
 // settings a guard needs to report; changes of capacity, admission rate and
 // state (open, paused, closed); adaptive admission on, changed or off; and
-// scheduling a ticket drop (opening, pre-queue, close). A change that
-// pauses, closes or slows a sale asks for confirmation first. The admin
+// scheduling a ticket drop (opening, pre-queue, close); deleting an event.
+// A change that pauses, resumes, closes, slows, schedules or deletes a sale
+// asks for confirmation first, saying what will happen (settings.js). The
+// console speaks the waiting room page's languages (i18n.js, its own
+// strings in console-i18n.js): ?lang=, else the browser's. The admin
 // token is kept in sessionStorage: for this tab only, never in
 // localStorage.
 "use strict";
@@ -121,7 +124,7 @@ async function refresh() {
     const r = await api("/v1/admin/events");
     const body = await r.json();
     if (r.status !== 200) {
-      $("admin-error").textContent = body.error ? body.error.message : `Error ${r.status}`;
+      $("admin-error").textContent = body.error ? body.error.message : i18n.t("c.error", { status: r.status });
       return;
     }
     $("admin-error").textContent = "";
@@ -141,9 +144,9 @@ async function refresh() {
     renderAdmission(body.events);
     renderView(body.events);
     $("events").hidden = false;
-    for (const id of ["event-view", "admission", "capacity-form", "page-form", "challenge-form", "jointoken-form", "adaptive-form", "schedule-form"]) $(id).hidden = false;
+    for (const id of ["event-view", "admission", "capacity-form", "page-form", "challenge-form", "jointoken-form", "adaptive-form", "schedule-form", "delete-form"]) $(id).hidden = false;
   } catch (e) {
-    $("admin-error").textContent = "producer-api cannot be reached.";
+    $("admin-error").textContent = i18n.t("c.unreachable");
   }
 }
 
@@ -186,7 +189,7 @@ async function saveCapacity(event) {
   if ($("cap-state").value !== "") change.state = $("cap-state").value;
   const ask = risky(events.get(ev), change);
   if (ask && !(await confirmChange(...ask))) {
-    say($("cap-status"), `Nothing changed: ${ev} is as it was.`);
+    say($("cap-status"), i18n.t("c.cap.nothing", { event: ev }));
     return;
   }
   const { ok, body, message } = await putEvent(ev, change);
@@ -211,11 +214,15 @@ async function saveSchedule(event) {
   const opensAt = localMs($("sch-opens"));
   const closesAt = $("sch-closes").value === "" ? 0 : localMs($("sch-closes"));
   if (Number.isNaN(opensAt) || Number.isNaN(closesAt)) {
-    $("sch-status").textContent = "Enter the opening (and the close, if any) as a date and time.";
+    $("sch-status").textContent = i18n.t("c.sch.bad");
     return;
   }
   const change = { opensAt, prequeueSeconds: Number($("sch-prequeue").value), closesAt };
   if ($("sch-capacity").value !== "") change.capacity = Number($("sch-capacity").value);
+  if (!(await confirmChange(...scheduleAsk(ev, events.get(ev), change)))) {
+    $("sch-status").textContent = i18n.t("c.sch.nothing", { event: ev });
+    return;
+  }
   try {
     const r = await api(`/v1/admin/events/${encodeURIComponent(ev)}`, {
       method: "PUT", headers: { "Content-Type": "application/json" },
@@ -702,17 +709,64 @@ function renderView(list) {
   select.value = viewed;
   const e = events.get(viewed);
   $("view-door").textContent = e ? `Door: ${doorText(e).join("; ")}.` : "";
-  drawCharts($("charts"), viewed);
+  drawCharts(viewed);
+  if (viewed && seriesDue(viewed)) loadSeries(viewed, api).then(() => drawCharts(viewed));
 }
 
-// view shows event id's charts and puts it in the settings forms.
+// view shows event id's charts (its last half hour loaded from the
+// series) and puts it in the settings forms.
 function view(id) {
   viewed = id;
   $("view-event").value = id;
   editPage(id);
   editChallenge(id);
   editJoinToken(id);
-  drawCharts($("charts"), id);
+  $("del-event").value = id;
+  drawCharts(id);
+  loadSeries(id, api).then(() => { if (viewed === id) drawCharts(id); });
+}
+
+// deleteEvent deletes the form's event once confirmed.
+async function deleteEvent(event) {
+  event.preventDefault();
+  const ev = $("del-event").value.trim();
+  if (!(await confirmChange(...deleteAsk(ev, events.get(ev))))) {
+    say($("del-status"), i18n.t("c.del.nothing", { event: ev }));
+    return;
+  }
+  try {
+    const r = await api(`/v1/admin/events/${encodeURIComponent(ev)}`, { method: "DELETE" });
+    if (r.ok) {
+      say($("del-status"), i18n.t("c.del.done", { event: ev }));
+    } else {
+      const body = await r.json();
+      say($("del-status"), body.error ? body.error.message : i18n.t("c.error", { status: r.status }), true);
+    }
+  } catch {
+    say($("del-status"), i18n.t("c.unreachable"), true);
+  }
+  refresh();
+}
+
+// speak sets the console's language (?lang=, else the browser's) and
+// writes its static texts and the language switch.
+function speak() {
+  i18n.choose([new URLSearchParams(location.search).get("lang"), ...(navigator.languages || [navigator.language])]);
+  i18n.apply();
+  const select = $("lang");
+  select.replaceChildren(...i18n.languages.map((l) => {
+    const o = el("option", catalogs[l]["lang.name"]);
+    o.value = l;
+    o.lang = l;
+    return o;
+  }));
+  select.value = i18n.lang;
+  $("lang-form").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const p = new URLSearchParams(location.search);
+    p.set("lang", $("lang").value);
+    location.assign(`${location.pathname}?${p}`);
+  });
 }
 
 // signIn starts refreshing with the admin token, kept for this tab.
@@ -725,6 +779,7 @@ function signIn(t) {
 }
 
 async function start() {
+  speak();
   // The forms are taken over at once (a submit before would reload the page
   // with the token in its address); signing in waits for the settings.
   const configured = (async () => {
@@ -751,6 +806,7 @@ async function start() {
   $("ad-event").addEventListener("input", adaptivePlaceholders);
   $("ad-ceiling").addEventListener("input", adaptivePlaceholders);
   $("schedule-form").addEventListener("submit", saveSchedule);
+  $("delete-form").addEventListener("submit", deleteEvent);
 }
 
 start();

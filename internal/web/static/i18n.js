@@ -1,6 +1,7 @@
-// waitq's message catalogs and locale formatting for the waiting room page:
-// English, Korean and Japanese. Every text the page shows or announces
-// comes from here. Strings hold {name} slots, filled as text (fill puts
+// waitq's message catalogs and locale formatting for the waiting room page
+// and the operators' console: English, Korean and Japanese. Every text the
+// page shows or announces comes from here; the console's own strings are
+// added by console-i18n.js (i18n.extend). Strings hold {name} slots, filled as text (fill puts
 // elements in them, never markup). A key with _one/_other variants is
 // chosen by the plural rules of the language for vars.n.
 "use strict";
@@ -351,9 +352,23 @@ const i18n = {
   },
 
   // apply sets the text of every element with data-i18n in root to its
-  // key's text.
+  // key's text, and each attribute data-i18n-attr names ("attr=key; …").
   apply(root = document) {
     for (const el of root.querySelectorAll("[data-i18n]")) el.textContent = this.t(el.dataset.i18n);
+    for (const el of root.querySelectorAll("[data-i18n-attr]")) {
+      for (const pair of el.dataset.i18nAttr.split(";")) {
+        const [attr, key] = pair.split("=").map((x) => x.trim());
+        if (attr && key) el.setAttribute(attr, this.t(key));
+      }
+    }
+  },
+
+  // extend adds catalog entries by language ({en: {…}, ko: {…}}): another
+  // page's own strings (the console's, console-i18n.js) on this one
+  // mechanism.
+  extend(more) {
+    for (const [lang, entries] of Object.entries(more)) catalogs[lang] = Object.assign(catalogs[lang] || {}, entries);
+    this.languages = Object.keys(catalogs);
   },
 };
 

@@ -22,23 +22,44 @@ function confirmChange(title, text, action) {
 }
 
 // risky returns the confirmation a change to event e asks for, or null:
-// pausing or closing it, lowering its capacity or its rate.
+// pausing, resuming or closing it, lowering its capacity or its rate. Each
+// says what will happen, in the console's language.
 function risky(e, change) {
   if (!e) return null;
-  const id = e.eventId;
-  if (change.state === "paused" && e.state !== "paused") {
-    return [`Pause ${id}?`, `Nobody in the line of ${id} is admitted until it is resumed; people keep joining and keep their places. ${e.waiting} are waiting now.`, "Pause the sale"];
+  const ask = (what, vars) => [i18n.t(`c.ask.${what}.title`, vars), i18n.t(`c.ask.${what}.text`, vars), i18n.t(`c.ask.${what}.ok`, vars)];
+  const vars = { event: e.eventId, waiting: e.waiting, active: e.active };
+  if (change.state === "paused" && e.state !== "paused") return ask("pause", vars);
+  if (change.state === "open" && e.state !== "open") {
+    const capacity = change.capacity ?? e.capacity;
+    return ask("resume", { ...vars, free: Math.max(0, Math.min(e.waiting, capacity - e.active)) });
   }
-  if (change.state === "closed" && e.state !== "closed") {
-    return [`Close ${id}?`, `${id} takes no new joins from now on; the ${e.waiting} already in line are still admitted.`, "Close the sale"];
-  }
+  if (change.state === "closed" && e.state !== "closed") return ask("close", vars);
   if (change.capacity !== undefined && change.capacity < e.capacity) {
-    return [`Lower the capacity of ${id}?`, `From ${e.capacity} to ${change.capacity} holders at once: nobody is admitted until fewer than ${change.capacity} hold a slot (${e.active} do now).`, "Lower the capacity"];
+    return ask("capacity", { ...vars, from: e.capacity, to: change.capacity });
   }
   if (change.admitPerMinute !== undefined && e.admitPerMinute > 0 && (change.admitPerMinute === 0 ? false : change.admitPerMinute < e.admitPerMinute)) {
-    return [`Slow ${id} down?`, `From ${e.admitPerMinute} to ${change.admitPerMinute} admissions a minute: the line moves slower and the estimated waits grow.`, "Slow it down"];
+    return ask("rate", { ...vars, from: e.admitPerMinute, to: change.admitPerMinute });
   }
   return null;
+}
+
+// scheduleAsk is the confirmation of scheduling event id (e: its status,
+// undefined for a new event) with change: when joins are refused, when it
+// opens and its places are drawn, and when it closes.
+function scheduleAsk(id, e, change) {
+  const vars = {
+    event: id, waiting: e ? e.waiting : 0, opens: i18n.time(change.opensAt),
+    from: i18n.time(change.opensAt - 1000 * change.prequeueSeconds),
+  };
+  let text = i18n.t(e ? "c.ask.schedule.text" : "c.ask.schedule.new", vars);
+  if (change.closesAt) text += i18n.t("c.ask.schedule.closes", { closes: i18n.time(change.closesAt) });
+  return [i18n.t("c.ask.schedule.title", vars), text, i18n.t("c.ask.schedule.ok", vars)];
+}
+
+// deleteAsk is the confirmation of deleting event id (e: its status).
+function deleteAsk(id, e) {
+  const vars = { event: id, waiting: e ? e.waiting : 0 };
+  return [i18n.t("c.ask.delete.title", vars), i18n.t("c.ask.delete.text", vars), i18n.t("c.ask.delete.ok", vars)];
 }
 
 // ---- The page's branding.
