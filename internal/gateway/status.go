@@ -226,6 +226,15 @@ func (s *Server) pollStatus(c echo.Context) error {
 // itself while nothing has been measured yet; 0 (no ETA) while an adaptive
 // event admits nobody. e is the event's configuration, nil when unknown.
 func (s *Server) admissionPace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
+	p := s.admissionRate(e, event, b, nowMs)
+	if e != nil {
+		p.hold = int64(e.HoldSeconds)
+	}
+	return p
+}
+
+// admissionRate is admissionPace's rates.
+func (s *Server) admissionRate(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
 	measured := s.rates.observe(event, b.AdmittedTotal, nowMs)
 	limit := int64(-1)
 	switch {
