@@ -68,7 +68,12 @@ async function loadSeries(id, fetch) {
     p95: s.p95Ms ?? null, target: s.targetLatencyMs ?? null, errors: s.errorRate ?? null, maxErrors: s.maxErrorRate ?? null,
     rate: s.admitPerMinute ?? null, sampled: true,
   }));
-  history.set(id, [...past, ...own.filter((p) => !p.sampled)]);
+  const merged = [...past, ...own.filter((p) => !p.sampled)];
+  // The points read before the series came had no minute to look back on.
+  merged.forEach((p, i) => {
+    if (!p.sampled && p.perMinute == null) p.perMinute = admissionsAMinute(merged.slice(0, i), p.admitted, p.t);
+  });
+  history.set(id, merged);
 }
 
 // seriesDue reports whether event id's series is to be loaded again: never
