@@ -362,9 +362,9 @@ function makePanel(id) {
 // updatePanel shows e in p, rebuilding the live figures when they changed.
 function updatePanel(p, e) {
   p.event = e;
-  p.mode.textContent = e.adaptive ? "adaptive" : "fixed rate";
+  p.mode.textContent = i18n.t(e.adaptive ? "c.mode.adaptive" : "c.mode.fixed");
   p.mode.dataset.mode = e.adaptive ? "adaptive" : "fixed";
-  p.edit.textContent = e.adaptive ? "Change adaptive settings" : "Turn adaptive on";
+  p.edit.textContent = i18n.t(e.adaptive ? "c.ad.edit" : "c.ad.on");
   const sig = JSON.stringify([e.adaptive, e.control, e.health, e.admitPerMinute, e.state]);
   if (sig !== p.sig) {
     p.sig = sig;
@@ -380,8 +380,8 @@ function rateColumn(e) {
   const col = el("div", undefined, "rate-col");
   if (!e.adaptive) {
     col.append(el("p", e.admitPerMinute
-      ? `Fixed rate: ${e.admitPerMinute} admitted a minute, whatever the shop's health.`
-      : "Fixed rate: no rate limit; capacity alone holds.", "fixed"));
+      ? i18n.t("c.fixed.rate", { rate: String(e.admitPerMinute) })
+      : i18n.t("c.fixed.none"), "fixed"));
     return col;
   }
   const a = e.adaptive;
@@ -529,14 +529,14 @@ function reportersColumn(e) {
   const col = el("div", undefined, "reporters-col");
   const health = e.health || [];
   if (!health.length) {
-    col.append(el("p", "No health reports yet. A guard set up as below, or the shop itself, posts them.", "muted no-reports"));
+    col.append(el("p", i18n.t("c.reports.none"), "muted no-reports"));
     return col;
   }
   const timeout = e.adaptive ? 1000 * e.adaptive.signalTimeoutSeconds : 0;
   const t = el("table", undefined, "reporters");
-  t.append(el("caption", "Health reporters, newest report first"));
+  t.append(el("caption", i18n.t("c.reports.caption")));
   const head = el("tr");
-  for (const h of ["Reporter", "Received", "Window", "Requests", "p95", "Errors", "Load"]) {
+  for (const h of ["reporter", "received", "window", "requests", "p95", "errors", "load"].map((k) => i18n.t(`c.reports.${k}`))) {
     const th = el("th", h);
     th.scope = "col";
     head.append(th);
@@ -563,7 +563,7 @@ function reportersColumn(e) {
 // buttons and the token's replacement.
 function makeGuard(p) {
   const root = el("details", undefined, "guard");
-  root.append(el("summary", "Guard settings and report token"));
+  root.append(el("summary", i18n.t("c.guard.summary")));
   root.append(el("p", "A guard (or the shop itself) posts health reports with the event's report token instead of the admin token. Keep it secret.", "muted"));
   const tokenCode = el("code", "", "hash report-token");
   tokenCode.id = `token-${p.id}`;
@@ -708,7 +708,7 @@ function renderView(list) {
   if (!ids.includes(viewed) && ids.length) view(ids[0]);
   select.value = viewed;
   const e = events.get(viewed);
-  $("view-door").textContent = e ? `Door: ${doorText(e).join("; ")}.` : "";
+  $("view-door").textContent = e ? i18n.t("c.door", { text: doorText(e).join("; ") }) : "";
   drawCharts(viewed);
   if (viewed && seriesDue(viewed)) loadSeries(viewed, api).then(() => drawCharts(viewed));
 }

@@ -186,8 +186,9 @@ async function saveJoinToken(event) {
 // refused, the join rate and the difficulty in force.
 function doorText(e) {
   const d = e.door || {};
-  const mode = e.challenge && e.challenge.mode !== "off" ? `${e.challenge.mode}, ${d.difficulty || 0} bits now` : "no challenge";
-  const tokens = e.joinToken ? `${e.joinToken.required ? "invite only" : "tokens optional"} (${count((e.joinToken.keys || []).length, "key")})` : "no join tokens";
-  return [mode, `${d.challengesIssued || 0} issued, ${d.challengesSolved || 0} solved, ${d.challengesRefused || 0} refused`,
-    `${(d.joinsPerSecond || 0).toFixed(1)} joins/s`, tokens];
+  const mode = e.challenge && e.challenge.mode !== "off" ? i18n.t("c.door.mode", { mode: e.challenge.mode, bits: String(d.difficulty || 0) }) : i18n.t("c.door.none");
+  const keys = i18n.t("c.door.keys", { n: (e.joinToken && e.joinToken.keys || []).length });
+  const tokens = e.joinToken ? i18n.t(e.joinToken.required ? "c.door.invite" : "c.door.optional", { keys }) : i18n.t("c.door.noTokens");
+  return [mode, i18n.t("c.door.counts", { issued: String(d.challengesIssued || 0), solved: String(d.challengesSolved || 0), refused: String(d.challengesRefused || 0) }),
+    i18n.t("c.door.rate", { rate: (d.joinsPerSecond || 0).toFixed(1) }), tokens];
 }
