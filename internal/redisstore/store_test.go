@@ -250,7 +250,7 @@ func TestCorruptConfigIsAnError(t *testing.T) {
 
 func TestKeysShareTheEventsClusterSlot(t *testing.T) {
 	keys := []string{redisstore.WaitingKey("e1"), redisstore.ActiveKey("e1"), redisstore.ConfigKey("e1"), redisstore.StatsKey("e1"),
-		redisstore.SeenKey("e1"), redisstore.ServedKey("e1")}
+		redisstore.SeenKey("e1"), redisstore.ServedKey("e1"), redisstore.SeriesKey("e1")}
 	for _, k := range keys {
 		start := len("waitq:{")
 		if k[:start] != "waitq:{" || k[start:start+3] != "e1}" {
