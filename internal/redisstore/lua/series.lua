@@ -4,8 +4,8 @@
 -- admission_keys.lua and adaptive.lua (scripts.go), whose signal()
 -- combines the health reports as the adaptive controller does.
 --
--- KEYS[1..13] the admission keys (admission_keys.lua; this script reads
--- config, waiting, active, stats, control and health), KEYS[14] series ZSET
+-- KEYS: the admission keys (admission_keys.lua; this script reads config,
+-- waiting, active, stats, control and health), then, last, the series ZSET
 -- ARGV[1] now (unix ms), ARGV[2] period (ms), ARGV[3] span (ms),
 -- ARGV[4] signal timeout of an event without adaptive admission (ms)
 --
@@ -19,7 +19,7 @@
 --
 -- Returns 1 when it took the sample, 0 when the period had one already or
 -- the event has no configuration (deleted, or being rebuilt).
-local S = KEYS[14]
+local S = KEYS[#KEYS]
 local now, period, span = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3])
 local at = now - now % period
 if redis.call('ZCOUNT', S, at, at) > 0 then
