@@ -92,6 +92,12 @@ func (r *Replay) Apply(m Message) {
 		u.admitted++
 		u.served, u.hold = m.JoinTS, m.ExpiresAt
 	case OpRelease:
+		// A release names the admission it ends by its served mark
+		// (joinTs); one written late, after the user's next admission,
+		// ends nothing. Records before it (joinTs 0) end the hold.
+		if m.JoinTS != 0 && m.JoinTS != u.served {
+			return
+		}
 		u.hold, u.items = 0, nil
 	case OpExpire:
 		if u.hold <= m.TS {

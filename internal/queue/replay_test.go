@@ -105,6 +105,34 @@ func TestReplayKeepsTheRenewedHold(t *testing.T) {
 
 // TestReplayDrawsTheDropsPrequeue: joins stamped before the opening take
 // their drawn scores and are in the pre-queue; later ones their stamps.
+// TestALateReleaseEndsOnlyItsAdmission: a release record names the
+// admission it ends by its served mark. One written late (a monitor retried
+// it after the writer's broker failed) lands after the same user's next
+// admission, and must not end that one; a release of the current admission,
+// and one of a record written before the mark was named, do.
+func TestALateReleaseEndsOnlyItsAdmission(t *testing.T) {
+	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	release := func(user string, ts, served int64) queue.Message {
+		return record(queue.OpRelease, user, ts, func(m *queue.Message) { m.JoinTS = served })
+	}
+	r := queue.NewReplay()
+	for _, m := range []queue.Message{
+		queue.NewConfigRecord(ev, 1),
+		join("again", 10), admitRec("again", 20, 4000, 20), join("again", 30), admitRec("again", 40, 6000, 40), release("again", 41, 20),
+		join("current", 11), admitRec("current", 21, 4000, 21), release("current", 22, 21),
+		join("unnamed", 12), admitRec("unnamed", 22, 4000, 22), record(queue.OpRelease, "unnamed", 23, nil),
+	} {
+		r.Apply(m)
+	}
+	st, ok := r.State(1000)
+	if !ok {
+		t.Fatal("no config")
+	}
+	if want := map[string]int64{"again": 6000}; !maps.Equal(st.Active, want) {
+		t.Errorf("active %v, want %v: only the late release of an earlier admission ends nothing", st.Active, want)
+	}
+}
+
 func TestReplayDrawsTheDropsPrequeue(t *testing.T) {
 	seed, err := draw.NewSeed()
 	if err != nil {

@@ -1,0 +1,187 @@
+package redisstore_test
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"testing"
+
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+)
+
+// replayed folds a recorder's log the way a rebuild does after Redis was
+// lost, and returns the holders it restores at nowMs.
+func replayed(t *testing.T, ev string, capacity, holdSeconds int, log []queue.Message, nowMs int64) map[string]int64 {
+	t.Helper()
+	r := queue.NewReplay()
+	r.Apply(queue.NewConfigRecord(queue.Event{ID: ev, Capacity: capacity, HoldSeconds: holdSeconds, State: queue.StateOpen, Partitions: 1}, 1))
+	for _, m := range log {
+		r.Apply(m)
+	}
+	st, ok := r.State(nowMs)
+	if !ok {
+		t.Fatal("no config in the replay")
+	}
+	return st.Active
+}
+
+// TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten is the campaign's
+// finding: a release whose record could not be written (the releasing
+// gateway's broker cut off) freed the slot at once, the fast track or a
+// tick gave it to the next user, whose admit record reached the log; a
+// rebuild after a loss of Redis then restored both holders, over capacity.
+// Now the slot stays counted until the release record is in the log: the
+// log never holds more holders than the capacity, whenever Redis is lost.
+func TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	rec := &broker{}
+	rs := mustNew(t, c, redisstore.Options{Recorder: rec, FastTrack: 10, Logger: testenv.Logger(t)})
+	putLine(t, s, ev, 1, 60, 2) // u0, u1
+
+	const t0 = int64(1_000_000)
+	if r := tick(t, rs, ev, t0, 10); !slices.Equal(r.Admitted, []string{"u0"}) {
+		t.Fatalf("first tick %+v, want u0 admitted", r)
+	}
+	rec.setDown(true)
+	released, _, err := rs.Release(ctx, ev, "u0", t0+1_000)
+	if err != nil || !released {
+		t.Fatalf("release of u0: %v %v", released, err)
+	}
+	for _, at := range []int64{1_001, 2_000, 5_000, 30_000} {
+		r := tick(t, rs, ev, t0+at, 10)
+		if len(r.Admitted) != 0 || r.Holders != 0 || r.Waiting != 1 {
+			t.Fatalf("tick at t+%d ms while the release record is not written: %+v; want nobody admitted", at, r)
+		}
+		if got := replayed(t, ev, 1, 60, rec.records(), t0+at); len(got) > 1 {
+			t.Fatalf("a rebuild at t+%d ms would restore %v: over the capacity of 1", at, got)
+		}
+	}
+	b, err := s.Status(ctx, ev, []string{"u0", "u1"}, t0+30_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Places[0].HoldUntil > 0 || b.Places[1].Rank != 0 {
+		t.Errorf("places while the release is unrecorded %+v: u0 released, u1 first in line", b.Places)
+	}
+
+	// The broker answers: a tick writes the release again once its last
+	// try (t+30 s) is RecordGrace old, and frees the slot; the next admits
+	// u1, after the release in the log.
+	rec.setDown(false)
+	for _, at := range []int64{31_000, 32_500} {
+		if r := tick(t, rs, ev, t0+at, 10); len(r.Admitted) != 0 {
+			t.Fatalf("tick at t+%d ms admitted %v before the release was in the log", at, r.Admitted)
+		}
+	}
+	if r := tick(t, rs, ev, t0+33_000, 10); !slices.Equal(r.Admitted, []string{"u1"}) {
+		t.Fatalf("tick after the release was written: %+v, want u1 admitted", r)
+	}
+	var ops []string
+	for _, m := range rec.records() {
+		ops = append(ops, string(m.Op)+" "+m.UserID)
+		if m.Op == queue.OpRelease && m.JoinTS == 0 {
+			t.Errorf("release record %+v names no admission", m)
+		}
+	}
+	if want := []string{"admit u0", "release u0", "admit u1"}; !slices.Equal(ops, want) {
+		t.Errorf("log %v, want %v", ops, want)
+	}
+	if got, want := replayed(t, ev, 1, 60, rec.records(), t0+34_000), map[string]int64{"u1": t0 + 93_000}; !maps.Equal(got, want) {
+		t.Errorf("a rebuild now restores %v, want %v", got, want)
+	}
+}
+
+// TestAReleaseRecordedHandsTheSlotOnAtOnce: with the broker answering, the
+// fast track still gives the freed slot to the next user in the release's
+// call, after the release record.
+func TestAReleaseRecordedHandsTheSlotOnAtOnce(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	rec := &broker{}
+	rs := mustNew(t, c, redisstore.Options{Recorder: rec, FastTrack: 10, Logger: testenv.Logger(t)})
+	putLine(t, s, ev, 1, 60, 2)
+
+	const t0 = int64(1_000_000)
+	tick(t, rs, ev, t0, 10)
+	if released, _, err := rs.Release(ctx, ev, "u0", t0+1_000); err != nil || !released {
+		t.Fatalf("release of u0: %v %v", released, err)
+	}
+	b, err := s.Status(ctx, ev, []string{"u1"}, t0+1_000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (queue.Place{Rank: -1, HoldUntil: t0 + 61_000}); b.Places[0] != want {
+		t.Errorf("u1 after the release: %+v, want told of a hold until %d", b.Places[0], want.HoldUntil)
+	}
+	var ops []string
+	for _, m := range rec.records() {
+		ops = append(ops, string(m.Op)+" "+m.UserID)
+	}
+	if want := []string{"admit u0", "release u0", "admit u1"}; !slices.Equal(ops, want) {
+		t.Errorf("log %v, want %v", ops, want)
+	}
+	if n, err := c.ZCard(ctx, redisstore.FreeingKey(ev)).Result(); err != nil || n != 0 {
+		t.Errorf("freeing holds %d (%v) after the record was written, want 0", n, err)
+	}
+}
+
+// TestARebuildKeepsALiveReleaseWhoseRecordIsMissing: a rebuild run while a
+// release record is still unwritten (Redis kept, the log read lacks it)
+// does not give the user back the slot they released, and the slot stays
+// counted until the record is written.
+func TestARebuildKeepsALiveReleaseWhoseRecordIsMissing(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	rec := &broker{}
+	rs := mustNew(t, c, redisstore.Options{Recorder: rec, FastTrack: 10, Logger: testenv.Logger(t)})
+	putLine(t, s, ev, 1, 60, 2)
+
+	const t0 = int64(1_000_000)
+	tick(t, rs, ev, t0, 10)
+	rec.setDown(true)
+	if released, _, err := rs.Release(ctx, ev, "u0", t0+1_000); err != nil || !released {
+		t.Fatalf("release of u0: %v %v", released, err)
+	}
+
+	// The rebuild reads the log (admit u0, no release) and writes it back.
+	r := queue.NewReplay()
+	e, err := s.Event(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Apply(queue.NewConfigRecord(e, 1))
+	r.Apply(msg(queue.OpJoin, ev, "u1", 2))
+	for _, m := range rec.records() {
+		r.Apply(m)
+	}
+	st, _ := r.State(t0 + 2_000)
+	if _, held := st.Active["u0"]; !held {
+		t.Fatalf("the log read should still hold u0: %v", st.Active)
+	}
+	if err := s.BeginRebuild(ctx, ev, t0+2_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteRebuilt(ctx, st, t0+2_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndRebuild(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n != 0 {
+		t.Errorf("%d holders after the rebuild, want 0: u0 released the slot", n)
+	}
+	if res := tick(t, rs, ev, t0+3_000, 10); len(res.Admitted) != 0 {
+		t.Errorf("admitted %v while u0's release is not in the log", res.Admitted)
+	}
+	rec.setDown(false)
+	tick(t, rs, ev, t0+6_000, 10) // writes the release
+	if res := tick(t, rs, ev, t0+6_100, 10); !slices.Equal(res.Admitted, []string{"u1"}) {
+		t.Errorf("once the release is written: %+v, want u1 admitted", res)
+	}
+}
