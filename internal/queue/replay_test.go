@@ -193,3 +193,33 @@ func TestReplayFoldsHolds(t *testing.T) {
 		t.Errorf("after the slots ended: holds %v, sold %v", st.Holds, st.Sold)
 	}
 }
+
+// TestReplayKeepsTheVisit: as ingest.lua does, a try of the admitted visit
+// sent after its admission takes no place; a new visit does; the state
+// names the visit of the join that last took each user a place.
+func TestReplayKeepsTheVisit(t *testing.T) {
+	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	visit := func(user string, ts int64, v string) queue.Message {
+		m := join(user, ts)
+		m.Visit = v
+		return m
+	}
+	r := queue.NewReplay()
+	for _, m := range []queue.Message{
+		queue.NewConfigRecord(ev, 1),
+		visit("retried", 10, "a"), admitRec("retried", 20, 30, 20), visit("retried", 25, "a"),
+		visit("again", 11, "b"), admitRec("again", 20, 30, 20), visit("again", 40, "c"),
+	} {
+		r.Apply(m)
+	}
+	st, ok := r.State(100)
+	if !ok {
+		t.Fatal("no config")
+	}
+	if want := map[string]int64{"again": 40}; !maps.Equal(st.Waiting, want) {
+		t.Errorf("waiting %v, want %v: only the new visit takes a place", st.Waiting, want)
+	}
+	if want := map[string]string{"retried": "a", "again": "c"}; !maps.Equal(st.Visits, want) {
+		t.Errorf("visits %v, want %v", st.Visits, want)
+	}
+}

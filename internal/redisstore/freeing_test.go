@@ -185,3 +185,64 @@ func TestARebuildKeepsALiveReleaseWhoseRecordIsMissing(t *testing.T) {
 		t.Errorf("once the release is written: %+v, want u1 admitted", res)
 	}
 }
+
+// TestARebuildKeepsTheVisits: the visits are in the log (a join's visit),
+// so a rebuild writes them back, and a try of an admitted visit sent after
+// its admission still queues nobody after Redis was lost and rebuilt; a
+// new visit queues.
+func TestARebuildKeepsTheVisits(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	rec := &broker{}
+	rs := mustNew(t, c, redisstore.Options{Recorder: rec, Logger: testenv.Logger(t)})
+	putLine(t, s, ev, 1, 10, 0)
+	visit := func(ts int64, v string) queue.Message {
+		m := msg(queue.OpJoin, ev, "u0", ts)
+		m.Visit = v
+		return m
+	}
+	first := visit(100, "visit-a")
+	if res, err := rs.Ingest(ctx, []queue.Message{first}, 200); err != nil || res.Joined != 1 {
+		t.Fatalf("the first try: %+v %v", res, err)
+	}
+	tick(t, rs, ev, 1000, 10)
+	if ok, _, err := rs.Release(ctx, ev, "u0", 1500); err != nil || !ok {
+		t.Fatalf("release: %v %v", ok, err)
+	}
+
+	// Redis is lost; the rebuild folds the log: the join, then the records.
+	e, err := s.Event(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.FlushAll(ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	r := queue.NewReplay()
+	r.Apply(queue.NewConfigRecord(e, 1))
+	r.Apply(first)
+	for _, m := range rec.records() {
+		r.Apply(m)
+	}
+	st, _ := r.State(1600)
+	if err := s.BeginRebuild(ctx, ev, 1600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteRebuilt(ctx, st, 1600); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndRebuild(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.HGet(ctx, redisstore.VisitsKey(ev), "u0").Val(); got != "visit-a" {
+		t.Fatalf("visit after the rebuild %q, want visit-a", got)
+	}
+	res, err := rs.Ingest(ctx, []queue.Message{visit(1200, "visit-a")}, 2000)
+	if err != nil || res.Joined != 0 || res.Ignored != 1 {
+		t.Fatalf("after the rebuild the retry of the admitted visit: %+v %v; want it ignored", res, err)
+	}
+	if res, err := rs.Ingest(ctx, []queue.Message{visit(2600, "visit-b")}, 3000); err != nil || res.Joined != 1 {
+		t.Fatalf("a new visit after the rebuild: %+v %v", res, err)
+	}
+}

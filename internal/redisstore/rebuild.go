@@ -44,7 +44,7 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
-// stamps, pre-queue, admission counters, item holds and sales with st (its presence is
+// stamps, visits, pre-queue, admission counters, item holds and sales with st (its presence is
 // dropped: it is not in the log), sets the applied offsets (OffsetsKey) to
 // the ends the fold read (st.Ends), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
@@ -84,7 +84,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets)
+	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits)
 	for part, end := range st.Ends {
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
@@ -115,6 +115,16 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	}
 	if len(unrecorded) > 0 {
 		p.ZAdd(ctx, k.unrecorded, unrecorded...)
+	}
+	visits := make([]any, 0, 2*rebuildChunk)
+	for user, visit := range maps.All(st.Visits) {
+		if visits = append(visits, user, visit); len(visits) == 2*rebuildChunk {
+			p.HSet(ctx, k.visits, visits...)
+			visits = make([]any, 0, 2*rebuildChunk)
+		}
+	}
+	if len(visits) > 0 {
+		p.HSet(ctx, k.visits, visits...)
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
