@@ -14,11 +14,13 @@ const rateSpan = time.Minute
 // rate × W + burst admissions, burst = max(1, ⌈rate / 12⌉)) over the
 // sampled admittedTotal of each event: for two samples a and b at most
 // rateSpan apart, when every rate possibly in force between them is a
-// limit (none is 0), admittedTotal rose by at most maxRate × W + maxBurst,
-// W from a's read to b's answer widened by the longest fault: an admission
-// step computes its "now" before it runs, and a gateway paused or cut off
-// between the two may run it with a "now" that old, refilling the bucket
-// from there. Windows that overlap a rebuild are not checked: it writes
+// limit (none is 0; a step reads the rate when it runs), admittedTotal rose
+// by at most maxRate × (W + slack) + maxBurst, W from a's read to b's
+// answer. The slack is a second, or the longest fault near the window: an
+// admission step computes its "now" before it runs, and one sent by a
+// service paused or cut off (or held by a paused Redis) runs with a "now"
+// that old, which refills the bucket from there when nothing touched it
+// since. Windows that overlap a rebuild are not checked: it writes
 // admittedTotal back from the log and restarts the bucket empty. The first
 // window over the rate is reported, once per event.
 func (r *Report) checkRate(h *History, cfg Config) {
@@ -41,22 +43,39 @@ func (r *Report) checkRate(h *History, cfg Config) {
 				if !b.Sent.After(a.At) || overlaps(rb, a.Sent, b.At) {
 					continue
 				}
-				rates := possible(in.rate, a.Sent.Add(-longest), b.At)
+				rates := possible(in.rate, a.Sent, b.At)
 				if slices.Contains(rates, 0) {
 					continue
 				}
 				rate := slices.Max(rates)
-				w := b.At.Sub(a.Sent) + longest
+				w := b.At.Sub(a.Sent) + slack(h, a.Sent.Add(-longest), b.At)
 				allowed := float64(rate)*w.Minutes() + float64(burst(rate))
 				r.RateWindows++
 				if n := b.Total - a.Total; float64(n) > allowed {
 					r.OverRate = append(r.OverRate, fmt.Sprintf("%s: %d admitted between %s and %s, the rate in force (at most %d a minute) allows %.1f",
 						e.ID, n, a.Sent.Format(time.RFC3339Nano), b.At.Format(time.RFC3339Nano), rate, allowed))
-					break windows // reported once per event
+					break windows
 				}
 			}
 		}
 	}
+}
+
+// slack is how old an admission step's "now" may be when it runs within
+// (from, to): a second, or the longest fault that overlaps the span (one
+// never healed: a day).
+func slack(h *History, from, to time.Time) time.Duration {
+	s := time.Second
+	for _, f := range h.Faults {
+		healed := f.Healed
+		if healed.IsZero() {
+			healed = f.Start.Add(24 * time.Hour)
+		}
+		if !f.Skipped && f.Start.Before(to) && healed.After(from) {
+			s = max(s, healed.Sub(f.Start))
+		}
+	}
+	return s
 }
 
 // burst is the token bucket's size for rate (admission.lua).

@@ -275,6 +275,16 @@ func TestRateInForce(t *testing.T) {
 		counts(h, 12_000, 1000, 100, 110, 130, 150, 170)
 		expect(t, h, cfg, "admitted past the rate in force: e: 30 admitted")
 	})
+	t.Run("a step with an old now beside a fault", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(rateChange(10_000, 10_010, 120))
+		counts(h, 12_000, 1000, 100, 125) // 25 in a second: over 14, within 2 × 9 s + 10
+		expect(t, h, cfg, "admitted past the rate in force: e: 25 admitted")
+		h.AddFault(Fault{Kind: Pause, Target: "g1", Role: Gateway, Start: at(4_000), Healed: at(12_000)})
+		h.AddReady(Ready{Target: "g1", At: at(12_100), OK: true})
+		h.AddCanary(Canary{Sent: at(12_200), Acked: at(12_205), Seen: at(12_220)})
+		expect(t, h, cfg)
+	})
 	t.Run("unlimited again", func(t *testing.T) {
 		h, cfg := clean()
 		h.AddAdmin(rateChange(10_000, 10_010, 120))
