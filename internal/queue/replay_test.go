@@ -16,6 +16,20 @@ func record(op queue.Op, user string, ts int64, set func(*queue.Message)) queue.
 	return m
 }
 
+// fold applies msgs in order and returns the state at nowMs.
+func fold(t *testing.T, nowMs int64, msgs ...queue.Message) queue.Rebuilt {
+	t.Helper()
+	r := queue.NewReplay()
+	for _, m := range msgs {
+		r.Apply(m)
+	}
+	st, ok := r.State(nowMs)
+	if !ok {
+		t.Fatal("no config")
+	}
+	return st
+}
+
 func join(user string, ts int64) queue.Message {
 	return queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: "e1", UserID: user, TS: ts}
 }
@@ -115,19 +129,11 @@ func TestALateReleaseEndsOnlyItsAdmission(t *testing.T) {
 	release := func(user string, ts, served int64) queue.Message {
 		return record(queue.OpRelease, user, ts, func(m *queue.Message) { m.JoinTS = served })
 	}
-	r := queue.NewReplay()
-	for _, m := range []queue.Message{
-		queue.NewConfigRecord(ev, 1),
+	st := fold(t, 1000, queue.NewConfigRecord(ev, 1),
 		join("again", 10), admitRec("again", 20, 4000, 20), join("again", 30), admitRec("again", 40, 6000, 40), release("again", 41, 20),
 		join("current", 11), admitRec("current", 21, 4000, 21), release("current", 22, 21),
 		join("unnamed", 12), admitRec("unnamed", 22, 4000, 22), record(queue.OpRelease, "unnamed", 23, nil),
-	} {
-		r.Apply(m)
-	}
-	st, ok := r.State(1000)
-	if !ok {
-		t.Fatal("no config")
-	}
+	)
 	if want := map[string]int64{"again": 6000}; !maps.Equal(st.Active, want) {
 		t.Errorf("active %v, want %v: only the late release of an earlier admission ends nothing", st.Active, want)
 	}
@@ -204,18 +210,10 @@ func TestReplayKeepsTheVisit(t *testing.T) {
 		m.Visit = v
 		return m
 	}
-	r := queue.NewReplay()
-	for _, m := range []queue.Message{
-		queue.NewConfigRecord(ev, 1),
+	st := fold(t, 100, queue.NewConfigRecord(ev, 1),
 		visit("retried", 10, "a"), admitRec("retried", 20, 30, 20), visit("retried", 25, "a"),
 		visit("again", 11, "b"), admitRec("again", 20, 30, 20), visit("again", 40, "c"),
-	} {
-		r.Apply(m)
-	}
-	st, ok := r.State(100)
-	if !ok {
-		t.Fatal("no config")
-	}
+	)
 	if want := map[string]int64{"again": 40}; !maps.Equal(st.Waiting, want) {
 		t.Errorf("waiting %v, want %v: only the new visit takes a place", st.Waiting, want)
 	}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
@@ -27,6 +29,60 @@ func replayed(t *testing.T, ev string, capacity, holdSeconds int, log []queue.Me
 	return st.Active
 }
 
+// released is the scene of these tests: an event of one slot held 60 s, u0
+// and u1 in line, u0 admitted at t0 (recorded), then the broker down or not,
+// and u0's release at t0 + 1 s through a store with a recorder and the fast
+// track.
+func released(t *testing.T, down bool) (s, rs *redisstore.Store, c *redis.Client, rec *broker, ev string) {
+	t.Helper()
+	s, c = newStore(t)
+	ev = testenv.EventID(t)
+	rec = &broker{}
+	rs = mustNew(t, c, redisstore.Options{Recorder: rec, FastTrack: 10, Logger: testenv.Logger(t)})
+	putLine(t, s, ev, 1, 60, 2)
+	if r := tick(t, rs, ev, t0, 10); !slices.Equal(r.Admitted, []string{"u0"}) {
+		t.Fatalf("first tick %+v, want u0 admitted", r)
+	}
+	rec.setDown(down)
+	if ok, _, err := rs.Release(context.Background(), ev, "u0", t0+1_000); err != nil || !ok {
+		t.Fatalf("release of u0: %v %v", ok, err)
+	}
+	return s, rs, c, rec, ev
+}
+
+const t0 = int64(1_000_000)
+
+// ops lists the log's records as "op user".
+func ops(rec *broker) []string {
+	var out []string
+	for _, m := range rec.records() {
+		out = append(out, string(m.Op)+" "+m.UserID)
+	}
+	return out
+}
+
+// rebuild writes back the state the log msgs (after the event's
+// configuration) describes at nowMs, as waitq-rebuild does.
+func rebuild(t *testing.T, s *redisstore.Store, ev string, e queue.Event, msgs []queue.Message, nowMs int64) {
+	t.Helper()
+	ctx := context.Background()
+	r := queue.NewReplay()
+	r.Apply(queue.NewConfigRecord(e, 1))
+	for _, m := range msgs {
+		r.Apply(m)
+	}
+	st, _ := r.State(nowMs)
+	if err := s.BeginRebuild(ctx, ev, nowMs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteRebuilt(ctx, st, nowMs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndRebuild(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten is the campaign's
 // finding: a release whose record could not be written (the releasing
 // gateway's broker cut off) freed the slot at once, the fast track or a
@@ -35,22 +91,8 @@ func replayed(t *testing.T, ev string, capacity, holdSeconds int, log []queue.Me
 // Now the slot stays counted until the release record is in the log: the
 // log never holds more holders than the capacity, whenever Redis is lost.
 func TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten(t *testing.T) {
-	s, c := newStore(t)
+	s, rs, _, rec, ev := released(t, true)
 	ctx := context.Background()
-	ev := testenv.EventID(t)
-	rec := &broker{}
-	rs := mustNew(t, c, redisstore.Options{Recorder: rec, FastTrack: 10, Logger: testenv.Logger(t)})
-	putLine(t, s, ev, 1, 60, 2) // u0, u1
-
-	const t0 = int64(1_000_000)
-	if r := tick(t, rs, ev, t0, 10); !slices.Equal(r.Admitted, []string{"u0"}) {
-		t.Fatalf("first tick %+v, want u0 admitted", r)
-	}
-	rec.setDown(true)
-	released, _, err := rs.Release(ctx, ev, "u0", t0+1_000)
-	if err != nil || !released {
-		t.Fatalf("release of u0: %v %v", released, err)
-	}
 	for _, at := range []int64{1_001, 2_000, 5_000, 30_000} {
 		r := tick(t, rs, ev, t0+at, 10)
 		if len(r.Admitted) != 0 || r.Holders != 0 || r.Waiting != 1 {
@@ -80,15 +122,13 @@ func TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten(t *testing.T) {
 	if r := tick(t, rs, ev, t0+33_000, 10); !slices.Equal(r.Admitted, []string{"u1"}) {
 		t.Fatalf("tick after the release was written: %+v, want u1 admitted", r)
 	}
-	var ops []string
 	for _, m := range rec.records() {
-		ops = append(ops, string(m.Op)+" "+m.UserID)
 		if m.Op == queue.OpRelease && m.JoinTS == 0 {
 			t.Errorf("release record %+v names no admission", m)
 		}
 	}
-	if want := []string{"admit u0", "release u0", "admit u1"}; !slices.Equal(ops, want) {
-		t.Errorf("log %v, want %v", ops, want)
+	if got, want := ops(rec), []string{"admit u0", "release u0", "admit u1"}; !slices.Equal(got, want) {
+		t.Errorf("log %v, want %v", got, want)
 	}
 	if got, want := replayed(t, ev, 1, 60, rec.records(), t0+34_000), map[string]int64{"u1": t0 + 93_000}; !maps.Equal(got, want) {
 		t.Errorf("a rebuild now restores %v, want %v", got, want)
@@ -99,18 +139,8 @@ func TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten(t *testing.T) {
 // fast track still gives the freed slot to the next user in the release's
 // call, after the release record.
 func TestAReleaseRecordedHandsTheSlotOnAtOnce(t *testing.T) {
-	s, c := newStore(t)
+	s, _, c, rec, ev := released(t, false)
 	ctx := context.Background()
-	ev := testenv.EventID(t)
-	rec := &broker{}
-	rs := mustNew(t, c, redisstore.Options{Recorder: rec, FastTrack: 10, Logger: testenv.Logger(t)})
-	putLine(t, s, ev, 1, 60, 2)
-
-	const t0 = int64(1_000_000)
-	tick(t, rs, ev, t0, 10)
-	if released, _, err := rs.Release(ctx, ev, "u0", t0+1_000); err != nil || !released {
-		t.Fatalf("release of u0: %v %v", released, err)
-	}
 	b, err := s.Status(ctx, ev, []string{"u1"}, t0+1_000)
 	if err != nil {
 		t.Fatal(err)
@@ -118,12 +148,8 @@ func TestAReleaseRecordedHandsTheSlotOnAtOnce(t *testing.T) {
 	if want := (queue.Place{Rank: -1, HoldUntil: t0 + 61_000}); b.Places[0] != want {
 		t.Errorf("u1 after the release: %+v, want told of a hold until %d", b.Places[0], want.HoldUntil)
 	}
-	var ops []string
-	for _, m := range rec.records() {
-		ops = append(ops, string(m.Op)+" "+m.UserID)
-	}
-	if want := []string{"admit u0", "release u0", "admit u1"}; !slices.Equal(ops, want) {
-		t.Errorf("log %v, want %v", ops, want)
+	if got, want := ops(rec), []string{"admit u0", "release u0", "admit u1"}; !slices.Equal(got, want) {
+		t.Errorf("log %v, want %v", got, want)
 	}
 	if n, err := c.ZCard(ctx, redisstore.FreeingKey(ev)).Result(); err != nil || n != 0 {
 		t.Errorf("freeing holds %d (%v) after the record was written, want 0", n, err)
@@ -135,44 +161,15 @@ func TestAReleaseRecordedHandsTheSlotOnAtOnce(t *testing.T) {
 // does not give the user back the slot they released, and the slot stays
 // counted until the record is written.
 func TestARebuildKeepsALiveReleaseWhoseRecordIsMissing(t *testing.T) {
-	s, c := newStore(t)
+	s, rs, c, rec, ev := released(t, true)
 	ctx := context.Background()
-	ev := testenv.EventID(t)
-	rec := &broker{}
-	rs := mustNew(t, c, redisstore.Options{Recorder: rec, FastTrack: 10, Logger: testenv.Logger(t)})
-	putLine(t, s, ev, 1, 60, 2)
-
-	const t0 = int64(1_000_000)
-	tick(t, rs, ev, t0, 10)
-	rec.setDown(true)
-	if released, _, err := rs.Release(ctx, ev, "u0", t0+1_000); err != nil || !released {
-		t.Fatalf("release of u0: %v %v", released, err)
-	}
-
-	// The rebuild reads the log (admit u0, no release) and writes it back.
-	r := queue.NewReplay()
 	e, err := s.Event(ctx, ev)
 	if err != nil {
 		t.Fatal(err)
 	}
-	r.Apply(queue.NewConfigRecord(e, 1))
-	r.Apply(msg(queue.OpJoin, ev, "u1", 2))
-	for _, m := range rec.records() {
-		r.Apply(m)
-	}
-	st, _ := r.State(t0 + 2_000)
-	if _, held := st.Active["u0"]; !held {
-		t.Fatalf("the log read should still hold u0: %v", st.Active)
-	}
-	if err := s.BeginRebuild(ctx, ev, t0+2_000); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WriteRebuilt(ctx, st, t0+2_000); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EndRebuild(ctx, ev); err != nil {
-		t.Fatal(err)
-	}
+	// The rebuild reads the log (u1's join, admit u0, no release) and
+	// writes it back.
+	rebuild(t, s, ev, e, append([]queue.Message{msg(queue.OpJoin, ev, "u1", 2)}, rec.records()...), t0+2_000)
 	if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n != 0 {
 		t.Errorf("%d holders after the rebuild, want 0: u0 released the slot", n)
 	}
@@ -219,22 +216,7 @@ func TestARebuildKeepsTheVisits(t *testing.T) {
 	if err := c.FlushAll(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	r := queue.NewReplay()
-	r.Apply(queue.NewConfigRecord(e, 1))
-	r.Apply(first)
-	for _, m := range rec.records() {
-		r.Apply(m)
-	}
-	st, _ := r.State(1600)
-	if err := s.BeginRebuild(ctx, ev, 1600); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.WriteRebuilt(ctx, st, 1600); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.EndRebuild(ctx, ev); err != nil {
-		t.Fatal(err)
-	}
+	rebuild(t, s, ev, e, append([]queue.Message{first}, rec.records()...), 1600)
 	if got := c.HGet(ctx, redisstore.VisitsKey(ev), "u0").Val(); got != "visit-a" {
 		t.Fatalf("visit after the rebuild %q, want visit-a", got)
 	}

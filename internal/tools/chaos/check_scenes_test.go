@@ -317,26 +317,24 @@ func TestOneAdmissionPerVisit(t *testing.T) {
 			h.AddJoin(Join{Event: "e", User: "v", At: at(int64(50 + i)), Outcome: "202", Stamp: t0.UnixMilli() + int64(51+i), Visit: v})
 		}
 	}
-	final := func(cfg *Config) {
-		f := cfg.Final["e"]
-		f.Served["v"] = t0.UnixMilli() + 30_000
-		f.AdmittedTotal += 2
-		cfg.Final["e"] = f
+	for _, c := range []struct {
+		name   string
+		visits []string
+		want   []string
+	}{
+		{"one visit admitted twice", []string{"k1", "k1"}, []string{"double admission: e/v: admitted 2 times"}},
+		{"two visits admitted once each", []string{"k1", "k2"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, cfg := clean()
+			tries(h, c.visits...)
+			f := cfg.Final["e"]
+			f.Served["v"] = t0.UnixMilli() + 30_000
+			f.AdmittedTotal += 2
+			cfg.Final["e"] = f
+			h.AddAdmission(admitted("e", "v", 20_000, 20_001))
+			h.AddAdmission(admitted("e", "v", 30_000, 30_001))
+			expect(t, h, cfg, c.want...)
+		})
 	}
-	t.Run("one visit admitted twice", func(t *testing.T) {
-		h, cfg := clean()
-		tries(h, "k1", "k1")
-		final(&cfg)
-		h.AddAdmission(admitted("e", "v", 20_000, 20_001))
-		h.AddAdmission(admitted("e", "v", 30_000, 30_001))
-		expect(t, h, cfg, "double admission: e/v: admitted 2 times")
-	})
-	t.Run("two visits admitted once each", func(t *testing.T) {
-		h, cfg := clean()
-		tries(h, "k1", "k2")
-		final(&cfg)
-		h.AddAdmission(admitted("e", "v", 20_000, 20_001))
-		h.AddAdmission(admitted("e", "v", 30_000, 30_001))
-		expect(t, h, cfg)
-	})
 }

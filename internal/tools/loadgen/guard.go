@@ -24,8 +24,8 @@ import (
 
 // Fixed settings of "loadgen guard".
 const (
-	guardEvent  = "bench-guard"
-	guardPage   = "/product/1" // a protected path
+	guardEvent   = "bench-guard"
+	guardPage    = "/product/1" // a protected path
 	maxGuardBody = 1 << 20
 )
 
