@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures how long a proof-of-work challenge takes to solve at each
-# difficulty (10 to 20 bits, in steps of 2), in headless chromium's Web Worker
+# difficulty (10 bits to the ceiling, 18, in steps of 2), in headless chromium's Web Worker
 # (internal/web/static/pow-worker.js) and in Go's challenge.Solve, and writes
 # the markdown table to bench/pow.md (OUT=... for another file). Bounded: at
 # most N (10) solves per difficulty and side, and at most BUDGET (40s) per

@@ -7,11 +7,11 @@
 # join → visible-in-line lag (scripts/bench-joinpath.sh), sockets per
 # gateway (scripts/bench-gateway.sh), and pages through waitq-guard next to
 # the origin (loadgen guard, with a trivial origin and with one spending
-# GATE_ORIGIN_CPU a page). Measurements only: nothing here passes or fails
+# GUARD_ORIGIN_CPU a page). Measurements only: nothing here passes or fails
 # on a number.
 #
 # Settings: BENCHTIME=2s SOCKETS='1000 10000 19500' FLEET=64000 GATEWAYS=4 DURATION=20s
-#           GATE_ARGS='-c 64 -d 10s' GATE_ORIGIN_CPU=200us
+#           GUARD_ARGS='-c 64 -d 10s' GUARD_ORIGIN_CPU=200us
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # shellcheck source=scripts/lib.sh
@@ -40,12 +40,12 @@ SOCKETS="${SOCKETS:-1000 10000 19500}" FLEET="${FLEET:-64000}" GATEWAYS="${GATEW
   bash scripts/bench-gateway.sh > "$tmp/gateway.txt"
 
 log "waitq-guard"
-read -r -a gate_args <<<"${GATE_ARGS:-}"
+read -r -a guard_args <<<"${GUARD_ARGS:-}"
 go build -o bin/loadgen ./cmd/loadgen
 {
-  bin/loadgen guard "${gate_args[@]}"
+  bin/loadgen guard "${guard_args[@]}"
   echo
-  bin/loadgen guard "${gate_args[@]}" -origin-cpu "${GATE_ORIGIN_CPU:-200us}"
+  bin/loadgen guard "${guard_args[@]}" -origin-cpu "${GUARD_ORIGIN_CPU:-200us}"
 } > "$tmp/guard.txt"
 
 # The store's limit against the consumer's rate, from the summary rows.

@@ -19,11 +19,11 @@ import (
 	"github.com/waitq/waitq/pkg/entry"
 )
 
-// TestGateServesTheDemoShop runs waitq-guard from its flags in front of the
+// TestGuardServesTheDemoShop runs waitq-guard from its flags in front of the
 // demo shop, with a stand-in gateway serving keys and releases and a
 // stand-in producer-api taking health reports, and walks a visitor from the
 // redirect to the line to the order.
-func TestGateServesTheDemoShop(t *testing.T) {
+func TestGuardServesTheDemoShop(t *testing.T) {
 	keys, err := entry.NewKeyring("k1", []byte(strings.Repeat("g", 32)), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -178,12 +178,12 @@ func runProgram(t *testing.T, svc Service, readyPath string, args ...string) *te
 	return out
 }
 
-// TestGateReportsAnOverloadedShop puts waitq-guard in front of the demoshop
+// TestGuardReportsAnOverloadedShop puts waitq-guard in front of the demoshop
 // program with one worker and a long work time: of two visitors at once,
 // one holds the worker and the other waits past the queue timeout and gets
 // 503, which the guard reports as an error. The one who holds the worker
 // then leaves, and does not count.
-func TestGateReportsAnOverloadedShop(t *testing.T) {
+func TestGuardReportsAnOverloadedShop(t *testing.T) {
 	keys, err := entry.NewKeyring("k1", []byte(strings.Repeat("o", 32)), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -291,7 +291,7 @@ func (j *cookieJar) SetCookies(_ *url.URL, cs []*http.Cookie) {
 
 func (j *cookieJar) Cookies(*url.URL) []*http.Cookie { return j.cookies }
 
-func TestGateValidate(t *testing.T) {
+func TestGuardValidate(t *testing.T) {
 	ok := func() *Guard {
 		return &Guard{Config: guard.Config{OriginURL: "http://127.0.0.1:8090", EventID: "drop", WaitingRoomURL: "https://queue.example.com/",
 			GatewayURL: "http://127.0.0.1:8081", Protect: []string{"/"}, CookiePath: "/",

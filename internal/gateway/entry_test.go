@@ -2,10 +2,8 @@ package gateway_test
 
 import (
 	"bytes"
-	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -24,9 +22,7 @@ import (
 func legacyToken(kid, ev, user string, expires int64) string {
 	m := hmac.New(sha256.New, []byte(ticketSecret))
 	m.Write([]byte("waitq entry ed25519 v1"))
-	claims, _ := json.Marshal(map[string]any{"e": ev, "u": user, "x": expires, "iat": expires - 60_000})
-	body := "e2." + kid + "." + base64.RawURLEncoding.EncodeToString(claims)
-	return body + "." + base64.RawURLEncoding.EncodeToString(ed25519.Sign(ed25519.NewKeyFromSeed(m.Sum(nil)), []byte(body)))
+	return testenv.LegacyEntryToken(kid, m.Sum(nil), ev, user, expires)
 }
 
 // TestEntryTokensIssuerAndUpgrade: the gateway's verify route requires its

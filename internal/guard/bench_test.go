@@ -18,10 +18,10 @@ type originFunc func(*http.Request) *http.Response
 
 func (f originFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r), nil }
 
-// BenchmarkGateAdmittedRequest is the guard's own cost for an admitted
+// BenchmarkGuardAdmittedRequest is the guard's own cost for an admitted
 // visitor: the guard's cached cookie check, the reverse proxy, the metrics
 // and the health figures, against an origin answering in process.
-func BenchmarkGateAdmittedRequest(b *testing.B) {
+func BenchmarkGuardAdmittedRequest(b *testing.B) {
 	k, err := entry.NewKeyring("k1", []byte(strings.Repeat("s", 32)), nil)
 	if err != nil {
 		b.Fatal(err)

@@ -245,6 +245,25 @@ func TestAdmittedRequestReachesOriginWithoutToken(t *testing.T) {
 	wantMetric(t, m, `waitq_guard_origin_responses_total{code="2xx",event="shop-sale"} 2`)
 }
 
+// TestLegacyTokensPassAndAreCounted: during the upgrade an e2 token (the
+// format before JWTs) signed with a served key still passes, and the guard
+// counts it, so an operator sees when the last one is gone; a JWT is not
+// counted.
+func TestLegacyTokensPassAndAreCounted(t *testing.T) {
+	f := newFixture(t, nil)
+	legacy := testenv.LegacyEntryToken("k1", []byte(strings.Repeat("s", 32)), event, "bob", time.Now().Add(time.Hour).UnixMilli())
+	for _, tok := range []string{legacy, f.token("alice")} {
+		resp, body := f.do(t, http.MethodGet, "/product/7", "waitq_entry_"+event+"="+tok)
+		if resp.StatusCode != 200 || body != "origin" {
+			t.Fatalf("a request with %.12s…: %d %q", tok, resp.StatusCode, body)
+		}
+	}
+	if got, _ := f.origin.last(); got.user != "alice" {
+		t.Fatalf("the origin got %+v", got)
+	}
+	wantMetric(t, f.metrics(t), `waitq_guard_legacy_tokens_total{event="shop-sale"} 1`)
+}
+
 func TestUnadmittedRequestIsSentToTheLine(t *testing.T) {
 	f := newFixture(t, nil)
 	other, _ := entry.NewKeyring("k1", []byte(strings.Repeat("x", 32)), nil)

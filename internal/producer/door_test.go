@@ -388,10 +388,20 @@ func TestJoinTokens(t *testing.T) {
 	if r := join(ev, once); r.status != http.StatusConflict || r.errorCode(t) != queue.CodeJoinTokenUsed {
 		t.Fatalf("the one-time token again: %d %s", r.status, r.body)
 	}
+	// A one-time token about to expire, taken now: past its exp it still
+	// verifies through the leeway (jointoken.Leeway), so it must still be
+	// remembered as taken then.
+	brief := mint(hs, "frank", ev, time.Now().Add(time.Second), "invite-43")
+	if r := join(ev, brief); r.status != http.StatusAccepted {
+		t.Fatalf("a one-time token about to expire: %d %s", r.status, r.body)
+	}
 	// Rotation: the EdDSA key removed, its tokens are refused at once (the
 	// event cache aside); the HS256 key's still join.
 	e.putEvent(t, ev, fmt.Sprintf(`{"joinToken":{"required":true,"keys":[{"kid":"hs1","alg":"HS256","secret":%q}]}}`, base64.RawURLEncoding.EncodeToString(hs.Secret)))
 	time.Sleep(1100 * time.Millisecond)
+	if r := join(ev, brief); r.status != http.StatusConflict || r.errorCode(t) != queue.CodeJoinTokenUsed {
+		t.Errorf("the one-time token again past its exp, within the leeway: %d %s; want 409 join_token_used", r.status, r.body)
+	}
 	if r := join(ev, mint(ed, "dave", ev, now.Add(time.Hour), "")); r.status != http.StatusUnauthorized {
 		t.Errorf("a removed key's token: %d %s", r.status, r.body)
 	}

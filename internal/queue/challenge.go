@@ -34,10 +34,11 @@ const (
 	// server, which is what to expect of a mid-range phone, so 2^20 (about
 	// a million) expected hashes take 7 to 15 s there, and the unlucky 5%
 	// (the number of tries is geometric: three times the mean) half a
-	// minute. 18 bits, 2 to 4 s on average, is the most to ask of everyone; a
-	// higher ceiling would lock phones out rather than slow bots down,
-	// which solve natively at 5 million hashes a second a core (Go).
-	MaxChallengeDifficulty = 20
+	// minute. 18 bits, 2 to 4 s on average, is the most to ask of everyone
+	// (so it is the ceiling); a higher one would lock phones out rather than
+	// slow bots down, which solve natively at 5 million hashes a second a
+	// core (Go).
+	MaxChallengeDifficulty = 18
 	// DefaultChallengeJoinsPerSecond is an adaptive policy's JoinsPerSecond
 	// when it is 0.
 	DefaultChallengeJoinsPerSecond = 50

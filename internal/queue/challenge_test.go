@@ -26,10 +26,10 @@ func TestChallengePolicyValidate(t *testing.T) {
 		{"fixed above the ceiling", &queue.ChallengePolicy{Mode: queue.ChallengeFixed, Difficulty: max + 1}, "challenge.difficulty must be between 1 and"},
 		{"fixed with adaptive bounds", &queue.ChallengePolicy{Mode: queue.ChallengeFixed, Difficulty: 10, MaxDifficulty: 12}, "are for mode \"adaptive\""},
 		{"fixed with a join rate", &queue.ChallengePolicy{Mode: queue.ChallengeFixed, Difficulty: 10, JoinsPerSecond: 5}, "are for mode \"adaptive\""},
-		{"adaptive", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 10, MaxDifficulty: 20}, ""},
+		{"adaptive", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 10, MaxDifficulty: 18}, ""},
 		{"adaptive with a rate", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 10, MaxDifficulty: 10, JoinsPerSecond: 200}, ""},
-		{"adaptive with difficulty", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, Difficulty: 10, MinDifficulty: 10, MaxDifficulty: 20}, "challenge.difficulty is for mode \"fixed\""},
-		{"adaptive without min", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MaxDifficulty: 20}, "challenge.minDifficulty must be between 1 and"},
+		{"adaptive with difficulty", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, Difficulty: 10, MinDifficulty: 10, MaxDifficulty: 18}, "challenge.difficulty is for mode \"fixed\""},
+		{"adaptive without min", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MaxDifficulty: 18}, "challenge.minDifficulty must be between 1 and"},
 		{"adaptive min above the ceiling", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: max + 1, MaxDifficulty: max + 1}, "challenge.minDifficulty must be between 1 and"},
 		{"adaptive min over max", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 12, MaxDifficulty: 10}, "challenge.maxDifficulty must be between minDifficulty (12)"},
 		{"adaptive max above the ceiling", &queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 12, MaxDifficulty: max + 1}, "challenge.maxDifficulty must be between"},
@@ -74,7 +74,7 @@ func TestChallengePolicyEnabled(t *testing.T) {
 func TestChallengePolicyDifficultyAt(t *testing.T) {
 	fixed := queue.ChallengePolicy{Mode: queue.ChallengeFixed, Difficulty: 14}
 	adaptive := queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 10, MaxDifficulty: 14, JoinsPerSecond: 100}
-	byDefault := queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 8, MaxDifficulty: 20} // 50 joins/s
+	byDefault := queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 8, MaxDifficulty: 18} // 50 joins/s
 	tests := []struct {
 		name string
 		p    queue.ChallengePolicy

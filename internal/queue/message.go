@@ -24,7 +24,9 @@ const (
 	// OpAdmit records an admission: the user left the line at Score and
 	// holds a slot until ExpiresAt, served for the join stamped JoinTS.
 	OpAdmit Op = "admit"
-	// OpRelease records a slot given back before its hold ended.
+	// OpRelease records a slot given back before its hold ended: the
+	// admission whose served mark is JoinTS (0, in records written before
+	// it was named: the user's hold, whichever).
 	OpRelease Op = "release"
 	// OpExpire records a hold that ended (dropped at TS).
 	OpExpire Op = "expire"
@@ -81,6 +83,7 @@ type Message struct {
 	// keeps, the admission's time, or the admitted join's stamp (opensAt - 1
 	// for a drawn place) if later. Joins stamped at or before it are not
 	// queued again. (Named for what it held before the mark was the time.)
+	// A release names the admission it ends by the same mark.
 	JoinTS int64 `json:"joinTs,omitempty"`
 	// Event is the configuration of a config record, and Seed its draw
 	// seed in hex ("": none).

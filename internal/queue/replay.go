@@ -15,7 +15,9 @@ import (
 // The fold is the meaning of the log that ingest.lua and admission.lua
 // apply live: a join takes a place unless the user waits already (the
 // first place stands), holds a slot whose hold ends after the join's stamp,
-// or was admitted after it was stamped (the served mark); a leave removes
+// was admitted after it was stamped (the served mark), or was admitted and
+// the join carries the visit of the join that last took them a place (a
+// try of the admitted visit sent after its admission); a leave removes
 // the place; an admit record moves the user from the line to a slot until
 // its expiresAt (the latest of an admission written twice) and records its
 // served mark; a release or an expiry ends the
@@ -34,6 +36,7 @@ type Replay struct {
 
 type replayUser struct {
 	wait     int64            // the stamp of the join holding the place; 0: not waiting
+	visit    string           // the visit of the join that last took a place ("": none)
 	served   int64            // the served mark of the last admission; 0: never
 	hold     int64            // the end of the hold; 0: none
 	firstJn  int64            // the earliest join stamp: a drop's pre-queue membership
@@ -68,10 +71,14 @@ func (r *Replay) Apply(m Message) {
 		if u.firstJn == 0 || m.TS < u.firstJn {
 			u.firstJn = m.TS
 		}
-		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 {
+		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 ||
+			(u.served > 0 && m.Visit != "" && m.Visit == u.visit) {
 			return
 		}
 		u.wait = m.TS
+		if m.Visit != "" {
+			u.visit = m.Visit
+		}
 	case OpLeave:
 		u.wait = 0
 	case OpAdmit:
@@ -92,6 +99,12 @@ func (r *Replay) Apply(m Message) {
 		u.admitted++
 		u.served, u.hold = m.JoinTS, m.ExpiresAt
 	case OpRelease:
+		// A release names the admission it ends by its served mark
+		// (joinTs); one written late, after the user's next admission,
+		// ends nothing. Records before it (joinTs 0) end the hold.
+		if m.JoinTS != 0 && m.JoinTS != u.served {
+			return
+		}
 		u.hold, u.items = 0, nil
 	case OpExpire:
 		if u.hold <= m.TS {
@@ -142,6 +155,9 @@ type Rebuilt struct {
 	// Waiting, Active, Served and Prequeue map user ids to the scores of
 	// the keys of the same names (docs/data.md).
 	Waiting, Active, Served, Prequeue map[string]int64
+	// Visits maps user ids to the visit of the join that last took them a
+	// place (the visits key).
+	Visits map[string]string
 	// AdmittedTotal counts the admissions; AdmittedMaxScore is the highest
 	// place admitted from (0 when nobody was).
 	AdmittedTotal, AdmittedMaxScore int64
@@ -167,7 +183,8 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		Event:        r.Config.ConfiguredEvent(),
 		ConfiguredAt: r.Config.TS,
 		Waiting:      map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
-		Holds: map[string]Hold{}, Sold: map[string]string{},
+		Visits: map[string]string{},
+		Holds:  map[string]Hold{}, Sold: map[string]string{},
 	}
 	var drawer *draw.Drawer
 	if st.Event.Seed != nil && st.Event.OpensAt > 0 {
@@ -186,6 +203,9 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 			st.Waiting[id] = drawer.Score(id)
 		default:
 			st.Waiting[id] = u.wait
+		}
+		if u.visit != "" {
+			st.Visits[id] = u.visit
 		}
 		if u.hold > nowMs {
 			st.Active[id] = u.hold

@@ -16,6 +16,20 @@ func record(op queue.Op, user string, ts int64, set func(*queue.Message)) queue.
 	return m
 }
 
+// fold applies msgs in order and returns the state at nowMs.
+func fold(t *testing.T, nowMs int64, msgs ...queue.Message) queue.Rebuilt {
+	t.Helper()
+	r := queue.NewReplay()
+	for _, m := range msgs {
+		r.Apply(m)
+	}
+	st, ok := r.State(nowMs)
+	if !ok {
+		t.Fatal("no config")
+	}
+	return st
+}
+
 func join(user string, ts int64) queue.Message {
 	return queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: "e1", UserID: user, TS: ts}
 }
@@ -105,6 +119,26 @@ func TestReplayKeepsTheRenewedHold(t *testing.T) {
 
 // TestReplayDrawsTheDropsPrequeue: joins stamped before the opening take
 // their drawn scores and are in the pre-queue; later ones their stamps.
+// TestALateReleaseEndsOnlyItsAdmission: a release record names the
+// admission it ends by its served mark. One written late (a monitor retried
+// it after the writer's broker failed) lands after the same user's next
+// admission, and must not end that one; a release of the current admission,
+// and one of a record written before the mark was named, do.
+func TestALateReleaseEndsOnlyItsAdmission(t *testing.T) {
+	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	release := func(user string, ts, served int64) queue.Message {
+		return record(queue.OpRelease, user, ts, func(m *queue.Message) { m.JoinTS = served })
+	}
+	st := fold(t, 1000, queue.NewConfigRecord(ev, 1),
+		join("again", 10), admitRec("again", 20, 4000, 20), join("again", 30), admitRec("again", 40, 6000, 40), release("again", 41, 20),
+		join("current", 11), admitRec("current", 21, 4000, 21), release("current", 22, 21),
+		join("unnamed", 12), admitRec("unnamed", 22, 4000, 22), record(queue.OpRelease, "unnamed", 23, nil),
+	)
+	if want := map[string]int64{"again": 6000}; !maps.Equal(st.Active, want) {
+		t.Errorf("active %v, want %v: only the late release of an earlier admission ends nothing", st.Active, want)
+	}
+}
+
 func TestReplayDrawsTheDropsPrequeue(t *testing.T) {
 	seed, err := draw.NewSeed()
 	if err != nil {
@@ -163,5 +197,27 @@ func TestReplayFoldsHolds(t *testing.T) {
 	}
 	if st, _ := r.State(5000); len(st.Holds) != 0 || st.Sold["S3"] != "b" {
 		t.Errorf("after the slots ended: holds %v, sold %v", st.Holds, st.Sold)
+	}
+}
+
+// TestReplayKeepsTheVisit: as ingest.lua does, a try of the admitted visit
+// sent after its admission takes no place; a new visit does; the state
+// names the visit of the join that last took each user a place.
+func TestReplayKeepsTheVisit(t *testing.T) {
+	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	visit := func(user string, ts int64, v string) queue.Message {
+		m := join(user, ts)
+		m.Visit = v
+		return m
+	}
+	st := fold(t, 100, queue.NewConfigRecord(ev, 1),
+		visit("retried", 10, "a"), admitRec("retried", 20, 30, 20), visit("retried", 25, "a"),
+		visit("again", 11, "b"), admitRec("again", 20, 30, 20), visit("again", 40, "c"),
+	)
+	if want := map[string]int64{"again": 40}; !maps.Equal(st.Waiting, want) {
+		t.Errorf("waiting %v, want %v: only the new visit takes a place", st.Waiting, want)
+	}
+	if want := map[string]string{"retried": "a", "again": "c"}; !maps.Equal(st.Visits, want) {
+		t.Errorf("visits %v, want %v", st.Visits, want)
 	}
 }

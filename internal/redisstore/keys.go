@@ -61,6 +61,17 @@ func ChangesKey(eventID string) string { return "waitq:{" + eventID + "}:changes
 // contract's and predates the word.
 func UnrecordedKey(eventID string) string { return "waitq:{" + eventID + "}:unlogged" }
 
+// FreeingKey is the ZSET of eventID's released slots whose release record
+// is not yet in the log: member "<released at>|<served mark>|<user>"
+// (unix ms each), scored by the end of the released hold. A slot stays
+// counted against the capacity until its release record is acknowledged
+// (release.lua adds it, mark_recorded.lua removes it, admission.lua counts
+// it and trims those whose hold ended, tick.lua hands the ones a writer
+// left behind to a monitor to record): had the successor's admit record
+// reached the log and the release record not, a rebuild would restore
+// both holders.
+func FreeingKey(eventID string) string { return "waitq:{" + eventID + "}:freeing" }
+
 // TombstoneKey is the STRING left by the admin DELETE (delete_event.lua, in
 // the step that removes the event's other keys) when it deletes eventID:
 // the unix ms of the delete, standing while the event's log (its topic) is
@@ -107,7 +118,7 @@ func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:releas
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
-	control, health, changes, unrecorded                   string
+	control, health, changes, unrecorded, freeing          string
 	holds, sold, items, offsets, released, visits          string
 }
 
@@ -117,7 +128,7 @@ type eventKeys struct {
 // loses their holds in the same step).
 func (k eventKeys) admission() []string {
 	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
-		k.holds, k.items, k.sold}
+		k.holds, k.items, k.sold, k.freeing}
 }
 
 func keysOf(eventID string) eventKeys {
@@ -133,6 +144,7 @@ func keysOf(eventID string) eventKeys {
 		health:     HealthKey(eventID),
 		changes:    ChangesKey(eventID),
 		unrecorded: UnrecordedKey(eventID),
+		freeing:    FreeingKey(eventID),
 		holds:      HoldsKey(eventID),
 		sold:       SoldKey(eventID),
 		items:      ItemsKey(eventID),

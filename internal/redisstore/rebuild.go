@@ -44,7 +44,7 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
-// stamps, pre-queue, admission counters, item holds and sales with st (its presence is
+// stamps, visits, pre-queue, admission counters, item holds and sales with st (its presence is
 // dropped: it is not in the log), sets the applied offsets (OffsetsKey) to
 // the ends the fold read (st.Ends), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
@@ -53,10 +53,15 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 // The unrecorded holders still holding at nowMs are kept, holding and
 // unrecorded (keepUnrecorded): admitted before the mark, their records
 // may lie past the end the rebuild read, and nobody was told of them.
+// The holds released whose release records may lie past it stay released
+// (keepFreeing), their slots counted in freeing, which the rebuild keeps.
 func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64) error {
 	ev := st.Event.ID
 	unrecorded, err := s.keepUnrecorded(ctx, &st, nowMs)
 	if err != nil {
+		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
+	}
+	if err := s.keepFreeing(ctx, &st, nowMs); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 	}
 	k := keysOf(ev)
@@ -79,7 +84,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets)
+	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits)
 	for part, end := range st.Ends {
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
@@ -110,6 +115,16 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	}
 	if len(unrecorded) > 0 {
 		p.ZAdd(ctx, k.unrecorded, unrecorded...)
+	}
+	visits := make([]any, 0, 2*rebuildChunk)
+	for user, visit := range maps.All(st.Visits) {
+		if visits = append(visits, user, visit); len(visits) == 2*rebuildChunk {
+			p.HSet(ctx, k.visits, visits...)
+			visits = make([]any, 0, 2*rebuildChunk)
+		}
+	}
+	if len(visits) > 0 {
+		p.HSet(ctx, k.visits, visits...)
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
@@ -168,6 +183,31 @@ func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int
 		delete(st.Waiting, u)
 	}
 	return keep, nil
+}
+
+// keepFreeing takes out of st the holds released live whose release
+// record the log read may lack (the event's freeing members, release.lua):
+// the user gave the slot back, and it stays counted in freeing (which the
+// rebuild keeps) until the record is written. Only the admission the
+// member names (its served mark) is taken out, with its item holds.
+func (s *Store) keepFreeing(ctx context.Context, st *queue.Rebuilt, nowMs int64) error {
+	members, err := s.c.ZRangeByScore(ctx, keysOf(st.Event.ID).freeing, &redis.ZRangeBy{Min: "(" + strconv.FormatInt(nowMs, 10), Max: "+inf"}).Result()
+	if err != nil || len(members) == 0 {
+		return err
+	}
+	st.Active, st.Holds = maps.Clone(st.Active), maps.Clone(st.Holds)
+	for _, member := range members {
+		m, err := freeingRelease(st.Event.ID, member, nowMs)
+		if err != nil {
+			return err
+		}
+		if _, held := st.Active[m.UserID]; !held || st.Served[m.UserID] != m.JoinTS {
+			continue
+		}
+		delete(st.Active, m.UserID)
+		maps.DeleteFunc(st.Holds, func(_ string, h queue.Hold) bool { return h.UserID == m.UserID })
+	}
+	return nil
 }
 
 // EndRebuild removes eventID's rebuild mark: admission, sweeps, releases

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/waitq/waitq/internal/queue"
@@ -41,6 +44,23 @@ type changes struct {
 	ended    []string        // holds that ended
 	other    []queue.Message // releases, sweeps
 	fresh    []string        // admitted in this call (not recovered)
+	freed    []string        // freeing members whose release records are in other
+}
+
+// freeingRelease returns the release record of a freeing member,
+// "<released at>|<served mark>|<user>" (release.lua): it names the
+// admission it ends by its served mark (queue.Replay ignores it for a later
+// admission of the same user).
+func freeingRelease(event, member string, nowMs int64) (queue.Message, error) {
+	_, rest, ok1 := strings.Cut(member, "|")
+	served, user, ok2 := strings.Cut(rest, "|")
+	mark, err := strconv.ParseInt(served, 10, 64)
+	if !ok1 || !ok2 || err != nil || user == "" {
+		return queue.Message{}, fmt.Errorf("bad freeing member %q", member)
+	}
+	m := queue.NewRecord(queue.OpRelease, event, user, nowMs)
+	m.JoinTS = mark
+	return m, nil
 }
 
 // records returns the records of c made at nowMs appended to out.
@@ -57,56 +77,71 @@ func (c changes) records(nowMs int64, out []queue.Message) []queue.Message {
 }
 
 // record writes the records of cs to the log, then marks their admissions
-// recorded, which tells their users (mark_recorded.lua). It returns, by
-// event, the users whose admission is recorded now. Without a recorder the
-// scripts told the users themselves and every admission is returned. A
-// failure is logged: the admissions stay unrecorded until a monitor tick
+// recorded, which tells their users, and frees the released slots whose
+// release records they hold (mark_recorded.lua). It returns, by event, the
+// users whose admission is recorded now, and the events whose released
+// slots are free now. Without a recorder the scripts told the users
+// themselves and every admission is returned. A failure is logged: the
+// admissions stay unrecorded, and the slots counted, until a monitor tick
 // records them.
-func (s *Store) record(ctx context.Context, nowMs int64, cs []changes) map[string][]string {
+func (s *Store) record(ctx context.Context, nowMs int64, cs []changes) (map[string][]string, map[string]bool) {
 	recorded := map[string][]string{}
+	freed := map[string][]string{}
 	var recs []queue.Message
 	for _, c := range cs {
 		for _, a := range c.admitted {
 			recorded[c.event] = append(recorded[c.event], a.user)
 		}
+		freed[c.event] = append(freed[c.event], c.freed...)
 		if s.recorder != nil {
 			recs = c.records(nowMs, recs)
 		}
 	}
 	if s.recorder == nil || len(recs) == 0 {
-		return recorded
+		return recorded, nil
 	}
 	if err := s.recorder.Record(ctx, recs); err != nil {
-		s.log.Warn("writing records to the log failed; admissions wait for a monitor tick to record them", "records", len(recs), "err", err)
-		return nil
+		s.log.Warn("writing records to the log failed; admissions and released slots wait for a monitor tick to record them", "records", len(recs), "err", err)
+		return nil, nil
 	}
-	calls := make([]scriptCall, 0, len(recorded))
-	events := make([]string, 0, len(recorded))
-	for ev, users := range recorded {
-		k := keysOf(ev)
-		args := make([]any, 0, 2+len(users))
-		args = append(args, ev, AdmissionsChannel)
+	var calls []scriptCall
+	var events []string
+	for _, c := range cs {
+		users, members := recorded[c.event], freed[c.event]
+		if (len(users) == 0 && len(members) == 0) || slices.Contains(events, c.event) {
+			continue
+		}
+		k := keysOf(c.event)
+		args := make([]any, 0, 3+len(users)+len(members))
+		args = append(args, c.event, AdmissionsChannel, len(users))
 		for _, u := range users {
 			args = append(args, u)
 		}
-		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.active, k.config}, args})
-		events = append(events, ev)
+		for _, m := range members {
+			args = append(args, m)
+		}
+		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.active, k.config, k.freeing}, args})
+		events = append(events, c.event)
 	}
 	if len(calls) == 0 {
-		return recorded
+		return recorded, nil
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
 		s.log.Warn("marking recorded admissions failed; a monitor tick records them again", "events", events, "err", err)
-		return nil
+		return nil, nil
 	}
+	free := map[string]bool{}
 	for i, ev := range events {
 		if n, _ := cmds[i].Val().(int64); n == codeRebuilding {
-			// Nobody told: the users stay unrecorded through the rebuild.
+			// Nobody told, no slot freed: they stay unrecorded (and
+			// counted) through the rebuild.
 			delete(recorded, ev)
+			continue
 		}
+		free[ev] = len(freed[ev]) > 0
 	}
-	return recorded
+	return recorded, free
 }
 
 // triples parses a script's flat list of triples (user, a, b).

@@ -15,8 +15,11 @@ import (
 // an unexpired slot (so releasing twice frees one slot), and how many item
 // holds ended unconfirmed: the user's, deleted in the same step, and those
 // of holders dropped by the admission the fast track (Options.FastTrack)
-// runs for the freed slot in that step. With a recorder the release and
-// those admissions are recorded.
+// runs for the freed slot. Without a recorder that admission runs in the
+// release's step. With one the slot is handed on only once the release
+// record is in the log (release.lua's freeing), and the admissions are
+// recorded in turn; a release record that cannot be written keeps the slot
+// counted until a monitor tick writes it.
 // While the event is rebuilt it fails with queue.ErrRebuilding.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, int, error) {
 	k := keysOf(eventID)
@@ -29,23 +32,55 @@ func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64
 		return false, 0, queue.ErrRebuilding
 	}
 	l, ok := v.([]any)
-	if !ok || len(l) != 5 {
+	if !ok || len(l) != 7 {
 		return false, 0, fmt.Errorf("redisstore: release %s in %s: unexpected reply %v", userID, eventID, v)
 	}
 	released, _ := l[0].(int64)
 	ended, _ := l[4].(int64)
+	served, _ := l[5].(int64)
+	member, _ := l[6].(string)
 	c, err := scriptChanges(eventID, l[1], l[2], l[3])
 	if err != nil {
 		return false, 0, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
 	}
 	if released == 1 {
-		c.other = append(c.other, queue.NewRecord(queue.OpRelease, eventID, userID, nowMs))
+		m := queue.NewRecord(queue.OpRelease, eventID, userID, nowMs)
+		m.JoinTS = served
+		c.other = append(c.other, m)
+	}
+	if member != "" {
+		c.freed = []string{member}
 	}
 	// The holds ended need no record of their own: the release record, and
 	// the expire record of a holder dropped, end their holds in the log
 	// too (queue.Replay).
-	s.record(ctx, nowMs, []changes{c})
+	_, free := s.record(ctx, nowMs, []changes{c})
+	if free[eventID] && s.fastTrack > 0 {
+		more, err := s.handOn(ctx, eventID, nowMs)
+		if err != nil {
+			s.log.Warn("handing a released slot on failed; a monitor tick admits the next", "event", eventID, "err", err)
+		}
+		ended += int64(more)
+	}
 	return released == 1, int(ended), nil
+}
+
+// handOn runs the admission step for eventID's room freed by a release
+// whose record is in the log (the fast track's batch at most), and records
+// its changes. It returns the item holds that ended with dropped holders.
+func (s *Store) handOn(ctx context.Context, eventID string, nowMs int64) (int, error) {
+	k := keysOf(eventID)
+	v, err := runScript(ctx, s.c, tickScript, k.admission(), nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg(), 0).Result()
+	if err != nil {
+		return 0, err
+	}
+	var r queue.TickResult
+	c, err := tickChanges(eventID, []any{}, v, nowMs, &r)
+	if err != nil {
+		return 0, err
+	}
+	s.record(ctx, nowMs, []changes{c})
+	return r.HoldsExpired, nil
 }
 
 // Released lists eventID's released admissions whose hold ends after nowMs

@@ -15,8 +15,9 @@ import (
 // (Options.Recorder) it then records the tick's changes, with the admissions an
 // admitter left unrecorded for longer than RecordGrace (each given a whole
 // hold from req.NowMs: an unrecorded hold never ends, its user was never
-// told), and only then tells the users: a result's Admitted lists the
-// admissions now recorded.
+// told) and the releases whose records a writer failed to write for as
+// long (their slots stay counted until then), and only then tells the
+// users: a result's Admitted lists the admissions now recorded.
 func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickResult, error) {
 	eventIDs := req.EventIDs
 	calls := make([]scriptCall, 0, 2*len(eventIDs))
@@ -48,7 +49,7 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 		out[i] = r
 		cs = append(cs, c)
 	}
-	recorded := s.record(ctx, req.NowMs, cs)
+	recorded, _ := s.record(ctx, req.NowMs, cs)
 	for i := range out {
 		out[i].Admitted = nil
 		for _, u := range recorded[out[i].EventID] {
@@ -84,7 +85,7 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 		r.Unknown = true
 		return c, nil
 	case []any:
-		if len(v) != 7 {
+		if len(v) != 8 {
 			return c, fmt.Errorf("tick: unexpected reply %v", v)
 		}
 		r.ExpiresAt, _ = v[0].(int64)
@@ -114,6 +115,18 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 		}
 		r.Recovered = len(stale)
 		c.admitted, c.ended = ac.admitted, ac.ended
+		freeing, err := users(v[7])
+		if err != nil {
+			return c, err
+		}
+		for _, member := range freeing {
+			m, err := freeingRelease(ev, member, nowMs)
+			if err != nil {
+				return c, err
+			}
+			c.other = append(c.other, m)
+			c.freed = append(c.freed, member)
+		}
 		return c, nil
 	}
 	return c, fmt.Errorf("tick: unexpected reply %v", tick)

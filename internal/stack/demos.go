@@ -43,7 +43,7 @@ const demoJoinKeyID = "demo-1"
 
 // demoDropChallenge is the demo drop's proof-of-work: adaptive, a moment
 // for one browser at the demo's rates, harder as joins pour in.
-var demoDropChallenge = queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 16, MaxDifficulty: 20, JoinsPerSecond: 20}
+var demoDropChallenge = queue.ChallengePolicy{Mode: queue.ChallengeAdaptive, MinDifficulty: 16, MaxDifficulty: 18, JoinsPerSecond: 20}
 
 // demoPage brands a demo event's waiting room in Korean (the seed
 // documents' users), a browser asking for English or Japanese gets those.

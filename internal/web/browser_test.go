@@ -621,13 +621,13 @@ func guardedShop(t *testing.T, st *stack, ev, originURL string, capacity int, fo
 	return shop, g
 }
 
-// TestShopThroughTheGateInARealBrowser walks the path a buyer walks, in
+// TestShopThroughTheGuardInARealBrowser walks the path a buyer walks, in
 // chromium: the demo shop's product page through waitq-guard sends them to
 // the waiting room, which shows their position, admits them and sends them
 // back to the same product page, with the entry cookie set and the token
 // gone from the address; placing the order releases the slot (seen in
 // Redis) and the next in line is admitted.
-func TestShopThroughTheGateInARealBrowser(t *testing.T) {
+func TestShopThroughTheGuardInARealBrowser(t *testing.T) {
 	chrome := chromium(t)
 	st := startStack(t, "t")
 	sys := st.sys

@@ -53,7 +53,7 @@ func (c *campaign) load(loadCtx, drainCtx context.Context, rate float64, users *
 		if i%4 == 3 {
 			ev = c.drop
 		}
-		u := &user{c: c, event: ev, id: fmt.Sprintf("u%06d", i), transport: transportWS}
+		u := &user{c: c, event: ev, id: fmt.Sprintf("u%06d", i), visit: fmt.Sprintf("v%06d", i), transport: transportWS}
 		if c.rng.Float64() < sseShare {
 			u.transport = transportSSE
 		}
@@ -74,6 +74,7 @@ func (c *campaign) load(loadCtx, drainCtx context.Context, rate float64, users *
 type user struct {
 	c         *campaign
 	event, id string
+	visit     string // the Idempotency-Key of every try of its one visit, as the page keeps one
 	transport string // transportWS or transportSSE
 	ticket    producer.JoinResponse
 	last      time.Time // the last status or admitted frame (or the join)
@@ -158,9 +159,11 @@ func (u *user) joinOnce(ctx context.Context, p *node) (ok, retry bool) {
 	c := u.c
 	at := time.Now()
 	jctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	j, ref, err := c.api(p).Join(jctx, u.event, u.id)
+	j, ref, err := c.api(p).JoinVisit(jctx, u.event, u.id, u.visit)
 	cancel()
-	c.h.AddJoin(joinRecord(u.event, u.id, at, j.JoinedAt, ref, err))
+	rec := joinRecord(u.event, u.id, at, j.JoinedAt, ref, err)
+	rec.Visit = u.visit
+	c.h.AddJoin(rec)
 	if err == nil && ref == nil {
 		if u.ticket.Ticket == "" {
 			u.ticket = j

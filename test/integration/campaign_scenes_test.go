@@ -101,7 +101,7 @@ func tail(s string, n int) string {
 }
 
 // adminScene changes the event's configuration through producer-api and
-// changes it back after the scene's length: paused then open, capacity
+// changes it back the scene's length after the change was stored: paused then open, capacity
 // lowered then raised back, rate lowered then unlimited again.
 func (c *campaign) adminScene(st chaos.Step) {
 	event := st.Target.Name
@@ -119,8 +119,11 @@ func (c *campaign) adminScene(st chaos.Step) {
 	if err := c.putEvent(event, change); err != nil {
 		f.Err = "change: " + err.Error()
 	}
+	// Held for the scene's length from when the change was stored (it may
+	// take a few tries while the broker is faulted), so that the checker
+	// sees the setting in force for that long.
 	c.t.Logf("nemesis: %s %s for %v", st.Kind, event, st.For)
-	time.Sleep(time.Until(f.Start.Add(st.For)))
+	time.Sleep(st.For)
 	if err := c.putEvent(event, back); err != nil {
 		f.Err = strings.TrimPrefix(f.Err+"; back: "+err.Error(), "; ")
 	} else {

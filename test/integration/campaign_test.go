@@ -4,6 +4,7 @@ package integration
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -398,11 +399,16 @@ func (c *campaign) sampleHolders(ctx context.Context) {
 	}
 }
 
-// sampleLines reads both waiting lines every 200 ms.
+// sampleLines reads both waiting lines and admission counters every
+// 200 ms.
 func (c *campaign) sampleLines(ctx context.Context) {
 	for ctx.Err() == nil {
 		for _, ev := range []string{c.main, c.drop} {
 			sent := time.Now()
+			if n, err := c.rdb.HGet(ctx, redisstore.StatsKey(ev), "admittedTotal").Int64(); err == nil || errors.Is(err, redis.Nil) {
+				c.h.AddCount(chaos.AdmittedCount{Event: ev, Sent: sent, At: time.Now(), Total: n})
+			}
+			sent = time.Now()
 			members, err := c.line(ctx, ev)
 			if err != nil {
 				continue

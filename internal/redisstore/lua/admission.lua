@@ -51,6 +51,13 @@
 -- A holder dropped loses their item holds in the same step (hold_lib.lua's
 -- end_holds): their unconfirmed items are free again.
 --
+-- The holders counted against the capacity are active and freeing: a slot
+-- released with record '1' is not free until its release record is in the
+-- log (release.lua, mark_recorded.lua), or its hold would have ended (then
+-- the log ends it by itself: the admit record's expiresAt). Otherwise a
+-- successor's admit record could reach the log while the release record is
+-- lost, and a rebuild would restore both holders.
+--
 -- Returns nil when the event has no configuration, else expiresAt, the
 -- users whose recorded hold ended (dropped now; never an unrecorded one), the admitted users in
 -- line order as a flat list of triples: user, place score, served mark, and
@@ -80,7 +87,10 @@ local function admit(event, now, batch, channel, record)
       ended = ended + end_holds(K.holds, K.items, K.sold, user)
     end
   end
-  local holders = redis.call('ZCARD', K.active)
+  -- A released slot whose release record is not yet in the log is still
+  -- taken (freeing, release.lua), until its hold would have ended.
+  redis.call('ZREMRANGEBYSCORE', K.freeing, '-inf', now)
+  local holders = redis.call('ZCARD', K.active) + redis.call('ZCARD', K.freeing)
   local room = math.min(capacity - holders, batch)
   local rate = tonumber(conf[4] or '0') or 0
   local adaptive = conf[6] ~= false

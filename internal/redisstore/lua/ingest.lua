@@ -3,9 +3,9 @@
 -- step, which it is run behind: admission_keys.lua, hold_lib.lua,
 -- adaptive.lua, admission.lua).
 --
--- KEYS[1..13] the admission keys (admission_keys.lua), KEYS[14] prequeue ZSET,
--- KEYS[15] offsets HASH (partition -> the highest offset applied),
--- KEYS[16] visits HASH (user -> the visit of the join that last queued them)
+-- KEYS[1..14] the admission keys (admission_keys.lua), KEYS[15] prequeue ZSET,
+-- KEYS[16] offsets HASH (partition -> the highest offset applied),
+-- KEYS[17] visits HASH (user -> the visit of the join that last queued them)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -19,7 +19,7 @@
 -- draw), partition, offset (-1: the message has no place in the log),
 -- visit (a join's Idempotency-Key; '' none)
 --
--- The offsets: a message at or below its partition's mark in KEYS[15] was
+-- The offsets: a message at or below its partition's mark in KEYS[16] was
 -- applied already (a redelivery, or the late batch of a consumer whose
 -- partition moved to another member) and is skipped, counted as ignored;
 -- the marks are raised to the offsets of the batch in the same step. A
@@ -35,7 +35,7 @@
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
 -- while a new join after a release (stamped later) queues again, unless it
--- carries the visit of the join that queued the user last (KEYS[16], kept
+-- carries the visit of the join that queued the user last (KEYS[17], kept
 -- when a join is added): then it is a try of that admitted visit sent after
 -- the admission (a retry of a try answered 503 that landed), and queues
 -- nobody. A leave removes the user from the waiting line.
@@ -81,7 +81,7 @@ for i = 7, #ARGV, 7 do
   local part, offset = ARGV[i + 4], tonumber(ARGV[i + 5])
   if offset >= 0 then
     if marks[part] == nil then
-      marks[part] = tonumber(redis.call('HGET', KEYS[15], part) or '-1')
+      marks[part] = tonumber(redis.call('HGET', KEYS[16], part) or '-1')
     end
     if offset <= marks[part] then
       if op ~= 'record' then
@@ -103,7 +103,7 @@ for i = 7, #ARGV, 7 do
     if stamp < opensAt and ARGV[i + 3] ~= '' then
       score = ARGV[i + 3]
       place = tonumber(score)
-      redis.call('ZADD', KEYS[14], 'NX', score, user)
+      redis.call('ZADD', KEYS[15], 'NX', score, user)
     end
     local hold = redis.call('ZSCORE', K.active, user)
     local served = redis.call('ZSCORE', K.served, user)
@@ -111,13 +111,13 @@ for i = 7, #ARGV, 7 do
       ignored = ignored + 1
     elseif served and stamp <= tonumber(served) then
       ignored = ignored + 1
-    elseif served and ARGV[i + 6] ~= '' and redis.call('HGET', KEYS[16], user) == ARGV[i + 6] then
+    elseif served and ARGV[i + 6] ~= '' and redis.call('HGET', KEYS[17], user) == ARGV[i + 6] then
       -- a try of the visit that was admitted, sent after its admission
       ignored = ignored + 1
     elseif redis.call('ZADD', K.waiting, 'NX', score, user) == 1 then
       joined = joined + 1
       if ARGV[i + 6] ~= '' then
-        redis.call('HSET', KEYS[16], user, ARGV[i + 6])
+        redis.call('HSET', KEYS[17], user, ARGV[i + 6])
       end
       if maxAdmitted and place < maxAdmitted then
         overtaken[#overtaken + 1] = user
@@ -139,7 +139,7 @@ for i = 7, #ARGV, 7 do
   end
 end
 for part, offset in pairs(raised) do
-  redis.call('HSET', KEYS[15], part, offset)
+  redis.call('HSET', KEYS[16], part, offset)
 end
 for b, n in pairs(delays) do
   redis.call('HINCRBY', K.stats, 'delay:' .. b, n)

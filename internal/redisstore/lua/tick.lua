@@ -3,7 +3,7 @@
 -- behind: admission_keys.lua, hold_lib.lua, adaptive.lua,
 -- admission.lua).
 --
--- KEYS[1..10] the admission keys (admission_keys.lua)
+-- KEYS[1..14] the admission keys (admission_keys.lua)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] batch: the most users one call admits
 -- ARGV[3] event id, ARGV[4] the admissions channel ('' : publish nothing)
@@ -17,18 +17,21 @@
 -- from now (active re-scored now + holdSeconds): their users hear of the
 -- admission only once it is recorded, so the hold runs from then, however
 -- long the log was out (an unrecorded hold never ends, admission.lua);
--- 0: none
+-- likewise the released slots in freeing released before it, whose
+-- release record was never acknowledged: returned for this caller to
+-- record, restamped now (release.lua); 0: none
 --
 -- Runs admit() (admission.lua): atomic, so any number of gateways may call
 -- it at once: holders never exceed capacity, admissions never exceed the
 -- rate.
 --
--- Returns {expiresAt, holders, waiting, admitted, dropped, stale, ended}
--- (holders and waiting after the admission): admitted a flat list of
--- triples user, place score, served mark; dropped the users whose recorded
--- hold ended; stale a flat list of triples user, end of hold (renewed),
--- served mark; ended the item holds that ended with the dropped users'
--- slots (admit()). NO_EVENT when the event has no configuration.
+-- Returns {expiresAt, holders, waiting, admitted, dropped, stale, ended,
+-- freeing} (holders and waiting after the admission): admitted a flat list
+-- of triples user, place score, served mark; dropped the users whose
+-- recorded hold ended; stale a flat list of triples user, end of hold
+-- (renewed), served mark; ended the item holds that ended with the dropped
+-- users' slots (admit()); freeing the restamped members of the releases
+-- to record again. NO_EVENT when the event has no configuration.
 local now = tonumber(ARGV[1])
 local expires, dropped, admitted, ended = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5])
 if not expires then
@@ -51,4 +54,18 @@ if cutoff > 0 then
     end
   end
 end
-return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended}
+local freeing = {}
+if cutoff > 0 then
+  local members = redis.call('ZRANGE', K.freeing, 0, 999, 'WITHSCORES')
+  for i = 1, #members, 2 do
+    local member = members[i]
+    local at, rest = string.match(member, '^(%d+)|(.*)$')
+    if at and tonumber(at) <= cutoff then
+      local again = string.format('%d|', now) .. rest
+      redis.call('ZREM', K.freeing, member)
+      redis.call('ZADD', K.freeing, members[i + 1], again)
+      freeing[#freeing + 1] = again
+    end
+  end
+end
+return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing}

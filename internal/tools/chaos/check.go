@@ -18,6 +18,8 @@ type EventSpec struct {
 	Seed    string
 	// Paused: created paused (admin changes may open it).
 	Paused bool
+	// Rate is the admitPerMinute it was created with (0: none).
+	Rate int64
 }
 
 // Final is what Redis held for an event after the faults healed and the
@@ -83,6 +85,8 @@ type Report struct {
 	MaxHolders       map[string]int64
 	OverCapacity     []string // a sample above every capacity possibly in force within a hold and the longest fault before it
 	AdmittedOver     []string // holders rose past the capacity possibly in force, or while surely paused
+	OverRate         []string // an event's first window with more admissions than the rate possibly in force allows
+	RateWindows      int      // windows the rate was checked over
 	DoubleAdmissions []string
 	OrderViolations  []string
 	ScoreViolations  []string // a place that is none of the user's stamps (or drawn scores)
@@ -128,7 +132,9 @@ func Check(h *History, cfg Config) *Report {
 	// What each user may have joined with: a 202's stamp, or a join that got
 	// no answer (it may be in Kafka).
 	stamps := map[userKey][]int64{}
-	possible := map[userKey]int{}
+	possible := map[userKey]int{}   // the joins that may have landed
+	admissible := map[userKey]int{} // their visits: one admission each at most
+	visits := map[userKey]map[string]bool{}
 	acked := map[userKey]bool{}
 	firstJoin := map[userKey]time.Time{} // when the user's first join that may have landed was sent
 	for _, j := range h.Joins {
@@ -140,10 +146,22 @@ func Check(h *History, cfg Config) *Report {
 		switch {
 		case j.Acked():
 			stamps[k] = append(stamps[k], j.Stamp)
-			possible[k]++
 			acked[k] = true
-		case j.Outcome.Maybe():
-			possible[k]++
+		case !j.Outcome.Maybe():
+			continue
+		}
+		possible[k]++
+		// Every try of one visit may admit its user once (the page keeps
+		// one Idempotency-Key per visit); a join without a visit is a
+		// visit of its own.
+		if j.Visit == "" {
+			admissible[k]++
+		} else if !visits[k][j.Visit] {
+			if visits[k] == nil {
+				visits[k] = map[string]bool{}
+			}
+			visits[k][j.Visit] = true
+			admissible[k]++
 		}
 	}
 	left := map[userKey]bool{}
@@ -191,9 +209,9 @@ func Check(h *History, cfg Config) *Report {
 				r.Stale++
 			}
 		}
-		if len(as) > possible[k] {
-			r.DoubleAdmissions = append(r.DoubleAdmissions, fmt.Sprintf("%s/%s: admitted %d times (holds ending %v) for %d joins",
-				k.event, k.user, len(as), slices.Sorted(maps.Keys(as)), possible[k]))
+		if len(as) > admissible[k] {
+			r.DoubleAdmissions = append(r.DoubleAdmissions, fmt.Sprintf("%s/%s: admitted %d times (holds ending %v) for %d visits",
+				k.event, k.user, len(as), slices.Sorted(maps.Keys(as)), admissible[k]))
 		}
 	}
 
@@ -219,10 +237,10 @@ func Check(h *History, cfg Config) *Report {
 				// (A join that may have landed unanswered has no stamp.)
 				r.ScoreViolations = append(r.ScoreViolations, fmt.Sprintf("%s/%s: served mark %d before its first join, stamped %v", e.ID, u, s, stamps[k]))
 			}
-			allowed += int64(possible[k] - 1)
+			allowed += int64(admissible[k] - 1)
 		}
 		if extra > allowed {
-			r.DoubleAdmissions = append(r.DoubleAdmissions, fmt.Sprintf("%s: admittedTotal %d for %d users served: %d admissions more than their joins allow",
+			r.DoubleAdmissions = append(r.DoubleAdmissions, fmt.Sprintf("%s: admittedTotal %d for %d users served: %d admissions more than their visits allow",
 				e.ID, f.AdmittedTotal, len(f.Served), extra-allowed))
 		}
 		for k := range acked {
@@ -241,6 +259,7 @@ func Check(h *History, cfg Config) *Report {
 	}
 
 	r.checkHolders(h, cfg)
+	r.checkRate(h, cfg)
 	r.checkLines(h, specs, stamps, possible, acked)
 	r.checkOrder(h, specs, stamps, possible, admissions, firstJoin)
 	r.checkGaps(h, cfg)
@@ -262,6 +281,7 @@ func (r *Report) Violations() []string {
 	addAll("lost", r.Lost)
 	addAll("over capacity", r.OverCapacity)
 	addAll("admitted past the capacity in force", r.AdmittedOver)
+	addAll("admitted past the rate in force", r.OverRate)
 	addAll("origin: unadmitted request", r.Unadmitted)
 	addAll("origin: over capacity", r.OriginOver)
 	addAll("turn lost untold", r.UntoldTurns)

@@ -11,17 +11,7 @@ import (
 // while the broker is down, and gets a whole hold once recorded), plus a
 // margin for the record grace and the monitor's ticks.
 func holdWindow(h *History, e EventSpec) time.Duration {
-	var longest time.Duration
-	for _, f := range h.Faults {
-		switch {
-		case f.Skipped:
-		case f.Healed.IsZero():
-			longest = max(longest, 24*time.Hour)
-		default:
-			longest = max(longest, f.Healed.Sub(f.Start))
-		}
-	}
-	return time.Duration(e.HoldMs)*time.Millisecond + longest + 10*time.Second
+	return time.Duration(e.HoldMs)*time.Millisecond + longestFault(h) + 10*time.Second
 }
 
 // rebuilds are the spans in which Redis was emptied and written back: from
@@ -82,7 +72,7 @@ func (r *Report) checkHolders(h *History, cfg Config) {
 			}
 			p := samples[i-1]
 			from, to := p.sent(), s.At
-			inRebuild := slices.ContainsFunc(rb, func(w [2]time.Time) bool { return from.Before(w[1]) && to.After(w[0]) })
+			inRebuild := overlaps(rb, from, to)
 			if !inRebuild {
 				beforeRebuild = s.N
 			}

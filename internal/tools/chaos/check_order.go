@@ -102,7 +102,7 @@ func (r *Report) checkOrder(h *History, specs map[string]EventSpec, stamps map[u
 				continue
 			}
 			before, after := ls[i], ls[j]
-			if slices.ContainsFunc(rb, func(w [2]time.Time) bool { return before.Sent.Before(w[1]) && after.Got.After(w[0]) }) {
+			if overlaps(rb, before.Sent, after.Got) {
 				// A rebuild wrote the line between: someone admitted but
 				// never told (unrecorded when Redis was emptied) is back at
 				// their own place, as if they had waited all along.

@@ -243,3 +243,98 @@ func TestARebuildBetweenTheSamplesIsNoOvertaking(t *testing.T) {
 		t.Fatalf("violations: %q", v)
 	}
 }
+
+// counts adds samples of the event's admittedTotal: total[i] read from
+// from+i*step to 2 ms later.
+func counts(h *History, from, step int64, total ...int64) {
+	for i, n := range total {
+		sent := from + int64(i)*step
+		h.AddCount(AdmittedCount{Event: "e", Sent: at(sent), At: at(sent + 2), Total: n})
+	}
+}
+
+func rateChange(sent, answered int64, rate int64) AdminChange {
+	return AdminChange{Event: "e", Sent: at(sent), Answered: at(answered), Outcome: "200", Capacity: -1, Rate: rate}
+}
+
+// A rate lowered mid-run holds: at 120 a minute (2 a second, a burst of
+// 10), 10 s admit at most 30; an unlimited event, or one whose unlimited
+// setting may still be in force, is not checked.
+func TestRateInForce(t *testing.T) {
+	t.Run("within the rate", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(rateChange(10_000, 10_010, 120))
+		counts(h, 12_000, 1000, 100, 110, 112, 114, 116, 118, 120, 122, 124, 126, 128)
+		if r := expect(t, h, cfg); r.RateWindows == 0 {
+			t.Fatal("no window checked")
+		}
+	})
+	t.Run("past the rate", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(rateChange(10_000, 10_010, 120))
+		counts(h, 12_000, 1000, 100, 110, 130, 150, 170)
+		expect(t, h, cfg, "admitted past the rate in force: e: 30 admitted")
+	})
+	t.Run("a step with an old now beside a fault", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(rateChange(10_000, 10_010, 120))
+		counts(h, 12_000, 1000, 100, 125) // 25 in a second: over 14, within 2 × 9 s + 10
+		expect(t, h, cfg, "admitted past the rate in force: e: 25 admitted")
+		h.AddFault(Fault{Kind: Pause, Target: "g1", Role: Gateway, Start: at(4_000), Healed: at(12_000)})
+		h.AddReady(Ready{Target: "g1", At: at(12_100), OK: true})
+		h.AddCanary(Canary{Sent: at(12_200), Acked: at(12_205), Seen: at(12_220)})
+		expect(t, h, cfg)
+	})
+	t.Run("unlimited again", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(rateChange(10_000, 10_010, 120))
+		h.AddAdmin(rateChange(13_500, 13_510, 0))
+		counts(h, 14_000, 1000, 100, 150, 200)
+		expect(t, h, cfg)
+	})
+	t.Run("a rate change not yet answered may not be in force", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(AdminChange{Event: "e", Sent: at(10_000), Outcome: NoAnswer, Capacity: -1, Rate: 120})
+		counts(h, 12_000, 1000, 100, 150, 200)
+		expect(t, h, cfg)
+	})
+	t.Run("not across a rebuild", func(t *testing.T) {
+		h, cfg := clean()
+		h.AddAdmin(rateChange(10_000, 10_010, 120))
+		h.AddFault(Fault{Kind: Rebuild, Target: "redis", Start: at(12_500), Healed: at(12_600)})
+		h.AddCanary(Canary{Sent: at(12_700), Acked: at(12_705), Seen: at(12_720)})
+		counts(h, 12_000, 1000, 100, 3, 4)
+		expect(t, h, cfg)
+	})
+}
+
+// Every try of one visit may admit its user once: two admissions for the
+// tries of one visit are a double admission; two visits may be admitted
+// twice.
+func TestOneAdmissionPerVisit(t *testing.T) {
+	tries := func(h *History, visits ...string) {
+		for i, v := range visits {
+			h.AddJoin(Join{Event: "e", User: "v", At: at(int64(50 + i)), Outcome: "202", Stamp: t0.UnixMilli() + int64(51+i), Visit: v})
+		}
+	}
+	for _, c := range []struct {
+		name   string
+		visits []string
+		want   []string
+	}{
+		{"one visit admitted twice", []string{"k1", "k1"}, []string{"double admission: e/v: admitted 2 times"}},
+		{"two visits admitted once each", []string{"k1", "k2"}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			h, cfg := clean()
+			tries(h, c.visits...)
+			f := cfg.Final["e"]
+			f.Served["v"] = t0.UnixMilli() + 30_000
+			f.AdmittedTotal += 2
+			cfg.Final["e"] = f
+			h.AddAdmission(admitted("e", "v", 20_000, 20_001))
+			h.AddAdmission(admitted("e", "v", 30_000, 30_001))
+			expect(t, h, cfg, c.want...)
+		})
+	}
+}

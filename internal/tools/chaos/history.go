@@ -40,7 +40,8 @@ type Join struct {
 	Event, User string
 	At          time.Time
 	Outcome     Outcome
-	Stamp       int64 // joinedAt of a 202, unix ms
+	Stamp       int64  // joinedAt of a 202, unix ms
+	Visit       string // the Idempotency-Key sent ("": none, each join a visit of its own)
 }
 
 // Acked reports whether producer-api answered 202: Kafka holds the join.
@@ -117,6 +118,14 @@ func (s Holders) sent() time.Time {
 		return s.At
 	}
 	return s.Sent
+}
+
+// AdmittedCount is one sample of an event's admission counter
+// (stats.admittedTotal), read between Sent and At.
+type AdmittedCount struct {
+	Event    string
+	Sent, At time.Time
+	Total    int64
 }
 
 // AdminChange is one admin PUT of an event's configuration the nemesis
@@ -219,6 +228,7 @@ type History struct {
 	Gaps       []Gap
 	Holders    []Holders
 	Lines      []Line
+	Counts     []AdmittedCount
 	Faults     []Fault
 	Canaries   []Canary
 	Readiness  []Ready
@@ -246,6 +256,7 @@ func (h *History) AddConnect(v Connect)     { add(h, &h.Connects, v) }
 func (h *History) AddGap(v Gap)             { add(h, &h.Gaps, v) }
 func (h *History) AddHolders(v Holders)     { add(h, &h.Holders, v) }
 func (h *History) AddLine(v Line)           { add(h, &h.Lines, v) }
+func (h *History) AddCount(v AdmittedCount) { add(h, &h.Counts, v) }
 func (h *History) AddFault(v Fault)         { add(h, &h.Faults, v) }
 func (h *History) AddCanary(v Canary)       { add(h, &h.Canaries, v) }
 func (h *History) AddReady(v Ready)         { add(h, &h.Readiness, v) }

@@ -14,7 +14,7 @@ import (
 // its config record in the log after the first's, so no rebuild brings the
 // first back).
 type settings struct {
-	capacity, open []candidate
+	capacity, open, rate []candidate
 }
 
 // candidate is one value a field was set to: possible from sent on, until
@@ -39,6 +39,7 @@ func settingsOf(spec EventSpec, all []AdminChange) settings {
 	}
 	return settings{
 		capacity: candidates(spec.Capacity, changes, func(a AdminChange) (int64, bool) { return a.Capacity, a.Capacity >= 0 }),
+		rate:     candidates(spec.Rate, changes, func(a AdminChange) (int64, bool) { return a.Rate, a.Rate >= 0 }),
 		open: candidates(open, changes, func(a AdminChange) (int64, bool) {
 			if a.State == "" {
 				return 0, false

@@ -30,6 +30,7 @@ func (r *Report) Markdown() string {
 	}
 	row("samples over the capacity in force", len(r.OverCapacity))
 	row("holders rising past the capacity in force, or while paused", len(r.AdmittedOver))
+	row(fmt.Sprintf("events admitting more than the rate in force allows (%d windows checked)", r.RateWindows), len(r.OverRate))
 	row("requests reaching the origin without a valid admission", len(r.Unadmitted))
 	row("most admitted visitors at the origin at once", r.OriginMax)
 	row("moments the origin saw more visitors than the capacity in force", len(r.OriginOver))

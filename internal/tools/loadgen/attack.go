@@ -16,6 +16,7 @@ import (
 
 	"github.com/waitq/waitq/internal/challenge"
 	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/testkit/testclient"
 )
@@ -33,7 +34,7 @@ func (c *attackConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.places, "places", 1000, "places the script tries to take in each step")
 	fs.DurationVar(&c.budget, "budget", 20*time.Second, "longest each step runs")
 	fs.IntVar(&c.workers, "workers", 2, "the script's concurrent visitors (its solver uses one core each)")
-	fs.StringVar(&c.bits, "bits", "0,12,16,18,20", "challenge difficulties to try, comma-separated (0: no challenge)")
+	fs.StringVar(&c.bits, "bits", "0,12,16,18", "challenge difficulties to try, comma-separated (0: no challenge)")
 }
 
 func (c *attackConfig) validate() error {
@@ -45,8 +46,8 @@ func (c *attackConfig) validate() error {
 	c.steps = nil
 	for _, f := range strings.Split(c.bits, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 || n > 20 {
-			errs = append(errs, fmt.Errorf("-bits %q: each must be 0 to 20", c.bits))
+		if err != nil || n < 0 || n > queue.MaxChallengeDifficulty {
+			errs = append(errs, fmt.Errorf("-bits %q: each must be 0 to %d", c.bits, queue.MaxChallengeDifficulty))
 			break
 		}
 		c.steps = append(c.steps, n)

@@ -24,9 +24,9 @@ import (
 
 // Fixed settings of "loadgen guard".
 const (
-	guardEvent  = "bench-guard"
-	guardPage   = "/product/1" // a protected path
-	maxGateBody = 1 << 20
+	guardEvent   = "bench-guard"
+	guardPage    = "/product/1" // a protected path
+	maxGuardBody = 1 << 20
 )
 
 // guardConfig are the settings of "loadgen guard".
@@ -60,8 +60,8 @@ func (c *guardConfig) validate() error {
 	if c.originCPU < 0 || c.originCPU > time.Second {
 		errs = append(errs, fmt.Errorf("-origin-cpu %s: must be between 0 and 1s", c.originCPU))
 	}
-	if c.body < 0 || c.body > maxGateBody {
-		errs = append(errs, fmt.Errorf("-body %d: must be between 0 and %d", c.body, maxGateBody))
+	if c.body < 0 || c.body > maxGuardBody {
+		errs = append(errs, fmt.Errorf("-body %d: must be between 0 and %d", c.body, maxGuardBody))
 	}
 	return errors.Join(errs...)
 }
@@ -130,9 +130,9 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	passed, toLine := guardOutcomes(ctx, guardBase)
 
 	fmt.Fprintln(stdout)
-	printGateRow(stdout, &gated)
-	printGateRow(stdout, &bare)
-	printGateRow(stdout, &direct)
+	printGuardRow(stdout, &gated)
+	printGuardRow(stdout, &bare)
+	printGuardRow(stdout, &direct)
 	report.Ratio(stdout, "through-guard/origin", gated.rate(), direct.rate())
 	report.Ratio(stdout, "through-guard/bare-proxy", gated.rate(), bare.rate())
 	report.Ratio(stdout, "bare-proxy/origin", bare.rate(), direct.rate())
@@ -292,8 +292,8 @@ func guardOutcomes(ctx context.Context, guardBase string) (passed, toLine string
 	return passed, toLine
 }
 
-// printGateRow prints one measured target.
-func printGateRow(w io.Writer, r *result) {
+// printGuardRow prints one measured target.
+func printGuardRow(w io.Writer, r *result) {
 	fmt.Fprintf(w, "guard   %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
 		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
 		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
