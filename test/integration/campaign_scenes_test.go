@@ -133,7 +133,8 @@ func (c *campaign) adminScene(st chaos.Step) {
 }
 
 // putEvent sends an admin PUT of body through either producer-api until one
-// answers 200 (at most ten tries, a second apart), each try in the history.
+// answers 200 (tries a second apart for at most a minute), each try in the
+// history.
 func (c *campaign) putEvent(event, body string) error {
 	var fields struct {
 		Capacity       *int64  `json:"capacity"`
@@ -145,7 +146,11 @@ func (c *campaign) putEvent(event, body string) error {
 	}
 	hc := &http.Client{Timeout: 5 * time.Second}
 	var last string
-	for attempt := range 10 {
+	// Tried for up to a minute, as an operator would: a scene that gave up
+	// on changing the capacity back left the event at a quarter of it for
+	// the rest of a 30-minute run, and the line never drained.
+	deadline := time.Now().Add(time.Minute)
+	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		p := c.producers[attempt%len(c.producers)]
 		a := chaos.AdminChange{Event: event, Sent: time.Now(), Outcome: chaos.NoAnswer, Capacity: -1, Rate: -1}
 		if fields.Capacity != nil {
@@ -182,5 +187,5 @@ func (c *campaign) putEvent(event, body string) error {
 		last = string(a.Outcome) + " " + last
 		time.Sleep(time.Second)
 	}
-	return fmt.Errorf("PUT %s %s: no 200 in ten tries, the last %s", event, body, last)
+	return fmt.Errorf("PUT %s %s: no 200 in a minute of tries, the last %s", event, body, last)
 }
