@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,10 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	res.loadBytes = mem1 - mem0
 
 	slices := sliceUsers(ev, run, cfg.waiting)
+	script0, err := scriptTime(ctx, node)
+	if err != nil {
+		return res, err
+	}
 	cpu0, err := serverCPU(ctx, node)
 	if err != nil {
 		return res, err
@@ -114,6 +119,13 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 		return res, err
 	}
 	res.cpu = cpu1 - cpu0
+	if script1, err := scriptTime(ctx, node); err == nil {
+		// Where the CPU went: inside the scripts, or around them (the
+		// protocol, the sockets).
+		fmt.Fprintf(stderr, "statuses: %.3f µs per user and round inside the scripts (INFO commandstats), of %.3f in all\n",
+			float64((script1-script0).Microseconds())/float64(cfg.waiting)/float64(cfg.rounds),
+			res.cpu.Seconds()*1e6/float64(cfg.waiting)/float64(cfg.rounds))
+	}
 	mem2, err := usedMemory(ctx, node)
 	if err != nil {
 		return res, err
@@ -287,4 +299,26 @@ func usedMemory(ctx context.Context, node *redis.Client) (int64, error) {
 		return 0, fmt.Errorf("INFO memory used_memory %q: %w", info["used_memory"], err)
 	}
 	return n, nil
+}
+
+// scriptTime returns the time the server spent running scripts (EVALSHA
+// and EVAL) since its statistics were last reset: INFO commandstats.
+func scriptTime(ctx context.Context, node *redis.Client) (time.Duration, error) {
+	info, err := redisInfo(ctx, node, "commandstats")
+	if err != nil {
+		return 0, err
+	}
+	var total time.Duration
+	for _, cmd := range []string{"cmdstat_evalsha", "cmdstat_eval"} {
+		for field := range strings.SplitSeq(info[cmd], ",") {
+			if v, ok := strings.CutPrefix(field, "usec="); ok {
+				us, err := strconv.ParseInt(v, 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("INFO commandstats %s %q: %w", cmd, info[cmd], err)
+				}
+				total += time.Duration(us) * time.Microsecond
+			}
+		}
+	}
+	return total, nil
 }
