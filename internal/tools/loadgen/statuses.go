@@ -98,10 +98,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	res.loadBytes = mem1 - mem0
 
 	slices := sliceUsers(ev, run, cfg.waiting)
-	script0, err := scriptTime(ctx, node)
-	if err != nil {
-		return res, err
-	}
+	script0, scriptErr := scriptTime(ctx, node) // for a progress line only
 	cpu0, err := serverCPU(ctx, node)
 	if err != nil {
 		return res, err
@@ -119,7 +116,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 		return res, err
 	}
 	res.cpu = cpu1 - cpu0
-	if script1, err := scriptTime(ctx, node); err == nil {
+	if script1, err := scriptTime(ctx, node); err == nil && scriptErr == nil {
 		// Where the CPU went: inside the scripts, or around them (the
 		// protocol, the sockets).
 		fmt.Fprintf(stderr, "statuses: %.3f µs per user and round inside the scripts (INFO commandstats), of %.3f in all\n",
