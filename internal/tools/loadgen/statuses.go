@@ -76,8 +76,11 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 		return res, err
 	}
 	e := queue.Event{ID: ev, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
-	if _, err := store.PutEvent(ctx, e); err != nil {
+	switch created, err := store.PutEvent(ctx, e); {
+	case err != nil:
 		return res, err
+	case !created:
+		return res, fmt.Errorf("event %s was there already: a measurement takes a fresh event", ev)
 	}
 	if !cfg.keep {
 		defer func() {
