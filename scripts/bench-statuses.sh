@@ -27,6 +27,7 @@ rs=
 trap 'rm -rf "$tmp"; [ -n "$rs" ] && kill "$rs" 2>/dev/null || true' EXIT
 
 lines=()
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 for n in "${waiting[@]}"; do
   for r in "${rounds[@]}"; do
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
@@ -50,6 +51,7 @@ mkdir -p "$(dirname "$out")"
   echo "\`loadgen statuses -waiting N -rounds R\` against it (docs/performance.md, [status rounds](../docs/performance.md#what-a-status-round-costs-redis))."
   echo
   echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) of memory, $(uname -sr); other work may share the cores"
+  echo "- load average (1, 5, 15 min) $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end: work besides the measurement inflates the CPU figures (cache, preemption)"
   echo "- redis-server $(redis-server --version | grep -oE 'v=[^ ]+' | cut -d= -f2), $(go version | cut -d' ' -f3-4)"
   echo
   echo "| waiting | rounds | Redis CPU µs per user and round | wall ms per round | Redis bytes per waiting user | the same with presence marks |"
