@@ -22,15 +22,21 @@
 //	loadgen attack  a script taking places in a line: places a minute and
 //	                solver CPU-seconds a place with no challenge, each
 //	                difficulty, and join tokens required
+//	loadgen statuses Redis CPU per waiting user and status round, and Redis
+//	                bytes per waiting user, for one event of -waiting users
+//	                in a Redis given by -redis (issue 30's measurement)
 //
-// By default every part runs on this machine: an in-process kfake broker, a
-// redis-server child process on a free loopback port and, for joins,
-// producer-api in-process (guard: the origin, the keys and waitq-guard
-// in-process; admit and adaptive: every service in-process); sockets
-// starts a ws-gateway binary as a child process. All traffic stays on the loopback network 127.0.0.0/8. Every loop
-// is bounded in count and in time; Ctrl-C stops the run and cleans up. The
-// numbers are measurements for a report, not pass/fail assertions. The
-// measurements live in internal/tools/loadgen; this file only wires them.
+// Except for statuses, which measures the Redis its -redis names (and
+// deletes its event afterwards), every part runs on this machine by
+// default: an in-process kfake broker, a redis-server child process on a
+// free loopback port and, for joins, producer-api in-process (guard: the
+// origin, the keys and waitq-guard in-process; admit and adaptive: every
+// service in-process); sockets starts a ws-gateway binary as a child
+// process, and all their traffic stays on the loopback network
+// 127.0.0.0/8. Every loop is bounded in count and in time; Ctrl-C stops the
+// run and cleans up. The numbers are measurements for a report, not
+// pass/fail assertions. The measurements live in internal/tools/loadgen;
+// this file only wires them.
 package main
 
 import (
@@ -74,6 +80,7 @@ func commands() []command {
 		{"guard", loadgen.RunGuard, "pages/s of admitted clients through waitq-guard next to the origin"},
 		{"adaptive", loadgen.RunAdaptive, "adaptive admission against a fixed rate at a shop of unknown capacity; a chart"},
 		{"attack", loadgen.RunAttack, "places a script takes a minute, and their price, with no challenge, each difficulty, join tokens"},
+		{"statuses", loadgen.RunStatuses, "Redis CPU per waiting user and status round, and bytes per waiting user, in the Redis given"},
 	}
 }
 

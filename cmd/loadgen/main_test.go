@@ -19,6 +19,7 @@ commands:
   guard    pages/s of admitted clients through waitq-guard next to the origin
   adaptive adaptive admission against a fixed rate at a shop of unknown capacity; a chart
   attack   places a script takes a minute, and their price, with no challenge, each difficulty, join tokens
+  statuses Redis CPU per waiting user and status round, and bytes per waiting user, in the Redis given
 
 Run "loadgen <command> -h" for the command's flags.
 `

@@ -22,7 +22,9 @@
 // stream: its handler and transport), conn.go (one
 // subscription: its frames in order, closing, keep-alives, the write
 // watchdog), writers.go (the write workers), hub.go (the sockets by user,
-// in slices), status.go (greetings, status rounds and polls), monitor.go
+// in slices), round.go (what a status round does with Redis: the slicing,
+// the slices' pacing and the reads, exported for loadgen statuses),
+// status.go (greetings, status rounds and polls), monitor.go
 // (the slot monitor's ticks, and notifyAdmitted's callers), actions.go (leave and release over
 // WebSocket and HTTP), entry.go (entry tokens: verify and the JWKS),
 // frames.go (the frames and states of the contract).

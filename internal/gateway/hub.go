@@ -1,16 +1,13 @@
 package gateway
 
-import (
-	"hash/maphash"
-	"sync"
-)
+import "sync"
 
 const hubShards = 64
 
 // hub registers the open sockets, sharded by user so that connects and
 // disconnects of many users do not contend on one lock.
 type hub struct {
-	seed   maphash.Seed
+	slicer Slicer
 	shards [hubShards]hubShard
 }
 
@@ -22,7 +19,7 @@ type hubShard struct {
 type userKey struct{ event, user string }
 
 func newHub() *hub {
-	h := &hub{seed: maphash.MakeSeed()}
+	h := &hub{slicer: NewSlicer()}
 	for i := range h.shards {
 		h.shards[i].conns = map[userKey][]*conn{}
 	}
@@ -30,7 +27,7 @@ func newHub() *hub {
 }
 
 func (h *hub) shard(k userKey) *hubShard {
-	return &h.shards[maphash.String(h.seed, k.event+"\x00"+k.user)%hubShards]
+	return &h.shards[h.slicer.shard(k.event, k.user)]
 }
 
 func (h *hub) add(c *conn) {
@@ -69,10 +66,10 @@ func (h *hub) user(event, user string) []*conn {
 	return append([]*conn(nil), s.conns[k]...)
 }
 
-// eachInSlice calls f for every socket of slice j of statusSlices, one
+// eachInSlice calls f for every socket of slice j of StatusSlices, one
 // shard locked at a time; f must not block.
 func (h *hub) eachInSlice(j int, f func(*conn)) {
-	per := hubShards / statusSlices
+	per := hubShards / StatusSlices
 	h.eachIn(j*per, (j+1)*per, f)
 }
 

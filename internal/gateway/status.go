@@ -3,12 +3,10 @@ package gateway
 import (
 	"context"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/pkg/entry"
@@ -52,31 +50,16 @@ func (s *Server) greetLoop(ctx context.Context) {
 	}
 }
 
-// statusSlices is how many slices a status round has: each slice is
-// hubShards/statusSlices shards of the hub, read from Redis and written on
-// its own, at its own offset within the round's spread. Spreading keeps one
-// instant from carrying every socket's frame (what made frames late), and
-// each slice's read covers only its users, so a frame is as fresh as the
-// slice's read.
-const statusSlices = 16
-
 // statusLoop runs a status round every StatusInterval until ctx ends.
 func (s *Server) statusLoop(ctx context.Context) {
 	every(ctx, s.cfg.StatusInterval, func(ctx context.Context) { s.statusRound(ctx, s.cfg.StatusSpread) })
 }
 
 // statusRound sends every conn its status, slice after slice, the slices
-// spread evenly over spread (0: one after another at once), and starts the
-// keep-alives that are due.
+// spread evenly over spread (0: one after another at once, RunRound), and
+// starts the keep-alives that are due.
 func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
-	if spread < statusSlices*time.Millisecond {
-		spread = 0 // slices under a millisecond apart: timer wake-ups for nothing
-	}
-	begin := time.Now()
-	for j := range statusSlices {
-		if !clock.SleepUntil(ctx, begin.Add(spread*time.Duration(j)/statusSlices)) {
-			return
-		}
+	RunRound(ctx, spread, func(j int) {
 		start := time.Now()
 		// One pass over the slice: its conns by event, and the keep-alives
 		// that are due (started without blocking).
@@ -88,49 +71,44 @@ func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
 		})
 		s.pushAll(ctx, groups)
 		s.metrics.statusRound.Observe(time.Since(start).Seconds())
-	}
+	})
 }
 
 // pushAll reads each event's users in one round trip, a few events at a
-// time, and hands their frames to the write workers.
+// time (ReadEvents), and hands their frames to the write workers.
 func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
+	users := make(map[string][]string, len(groups))
+	index := make(map[string]map[string]int, len(groups)) // event -> user -> place in users
 	for ev, conns := range groups {
-		sem <- struct{}{}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			s.pushEvent(ctx, ev, conns)
-		})
+		idx := make(map[string]int, len(conns))
+		us := make([]string, 0, len(conns))
+		for _, c := range conns {
+			if _, ok := idx[c.userID]; !ok {
+				idx[c.userID] = len(us)
+				us = append(us, c.userID)
+			}
+		}
+		users[ev], index[ev] = us, idx
 	}
-	wg.Wait()
+	ReadEvents(ctx, s.store, users, s.cfg.StatusInterval, s.now, func(ev string, b queue.StatusBatch, nowMs int64, err error) {
+		s.metrics.roundTrips.Inc()
+		if err != nil {
+			s.metrics.statusErrors.Inc()
+			s.log.Warn("status read failed", "event", ev, "users", len(users[ev]), "err", err)
+			return
+		}
+		e := s.eventOf(ctx, ev)
+		p := s.admissionPace(e, ev, b, nowMs)
+		for _, c := range groups[ev] {
+			i := index[ev][c.userID]
+			s.deliver(c, e, b.Places[i], slotOf(b, i), b.Total, p, nowMs)
+		}
+	})
 }
 
+// pushEvent is pushAll for the conns of one event.
 func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
-	index := make(map[string]int, len(conns))
-	users := make([]string, 0, len(conns))
-	for _, c := range conns {
-		if _, ok := index[c.userID]; !ok {
-			index[c.userID] = len(users)
-			users = append(users, c.userID)
-		}
-	}
-	nowMs := s.now().UnixMilli()
-	rctx, cancel := context.WithTimeout(ctx, s.cfg.StatusInterval)
-	b, err := s.store.Status(rctx, ev, users, nowMs)
-	cancel()
-	s.metrics.roundTrips.Inc()
-	if err != nil {
-		s.metrics.statusErrors.Inc()
-		s.log.Warn("status read failed", "event", ev, "users", len(users), "err", err)
-		return
-	}
-	e := s.eventOf(ctx, ev)
-	p := s.admissionPace(e, ev, b, nowMs)
-	for _, c := range conns {
-		i := index[c.userID]
-		s.deliver(c, e, b.Places[i], slotOf(b, i), b.Total, p, nowMs)
-	}
+	s.pushAll(ctx, map[string][]*conn{ev: conns})
 }
 
 // deliver hands c its status frame, and its admitted frame the first time

@@ -6,11 +6,16 @@
 // pipelined ZADDs), lag (join → visible-in-line lag at a fixed offered rate)
 // sockets (WebSockets, or SSE streams, one ws-gateway process holds with
 // every status frame on time), admit (join → admitted, release → next admitted), guard
-// (pages/s of admitted clients through waitq-guard next to the origin) and
+// (pages/s of admitted clients through waitq-guard next to the origin),
 // adaptive (visitors at the demo shop through waitq-guard, the admission
 // rate following the guard's health reports against a fixed rate; it also
 // writes a chart and the samples, adaptive_report.go, drawn with package
-// internal/tools/svgchart). Each Run function takes the subcommand's flags,
+// internal/tools/svgchart), attack (places a script takes, and their price)
+// and statuses (issue 30's measurement, against the Redis it is given: the
+// server's CPU per waiting user and status round, read as a gateway's round
+// reads through package gateway's round.go, and its memory per waiting
+// user; its settings and its line in statuses_config.go; it prints that one
+// line and no table). Each Run function takes the subcommand's flags,
 // prints its table to stdout and its progress to stderr; the rows
 // scripts/bench*.sh parse (summary, joins, sockets, status) keep their
 // format.

@@ -56,11 +56,25 @@ type config interface {
 	line() string
 }
 
-// begin reads the flags of "loadgen <command>" from args into c and prints
-// the head of the command's table to stdout: the machine and the settings.
-// It returns false when the run ends there: with nil when -h asked for the
-// flags' help (printed to stderr), else with what is wrong with the flags.
+// begin reads the flags of "loadgen <command>" from args into c (parseFlags)
+// and prints the head of the command's table to stdout: the machine and the
+// settings. It returns false when the run ends there: with nil when -h asked
+// for the flags' help (printed to stderr), else with what is wrong with the
+// flags.
 func begin(command string, c config, args []string, stdout, stderr io.Writer) (bool, error) {
+	if ok, err := parseFlags(command, c, args, stderr); !ok {
+		return false, err
+	}
+	report.Machine(stdout, command)
+	fmt.Fprintf(stdout, "settings %s\n", c.line())
+	return true, nil
+}
+
+// parseFlags reads the flags of "loadgen <command>" from args into c and
+// validates them. It returns false when the run ends there: with nil when
+// -h asked for the flags' help (printed to stderr), else with what is
+// wrong with the flags.
+func parseFlags(command string, c config, args []string, stderr io.Writer) (bool, error) {
 	fs := flag.NewFlagSet("loadgen "+command, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	c.bind(fs)
@@ -74,10 +88,5 @@ func begin(command string, c config, args []string, stdout, stderr io.Writer) (b
 	if errors.Is(err, flag.ErrHelp) {
 		return false, nil
 	}
-	if err != nil {
-		return false, err
-	}
-	report.Machine(stdout, command)
-	fmt.Fprintf(stdout, "settings %s\n", c.line())
-	return true, nil
+	return err == nil, err
 }

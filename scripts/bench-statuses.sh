@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# Measures what a status round costs Redis on the current status path
+# (issue 30): for each count of WAITING users and each count of ROUNDS, a
+# fresh redis-server child on a free loopback port, then
+#   loadgen statuses -redis redis://127.0.0.1:PORT/0 -waiting N -rounds R
+# which loads the line through Store.Ingest, runs R status rounds as a
+# gateway's and prints one line (Redis CPU µs per user and round from INFO
+# cpu, wall ms per round, Redis bytes per waiting user from INFO memory).
+# Writes bench/statuses.md (OUT=... for another file): the machine, the
+# redis-server version, the date and the lines. Progress goes to stderr.
+#
+#   WAITING='100000 1000000' ROUNDS='1 4' bash scripts/bench-statuses.sh
+#
+# A line of 10M users needs about 5 GB of Redis and a few minutes to load:
+# WAITING=10000000 runs it too.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
+ensure_redis && build_loadgen
+
+read -r -a waiting <<<"${WAITING:-100000 1000000}"
+read -r -a rounds <<<"${ROUNDS:-1 4}"
+out="${OUT:-bench/statuses.md}"
+tmp=$(mktemp -d)
+rs=
+trap 'rm -rf "$tmp"; [ -n "$rs" ] && kill "$rs" 2>/dev/null || true' EXIT
+
+lines=()
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+for n in "${waiting[@]}"; do
+  for r in "${rounds[@]}"; do
+    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
+    rs=$!
+    for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    log "loadgen statuses -waiting $n -rounds $r (redis-server on port $port)"
+    lines+=("$(bin/loadgen statuses -redis "redis://127.0.0.1:$port/0" -waiting "$n" -rounds "$r")")
+    echo "${lines[-1]}" >&2
+    kill "$rs"
+    wait "$rs" 2>/dev/null || true
+    rs=
+  done
+done
+
+mkdir -p "$(dirname "$out")"
+{
+  echo "# Status rounds: Redis CPU and memory per waiting user"
+  echo
+  echo "Written by \`scripts/bench-statuses.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): one fresh redis-server child per line,"
+  echo "\`loadgen statuses -waiting N -rounds R\` against it (docs/performance.md, [status rounds](../docs/performance.md#what-a-status-round-costs-redis))."
+  echo
+  echo "- machine: $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), $(awk '/MemTotal/ {printf "%.0f GiB", $2 / 1048576}' /proc/meminfo) of memory, $(uname -sr); other work may share the cores"
+  echo "- load average (1, 5, 15 min) $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end: work besides the measurement inflates the CPU figures (cache, preemption)"
+  echo "- redis-server $(redis-server --version | grep -oE 'v=[^ ]+' | cut -d= -f2), $(go version | cut -d' ' -f3-4)"
+  echo
+  echo "| waiting | rounds | Redis CPU µs per user and round | wall ms per round | Redis bytes per waiting user | the same with presence marks |"
+  echo "|---:|---:|---:|---:|---:|---:|"
+  for l in "${lines[@]}"; do
+    # shellcheck disable=SC2001
+    echo "$l" | sed -E 's/^statuses: waiting=([^ ]+) rounds=([^ ]+) redis_cpu_us_per_user_round=([^ ]+) wall_ms_per_round=([^ ]+) redis_bytes_per_user=([^ ]+) redis_bytes_per_user_with_presence=([^ ]+)$/| \1 | \2 | \3 | \4 | \5 | \6 |/'
+  done
+  echo
+  echo "The lines:"
+  echo
+  echo '```'
+  printf '%s\n' "${lines[@]}"
+  echo '```'
+} >"$out"
+log "written to $out"
+cat "$out"
