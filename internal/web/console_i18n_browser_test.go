@@ -137,11 +137,11 @@ func TestConsoleSpeaksOnlyKorean(t *testing.T) {
 		chromedp.SetValue("#cap-event", fixed, chromedp.ByQuery),
 		chromedp.SetValue("#cap-value", "5", chromedp.ByQuery),
 		chromedp.Click(`#capacity-form button`, chromedp.ByQuery),
-		text("#cap-status", fixed+": 이제 열림, 수용 인원 5, 입장 속도 제한 없음."),
+		text("#cap-status", fixed+"의 현재 설정: 열림, 수용 인원 5, 입장 속도 제한 없음."),
 		chromedp.Click(panel(adaptive)+" .edit-adaptive", chromedp.ByQuery),
 		eval(fmt.Sprintf(`document.querySelector("#ad-event").value === %q && document.querySelector("#ad-target").value === "400"`, adaptive)),
 		chromedp.Click("#ad-save", chromedp.ByQuery),
-		text("#ad-status", adaptive+"은(는) 적응형으로 입장합니다: 목표 p95 400ms, 분당 0~600명, 시작 속도 60명."),
+		text("#ad-status", adaptive+"은(는) 이제 적응형 입장입니다: 목표 p95 400ms, 분당 0~600명, 시작은 분당 60명."),
 		chromedp.Evaluate(`document.querySelectorAll("details.guard").forEach((d) => { d.open = true; }); 0`, nil),
 		// The adaptive panel in Korean, word for word where it matters.
 		eval(fmt.Sprintf(`(() => { const p = document.querySelector(%q); return [...p.querySelectorAll("dt")].map((d) => d.textContent).join() === "속도,단계,신호,마지막 단계,마지막 변경,횟수,설정" &&

@@ -143,7 +143,7 @@ i18n.extend({
     "c.n.request_other": "リクエスト {n} 件", "c.n.reporter_other": "報告元 {n} 件", "c.n.change_other": "{n} 回",
     "c.n.increase_other": "増加 {n} 回", "c.n.decrease_other": "減少 {n} 回", "c.n.stop_other": "停止 {n} 回",
     // 保存後のメッセージ。
-    "c.cap.said": "{event} は現在{state}、定員 {capacity}、{rate}です。",
+    "c.cap.said": "{event} の現在の設定: {state}、定員 {capacity}、{rate}。",
     "c.cap.adaptiveRate": "毎分最大 {v} 人入場（適応型）",
     "c.cap.fixedRate": "毎分 {v} 人入場",
     "c.cap.noRate": "入場レートの上限なし",

@@ -143,7 +143,7 @@ i18n.extend({
     "c.n.request_other": "요청 {n}건", "c.n.reporter_other": "보고자 {n}곳", "c.n.change_other": "{n}회",
     "c.n.increase_other": "증가 {n}회", "c.n.decrease_other": "감소 {n}회", "c.n.stop_other": "중지 {n}회",
     // 저장 후 메시지.
-    "c.cap.said": "{event}: 이제 {state}, 수용 인원 {capacity}, {rate}.",
+    "c.cap.said": "{event}의 현재 설정: {state}, 수용 인원 {capacity}, {rate}.",
     "c.cap.adaptiveRate": "분당 최대 {v}명 입장 (적응형)",
     "c.cap.fixedRate": "분당 {v}명 입장",
     "c.cap.noRate": "입장 속도 제한 없음",
@@ -156,7 +156,7 @@ i18n.extend({
     "c.ch.saidAdaptive": "{event}은(는) 참여가 빨라질수록 {min}~{max}비트 챌린지를 요구합니다.",
     "c.jt.saidRequired": "{event}은(는) 참여 토큰이 있어야만 참여할 수 있습니다. {keys}.",
     "c.jt.saidOptional": "{event}은(는) 참여 토큰 없이도 참여할 수 있습니다. {keys}.",
-    "c.ad.said": "{event}은(는) 적응형으로 입장합니다: 목표 p95 {target}ms, 분당 {floor}~{ceiling}명, 시작 속도 {start}명.",
+    "c.ad.said": "{event}은(는) 이제 적응형 입장입니다: 목표 p95 {target}ms, 분당 {floor}~{ceiling}명, 시작은 분당 {start}명.",
     "c.ad.saidOff": "{event}은(는) 다시 고정 속도로 입장합니다: {rate}.",
     "c.ad.noLimit": "속도 제한 없음",
     // 페이지 양식.
