@@ -19,12 +19,13 @@ import (
 // notInTheLanguage is a JS expression listing the words of the console
 // (its text nodes, shown or hidden, and its placeholders, labels and
 // titles) that are not in its language: every run of two or more ASCII
-// letters, once the event ids of ids, template placeholders, URLs and
-// colours are taken out, that is not in allowed (technical identifiers,
-// units, names). Text marked translate="no" (event ids, reason codes,
-// user-entered names) and code is skipped.
-func notInTheLanguage(ids []string, allowed ...string) string {
-	idList, _ := json.Marshal(ids)
+// letters, once the values of asIs (event ids, user-entered names),
+// template placeholders, URLs and colours are taken out, that is not in
+// allowed (technical identifiers, units, names). Text marked
+// translate="no" (event ids, reason codes, user-entered names) and code is
+// skipped.
+func notInTheLanguage(asIs []string, allowed ...string) string {
+	idList, _ := json.Marshal(asIs)
 	words, _ := json.Marshal(allowed)
 	return fmt.Sprintf(`(() => {
 		const ids = %s, allowed = new Set(%s), bad = [];
@@ -74,7 +75,8 @@ func TestConsoleSpeaksOnlyKorean(t *testing.T) {
 	st := startStack(t, "admin-secret")
 	base := testenv.EventID(t)
 	fixed, adaptive, drop := base+"-fixed", base+"-adaptive", base+"-drop"
-	ids := []string{fixed, adaptive, drop}
+	const kid = "shop-1" // a join token key's id, typed in
+	asIs := []string{fixed, adaptive, drop, kid}
 	bg := context.Background()
 	st.sys.CreateEvent(fixed, 2, 1)
 	for i := range 3 {
@@ -98,7 +100,7 @@ func TestConsoleSpeaksOnlyKorean(t *testing.T) {
 	english := func(when string) chromedp.Action {
 		return chromedp.ActionFunc(func(ctx context.Context) error {
 			var bad []string
-			if err := chromedp.Evaluate(notInTheLanguage(ids, consoleIdentifiers...), &bad).Do(ctx); err != nil {
+			if err := chromedp.Evaluate(notInTheLanguage(asIs, consoleIdentifiers...), &bad).Do(ctx); err != nil {
 				return err
 			}
 			if len(bad) > 0 {
@@ -130,7 +132,7 @@ func TestConsoleSpeaksOnlyKorean(t *testing.T) {
 		chromedp.Click(`#challenge-form button`, chromedp.ByQuery),
 		text("#ch-status", fixed+"은(는) 모든 참여에 8비트 챌린지를 요구합니다."),
 		eval(`document.querySelector("#view-door").textContent.startsWith("입구: 고정, 현재 8비트; 발급 0, 풀이 0, 거부 0")`),
-		chromedp.SetValue("#jt-kid", "shop-1", chromedp.ByQuery),
+		chromedp.SetValue("#jt-kid", kid, chromedp.ByQuery),
 		chromedp.SetValue("#jt-material", secret, chromedp.ByQuery),
 		chromedp.Click(`#jointoken-form button[type=submit]`, chromedp.ByQuery),
 		text("#jt-status", fixed+"은(는) 참여 토큰 없이도 참여할 수 있습니다. 키 1개."),
