@@ -113,6 +113,10 @@ func consoleOn(page, lang, token, event string) []chromedp.Action {
 	return []chromedp.Action{
 		chromedp.EmulateViewport(1440, 1150),
 		chromedp.Navigate(page + "/admin.html?lang=" + lang),
+		// The console's script has taken the sign-in form over (its
+		// language switch is filled): a submit before would reload the
+		// page.
+		chromedp.Poll(`document.querySelector("#lang").options.length > 0`, nil, chromedp.WithPollingTimeout(30*time.Second)),
 		chromedp.SetValue("#admin-token", token, chromedp.ByQuery),
 		chromedp.Click(`#auth button`, chromedp.ByQuery),
 		chromedp.WaitVisible("#event-view"),
