@@ -78,9 +78,18 @@ func TestScreenshots(t *testing.T) {
 
 	shot := func(name string, actions ...chromedp.Action) {
 		t.Helper()
-		bctx := screenshotBrowser(t, chrome)
 		var png []byte
-		if err := chromedp.Run(bctx, append(actions, chromedp.Sleep(500*time.Millisecond), chromedp.CaptureScreenshot(&png))...); err != nil {
+		var err error
+		// A second try in a new browser: under the sale's load a page's
+		// script can stall.
+		for range 2 {
+			bctx := screenshotBrowser(t, chrome)
+			if err = chromedp.Run(bctx, append(actions, chromedp.Sleep(500*time.Millisecond), chromedp.CaptureScreenshot(&png))...); err == nil {
+				break
+			}
+			t.Logf("%s: %v; trying again", name, err)
+		}
+		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
 		path := filepath.Join(dir, name)
