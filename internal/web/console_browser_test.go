@@ -20,6 +20,7 @@ import (
 func signIn(page, token string) chromedp.Tasks {
 	return chromedp.Tasks{
 		chromedp.Navigate(page + "/admin.html"),
+		eval(`document.querySelector("#lang").options.length > 0`), // the script has taken the form over
 		chromedp.SetValue("#admin-token", token, chromedp.ByQuery),
 		chromedp.Click(`#auth button`, chromedp.ByQuery),
 		chromedp.WaitVisible("#event-view"),

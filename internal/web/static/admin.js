@@ -8,8 +8,11 @@
 // A change that pauses, resumes, closes, slows, schedules or deletes a sale
 // asks for confirmation first, saying what will happen (settings.js). The
 // console speaks the waiting room page's languages (i18n.js, its own
-// strings in console-i18n.js): ?lang=, else the browser's. The admin
-// token is kept in sessionStorage: for this tab only, never in
+// strings in console-i18n-{en,ko,ja}.js): ?lang=, else the browser's;
+// every text it writes comes from those catalogs, figures and times in the
+// language's formats; event ids, reason codes and the API's own messages
+// are shown as they are (marked translate="no" where they stand alone).
+// The admin token is kept in sessionStorage: for this tab only, never in
 // localStorage.
 "use strict";
 
@@ -33,52 +36,73 @@ function el(tag, text, cls) {
   return e;
 }
 
-// when shows unix ms t in local time.
+// said makes an element of text whose {slots} are filled from nodes (see
+// fill), with a class when given.
+function said(tag, text, nodes, cls) {
+  const e = el(tag, undefined, cls);
+  fill(e, text, nodes);
+  return e;
+}
+
+// word is the word for code (a state, a phase, a reason…) under prefix in
+// the console's language; code itself when the catalogs lack it.
+function word(prefix, code) {
+  const key = `${prefix}.${code}`;
+  const w = i18n.t(key);
+  return w === key ? code : w;
+}
+
+// raw marks e as a value shown as it is (an event id, a code): not text
+// of the console's language.
+function raw(e) {
+  e.translate = false;
+  return e;
+}
+
+// when shows unix ms t as a date and time in the console's language.
 function when(t) {
-  return new Date(t).toLocaleString();
+  return new Date(t).toLocaleString(i18n.lang);
 }
 
+// ms says v ms: "120 ms", "10.0 s".
 function ms(v) {
-  return v >= 1000 ? `${(v / 1000).toFixed(1)} s` : `${v} ms`;
-}
-
-// clock shows unix ms t as a time of day, with the date when not today.
-function clock(t) {
-  const d = new Date(t);
-  return d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString();
+  return v >= 1000 ? i18n.t("c.u.s", { v: i18n.num(v / 1000, 1) }) : i18n.t("c.u.ms", { v: i18n.num(v) });
 }
 
 // age says how long ago d ms is, by this browser's clock.
 function age(d) {
-  if (d < 1000) return "just now";
-  if (d < 60_000) return `${Math.floor(d / 1000)} s ago`;
-  if (d < 3_600_000) return `${Math.floor(d / 60_000)} min ago`;
-  if (d < 86_400_000) return `${Math.floor(d / 3_600_000)} h ago`;
-  return `${Math.floor(d / 86_400_000)} days ago`;
+  if (d < 1000) return i18n.t("c.age.now");
+  const [unit, per] = d < 60_000 ? ["s", 1000] : d < 3_600_000 ? ["min", 60_000] : d < 86_400_000 ? ["h", 3_600_000] : ["d", 86_400_000];
+  return i18n.t(`c.age.${unit}`, { v: Math.floor(d / per) });
 }
 
-// count says n things: "1 stop", "2 stops".
+// count says n things (c.n.<thing>): "1 stop", "2 stops".
 function count(n, thing) {
-  return `${n} ${thing}${n === 1 ? "" : "s"}`;
+  return i18n.t(`c.n.${thing}`, { n });
+}
+
+// list joins texts as the language does.
+function list(texts) {
+  return texts.join(i18n.t("c.list.sep"));
 }
 
 function pct(v) {
-  return `${(100 * v).toFixed(1)} %`;
+  return i18n.t("c.u.pct", { v: i18n.num(100 * v, 1) });
 }
 
 // scheduleCell describes e's schedule: the opening, the pre-queue, the close.
 function scheduleCell(e) {
   const td = el("td");
   if (!e.opensAt && !e.closesAt) {
-    td.textContent = "none";
+    td.textContent = i18n.t("c.sched.none");
     return td;
   }
   const lines = [];
   if (e.opensAt) {
-    lines.push(`opens ${when(e.opensAt)}`);
-    lines.push(e.prequeueSeconds ? `pre-queue ${e.prequeueSeconds} s, from ${when(e.opensAt - 1000 * e.prequeueSeconds)}` : "no pre-queue");
+    lines.push(i18n.t("c.sched.opens", { at: when(e.opensAt) }));
+    lines.push(e.prequeueSeconds ? i18n.t("c.sched.prequeue", { s: e.prequeueSeconds, at: when(e.opensAt - 1000 * e.prequeueSeconds) }) : i18n.t("c.sched.noPrequeue"));
   }
-  lines.push(e.closesAt ? `closes ${when(e.closesAt)}` : "never closes");
+  lines.push(e.closesAt ? i18n.t("c.sched.closes", { at: when(e.closesAt) }) : i18n.t("c.sched.never"));
   for (const l of lines) td.appendChild(el("div", l));
   return td;
 }
@@ -89,21 +113,21 @@ function scheduleCell(e) {
 function drawCell(e) {
   const td = el("td");
   if (!e.draw) {
-    td.textContent = "none";
+    td.textContent = i18n.t("c.draw.none");
     return td;
   }
-  td.appendChild(el("div", `${e.draw.prequeueSize} in the pre-queue`, "prequeue-size"));
-  td.appendChild(el("div", "commitment:"));
+  td.appendChild(el("div", i18n.t("c.draw.size", { v: e.draw.prequeueSize }), "prequeue-size"));
+  td.appendChild(el("div", i18n.t("c.draw.commitment")));
   td.appendChild(el("code", e.draw.commitment, "hash commitment"));
   if (e.draw.seed) {
-    td.appendChild(el("div", "seed:"));
+    td.appendChild(el("div", i18n.t("c.draw.seed")));
     td.appendChild(el("code", e.draw.seed, "hash seed"));
-    const b = el("button", "Export the draw", "secondary export");
+    const b = el("button", i18n.t("c.draw.export"), "secondary export");
     b.type = "button";
     b.addEventListener("click", () => exportDraw(e.eventId));
     td.appendChild(b);
   } else {
-    td.appendChild(el("div", "seed: revealed at the opening", "muted"));
+    td.appendChild(el("div", i18n.t("c.draw.later"), "muted"));
   }
   return td;
 }
@@ -113,9 +137,9 @@ function drawCell(e) {
 function fairnessCell(e) {
   const td = el("td");
   const f = e.fairness || { inversions: 0, ingestDelayMs: { count: 0, p50: 0, p99: 0 } };
-  td.appendChild(el("div", `${f.inversions} inversions`, f.inversions ? "inversions error" : "inversions"));
+  td.appendChild(el("div", i18n.t("c.fair.inversions", { v: f.inversions }), f.inversions ? "inversions error" : "inversions"));
   const d = f.ingestDelayMs;
-  td.appendChild(el("div", d.count ? `ingest delay p50 ≤ ${ms(d.p50)}, p99 ≤ ${ms(d.p99)} (${d.count} joins)` : "no joins ingested", "ingest-delay"));
+  td.appendChild(el("div", d.count ? i18n.t("c.fair.delay", { p50: ms(d.p50), p99: ms(d.p99), v: d.count }) : i18n.t("c.fair.none"), "ingest-delay"));
   return td;
 }
 
@@ -129,9 +153,10 @@ async function refresh() {
     }
     $("admin-error").textContent = "";
     const rows = body.events.map((e) => {
-      const tr = document.createElement("tr");
-      for (const v of [e.eventId, e.state, e.waiting, e.active, e.capacity, e.admittedTotal, rateCell(e), e.phase]) {
-        tr.appendChild(el("td", String(v)));
+      const tr = el("tr");
+      tr.append(raw(el("td", e.eventId)));
+      for (const v of [word("c.st", e.state), e.waiting, e.active, e.capacity, e.admittedTotal, rateCell(e), word("c.ph", e.phase)]) {
+        tr.appendChild(el("td", typeof v === "number" ? i18n.num(v) : v));
       }
       const door = el("td", undefined, "door");
       for (const line of doorText(e)) door.append(el("div", line));
@@ -153,9 +178,9 @@ async function refresh() {
 // rateCell is the events table's rate: the configured one, or an adaptive
 // event's effective rate and ceiling.
 function rateCell(e) {
-  if (!e.adaptive) return e.admitPerMinute || "no limit";
+  if (!e.adaptive) return e.admitPerMinute ? i18n.num(e.admitPerMinute) : i18n.t("c.rate.none");
   const c = e.control;
-  return c && c.phase ? `${c.admitPerMinute} now, adaptive up to ${e.admitPerMinute}` : `adaptive up to ${e.admitPerMinute}`;
+  return c && c.phase ? i18n.t("c.rate.adaptiveNow", { now: c.admitPerMinute, ceiling: e.admitPerMinute }) : i18n.t("c.rate.adaptive", { ceiling: e.admitPerMinute });
 }
 
 // putEvent sends an admin PUT of change to event ev and returns the answer:
@@ -167,9 +192,9 @@ async function putEvent(ev, change) {
       body: JSON.stringify(change),
     });
     const body = await r.json();
-    return { ok: r.ok, body, message: r.ok ? "" : (body.error ? body.error.message : `Error ${r.status}`) };
+    return { ok: r.ok, body, message: r.ok ? "" : (body.error ? body.error.message : i18n.t("c.error", { status: r.status })) };
   } catch (e) {
-    return { ok: false, message: "producer-api cannot be reached." };
+    return { ok: false, message: i18n.t("c.unreachable") };
   }
 }
 
@@ -194,8 +219,9 @@ async function saveCapacity(event) {
   }
   const { ok, body, message } = await putEvent(ev, change);
   if (ok) {
-    const rate = body.adaptive ? `at most ${body.admitPerMinute} admissions a minute (adaptive)` : `${body.admitPerMinute || "no limit on"} admissions a minute`;
-    say($("cap-status"), `${ev} is now ${body.state} with capacity ${body.capacity}, ${rate}.`);
+    const rate = body.adaptive ? i18n.t("c.cap.adaptiveRate", { v: body.admitPerMinute })
+      : body.admitPerMinute ? i18n.t("c.cap.fixedRate", { v: body.admitPerMinute }) : i18n.t("c.cap.noRate");
+    say($("cap-status"), i18n.t("c.cap.said", { event: ev, state: word("c.st", body.state), capacity: body.capacity, rate }));
   } else {
     say($("cap-status"), message, true);
   }
@@ -230,17 +256,17 @@ async function saveSchedule(event) {
     });
     const body = await r.json();
     if (!r.ok) {
-      $("sch-status").textContent = body.error ? body.error.message : `Error ${r.status}`;
+      $("sch-status").textContent = body.error ? body.error.message : i18n.t("c.error", { status: r.status });
       return;
     }
     const from = body.opensAt - 1000 * (body.prequeueSeconds || 0);
     const commitment = el("code", body.draw ? body.draw.commitment : "–", "hash");
     commitment.id = "sch-commitment";
     $("sch-status").replaceChildren(
-      el("span", `${ev} opens ${when(body.opensAt)}; its pre-queue takes joins from ${when(from)}${body.closesAt ? `; it closes ${when(body.closesAt)}` : ""}. The draw's commitment, to publish now: `),
+      el("span", i18n.t("c.sch.said", { event: ev, opens: when(body.opensAt), from: when(from), closes: body.closesAt ? i18n.t("c.sch.saidCloses", { closes: when(body.closesAt) }) : "" })),
       commitment);
   } catch (e) {
-    $("sch-status").textContent = "producer-api cannot be reached.";
+    $("sch-status").textContent = i18n.t("c.unreachable");
     return;
   }
   refresh();
@@ -251,7 +277,7 @@ async function exportDraw(id) {
   const r = await api(`/v1/admin/events/${encodeURIComponent(id)}/draw`);
   const body = await r.json();
   if (!r.ok) {
-    $("admin-error").textContent = body.error ? body.error.message : `Error ${r.status}`;
+    $("admin-error").textContent = body.error ? body.error.message : i18n.t("c.error", { status: r.status });
     return;
   }
   const a = el("a");
@@ -269,17 +295,42 @@ async function exportDraw(id) {
 // stay put.
 const panels = new Map();
 
-// Words for the reasons of a rate change (queue.RateChange.Reason).
-const reasons = {
-  start: "controller started",
-  healthy: "increase: the shop is healthy",
-  latency: "decrease: p95 latency over the target",
-  errors: "decrease: error share over the limit",
-  load: "decrease: load over the limit",
-  no_signal: "no health report",
-  signal_back: "health reports again",
-  ceiling: "the floor or the ceiling moved",
-};
+// reasonCode shows the code of a rate change's reason
+// (queue.RateChange.Reason, the label /metrics counts) as it is, its words
+// in the console's language as its title.
+function reasonCode(code, tag = "span") {
+  const e = raw(el(tag, code, "reason"));
+  e.title = word("c.reason", code);
+  return e;
+}
+
+// details word a change's detail in the console's language: the
+// controller (adaptive.lua) writes it in English around its figures. A
+// detail this page does not know is shown as the API wrote it.
+const details = [
+  [/^adaptive admission starts at (\d+) a minute$/, (m) => i18n.t("c.detail.start", { v: +m[1] })],
+  [/^the bounds are now (\d+) to (\d+) a minute$/, (m) => i18n.t("c.detail.bounds", { floor: +m[1], ceiling: +m[2] })],
+  [/^no health report yet$/, () => i18n.t("c.detail.noReport")],
+  [/^no health report for (\d+) s$/, (m) => i18n.t("c.detail.noReportFor", { v: +m[1] })],
+  [/^(.+); keeping the last rate$/, (m) => i18n.t("c.detail.keeping", { why: detailText(m[1]) })],
+  [/^health reports again; admitting (\d+) a minute$/, (m) => i18n.t("c.detail.back", { v: +m[1] })],
+  [/^([\d.]+)% of requests failed, over ([\d.]+)%$/, (m) => i18n.t("c.detail.errors", { v: pct(m[1] / 100), max: pct(m[2] / 100) })],
+  [/^p95 (\d+) ms, over the target (\d+) ms$/, (m) => i18n.t("c.detail.latency", { v: ms(+m[1]), max: ms(+m[2]) })],
+  [/^load ([\d.]+), over ([\d.]+)$/, (m) => i18n.t("c.detail.load", { v: i18n.num(+m[1], 2), max: i18n.num(+m[2], 2) })],
+  [/^(.+); the rate was in use$/, (m) => i18n.t("c.detail.healthy", { figures: list(m[1].split(", ").map(detailText)) })],
+  [/^p95 (\d+) ms$/, (m) => i18n.t("c.detail.p95", { v: ms(+m[1]) })],
+  [/^([\d.]+)% errors$/, (m) => i18n.t("c.detail.errorShare", { v: pct(m[1] / 100) })],
+  [/^load ([\d.]+)$/, (m) => i18n.t("c.detail.loadIs", { v: i18n.num(+m[1], 2) })],
+  [/^no traffic measured$/, () => i18n.t("c.detail.noTraffic")],
+];
+
+function detailText(d) {
+  for (const [re, words] of details) {
+    const m = re.exec(d || "");
+    if (m) return words(m);
+  }
+  return d;
+}
 
 // svg makes an SVG element with attributes.
 function svg(tag, attrs) {
@@ -311,7 +362,7 @@ function updateAges() {
   for (const s of document.querySelectorAll("#admission-panels [data-at]")) {
     const d = now - Number(s.dataset.at);
     const stale = s.dataset.timeout && d > Number(s.dataset.timeout);
-    s.textContent = age(d) + (stale ? " (too old to count)" : "");
+    s.textContent = stale ? i18n.t("c.age.old", { age: age(d) }) : age(d);
   }
 }
 
@@ -347,7 +398,7 @@ function makePanel(id) {
   const h = el("h3");
   h.id = `adm-${id}`;
   const mode = el("span", "", "badge mode");
-  h.append(el("span", `${id} `), mode);
+  h.append(raw(el("span", `${id} `)), mode);
   root.setAttribute("aria-labelledby", h.id);
   const live = el("div", undefined, "live");
   const edit = el("button", "", "secondary edit-adaptive");
@@ -379,57 +430,58 @@ function updatePanel(p, e) {
 function rateColumn(e) {
   const col = el("div", undefined, "rate-col");
   if (!e.adaptive) {
-    col.append(el("p", e.admitPerMinute
-      ? i18n.t("c.fixed.rate", { rate: String(e.admitPerMinute) })
-      : i18n.t("c.fixed.none"), "fixed"));
+    col.append(el("p", e.admitPerMinute ? i18n.t("c.fixed.rate", { rate: e.admitPerMinute }) : i18n.t("c.fixed.none"), "fixed"));
     return col;
   }
   const a = e.adaptive;
   const c = e.control;
   const dl = el("dl", undefined, "facts");
-  const fact = (term, parts, cls) => {
-    dl.append(el("dt", term), spans("dd", parts, cls));
+  // fact adds a term (its key) and its description: text with its slots
+  // filled from nodes.
+  const fact = (term, text, nodes, cls) => {
+    dl.append(el("dt", i18n.t(term)), said("dd", text, nodes, cls));
   };
-  const ceiling = el("span", String(e.admitPerMinute), "ceiling");
-  const floor = el("span", String(a.minAdmitPerMinute), "floor");
+  const ceiling = el("span", i18n.num(e.admitPerMinute), "ceiling");
+  const floor = el("span", i18n.num(a.minAdmitPerMinute), "floor");
   if (!c || !c.phase) {
-    col.append(el("p", `Controller not started yet: no admission step has run. The slot monitor (ws-gateway) starts it at ${a.startAdmitPerMinute} a minute.`, "notice not-started"));
-    fact("Bounds", ["floor ", floor, ", ceiling ", ceiling, " a minute"]);
+    col.append(el("p", i18n.t("c.ctl.notStarted", { start: a.startAdmitPerMinute }), "notice not-started"));
+    fact("c.fact.bounds", i18n.t("c.ctl.bounds"), { floor, ceiling });
   } else {
-    const parts = [el("span", String(c.admitPerMinute), "effective"), " a minute now; floor ", floor, ", ceiling ", ceiling];
-    if (c.admitPerMinute !== c.rate) parts.push(`; the controller's rate ${c.rate} resumes when reports come back`);
-    fact("Rate", parts, "rate-now");
-    fact("Phase", [c.phase === "start"
-      ? "start: the rate doubles while the shop is healthy"
-      : `steady: +${a.increasePerStep} a step while healthy, ×${a.decreaseFactor} when over a limit`], "phase");
+    const effective = el("span", i18n.num(c.admitPerMinute), "effective");
+    const resumes = c.admitPerMinute !== c.rate ? i18n.t("c.ctl.resumes", { rate: c.rate }) : "";
+    fact("c.fact.rate", i18n.t("c.ctl.rate") + resumes, { effective, floor, ceiling }, "rate-now");
+    fact("c.fact.phase", c.phase === "start" ? i18n.t("c.ctl.start")
+      : i18n.t("c.ctl.steady", { inc: a.increasePerStep, factor: a.decreaseFactor }), {}, "phase");
   }
-  fact("Signal", signalParts(e), "signal");
+  fact("c.fact.signal", ...signalParts(e), "signal");
   if (c && c.signal) {
     const s = c.signal;
     const lines = [
       limit("p95", s.p95Ms, a.targetLatencyMs, (v) => ms(Math.round(v)), "target"),
       limit("errors", s.errorRate, a.maxErrorRate, pct, "max"),
-      limit("load", s.load, a.maxLoad, (v) => v.toFixed(2), "max"),
+      limit("load", s.load, a.maxLoad, (v) => i18n.num(v, 2), "max"),
     ];
     const over = [];
     if (s.requests !== undefined) over.push(count(s.requests, "request"));
-    if (s.windowMs) over.push(`a ${ms(s.windowMs)} window`);
+    if (s.windowMs) over.push(i18n.t("c.ctl.window", { v: ms(s.windowMs) }));
     if (s.reporters) over.push(count(s.reporters, "reporter"));
     const dd = spans("dd", lines, "last-step");
-    dd.append(el("div", `at ${clock(c.signalAt)}${over.length ? `, over ${over.join(", ")}` : ""}`, "muted"));
-    dl.append(el("dt", "Last step"), dd);
+    const time = i18n.time(c.signalAt);
+    dd.append(el("div", over.length ? i18n.t("c.ctl.atOver", { time, list: list(over) }) : i18n.t("c.ctl.at", { time }), "muted"));
+    dl.append(el("dt", i18n.t("c.fact.step")), dd);
   } else if (c && c.phase) {
-    fact("Last step", ["no step has used a report yet"], "last-step");
+    fact("c.fact.step", i18n.t("c.ctl.noStep"), {}, "last-step");
   }
   if (c && c.reason) {
-    const reason = el("span", c.reason, "reason");
-    reason.title = reasons[c.reason] || "";
-    fact("Last change", [reason, ` — ${c.detail}, at ${clock(c.changedAt)}`], "last-change");
+    fact("c.fact.change", i18n.t("c.ctl.change", { detail: detailText(c.detail), time: i18n.time(c.changedAt) }),
+      { reason: reasonCode(c.reason) }, "last-change");
   }
   if (c && c.phase) {
-    fact("Counters", [`${count(c.increases, "increase")}, ${count(c.decreases, "decrease")}, ${count(c.stops, "stop")} for want of reports`], "counters");
+    fact("c.fact.counters", i18n.t("c.ctl.counters", {
+      increases: count(c.increases, "increase"), decreases: count(c.decreases, "decrease"), stops: count(c.stops, "stop"),
+    }), {}, "counters");
   }
-  fact("Settings", [settingsText(a)], "settings");
+  fact("c.fact.settings", settingsText(a), {}, "settings");
   col.append(dl);
   if (c && c.changes && c.changes.length) {
     const spark = sparkline(c.changes, e.admitPerMinute, a.minAdmitPerMinute);
@@ -439,35 +491,36 @@ function rateColumn(e) {
 }
 
 // signalParts says whether e's controller has its signal: lost (and what
-// that does), or the age of the newest report.
+// that does), or the age of the newest report; a text and its nodes.
 function signalParts(e) {
   const c = e.control;
   const health = e.health || [];
   if (c && c.signalLost) {
-    const what = e.adaptive.onSignalLoss === "keep" ? "keeping the last rate" : "admission stopped";
-    const parts = [el("strong", "lost", "lost"), `: ${what}`];
-    if (health.length) parts.push("; newest report ", since(health[0].at));
-    else parts.push("; no health report yet");
-    return parts;
+    const what = i18n.t(e.adaptive.onSignalLoss === "keep" ? "c.sig.kept" : "c.sig.stopped");
+    const lost = el("strong", i18n.t("c.sig.lost"), "lost");
+    if (health.length) return [i18n.t("c.sig.lostNewest", { what }), { lost, age: since(health[0].at) }];
+    return [i18n.t("c.sig.lostNone", { what }), { lost }];
   }
-  if (!health.length) return ["no health report yet"];
-  return ["newest report ", since(health[0].at, 1000 * e.adaptive.signalTimeoutSeconds)];
+  if (!health.length) return [i18n.t("c.sig.none"), {}];
+  return [i18n.t("c.sig.newest"), { age: since(health[0].at, 1000 * e.adaptive.signalTimeoutSeconds) }];
 }
 
-// limit shows one figure of the last step against its limit, saying in
-// words whether it was over.
-function limit(name, v, max, fmt, word) {
-  if (v === undefined || v === null) return el("div", `${name}: not reported`, "muted");
+// limit shows one figure (c.lim.<name>) of the last step against its
+// limit (c.lim.<bound>), saying in words whether it was over.
+function limit(name, v, max, fmt, bound) {
+  const n = i18n.t(`c.lim.${name}`);
+  if (v === undefined || v === null) return el("div", i18n.t("c.lim.none", { name: n }), "muted");
   const over = v > max;
-  const d = el("div");
-  d.append(`${name} ${fmt(v)} (${word} ${fmt(max)}): `, el("strong", over ? "over" : "within", over ? "over" : "within"));
-  return d;
+  const verdict = el("strong", i18n.t(over ? "c.lim.over" : "c.lim.within"), over ? "over" : "within");
+  return said("div", i18n.t("c.lim.line", { name: n, v: fmt(v), word: i18n.t(`c.lim.${bound}`), max: fmt(max) }), { verdict });
 }
 
 function settingsText(a) {
-  return `target p95 ${ms(a.targetLatencyMs)}, errors at most ${pct(a.maxErrorRate)}, load at most ${a.maxLoad}, ` +
-    `start ${a.startAdmitPerMinute} a minute, +${a.increasePerStep} / ×${a.decreaseFactor} a step of ${ms(a.stepMs)}, ` +
-    `settle at most ${a.maxSettleSeconds} s, signal lost after ${a.signalTimeoutSeconds} s: ${a.onSignalLoss}`;
+  return i18n.t("c.ctl.settings", {
+    target: ms(a.targetLatencyMs), errors: pct(a.maxErrorRate), load: i18n.num(a.maxLoad), start: a.startAdmitPerMinute,
+    inc: a.increasePerStep, factor: a.decreaseFactor, step: ms(a.stepMs), settle: i18n.t("c.u.s", { v: a.maxSettleSeconds }),
+    timeout: i18n.t("c.u.s", { v: a.signalTimeoutSeconds }), loss: word("c.loss", a.onSignalLoss),
+  });
 }
 
 // sparkline draws the effective rate over the changes (newest first), as
@@ -486,7 +539,7 @@ function sparkline(changes, ceiling, floor) {
   values.forEach((v, i) => {
     d += ` V${y(v)} H${((i + 1) * w).toFixed(1)}`;
   });
-  const label = `Effective rate over the last ${count(changes.length, "change")}: from ${values[0]} to ${values[values.length - 1]} a minute, lowest ${lo}, highest ${hi}; ceiling ${ceiling}, floor ${floor}.`;
+  const label = i18n.t("c.spark.label", { changes: count(changes.length, "change"), from: values[0], to: values[values.length - 1], lo, hi, ceiling, floor });
   const s = svg("svg", { viewBox: `0 0 ${W} ${H}`, class: "sparkline", role: "img", "aria-label": label, preserveAspectRatio: "none" });
   const title = svg("title");
   title.textContent = label;
@@ -495,16 +548,17 @@ function sparkline(changes, ceiling, floor) {
     if (b > 0 && b <= top) s.append(svg("line", { x1: 0, x2: W, y1: y(b), y2: y(b), class: "bound" }));
   }
   s.append(svg("path", { d, class: "rate" }));
-  const scale = el("div", `Effective rate, oldest change on the left: 0 to ${hi} a minute${ceiling <= top ? ", ceiling dashed" : ""}${floor > 0 ? ", floor dashed" : ""}.`, "muted spark-scale");
+  const bounds = (ceiling <= top ? i18n.t("c.spark.ceiling") : "") + (floor > 0 ? i18n.t("c.spark.floor") : "");
+  const scale = el("div", i18n.t("c.spark.scale", { hi, bounds }), "muted spark-scale");
   scale.setAttribute("aria-hidden", "true"); // the image's label says it
   return spans("figure", [s, scale], "spark");
 }
 
 function changesTable(changes) {
   const t = el("table", undefined, "changes");
-  t.append(el("caption", "Recent rate changes, newest first"));
+  t.append(el("caption", i18n.t("c.changes.caption")));
   const head = el("tr");
-  for (const h of ["Time", "Rate a minute", "Reason", "Detail"]) {
+  for (const h of ["time", "rate", "reason", "detail"].map((k) => i18n.t(`c.changes.${k}`))) {
     const th = el("th", h);
     th.scope = "col";
     head.append(th);
@@ -513,11 +567,9 @@ function changesTable(changes) {
   const body = el("tbody");
   for (const c of changes) {
     const tr = el("tr");
-    const at = el("td", clock(c.at));
+    const at = el("td", i18n.time(c.at));
     at.title = when(c.at);
-    const reason = el("td", c.reason);
-    reason.title = reasons[c.reason] || "";
-    tr.append(at, el("td", `${c.from} → ${c.to}`), reason, el("td", c.detail));
+    tr.append(at, el("td", `${i18n.num(c.from)} → ${i18n.num(c.to)}`), reasonCode(c.reason, "td"), el("td", detailText(c.detail)));
     body.append(tr);
   }
   t.append(body);
@@ -547,10 +599,11 @@ function reportersColumn(e) {
   for (const r of health) {
     const tr = el("tr");
     tr.dataset.reporter = r.reporter || "default";
-    tr.append(el("td", r.reporter || "default"), spans("td", [since(r.at, timeout)]),
-      el("td", r.windowMs ? ms(r.windowMs) : "instant"), el("td", fig(r.requests, String)),
+    const name = r.reporter ? raw(el("td", r.reporter)) : el("td", i18n.t("c.reports.default"));
+    tr.append(name, spans("td", [since(r.at, timeout)]),
+      el("td", r.windowMs ? ms(r.windowMs) : i18n.t("c.reports.instant")), el("td", fig(r.requests, (v) => i18n.num(v))),
       el("td", fig(r.p95Ms, (v) => ms(Math.round(v)))), el("td", fig(r.errorRate, pct)),
-      el("td", fig(r.load, (v) => v.toFixed(2))));
+      el("td", fig(r.load, (v) => i18n.num(v, 2))));
     body.append(tr);
   }
   t.append(body);
@@ -564,13 +617,13 @@ function reportersColumn(e) {
 function makeGuard(p) {
   const root = el("details", undefined, "guard");
   root.append(el("summary", i18n.t("c.guard.summary")));
-  root.append(el("p", "A guard (or the shop itself) posts health reports with the event's report token instead of the admin token. Keep it secret.", "muted"));
+  root.append(el("p", i18n.t("c.guard.help"), "muted"));
   const tokenCode = el("code", "", "hash report-token");
   tokenCode.id = `token-${p.id}`;
-  const tokenLabel = el("div", "Report token:");
+  const tokenLabel = el("div", i18n.t("c.guard.token"));
   const env = el("pre", "", "guard-env");
   env.id = `guard-env-${p.id}`;
-  const envLabel = el("div", "waitq-guard settings (WAITQ_HEALTH_URL as this page reaches producer-api; give the address the guard reaches it at if that differs):");
+  const envLabel = el("div", i18n.t("c.guard.env"));
   const status = el("p", "", "guard-status");
   status.setAttribute("role", "status");
   const button = (text, cls, fn) => {
@@ -579,9 +632,9 @@ function makeGuard(p) {
     b.addEventListener("click", fn);
     return b;
   };
-  const copyToken = button("Copy the token", "copy-token", () => copy(tokenCode, status));
-  const copyEnv = button("Copy the settings", "copy-settings", () => copy(env, status));
-  const rotate = button("Replace the report token", "rotate-token", () => rotateToken(p.id, status));
+  const copyToken = button(i18n.t("c.guard.copyToken"), "copy-token", () => copy(tokenCode, status));
+  const copyEnv = button(i18n.t("c.guard.copyEnv"), "copy-settings", () => copy(env, status));
+  const rotate = button(i18n.t("c.guard.rotate"), "rotate-token", () => rotateToken(p.id, status));
   root.append(tokenLabel, tokenCode, copyToken, envLabel, env, spans("div", [copyEnv, " ", rotate], "buttons"), status);
   return { root, tokenCode, env, status };
 }
@@ -602,7 +655,7 @@ async function copy(src, status) {
   const text = src.textContent;
   try {
     await navigator.clipboard.writeText(text);
-    say(status, "Copied.");
+    say(status, i18n.t("c.guard.copied"));
     return;
   } catch { /* no clipboard API here: select it */ }
   const range = document.createRange();
@@ -612,7 +665,7 @@ async function copy(src, status) {
   sel.addRange(range);
   let done = false;
   try { done = document.execCommand("copy"); } catch { /* selected at least */ }
-  say(status, done ? "Copied." : "Selected: press Ctrl+C (⌘C) to copy.");
+  say(status, i18n.t(done ? "c.guard.copied" : "c.guard.selected"));
 }
 
 // newReportToken returns 32 random bytes in base64url, as producer-api
@@ -623,9 +676,9 @@ function newReportToken() {
 }
 
 async function rotateToken(id, status) {
-  if (!confirm(`Replace the report token of ${id}? Reports with the current token are refused from now on, until the guards get the new one.`)) return;
+  if (!confirm(i18n.t("c.guard.ask", { event: id }))) return;
   const { ok, message } = await putEvent(id, { reportToken: newReportToken() });
-  say(status, ok ? "The report token was replaced: give the guards the new one." : message, !ok);
+  say(status, ok ? i18n.t("c.guard.rotated") : message, !ok);
   refresh();
 }
 
@@ -644,8 +697,8 @@ function adaptivePlaceholders() {
   const known = events.get($("ad-event").value.trim());
   const ceiling = $("ad-ceiling").value !== "" ? Number($("ad-ceiling").value) : (known ? known.admitPerMinute : 0);
   const floor = Number($("ad-min").value || 0);
-  $("ad-start").placeholder = ceiling > 0 ? `${Math.max(floor, Math.ceil(ceiling / 10))} (a tenth of the ceiling)` : "a tenth of the ceiling";
-  $("ad-increase").placeholder = ceiling > 0 ? `${Math.max(1, Math.ceil(ceiling / 50))} (a fiftieth of the ceiling)` : "a fiftieth of the ceiling";
+  $("ad-start").placeholder = ceiling > 0 ? i18n.t("c.ad.tenthN", { v: Math.max(floor, Math.ceil(ceiling / 10)) }) : i18n.t("c.ad.tenth");
+  $("ad-increase").placeholder = ceiling > 0 ? i18n.t("c.ad.fiftiethN", { v: Math.max(1, Math.ceil(ceiling / 50)) }) : i18n.t("c.ad.fiftieth");
 }
 
 // editAdaptive fills the adaptive form with e's settings and moves there.
@@ -675,7 +728,7 @@ async function saveAdaptive(event) {
   const { ok, body, message } = await putEvent(ev, change);
   if (ok) {
     const s = body.adaptive;
-    say($("ad-status"), `${ev} admits adaptively: target p95 ${s.targetLatencyMs} ms, between ${s.minAdmitPerMinute} and ${body.admitPerMinute} a minute, starting at ${s.startAdmitPerMinute}.`);
+    say($("ad-status"), i18n.t("c.ad.said", { event: ev, target: s.targetLatencyMs, floor: s.minAdmitPerMinute, ceiling: body.admitPerMinute, start: s.startAdmitPerMinute }));
   } else {
     say($("ad-status"), message, true);
   }
@@ -686,7 +739,8 @@ async function adaptiveOff() {
   if (!$("ad-event").reportValidity()) return;
   const ev = $("ad-event").value.trim();
   const { ok, body, message } = await putEvent(ev, { adaptive: null });
-  say($("ad-status"), ok ? `${ev} admits at a fixed rate again: ${body.admitPerMinute ? `${body.admitPerMinute} a minute` : "no rate limit"}.` : message, !ok);
+  const rate = ok && body.admitPerMinute ? i18n.t("c.u.perMinute", { v: body.admitPerMinute }) : i18n.t("c.ad.noLimit");
+  say($("ad-status"), ok ? i18n.t("c.ad.saidOff", { event: ev, rate }) : message, !ok);
   refresh();
 }
 
@@ -700,7 +754,7 @@ function renderView(list) {
   const ids = list.map((e) => e.eventId);
   if (select.options.length !== ids.length || ids.some((id, i) => select.options[i].value !== id)) {
     select.replaceChildren(...ids.map((id) => {
-      const o = el("option", id);
+      const o = raw(el("option", id));
       o.value = id;
       return o;
     }));
@@ -755,7 +809,7 @@ function speak() {
   i18n.apply();
   const select = $("lang");
   select.replaceChildren(...i18n.languages.map((l) => {
-    const o = el("option", catalogs[l]["lang.name"]);
+    const o = raw(el("option", catalogs[l]["lang.name"]));
     o.value = l;
     o.lang = l;
     return o;

@@ -1,7 +1,7 @@
 // waitq's message catalogs and locale formatting for the waiting room page
 // and the operators' console: English, Korean and Japanese. Every text the
 // page shows or announces comes from here; the console's own strings are
-// added by console-i18n.js (i18n.extend). Strings hold {name} slots, filled as text (fill puts
+// added by console-i18n-{en,ko,ja}.js (i18n.extend). Strings hold {name} slots, filled as text (fill puts
 // elements in them, never markup). A key with _one/_other variants is
 // chosen by the plural rules of the language for vars.n.
 "use strict";
@@ -332,7 +332,8 @@ const i18n = {
     });
   },
 
-  num(n) { return new Intl.NumberFormat(this.lang).format(n); },
+  // num formats n in the language; with digits, with that many decimals.
+  num(n, digits) { return new Intl.NumberFormat(this.lang, digits === undefined ? {} : { minimumFractionDigits: digits, maximumFractionDigits: digits }).format(n); },
 
   pct(p) { return new Intl.NumberFormat(this.lang, { style: "percent" }).format(p / 100); },
 
@@ -364,7 +365,7 @@ const i18n = {
   },
 
   // extend adds catalog entries by language ({en: {…}, ko: {…}}): another
-  // page's own strings (the console's, console-i18n.js) on this one
+  // page's own strings (the console's, console-i18n-*.js) on this one
   // mechanism.
   extend(more) {
     for (const [lang, entries] of Object.entries(more)) catalogs[lang] = Object.assign(catalogs[lang] || {}, entries);

@@ -81,7 +81,7 @@ async function savePage(event) {
   const page = {};
   for (const [input, key] of pageFields) if ($(input).value.trim() !== "") page[key] = $(input).value.trim();
   const { ok, body, message } = await putEvent(ev, { page: Object.keys(page).length ? page : null });
-  say($("pg-status"), ok ? (body.page ? `${ev}'s waiting room shows "${body.page.title || ev}" now.` : `${ev}'s waiting room is plain again.`) : message, !ok);
+  say($("pg-status"), ok ? (body.page ? i18n.t("c.page.shows", { event: ev, title: body.page.title || ev }) : i18n.t("c.page.plain", { event: ev })) : message, !ok);
   refresh();
 }
 
@@ -119,9 +119,9 @@ async function saveChallenge(event) {
     if ($("ch-rate").value !== "") policy.joinsPerSecond = Number($("ch-rate").value);
   }
   const { ok, message } = await putEvent(ev, { challenge: policy });
-  const what = !policy ? "asks for no challenge" : mode === "fixed" ? `asks every join for a ${policy.difficulty}-bit challenge`
-    : `asks for ${policy.minDifficulty} to ${policy.maxDifficulty} bits as joins come faster`;
-  say($("ch-status"), ok ? `${ev} ${what}.` : message, !ok);
+  const text = !policy ? i18n.t("c.ch.saidOff", { event: ev }) : mode === "fixed" ? i18n.t("c.ch.saidFixed", { event: ev, bits: policy.difficulty })
+    : i18n.t("c.ch.saidAdaptive", { event: ev, min: policy.minDifficulty, max: policy.maxDifficulty });
+  say($("ch-status"), ok ? text : message, !ok);
   refresh();
 }
 
@@ -150,11 +150,11 @@ function listKeys() {
   const items = jtKeys.map((k, i) => {
     const li = el("li", undefined, "jt-key");
     li.dataset.kid = k.kid;
-    const b = el("button", "Remove", "secondary small-inline");
+    const b = el("button", i18n.t("c.jt.remove"), "secondary small-inline");
     b.type = "button";
-    b.setAttribute("aria-label", `Remove key ${k.kid}`);
+    b.setAttribute("aria-label", i18n.t("c.jt.removeKey", { kid: k.kid }));
     b.addEventListener("click", () => { jtKeys.splice(i, 1); listKeys(); });
-    li.append(el("code", k.kid), ` · ${k.alg} `, b);
+    li.append(raw(el("code", k.kid)), ` · ${k.alg} `, b);
     return li;
   });
   $("jt-keys").replaceChildren(...items);
@@ -175,7 +175,8 @@ async function saveJoinToken(event) {
     events.set(ev, body);
     editJoinToken(ev);
     const n = body.joinToken ? body.joinToken.keys.length : 0;
-    say($("jt-status"), `${ev} ${body.joinToken && body.joinToken.required ? "takes joins with a join token only" : "takes joins with or without a join token"}; ${count(n, "key")}.`);
+    const keys = i18n.t("c.door.keys", { n });
+    say($("jt-status"), i18n.t(body.joinToken && body.joinToken.required ? "c.jt.saidRequired" : "c.jt.saidOptional", { event: ev, keys }));
   } else {
     say($("jt-status"), message, true);
   }
@@ -186,9 +187,9 @@ async function saveJoinToken(event) {
 // refused, the join rate and the difficulty in force.
 function doorText(e) {
   const d = e.door || {};
-  const mode = e.challenge && e.challenge.mode !== "off" ? i18n.t("c.door.mode", { mode: e.challenge.mode, bits: String(d.difficulty || 0) }) : i18n.t("c.door.none");
+  const mode = e.challenge && e.challenge.mode !== "off" ? i18n.t("c.door.mode", { mode: word("c.chmode", e.challenge.mode), bits: d.difficulty || 0 }) : i18n.t("c.door.none");
   const keys = i18n.t("c.door.keys", { n: (e.joinToken && e.joinToken.keys || []).length });
   const tokens = e.joinToken ? i18n.t(e.joinToken.required ? "c.door.invite" : "c.door.optional", { keys }) : i18n.t("c.door.noTokens");
-  return [mode, i18n.t("c.door.counts", { issued: String(d.challengesIssued || 0), solved: String(d.challengesSolved || 0), refused: String(d.challengesRefused || 0) }),
-    i18n.t("c.door.rate", { rate: (d.joinsPerSecond || 0).toFixed(1) }), tokens];
+  return [mode, i18n.t("c.door.counts", { issued: d.challengesIssued || 0, solved: d.challengesSolved || 0, refused: d.challengesRefused || 0 }),
+    i18n.t("c.door.rate", { rate: i18n.num(d.joinsPerSecond || 0, 1) }), tokens];
 }
