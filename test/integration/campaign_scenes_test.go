@@ -12,10 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/testcontainers/testcontainers-go"
 	"github.com/testcontainers/testcontainers-go/wait"
 
 	"github.com/waitq/waitq/internal/httpkit"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/tools/chaos"
 )
 
@@ -45,11 +47,34 @@ func (c *campaign) outage(n *node) (inject, heal func() error) {
 }
 
 // flushAll empties Redis, as a lost volume or a replica promoted empty
-// would: the runbook's reason to rebuild.
+// would: the runbook's reason to rebuild. In the same transaction it
+// counts each event's unrecorded holders: admissions nobody was told of,
+// whose records may still reach the log after the rebuild read its end.
+// Their users are back in line after the rebuild and admitted again, and a
+// later rebuild counts both records (chaos.Final.Untold).
 func (c *campaign) flushAll() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return c.rdb.FlushAll(ctx).Err()
+	counts := make([]*redis.IntCmd, len(c.events))
+	_, err := c.rdb.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		for i, e := range c.events {
+			counts[i] = p.ZCard(ctx, redisstore.UnrecordedKey(e.ID))
+		}
+		p.FlushAll(ctx)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	c.untoldMu.Lock()
+	defer c.untoldMu.Unlock()
+	if c.untold == nil {
+		c.untold = map[string]int64{}
+	}
+	for i, e := range c.events {
+		c.untold[e.ID] += counts[i].Val()
+	}
+	return nil
 }
 
 // rebuild runs waitq-rebuild -all as a container on the stack's network,

@@ -83,6 +83,9 @@ type campaign struct {
 	shop      *shop        // waitq-guard in front of the test's origin, for the main event
 	dropToken atomic.Value // string: the last entry token of the drop read, for the guard's probes
 	outages   atomic.Int64 // broker outages begun (they alternate pause and stop)
+
+	untoldMu sync.Mutex
+	untold   map[string]int64 // event → unrecorded holders a FLUSHALL emptied (see flushAll)
 }
 
 type fetchState struct {
@@ -507,6 +510,9 @@ func (c *campaign) checkConfig() chaos.Config {
 		if f.AdmittedTotal, err = c.rdb.HGet(ctx, redisstore.StatsKey(e.ID), "admittedTotal").Int64(); err != nil {
 			t.Fatal(err)
 		}
+		c.untoldMu.Lock()
+		f.Untold = c.untold[e.ID]
+		c.untoldMu.Unlock()
 		cfg.Final[e.ID] = f
 	}
 	// Where Redis has the clients the drain left following.

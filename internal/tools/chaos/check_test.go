@@ -105,6 +105,15 @@ func TestCleanHistoryPasses(t *testing.T) {
 	if r.Stale != 0 {
 		t.Errorf("%d stale admissions", r.Stale)
 	}
+	// An untold admission a rebuild emptied may be counted twice.
+	f := cfg.Final["e"]
+	f.AdmittedTotal, f.Untold = 5, 1
+	cfg.Final["e"] = f
+	if v := Check(h, cfg).Violations(); len(v) != 0 {
+		t.Errorf("an extra admission the rebuild's untold allow: %q", v)
+	}
+	f.AdmittedTotal, f.Untold = 4, 0
+	cfg.Final["e"] = f
 	h.Admissions[3].At = at(300 + holdMs + 500) // c's only admitted frame came late
 	if r := Check(h, cfg); r.Stale != 1 || len(r.Violations()) != 0 {
 		t.Errorf("c's admission read late: %d stale, violations %q", r.Stale, r.Violations())
@@ -149,6 +158,11 @@ func TestEachViolationIsFound(t *testing.T) {
 			f.AdmittedTotal = 6
 			cfg.Final["e"] = f
 		}, "admittedTotal 6 for 4 users served: 1 admissions more"},
+		{"admitted twice, beyond the untold a rebuild emptied", func(h *History, cfg *Config) {
+			f := cfg.Final["e"]
+			f.AdmittedTotal, f.Untold = 7, 1
+			cfg.Final["e"] = f
+		}, "admittedTotal 7 for 4 users served: 1 admissions more"},
 		{"served for a join refused for sure", func(h *History, cfg *Config) {
 			f := cfg.Final["e"]
 			f.Served["y"] = t0.UnixMilli() + 600
