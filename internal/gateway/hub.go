@@ -38,7 +38,8 @@ func (h *hub) add(c *conn) {
 	s.mu.Unlock()
 }
 
-func (h *hub) remove(c *conn) {
+// remove unregisters c and reports whether it was its user's last socket.
+func (h *hub) remove(c *conn) bool {
 	k := userKey{c.eventID, c.userID}
 	s := h.shard(k)
 	s.mu.Lock()
@@ -52,9 +53,10 @@ func (h *hub) remove(c *conn) {
 	}
 	if len(list) == 0 {
 		delete(s.conns, k)
-	} else {
-		s.conns[k] = list
+		return true
 	}
+	s.conns[k] = list
+	return false
 }
 
 // user returns the sockets of one user of one event.

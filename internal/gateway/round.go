@@ -23,8 +23,9 @@ import (
 // slice's read.
 const StatusSlices = 16
 
-// StatusReader is what a status round reads with: queue.GatewayStore's
-// Status.
+// StatusReader is what a status round reads with: a gateway's Tracker
+// (the store's Status reads every user from Redis: the way before it, kept
+// for polls and for comparison).
 type StatusReader interface {
 	// Status reads where users stand in eventID, in order, and marks the
 	// waiting ones as present at nowMs.

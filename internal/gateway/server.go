@@ -194,6 +194,7 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	hub     *hub
+	tracker *Tracker // the status rounds' reads: places kept from the line's journal
 	writers *writers
 	onSlow  func() // counts a conn closed as too slow; one func value for every conn
 
@@ -238,7 +239,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry.WithIssuer(cfg.PublicURL), log: d.Logger, now: d.Now,
-		hub: newHub(), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
+		hub: newHub(), tracker: NewTracker(d.Store), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 		openings: newOpenings(),
 		// A burst of connects at the start of a sale costs Redis one lookup
 		// a second per event, not one per socket.
@@ -291,6 +292,7 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Go(func() { s.greetLoop(ctx) })
 	wg.Go(func() { s.listenAdmissions(ctx) })
 	wg.Go(func() { every(ctx, watchdogPeriod(s.cfg.WriteTimeout), s.watchWrites) })
+	wg.Go(func() { every(ctx, time.Second, s.letGo) })
 	wg.Wait()
 	// Sockets live under a context shutdown does not cancel (a cancelled
 	// read would drop them without a close frame): each is closed with
@@ -300,7 +302,27 @@ func (s *Server) Run(ctx context.Context) error {
 	for s.hub.count() > 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	// The presences of the users whose sockets closed are let go now: their
+	// disconnect grace runs from the shutdown, not from the last read.
+	flush, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	s.letGo(flush)
 	return nil
+}
+
+// disconnect unregisters c; when it was its user's last socket here, the
+// user's presence is let go (Tracker.Leave).
+func (s *Server) disconnect(c *conn) {
+	if s.hub.remove(c) {
+		s.tracker.Leave(c.eventID, c.userID)
+	}
+}
+
+// letGo lets go of the presences of users who left (Tracker.Flush).
+func (s *Server) letGo(ctx context.Context) {
+	if err := s.tracker.Flush(ctx, s.now().UnixMilli()); err != nil {
+		s.log.Warn("letting go of presences failed; tried again in a second", "err", err)
+	}
 }
 
 // every calls f every d until ctx ends.

@@ -120,7 +120,7 @@ func (s *Server) socket(c echo.Context) error {
 	// The request's goroutine returns, and with it the stack the HTTP server
 	// and the upgrade grew: a socket lives for minutes on a fresh one.
 	go func() {
-		defer s.hub.remove(cn)
+		defer s.disconnect(cn)
 		s.readFrames(cn, ws, budget)
 	}()
 	return nil

@@ -60,7 +60,7 @@ func (s *Server) stream(c echo.Context) error {
 	cn := s.newConn(id, t)
 	cn.resumed = parseAdmittedID(r.Header.Get("Last-Event-ID"))
 	s.hub.add(cn)
-	defer s.hub.remove(cn)
+	defer s.disconnect(cn)
 	s.greet(cn)
 	select {
 	case <-r.Context().Done():

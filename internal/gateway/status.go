@@ -90,7 +90,7 @@ func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
 		}
 		users[ev], index[ev] = us, idx
 	}
-	ReadEvents(ctx, s.store, users, s.cfg.StatusInterval, s.now, func(ev string, b queue.StatusBatch, nowMs int64, err error) {
+	ReadEvents(ctx, s.tracker, users, s.cfg.StatusInterval, s.now, func(ev string, b queue.StatusBatch, nowMs int64, err error) {
 		s.metrics.roundTrips.Inc()
 		if err != nil {
 			s.metrics.statusErrors.Inc()

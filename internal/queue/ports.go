@@ -103,6 +103,8 @@ type Fairness struct {
 // stand, the slot monitor's tick, releases and the admission notices.
 type GatewayStore interface {
 	EventLookup
+	// LineStore keeps the places of the users a gateway holds (line.go).
+	LineStore
 	// HoldStore keeps the seat holds (hold.go).
 	HoldStore
 	// EventIDs lists the registered events.

@@ -3,8 +3,6 @@ package redisstore
 import (
 	"fmt"
 	"strings"
-
-	"github.com/waitq/waitq/internal/queue"
 )
 
 // The scripts' named numbers, declared once here for Go and Lua alike:
@@ -58,6 +56,12 @@ const (
 	// valueNone: no such value in a field of status.lua's reply: not
 	// waiting, never admitted, no drawn place, a fixed rate (queue.Place).
 	valueNone int64 = -1
+	// valueLast is the index of a list's or a sorted set's last element.
+	valueLast int64 = -1
+	// attachedBase + g is the presence (seen score) of a user whose socket
+	// gateway g holds: above every time, exact in a float64 for every g
+	// below queue.GatewayIDLimit.
+	attachedBase int64 = 1 << 50
 )
 
 // scriptCode is one named number as Lua sees it.
@@ -82,8 +86,8 @@ var scriptCodes = []scriptCode{
 	{"ITEM_SOLD", codeItemSold, true},
 	{"NOT_HOLDER", codeNotHolder, true},
 	{"NONE", valueNone, false},
-	{"RANK_PREQUEUE", queue.RankPrequeue, false},
-	{"RANK_REBUILDING", queue.RankRebuilding, false},
+	{"LAST", valueLast, false},
+	{"ATTACHED_BASE", attachedBase, false},
 }
 
 // codesPrelude is the Lua put ahead of every script: one local per

@@ -120,6 +120,7 @@ type eventKeys struct {
 	config, waiting, active, stats, seen, served, prequeue string
 	control, health, changes, unrecorded, freeing          string
 	holds, sold, items, offsets, released, visits          string
+	journal, gateways                                      string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -128,7 +129,7 @@ type eventKeys struct {
 // loses their holds in the same step).
 func (k eventKeys) admission() []string {
 	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
-		k.holds, k.items, k.sold, k.freeing}
+		k.holds, k.items, k.sold, k.freeing, k.journal}
 }
 
 func keysOf(eventID string) eventKeys {
@@ -151,8 +152,21 @@ func keysOf(eventID string) eventKeys {
 		offsets:    OffsetsKey(eventID),
 		released:   ReleasedKey(eventID),
 		visits:     VisitsKey(eventID),
+		journal:    JournalKey(eventID),
+		gateways:   GatewaysKey(eventID),
 	}
 }
+
+// JournalKey is the LIST of eventID's line journal: one element per
+// script call that changed the waiting line other than by a join behind
+// everyone (lua/journal_lib.lua), the last 10,000 at most (JOURNAL_KEEP).
+// Gateways read it to keep their users' places (gateway.Tracker).
+func JournalKey(eventID string) string { return "waitq:{" + eventID + "}:journal" }
+
+// GatewaysKey is the ZSET of the gateways reading eventID's line: gateway
+// id -> the last time it read (unix ms, line.lua). The presence of the
+// users a gateway holds lasts while it reads (sweep.lua).
+func GatewaysKey(eventID string) string { return "waitq:{" + eventID + "}:gateways" }
 
 // VisitsKey is the HASH of eventID's users' visits: user id -> the visit
 // (Idempotency-Key) of the join that last put them in line (ingest.lua). A

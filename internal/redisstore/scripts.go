@@ -48,19 +48,29 @@ var (
 	spendSrc string
 	//go:embed lua/series.lua
 	seriesSrc string
+	//go:embed lua/journal_lib.lua
+	journalLibSrc string
+	//go:embed lua/line_lib.lua
+	lineLibSrc string
+	//go:embed lua/line.lua
+	lineSrc string
+	//go:embed lua/detach.lua
+	detachSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a dropped holder's holds), the adaptive
 	// controller and admit(), one copy that every script that admits
 	// (tick, ingest, release) is run behind.
-	admissionStep = admissionKeysSrc + holdLibSrc + adaptiveSrc + admissionSrc
+	admissionStep = admissionKeysSrc + journalLibSrc + holdLibSrc + adaptiveSrc + admissionSrc
 
 	ingestScript       = newScript(admissionStep, ingestSrc)
 	deleteEventScript  = newScript(deleteEventSrc)
 	tickScript         = newScript(admissionStep, tickSrc)
 	releaseScript      = newScript(admissionStep, releaseSrc)
-	statusScript       = newScript(statusSrc)
-	sweepScript        = newScript(sweepSrc)
+	statusScript       = newScript(lineLibSrc, journalLibSrc, statusSrc)
+	lineScript         = newScript(lineLibSrc, journalLibSrc, lineSrc)
+	detachScript       = newScript(journalLibSrc, detachSrc)
+	sweepScript        = newScript(journalLibSrc, sweepSrc)
 	healthScript       = newScript(healthSrc)
 	markRecordedScript = newScript(markRecordedSrc)
 	holdScript         = newScript(holdLibSrc, holdSrc)
@@ -72,7 +82,7 @@ var (
 	// seriesScript reads the reports through adaptive.lua's signal().
 	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemScript, itemsScript, spendScript, seriesScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

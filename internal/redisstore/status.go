@@ -3,6 +3,9 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"strconv"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/queue"
 )
@@ -13,37 +16,169 @@ import (
 const StatusChunk = 1000
 
 // Status reads where users stand in eventID, in one round trip, and marks
-// the waiting ones as present.
+// the waiting ones as present (a poll's presence: now, unless a gateway
+// holds it).
 func (s *Store) Status(ctx context.Context, eventID string, users []string, nowMs int64) (queue.StatusBatch, error) {
+	calls := statusCalls(eventID, users, nowMs, "")
+	cmds, err := s.pipeline(ctx, calls)
+	if err != nil {
+		return queue.StatusBatch{}, fmt.Errorf("redisstore: status %s: %w", eventID, err)
+	}
+	var r queue.LineReply
+	if err := readPlaces(cmds, &r); err != nil {
+		return queue.StatusBatch{}, fmt.Errorf("redisstore: status %s: %w", eventID, err)
+	}
+	b := r.Head.Batch(len(users))
+	for _, raw := range r.Synced {
+		b.Places = append(b.Places, r.Head.Told(raw, nowMs))
+		b.SlotAt = append(b.SlotAt, r.Head.SlotTold(raw, nowMs))
+	}
+	return b, nil
+}
+
+// Line reads req.Sync's places (held by req.Gateway), then eventID's head
+// and journal after req.Since, in one round trip (queue.LineStore).
+func (s *Store) Line(ctx context.Context, eventID string, req queue.LineRequest) (queue.LineReply, error) {
+	var calls []scriptCall
+	if len(req.Sync) > 0 {
+		calls = statusCalls(eventID, req.Sync, req.NowMs, strconv.FormatUint(req.Gateway, 10))
+	}
 	k := keysOf(eventID)
-	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served}
+	calls = append(calls, scriptCall{lineScript, []string{k.journal, k.waiting, k.active, k.stats, k.config, k.control, k.gateways},
+		[]any{req.NowMs, req.Gateway, req.Since.Epoch, req.Since.Seq}})
+	cmds, err := s.pipeline(ctx, calls)
+	if err != nil {
+		return queue.LineReply{}, fmt.Errorf("redisstore: line %s: %w", eventID, err)
+	}
+	var r queue.LineReply
+	if len(req.Sync) > 0 {
+		if err := readPlaces(cmds[:len(cmds)-1], &r); err != nil {
+			return queue.LineReply{}, fmt.Errorf("redisstore: line %s: %w", eventID, err)
+		}
+	}
+	if err := readLine(cmds[len(cmds)-1], &r); err != nil {
+		return queue.LineReply{}, fmt.Errorf("redisstore: line %s: %w", eventID, err)
+	}
+	return r, nil
+}
+
+// Detach lets go of the presence of users that gateway held (queue.LineStore).
+func (s *Store) Detach(ctx context.Context, eventID string, users []string, nowMs int64, gateway uint64) error {
+	k := keysOf(eventID)
+	args := make([]any, 0, 2+len(users))
+	args = append(args, nowMs, gateway)
+	for _, u := range users {
+		args = append(args, u)
+	}
+	if err := runScript(ctx, s.c, detachScript, []string{k.seen, k.journal}, args...).Err(); err != nil {
+		return fmt.Errorf("redisstore: detach from %s: %w", eventID, err)
+	}
+	return nil
+}
+
+// statusCalls are the status.lua calls that read users, StatusChunk a call.
+func statusCalls(eventID string, users []string, nowMs int64, gateway string) []scriptCall {
+	k := keysOf(eventID)
+	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served, k.journal}
 	var calls []scriptCall
 	for start := 0; start == 0 || start < len(users); start += StatusChunk {
 		chunk := users[start:min(start+StatusChunk, len(users))]
-		args := make([]any, 0, 1+len(chunk))
-		args = append(args, nowMs)
+		args := make([]any, 0, 2+len(chunk))
+		args = append(args, nowMs, gateway)
 		for _, u := range chunk {
 			args = append(args, u)
 		}
 		calls = append(calls, scriptCall{statusScript, keys, args})
 	}
-	cmds, err := s.pipeline(ctx, calls)
-	if err != nil {
-		return queue.StatusBatch{}, fmt.Errorf("redisstore: status %s: %w", eventID, err)
-	}
-	b := queue.StatusBatch{Places: make([]queue.Place, 0, len(users)), SlotAt: make([]int64, 0, len(users))}
+	return calls
+}
+
+// readPlaces fills r's Head (the first call's) and Synced from status.lua's
+// replies; each place is of its call's point in the journal.
+func readPlaces(cmds []*redis.Cmd, r *queue.LineReply) error {
 	for i, cmd := range cmds {
-		v, err := cmd.Int64Slice()
-		if err != nil || len(v) < 3 || (len(v)-3)%4 != 0 {
-			return queue.StatusBatch{}, fmt.Errorf("redisstore: status %s: unexpected reply %v (%v)", eventID, cmd.Val(), err)
+		v, err := cmd.Slice()
+		if err != nil || len(v) < 3 || (len(v)-3)%6 != 0 {
+			return fmt.Errorf("unexpected status reply %v (%v)", cmd.Val(), err)
 		}
 		if i == 0 {
-			b.Total, b.AdmittedTotal, b.AdmitPerMinute = v[0], v[1], v[2]
+			if r.Head, err = readHead(v[0]); err != nil {
+				return err
+			}
 		}
-		for j := 3; j < len(v); j += 4 {
-			b.Places = append(b.Places, queue.Place{Rank: v[j], HoldUntil: v[j+1], Drawn: v[j+2] + 1})
-			b.SlotAt = append(b.SlotAt, max(v[j+3], 0))
+		at, err := readPos(v[1], v[2])
+		if err != nil {
+			return err
+		}
+		for j := 3; j < len(v); j += 6 {
+			p := queue.RawPlace{At: at}
+			nums := [5]int64{}
+			for f := range 5 {
+				n, ok := v[j+f].(int64)
+				if !ok {
+					return fmt.Errorf("unexpected status field %v", v[j+f])
+				}
+				nums[f] = n
+			}
+			p.Rank, p.HoldUntil, p.Unrecorded, p.Drawn, p.SlotAt = nums[0], nums[1], nums[2] == 1, nums[3], max(nums[4], 0)
+			if sc, _ := v[j+5].(string); sc != "" {
+				if p.Score, err = strconv.ParseFloat(sc, 64); err != nil {
+					return fmt.Errorf("unexpected score %q", sc)
+				}
+			}
+			r.Synced = append(r.Synced, p)
 		}
 	}
-	return b, nil
+	return nil
+}
+
+// readLine fills r's Head, At, Reset, Elements and Ends from line.lua's reply.
+func readLine(cmd *redis.Cmd, r *queue.LineReply) error {
+	v, err := cmd.Slice()
+	if err != nil || len(v) != 6 {
+		return fmt.Errorf("unexpected line reply %v (%v)", cmd.Val(), err)
+	}
+	if r.Head, err = readHead(v[0]); err != nil {
+		return err
+	}
+	if r.At, err = readPos(v[1], v[2]); err != nil {
+		return err
+	}
+	r.Reset = v[3] == int64(1)
+	els, _ := v[4].([]any)
+	for _, e := range els {
+		s, _ := e.(string)
+		r.Elements = append(r.Elements, s)
+	}
+	ends, _ := v[5].([]any)
+	for _, e := range ends {
+		n, _ := e.(int64)
+		r.Ends = append(r.Ends, n)
+	}
+	return nil
+}
+
+// readHead reads line_head's head (line_lib.lua).
+func readHead(v any) (queue.Head, error) {
+	f, ok := v.([]any)
+	if !ok || len(f) != 7 {
+		return queue.Head{}, fmt.Errorf("unexpected head %v", v)
+	}
+	n := [7]int64{}
+	for i := range f {
+		if n[i], ok = f[i].(int64); !ok {
+			return queue.Head{}, fmt.Errorf("unexpected head %v", v)
+		}
+	}
+	return queue.Head{Total: n[0], AdmittedTotal: n[1], AdmitPerMinute: n[2], OpensAt: n[3], Rebuilding: n[4] == 1,
+		Capacity: n[5], HoldMs: n[6]}, nil
+}
+
+func readPos(epoch, seq any) (queue.JournalPos, error) {
+	e, ok1 := epoch.(string)
+	n, ok2 := seq.(int64)
+	if !ok1 || !ok2 {
+		return queue.JournalPos{}, fmt.Errorf("unexpected journal point %v %v", epoch, seq)
+	}
+	return queue.JournalPos{Epoch: e, Seq: n}, nil
 }

@@ -129,6 +129,10 @@ local function admit(event, now, batch, channel, record)
     return expires, dropped, admitted, ended
   end
   local popped = redis.call('ZPOPMIN', K.waiting, n)
+  if #popped > 0 then
+    journal_note('p' .. (#popped / 2) .. ' ', popped[#popped], popped[#popped - 1])
+    journal_flush(K.journal, now)
+  end
   local top
   local users = {}
   for i = 1, #popped, 2 do

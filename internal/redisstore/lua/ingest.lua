@@ -3,9 +3,9 @@
 -- step, which it is run behind: admission_keys.lua, hold_lib.lua,
 -- adaptive.lua, admission.lua).
 --
--- KEYS[1..14] the admission keys (admission_keys.lua), KEYS[15] prequeue ZSET,
--- KEYS[16] offsets HASH (partition -> the highest offset applied),
--- KEYS[17] visits HASH (user -> the visit of the join that last queued them)
+-- KEYS[1..15] the admission keys (admission_keys.lua), KEYS[16] prequeue ZSET,
+-- KEYS[17] offsets HASH (partition -> the highest offset applied),
+-- KEYS[18] visits HASH (user -> the visit of the join that last queued them)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -19,7 +19,7 @@
 -- draw), partition, offset (-1: the message has no place in the log),
 -- visit (a join's Idempotency-Key; '' none)
 --
--- The offsets: a message at or below its partition's mark in KEYS[16] was
+-- The offsets: a message at or below its partition's mark in KEYS[17] was
 -- applied already (a redelivery, or the late batch of a consumer whose
 -- partition moved to another member) and is skipped, counted as ignored;
 -- the marks are raised to the offsets of the batch in the same step. A
@@ -35,7 +35,7 @@
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
 -- while a new join after a release (stamped later) queues again, unless it
--- carries the visit of the join that queued the user last (KEYS[17], kept
+-- carries the visit of the join that queued the user last (KEYS[18], kept
 -- when a join is added): then it is a try of that admitted visit sent after
 -- the admission (a retry of a try answered 503 that landed), and queues
 -- nobody. A leave removes the user from the waiting line.
@@ -45,6 +45,11 @@
 -- that is still waiting after the fast track counts one inversion; the delay of each added join (now - stamp) is counted in
 -- stats.delay:<i>, bucket i holding delays of at most 2^i ms and the last
 -- (i = 21, queue.DelayBuckets - 1) everything longer.
+--
+-- The journal (journal_lib.lua) gets, in one element with the fast
+-- track's admissions, each join added ahead of the line's last, each join
+-- added to the pre-queue and each leave: a join behind everyone moves
+-- nobody's place and is not noted.
 --
 -- The fast track: after the batch, admit() (admission.lua) runs with the
 -- fast-track batch, so a join that finds room (free capacity, rate budget,
@@ -74,6 +79,9 @@ local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
 local maxAdmitted = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
 local joined, left, ignored = 0, 0, 0
+-- The line's last (score, user), for the journal: a join before it is noted.
+local last = redis.call('ZRANGE', K.waiting, LAST, LAST, 'WITHSCORES')
+local lastScore, lastUser = tonumber(last[2]), last[1]
 local overtaken, delays = {}, {}
 local marks, raised = {}, {}
 for i = 7, #ARGV, 7 do
@@ -81,7 +89,7 @@ for i = 7, #ARGV, 7 do
   local part, offset = ARGV[i + 4], tonumber(ARGV[i + 5])
   if offset >= 0 then
     if marks[part] == nil then
-      marks[part] = tonumber(redis.call('HGET', KEYS[16], part) or '-1')
+      marks[part] = tonumber(redis.call('HGET', KEYS[17], part) or '-1')
     end
     if offset <= marks[part] then
       if op ~= 'record' then
@@ -103,7 +111,9 @@ for i = 7, #ARGV, 7 do
     if stamp < opensAt and ARGV[i + 3] ~= '' then
       score = ARGV[i + 3]
       place = tonumber(score)
-      redis.call('ZADD', KEYS[15], 'NX', score, user)
+      if redis.call('ZADD', KEYS[16], 'NX', score, user) == 1 then
+        journal_note('d', score, user)
+      end
     end
     local hold = redis.call('ZSCORE', K.active, user)
     local served = redis.call('ZSCORE', K.served, user)
@@ -111,13 +121,18 @@ for i = 7, #ARGV, 7 do
       ignored = ignored + 1
     elseif served and stamp <= tonumber(served) then
       ignored = ignored + 1
-    elseif served and ARGV[i + 6] ~= '' and redis.call('HGET', KEYS[17], user) == ARGV[i + 6] then
+    elseif served and ARGV[i + 6] ~= '' and redis.call('HGET', KEYS[18], user) == ARGV[i + 6] then
       -- a try of the visit that was admitted, sent after its admission
       ignored = ignored + 1
     elseif redis.call('ZADD', K.waiting, 'NX', score, user) == 1 then
       joined = joined + 1
+      if lastScore and (place < lastScore or (place == lastScore and user < lastUser)) then
+        journal_note('+', score, user)
+      else
+        lastScore, lastUser = place, user
+      end
       if ARGV[i + 6] ~= '' then
-        redis.call('HSET', KEYS[17], user, ARGV[i + 6])
+        redis.call('HSET', KEYS[18], user, ARGV[i + 6])
       end
       if maxAdmitted and place < maxAdmitted then
         overtaken[#overtaken + 1] = user
@@ -131,7 +146,10 @@ for i = 7, #ARGV, 7 do
       ignored = ignored + 1
     end
   else
-    if redis.call('ZREM', K.waiting, user) == 1 then
+    local at = redis.call('ZSCORE', K.waiting, user)
+    if at then
+      redis.call('ZREM', K.waiting, user)
+      journal_note('-', at, user)
       left = left + 1
     else
       ignored = ignored + 1
@@ -139,7 +157,7 @@ for i = 7, #ARGV, 7 do
   end
 end
 for part, offset in pairs(raised) do
-  redis.call('HSET', KEYS[16], part, offset)
+  redis.call('HSET', KEYS[17], part, offset)
 end
 for b, n in pairs(delays) do
   redis.call('HINCRBY', K.stats, 'delay:' .. b, n)
@@ -149,6 +167,7 @@ local batch = tonumber(ARGV[2])
 if batch > 0 then
   expires, dropped, admitted, ended = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
 end
+journal_flush(K.journal, now)
 local inversions = 0
 for _, user in ipairs(overtaken) do
   if redis.call('ZSCORE', K.waiting, user) then

@@ -3,7 +3,7 @@
 -- behind: admission_keys.lua, hold_lib.lua, adaptive.lua,
 -- admission.lua).
 --
--- KEYS[1..14] the admission keys (admission_keys.lua)
+-- KEYS[1..15] the admission keys (admission_keys.lua)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] batch: the most users one call admits
 -- ARGV[3] event id, ARGV[4] the admissions channel ('' : publish nothing)

@@ -1,0 +1,413 @@
+package gateway
+
+import (
+	"context"
+	"math/rand/v2"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// A Tracker reads statuses for a gateway's status rounds (StatusReader)
+// and keeps the places of the users it holds sockets of: each waiting user
+// is read from Redis once, when first asked about (status.lua, which also
+// takes their presence for the gateway), and after that their place comes
+// from the line's journal, read once per event and slice: what changed in
+// the line other than a join behind everyone (docs/data.md, "The line's
+// journal"). A round then costs Redis one read per event and slice, not
+// one per user. The places are exact: every change ahead of a user is in
+// the journal, and a user whose own place changed (admitted, left, swept)
+// or whose presence another gateway let go is read again.
+type Tracker struct {
+	store queue.LineStore
+	id    uint64 // this gateway's id, for the presence it holds
+
+	mu    sync.Mutex
+	lines map[string]*line // by event
+
+	detachMu sync.Mutex
+	detach   map[string]map[string]bool // event -> users whose presence to let go
+}
+
+// NewTracker returns a Tracker reading through store, under a fresh
+// gateway id.
+func NewTracker(store queue.LineStore) *Tracker {
+	return &Tracker{store: store, id: 1 + rand.Uint64N(queue.GatewayIDLimit-1),
+		lines: map[string]*line{}, detach: map[string]map[string]bool{}}
+}
+
+// line is what a Tracker keeps of one event.
+type line struct {
+	mu    sync.Mutex
+	pos   queue.JournalPos // the journal read up to
+	base  int64            // elements holds the elements after base, up to pos.Seq
+	elems []element
+	users map[string]*follow // the waiting users followed
+	at    map[int64]int      // followed users by the seq they are brought to
+	head  queue.Head
+	ends  []int64
+}
+
+// follow is a followed user: their key in the line, their rank and drawn
+// place (-1: none) as of seq.
+type follow struct {
+	key         lineKey
+	rank, drawn int64
+	seq         int64
+}
+
+// lineKey orders the line as Redis does: by score, then by user id's bytes.
+type lineKey struct {
+	score float64
+	user  string
+}
+
+func (a lineKey) less(b lineKey) bool {
+	return a.score < b.score || a.score == b.score && a.user < b.user
+}
+
+// element is one journal element, parsed (journal_lib.lua).
+type element struct {
+	seq               int64
+	joined, left, pre []lineKey
+	popped            int64
+	lastPopped        lineKey
+	detached          []string
+}
+
+// Status reads where users of eventID stand (StatusReader): the followed
+// ones from the journal, the others from Redis, in one round trip (two when
+// the journal took some followed users out of the line).
+func (t *Tracker) Status(ctx context.Context, eventID string, users []string, nowMs int64) (queue.StatusBatch, error) {
+	l := t.line(eventID)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var learn []string
+	for _, u := range users {
+		if l.users[u] == nil {
+			learn = append(learn, u)
+		}
+	}
+	raw := map[string]queue.RawPlace{}
+	if err := t.read(ctx, eventID, l, learn, nowMs, raw); err != nil {
+		return queue.StatusBatch{}, err
+	}
+	lost := l.catchUp(users)
+	again := make(map[string]bool, len(lost))
+	for _, u := range lost {
+		again[u] = true
+	}
+	for _, u := range users {
+		if _, ok := raw[u]; !ok && l.users[u] == nil && !again[u] {
+			lost = append(lost, u) // the journal started again: every place is read again
+		}
+	}
+	if len(lost) > 0 {
+		if err := t.read(ctx, eventID, l, lost, nowMs, raw); err != nil {
+			return queue.StatusBatch{}, err
+		}
+		l.catchUp(lost) // those moved again since are told as read, and read again next time
+	}
+	b := l.head.Batch(len(users))
+	for _, u := range users {
+		r, ok := raw[u]
+		if f := l.users[u]; f != nil {
+			r = queue.RawPlace{Rank: f.rank, HoldUntil: valueNone, Drawn: f.drawn, SlotAt: slotAt(l.head, l.ends, f.rank)}
+		} else if !ok {
+			r = queue.RawPlace{Rank: valueNone, HoldUntil: valueNone, Drawn: valueNone}
+		}
+		b.Places = append(b.Places, l.head.Told(r, nowMs))
+		b.SlotAt = append(b.SlotAt, l.head.SlotTold(r, nowMs))
+	}
+	return b, nil
+}
+
+// valueNone is a field's "none" (queue.Place's -1).
+const valueNone = -1
+
+// read learns the places of users (into raw; the waiting ones followed)
+// and the journal since l.pos, in one round trip.
+func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []string, nowMs int64, raw map[string]queue.RawPlace) error {
+	t.keep(eventID, users)
+	r, err := t.store.Line(ctx, eventID, queue.LineRequest{Sync: users, Since: l.pos, NowMs: nowMs, Gateway: t.id})
+	if err != nil {
+		return err
+	}
+	l.advance(r)
+	for i, u := range users {
+		p := r.Synced[i]
+		raw[u] = p
+		l.unfollow(u)
+		// Followed: waiting with no hold, read at a point the elements
+		// kept reach back to.
+		if p.Rank >= 0 && p.HoldUntil < 0 && !p.Unrecorded && p.At.Epoch == l.pos.Epoch && p.At.Seq >= l.base && p.At.Seq <= l.pos.Seq {
+			l.followAt(u, &follow{key: lineKey{p.Score, u}, rank: p.Rank, drawn: p.Drawn, seq: p.At.Seq})
+		}
+	}
+	return nil
+}
+
+func (t *Tracker) line(eventID string) *line {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	l := t.lines[eventID]
+	if l == nil {
+		l = &line{users: map[string]*follow{}, at: map[int64]int{}}
+		t.lines[eventID] = l
+	}
+	return l
+}
+
+// advance takes in a read's head, ends and journal elements.
+func (l *line) advance(r queue.LineReply) {
+	l.head, l.ends = r.Head, r.Ends
+	var els []element
+	reset := r.Reset || r.At.Epoch != l.pos.Epoch
+	for _, e := range r.Elements {
+		el, ok := parseElement(e)
+		if !ok || el.seq != l.pos.Seq+int64(len(els))+1 {
+			reset = true // not what journal_lib.lua writes: learn every place again
+			break
+		}
+		els = append(els, el)
+	}
+	if !reset && l.pos.Seq+int64(len(els)) != r.At.Seq {
+		reset = true
+	}
+	if reset {
+		for u := range l.users {
+			l.unfollow(u)
+		}
+		l.elems, l.base, l.pos = nil, r.At.Seq, r.At
+		return
+	}
+	l.elems = append(l.elems, els...)
+	l.pos = r.At
+}
+
+// catchUp brings the followed ones of users to l.pos and returns those the
+// journal took out of the line or whose presence another gateway let go:
+// no longer followed, to read again.
+func (l *line) catchUp(users []string) []string {
+	groups := map[int64][]string{}
+	for _, u := range users {
+		if f := l.users[u]; f != nil && f.seq < l.pos.Seq {
+			groups[f.seq] = append(groups[f.seq], u)
+		}
+	}
+	var lost []string
+	for seq, us := range groups {
+		d := l.changesAfter(seq)
+		for _, u := range us {
+			f := l.users[u]
+			if d.detached[u] || d.left[u] || d.popped > 0 && !d.lastPopped.less(f.key) {
+				lost = append(lost, u)
+				l.unfollow(u)
+				continue
+			}
+			f.rank += int64(countBelow(d.joined, f.key)-countBelow(d.leftKeys, f.key)) - d.popped
+			if f.drawn >= 0 {
+				f.drawn += int64(countBelow(d.pre, f.key))
+			}
+			l.move(f, l.pos.Seq)
+		}
+	}
+	l.trim()
+	return lost
+}
+
+// changes are the journal's elements after a seq, together.
+type changes struct {
+	joined, leftKeys, pre []lineKey // sorted
+	left, detached        map[string]bool
+	popped                int64
+	lastPopped            lineKey
+}
+
+func (l *line) changesAfter(seq int64) changes {
+	d := changes{left: map[string]bool{}, detached: map[string]bool{}}
+	for _, e := range l.elems[seq-l.base:] {
+		d.joined = append(d.joined, e.joined...)
+		d.leftKeys = append(d.leftKeys, e.left...)
+		d.pre = append(d.pre, e.pre...)
+		for _, k := range e.left {
+			d.left[k.user] = true
+		}
+		for _, u := range e.detached {
+			d.detached[u] = true
+		}
+		if e.popped > 0 {
+			d.popped += e.popped
+			d.lastPopped = e.lastPopped // pops take the line's head: each later one is further on
+		}
+	}
+	for _, ks := range [][]lineKey{d.joined, d.leftKeys, d.pre} {
+		sort.Slice(ks, func(i, j int) bool { return ks[i].less(ks[j]) })
+	}
+	return d
+}
+
+// countBelow is how many of sorted keys are before k.
+func countBelow(keys []lineKey, k lineKey) int {
+	return sort.Search(len(keys), func(i int) bool { return !keys[i].less(k) })
+}
+
+func (l *line) followAt(u string, f *follow) {
+	l.users[u] = f
+	l.at[f.seq]++
+}
+
+func (l *line) unfollow(u string) {
+	if f := l.users[u]; f != nil {
+		l.drop(f.seq)
+		delete(l.users, u)
+	}
+}
+
+func (l *line) move(f *follow, seq int64) {
+	l.drop(f.seq)
+	f.seq = seq
+	l.at[seq]++
+}
+
+func (l *line) drop(seq int64) {
+	if l.at[seq]--; l.at[seq] <= 0 {
+		delete(l.at, seq)
+	}
+}
+
+// trim forgets the elements every followed user is past.
+func (l *line) trim() {
+	low := l.pos.Seq
+	for seq := range l.at {
+		low = min(low, seq)
+	}
+	if low > l.base {
+		l.elems = l.elems[low-l.base:]
+		l.base = low
+	}
+}
+
+// slotAt is status.lua's slot_at for a followed user at rank, from the
+// ends of the holds running: when a slot frees for them if every holder
+// keeps theirs to the end (0: one is free).
+func slotAt(h queue.Head, ends []int64, rank int64) int64 {
+	holders := int64(len(ends))
+	k := rank + 1 - (h.Capacity - holders)
+	if h.Capacity <= 0 || holders <= 0 || k < 1 {
+		return 0
+	}
+	return ends[(k-1)%holders] + (k-1)/holders*h.HoldMs
+}
+
+// parseElement parses one journal element (journal_lib.lua).
+func parseElement(s string) (element, bool) {
+	lines := strings.Split(s, "\n")
+	_, seq, ok := strings.Cut(lines[0], " ")
+	if !ok {
+		return element{}, false
+	}
+	var e element
+	var err error
+	if e.seq, err = strconv.ParseInt(seq, 10, 64); err != nil {
+		return element{}, false
+	}
+	for _, c := range lines[1:] {
+		if c == "" {
+			continue
+		}
+		op, rest := c[0], c[1:]
+		if op == 'x' {
+			e.detached = append(e.detached, strings.TrimPrefix(rest, " "))
+			continue
+		}
+		if op == 'p' {
+			n, r, _ := strings.Cut(rest, " ")
+			if e.popped, err = strconv.ParseInt(n, 10, 64); err != nil {
+				return element{}, false
+			}
+			rest = r
+		}
+		sc, user, ok := strings.Cut(rest, " ")
+		score, err := strconv.ParseFloat(sc, 64)
+		if !ok || err != nil {
+			return element{}, false
+		}
+		k := lineKey{score, user}
+		switch op {
+		case '+':
+			e.joined = append(e.joined, k)
+		case '-':
+			e.left = append(e.left, k)
+		case 'd':
+			e.pre = append(e.pre, k)
+		case 'p':
+			e.lastPopped = k
+		}
+	}
+	return e, true
+}
+
+// Leave stops following user of eventID, whose last socket here closed,
+// and lets go of their presence (their disconnect grace runs from now) at
+// the next Flush.
+func (t *Tracker) Leave(eventID, user string) {
+	l := t.line(eventID)
+	l.mu.Lock()
+	l.unfollow(user)
+	l.mu.Unlock()
+	t.detachMu.Lock()
+	if t.detach[eventID] == nil {
+		t.detach[eventID] = map[string]bool{}
+	}
+	t.detach[eventID][user] = true
+	t.detachMu.Unlock()
+}
+
+// keep cancels a pending let-go of users read again (their presence is
+// taken again).
+func (t *Tracker) keep(eventID string, users []string) {
+	t.detachMu.Lock()
+	defer t.detachMu.Unlock()
+	for _, u := range users {
+		delete(t.detach[eventID], u)
+	}
+}
+
+// Flush lets go of the presences Leave noted, each event under its line's
+// lock (a user read again meanwhile is kept); those that fail are tried
+// again at the next Flush.
+func (t *Tracker) Flush(ctx context.Context, nowMs int64) error {
+	t.detachMu.Lock()
+	events := make([]string, 0, len(t.detach))
+	for ev, us := range t.detach {
+		if len(us) == 0 {
+			delete(t.detach, ev)
+			continue
+		}
+		events = append(events, ev)
+	}
+	t.detachMu.Unlock()
+	var firstErr error
+	for _, ev := range events {
+		l := t.line(ev)
+		l.mu.Lock()
+		t.detachMu.Lock()
+		users := make([]string, 0, len(t.detach[ev]))
+		for u := range t.detach[ev] {
+			users = append(users, u)
+		}
+		t.detachMu.Unlock()
+		err := t.store.Detach(ctx, ev, users, nowMs, t.id)
+		if err == nil {
+			t.keep(ev, users)
+		} else if firstErr == nil {
+			firstErr = err
+		}
+		l.mu.Unlock()
+	}
+	return firstErr
+}

@@ -1,0 +1,278 @@
+package gateway_test
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testredis"
+	"github.com/waitq/waitq/pkg/draw"
+)
+
+// The Tracker's places (kept from the line's journal) are the store's
+// (read per user, the way before it), on randomized lines: joins and
+// leaves, late joins stamped before others, admissions, releases, holds
+// ending, presences let go and swept, a drop's pre-queue and its drawn
+// places, a rebuild. Each step's statuses are read in random slices, as
+// rounds read them, so that users stand at different points of the journal.
+func TestTrackerAgreesWithTheStore(t *testing.T) {
+	backends := map[string]func(t *testing.T) redis.UniversalClient{
+		"redis-server": func(t *testing.T) redis.UniversalClient { return testredis.Start(t).Client() },
+		"miniredis": func(t *testing.T) redis.UniversalClient {
+			return redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
+		},
+	}
+	for name, client := range backends {
+		for _, drop := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/drop=%v", name, drop), func(t *testing.T) {
+				for seed := range uint64(3) {
+					agree(t, client(t), drop, seed)
+				}
+			})
+		}
+	}
+}
+
+const opensAt = int64(1_800_000_000_000)
+
+func agree(t *testing.T, c redis.UniversalClient, drop bool, seed uint64) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(seed, 30))
+	store, err := redisstore.New(c, redisstore.Options{FastTrack: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := fmt.Sprintf("%s-%d", testenv.EventID(t), seed)
+	e := queue.Event{ID: ev, Capacity: 2 + rng.IntN(4), HoldSeconds: 20, State: queue.StateOpen, Partitions: 1}
+	now := opensAt - 30_000
+	if drop {
+		s, err := draw.NewSeed()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.Schedule, e.Seed = queue.Schedule{OpensAt: opensAt, PrequeueSeconds: 60}, &s
+	}
+	if _, err := store.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	trackers := []*gateway.Tracker{gateway.NewTracker(store), gateway.NewTracker(store)}
+	held := map[string]*gateway.Tracker{} // user -> the gateway holding their socket
+	const pool = 80
+	user := func(i int) string { return fmt.Sprintf("u%02d", i) }
+	stamp := now
+	compared := 0
+	for step := range 160 {
+		now += int64(rng.IntN(1500))
+		switch op := rng.IntN(10); {
+		case op < 4: // joins (some stamped before earlier ones) and leaves
+			var msgs []queue.Message
+			for range 1 + rng.IntN(6) {
+				u := user(rng.IntN(pool))
+				if rng.IntN(5) == 0 {
+					msgs = append(msgs, queue.Message{V: 1, Op: queue.OpLeave, EventID: ev, UserID: u, TS: now, ID: "x"})
+					continue
+				}
+				stamp = max(stamp, now-int64(rng.IntN(3000)))
+				ts := stamp - int64(rng.IntN(4))*int64(rng.IntN(2000)) // late: before joins already in line
+				msgs = append(msgs, queue.Message{V: 1, Op: queue.OpJoin, EventID: ev, UserID: u, TS: ts, ID: "x"})
+			}
+			if _, err := store.Ingest(ctx, msgs, now); err != nil {
+				t.Fatal(err)
+			}
+		case op < 6: // the slot monitor: holds end, admissions, presences swept
+			cutoff := int64(0)
+			if rng.IntN(2) == 0 {
+				cutoff = now - int64(rng.IntN(4000))
+			}
+			if _, err := store.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: now, AdmitBatch: 1 + rng.IntN(3), PresenceCutoffMs: cutoff, SweepLimit: 100}); err != nil {
+				t.Fatal(err)
+			}
+		case op < 7: // a holder releases
+			if _, _, err := store.Release(ctx, ev, user(rng.IntN(pool)), now); err != nil {
+				t.Fatal(err)
+			}
+		case op < 9: // sockets open and close; the gateways let go of presences
+			for range 1 + rng.IntN(8) {
+				u := user(rng.IntN(pool))
+				if g, ok := held[u]; ok {
+					g.Leave(ev, u)
+					delete(held, u)
+				} else {
+					held[u] = trackers[rng.IntN(2)]
+				}
+			}
+			for _, g := range trackers {
+				if err := g.Flush(ctx, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+		default: // a rebuild, from what Redis holds (as if from the log)
+			if step%3 == 0 {
+				rebuildFromRedis(t, store, c, e, now)
+			}
+		}
+		// Every held user's status, read by their gateway in random
+		// slices, then by the store alone: the same.
+		for gi, g := range trackers {
+			var users []string
+			for u, h := range held {
+				if h == g {
+					users = append(users, u)
+				}
+			}
+			slices.Sort(users)
+			rng.Shuffle(len(users), func(i, j int) { users[i], users[j] = users[j], users[i] })
+			for len(users) > 0 {
+				n := 1 + rng.IntN(len(users))
+				slice := users[:n]
+				users = users[n:]
+				got, err := g.Status(ctx, ev, slice, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, err := store.Status(ctx, ev, slice, now)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for i, u := range slice {
+					if got.Places[i] != want.Places[i] || got.SlotAt[i] != want.SlotAt[i] {
+						t.Fatalf("seed %d step %d, gateway %d, %s: tracked %+v slot %d, store %+v slot %d",
+							seed, step, gi, u, got.Places[i], got.SlotAt[i], want.Places[i], want.SlotAt[i])
+					}
+					if got.Places[i].Rank >= 0 {
+						compared++
+					}
+				}
+				if got.Total != want.Total || got.AdmittedTotal != want.AdmittedTotal || got.AdmitPerMinute != want.AdmitPerMinute {
+					t.Fatalf("seed %d step %d: tracked head %+v, store %+v", seed, step, got, want)
+				}
+			}
+		}
+		if drop && step == 60 {
+			now = max(now, opensAt) // the drop opens: drawn places are told
+		}
+	}
+	if compared < 200 {
+		t.Fatalf("seed %d: only %d positions compared", seed, compared)
+	}
+}
+
+// rebuildFromRedis writes back what Redis holds of e's line, holds and served marks
+// through a rebuild (BeginRebuild, WriteRebuilt, EndRebuild), as the
+// rebuild from the log would: a new journal, presences dropped.
+func rebuildFromRedis(t *testing.T, store *redisstore.Store, c redis.UniversalClient, e queue.Event, now int64) {
+	t.Helper()
+	ctx := context.Background()
+	if err := store.BeginRebuild(ctx, e.ID, now); err != nil {
+		t.Fatal(err)
+	}
+	read := func(key string) map[string]int64 {
+		zs, err := c.ZRangeWithScores(ctx, key, 0, -1).Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]int64{}
+		for _, z := range zs {
+			m[z.Member.(string)] = int64(z.Score)
+		}
+		return m
+	}
+	total, _ := c.HGet(ctx, redisstore.StatsKey(e.ID), "admittedTotal").Int64()
+	st := queue.Rebuilt{Event: e, Waiting: read(redisstore.WaitingKey(e.ID)), Active: read(redisstore.ActiveKey(e.ID)),
+		Served: read(redisstore.ServedKey(e.ID)), Prequeue: read(redisstore.PrequeueKey(e.ID)), AdmittedTotal: total}
+	if err := store.WriteRebuilt(ctx, st, now); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.EndRebuild(ctx, e.ID); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A user's presence is held by the gateway holding their socket while it
+// reads the line: never swept meanwhile, whatever the cutoff; another
+// gateway letting go of it (the user's other tab closed there) makes the
+// one still holding a socket take it again; a gateway that stops reading
+// loses its users a grace after its last read, and a let-go presence a
+// grace after the let-go. Users who never connected keep their place.
+func TestPresenceHeldByTheReadingGateway(t *testing.T) {
+	ctx := context.Background()
+	store, err := redisstore.New(testredis.Start(t).Client(), redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := testenv.EventID(t)
+	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	now := opensAt
+	var joins []queue.Message
+	for i, u := range []string{"a", "b", "c", "d"} {
+		joins = append(joins, queue.Message{V: 1, Op: queue.OpJoin, EventID: ev, UserID: u, TS: now + int64(i), ID: "x"})
+	}
+	if _, err := store.Ingest(ctx, joins, now); err != nil {
+		t.Fatal(err)
+	}
+	ga, gb := gateway.NewTracker(store), gateway.NewTracker(store)
+	read := func(g *gateway.Tracker, at int64, users ...string) {
+		t.Helper()
+		if _, err := g.Status(ctx, ev, users, at); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweep := func(at, cutoff int64) []string {
+		t.Helper()
+		r, err := store.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: at, AdmitBatch: 1, PresenceCutoffMs: cutoff, SweepLimit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(r[0].Swept)
+		return r[0].Swept
+	}
+	read(gb, now, "a", "b")
+	read(ga, now+1, "a", "c") // a's other tab, on gateway A: A holds a's presence now
+	ga.Leave(ev, "a")
+	if err := ga.Flush(ctx, now+2); err != nil {
+		t.Fatal(err)
+	}
+	read(gb, now+3, "a", "b") // B learns from the journal that A let a go, and takes it
+	// Each sweep's cutoff is its time: a presence older by a millisecond
+	// is gone. The gateways read right before.
+	read(ga, now+10_000, "c")
+	read(gb, now+10_000, "a", "b")
+	if got := sweep(now+10_000, now+10_000); len(got) != 0 {
+		t.Fatalf("swept %v while their gateways read", got)
+	}
+	ga.Leave(ev, "c")
+	if err := ga.Flush(ctx, now+20_000); err != nil {
+		t.Fatal(err)
+	}
+	read(gb, now+20_000, "a", "b")
+	if got := sweep(now+20_000, now+20_000); len(got) != 0 {
+		t.Fatalf("swept %v at the time of c's let-go", got)
+	}
+	read(gb, now+20_001, "a", "b")
+	if got := sweep(now+20_001, now+20_001); !slices.Equal(got, []string{"c"}) {
+		t.Fatalf("swept %v past c's let-go, want [c]", got)
+	}
+	// Gateway B stops reading (its last read at now+20_001): its users go
+	// once the cutoff passes that; d never connected and stays.
+	if got := sweep(now+30_000, now+20_001); len(got) != 0 {
+		t.Fatalf("swept %v at B's last read", got)
+	}
+	if got := sweep(now+30_001, now+20_002); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("swept %v past B's last read, want [a b]", got)
+	}
+	b, err := store.Status(ctx, ev, []string{"d"}, now+40_000)
+	if err != nil || b.Places[0].Rank != 0 {
+		t.Fatalf("d, who never connected: %+v %v, want first in line", b, err)
+	}
+}

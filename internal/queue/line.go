@@ -1,0 +1,113 @@
+package queue
+
+import "context"
+
+// The line as a gateway keeps it: the places of the users it holds a
+// socket of, learnt once (LineStore.Line's Sync) and then kept from the
+// line's journal, which tells what changed in the line other than a join
+// behind everyone (docs/data.md, "The line's journal"). A status round
+// then asks Redis nothing per user.
+
+// Head is what every read of an event's places says of the event.
+type Head struct {
+	Total         int64 // users waiting
+	AdmittedTotal int64 // users ever admitted
+	// AdmitPerMinute is an adaptive event's effective rate, -1 for a fixed
+	// rate (the configuration's) or a controller not started yet.
+	AdmitPerMinute int64
+	OpensAt        int64 // a drop's opening (unix ms; 0: none)
+	Rebuilding     bool
+	Capacity       int64
+	HoldMs         int64
+}
+
+// RawPlace is where one user stands, before what may be told of it is
+// chosen (Head.Told).
+type RawPlace struct {
+	Rank       int64 // 0-based rank in the waiting line; -1 when not waiting
+	HoldUntil  int64 // as Place's
+	Unrecorded bool  // the hold's admission is not yet in the log
+	Drawn      int64 // 0-based place among the drop's pre-queue; -1 when not in it
+	SlotAt     int64 // when a slot frees for the user if holders keep theirs (unix ms; 0: one is free)
+	Score      float64
+	At         JournalPos // where the line's journal stood when it was read
+}
+
+// Told is what a status says of raw at nowMs: no position before a drop's
+// opening (RankPrequeue) nor while the event is rebuilt (RankRebuilding);
+// the drawn place only from the opening; an unrecorded hold as no hold,
+// the next in line (its hold does not end before it is recorded, so its
+// user is never told a hold ended). The SlotAt that goes with it is
+// Head.SlotTold's.
+func (h Head) Told(raw RawPlace, nowMs int64) Place {
+	p := Place{Rank: raw.Rank, HoldUntil: raw.HoldUntil}
+	if p.Rank >= 0 && nowMs < h.OpensAt {
+		p.Rank = RankPrequeue
+	}
+	if raw.Unrecorded {
+		p.Rank, p.HoldUntil = 0, -1
+	}
+	if h.Rebuilding {
+		p.Rank = RankRebuilding
+	}
+	if h.OpensAt > 0 && nowMs >= h.OpensAt && raw.Drawn >= 0 {
+		p.Drawn = raw.Drawn + 1
+	}
+	return p
+}
+
+// SlotTold is the SlotAt a status tells with raw: none unless a position
+// is told.
+func (h Head) SlotTold(raw RawPlace, nowMs int64) int64 {
+	if raw.Rank < 0 || raw.Unrecorded || h.Rebuilding || nowMs < h.OpensAt {
+		return 0
+	}
+	return raw.SlotAt
+}
+
+// Batch is the StatusBatch of a head with no places yet.
+func (h Head) Batch(n int) StatusBatch {
+	return StatusBatch{Total: h.Total, AdmittedTotal: h.AdmittedTotal, AdmitPerMinute: h.AdmitPerMinute,
+		Places: make([]Place, 0, n), SlotAt: make([]int64, 0, n)}
+}
+
+// JournalPos is a point in an event's line journal.
+type JournalPos struct {
+	Epoch string // when the journal was started ("": none known)
+	Seq   int64  // elements since
+}
+
+// LineRequest is one read of a gateway's (LineStore.Line).
+type LineRequest struct {
+	Sync    []string   // users whose places to learn (and whose presence to hold)
+	Since   JournalPos // the journal's elements after this point
+	NowMs   int64
+	Gateway uint64 // the reading gateway (GatewayID)
+}
+
+// LineReply is what LineStore.Line read.
+type LineReply struct {
+	Head   Head
+	Synced []RawPlace // one per LineRequest.Sync, in order
+	At     JournalPos // where the journal stands now
+	// Reset: Since is of another epoch or no longer in the journal;
+	// Elements is empty and every place must be learnt again.
+	Reset    bool
+	Elements []string // the journal's elements after Since, in order
+	Ends     []int64  // the ends of the holds running, in order (unix ms)
+}
+
+// LineStore is what a gateway keeps its users' places with.
+type LineStore interface {
+	// Line reads the places of req.Sync (marking them present, held by
+	// req.Gateway), then the event's head and journal after req.Since
+	// (marking the gateway alive): one round trip.
+	Line(ctx context.Context, eventID string, req LineRequest) (LineReply, error)
+	// Detach lets go of the presence of users the gateway held: their
+	// disconnect grace runs from nowMs.
+	Detach(ctx context.Context, eventID string, users []string, nowMs int64, gateway uint64) error
+}
+
+// GatewayIDs are below 2^40: a presence held by gateway g is stored as
+// 2^50 + g (docs/data.md), exact in a float64 score.
+const GatewayIDLimit = 1 << 40
