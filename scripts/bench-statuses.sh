@@ -1,15 +1,19 @@
 #!/usr/bin/env bash
-# Measures what a status round costs Redis on the current status path
-# (issue 30): for each count of WAITING users and each count of ROUNDS, a
-# fresh redis-server child on a free loopback port, then
-#   loadgen statuses -redis redis://127.0.0.1:PORT/0 -waiting N -rounds R
-# which loads the line through Store.Ingest, runs R status rounds as a
-# gateway's and prints one line (Redis CPU µs per user and round from INFO
-# cpu, wall ms per round, Redis bytes per waiting user from INFO memory).
-# Writes bench/statuses.md (OUT=... for another file): the machine, the
-# redis-server version, the date and the lines. Progress goes to stderr.
+# Measures what a status round costs Redis (issue 30), on both status
+# paths in the same run: for each count of WAITING users, each count of
+# ROUNDS and each of PATHS, a fresh redis-server child on a free loopback
+# port, then
+#   loadgen statuses -redis redis://127.0.0.1:PORT/0 -waiting N -rounds R -path P
+# which loads the line through Store.Ingest, runs a connect round, then R
+# status rounds as a gateway's, and prints one line (Redis CPU µs per user
+# and round from INFO cpu, wall ms per round, Redis bytes per waiting user
+# from INFO memory, CPU per user of the connect round). Path "store" reads
+# every user from Redis every round (the way before), "journal" as a
+# gateway does now (gateway.Tracker). Writes bench/statuses.md (OUT=...
+# for another file): the machine, the redis-server version, the date, the
+# lines and the ratio of the two paths. Progress goes to stderr.
 #
-#   WAITING='100000 1000000' ROUNDS='1 4' bash scripts/bench-statuses.sh
+#   WAITING='100000 1000000' ROUNDS='1 4' PATHS='store journal' bash scripts/bench-statuses.sh
 #
 # A line of 10M users needs about 5 GB of Redis and a few minutes to load:
 # WAITING=10000000 runs it too.
@@ -21,6 +25,7 @@ ensure_redis && build_loadgen
 
 read -r -a waiting <<<"${WAITING:-100000 1000000}"
 read -r -a rounds <<<"${ROUNDS:-1 4}"
+read -r -a paths <<<"${PATHS:-store journal}"
 out="${OUT:-bench/statuses.md}"
 tmp=$(mktemp -d)
 rs=
@@ -30,16 +35,18 @@ lines=()
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 for n in "${waiting[@]}"; do
   for r in "${rounds[@]}"; do
+   for p in "${paths[@]}"; do
     port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
     redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
     rs=$!
     for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
-    log "loadgen statuses -waiting $n -rounds $r (redis-server on port $port)"
-    lines+=("$(bin/loadgen statuses -redis "redis://127.0.0.1:$port/0" -waiting "$n" -rounds "$r")")
+    log "loadgen statuses -waiting $n -rounds $r -path $p (redis-server on port $port)"
+    lines+=("$p $(bin/loadgen statuses -redis "redis://127.0.0.1:$port/0" -waiting "$n" -rounds "$r" -path "$p")")
     echo "${lines[-1]}" >&2
     kill "$rs"
     wait "$rs" 2>/dev/null || true
     rs=
+   done
   done
 done
 
@@ -54,14 +61,28 @@ mkdir -p "$(dirname "$out")"
   echo "- load average (1, 5, 15 min) $load_start at the start, $(cut -d' ' -f1-3 /proc/loadavg) at the end: work besides the measurement inflates the CPU figures (cache, preemption)"
   echo "- redis-server $(redis-server --version | grep -oE 'v=[^ ]+' | cut -d= -f2), $(go version | cut -d' ' -f3-4)"
   echo
-  echo "| waiting | rounds | Redis CPU µs per user and round | wall ms per round | Redis bytes per waiting user | the same with presence marks |"
-  echo "|---:|---:|---:|---:|---:|---:|"
+  echo "| path | waiting | rounds | Redis CPU µs per user and round | wall ms per round | Redis bytes per waiting user | the same with presence | Redis CPU µs per user at connect |"
+  echo "|---|---:|---:|---:|---:|---:|---:|---:|"
   for l in "${lines[@]}"; do
     # shellcheck disable=SC2001
-    echo "$l" | sed -E 's/^statuses: waiting=([^ ]+) rounds=([^ ]+) redis_cpu_us_per_user_round=([^ ]+) wall_ms_per_round=([^ ]+) redis_bytes_per_user=([^ ]+) redis_bytes_per_user_with_presence=([^ ]+)$/| \1 | \2 | \3 | \4 | \5 | \6 |/'
+    echo "$l" | sed -E 's/^([a-z]+) statuses: waiting=([^ ]+) rounds=([^ ]+) redis_cpu_us_per_user_round=([^ ]+) wall_ms_per_round=([^ ]+) redis_bytes_per_user=([^ ]+) redis_bytes_per_user_with_presence=([^ ]+) redis_cpu_us_per_user_connect=([^ ]+)$/| \1 | \2 | \3 | \4 | \5 | \6 | \7 | \8 |/'
   done
   echo
-  echo "The lines:"
+  echo "The journal's round against the store's, same waiting and rounds (Redis CPU per user and round):"
+  echo
+  for l in "${lines[@]}"; do
+    [ "${l%% *}" = journal ] || continue
+    key=$(echo "$l" | grep -oE 'waiting=[0-9]+ rounds=[0-9]+')
+    for m in "${lines[@]}"; do
+      if [ "${m%% *}" = store ] && [ "$(echo "$m" | grep -oE 'waiting=[0-9]+ rounds=[0-9]+')" = "$key" ]; then
+        j=$(echo "$l" | grep -oE 'redis_cpu_us_per_user_round=[0-9.]+' | cut -d= -f2)
+        s=$(echo "$m" | grep -oE 'redis_cpu_us_per_user_round=[0-9.]+' | cut -d= -f2)
+        echo "- $key: journal $j µs, store $s µs: $(awk -v j="$j" -v s="$s" 'BEGIN { if (j > 0) printf "%.0f× less", s / j; else print "below the resolution of INFO cpu" }')"
+      fi
+    done
+  done
+  echo
+  echo "The lines (path, then loadgen's line):"
   echo
   echo '```'
   printf '%s\n' "${lines[@]}"

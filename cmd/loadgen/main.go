@@ -25,9 +25,13 @@
 //	loadgen statuses Redis CPU per waiting user and status round, and Redis
 //	                bytes per waiting user, for one event of -waiting users
 //	                in a Redis given by -redis (issue 30's measurement)
+//	loadgen sale    a whole sale in the Redis given by -redis: -joins
+//	                people join as fast as the ingest path takes them,
+//	                simulated gateways tell them their places every
+//	                interval, admission at a rate until the line drained
 //
-// Except for statuses, which measures the Redis its -redis names (and
-// deletes its event afterwards), every part runs on this machine by
+// Except for statuses and sale, which use the Redis their -redis names (and
+// delete their event afterwards), every part runs on this machine by
 // default: an in-process kfake broker, a redis-server child process on a
 // free loopback port and, for joins, producer-api in-process (guard: the
 // origin, the keys and waitq-guard in-process; admit and adaptive: every
@@ -81,6 +85,7 @@ func commands() []command {
 		{"adaptive", loadgen.RunAdaptive, "adaptive admission against a fixed rate at a shop of unknown capacity; a chart"},
 		{"attack", loadgen.RunAttack, "places a script takes a minute, and their price, with no challenge, each difficulty, join tokens"},
 		{"statuses", loadgen.RunStatuses, "Redis CPU per waiting user and status round, and bytes per waiting user, in the Redis given"},
+		{"sale", loadgen.RunSale, "a whole sale in the Redis given: joins, statuses every interval, admission at a rate, drained"},
 	}
 }
 

@@ -20,6 +20,7 @@ commands:
   adaptive adaptive admission against a fixed rate at a shop of unknown capacity; a chart
   attack   places a script takes a minute, and their price, with no challenge, each difficulty, join tokens
   statuses Redis CPU per waiting user and status round, and bytes per waiting user, in the Redis given
+  sale     a whole sale in the Redis given: joins, statuses every interval, admission at a rate, drained
 
 Run "loadgen <command> -h" for the command's flags.
 `

@@ -22,14 +22,16 @@ import (
 
 // RunStatuses measures what a status round costs the Redis given: it puts
 // -waiting users in line for a fresh event through the ingest path
-// (Store.Ingest, -batch joins a call, a few calls under way), runs -rounds
-// status rounds over all of them as a gateway holding every one of their
-// sockets would (the gateway's own slicing, slice pacing and reads:
-// gateway.Slicer, RunRound, ReadEvents, Store.Status; presence marks
+// (Store.Ingest, -batch joins a call, a few calls under way), runs a
+// connect round (every user's first read, as when their sockets open),
+// then -rounds status rounds over all of them as a gateway holding every
+// one of their sockets would (the gateway's own slicing, slice pacing and
+// reads: gateway.Slicer, RunRound, ReadEvents, and with -path journal its
+// Tracker, with -path store Store.Status for every user; presence
 // included), and prints one line: the server's CPU (INFO cpu) per user and
-// round, the wall time per round and the server's memory (INFO memory) per
-// waiting user. The event's keys are deleted at the end unless -keep.
-// Progress goes to stderr.
+// round, the wall time per round, the server's memory (INFO memory) per
+// waiting user and the CPU per user of the connect round. The event's keys
+// are deleted at the end unless -keep. Progress goes to stderr.
 func RunStatuses(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg statusesConfig
 	if ok, err := parseFlags("statuses", &cfg, args, stderr); !ok {
@@ -101,14 +103,27 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	res.loadBytes = mem1 - mem0
 
 	slices := sliceUsers(ev, run, cfg.waiting)
+	var reader gateway.StatusReader = store
+	if cfg.path == statusesJournal {
+		reader = gateway.NewTracker(store)
+	}
+	cpuc, err := serverCPU(ctx, node)
+	if err != nil {
+		return res, err
+	}
+	if err := statusRound(ctx, reader, cfg, ev, run, slices); err != nil {
+		return res, fmt.Errorf("connect round: %w", err)
+	}
 	script0, scriptErr := scriptTime(ctx, node) // for a progress line only
 	cpu0, err := serverCPU(ctx, node)
 	if err != nil {
 		return res, err
 	}
+	res.connectCPU = cpu0 - cpuc
+	fmt.Fprintf(stderr, "statuses: connect round done: %.3f µs of Redis CPU per user\n", res.connectCPU.Seconds()*1e6/float64(cfg.waiting))
 	start := time.Now()
 	for r := range cfg.rounds {
-		if err := statusRound(ctx, store, cfg, ev, run, slices); err != nil {
+		if err := statusRound(ctx, reader, cfg, ev, run, slices); err != nil {
 			return res, fmt.Errorf("round %d: %w", r+1, err)
 		}
 		fmt.Fprintf(stderr, "statuses: round %d/%d done after %.1fs\n", r+1, cfg.rounds, time.Since(start).Seconds())
@@ -208,9 +223,9 @@ func sliceUsers(ev string, run uint64, n int) [gateway.StatusSlices][]uint32 {
 
 // statusRound runs one status round over every user of ev as a gateway's
 // does (gateway.RunRound, its slices one after another at once;
-// gateway.ReadEvents, one Store.Status call for the event's users of the
+// gateway.ReadEvents, one read of store for the event's users of the
 // slice), and checks every user was read in line.
-func statusRound(ctx context.Context, store *redisstore.Store, cfg statusesConfig, ev string, run uint64, slices [gateway.StatusSlices][]uint32) error {
+func statusRound(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, run uint64, slices [gateway.StatusSlices][]uint32) error {
 	var errs []error
 	ok := gateway.RunRound(ctx, 0, func(j int) {
 		if len(errs) > 0 {

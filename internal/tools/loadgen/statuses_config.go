@@ -32,7 +32,18 @@ type statusesConfig struct {
 	batch    int
 	timeout  time.Duration
 	keep     bool
+	path     string // statusesJournal or statusesStore
 }
+
+// The status paths "loadgen statuses" measures.
+const (
+	// statusesJournal reads as a gateway does: gateway.Tracker, each user
+	// read once at connect, then kept from the line's journal.
+	statusesJournal = "journal"
+	// statusesStore reads every user from Redis every round
+	// (Store.Status): the path before the journal, kept for polls.
+	statusesStore = "store"
+)
 
 // bind declares the statuses flags.
 func (c *statusesConfig) bind(fs *flag.FlagSet) {
@@ -44,11 +55,12 @@ func (c *statusesConfig) bind(fs *flag.FlagSet) {
 	fs.DurationVar(&c.timeout, "timeout", gateway.DefaultConfig().StatusInterval,
 		"bound of each Redis call: an ingest batch, a slice's status read (a gateway bounds that by its status interval)")
 	fs.BoolVar(&c.keep, "keep", false, "leave the event and its line in Redis (default: its keys are deleted at the end)")
+	fs.StringVar(&c.path, "path", statusesJournal, "the status path: journal (a gateway's: each user read once at connect, then kept from the line's journal) or store (every user read from Redis every round: the way before)")
 }
 
 // line returns the settings, for the progress lines.
 func (c *statusesConfig) line() string {
-	return fmt.Sprintf("-waiting %d -rounds %d -batch %d -timeout %s -keep=%t", c.waiting, c.rounds, c.batch, c.timeout, c.keep)
+	return fmt.Sprintf("-waiting %d -rounds %d -batch %d -timeout %s -keep=%t -path %s", c.waiting, c.rounds, c.batch, c.timeout, c.keep, c.path)
 }
 
 // conn returns where the Redis is, as the services take it.
@@ -82,6 +94,9 @@ func (c *statusesConfig) validate() error {
 	if c.batch < 1 || c.batch > maxIngestBatch {
 		errs = append(errs, fmt.Errorf("-batch %d: must be between 1 and %d", c.batch, maxIngestBatch))
 	}
+	if c.path != statusesJournal && c.path != statusesStore {
+		errs = append(errs, fmt.Errorf("-path %q: must be %s or %s", c.path, statusesJournal, statusesStore))
+	}
 	if c.timeout <= 0 || c.timeout > maxStatusesTimeout {
 		errs = append(errs, fmt.Errorf("-timeout %s: must be positive and at most %s", c.timeout, maxStatusesTimeout))
 	}
@@ -93,19 +108,22 @@ type statusesResult struct {
 	waiting, rounds int
 	cpu             time.Duration // the server's CPU time over the rounds
 	wall            time.Duration // the rounds' wall time
+	connectCPU      time.Duration // the server's CPU time of the connect round (every user's first read)
 	loadBytes       int64         // used_memory after the load less before it
 	presenceBytes   int64         // used_memory after the rounds less before the load
 }
 
 // String is the command's one line of output: the fields issue 30 names,
 // then the memory per waiting user after the load and after the rounds
-// (their presence marks included).
+// (their presence marks included), then the CPU per user of the connect
+// round that came before the rounds.
 func (r statusesResult) String() string {
 	userRounds := float64(r.waiting) * float64(r.rounds)
-	return fmt.Sprintf("statuses: waiting=%d rounds=%d redis_cpu_us_per_user_round=%.3f wall_ms_per_round=%.1f redis_bytes_per_user=%.1f redis_bytes_per_user_with_presence=%.1f",
+	return fmt.Sprintf("statuses: waiting=%d rounds=%d redis_cpu_us_per_user_round=%.3f wall_ms_per_round=%.1f redis_bytes_per_user=%.1f redis_bytes_per_user_with_presence=%.1f redis_cpu_us_per_user_connect=%.3f",
 		r.waiting, r.rounds, r.cpu.Seconds()*1e6/userRounds,
 		float64(r.wall.Microseconds())/1000/float64(r.rounds),
-		float64(r.loadBytes)/float64(r.waiting), float64(r.presenceBytes)/float64(r.waiting))
+		float64(r.loadBytes)/float64(r.waiting), float64(r.presenceBytes)/float64(r.waiting),
+		r.connectCPU.Seconds()*1e6/float64(r.waiting))
 }
 
 // statusesUser returns the id of user i of run: shaped as an issued

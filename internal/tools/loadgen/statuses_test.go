@@ -19,7 +19,7 @@ import (
 
 // statusesLine is the output line of "loadgen statuses": the fields issue
 // 30 names, then the memory fields.
-var statusesLine = regexp.MustCompile(`^statuses: waiting=(\d+) rounds=(\d+) redis_cpu_us_per_user_round=(\d+\.\d{3}) wall_ms_per_round=(\d+\.\d) redis_bytes_per_user=(-?\d+\.\d) redis_bytes_per_user_with_presence=(-?\d+\.\d)$`)
+var statusesLine = regexp.MustCompile(`^statuses: waiting=(\d+) rounds=(\d+) redis_cpu_us_per_user_round=(\d+\.\d{3}) wall_ms_per_round=(\d+\.\d) redis_bytes_per_user=(-?\d+\.\d) redis_bytes_per_user_with_presence=(-?\d+\.\d) redis_cpu_us_per_user_connect=(\d+\.\d{3})$`)
 
 // TestStatusesFlags checks the flags of "loadgen statuses": -redis is
 // required and parsed, each bound is enforced, -h asks for the help.
@@ -41,6 +41,8 @@ func TestStatusesFlags(t *testing.T) {
 		{"no round", []string{url, "-rounds", "0"}, "-rounds 0: must be between 1 and 1000"},
 		{"no batch", []string{url, "-batch", "0"}, "-batch 0: must be between 1 and 100000"},
 		{"no timeout", []string{url, "-timeout", "0s"}, "-timeout 0s: must be positive and at most 10m0s"},
+		{"the store's path", []string{url, "-path", "store"}, ""},
+		{"an unknown path", []string{url, "-path", "fast"}, `-path "fast": must be journal or store`},
 		{"everything wrong", []string{"-waiting", "-1", "-rounds", "1001"},
 			"-redis: required, the Redis to measure (redis://HOST:PORT/0)\n-waiting -1: must be between 1 and 20000000\n-rounds 1001: must be between 1 and 1000"},
 		{"leftover arguments", []string{url, "extra"}, `unexpected arguments ["extra"]`},
@@ -66,8 +68,8 @@ func TestStatusesFlags(t *testing.T) {
 // their precision.
 func TestStatusesLineFormat(t *testing.T) {
 	r := statusesResult{waiting: 1_000_000, rounds: 4, cpu: 10 * time.Second, wall: 10 * time.Second,
-		loadBytes: 150_000_000, presenceBytes: 230_000_000}
-	const want = "statuses: waiting=1000000 rounds=4 redis_cpu_us_per_user_round=2.500 wall_ms_per_round=2500.0 redis_bytes_per_user=150.0 redis_bytes_per_user_with_presence=230.0"
+		loadBytes: 150_000_000, presenceBytes: 230_000_000, connectCPU: 3 * time.Second}
+	const want = "statuses: waiting=1000000 rounds=4 redis_cpu_us_per_user_round=2.500 wall_ms_per_round=2500.0 redis_bytes_per_user=150.0 redis_bytes_per_user_with_presence=230.0 redis_cpu_us_per_user_connect=3.000"
 	if got := r.String(); got != want || !statusesLine.MatchString(got) {
 		t.Fatalf("line\n%s\nwant\n%s", got, want)
 	}
@@ -98,6 +100,9 @@ func TestStatusesAgainstRedis(t *testing.T) {
 	}
 	if keys := statusesKeys(t, rc); len(keys) > 0 {
 		t.Fatalf("keys left after the run: %v", keys)
+	}
+	if f := runStatuses(t, "-redis", srv.URL(), "-waiting", "500", "-rounds", "1", "-path", "store"); f[1] != "500" {
+		t.Fatalf("the store's path: waiting %s", f[1])
 	}
 
 	runStatuses(t, "-redis", srv.URL(), "-waiting", "700", "-rounds", "1", "-keep")

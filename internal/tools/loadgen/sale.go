@@ -1,0 +1,319 @@
+package loadgen
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/tools/loadgen/latency"
+)
+
+// RunSale simulates a whole sale in the Redis given (issue 30): -joins
+// people join one event through the ingest path (Store.Ingest, -batch a
+// call, a few calls under way) as fast as it takes them; each, once in
+// line, connects to one of -gateways simulated gateways (no sockets: each
+// gateway's greeting, then status rounds every -interval over its 16
+// slices, through its own gateway.Tracker, as ws-gateway's), while a slot
+// monitor ticks every 250 ms (Store.Tick) and admits at -rate a minute.
+// Each admitted person leaves their gateway (their presence let go). It
+// prints the joins' rate and join → in line p99, the gap between a
+// waiting person's statuses, the Redis CPU over the sale, and whether the
+// line drained with nothing lost. The event is deleted at the end.
+func RunSale(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg saleConfig
+	if ok, err := parseFlags("sale", &cfg, args, stderr); !ok {
+		return err
+	}
+	rc, err := redisstore.Conn{URL: cfg.redisURL}.Client()
+	if err != nil {
+		return err
+	}
+	defer rc.Close()
+	store, err := redisstore.New(rc, redisstore.Options{})
+	if err != nil {
+		return err
+	}
+	res, err := runSale(ctx, store, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, res)
+	return nil
+}
+
+// saleUser is a person followed by a simulated gateway.
+type saleUser struct {
+	id        string
+	stamp     int64     // the join's stamp (unix ms)
+	last      time.Time // their last status (zero: none yet)
+	pos       int64     // its position
+	slice     int
+	greetedAt time.Time
+}
+
+// saleGateway is one simulated gateway: its Tracker, its people by slice
+// and the newly connected ones to greet.
+type saleGateway struct {
+	tracker *gateway.Tracker
+	slicer  gateway.Slicer
+	mu      sync.Mutex
+	fresh   []*saleUser
+	slices  [gateway.StatusSlices]map[string]*saleUser
+	left    atomic.Int64 // people still followed or to greet
+}
+
+// saleTally is what the gateways measure.
+type saleTally struct {
+	inLine, firstTold, gap, read latency.Hist
+	statuses, admitted, rises    atomic.Int64
+}
+
+func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stderr io.Writer) (res saleResult, err error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	run := binary.BigEndian.Uint64(b[:])
+	ev := fmt.Sprintf("loadgen-sale-%016x", run)
+	res.joins, res.gateways = cfg.joins, cfg.gateways
+	node, err := eventNode(ctx, store.Client(), ev)
+	if err != nil {
+		return res, err
+	}
+	e := queue.Event{ID: ev, Capacity: cfg.joins, HoldSeconds: 1, AdmitPerMinute: cfg.rate, State: queue.StateOpen, Partitions: 1}
+	if _, err := store.PutEvent(ctx, e); err != nil {
+		return res, err
+	}
+	defer func() {
+		time.Sleep(1100 * time.Millisecond) // the last holds end
+		if derr := deleteStatusesEvent(store, ev); derr != nil {
+			err = errors.Join(err, derr)
+		}
+	}()
+	gws := make([]*saleGateway, cfg.gateways)
+	for i := range gws {
+		gws[i] = &saleGateway{tracker: gateway.NewTracker(store), slicer: gateway.NewSlicer()}
+		for j := range gws[i].slices {
+			gws[i].slices[j] = map[string]*saleUser{}
+		}
+	}
+	var t saleTally
+	cpu0, err := serverCPU(ctx, node)
+	if err != nil {
+		return res, err
+	}
+	start := time.Now()
+	fmt.Fprintf(stderr, "sale: event %s, %s\n", ev, cfg.line())
+
+	var wg sync.WaitGroup
+	loops, stopLoops := context.WithCancel(ctx)
+	defer stopLoops()
+	for _, g := range gws {
+		wg.Go(func() { g.greetLoop(loops, ev, cfg, &t) })
+		wg.Go(func() { g.roundLoop(loops, ev, cfg, &t) })
+	}
+	wg.Go(func() { saleMonitor(loops, store, ev) })
+	joinErr := saleJoins(ctx, store, cfg, ev, run, gws, &t, stderr)
+	res.joinWall = time.Since(start)
+	fmt.Fprintf(stderr, "sale: %d joins in %.1fs\n", cfg.joins, res.joinWall.Seconds())
+	for joinErr == nil && ctx.Err() == nil {
+		left := int64(0)
+		for _, g := range gws {
+			left += g.left.Load()
+		}
+		if left == 0 {
+			break
+		}
+		fmt.Fprintf(stderr, "sale: %.0fs, %d people still waiting, %d told admitted\n", time.Since(start).Seconds(), left, t.admitted.Load())
+		sleepCtx(ctx, 5*time.Second)
+	}
+	stopLoops()
+	wg.Wait()
+	res.wall = time.Since(start)
+	if joinErr != nil {
+		return res, joinErr
+	}
+	if err := ctx.Err(); err != nil {
+		return res, fmt.Errorf("the sale did not drain within -timeout %s: %w", cfg.timeout, err)
+	}
+	cpu1, err := serverCPU(context.Background(), node)
+	if err != nil {
+		return res, err
+	}
+	res.redisCPU = cpu1 - cpu0
+	rdb := store.Client()
+	bg := context.Background()
+	res.waitingLeft, _ = rdb.ZCard(bg, redisstore.WaitingKey(ev)).Result()
+	served, _ := rdb.ZCard(bg, redisstore.ServedKey(ev)).Result()
+	res.admittedTotal, _ = rdb.HGet(bg, redisstore.StatsKey(ev), "admittedTotal").Int64()
+	res.lost = int64(cfg.joins) - served - res.waitingLeft
+	res.inLineP99, res.firstToldP99 = t.inLine.Percentile(0.99), t.firstTold.Percentile(0.99)
+	res.gapP99, res.gapMax, res.readP99 = t.gap.Percentile(0.99), t.gap.Max(), t.read.Percentile(0.99)
+	res.statuses, res.admitted, res.rises = t.statuses.Load(), t.admitted.Load(), t.rises.Load()
+	return res, nil
+}
+
+// saleJoins puts cfg.joins people in line through Store.Ingest, each batch
+// stamped as it is sent, and hands each person, once in line, to a gateway.
+func saleJoins(ctx context.Context, store *redisstore.Store, cfg saleConfig, ev string, run uint64, gws []*saleGateway, t *saleTally, stderr io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	errs := make(chan error, statusesLoaders)
+	var wg sync.WaitGroup
+	for range statusesLoaders {
+		wg.Go(func() {
+			msgs := make([]queue.Message, 0, cfg.batch)
+			for ctx.Err() == nil {
+				from := int(next.Add(int64(cfg.batch))) - cfg.batch
+				if from >= cfg.joins {
+					return
+				}
+				msgs = msgs[:0]
+				stamp := time.Now().UnixMilli()
+				for i := from; i < min(from+cfg.batch, cfg.joins); i++ {
+					msgs = append(msgs, statusesJoin(ev, run, i, stamp-int64(i)))
+				}
+				r, err := store.Ingest(ctx, msgs, time.Now().UnixMilli())
+				if err == nil && r.Joined != len(msgs) {
+					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("joins %d-%d: %w", from, from+len(msgs)-1, err)
+					cancel()
+					return
+				}
+				inLine := time.Now()
+				for k, m := range msgs {
+					t.inLine.Record(inLine.UnixMicro() - stamp*1000)
+					gws[(from+k)%len(gws)].connect(&saleUser{id: m.UserID, stamp: stamp})
+				}
+				if n := from + len(msgs); n/200_000 != from/200_000 {
+					fmt.Fprintf(stderr, "sale: %d joined\n", n)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return errors.Join(<-errs)
+}
+
+func (g *saleGateway) connect(u *saleUser) {
+	g.left.Add(1)
+	g.mu.Lock()
+	g.fresh = append(g.fresh, u)
+	g.mu.Unlock()
+}
+
+// greetLoop reads the newly connected every 20 ms, as a gateway greets
+// new sockets, and hands them to their slices.
+func (g *saleGateway) greetLoop(ctx context.Context, ev string, cfg saleConfig, t *saleTally) {
+	for sleepCtx(ctx, 20*time.Millisecond) {
+		g.mu.Lock()
+		fresh := g.fresh
+		g.fresh = nil
+		g.mu.Unlock()
+		if len(fresh) == 0 {
+			continue
+		}
+		for _, u := range fresh {
+			u.slice = g.slicer.Slice(ev, u.id)
+		}
+		g.read(ctx, ev, cfg, t, fresh)
+	}
+}
+
+// roundLoop runs a status round every cfg.interval, its slices spread
+// over three quarters of it, as ws-gateway's.
+func (g *saleGateway) roundLoop(ctx context.Context, ev string, cfg saleConfig, t *saleTally) {
+	for sleepCtx(ctx, cfg.interval) {
+		gateway.RunRound(ctx, cfg.interval*3/4, func(j int) {
+			g.mu.Lock()
+			us := make([]*saleUser, 0, len(g.slices[j]))
+			for _, u := range g.slices[j] {
+				us = append(us, u)
+			}
+			g.mu.Unlock()
+			if len(us) > 0 {
+				g.read(ctx, ev, cfg, t, us)
+			}
+		})
+	}
+}
+
+// read reads the places of us through the gateway's Tracker, as ReadEvents
+// does, and tallies them: a waiting person's gap since their last status
+// and whether their position went up; an admitted one leaves.
+func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *saleTally, us []*saleUser) {
+	ids := make([]string, len(us))
+	for i, u := range us {
+		ids[i] = u.id
+	}
+	begin := time.Now()
+	gateway.ReadEvents(ctx, g.tracker, map[string][]string{ev: ids}, cfg.interval, time.Now, func(_ string, b queue.StatusBatch, nowMs int64, err error) {
+		if err != nil {
+			return // read again next round
+		}
+		now := time.Now()
+		t.read.Record(now.Sub(begin).Microseconds())
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		for i, u := range us {
+			p := b.Places[i]
+			t.statuses.Add(1)
+			switch {
+			case p.HoldUntil >= 0: // holding, or held already (holds last a second)
+				t.admitted.Add(1)
+				delete(g.slices[u.slice], u.id)
+				g.tracker.Leave(ev, u.id)
+				g.left.Add(-1)
+			case p.Rank >= 0:
+				if u.last.IsZero() {
+					t.firstTold.Record(now.UnixMicro() - u.stamp*1000)
+					g.slices[u.slice][u.id] = u
+				} else {
+					t.gap.Record(now.Sub(u.last).Microseconds())
+					if p.Rank+1 > u.pos {
+						t.rises.Add(1)
+					}
+				}
+				u.last, u.pos = now, p.Rank+1
+			default: // not in line yet, or no longer: read again (a person lost keeps the sale from draining)
+				delete(g.slices[u.slice], u.id)
+				g.fresh = append(g.fresh, u)
+			}
+		}
+	})
+	_ = g.tracker.Flush(ctx, time.Now().UnixMilli())
+}
+
+// saleMonitor ticks every 250 ms, as a gateway's slot monitor: holds end,
+// the rate admits.
+func saleMonitor(ctx context.Context, store *redisstore.Store, ev string) {
+	for sleepCtx(ctx, 250*time.Millisecond) {
+		now := time.Now().UnixMilli()
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		_, _ = store.Tick(tctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: now, AdmitBatch: 100_000, PresenceCutoffMs: now - 30_000, SweepLimit: 1000})
+		cancel()
+	}
+}
+
+// sleepCtx sleeps d and reports whether ctx is still alive.
+func sleepCtx(ctx context.Context, d time.Duration) bool {
+	select {
+	case <-ctx.Done():
+		return false
+	case <-time.After(d):
+		return true
+	}
+}
