@@ -65,8 +65,11 @@ func TestIngestSemantics(t *testing.T) {
 	ev := testenv.EventID(t)
 	mustPut(t, s, ev)
 	const now = 1_000_000
-	// "holder" holds an unexpired slot, "expired" held one that ran out.
+	// "holder" holds an unexpired slot, "expired" held one that ran out;
+	// both were admitted (served) before their joins below were stamped,
+	// as every holder has a served mark.
 	c.ZAdd(ctx, redisstore.ActiveKey(ev), redis.Z{Member: "holder", Score: now + 1000}, redis.Z{Member: "expired", Score: now - 1})
+	c.ZAdd(ctx, redisstore.ServedKey(ev), redis.Z{Member: "holder", Score: 0}, redis.Z{Member: "expired", Score: 25})
 
 	res, err := s.Ingest(ctx, []queue.Message{
 		msg(queue.OpJoin, ev, "b", 20),

@@ -115,8 +115,11 @@ for i = 7, #ARGV, 7 do
         journal_note('d', score, user)
       end
     end
-    local hold = redis.call('ZSCORE', K.active, user)
+    -- Every holder has a served mark (admission.lua sets both; a rebuild
+    -- keeps both): a user never served holds nothing, and a first join
+    -- costs one read less.
     local served = redis.call('ZSCORE', K.served, user)
+    local hold = served and redis.call('ZSCORE', K.active, user)
     if hold and (tonumber(hold) > now or redis.call('ZSCORE', K.unrecorded, user)) then
       ignored = ignored + 1
     elseif served and stamp <= tonumber(served) then
