@@ -71,6 +71,7 @@ type consumeResult struct {
 	firstWrite time.Duration // consumer start → first member seen
 	atFirst    int64         // members seen at firstWrite
 	stats      kafkajoin.ConsumerStats
+	redisCPU   time.Duration // the server's CPU over the run (INFO cpu; 0 on a cluster)
 }
 
 // RunIngest measures how fast the ingest consumer moves a pre-filled topic
@@ -197,9 +198,19 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	if err != nil {
 		return consumeResult{}, err
 	}
+	node, _ := store.Client().(*redis.Client)
+	var cpu0 time.Duration
+	if node != nil {
+		cpu0, _ = serverCPU(ctx, node)
+	}
 	start := time.Now()
 	t := stack.Go(ctx, cons.Run)
 	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.Exited(), stderr)
+	if node != nil && cpu0 > 0 {
+		if cpu1, cerr := serverCPU(ctx, node); cerr == nil {
+			res.redisCPU = cpu1 - cpu0
+		}
+	}
 	switch stopErr := t.Stop(20 * time.Second); {
 	case errors.Is(stopErr, stack.ErrNotStopped):
 		fmt.Fprintf(stderr, "loadgen: the consumer %v\n", stopErr)
@@ -350,14 +361,15 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
 		n, benchPartitions, fill.Seconds(), rate(n, fill))
-	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d\n",
+	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",
 		n, cfg.maxBatch, c.elapsed.Seconds(), consRate, c.firstWrite.Seconds(), afterFirst,
-		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors)
+		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors,
+		c.redisCPU.Seconds()*1e6/float64(n))
 	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)\n",
 		n, cfg.maxBatch, zadd.Seconds(), zaddRate)
 	fastRate := rate(n, fast.elapsed)
-	fmt.Fprintf(w, "ingest  fast-track     %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  (the same topic again, joins admitting while there is room: admitted %d)\n",
-		n, cfg.maxBatch, fast.elapsed.Seconds(), fastRate, fast.stats.Admitted)
+	fmt.Fprintf(w, "ingest  fast-track     %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  (the same topic again, joins admitting while there is room: admitted %d)  Redis CPU %.2f µs/join\n",
+		n, cfg.maxBatch, fast.elapsed.Seconds(), fastRate, fast.stats.Admitted, fast.redisCPU.Seconds()*1e6/float64(n))
 	rbRate := rate(rb.Messages, rb.Paused)
 	fmt.Fprintf(w, "ingest  rebuild        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (FLUSHALL, then the whole topic read, folded and written back: read and fold %.2fs, event paused %.2fs)\n",
 		rb.Messages, rb.Partitions, rb.Paused.Seconds(), rbRate, rb.Read.Seconds(), rb.Paused.Seconds())
