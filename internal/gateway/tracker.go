@@ -52,12 +52,22 @@ type line struct {
 }
 
 // follow is a followed user: their key in the line, their rank and drawn
-// place (-1: none) as of seq.
+// place (-1: none) as of seq, and when to read them again anyway.
 type follow struct {
 	key         lineKey
 	rank, drawn int64
 	seq         int64
+	readAgainMs int64
 }
+
+// The followed users are read again from Redis between rereadMs and
+// rereadMs + rereadJitterMs after they were read, whatever the journal
+// says: a safety net against what it cannot see (a failover to a replica
+// that lost its last writes), at about 1/120 of a read per round.
+const (
+	rereadMs       = 10 * 60 * 1000
+	rereadJitterMs = 5 * 60 * 1000
+)
 
 // lineKey orders the line as Redis does: by score, then by user id's bytes.
 type lineKey struct {
@@ -87,6 +97,9 @@ func (t *Tracker) Status(ctx context.Context, eventID string, users []string, no
 	defer l.mu.Unlock()
 	var learn []string
 	for _, u := range users {
+		if f := l.users[u]; f != nil && nowMs >= f.readAgainMs {
+			l.unfollow(u)
+		}
 		if l.users[u] == nil {
 			learn = append(learn, u)
 		}
@@ -144,7 +157,8 @@ func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []str
 		// Followed: waiting with no hold, read at a point the elements
 		// kept reach back to.
 		if p.Rank >= 0 && p.HoldUntil < 0 && !p.Unrecorded && p.At.Epoch == l.pos.Epoch && p.At.Seq >= l.base && p.At.Seq <= l.pos.Seq {
-			l.followAt(u, &follow{key: lineKey{p.Score, u}, rank: p.Rank, drawn: p.Drawn, seq: p.At.Seq})
+			again := nowMs + rereadMs + rand.Int64N(rereadJitterMs)
+			l.followAt(u, &follow{key: lineKey{p.Score, u}, rank: p.Rank, drawn: p.Drawn, seq: p.At.Seq, readAgainMs: again})
 		}
 	}
 	return nil

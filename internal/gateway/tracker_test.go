@@ -276,3 +276,41 @@ func TestPresenceHeldByTheReadingGateway(t *testing.T) {
 		t.Fatalf("d, who never connected: %+v %v, want first in line", b, err)
 	}
 }
+
+// A change the journal never saw (a failover to a replica that lost its
+// last writes: here a member written straight into the line) is caught by
+// the re-read every followed user gets 10 to 15 minutes after their last.
+func TestFollowedUsersAreReadAgain(t *testing.T) {
+	ctx := context.Background()
+	c := testredis.Start(t).Client()
+	store, err := redisstore.New(c, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := testenv.EventID(t)
+	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	now := opensAt
+	if _, err := store.Ingest(ctx, []queue.Message{{V: 1, Op: queue.OpJoin, EventID: ev, UserID: "u", TS: now, ID: "x"}}, now); err != nil {
+		t.Fatal(err)
+	}
+	g := gateway.NewTracker(store)
+	rank := func(at int64) int64 {
+		t.Helper()
+		b, err := g.Status(ctx, ev, []string{"u"}, at)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Places[0].Rank
+	}
+	if r := rank(now); r != 0 {
+		t.Fatalf("rank %d, want 0", r)
+	}
+	if err := c.ZAdd(ctx, redisstore.WaitingKey(ev), redis.Z{Member: "unjournaled", Score: float64(now - 1)}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if r := rank(now + 15*60*1000); r != 1 {
+		t.Fatalf("rank %d 15 minutes later, want 1: read again", r)
+	}
+}

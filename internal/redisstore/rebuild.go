@@ -84,7 +84,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits, k.journal) // a new journal: gateways learn every place again
+	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits)
 	for part, end := range st.Ends {
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
@@ -211,9 +211,17 @@ func (s *Store) keepFreeing(ctx context.Context, st *queue.Rebuilt, nowMs int64)
 }
 
 // EndRebuild removes eventID's rebuild mark: admission, sweeps, releases
-// and ingest resume.
+// and ingest resume. In the same step it deletes the line's journal: the
+// rebuild wrote the line without noting it, so the gateways, seeing a new
+// epoch, read every place again (a place read while the rebuild wrote is
+// of the epoch deleted here).
 func (s *Store) EndRebuild(ctx context.Context, eventID string) error {
-	if err := s.c.HDel(ctx, ConfigKey(eventID), "rebuilding").Err(); err != nil {
+	_, err := s.c.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		p.HDel(ctx, ConfigKey(eventID), "rebuilding")
+		p.Del(ctx, JournalKey(eventID))
+		return nil
+	})
+	if err != nil {
 		return fmt.Errorf("redisstore: end rebuild of %s: %w", eventID, err)
 	}
 	return nil
