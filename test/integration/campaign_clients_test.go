@@ -207,8 +207,12 @@ func (u *user) connect(ctx context.Context) statusConn {
 			if a == "" {
 				continue
 			}
-			conn, o := u.dial(ctx, a)
-			c.h.AddConnect(chaos.Connect{Event: u.event, User: u.id, Gateway: g.alias, At: time.Now(), Outcome: o, Transport: u.transport})
+			conn, o, derr := u.dial(ctx, a)
+			cn := chaos.Connect{Event: u.event, User: u.id, Gateway: g.alias, At: time.Now(), Outcome: o, Transport: u.transport}
+			if o == chaos.NoAnswer && derr != nil {
+				cn.Err = derr.Error()
+			}
+			c.h.AddConnect(cn)
 			u.gateway = g.alias
 			if conn != nil {
 				return conn
@@ -220,30 +224,30 @@ func (u *user) connect(ctx context.Context) statusConn {
 }
 
 // dial opens the user's transport on the gateway at addr: the connection
-// (nil when refused) and the outcome ("101" or "200", the refusal's
-// status, or no answer).
-func (u *user) dial(ctx context.Context, addr string) (statusConn, chaos.Outcome) {
+// (nil when refused), the outcome ("101" or "200", the refusal's status,
+// or no answer) and, with no answer, the error.
+func (u *user) dial(ctx context.Context, addr string) (statusConn, chaos.Outcome, error) {
 	if u.transport == transportSSE {
 		s, status, err := dialSSE(ctx, addr, u.event, u.ticket.Ticket)
 		switch {
 		case err == nil:
-			return s, "200"
+			return s, "200", nil
 		case status != 0:
-			return nil, chaos.Outcome(fmt.Sprint(status))
+			return nil, chaos.Outcome(fmt.Sprint(status)), nil
 		}
-		return nil, chaos.NoAnswer
+		return nil, chaos.NoAnswer, err
 	}
 	dctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	defer cancel()
 	ws, resp, err := websocket.Dial(dctx, "ws://"+addr+u.ticket.StatusURL, nil)
 	if err != nil {
 		if resp != nil {
-			return nil, chaos.Outcome(fmt.Sprint(resp.StatusCode))
+			return nil, chaos.Outcome(fmt.Sprint(resp.StatusCode)), nil
 		}
-		return nil, chaos.NoAnswer
+		return nil, chaos.NoAnswer, err
 	}
 	ws.SetReadLimit(64 << 10)
-	return wsConn{ws}, "101"
+	return wsConn{ws}, "101", nil
 }
 
 // follow reads the socket until the user is admitted (admitted), is done

@@ -52,6 +52,9 @@ const (
 	// faultGrace: how long after a fault heals the gaps it caused may last.
 	faultGrace = 8 * time.Second
 	holdMs     = 8000
+	// disconnectGrace is the gateways' WAITQ_DISCONNECT_GRACE: a client
+	// that reaches no gateway for longer may be swept from the line.
+	disconnectGrace = 60 * time.Second
 )
 
 // campaign is one run: the stack, the history and everything that writes it.
@@ -235,7 +238,7 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 			"WAITQ_TICKET_SECRET":    ticketSecret,
 			"WAITQ_STATUS_INTERVAL":  statusInterval.String(),
 			"WAITQ_ADMIT_INTERVAL":   "250ms",
-			"WAITQ_DISCONNECT_GRACE": "60s", // a client reconnects within seconds
+			"WAITQ_DISCONNECT_GRACE": disconnectGrace.String(), // a client reconnects within seconds
 			"WAITQ_RATE":             "0",
 			"WAITQ_CONNECT_RATE":     "0", // every client comes from one address
 		}))
@@ -477,7 +480,7 @@ func (c *campaign) canaries(ctx context.Context) {
 func (c *campaign) checkConfig() chaos.Config {
 	t := c.t
 	ctx := context.Background()
-	cfg := chaos.Config{GapLimit: gapLimit, FaultGrace: faultGrace, Final: map[string]chaos.Final{},
+	cfg := chaos.Config{GapLimit: gapLimit, FaultGrace: faultGrace, Grace: disconnectGrace, Final: map[string]chaos.Final{},
 		TokenSkew: 2 * time.Second, ReleasedGrace: releasedGrace}
 	var pub struct {
 		Draw struct{ Seed string }

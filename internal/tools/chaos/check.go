@@ -3,10 +3,14 @@ package chaos
 import (
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"sort"
 	"time"
 )
+
+// digits are the numbers of an error (addresses, ports) NoAnswer leaves out.
+var digits = regexp.MustCompile(`[0-9]+`)
 
 // EventSpec is what the checker knows of an event.
 type EventSpec struct {
@@ -52,6 +56,10 @@ type Config struct {
 	// release was answered the guard may still pass its token (one poll of
 	// the released list, and the poll's own time).
 	TokenSkew, ReleasedGrace time.Duration
+	// Grace is the gateways' disconnect grace: an acknowledged join whose
+	// client went without a status for longer (it could not reach a
+	// gateway) may be swept from the line, as documented (SweptAway).
+	Grace time.Duration
 }
 
 // Recovery is how long the system took to be whole again after a fault
@@ -84,7 +92,15 @@ type Report struct {
 	FaultsSkipped map[Kind]int
 	FaultErrors   []string
 
-	Lost             []string // acknowledged joins neither in line, admitted nor left
+	Lost []string // acknowledged joins neither in line, admitted nor left
+	// SweptAway are the acknowledged joins neither in line, admitted nor
+	// left whose client went without a status for longer than the grace:
+	// the slot monitor removes them, as documented (reported, not a
+	// violation).
+	SweptAway []string
+	// NoAnswer counts the connects with no answer by their error, numbers
+	// (addresses, ports) left out.
+	NoAnswer         map[string]int
 	StillWaiting     int      // users in line after the drain
 	Unfinished       []string // clients still following when the drain ended
 	MaxHolders       map[string]int64
@@ -123,7 +139,7 @@ func Check(h *History, cfg Config) *Report {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	r := &Report{
-		Joins: map[Outcome]int{}, Leaves: map[Outcome]int{}, Releases: map[Outcome]int{}, Connects: map[Outcome]int{},
+		Joins: map[Outcome]int{}, Leaves: map[Outcome]int{}, Releases: map[Outcome]int{}, Connects: map[Outcome]int{}, NoAnswer: map[string]int{},
 		FaultsByKind: map[Kind]int{}, FaultsSkipped: map[Kind]int{}, MaxHolders: map[string]int64{},
 		AdmissionsBy: map[string]int{}, GuardRequests: map[string]map[Outcome]int{}, AdminChanges: map[Outcome]int{},
 		Statuses: h.Statuses, HolderSamples: len(h.Holders), LineSamples: len(h.Lines),
@@ -185,6 +201,9 @@ func Check(h *History, cfg Config) *Report {
 	}
 	for _, c := range h.Connects {
 		r.Connects[c.Outcome]++
+		if c.Outcome == NoAnswer {
+			r.NoAnswer[digits.ReplaceAllString(c.Err, "N")]++
+		}
 	}
 
 	// Distinct admissions per user, by the end of the hold they name.
@@ -220,7 +239,14 @@ func Check(h *History, cfg Config) *Report {
 		}
 	}
 
-	// The end state: every acknowledged join is in line, admitted or left.
+	// The end state: every acknowledged join is in line, admitted or left
+	// (or swept after its client was away past the grace: away is each
+	// user's longest status gap).
+	away := map[userKey]time.Duration{}
+	for _, g := range h.Gaps {
+		k := userKey{g.Event, g.User}
+		away[k] = max(away[k], g.To.Sub(g.From))
+	}
 	for _, e := range cfg.Events {
 		f := cfg.Final[e.ID]
 		inLine := map[string]bool{}
@@ -254,11 +280,16 @@ func Check(h *History, cfg Config) *Report {
 			}
 			_, served := f.Served[k.user]
 			if !served && !inLine[k.user] && !holding[k.user] && !left[k] && len(admissions[k]) == 0 {
-				r.Lost = append(r.Lost, fmt.Sprintf("%s/%s (stamps %v)", k.event, k.user, stamps[k]))
+				if cfg.Grace > 0 && away[k] > cfg.Grace {
+					r.SweptAway = append(r.SweptAway, fmt.Sprintf("%s/%s (no status for %v)", k.event, k.user, away[k].Round(time.Second)))
+				} else {
+					r.Lost = append(r.Lost, fmt.Sprintf("%s/%s (stamps %v)", k.event, k.user, stamps[k]))
+				}
 			}
 		}
 	}
 	sort.Strings(r.Lost)
+	sort.Strings(r.SweptAway)
 	for _, u := range h.Unfinished {
 		r.Unfinished = append(r.Unfinished, fmt.Sprintf("%s/%s (last state %q, last frame %s at %s)", u.Event, u.User, u.State, u.LastFrame, u.At.Format("15:04:05.000")))
 	}

@@ -372,3 +372,40 @@ func TestARenewedHoldIsNoOvertaking(t *testing.T) {
 		t.Fatalf("violations %q, want w's overtaking", v)
 	}
 }
+
+// A join gone from the final state is lost, unless its client went without
+// a status for longer than the disconnect grace: then the slot monitor's
+// sweep explains it (reported apart, not a violation). A connect with no
+// answer is counted by its error, numbers left out.
+func TestSweptAfterTheGraceIsNoLoss(t *testing.T) {
+	h, cfg := clean()
+	f := cfg.Final["e"]
+	delete(f.Served, "c")
+	f.Holders = []string{"b"}
+	f.AdmittedTotal = 3
+	cfg.Final["e"] = f
+	h.Admissions = h.Admissions[:3]
+	h.Lines = h.Lines[:3]
+	cfg.Grace = 4 * time.Second
+	if r := Check(h, cfg); len(r.Lost) != 1 || len(r.SweptAway) != 0 {
+		t.Fatalf("lost %v, swept %v; want c lost: its 3.6s gap is within a grace of 4s", r.Lost, r.SweptAway)
+	}
+	cfg.Grace, cfg.GapLimit = 3*time.Second, 10*time.Second // the gap itself is the gap check's
+	h.AddGap(Gap{Event: "e", User: "c", From: at(5000), To: at(9000)})
+	h.AddConnect(Connect{Event: "e", User: "c", Gateway: "g1", At: at(5000), Outcome: NoAnswer, Transport: "ws", Err: "dial tcp 127.0.0.1:32909: connect: connection refused"})
+	h.AddConnect(Connect{Event: "e", User: "c", Gateway: "g2", At: at(5100), Outcome: NoAnswer, Transport: "ws", Err: "dial tcp 127.0.0.1:32911: connect: connection refused"})
+	r := Check(h, cfg)
+	if len(r.Lost) != 0 || len(r.SweptAway) != 1 || !strings.HasPrefix(r.SweptAway[0], "e/c (no status for 4s)") {
+		t.Fatalf("lost %v, swept %v; want c swept after 4s away", r.Lost, r.SweptAway)
+	}
+	if v := r.Violations(); len(v) != 0 {
+		t.Fatalf("violations: %q", v)
+	}
+	md := r.Markdown()
+	for _, want := range []string{"| acknowledged joins swept after their client was away past the grace (reported, not a violation) | 1 |",
+		"| connect | no answer: dial tcp N.N.N.N:N: connect: connection refused | 2 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table lacks %q:\n%s", want, md)
+		}
+	}
+}

@@ -84,6 +84,7 @@ type Connect struct {
 	At                   time.Time
 	Outcome              Outcome // "101" (or "200" for a stream), a refusal, or "error"
 	Transport            string  // "ws" or "sse"
+	Err                  string  // with no answer: the client's error
 }
 
 // Gap is a stretch in which a user following the line got no status: from

@@ -23,6 +23,7 @@ func (r *Report) Markdown() string {
 
 	b.WriteString("| invariant | result |\n|---|---|\n")
 	row("acknowledged joins lost", len(r.Lost))
+	row("acknowledged joins swept after their client was away past the grace (reported, not a violation)", len(r.SweptAway))
 	for _, e := range r.specs {
 		if n, sampled := r.MaxHolders[e.ID]; sampled {
 			row("max holders of "+e.ID+" (capacity)", fmt.Sprintf("%d (%d)", n, e.Capacity))
@@ -58,6 +59,15 @@ func (r *Report) Markdown() string {
 			total += op.m[o]
 		}
 		row(op.name, "**attempted**", total)
+	}
+	causes := slices.SortedFunc(maps.Keys(r.NoAnswer), func(a, b string) int {
+		if d := r.NoAnswer[b] - r.NoAnswer[a]; d != 0 {
+			return d
+		}
+		return strings.Compare(a, b)
+	})
+	for _, c := range causes[:min(len(causes), 5)] {
+		row("connect", "no answer: "+strings.ReplaceAll(c, "|", "/"), r.NoAnswer[c])
 	}
 	row("admitted frame", "distinct admissions", r.Admissions)
 	for _, tr := range slices.Sorted(maps.Keys(r.AdmissionsBy)) {
