@@ -314,3 +314,73 @@ func TestFollowedUsersAreReadAgain(t *testing.T) {
 		t.Fatalf("rank %d 15 minutes later, want 1: read again", r)
 	}
 }
+
+// counting is a LineStore that counts the users each Line call reads.
+type counting struct {
+	queue.LineStore
+	synced []int
+}
+
+func (c *counting) Line(ctx context.Context, ev string, req queue.LineRequest) (queue.LineReply, error) {
+	c.synced = append(c.synced, len(req.Sync))
+	return c.LineStore.Line(ctx, ev, req)
+}
+
+// After a rebuild (a new journal) a gateway reads its users again a few at
+// a time, telling the others their last place meanwhile, so a rebuild's
+// end does not make every gateway read every user in one round.
+func TestTrackerReadsAgainInBoundedBatches(t *testing.T) {
+	ctx := context.Background()
+	c := testredis.Start(t).Client()
+	store, err := redisstore.New(c, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := testenv.EventID(t)
+	e := queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}
+	if _, err := store.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	now := opensAt
+	var users []string
+	var joins []queue.Message
+	for i := range 10 {
+		u := fmt.Sprintf("u%d", i)
+		users = append(users, u)
+		joins = append(joins, queue.Message{V: 1, Op: queue.OpJoin, EventID: ev, UserID: u, TS: now + int64(i), ID: "x"})
+	}
+	if _, err := store.Ingest(ctx, joins, now); err != nil {
+		t.Fatal(err)
+	}
+	cs := &counting{LineStore: store}
+	g := gateway.NewTracker(cs)
+	g.SetRelearn(3)
+	read := func() []int64 {
+		t.Helper()
+		b, err := g.Status(ctx, ev, users, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ranks []int64
+		for _, p := range b.Places {
+			ranks = append(ranks, p.Rank)
+		}
+		return ranks
+	}
+	want := []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+	if got := read(); !slices.Equal(got, want) {
+		t.Fatalf("ranks %v, want %v", got, want)
+	}
+	rebuildFromRedis(t, store, c, e, now)
+	cs.synced = nil
+	for range 6 {
+		if got := read(); !slices.Equal(got, want) {
+			t.Fatalf("ranks %v after the rebuild, want %v (the last places meanwhile)", got, want)
+		}
+	}
+	// The first read after the rebuild finds the new journal; then 3 a
+	// read, until all are read again.
+	if !slices.Equal(cs.synced, []int{0, 3, 3, 3, 1, 0}) {
+		t.Fatalf("users read again per call %v, want [0 3 3 3 1 0]", cs.synced)
+	}
+}

@@ -28,7 +28,7 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 	for _, ev := range eventIDs {
 		k := keysOf(ev)
 		calls = append(calls,
-			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config, k.journal, k.gateways}, []any{req.PresenceCutoffMs, req.SweepLimit, req.NowMs}},
+			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config, k.journal, k.gateways}, []any{req.PresenceCutoffMs, req.SweepLimit}},
 			scriptCall{tickScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, s.recordArg(), staleCutoff}})
 	}
 	if len(calls) == 0 {

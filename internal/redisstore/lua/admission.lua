@@ -131,7 +131,7 @@ local function admit(event, now, batch, channel, record)
   local popped = redis.call('ZPOPMIN', K.waiting, n)
   if #popped > 0 then
     journal_note('p' .. (#popped / 2) .. ' ', popped[#popped], popped[#popped - 1])
-    journal_flush(K.journal, now)
+    journal_flush(K.journal)
   end
   local top
   local users = {}

@@ -20,5 +20,5 @@ for i = 3, #ARGV do
     n = n + 1
   end
 end
-journal_flush(KEYS[2], now)
+journal_flush(KEYS[2])
 return n

@@ -170,7 +170,7 @@ local batch = tonumber(ARGV[2])
 if batch > 0 then
   expires, dropped, admitted, ended = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
 end
-journal_flush(K.journal, now)
+journal_flush(K.journal)
 local inversions = 0
 for _, user in ipairs(overtaken) do
   if redis.call('ZSCORE', K.waiting, user) then

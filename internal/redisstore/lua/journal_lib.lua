@@ -13,9 +13,9 @@
 --   "x <user>"         the user's presence was let go by the gateway that
 --                      held it (the others holding a socket take it again)
 -- Scores are Redis's own strings (or the caller's), never reformatted. The
--- epoch is the time (unix ms) the list was started: a line rebuilt, or an
--- event deleted and made again, starts a new one, and a caller that knew
--- another epoch learns every place again. seq counts elements from 1 in
+-- epoch is the server's time (TIME, in µs) the list was started: a line
+-- rebuilt, or an event deleted and made again, starts a new one, and a
+-- caller that knew another epoch learns every place again. seq counts elements from 1 in
 -- an epoch; the list keeps the last JOURNAL_KEEP of them (trimmed to half
 -- when longer), so a caller further behind learns every place again too.
 local JOURNAL_KEEP = 10000
@@ -27,11 +27,12 @@ local function journal_note(op, score, user)
 end
 
 -- journal_head returns the epoch and the last seq of the journal at key,
--- starting it (epoch now, seq 1, no changes) when it does not exist.
-local function journal_head(key, now)
+-- starting it (seq 1, no changes) when it does not exist.
+local function journal_head(key)
   local last = redis.call('LINDEX', key, LAST)
   if not last then
-    local epoch = string.format('%d', now)
+    local t = redis.call('TIME')
+    local epoch = t[1] .. string.format('%06d', tonumber(t[2]))
     redis.call('RPUSH', key, epoch .. ' 1')
     return epoch, 1
   end
@@ -40,11 +41,11 @@ local function journal_head(key, now)
 end
 
 -- journal_flush appends the changes noted, if any, as one element.
-local function journal_flush(key, now)
+local function journal_flush(key)
   if #journal_changes == 0 then
     return
   end
-  local epoch, seq = journal_head(key, now)
+  local epoch, seq = journal_head(key)
   redis.call('RPUSH', key, epoch .. ' ' .. string.format('%d', seq + 1) .. '\n' .. table.concat(journal_changes, '\n'))
   journal_changes = {}
   if redis.call('LLEN', key) > JOURNAL_KEEP then

@@ -21,7 +21,7 @@
 -- running after now, in order.
 local now = tonumber(ARGV[1])
 local head, ended, holders = line_head(now, KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
-local epoch, seq = journal_head(KEYS[1], now)
+local epoch, seq = journal_head(KEYS[1])
 redis.call('ZADD', KEYS[7], now, ARGV[2])
 local known, from = ARGV[3], tonumber(ARGV[4])
 local reset, elements = 0, {}

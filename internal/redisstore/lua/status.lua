@@ -40,7 +40,7 @@
 local now = tonumber(ARGV[1])
 local head, ended, holders = line_head(now, KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7])
 local capacity, holdMs = head[6], head[7]
-local epoch, seq = journal_head(KEYS[10], now)
+local epoch, seq = journal_head(KEYS[10])
 -- slot_at is when a slot frees for the user at place p under full holds,
 -- or NONE (above).
 local function slot_at(p)

@@ -4,7 +4,6 @@
 -- KEYS[4] journal LIST, KEYS[5] gateways ZSET
 -- ARGV[1] cutoff (unix ms): presence older than this has outlived the grace
 -- ARGV[2] limit: the most users one call removes
--- ARGV[3] now (unix ms)
 --
 -- A user's presence (seen) is the time their last socket closed or a poll
 -- read them, or ATTACHED_BASE + g while gateway g holds a socket of theirs
@@ -50,5 +49,5 @@ for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', '(' .. ARGV[1], 
     redis.call('ZREM', KEYS[5], g)
   end
 end
-journal_flush(KEYS[4], tonumber(ARGV[3]))
+journal_flush(KEYS[4])
 return out

@@ -111,7 +111,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err != nil {
 		return res, err
 	}
-	if err := statusRound(ctx, reader, cfg, ev, run, slices); err != nil {
+	if err := connectRound(ctx, reader, cfg, ev, run, slices); err != nil {
 		return res, fmt.Errorf("connect round: %w", err)
 	}
 	script0, scriptErr := scriptTime(ctx, node) // for a progress line only
@@ -235,25 +235,53 @@ func statusRound(ctx context.Context, store gateway.StatusReader, cfg statusesCo
 		for k, i := range slices[j] {
 			users[k] = statusesUser(run, int(i))
 		}
-		gateway.ReadEvents(ctx, store, map[string][]string{ev: users}, cfg.timeout, time.Now,
-			func(_ string, b queue.StatusBatch, _ int64, err error) {
-				if err == nil && len(b.Places) != len(users) {
-					err = fmt.Errorf("%d places for %d users", len(b.Places), len(users))
-				}
-				for k := 0; err == nil && k < len(b.Places); k++ {
-					if b.Places[k].Rank < 0 {
-						err = fmt.Errorf("user %s read out of line (rank %d)", users[k], b.Places[k].Rank)
-					}
-				}
-				if err != nil {
-					errs = append(errs, fmt.Errorf("slice %d (%d users): %w", j, len(users), err))
-				}
-			})
+		if err := readStatuses(ctx, store, cfg, ev, users); err != nil {
+			errs = append(errs, fmt.Errorf("slice %d (%d users): %w", j, len(users), err))
+		}
 	})
 	if !ok {
 		errs = append(errs, ctx.Err())
 	}
 	return errors.Join(errs...)
+}
+
+// connectRound reads every user once, statusesGreeting at a time, as a
+// gateway greets sockets as they open (its greeting reads those that
+// opened together): the first read of each, where the journal's path
+// learns their place.
+func connectRound(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, run uint64, slices [gateway.StatusSlices][]uint32) error {
+	for j := range slices {
+		for from := 0; from < len(slices[j]); from += statusesGreeting {
+			part := slices[j][from:min(from+statusesGreeting, len(slices[j]))]
+			users := make([]string, len(part))
+			for k, i := range part {
+				users[k] = statusesUser(run, int(i))
+			}
+			if err := readStatuses(ctx, store, cfg, ev, users); err != nil {
+				return fmt.Errorf("slice %d, users %d-%d: %w", j, from, from+len(part)-1, err)
+			}
+		}
+	}
+	return nil
+}
+
+// readStatuses reads users of ev as a gateway does (gateway.ReadEvents)
+// and checks each was read in line.
+func readStatuses(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, users []string) error {
+	var rerr error
+	gateway.ReadEvents(ctx, store, map[string][]string{ev: users}, cfg.timeout, time.Now,
+		func(_ string, b queue.StatusBatch, _ int64, err error) {
+			if err == nil && len(b.Places) != len(users) {
+				err = fmt.Errorf("%d places for %d users", len(b.Places), len(users))
+			}
+			for k := 0; err == nil && k < len(b.Places); k++ {
+				if b.Places[k].Rank < 0 {
+					err = fmt.Errorf("user %s read out of line (rank %d)", users[k], b.Places[k].Rank)
+				}
+			}
+			rerr = err
+		})
+	return rerr
 }
 
 // deleteStatusesEvent deletes ev's keys and registration the way the admin

@@ -21,6 +21,9 @@ const (
 	maxStatusesTimeout = 10 * time.Minute
 	// statusesLoaders is how many ingest batches are under way at once.
 	statusesLoaders = 4
+	// statusesGreeting is how many users one read of the connect round
+	// reads: sockets that open together, greeted together.
+	statusesGreeting = 10_000
 )
 
 // statusesConfig are the settings of "loadgen statuses".
