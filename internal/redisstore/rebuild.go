@@ -84,7 +84,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Del(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits)
+	p.Unlink(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits) // freed in the background: a line of millions
 	for part, end := range st.Ends {
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it

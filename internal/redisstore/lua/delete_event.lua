@@ -1,5 +1,7 @@
 -- delete_event.lua: remove an event's keys unless someone holds a slot, and
--- leave its tombstone: its log (topic) is to delete.
+-- leave its tombstone: its log (topic) is to delete. The keys are
+-- unlinked (UNLINK): gone at once, their memory freed in the background,
+-- so deleting a line of millions does not stall Redis.
 --
 -- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET, KEYS[4] stats HASH,
 -- KEYS[5] seen ZSET, KEYS[6] served ZSET, KEYS[7] prequeue ZSET,
@@ -24,6 +26,6 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[3]) > 0 then
   return SLOTS_IN_USE
 end
-redis.call('DEL', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24])
+redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24])
 redis.call('SET', KEYS[12], ARGV[1])
 return OK

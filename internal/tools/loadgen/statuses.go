@@ -47,11 +47,10 @@ func RunStatuses(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		return err
 	}
 	res, err := measureStatuses(ctx, store, cfg, stderr)
-	if err != nil {
-		return err
+	if res.wall > 0 {
+		fmt.Fprintln(stdout, res) // measured, whatever the clean-up did
 	}
-	fmt.Fprintln(stdout, res)
-	return nil
+	return err
 }
 
 // measureStatuses is RunStatuses once the flags are read: the event made
