@@ -2,7 +2,9 @@ package gateway
 
 import (
 	"context"
+	"maps"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -239,19 +241,35 @@ func (l *line) catchUp(users []string) []string {
 			groups[f.seq] = append(groups[f.seq], u)
 		}
 	}
+	if len(groups) == 0 {
+		return nil
+	}
+	// One pass over the elements, newest first, for every group at once:
+	// the group at seq s takes the changes of the elements after s. The
+	// keys moved are counted in Fenwick trees over all of them, sorted
+	// once, so many groups (users read first at many points) cost one
+	// sort, not one each.
+	seqs := slices.Sorted(maps.Keys(groups))
+	els := l.elems[seqs[0]-l.base:]
+	d := newChanges(els)
 	var lost []string
-	for seq, us := range groups {
-		d := l.changesAfter(seq)
-		for _, u := range us {
+	next := len(els)
+	for i := len(seqs) - 1; i >= 0; i-- {
+		for next > 0 && els[next-1].seq > seqs[i] {
+			next--
+			d.add(&els[next])
+		}
+		for _, u := range groups[seqs[i]] {
 			f := l.users[u]
 			if d.detached[u] || d.left[u] || d.popped > 0 && !d.lastPopped.less(f.key) {
 				lost = append(lost, u)
 				l.unfollow(u)
 				continue
 			}
-			f.rank += int64(countBelow(d.joined, f.key)-countBelow(d.leftKeys, f.key)) - d.popped
+			at := d.below(f.key)
+			f.rank += d.joined.sum(at) - d.leftKeys.sum(at) - d.popped
 			if f.drawn >= 0 {
-				f.drawn += int64(countBelow(d.pre, f.key))
+				f.drawn += d.pre.sum(at)
 			}
 			l.move(f, l.pos.Seq)
 		}
@@ -260,40 +278,87 @@ func (l *line) catchUp(users []string) []string {
 	return lost
 }
 
-// changes are the journal's elements after a seq, together.
+// changes are journal elements taken together (catchUp): the keys that
+// joined, left and joined the pre-queue counted over keys, every key of
+// the elements in order; the users that left or were let go; the users
+// admitted and the furthest of them.
 type changes struct {
-	joined, leftKeys, pre []lineKey // sorted
+	keys                  []lineKey
+	joined, leftKeys, pre fenwick
 	left, detached        map[string]bool
 	popped                int64
 	lastPopped            lineKey
 }
 
-func (l *line) changesAfter(seq int64) changes {
-	d := changes{left: map[string]bool{}, detached: map[string]bool{}}
-	for _, e := range l.elems[seq-l.base:] {
-		d.joined = append(d.joined, e.joined...)
-		d.leftKeys = append(d.leftKeys, e.left...)
-		d.pre = append(d.pre, e.pre...)
-		for _, k := range e.left {
-			d.left[k.user] = true
-		}
-		for _, u := range e.detached {
-			d.detached[u] = true
-		}
-		if e.popped > 0 {
-			d.popped += e.popped
-			d.lastPopped = e.lastPopped // pops take the line's head: each later one is further on
-		}
+func newChanges(els []element) *changes {
+	var keys []lineKey
+	for _, e := range els {
+		keys = append(keys, e.joined...)
+		keys = append(keys, e.left...)
+		keys = append(keys, e.pre...)
 	}
-	for _, ks := range [][]lineKey{d.joined, d.leftKeys, d.pre} {
-		sort.Slice(ks, func(i, j int) bool { return ks[i].less(ks[j]) })
-	}
-	return d
+	slices.SortFunc(keys, func(a, b lineKey) int {
+		if a.less(b) {
+			return -1
+		}
+		if b.less(a) {
+			return 1
+		}
+		return 0
+	})
+	keys = slices.Compact(keys)
+	n := len(keys)
+	return &changes{keys: keys, joined: make(fenwick, n+1), leftKeys: make(fenwick, n+1), pre: make(fenwick, n+1),
+		left: map[string]bool{}, detached: map[string]bool{}}
 }
 
-// countBelow is how many of sorted keys are before k.
-func countBelow(keys []lineKey, k lineKey) int {
-	return sort.Search(len(keys), func(i int) bool { return !keys[i].less(k) })
+// add takes e's changes in.
+func (d *changes) add(e *element) {
+	for _, k := range e.joined {
+		d.joined.add(d.index(k))
+	}
+	for _, k := range e.left {
+		d.leftKeys.add(d.index(k))
+		d.left[k.user] = true
+	}
+	for _, k := range e.pre {
+		d.pre.add(d.index(k))
+	}
+	for _, u := range e.detached {
+		d.detached[u] = true
+	}
+	if e.popped > 0 {
+		d.popped += e.popped
+		if d.lastPopped.less(e.lastPopped) || d.popped == e.popped {
+			d.lastPopped = e.lastPopped
+		}
+	}
+}
+
+// below is how many of d.keys are before k.
+func (d *changes) below(k lineKey) int {
+	return sort.Search(len(d.keys), func(i int) bool { return !d.keys[i].less(k) })
+}
+
+// index is k's place in d.keys (k is one of them).
+func (d *changes) index(k lineKey) int { return d.below(k) }
+
+// fenwick counts keys by their index in a changes' keys: add one at i,
+// sum those before n.
+type fenwick []int64
+
+func (t fenwick) add(i int) {
+	for i++; i < len(t); i += i & -i {
+		t[i]++
+	}
+}
+
+func (t fenwick) sum(n int) int64 {
+	var s int64
+	for ; n > 0; n -= n & -n {
+		s += t[n]
+	}
+	return s
 }
 
 func (l *line) followAt(u string, f *follow) {
