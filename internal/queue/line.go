@@ -8,6 +8,40 @@ import "context"
 // behind everyone (docs/data.md, "The line's journal"). A status round
 // then asks Redis nothing per user.
 
+// Place is where one user stands in an event.
+type Place struct {
+	// Rank is the 0-based rank in the waiting line, -1 when not waiting,
+	// RankPrequeue when waiting in a drop's line before its opening: no
+	// position exists until the draw, and none is told.
+	Rank      int64
+	HoldUntil int64 // end of the user's hold (unix ms); 0 when a hold ended and the user is not in line; -1 when never admitted
+	// Drawn is the 1-based place the draw gave the user among a drop's
+	// pre-queue; 0 when they were not in it, or before the opening.
+	Drawn int64
+}
+
+// RankPrequeue is the Rank of a user in a drop's line before its opening.
+const RankPrequeue = -2
+
+// RankRebuilding is the Rank of every user of an event whose live state is
+// being rebuilt from its log: no place can be told meanwhile.
+const RankRebuilding = -3
+
+// InLine reports whether the user is waiting in the line.
+func (p Place) InLine() bool { return p.Rank >= 0 || p.Rank == RankPrequeue }
+
+// StatusBatch is the state of one event for a set of users, read at once
+// (GatewayStore.Status).
+type StatusBatch struct {
+	Total         int64 // users waiting
+	AdmittedTotal int64 // users ever admitted
+	// AdmitPerMinute is an adaptive event's effective rate, -1 for a fixed
+	// rate (the configuration's) or a controller not started yet.
+	AdmitPerMinute int64
+	Places         []Place // one per user asked about, in order
+	SlotAt         []int64 // per place: when a slot frees for it if holders keep theirs (unix ms; 0: one is free)
+}
+
 // Head is what every read of an event's places says of the event.
 type Head struct {
 	Total         int64 // users waiting
