@@ -205,14 +205,8 @@ func rebuildFromRedis(t *testing.T, store *redisstore.Store, c redis.UniversalCl
 // grace after the let-go. Users who never connected keep their place.
 func TestPresenceHeldByTheReadingGateway(t *testing.T) {
 	ctx := context.Background()
-	store, err := redisstore.New(testredis.Start(t).Client(), redisstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := testenv.EventID(t)
-	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
+	store, _, e := pausedEvent(t)
+	ev := e.ID
 	now := opensAt
 	var joins []queue.Message
 	for i, u := range []string{"a", "b", "c", "d"} {
@@ -282,15 +276,8 @@ func TestPresenceHeldByTheReadingGateway(t *testing.T) {
 // the re-read every followed user gets 10 to 15 minutes after their last.
 func TestFollowedUsersAreReadAgain(t *testing.T) {
 	ctx := context.Background()
-	c := testredis.Start(t).Client()
-	store, err := redisstore.New(c, redisstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := testenv.EventID(t)
-	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
+	store, c, e := pausedEvent(t)
+	ev := e.ID
 	now := opensAt
 	if _, err := store.Ingest(ctx, []queue.Message{{V: 1, Op: queue.OpJoin, EventID: ev, UserID: "u", TS: now, ID: "x"}}, now); err != nil {
 		t.Fatal(err)
@@ -331,16 +318,8 @@ func (c *counting) Line(ctx context.Context, ev string, req queue.LineRequest) (
 // end does not make every gateway read every user in one round.
 func TestTrackerReadsAgainInBoundedBatches(t *testing.T) {
 	ctx := context.Background()
-	c := testredis.Start(t).Client()
-	store, err := redisstore.New(c, redisstore.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ev := testenv.EventID(t)
-	e := queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}
-	if _, err := store.PutEvent(ctx, e); err != nil {
-		t.Fatal(err)
-	}
+	store, c, e := pausedEvent(t)
+	ev := e.ID
 	now := opensAt
 	var users []string
 	var joins []queue.Message
@@ -383,4 +362,21 @@ func TestTrackerReadsAgainInBoundedBatches(t *testing.T) {
 	if !slices.Equal(cs.synced, []int{0, 3, 3, 3, 1, 0}) {
 		t.Fatalf("users read again per call %v, want [0 3 3 3 1 0]", cs.synced)
 	}
+}
+
+// pausedEvent returns a store on a redis-server of its own, its client and
+// a paused event of capacity 1 made in it: a line nobody leaves by
+// admission.
+func pausedEvent(t *testing.T) (*redisstore.Store, *redis.Client, queue.Event) {
+	t.Helper()
+	c := testredis.Start(t).Client()
+	store, err := redisstore.New(c, redisstore.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := queue.Event{ID: testenv.EventID(t), Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}
+	if _, err := store.PutEvent(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
+	return store, c, e
 }

@@ -138,15 +138,7 @@ func TestEachViolationIsFound(t *testing.T) {
 		break_ func(h *History, cfg *Config)
 		want   string
 	}{
-		{"a join lost", func(h *History, cfg *Config) {
-			f := cfg.Final["e"]
-			delete(f.Served, "c")
-			f.Holders = []string{"b"}
-			f.AdmittedTotal = 3
-			cfg.Final["e"] = f
-			h.Admissions = h.Admissions[:3]
-			h.Lines = h.Lines[:3] // c never seen admitted
-		}, "lost: e/c"},
+		{"a join lost", loseC, "lost: e/c"},
 		{"over capacity", func(h *History, cfg *Config) {
 			h.AddHolders(Holders{Event: "e", At: at(7000), N: 3})
 		}, "over capacity: e: 3 holders"},
@@ -379,13 +371,7 @@ func TestARenewedHoldIsNoOvertaking(t *testing.T) {
 // answer is counted by its error, numbers left out.
 func TestSweptAfterTheGraceIsNoLoss(t *testing.T) {
 	h, cfg := clean()
-	f := cfg.Final["e"]
-	delete(f.Served, "c")
-	f.Holders = []string{"b"}
-	f.AdmittedTotal = 3
-	cfg.Final["e"] = f
-	h.Admissions = h.Admissions[:3]
-	h.Lines = h.Lines[:3]
+	loseC(h, &cfg)
 	cfg.Grace = 4 * time.Second
 	if r := Check(h, cfg); len(r.Lost) != 1 || len(r.SweptAway) != 0 {
 		t.Fatalf("lost %v, swept %v; want c lost: its 3.6s gap is within a grace of 4s", r.Lost, r.SweptAway)
@@ -408,4 +394,16 @@ func TestSweptAfterTheGraceIsNoLoss(t *testing.T) {
 			t.Errorf("the table lacks %q:\n%s", want, md)
 		}
 	}
+}
+
+// loseC makes clean()'s c vanish from the final state: neither served,
+// holding nor ever seen admitted.
+func loseC(h *History, cfg *Config) {
+	f := cfg.Final["e"]
+	delete(f.Served, "c")
+	f.Holders = []string{"b"}
+	f.AdmittedTotal = 3
+	cfg.Final["e"] = f
+	h.Admissions = h.Admissions[:3]
+	h.Lines = h.Lines[:3] // c never seen admitted
 }

@@ -33,15 +33,11 @@ func RunSale(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if ok, err := parseFlags("sale", &cfg, args, stderr); !ok {
 		return err
 	}
-	rc, err := redisstore.Conn{URL: cfg.redisURL}.Client()
+	store, closeStore, err := openStore(redisstore.Conn{URL: cfg.redisURL})
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
-	store, err := redisstore.New(rc, redisstore.Options{})
-	if err != nil {
-		return err
-	}
+	defer closeStore()
 	res, err := runSale(ctx, store, cfg, stderr)
 	if err != nil {
 		return err

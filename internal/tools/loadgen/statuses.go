@@ -37,20 +37,31 @@ func RunStatuses(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if ok, err := parseFlags("statuses", &cfg, args, stderr); !ok {
 		return err
 	}
-	rc, err := cfg.conn().Client()
+	store, closeStore, err := openStore(cfg.conn())
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
-	store, err := redisstore.New(rc, redisstore.Options{})
-	if err != nil {
-		return err
-	}
+	defer closeStore()
 	res, err := measureStatuses(ctx, store, cfg, stderr)
 	if res.wall > 0 {
 		fmt.Fprintln(stdout, res) // measured, whatever the clean-up did
 	}
 	return err
+}
+
+// openStore returns a Store on the Redis conn names, the fast track off,
+// and the function that closes its client.
+func openStore(conn redisstore.Conn) (*redisstore.Store, func(), error) {
+	rc, err := conn.Client()
+	if err != nil {
+		return nil, nil, err
+	}
+	store, err := redisstore.New(rc, redisstore.Options{})
+	if err != nil {
+		rc.Close()
+		return nil, nil, err
+	}
+	return store, func() { _ = rc.Close() }, nil
 }
 
 // measureStatuses is RunStatuses once the flags are read: the event made
