@@ -2,8 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -76,10 +74,7 @@ type saleTally struct {
 func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stderr io.Writer) (res saleResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	run := binary.BigEndian.Uint64(b[:])
-	ev := fmt.Sprintf("loadgen-sale-%016x", run)
+	ev, run := newRun("sale")
 	res.joins, res.gateways = cfg.joins, cfg.gateways
 	node, err := eventNode(ctx, store.Client(), ev)
 	if err != nil {

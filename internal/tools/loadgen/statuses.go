@@ -49,6 +49,15 @@ func RunStatuses(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	return err
 }
 
+// newRun returns a run's random number and the event it measures with,
+// loadgen-<kind>-<the number in 16 hex digits>.
+func newRun(kind string) (ev string, run uint64) {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
+	run = binary.BigEndian.Uint64(b[:])
+	return fmt.Sprintf("loadgen-%s-%016x", kind, run), run
+}
+
 // openStore returns a Store on the Redis conn names, the fast track off,
 // and the function that closes its client.
 func openStore(conn redisstore.Conn) (*redisstore.Store, func(), error) {
@@ -68,10 +77,7 @@ func openStore(conn redisstore.Conn) (*redisstore.Store, func(), error) {
 // and loaded, the rounds run and measured, the event deleted (unless
 // cfg.keep) whatever happened.
 func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesConfig, stderr io.Writer) (res statusesResult, err error) {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	run := binary.BigEndian.Uint64(b[:])
-	ev := fmt.Sprintf("loadgen-statuses-%016x", run)
+	ev, run := newRun("statuses")
 	res.waiting, res.rounds = cfg.waiting, cfg.rounds
 	node, err := eventNode(ctx, store.Client(), ev)
 	if err != nil {
