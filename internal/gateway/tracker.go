@@ -220,6 +220,7 @@ func (l *line) catchUp(users []string) []string {
 		}
 	}
 	if len(groups) == 0 {
+		l.trim() // nobody behind: the elements read go at once
 		return nil
 	}
 	// One pass over the elements, newest first, for every group at once:
