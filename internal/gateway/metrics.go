@@ -9,7 +9,7 @@ type metrics struct {
 	statusRound, monitorTick                                                                      prometheus.Histogram
 }
 
-func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
+func newMetrics(reg prometheus.Registerer, h *hub, t *Tracker) *metrics {
 	counter := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	}
@@ -43,6 +43,13 @@ func newMetrics(reg prometheus.Registerer, h *hub) *metrics {
 	}
 	sockets := prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "waitq_ws_sockets", Help: "Open WebSocket connections and SSE streams."},
 		func() float64 { return float64(h.count()) })
+	placesRead := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "waitq_status_places_read_total",
+		Help: "Users whose place was read from Redis: at connect, when the line's journal moved their own place, after a new journal, at the periodic re-read (the others are kept from the journal)."},
+		func() float64 { return float64(t.PlacesRead()) })
+	resets := prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "waitq_status_journal_resets_total",
+		Help: "Times an event's line journal started again for this gateway (a rebuild's end, a point no longer kept): its users are read again, 20,000 a read at most."},
+		func() float64 { return float64(t.Resets()) })
+	reg.MustRegister(placesRead, resets)
 	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.legacyTokens, m.holders, m.waiting, m.statusRound, m.monitorTick, sockets)
 	return m
 }

@@ -245,7 +245,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		// a second per event, not one per socket.
 		events: queue.NewEventCache(d.Store, time.Second, d.Now),
 	}
-	s.metrics = newMetrics(d.Registry, s.hub)
+	s.metrics = newMetrics(d.Registry, s.hub, s.tracker)
 	s.holds = newHoldMetrics(d.Registry)
 	s.writers = newWriters(cfg.SendQueue, s.metrics.frames.Inc)
 	s.onSlow = s.metrics.slow.Inc

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/waitq/waitq/internal/queue"
 )
@@ -34,7 +35,18 @@ type Tracker struct {
 
 	detachMu sync.Mutex
 	detach   map[string]map[string]bool // event -> users whose presence to let go
+
+	read1, resets atomic.Int64 // users read from Redis; journals started again (for metrics)
 }
+
+// PlacesRead is how many users' places were read from Redis (status.lua):
+// at connect, when the journal moved their own place, after a new
+// journal, at the periodic re-read.
+func (t *Tracker) PlacesRead() int64 { return t.read1.Load() }
+
+// Resets is how many times a line's journal started again (a new epoch, or
+// a point no longer in it) and every place was to be read again.
+func (t *Tracker) Resets() int64 { return t.resets.Load() }
 
 // NewTracker returns a Tracker reading through store, under a fresh
 // gateway id.
@@ -154,7 +166,10 @@ func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []str
 	if err != nil {
 		return err
 	}
-	l.advance(r)
+	t.read1.Add(int64(len(users)))
+	if l.advance(r) {
+		t.resets.Add(1)
+	}
 	for i, u := range users {
 		p := r.Synced[i]
 		raw[u] = p
@@ -181,8 +196,9 @@ func (t *Tracker) line(eventID string) *line {
 	return l
 }
 
-// advance takes in a read's head, ends and journal elements.
-func (l *line) advance(r queue.LineReply) {
+// advance takes in a read's head, ends and journal elements, and reports
+// whether the journal started again (every followed user to read again).
+func (l *line) advance(r queue.LineReply) bool {
 	l.head, l.ends = r.Head, r.Ends
 	var els []element
 	reset := r.Reset || r.At.Epoch != l.pos.Epoch
@@ -202,11 +218,13 @@ func (l *line) advance(r queue.LineReply) {
 			l.known[u] = *f
 			l.unfollow(u)
 		}
+		known := l.pos.Epoch != ""
 		l.elems, l.base, l.pos = nil, r.At.Seq, r.At
-		return
+		return known
 	}
 	l.elems = append(l.elems, els...)
 	l.pos = r.At
+	return false
 }
 
 // catchUp brings the followed ones of users to l.pos and returns those the

@@ -362,6 +362,9 @@ func TestTrackerReadsAgainInBoundedBatches(t *testing.T) {
 	if !slices.Equal(cs.synced, []int{0, 3, 3, 3, 1, 0}) {
 		t.Fatalf("users read again per call %v, want [0 3 3 3 1 0]", cs.synced)
 	}
+	if g.Resets() != 1 || g.PlacesRead() != 20 {
+		t.Fatalf("%d resets, %d places read; want 1 and 20 (each user at connect and after the rebuild)", g.Resets(), g.PlacesRead())
+	}
 }
 
 // pausedEvent returns a store on a redis-server of its own, its client and
