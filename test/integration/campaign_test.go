@@ -52,6 +52,10 @@ const (
 	// faultGrace: how long after a fault heals the gaps it caused may last.
 	faultGrace = 8 * time.Second
 	holdMs     = 8000
+	// The drain after the load: while clients still following grow fewer,
+	// at most maxDrain, ending after drainStall without one done.
+	maxDrain   = 10 * time.Minute
+	drainStall = 30 * time.Second
 	// disconnectGrace is the gateways' WAITQ_DISCONNECT_GRACE: a client
 	// that reaches no gateway for longer may be swept from the line.
 	disconnectGrace = 60 * time.Second
@@ -144,8 +148,11 @@ func TestFaultCampaign(t *testing.T) {
 	start := time.Now()
 	loadCtx, stopLoad := context.WithTimeout(ctx, length)
 	defer stopLoad()
-	// Clients follow their users until they are done or the drain ends.
-	drainCtx, stopDrain := context.WithTimeout(ctx, length+2*time.Minute)
+	// Clients follow their users until they are done or the drain ends: it
+	// lasts while the clients still following grow fewer (a long run's
+	// backlog takes minutes to admit), ending after drainStall without
+	// progress, and at most maxDrain after the load.
+	drainCtx, stopDrain := context.WithTimeout(ctx, length+maxDrain)
 	defer stopDrain()
 	var users sync.WaitGroup
 	var loading sync.WaitGroup
@@ -161,10 +168,17 @@ func TestFaultCampaign(t *testing.T) {
 	drained := make(chan struct{})
 	go func() { users.Wait(); close(drained) }()
 	progress := time.NewTicker(10 * time.Second)
+	fewest, since := c.followers(), time.Now()
 	for draining := true; draining; {
 		select {
 		case <-progress.C:
 			t.Logf("draining: %s", c.following())
+			if n := c.followers(); n < fewest {
+				fewest, since = n, time.Now()
+			} else if time.Since(since) >= drainStall {
+				t.Logf("draining: %d clients still following, none done for %v: the drain ends", n, drainStall)
+				stopDrain()
+			}
 		case <-drained:
 			draining = false
 		}
@@ -202,6 +216,13 @@ func TestFaultCampaign(t *testing.T) {
 
 // following counts the users still followed, by their last state, with
 // the lines' lengths.
+// followers counts the clients still following their users.
+func (c *campaign) followers() int {
+	n := 0
+	c.states.Range(func(_, _ any) bool { n++; return true })
+	return n
+}
+
 func (c *campaign) following() string {
 	n := map[gateway.UserState]int{}
 	c.states.Range(func(_, v any) bool {
