@@ -9,8 +9,12 @@ import (
 	"time"
 )
 
-// digits are the numbers of an error (addresses, ports) NoAnswer leaves out.
-var digits = regexp.MustCompile(`[0-9]+`)
+// digits are the numbers of an error (addresses, ports) NoAnswer leaves
+// out, and quoted are its quoted parts (URLs with a user's ticket).
+var (
+	digits = regexp.MustCompile(`[0-9]+`)
+	quoted = regexp.MustCompile(`"[^"]*"`)
+)
 
 // EventSpec is what the checker knows of an event.
 type EventSpec struct {
@@ -202,7 +206,7 @@ func Check(h *History, cfg Config) *Report {
 	for _, c := range h.Connects {
 		r.Connects[c.Outcome]++
 		if c.Outcome == NoAnswer {
-			r.NoAnswer[digits.ReplaceAllString(c.Err, "N")]++
+			r.NoAnswer[digits.ReplaceAllString(quoted.ReplaceAllString(c.Err, "…"), "N")]++
 		}
 	}
 
