@@ -335,8 +335,10 @@ func TestIssueRefuses(t *testing.T) {
 
 func TestSolveStops(t *testing.T) {
 	iss := mustIssuer(t, &clock{t0}, keyA)
-	// A challenge of the most bits is solved before three progress reports
-	// about once in six: such a one proves nothing, and another is drawn.
+	// A challenge of the most bits is often solved before three progress
+	// reports, or after the third (which cancels) and before the next
+	// check of the context: such a one proves nothing, and another is
+	// drawn.
 	for try := 0; ; try++ {
 		c := mustIssue(t, iss, "e1", "u1", queue.MaxChallengeDifficulty)
 		ctx, cancel := context.WithCancel(context.Background())
@@ -348,7 +350,7 @@ func TestSolveStops(t *testing.T) {
 			}
 		})
 		cancel()
-		if err == nil && len(reports) < 3 && try < 20 {
+		if err == nil && try < 40 {
 			t.Logf("solved after %d reports (%s): another", len(reports), sol)
 			continue
 		}
