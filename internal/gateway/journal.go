@@ -67,14 +67,14 @@ func newChanges(els []element) *changes {
 // add takes e's changes in.
 func (d *changes) add(e *element) {
 	for _, k := range e.joined {
-		d.joined.add(d.index(k))
+		d.joined.add(d.below(k))
 	}
 	for _, k := range e.left {
-		d.leftKeys.add(d.index(k))
+		d.leftKeys.add(d.below(k))
 		d.left[k.user] = true
 	}
 	for _, k := range e.pre {
-		d.pre.add(d.index(k))
+		d.pre.add(d.below(k))
 	}
 	for _, u := range e.detached {
 		d.detached[u] = true
@@ -87,13 +87,11 @@ func (d *changes) add(e *element) {
 	}
 }
 
-// below is how many of d.keys are before k.
+// below is how many of d.keys are before k: k's index when it is one of
+// them.
 func (d *changes) below(k lineKey) int {
 	return sort.Search(len(d.keys), func(i int) bool { return !d.keys[i].less(k) })
 }
-
-// index is k's place in d.keys (k is one of them).
-func (d *changes) index(k lineKey) int { return d.below(k) }
 
 // fenwick counts keys by their index in a changes' keys: add one at i,
 // sum those before n.

@@ -36,13 +36,13 @@ type Tracker struct {
 	detachMu sync.Mutex
 	detach   map[string]map[string]bool // event -> users whose presence to let go
 
-	read1, resets atomic.Int64 // users read from Redis; journals started again (for metrics)
+	reads, resets atomic.Int64 // users read from Redis; journals started again (for metrics)
 }
 
 // PlacesRead is how many users' places were read from Redis (status.lua):
 // at connect, when the journal moved their own place, after a new
 // journal, at the periodic re-read.
-func (t *Tracker) PlacesRead() int64 { return t.read1.Load() }
+func (t *Tracker) PlacesRead() int64 { return t.reads.Load() }
 
 // Resets is how many times a line's journal started again (a new epoch, or
 // a point no longer in it) and every place was to be read again.
@@ -166,7 +166,7 @@ func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []str
 	if err != nil {
 		return err
 	}
-	t.read1.Add(int64(len(users)))
+	t.reads.Add(int64(len(users)))
 	if l.advance(r) {
 		t.resets.Add(1)
 	}

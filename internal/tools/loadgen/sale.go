@@ -46,12 +46,11 @@ func RunSale(ctx context.Context, args []string, stdout, stderr io.Writer) error
 
 // saleUser is a person followed by a simulated gateway.
 type saleUser struct {
-	id        string
-	stamp     int64     // the join's stamp (unix ms)
-	last      time.Time // their last status (zero: none yet)
-	pos       int64     // its position
-	slice     int
-	greetedAt time.Time
+	id    string
+	stamp int64     // the join's stamp (unix ms)
+	last  time.Time // their last status (zero: none yet)
+	pos   int64     // its position
+	slice int
 }
 
 // saleGateway is one simulated gateway: its Tracker, its people by slice
@@ -111,6 +110,11 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 	for _, g := range gws {
 		wg.Go(func() { g.greetLoop(loops, ev, cfg, &t) })
 		wg.Go(func() { g.roundLoop(loops, ev, cfg, &t) })
+		wg.Go(func() { // presences let go once a second, as ws-gateway's letGo
+			for sleepCtx(loops, time.Second) {
+				_ = g.tracker.Flush(loops, time.Now().UnixMilli())
+			}
+		})
 	}
 	wg.Go(func() { saleMonitor(loops, store, ev) })
 	joinErr := saleJoins(ctx, store, cfg, ev, run, gws, &t, stderr)
@@ -285,7 +289,6 @@ func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *sa
 			}
 		}
 	})
-	_ = g.tracker.Flush(ctx, time.Now().UnixMilli())
 }
 
 // saleMonitor ticks every 250 ms, as a gateway's slot monitor: holds end,
