@@ -211,6 +211,9 @@ func (u *user) connect(ctx context.Context) statusConn {
 			cn := chaos.Connect{Event: u.event, User: u.id, Gateway: g.alias, At: time.Now(), Outcome: o, Transport: u.transport}
 			if o == chaos.NoAnswer && derr != nil {
 				cn.Err = derr.Error()
+				if c.addr(g.alias) != a { // the port moved while we dialled
+					cn.Err = "port moved: " + cn.Err
+				}
 			}
 			c.h.AddConnect(cn)
 			u.gateway = g.alias

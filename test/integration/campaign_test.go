@@ -338,11 +338,12 @@ func (c *campaign) addr(alias string) string {
 }
 
 // poll follows every service: where its port is published, whether it is
-// ready, and for consumers how much they fetched.
+// ready (and why not), and for consumers how much they fetched.
 func (c *campaign) poll(ctx context.Context) {
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
-	ready := map[string]bool{}
+	ready := map[string]chaos.Ready{}
 	for i := 0; ctx.Err() == nil; i++ {
+		began := time.Now()
 		for _, n := range c.services() {
 			if i%2 == 0 { // the port every 500 ms (it moves on a restart or a reconnect)
 				ep, err := n.endpoint()
@@ -351,18 +352,15 @@ func (c *campaign) poll(ctx context.Context) {
 				}
 				c.addrs.Store(n.alias, ep)
 			}
-			ok := false
-			if a := c.addr(n.alias); a != "" {
-				resp, err := hc.Get("http://" + a + "/readyz")
-				if err == nil {
-					resp.Body.Close()
-					ok = resp.StatusCode == http.StatusOK
-				}
+			why := n.unready(ctx, hc, c.addr(n.alias))
+			if was, seen := ready[n.alias]; !seen || was.Why != why || was.OK != (why == "") {
+				x := chaos.Ready{Target: n.alias, At: time.Now(), OK: why == "", Why: why}
+				ready[n.alias] = x
+				c.h.AddReady(x)
 			}
-			if was, seen := ready[n.alias]; !seen || was != ok {
-				ready[n.alias] = ok
-				c.h.AddReady(chaos.Ready{Target: n.alias, At: time.Now(), OK: ok})
-			}
+		}
+		if d := time.Since(began); d > 3*time.Second {
+			c.t.Logf("poll: a round over the services took %v", d.Round(time.Millisecond))
 		}
 		if i%2 == 0 {
 			for _, n := range c.consumers {

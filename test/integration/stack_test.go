@@ -4,11 +4,16 @@ package integration
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,6 +24,7 @@ import (
 	"github.com/testcontainers/testcontainers-go/network"
 	"github.com/testcontainers/testcontainers-go/wait"
 
+	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/testkit/testclient"
 )
@@ -235,6 +241,85 @@ func (n *node) URL() string { return "http://" + n.hostPort() }
 
 // WS is the WebSocket URL of path (a statusUrl) on the node.
 func (n *node) WS(path string) string { return "ws://" + n.hostPort() + path }
+
+// unready says why the node at addr is not ready ("" when /readyz answers
+// 200): the container not running, no published port, the answer's status
+// and code, or the error with no answer.
+func (n *node) unready(ctx context.Context, hc *http.Client, addr string) string {
+	if addr != "" {
+		why := readyzAnswer(ctx, hc, addr)
+		if why == "" || !strings.HasPrefix(why, "no answer") {
+			return why
+		}
+		if st := n.state(ctx); st != "running" {
+			return st
+		}
+		return why
+	}
+	if st := n.state(ctx); st != "running" {
+		return st
+	}
+	return "no published port"
+}
+
+// readyzAnswer asks the service at addr for /readyz: "" for a 200, else
+// the status and the body's code, or "no answer: " and the error's kind.
+func readyzAnswer(ctx context.Context, hc *http.Client, addr string) string {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/readyz", nil)
+	if err != nil {
+		return err.Error()
+	}
+	resp, err := hc.Do(req)
+	if err != nil {
+		return "no answer: " + errorKind(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode == http.StatusOK {
+		return ""
+	}
+	var body httpkit.ErrorBody
+	_ = json.NewDecoder(io.LimitReader(resp.Body, 4<<10)).Decode(&body)
+	return strings.TrimSpace(fmt.Sprintf("%d %s", resp.StatusCode, body.Error.Code))
+}
+
+// errorKind names a dial or read error without its addresses: "timeout",
+// "refused", "reset", "EOF", or the error's last part.
+func errorKind(err error) string {
+	var ne net.Error
+	switch {
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "refused"
+	case errors.Is(err, syscall.ECONNRESET):
+		return "reset"
+	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
+		return "EOF"
+	}
+	s := err.Error()
+	return s[strings.LastIndex(s, ": ")+1:]
+}
+
+// state is the node's container state as the engine has it: "running",
+// "paused", "exited 2 (oom)", …, or the inspect's error.
+func (n *node) state(ctx context.Context) string {
+	res, err := docker.ContainerInspect(ctx, n.GetContainerID(), client.ContainerInspectOptions{})
+	if err != nil {
+		return "inspect: " + errorKind(err)
+	}
+	st := res.Container.State
+	if st == nil {
+		return "no state"
+	}
+	s := string(st.Status)
+	if st.Status == "exited" || st.Status == "dead" {
+		s += " " + strconv.Itoa(st.ExitCode)
+	}
+	if st.OOMKilled {
+		s += " (oom)"
+	}
+	return s
+}
 
 // Kill sends SIGKILL: no shutdown code runs.
 func (n *node) Kill() {

@@ -131,6 +131,9 @@ type Report struct {
 	GapViolations                   []string
 	Recoveries                      []Recovery
 	Unrecovered                     []string
+	// Unready is each service's time not ready, and the part of it no
+	// fault on the service explains (reported, not a violation).
+	Unready []Unready
 
 	gapLimit time.Duration
 	specs    []EventSpec
@@ -304,6 +307,7 @@ func Check(h *History, cfg Config) *Report {
 	r.checkOrder(h, specs, stamps, possible, admissions, firstJoin)
 	r.checkGaps(h, cfg)
 	r.checkRecovery(h)
+	r.checkReadiness(h, lastReady(h.Readiness))
 	r.checkOrigin(h, cfg, admissions)
 	r.checkTurns(h, specs, admissions)
 	return r

@@ -210,11 +210,16 @@ type Canary struct {
 	Sent, Acked, Seen time.Time
 }
 
-// Ready is a change in a service's readiness (/readyz) as the poller saw it.
+// Ready is a change in a service's readiness (/readyz) as the poller saw it:
+// ready or not, or why not.
 type Ready struct {
 	Target string
 	At     time.Time
 	OK     bool
+	// Why is what the poller saw instead of a 200: the container's state
+	// ("exited 2", "paused"), no published port, the answer's status and
+	// reason, or the error with no answer ("timeout", "refused").
+	Why string `json:",omitempty"`
 }
 
 // History is everything the campaign's clients, sampler and nemesis saw.

@@ -109,6 +109,15 @@ func (r *Report) Markdown() string {
 	row("longest gap a following client saw", describeGap(r.LongestGap))
 	row("longest gap with no fault on a gateway or Redis", describeGap(r.LongestUnexcusedGap))
 
+	b.WriteString(fmt.Sprintf("\n| service | not ready | of it, not explained by a fault on it (%v grace) | longest unexplained | what the poller saw |\n|---|---|---|---|---|\n", readyGrace))
+	for _, u := range r.Unready {
+		longest := "–"
+		if u.Longest > 0 {
+			longest = seconds(u.Longest) + " from " + u.LongestFrom.Format("15:04:05.0")
+		}
+		row(u.Target, seconds(u.Total), seconds(u.Unexplained), longest, u.describeWhy())
+	}
+
 	b.WriteString("\n| # | fault | target | start | lasted | ready again | canary in Redis | recovery |\n|---|---|---|---|---|---|---|---|\n")
 	for i, rec := range r.Recoveries {
 		f := rec.Fault
