@@ -91,6 +91,11 @@ const notQueuedFor = 30 * time.Second
 
 // unfinished records a user still following when the drain ended.
 func (u *user) unfinished() {
+	// A gap still open when the drain ended is a gap too: a client that
+	// could not reach a gateway since may have been swept, as documented.
+	if now := time.Now(); !u.last.IsZero() && now.Sub(u.last) > gapRecorded {
+		u.c.h.AddGap(chaos.Gap{Event: u.event, User: u.id, From: u.last, To: now})
+	}
 	u.c.h.AddUnfinished(chaos.Unfinished{Event: u.event, User: u.id, State: string(u.state), LastFrame: string(u.lastFrame), At: u.last})
 }
 
@@ -211,8 +216,8 @@ func (u *user) connect(ctx context.Context) statusConn {
 			cn := chaos.Connect{Event: u.event, User: u.id, Gateway: g.alias, At: time.Now(), Outcome: o, Transport: u.transport}
 			if o == chaos.NoAnswer && derr != nil {
 				cn.Err = derr.Error()
-				if c.addr(g.alias) != a { // the port moved while we dialled
-					cn.Err = "port moved: " + cn.Err
+				if c.addr(g.alias) != a { // the address moved while we dialled
+					cn.Err = "address moved: " + cn.Err
 				}
 			}
 			c.h.AddConnect(cn)

@@ -266,7 +266,8 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 	}
 	for _, n := range c.services() {
 		c.nodes[n.alias] = n
-		c.addrs.Store(n.alias, n.hostPort())
+		_, addr := n.look(t.Context(), s.net.Name)
+		c.addrs.Store(n.alias, addr)
 	}
 	c.rdb = redis.NewClient(&redis.Options{
 		Dialer: func(ctx context.Context, network, _ string) (net.Conn, error) {
@@ -337,35 +338,56 @@ func (c *campaign) addr(alias string) string {
 	return s
 }
 
-// poll follows every service: where its port is published, whether it is
-// ready (and why not), and for consumers how much they fetched.
+// poll follows every service, each on its own so that one slow to answer
+// (paused, cut off) delays no other's: where it answers, whether it is
+// ready (and why not); and how much the consumers fetched.
 func (c *campaign) poll(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, n := range c.services() {
+		wg.Go(func() { c.follow(ctx, n) })
+	}
 	hc := &http.Client{Timeout: 500 * time.Millisecond}
-	ready := map[string]chaos.Ready{}
+	for ctx.Err() == nil {
+		for _, n := range c.consumers {
+			c.scrapeFetched(ctx, hc, n)
+		}
+		clock.Sleep(ctx, 500*time.Millisecond)
+	}
+	wg.Wait()
+}
+
+// follow polls one service until ctx ends: its container's state and
+// address every 500 ms (the address moves when it rejoins the network),
+// its readiness every 250 ms, each change of either recorded.
+//
+// The campaign reaches the services at their addresses on the stack's
+// network, not through their published ports: Docker's userland proxy
+// behind a published port holds two descriptors per connection until the
+// container answers, and exits for good when it runs out (20,000 here),
+// which a reconnect storm against a paused or cut-off gateway does within
+// seconds; the port then refuses every connection while the container
+// runs, until it starts again.
+func (c *campaign) follow(ctx context.Context, n *node) {
+	hc := &http.Client{Timeout: 500 * time.Millisecond}
+	var was chaos.Ready
+	state := "running"
 	for i := 0; ctx.Err() == nil; i++ {
-		began := time.Now()
-		for _, n := range c.services() {
-			if i%2 == 0 { // the port every 500 ms (it moves on a restart or a reconnect)
-				ep, err := n.endpoint()
-				if err != nil {
-					ep = ""
-				}
-				c.addrs.Store(n.alias, ep)
-			}
-			why := n.unready(ctx, hc, c.addr(n.alias))
-			if was, seen := ready[n.alias]; !seen || was.Why != why || was.OK != (why == "") {
-				x := chaos.Ready{Target: n.alias, At: time.Now(), OK: why == "", Why: why}
-				ready[n.alias] = x
-				c.h.AddReady(x)
-			}
-		}
-		if d := time.Since(began); d > 3*time.Second {
-			c.t.Logf("poll: a round over the services took %v", d.Round(time.Millisecond))
-		}
 		if i%2 == 0 {
-			for _, n := range c.consumers {
-				c.scrapeFetched(ctx, hc, n)
-			}
+			var addr string
+			state, addr = n.look(ctx, c.s.net.Name)
+			c.addrs.Store(n.alias, addr)
+		}
+		why := state
+		switch a := c.addr(n.alias); {
+		case state != "running":
+		case a == "":
+			why = "not on the network"
+		default:
+			why = readyzAnswer(ctx, hc, a)
+		}
+		if i == 0 || was.Why != why {
+			was = chaos.Ready{Target: n.alias, At: time.Now(), OK: why == "", Why: why}
+			c.h.AddReady(was)
 		}
 		clock.Sleep(ctx, 250*time.Millisecond)
 	}

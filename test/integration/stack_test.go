@@ -242,26 +242,6 @@ func (n *node) URL() string { return "http://" + n.hostPort() }
 // WS is the WebSocket URL of path (a statusUrl) on the node.
 func (n *node) WS(path string) string { return "ws://" + n.hostPort() + path }
 
-// unready says why the node at addr is not ready ("" when /readyz answers
-// 200): the container not running, no published port, the answer's status
-// and code, or the error with no answer.
-func (n *node) unready(ctx context.Context, hc *http.Client, addr string) string {
-	if addr != "" {
-		why := readyzAnswer(ctx, hc, addr)
-		if why == "" || !strings.HasPrefix(why, "no answer") {
-			return why
-		}
-		if st := n.state(ctx); st != "running" {
-			return st
-		}
-		return why
-	}
-	if st := n.state(ctx); st != "running" {
-		return st
-	}
-	return "no published port"
-}
-
 // readyzAnswer asks the service at addr for /readyz: "" for a 200, else
 // the status and the body's code, or "no answer: " and the error's kind.
 func readyzAnswer(ctx context.Context, hc *http.Client, addr string) string {
@@ -300,25 +280,31 @@ func errorKind(err error) string {
 	return s[strings.LastIndex(s, ": ")+1:]
 }
 
-// state is the node's container state as the engine has it: "running",
-// "paused", "exited 2 (oom)", …, or the inspect's error.
-func (n *node) state(ctx context.Context) string {
+// look is the node's container as the engine has it: its state
+// ("running", "paused", "exited 2 (oom)", …, or the inspect's error) and
+// its HTTP address on the network nw ("" when it is not on it).
+func (n *node) look(ctx context.Context, nw string) (state, addr string) {
 	res, err := docker.ContainerInspect(ctx, n.GetContainerID(), client.ContainerInspectOptions{})
 	if err != nil {
-		return "inspect: " + errorKind(err)
+		return "inspect: " + errorKind(err), ""
+	}
+	if ns := res.Container.NetworkSettings; ns != nil {
+		if ep := ns.Networks[nw]; ep != nil && ep.IPAddress.IsValid() {
+			addr = net.JoinHostPort(ep.IPAddress.String(), strings.TrimSuffix(n.port, "/tcp"))
+		}
 	}
 	st := res.Container.State
 	if st == nil {
-		return "no state"
+		return "no state", addr
 	}
-	s := string(st.Status)
+	state = string(st.Status)
 	if st.Status == "exited" || st.Status == "dead" {
-		s += " " + strconv.Itoa(st.ExitCode)
+		state += " " + strconv.Itoa(st.ExitCode)
 	}
 	if st.OOMKilled {
-		s += " (oom)"
+		state += " (oom)"
 	}
-	return s
+	return state, addr
 }
 
 // Kill sends SIGKILL: no shutdown code runs.
