@@ -65,6 +65,12 @@
 -- the event's commitment (the caller's draw is stale), REBUILDING while the
 -- event is being rebuilt (config.rebuilding; the caller holds the messages
 -- until it ends): then nothing is written.
+--
+-- The batch's users are read in bulk before its ops are applied in order
+-- to a copy in Lua (their places in the line, their served marks, their
+-- pre-queue places when the batch has drawn joins), and the changes are
+-- written in bulk after: one command per key for the whole batch, not a
+-- read and a write per join (docs/performance.md, "Ingest").
 local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding')
 if conf[4] then
   return REBUILDING
@@ -77,6 +83,63 @@ if (conf[3] or '') ~= ARGV[5] then
 end
 local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
+
+-- BULK_ARGS bounds the arguments of one bulk command (Redis's Lua unpacks
+-- at most a few thousand values).
+local BULK_ARGS = 4000
+
+-- scores_of returns user -> score (Redis's string) in the sorted set at key
+-- for users, the users it lacks absent.
+local function scores_of(key, users)
+  local at = {}
+  for i = 1, #users, BULK_ARGS do
+    local part = {}
+    for j = i, math.min(i + BULK_ARGS - 1, #users) do
+      part[#part + 1] = users[j]
+    end
+    local got = redis.call('ZMSCORE', key, unpack(part))
+    for j, score in ipairs(got) do
+      if score then
+        at[part[j]] = score
+      end
+    end
+  end
+  return at
+end
+
+-- write_bulk runs cmd on key with args (pairs), a bounded number at once.
+local function write_bulk(cmd, key, args, flag)
+  for i = 1, #args, BULK_ARGS do
+    local part = {}
+    if flag then
+      part[1] = flag
+    end
+    for j = i, math.min(i + BULK_ARGS - 1, #args) do
+      part[#part + 1] = args[j]
+    end
+    redis.call(cmd, key, unpack(part))
+  end
+end
+
+local users, listed, drawn = {}, {}, false
+for i = 7, #ARGV, 7 do
+  local op, user = ARGV[i], ARGV[i + 1]
+  if op ~= 'record' and not listed[user] then
+    listed[user] = true
+    users[#users + 1] = user
+  end
+  if op == 'join' and ARGV[i + 3] ~= '' and tonumber(ARGV[i + 2]) < opensAt then
+    drawn = true
+  end
+end
+local waitingAt, servedAt = scores_of(K.waiting, users), scores_of(K.served, users)
+local preAt = drawn and scores_of(KEYS[16], users) or {}
+local wasAt = {}
+for user, score in pairs(waitingAt) do
+  wasAt[user] = score
+end
+local touched, preAdded, visitSet, visitUsers = {}, {}, {}, {}
+
 local maxAdmitted = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
 local joined, left, ignored = 0, 0, 0
 -- The line's last (score, user), for the journal: a join before it is noted.
@@ -106,36 +169,43 @@ for i = 7, #ARGV, 7 do
   elseif op == 'join' then
     -- The score goes to ZADD as the caller's string (no number formatting);
     -- place is its value.
-    local stamp = tonumber(ARGV[i + 2])
+    local stamp, visit = tonumber(ARGV[i + 2]), ARGV[i + 6]
     local score, place = ARGV[i + 2], stamp
     if stamp < opensAt and ARGV[i + 3] ~= '' then
       score = ARGV[i + 3]
       place = tonumber(score)
-      if redis.call('ZADD', KEYS[16], 'NX', score, user) == 1 then
+      if not preAt[user] then
+        preAt[user] = score
+        preAdded[#preAdded + 1] = score
+        preAdded[#preAdded + 1] = user
         journal_note('d', score, user)
       end
     end
     -- Every holder has a served mark (admission.lua sets both; a rebuild
     -- keeps both): a user never served holds nothing, and a first join
-    -- costs one read less.
-    local served = redis.call('ZSCORE', K.served, user)
+    -- reads nothing more.
+    local served = servedAt[user]
     local hold = served and redis.call('ZSCORE', K.active, user)
     if hold and (tonumber(hold) > now or redis.call('ZSCORE', K.unrecorded, user)) then
       ignored = ignored + 1
     elseif served and stamp <= tonumber(served) then
       ignored = ignored + 1
-    elseif served and ARGV[i + 6] ~= '' and redis.call('HGET', KEYS[18], user) == ARGV[i + 6] then
+    elseif served and visit ~= '' and (visitSet[user] or redis.call('HGET', KEYS[18], user)) == visit then
       -- a try of the visit that was admitted, sent after its admission
       ignored = ignored + 1
-    elseif redis.call('ZADD', K.waiting, 'NX', score, user) == 1 then
+    elseif not waitingAt[user] then
+      waitingAt[user], touched[#touched + 1] = score, user
       joined = joined + 1
       if lastScore and (place < lastScore or (place == lastScore and user < lastUser)) then
         journal_note('+', score, user)
       else
         lastScore, lastUser = place, user
       end
-      if ARGV[i + 6] ~= '' then
-        redis.call('HSET', KEYS[18], user, ARGV[i + 6])
+      if visit ~= '' then
+        if not visitSet[user] then
+          visitUsers[#visitUsers + 1] = user
+        end
+        visitSet[user] = visit
       end
       if maxAdmitted and place < maxAdmitted then
         overtaken[#overtaken + 1] = user
@@ -149,9 +219,9 @@ for i = 7, #ARGV, 7 do
       ignored = ignored + 1
     end
   else
-    local at = redis.call('ZSCORE', K.waiting, user)
+    local at = waitingAt[user]
     if at then
-      redis.call('ZREM', K.waiting, user)
+      waitingAt[user], touched[#touched + 1] = false, user
       journal_note('-', at, user)
       left = left + 1
     else
@@ -159,6 +229,30 @@ for i = 7, #ARGV, 7 do
     end
   end
 end
+-- The line as the ops left it: the users out of it removed, those put in
+-- (or back, at another place) added.
+local adds, removes, done = {}, {}, {}
+for _, user in ipairs(touched) do
+  if not done[user] then
+    done[user] = true
+    local now_at, was = waitingAt[user], wasAt[user]
+    if not now_at and was then
+      removes[#removes + 1] = user
+    elseif now_at and now_at ~= was then
+      adds[#adds + 1] = now_at
+      adds[#adds + 1] = user
+    end
+  end
+end
+write_bulk('ZREM', K.waiting, removes)
+write_bulk('ZADD', K.waiting, adds)
+write_bulk('ZADD', KEYS[16], preAdded, 'NX')
+local visits = {}
+for _, user in ipairs(visitUsers) do
+  visits[#visits + 1] = user
+  visits[#visits + 1] = visitSet[user]
+end
+write_bulk('HSET', KEYS[18], visits)
 for part, offset in pairs(raised) do
   redis.call('HSET', KEYS[17], part, offset)
 end
