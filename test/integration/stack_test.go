@@ -277,7 +277,7 @@ func errorKind(err error) string {
 		return "EOF"
 	}
 	s := err.Error()
-	return s[strings.LastIndex(s, ": ")+1:]
+	return strings.TrimSpace(s[strings.LastIndex(s, ": ")+1:])
 }
 
 // look is the node's container as the engine has it: its state
