@@ -70,7 +70,8 @@
 -- to a copy in Lua (their places in the line, their served marks, their
 -- pre-queue places when the batch has drawn joins), and the changes are
 -- written in bulk after: one command per key for the whole batch, not a
--- read and a write per join (docs/performance.md, "Ingest").
+-- read and a write per join (docs/performance.md, "The ingest step's Redis
+-- CPU").
 local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding')
 if conf[4] then
   return REBUILDING
