@@ -135,11 +135,15 @@ for i = 7, #ARGV, 7 do
 end
 local waitingAt, servedAt = scores_of(K.waiting, users), scores_of(K.served, users)
 local preAt = drawn and scores_of(KEYS[16], users) or {}
-local wasAt = {}
-for user, score in pairs(waitingAt) do
-  wasAt[user] = score
+-- wasAt keeps each touched user's place before the batch (false: none),
+-- taken at their first change; touched lists them once, in order.
+local wasAt, touched, preAdded, visitSet, visitUsers = {}, {}, {}, {}, {}
+local function touch(user)
+  if wasAt[user] == nil then
+    wasAt[user] = waitingAt[user] or false
+    touched[#touched + 1] = user
+  end
 end
-local touched, preAdded, visitSet, visitUsers = {}, {}, {}, {}
 
 local maxAdmitted = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
 local joined, left, ignored = 0, 0, 0
@@ -195,7 +199,8 @@ for i = 7, #ARGV, 7 do
       -- a try of the visit that was admitted, sent after its admission
       ignored = ignored + 1
     elseif not waitingAt[user] then
-      waitingAt[user], touched[#touched + 1] = score, user
+      touch(user)
+      waitingAt[user] = score
       joined = joined + 1
       if lastScore and (place < lastScore or (place == lastScore and user < lastUser)) then
         journal_note('+', score, user)
@@ -222,7 +227,8 @@ for i = 7, #ARGV, 7 do
   else
     local at = waitingAt[user]
     if at then
-      waitingAt[user], touched[#touched + 1] = false, user
+      touch(user)
+      waitingAt[user] = false
       journal_note('-', at, user)
       left = left + 1
     else
@@ -232,17 +238,14 @@ for i = 7, #ARGV, 7 do
 end
 -- The line as the ops left it: the users out of it removed, those put in
 -- (or back, at another place) added.
-local adds, removes, done = {}, {}, {}
+local adds, removes = {}, {}
 for _, user in ipairs(touched) do
-  if not done[user] then
-    done[user] = true
-    local now_at, was = waitingAt[user], wasAt[user]
-    if not now_at and was then
-      removes[#removes + 1] = user
-    elseif now_at and now_at ~= was then
-      adds[#adds + 1] = now_at
-      adds[#adds + 1] = user
-    end
+  local now_at, was = waitingAt[user], wasAt[user]
+  if not now_at and was then
+    removes[#removes + 1] = user
+  elseif now_at and now_at ~= was then
+    adds[#adds + 1] = now_at
+    adds[#adds + 1] = user
   end
 end
 write_bulk('ZREM', K.waiting, removes)
