@@ -7,7 +7,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/gateway"
@@ -25,13 +24,7 @@ import (
 // places, a rebuild. Each step's statuses are read in random slices, as
 // rounds read them, so that users stand at different points of the journal.
 func TestTrackerAgreesWithTheStore(t *testing.T) {
-	backends := map[string]func(t *testing.T) redis.UniversalClient{
-		"redis-server": func(t *testing.T) redis.UniversalClient { return testredis.Start(t).Client() },
-		"miniredis": func(t *testing.T) redis.UniversalClient {
-			return redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
-		},
-	}
-	for name, client := range backends {
+	for name, client := range testredis.Backends() {
 		for _, drop := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/drop=%v", name, drop), func(t *testing.T) {
 				for seed := range uint64(3) {

@@ -7,7 +7,6 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/queue"
@@ -23,12 +22,7 @@ import (
 // reads the batch's users in bulk and writes the changes in bulk; this
 // holds it to the one-at-a-time meaning.
 func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
-	for name, open := range map[string]func(t *testing.T) redis.UniversalClient{
-		"redis-server": func(t *testing.T) redis.UniversalClient { return testredis.Start(t).Client() },
-		"miniredis": func(t *testing.T) redis.UniversalClient {
-			return redis.NewClient(&redis.Options{Addr: miniredis.RunT(t).Addr()})
-		},
-	} {
+	for name, open := range testredis.Backends() {
 		t.Run(name, func(t *testing.T) {
 			batched, single := open(t), open(t)
 			seed, err := draw.NewSeed()

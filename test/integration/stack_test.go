@@ -404,12 +404,7 @@ func (n *node) Restart() {
 
 // Ready reports whether the service's /readyz answers 200.
 func (n *node) Ready() bool {
-	resp, err := http.Get(n.URL() + "/readyz")
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
+	return readyzAnswer(context.Background(), http.DefaultClient, n.hostPort()) == ""
 }
 
 // Metric returns an unlabelled metric of the service, or -1 when it cannot

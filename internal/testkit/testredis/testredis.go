@@ -11,6 +11,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/stack"
@@ -116,4 +117,16 @@ func start(tb testing.TB, o stack.RedisOptions) *stack.Redis {
 		tb.Fatalf("testredis: %v", err)
 	}
 	return r
+}
+
+// Backends are the two servers the Lua scripts run on, by name: a real
+// redis-server (Start) and miniredis (the devstack's default), each a
+// client of a fresh server for the test.
+func Backends() map[string]func(testing.TB) redis.UniversalClient {
+	return map[string]func(testing.TB) redis.UniversalClient{
+		"redis-server": func(tb testing.TB) redis.UniversalClient { return Start(tb).Client() },
+		"miniredis": func(tb testing.TB) redis.UniversalClient {
+			return redis.NewClient(&redis.Options{Addr: miniredis.RunT(tb).Addr()})
+		},
+	}
 }
