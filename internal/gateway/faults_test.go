@@ -16,6 +16,7 @@ import (
 
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
@@ -62,6 +63,55 @@ func TestDisconnectGrace(t *testing.T) {
 	if !slices.Equal(users, []string{"flaky", "http-only"}) {
 		t.Fatalf("line after the grace: %v", users)
 	}
+}
+
+// TestPresenceOutlivesADeadGateway: a gateway cut off from Redis for good
+// (killed, or partitioned) cannot let go of the presences it holds. A user
+// whose newest socket is on another gateway, or who still has a socket
+// there, keeps the place however long the dead gateway stays silent; a
+// user whose only socket was on the dead gateway is removed a grace after
+// it went silent.
+func TestPresenceOutlivesADeadGateway(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	sys.StartConsumer(sys.ConsumerConfig())
+	cfg := gateway.Config{StatusInterval: 50 * time.Millisecond, AdmitInterval: 50 * time.Millisecond, DisconnectGrace: 600 * time.Millisecond}
+	storeA, err := redisstore.Dial(context.Background(), sys.Redis.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	gwA := startGatewayOn(t, sys, storeA, cfg, nil, gateway.DefaultWriteBuffer)
+	gwB := startGateway(t, sys, cfg, gwA.clock)
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 1, 1)
+	sys.Join(ev, "holder", 1) // takes the only slot, so nobody else is admitted
+	sys.Join(ev, "moved", 2)  // sockets on B, then A, then B again: B holds the presence
+	sys.Join(ev, "tabs", 3)   // a socket on B, then one on A, which holds the presence
+	sys.Join(ev, "only-a", 4) // a socket on A only
+	gwA.connect(t, ev, "holder").Admitted(10 * time.Second)
+
+	gwB.connect(t, ev, "moved").Status(waiting(1, 3), 10*time.Second)
+	gwA.connect(t, ev, "moved").Status(waiting(1, 3), 10*time.Second)
+	moved := gwB.connect(t, ev, "moved")
+	moved.Status(waiting(1, 3), 10*time.Second)
+	tabs := gwB.connect(t, ev, "tabs")
+	tabs.Status(waiting(2, 3), 10*time.Second)
+	gwA.connect(t, ev, "tabs").Status(waiting(2, 3), 10*time.Second)
+	gwA.connect(t, ev, "only-a").Status(waiting(3, 3), 10*time.Second)
+
+	_ = storeA.Close() // A is cut off: it neither reads the line nor lets go
+	// only-a goes a grace after A went silent (a little more than the
+	// grace and a half); the others keep their places meanwhile and after.
+	tabs.Status(waiting(2, 2), 10*time.Second)
+	time.Sleep(2 * cfg.DisconnectGrace)
+	line := sys.Waiting(ev)
+	users := make([]string, len(line))
+	for i, u := range line {
+		users[i] = u.User
+	}
+	if !slices.Equal(users, []string{"moved", "tabs"}) {
+		t.Fatalf("line once A is gone: %v, want [moved tabs]", users)
+	}
+	moved.Status(waiting(1, 2), 5*time.Second)
 }
 
 // TestSlowReaderIsDropped: a client that stops reading is closed as too slow

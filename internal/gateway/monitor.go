@@ -12,6 +12,17 @@ import (
 // disconnect grace.
 const sweepLimit = 1000
 
+// gatewaySilence is how long a gateway may go without reading an event's
+// line before the presences it holds there are let go (sweep.lua), at most
+// half the disconnect grace: a healthy gateway reads each event's line
+// every status round. The users of a gateway that died are then removed a
+// grace after it went silent, unless another socket of theirs, on another
+// gateway, takes the presence again meanwhile.
+const gatewaySilence = 15 * time.Second
+
+// silenceOf is gatewaySilence for a disconnect grace.
+func silenceOf(grace time.Duration) time.Duration { return min(gatewaySilence, grace/2) }
+
 // MonitorTick runs one slot-monitor tick now (Run calls it every
 // AdmitInterval): it sweeps users gone past the disconnect grace and admits
 // from every event's line, all events in one round trip. It is the safety
@@ -34,6 +45,7 @@ func (s *Server) MonitorTick(ctx context.Context) {
 	res, err := s.store.Tick(tctx, queue.TickRequest{
 		EventIDs: ids, NowMs: now.UnixMilli(), AdmitBatch: s.cfg.AdmitBatch,
 		PresenceCutoffMs: now.Add(-s.cfg.DisconnectGrace).UnixMilli(), SweepLimit: sweepLimit,
+		SilentCutoffMs: now.Add(-silenceOf(s.cfg.DisconnectGrace)).UnixMilli(),
 	})
 	if err != nil {
 		s.log.Warn("slot monitor: tick failed", "events", len(ids), "err", err)

@@ -3,9 +3,26 @@ package gateway
 import "context"
 
 // The presence a Tracker holds for its gateway's users: taken when a user
-// is read first (status.lua), let go when their last socket here closes
-// (detach.lua), batched every second (docs/data.md, "Presence held by a
-// gateway").
+// is read first (status.lua) and again at each new socket of theirs here
+// (Fresh), let go when their last socket here closes (detach.lua), batched
+// every second (docs/data.md, "Presence held by a gateway").
+
+// Fresh has users of eventID, who opened a socket here, read from Redis at
+// their next Status, not from the journal: the read takes their presence
+// for this gateway again. Another gateway may have taken it since this one
+// did (the user's newest socket was there), and that gateway may die
+// without letting go: the user's newest socket is here now.
+func (t *Tracker) Fresh(eventID string, users []string) {
+	l := t.line(eventID)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, u := range users {
+		if f := l.users[u]; f != nil {
+			l.known[u] = *f // told their last place if the read is put off
+			l.unfollow(u)
+		}
+	}
+}
 
 // Leave stops following user of eventID, whose last socket here closed,
 // and lets go of their presence (their disconnect grace runs from now) at

@@ -19,7 +19,9 @@ import (
 // (GET /v1/events/{eventId}/status) answers the same frame as JSON.
 
 // greet queues a new socket for its first status, sent within milliseconds:
-// sockets that connect together share one Redis round trip per event.
+// sockets that connect together share one Redis round trip per event. The
+// user is read from Redis, which takes their presence for this gateway
+// (Tracker.Fresh).
 func (s *Server) greet(c *conn) {
 	s.greetMu.Lock()
 	s.greeting = append(s.greeting, c)
@@ -43,8 +45,13 @@ func (s *Server) greetLoop(ctx context.Context) {
 		s.greeting = nil
 		s.greetMu.Unlock()
 		groups := map[string][]*conn{}
+		users := map[string][]string{}
 		for _, c := range batch {
 			groups[c.eventID] = append(groups[c.eventID], c)
+			users[c.eventID] = append(users[c.eventID], c.userID)
+		}
+		for ev, us := range users {
+			s.tracker.Fresh(ev, us) // a new socket takes the presence again
 		}
 		s.pushAll(ctx, groups)
 	}

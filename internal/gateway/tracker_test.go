@@ -193,12 +193,14 @@ func rebuildFromRedis(t *testing.T, store *redisstore.Store, c redis.UniversalCl
 // A user's presence is held by the gateway holding their socket while it
 // reads the line: never swept meanwhile, whatever the cutoff; another
 // gateway letting go of it (the user's other tab closed there) makes the
-// one still holding a socket take it again; a gateway that stops reading
-// loses its users a grace after its last read, and a let-go presence a
-// grace after the let-go. Users who never connected keep their place.
+// one still holding a socket take it again, and so does a new socket of the
+// user (Fresh); a gateway that stops reading lets go of its users'
+// presences once silent past the silent cutoff, as of that cutoff (a
+// gateway holding another socket of theirs takes them back), and they go a
+// grace later. Users who never connected keep their place.
 func TestPresenceHeldByTheReadingGateway(t *testing.T) {
 	ctx := context.Background()
-	store, _, e := pausedEvent(t)
+	store, c, e := pausedEvent(t)
 	ev := e.ID
 	now := opensAt
 	var joins []queue.Message
@@ -215,14 +217,27 @@ func TestPresenceHeldByTheReadingGateway(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sweep := func(at, cutoff int64) []string {
+	// sweep ticks at a time with a presence cutoff and a silent cutoff.
+	sweep := func(at, cutoff, silent int64) []string {
 		t.Helper()
-		r, err := store.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: at, AdmitBatch: 1, PresenceCutoffMs: cutoff, SweepLimit: 100})
+		r, err := store.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: at, AdmitBatch: 1,
+			PresenceCutoffMs: cutoff, SilentCutoffMs: silent, SweepLimit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
 		slices.Sort(r[0].Swept)
 		return r[0].Swept
+	}
+	holder := func(u string) string {
+		t.Helper()
+		at := uint64(c.ZScore(ctx, redisstore.SeenKey(ev), u).Val())
+		switch at {
+		case 1<<50 + ga.ID():
+			return "A"
+		case 1<<50 + gb.ID():
+			return "B"
+		}
+		return fmt.Sprint(at)
 	}
 	read(gb, now, "a", "b")
 	read(ga, now+1, "a", "c") // a's other tab, on gateway A: A holds a's presence now
@@ -231,11 +246,14 @@ func TestPresenceHeldByTheReadingGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	read(gb, now+3, "a", "b") // B learns from the journal that A let a go, and takes it
+	if h := holder("a"); h != "B" {
+		t.Fatalf("a's presence is %s's after A let go, want B's", h)
+	}
 	// Each sweep's cutoff is its time: a presence older by a millisecond
 	// is gone. The gateways read right before.
 	read(ga, now+10_000, "c")
 	read(gb, now+10_000, "a", "b")
-	if got := sweep(now+10_000, now+10_000); len(got) != 0 {
+	if got := sweep(now+10_000, now+10_000, now+10_000); len(got) != 0 {
 		t.Fatalf("swept %v while their gateways read", got)
 	}
 	ga.Leave(ev, "c")
@@ -243,24 +261,49 @@ func TestPresenceHeldByTheReadingGateway(t *testing.T) {
 		t.Fatal(err)
 	}
 	read(gb, now+20_000, "a", "b")
-	if got := sweep(now+20_000, now+20_000); len(got) != 0 {
+	if got := sweep(now+20_000, now+20_000, now+20_000); len(got) != 0 {
 		t.Fatalf("swept %v at the time of c's let-go", got)
 	}
+	read(ga, now+20_001, "a") // a's tab on A opens again: A takes a's presence
+	if h := holder("a"); h != "A" {
+		t.Fatalf("a's presence is %s's after A read a first, want A's", h)
+	}
+	gb.Fresh(ev, []string{"a"}) // and a newer socket of a on B, which follows a: B takes it
 	read(gb, now+20_001, "a", "b")
-	if got := sweep(now+20_001, now+20_001); !slices.Equal(got, []string{"c"}) {
+	if h := holder("a"); h != "B" {
+		t.Fatalf("a's presence is %s's after a's new socket on B, want B's", h)
+	}
+	if got := sweep(now+20_001, now+20_001, now+20_001); !slices.Equal(got, []string{"c"}) {
 		t.Fatalf("swept %v past c's let-go, want [c]", got)
 	}
-	// Gateway B stops reading (its last read at now+20_001): its users go
-	// once the cutoff passes that; d never connected and stays.
-	if got := sweep(now+30_000, now+20_001); len(got) != 0 {
+	// B stops reading (its last read at now+20_001), without letting go.
+	// It is not silent until the silent cutoff passes that read; then its
+	// presences are let go as of that cutoff, nobody removed yet: A, still
+	// holding a socket of a, takes a's back from the journal; b goes a grace
+	// after the let-go; d never connected and stays.
+	if got := sweep(now+30_000, now+10_000, now+20_001); len(got) != 0 {
 		t.Fatalf("swept %v at B's last read", got)
 	}
-	if got := sweep(now+30_001, now+20_002); !slices.Equal(got, []string{"a", "b"}) {
-		t.Fatalf("swept %v past B's last read, want [a b]", got)
+	if h := holder("b"); h != "B" {
+		t.Fatalf("b's presence is %s at B's last read, want B's", h)
 	}
-	b, err := store.Status(ctx, ev, []string{"d"}, now+40_000)
-	if err != nil || b.Places[0].Rank != 0 {
-		t.Fatalf("d, who never connected: %+v %v, want first in line", b, err)
+	if got := sweep(now+35_002, now+5_002, now+20_002); len(got) != 0 {
+		t.Fatalf("swept %v when B went silent: its presences are let go, not removed", got)
+	}
+	if h := holder("b"); h != fmt.Sprint(now+20_002) {
+		t.Fatalf("b's presence is %s once B is silent, want the silent cutoff %d", h, now+20_002)
+	}
+	read(ga, now+36_000, "a")
+	if h := holder("a"); h != "A" {
+		t.Fatalf("a's presence is %s after B went silent, want A's (a's socket there lives)", h)
+	}
+	read(ga, now+80_003, "a")
+	if got := sweep(now+80_003, now+20_003, now+65_003); !slices.Equal(got, []string{"b"}) {
+		t.Fatalf("swept %v a grace after B went silent, want [b]", got)
+	}
+	b, err := store.Status(ctx, ev, []string{"d"}, now+90_000)
+	if err != nil || b.Places[0].Rank != 1 {
+		t.Fatalf("d, who never connected: %+v %v, want second in line, behind a", b, err)
 	}
 }
 

@@ -166,6 +166,12 @@ type TickRequest struct {
 	// PresenceCutoffMs removes waiting users last seen before it (unix ms):
 	// those gone past the disconnect grace.
 	PresenceCutoffMs int64
+	// SilentCutoffMs lets go of the presences held by gateways that have
+	// not read the event's line since before it (unix ms), as if their
+	// users' sockets closed then: they are removed a grace later unless
+	// another socket of theirs takes the presence again (0: the
+	// PresenceCutoffMs).
+	SilentCutoffMs int64
 	// SweepLimit is the most users one event loses to the sweep in the tick
 	// (0: no sweep).
 	SweepLimit int

@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -10,7 +11,8 @@ import (
 
 // Tick does one slot-monitor tick for every event of req in one round
 // trip: it removes waiting users whose presence is older than
-// req.PresenceCutoffMs (at most req.SweepLimit per event), then runs the
+// req.PresenceCutoffMs (at most req.SweepLimit per event) and lets go of
+// the presences held by gateways silent since req.SilentCutoffMs, then runs the
 // tick script (the admission step) with req.AdmitBatch. With a recorder
 // (Options.Recorder) it then records the tick's changes, with the admissions an
 // admitter left unrecorded for longer than RecordGrace (each given a whole
@@ -22,13 +24,14 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 	eventIDs := req.EventIDs
 	calls := make([]scriptCall, 0, 2*len(eventIDs))
 	staleCutoff := int64(0)
+	silent := cmp.Or(req.SilentCutoffMs, req.PresenceCutoffMs)
 	if s.recorder != nil {
 		staleCutoff = req.NowMs - RecordGrace.Milliseconds()
 	}
 	for _, ev := range eventIDs {
 		k := keysOf(ev)
 		calls = append(calls,
-			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config, k.journal, k.gateways}, []any{req.PresenceCutoffMs, req.SweepLimit}},
+			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config, k.journal, k.gateways}, []any{req.PresenceCutoffMs, req.SweepLimit, silent}},
 			scriptCall{tickScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, s.recordArg(), staleCutoff}})
 	}
 	if len(calls) == 0 {

@@ -4,25 +4,38 @@
 -- KEYS[4] journal LIST, KEYS[5] gateways ZSET
 -- ARGV[1] cutoff (unix ms): presence older than this has outlived the grace
 -- ARGV[2] limit: the most users one call removes
+-- ARGV[3] silent cutoff (unix ms): a gateway that has not read the line
+-- since before it is gone
 --
 -- A user's presence (seen) is the time their last socket closed or a poll
 -- read them, or ATTACHED_BASE + g while gateway g holds a socket of theirs
 -- (status.lua, detach.lua): then it is g's, and ends when g stops telling
 -- it is alive (KEYS[5]: g -> the last time it read the line, line.lua).
--- The users of a gateway silent since before the cutoff have been gone as
--- long as it, and are removed like the others.
+--
+-- First the users gone since before the cutoff are removed. Then the
+-- presences held by gateways silent since before the silent cutoff are let
+-- go as detach.lua does, as if at the silent cutoff: each is noted in the
+-- journal ("x"), so that a gateway holding another socket of the user (the
+-- user reconnected there, or has a second tab there) takes it again, and
+-- the others are removed a grace after it, by a later call. A gateway
+-- whose presences are all let go is forgotten. Letting go, not removing,
+-- is what keeps a user whose presence a gateway that then died took last
+-- (the socket there was their newest) while another socket of theirs
+-- lives on.
 --
 -- Users who never connected have no presence and keep their place. Nothing
--- is removed while the event is being rebuilt (config.rebuilding). Each
--- removal is noted in the line's journal (journal_lib.lua).
+-- is removed or let go while the event is being rebuilt
+-- (config.rebuilding). Each removal is noted in the line's journal
+-- (journal_lib.lua).
 -- Returns the users removed from the line and their places, a flat list of
 -- pairs user, score.
 if redis.call('HEXISTS', KEYS[3], 'rebuilding') == 1 then
   return {}
 end
 local limit = tonumber(ARGV[2])
+local silent = tonumber(ARGV[3])
 local out = {}
-local function remove(user)
+for _, user in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1], 'LIMIT', 0, limit)) do
   redis.call('ZREM', KEYS[2], user)
   local score = redis.call('ZSCORE', KEYS[1], user)
   if score then
@@ -32,20 +45,19 @@ local function remove(user)
     out[#out + 1] = tonumber(score)
   end
 end
-for _, user in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1], 'LIMIT', 0, limit)) do
-  remove(user)
-end
-for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', '(' .. ARGV[1], 'LIMIT', 0, 16)) do
-  local room = limit - #out / 2
+local room = limit
+for _, g in ipairs(redis.call('ZRANGEBYSCORE', KEYS[5], '-inf', '(' .. silent, 'LIMIT', 0, 16)) do
   if room <= 0 then
     break
   end
   local at = ATTACHED_BASE + tonumber(g)
   local users = redis.call('ZRANGEBYSCORE', KEYS[2], at, at, 'LIMIT', 0, room)
   for _, user in ipairs(users) do
-    remove(user)
+    redis.call('ZADD', KEYS[2], silent, user)
+    journal_note('x', '', user)
   end
-  if #users < room then
+  room = room - #users
+  if room > 0 then
     redis.call('ZREM', KEYS[5], g)
   end
 end
