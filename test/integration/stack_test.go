@@ -5,7 +5,6 @@ package integration
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,7 +12,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -251,7 +249,7 @@ func readyzAnswer(ctx context.Context, hc *http.Client, addr string) string {
 	}
 	resp, err := hc.Do(req)
 	if err != nil {
-		return "no answer: " + errorKind(err)
+		return "no answer: " + testclient.ErrorKind(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode == http.StatusOK {
@@ -262,31 +260,13 @@ func readyzAnswer(ctx context.Context, hc *http.Client, addr string) string {
 	return strings.TrimSpace(fmt.Sprintf("%d %s", resp.StatusCode, body.Error.Code))
 }
 
-// errorKind names a dial or read error without its addresses: "timeout",
-// "refused", "reset", "EOF", or the error's last part.
-func errorKind(err error) string {
-	var ne net.Error
-	switch {
-	case errors.As(err, &ne) && ne.Timeout():
-		return "timeout"
-	case errors.Is(err, syscall.ECONNREFUSED):
-		return "refused"
-	case errors.Is(err, syscall.ECONNRESET):
-		return "reset"
-	case errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF):
-		return "EOF"
-	}
-	s := err.Error()
-	return strings.TrimSpace(s[strings.LastIndex(s, ": ")+1:])
-}
-
 // look is the node's container as the engine has it: its state
 // ("running", "paused", "exited 2 (oom)", …, or the inspect's error) and
 // its HTTP address on the network nw ("" when it is not on it).
 func (n *node) look(ctx context.Context, nw string) (state, addr string) {
 	res, err := docker.ContainerInspect(ctx, n.GetContainerID(), client.ContainerInspectOptions{})
 	if err != nil {
-		return "inspect: " + errorKind(err), ""
+		return "inspect: " + testclient.ErrorKind(err), ""
 	}
 	if ns := res.Container.NetworkSettings; ns != nil {
 		if ep := ns.Networks[nw]; ep != nil && ep.IPAddress.IsValid() {

@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -13,13 +12,13 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
 
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/sse"
+	"github.com/waitq/waitq/internal/testkit/testclient"
 )
 
 // wsClient is one connected client and what it received in the window.
@@ -226,30 +225,11 @@ func (f *fleet) dialSSE(u string, hc *http.Client) (clientConn, *http.Response, 
 	return &sseConn{body: resp.Body, r: sse.NewReader(resp.Body, sseReadBuffer)}, resp, nil
 }
 
-// dialErrorClass names the kind of a failed handshake.
+// dialErrorClass names the kind of a failed handshake: the status it was
+// answered, or the kind of error (testclient.ErrorKind).
 func dialErrorClass(err error, resp *http.Response) string {
-	for _, e := range []struct {
-		err  error
-		name string
-	}{
-		{syscall.EMFILE, "too many open files"},
-		{syscall.ENFILE, "file table full"},
-		{syscall.EADDRNOTAVAIL, "no free source port"},
-		{syscall.EADDRINUSE, "address in use"},
-		{syscall.ECONNREFUSED, "connection refused"},
-		{syscall.ECONNRESET, "connection reset"},
-		{context.DeadlineExceeded, "timeout"},
-	} {
-		if errors.Is(err, e.err) {
-			return e.name
-		}
-	}
-	var ne net.Error
-	if errors.As(err, &ne) && ne.Timeout() {
-		return "timeout"
-	}
 	if resp != nil {
 		return "status " + strconv.Itoa(resp.StatusCode)
 	}
-	return "other"
+	return testclient.ErrorKind(err)
 }
