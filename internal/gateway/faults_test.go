@@ -55,12 +55,7 @@ func TestDisconnectGrace(t *testing.T) {
 	// gone drops for good: after the grace it is out of line.
 	_ = gone.WS.CloseNow()
 	flaky.Status(waiting(1, 2), 10*time.Second)
-	line := sys.Waiting(ev)
-	users := make([]string, len(line))
-	for i, u := range line {
-		users[i] = u.User
-	}
-	if !slices.Equal(users, []string{"flaky", "http-only"}) {
+	if users := sys.WaitingIDs(ev); !slices.Equal(users, []string{"flaky", "http-only"}) {
 		t.Fatalf("line after the grace: %v", users)
 	}
 }
@@ -103,12 +98,7 @@ func TestPresenceOutlivesADeadGateway(t *testing.T) {
 	// grace and a half); the others keep their places meanwhile and after.
 	tabs.Status(waiting(2, 2), 10*time.Second)
 	time.Sleep(2 * cfg.DisconnectGrace)
-	line := sys.Waiting(ev)
-	users := make([]string, len(line))
-	for i, u := range line {
-		users[i] = u.User
-	}
-	if !slices.Equal(users, []string{"moved", "tabs"}) {
+	if users := sys.WaitingIDs(ev); !slices.Equal(users, []string{"moved", "tabs"}) {
 		t.Fatalf("line once A is gone: %v, want [moved tabs]", users)
 	}
 	moved.Status(waiting(1, 2), 5*time.Second)

@@ -188,6 +188,17 @@ func (s *System) Waiting(event string) []WaitingUser {
 	return out
 }
 
+// WaitingIDs is the user ids of event's waiting line, in order.
+func (s *System) WaitingIDs(event string) []string {
+	s.tb.Helper()
+	line := s.Waiting(event)
+	ids := make([]string, len(line))
+	for i, u := range line {
+		ids[i] = u.User
+	}
+	return ids
+}
+
 // WaitingUser is one entry of a waiting line.
 type WaitingUser struct {
 	User string
