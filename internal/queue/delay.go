@@ -1,9 +1,12 @@
 package queue
 
+import "math/bits"
+
 // The ingest delay of each join (the time from its stamp to its write into
 // the line) is counted in a histogram of DelayBuckets buckets kept in the
 // event's stats hash: bucket i holds delays of at most 2^i ms, the last one
-// everything longer. ingest.lua counts; DelaySummary reads.
+// everything longer. Store.Ingest buckets the delays (DelayBucket), ingest.lua counts those of
+// the joins it adds; DelaySummary reads.
 const DelayBuckets = 22
 
 // DelayBucketMs is the upper bound of bucket i in ms (the last bucket has
@@ -41,4 +44,13 @@ func SummarizeDelays(counts []int64) DelaySummary {
 	}
 	s.P50, s.P99 = quantile(0.50), quantile(0.99)
 	return s
+}
+
+// DelayBucket is the bucket of a delay of d ms: the least i with d <= 2^i,
+// the last one for anything longer.
+func DelayBucket(d int64) int {
+	if d <= 1 {
+		return 0
+	}
+	return min(bits.Len64(uint64(d-1)), DelayBuckets-1)
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -18,9 +20,13 @@ import (
 // A batch of joins and leaves leaves Redis as its messages applied one by
 // one do, whatever the mix: a user joining, leaving and joining again in
 // one batch, late joins stamped before others, retries of an admitted
-// visit, holders and served users, pre-queue joins of a drop. ingest.lua
-// reads the batch's users in bulk and writes the changes in bulk; this
-// holds it to the one-at-a-time meaning.
+// visit, holders and served users, pre-queue joins of a drop, messages
+// redelivered (in the batch, or at or below their partition's mark) and
+// records among them. Every third round is a plain batch of new users in
+// stamp order (ingest.lua's step that adds everyone at once), with one of
+// the things that rule it out now and then. ingest.lua reads the batch's
+// users in bulk and writes the changes in bulk; this holds it to the
+// one-at-a-time meaning.
 func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
 	for name, open := range testredis.Backends() {
 		t.Run(name, func(t *testing.T) {
@@ -29,28 +35,55 @@ func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for round := range 24 {
+			for round := range 36 {
 				ev := fmt.Sprintf("batch-%d", round)
 				drop := round%2 == 1
 				rng := rand.New(rand.NewPCG(uint64(round), 7))
-				msgs := randomBatch(rng, ev, drop)
+				plain, kind := round%3 == 2, round/3%6
+				var msgs []queue.Message
+				if plain {
+					drop = kind >= 4
+					msgs = plainBatch(rng, ev, kind)
+				} else {
+					msgs = randomBatch(rng, ev, drop)
+				}
+				logged := inTheLog(rng, msgs, !plain)
 				var got [2]state
 				for i, c := range []redis.UniversalClient{batched, single} {
 					s := mustNew(t, c, redisstore.Options{})
 					putBatchEvent(t, s, c, ev, drop, seed)
+					if err := c.HSet(context.Background(), redisstore.OffsetsKey(ev), "1", 3).Err(); err != nil {
+						t.Fatal(err) // partition 1's first messages were applied before
+					}
+					if plain && kind == 4 {
+						// an empty line: the pre-queue join is after its last
+						if err := c.Del(context.Background(), redisstore.WaitingKey(ev)).Err(); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if plain && kind == 5 {
+						// someone placed after the batch's first was admitted
+						if err := c.HSet(context.Background(), redisstore.StatsKey(ev), "admittedMaxScore", batchNow-2_000).Err(); err != nil {
+							t.Fatal(err)
+						}
+					}
 					var res queue.IngestResult
 					if i == 0 {
-						res = mustIngest(t, s, msgs)
+						res = mustIngestLogged(t, s, logged)
 					} else {
-						for _, m := range msgs {
-							r := mustIngest(t, s, []queue.Message{m})
-							res.Joined, res.Left, res.Ignored = res.Joined+r.Joined, res.Left+r.Left, res.Ignored+r.Ignored
+						// Each message with a leave of nobody, which only
+						// rules out the plain step: the reference is the
+						// message-by-message one.
+						nobody := queue.Logged{Message: msg(queue.OpLeave, ev, "nobody", batchNow), Offset: queue.NoOffset}
+						for _, m := range logged {
+							r := mustIngestLogged(t, s, []queue.Logged{m, nobody})
+							res.Joined, res.Left, res.Ignored = res.Joined+r.Joined, res.Left+r.Left, res.Ignored+r.Ignored-1
 						}
 					}
 					got[i] = readState(t, c, ev)
 					got[i].counts = [3]int{res.Joined, res.Left, res.Ignored}
 				}
-				if !got[0].equal(got[1]) {
+				if !got[0].equal(got[1]) || !journalCovers(got[0].journal, got[1].journal) {
 					t.Fatalf("round %d (drop %v): batched %+v\none by one %+v\nmessages %+v", round, drop, got[0], got[1], msgs)
 				}
 			}
@@ -108,6 +141,69 @@ func randomBatch(rng *rand.Rand, ev string, drop bool) []queue.Message {
 	return msgs
 }
 
+// plainBatch is 40 joins of new users in stamp order, some with visits;
+// by kind, one of them is a user already waiting (u3), served (u1), or the
+// first is stamped before the line's last, or before the drop's opening
+// (kind 4, a drop whose line the test empties), or none is (kind 3, and kind 5: a drop whose
+// admittedMaxScore the test puts after the first stamp).
+func plainBatch(rng *rand.Rand, ev string, kind int) []queue.Message {
+	msgs := make([]queue.Message, 40)
+	for i := range msgs {
+		m := msg(queue.OpJoin, ev, fmt.Sprintf("p%02d", i), batchNow-3_000+int64(i)*50)
+		if rng.IntN(2) == 0 {
+			m.Visit = fmt.Sprintf("pv%d", i)
+		}
+		msgs[i] = m
+	}
+	switch i := rng.IntN(len(msgs)); kind {
+	case 0:
+		msgs[i].UserID = "u3"
+	case 1:
+		msgs[i].UserID = "u1"
+	case 2:
+		msgs[0].TS = batchNow - 4_500 // between u3 and u4
+	case 4:
+		msgs[0].TS = opens - 1
+	}
+	return msgs
+}
+
+// inTheLog places msgs in a log of three partitions, as a consumer reads
+// them: offsets rising in each, with records between. With again,
+// partition 1 starts at its mark (3, set by the test) so that its first
+// messages were applied already, and a message now and then is delivered
+// again later in the batch; without, partition 1 starts after its mark.
+func inTheLog(rng *rand.Rand, msgs []queue.Message, again bool) []queue.Logged {
+	var next [3]int64
+	next[1] = 4
+	if again {
+		next[1] = 2
+	}
+	var out []queue.Logged
+	for _, m := range msgs {
+		p := rng.IntN(3)
+		if rng.IntN(6) == 0 {
+			out = append(out, queue.Logged{Message: msg(queue.OpAdmit, m.EventID, "r", m.TS), Partition: p, Offset: next[p]})
+			next[p]++
+		}
+		out = append(out, queue.Logged{Message: m, Partition: p, Offset: next[p]})
+		next[p]++
+		if again && rng.IntN(8) == 0 {
+			out = append(out, out[rng.IntN(len(out))])
+		}
+	}
+	return out
+}
+
+func mustIngestLogged(t *testing.T, s *redisstore.Store, msgs []queue.Logged) queue.IngestResult {
+	t.Helper()
+	res, err := s.IngestLogged(context.Background(), msgs, batchNow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 func mustIngest(t *testing.T, s *redisstore.Store, msgs []queue.Message) queue.IngestResult {
 	t.Helper()
 	res, err := s.Ingest(context.Background(), msgs, batchNow)
@@ -118,11 +214,14 @@ func mustIngest(t *testing.T, s *redisstore.Store, msgs []queue.Message) queue.I
 }
 
 // state is what an ingest writes: the line, the pre-queue, the visits,
-// the stats (delays, inversions) and the counts it answered.
+// the stats (delays, inversions), the offsets applied and the counts it
+// answered.
 type state struct {
 	waiting, prequeue map[string]float64
 	visits, stats     map[string]string
+	offsets           map[string]string
 	counts            [3]int
+	journal           []string // the changes noted, in order
 }
 
 func readState(t *testing.T, c redis.UniversalClient, ev string) state {
@@ -147,10 +246,47 @@ func readState(t *testing.T, c redis.UniversalClient, ev string) state {
 	if st.stats, err = c.HGetAll(ctx, redisstore.StatsKey(ev)).Result(); err != nil {
 		t.Fatal(err)
 	}
+	if st.offsets, err = c.HGetAll(ctx, redisstore.OffsetsKey(ev)).Result(); err != nil {
+		t.Fatal(err)
+	}
+	elems, err := c.LRange(ctx, redisstore.JournalKey(ev), 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range elems {
+		lines := strings.Split(e, "\n")
+		st.journal = append(st.journal, lines[1:]...) // after "<epoch> <seq>"
+	}
 	return st
+}
+
+// journalCovers reports whether the batch's journal notes what the messages
+// one by one noted: the same leaves and pre-queue joins, and every join one
+// by one noted as ahead of the line's last (the batch may note more: it
+// keeps the last it knew after a leave of the last, which is harmless).
+func journalCovers(batched, single []string) bool {
+	others := func(j []string) (out []string, ahead map[string]bool) {
+		ahead = map[string]bool{}
+		for _, l := range j {
+			if strings.HasPrefix(l, "+") {
+				ahead[l] = true
+			} else {
+				out = append(out, l)
+			}
+		}
+		return out, ahead
+	}
+	bo, ba := others(batched)
+	so, sa := others(single)
+	for l := range sa {
+		if !ba[l] {
+			return false
+		}
+	}
+	return slices.Equal(bo, so)
 }
 
 func (a state) equal(b state) bool {
 	return maps.Equal(a.waiting, b.waiting) && maps.Equal(a.prequeue, b.prequeue) &&
-		maps.Equal(a.visits, b.visits) && maps.Equal(a.stats, b.stats) && a.counts == b.counts
+		maps.Equal(a.visits, b.visits) && maps.Equal(a.stats, b.stats) && maps.Equal(a.offsets, b.offsets) && a.counts == b.counts
 }

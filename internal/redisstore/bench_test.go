@@ -3,7 +3,10 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -105,4 +108,51 @@ func BenchmarkIngest500(b *testing.B) {
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(len(msgs)), "ns/join")
 		})
 	}
+}
+
+// BenchmarkIngestLogged500 is the consumer's common case: batches of 500 new
+// joins read from six partitions, each with its offset and its visit (an
+// Idempotency-Key), into one event without a schedule. It reports the Redis
+// server's CPU per join (INFO cpu), the figure docs/performance.md plans with.
+func BenchmarkIngestLogged500(b *testing.B) {
+	srv := testredis.Start(b)
+	c := srv.Client()
+	s := mustNew(b, c, redisstore.Options{})
+	ctx := context.Background()
+	if _, err := s.PutEvent(ctx, queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 6}); err != nil {
+		b.Fatal(err)
+	}
+	msgs := make([]queue.Logged, 500)
+	var offsets [6]int64
+	batch := 0
+	cpu0 := serverCPU(b, c)
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range msgs {
+			p := i % len(offsets)
+			offsets[p]++
+			msgs[i] = queue.Logged{Message: queue.Message{V: 1, Op: queue.OpJoin, EventID: "sale1", UserID: fmt.Sprintf("u%d-%d", batch, i),
+				TS: int64(batch*500 + i + 1), Visit: fmt.Sprintf("8f14e45f-ceea-467f-a8f0-%012d", batch*500+i)}, Partition: p, Offset: offsets[p]}
+		}
+		batch++
+		if r, err := s.IngestLogged(ctx, msgs, int64(batch*500)); err != nil || r.Joined != len(msgs) {
+			b.Fatalf("%+v %v", r, err)
+		}
+	}
+	b.ReportMetric(float64((serverCPU(b, c)-cpu0).Nanoseconds())/float64(b.N)/float64(len(msgs))/1000, "redis-µs/join")
+}
+
+// serverCPU is the Redis server's CPU time so far (INFO cpu).
+func serverCPU(b *testing.B, c *redis.Client) time.Duration {
+	var total time.Duration
+	for line := range strings.Lines(c.Info(context.Background(), "cpu").Val()) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				b.Fatalf("INFO cpu %s: %v", line, err)
+			}
+			total += time.Duration(f * float64(time.Second))
+		}
+	}
+	return total
 }

@@ -86,25 +86,15 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 		return nil, err
 	}
 	calls := make([]scriptCall, len(order))
+	dropped := make([]int, len(order))
 	for i, ev := range order {
 		d := draws[ev]
-		args := make([]any, 0, 6+7*len(byEv[ev]))
-		args = append(args, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
 		var drawer *draw.Drawer
 		if d.seed != nil {
 			drawer = draw.NewDrawer(*d.seed)
 		}
-		for _, m := range byEv[ev] {
-			score := ""
-			if drawer != nil && m.Op == queue.OpJoin {
-				score = strconv.FormatInt(drawer.Score(m.UserID), 10)
-			}
-			op := string(m.Op)
-			if m.Op.Record() {
-				op = "record"
-			}
-			args = append(args, op, m.UserID, m.TS, score, m.Partition, max(m.Offset, queue.NoOffset), m.Visit)
-		}
+		var args []any
+		args, dropped[i] = ingestArgs(byEv[ev], drawer, nowMs, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
 		k := keysOf(ev)
 		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.visits), args}
 	}
@@ -134,7 +124,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			if len(v) == 9 {
 				res.Joined += int(v[0].(int64))
 				res.Left += int(v[1].(int64))
-				res.Ignored += int(v[2].(int64))
+				res.Ignored += int(v[2].(int64)) + dropped[i]
 				res.Admitted += int(v[3].(int64))
 				res.Inversions += int(v[4].(int64))
 				res.HoldsExpired += int(v[8].(int64))
@@ -149,6 +139,125 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 		return nil, fmt.Errorf("event %s: unexpected reply %v", order[i], cmd.Val())
 	}
 	return stale, nil
+}
+
+// ingestArgs returns ingest.lua's arguments for one event's messages,
+// after head (ARGV[1..6]), and how many messages it dropped as applied: a
+// message at or below an earlier offset of its partition in msgs (a
+// redelivery in the same batch). The records only raise their partitions'
+// marks; the joins and leaves are listed in columns, one argument per
+// field the common join needs (the partition and offset of each are in
+// one string that ingest.lua reads only for a redelivery).
+func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...any) ([]any, int) {
+	type partition struct {
+		slot      int
+		low, high int64
+	}
+	var (
+		parts   = map[int]*partition{}
+		order   []int
+		listed  = make([]*queue.Logged, 0, len(msgs))
+		where   []byte
+		dropped int
+	)
+	for _, m := range msgs {
+		slot := 0
+		if m.Offset >= 0 {
+			p := parts[m.Partition]
+			if p == nil {
+				p = &partition{slot: len(order) + 1, low: -1, high: -1}
+				parts[m.Partition] = p
+				order = append(order, m.Partition)
+			}
+			if m.Offset <= p.high {
+				if !m.Op.Record() {
+					dropped++
+				}
+				continue
+			}
+			p.high = m.Offset
+			if m.Op.Record() {
+				continue
+			}
+			if p.low < 0 {
+				p.low = m.Offset
+			}
+			slot = p.slot
+		} else if m.Op.Record() {
+			continue
+		}
+		listed = append(listed, m)
+		where = strconv.AppendInt(where, int64(slot), 10)
+		where = append(where, ' ')
+		where = strconv.AppendInt(where, max(m.Offset, queue.NoOffset), 10)
+		where = append(where, ' ')
+	}
+	n := len(listed)
+	once, plain := "1", "1"
+	seen := make(map[string]struct{}, n)
+	var hist [queue.DelayBuckets]int
+	buckets := make([]byte, n)
+	for i, m := range listed {
+		if _, ok := seen[m.UserID]; ok {
+			once, plain = "", ""
+		}
+		seen[m.UserID] = struct{}{}
+		if m.Op != queue.OpJoin ||
+			i > 0 && (m.TS < listed[i-1].TS || m.TS == listed[i-1].TS && m.UserID <= listed[i-1].UserID) {
+			plain = ""
+		}
+		b := queue.DelayBucket(nowMs - m.TS)
+		buckets[i] = 'A' + byte(b)
+		if m.Op == queue.OpJoin {
+			hist[b]++
+		}
+	}
+	var histogram []byte
+	for b, count := range hist {
+		if count > 0 {
+			histogram = fmt.Appendf(histogram, "%d %d ", b, count)
+		}
+	}
+	cols := 3
+	drawn := ""
+	if drawer != nil {
+		cols, drawn = 4, "1"
+	}
+	args := make([]any, 0, len(head)+7+3*len(order)+cols*n)
+	args = append(args, head...)
+	args = append(args, n, drawn, once, plain, histogram, buckets, len(order))
+	for _, part := range order {
+		p := parts[part]
+		low := ""
+		if p.low >= 0 {
+			low = strconv.FormatInt(p.low, 10)
+		}
+		args = append(args, part, low, p.high)
+	}
+	args = append(args, where)
+	for _, m := range listed {
+		args = append(args, m.UserID)
+	}
+	for _, m := range listed {
+		if m.Op == queue.OpJoin {
+			args = append(args, m.TS)
+		} else {
+			args = append(args, "-") // a leave
+		}
+	}
+	for _, m := range listed {
+		args = append(args, m.Visit)
+	}
+	if drawer != nil {
+		for _, m := range listed {
+			score := ""
+			if m.Op == queue.OpJoin {
+				score = strconv.FormatInt(drawer.Score(m.UserID), 10)
+			}
+			args = append(args, score)
+		}
+	}
+	return args, dropped
 }
 
 // drawCache keeps each event's draw seed for Ingest, which needs it for

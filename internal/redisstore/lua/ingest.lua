@@ -14,10 +14,27 @@
 -- the caller knows of no draw)
 -- ARGV[6] record ('1': the caller records the fast track's admissions in
 -- the log, admission.lua)
--- ARGV[7..] septuples: op ("join" | "leave" | "record"), userId, stamp
--- (unix ms), drawn score (package draw's Score of the user; '' without a
--- draw), partition, offset (-1: the message has no place in the log),
--- visit (a join's Idempotency-Key; '' none)
+-- ARGV[7] n, the joins and leaves listed (records are not listed)
+-- ARGV[8] '1' when the columns have the drawn scores ('': no draw)
+-- ARGV[9] '1' when no user is listed twice ('': some may be)
+-- ARGV[10] '1' when the batch is plain: joins only, their (stamp, user)
+-- rising in the order listed ('': not known)
+-- ARGV[11] the delays' histogram of the joins listed, "<bucket> <count> "
+-- each (bucket i: a delay now - stamp of at most 2^i ms, 21 longer)
+-- ARGV[12] each listed message's delay bucket, one byte each ('A' + i)
+-- ARGV[13] p, the partitions the batch read from, then p triples
+-- partition, low (the offset of its first listed message; '' none), high
+-- (its highest offset, records included)
+-- ARGV[14 + 3p] where: for each listed message "<slot> <offset> " (slot
+-- 1..p, the triple it was read from; 0 and -1: not from the log), read
+-- only when a partition's mark is at or above its low
+-- then columns of n: userId; stamp (unix ms; '-' for a leave); visit (a
+-- join's Idempotency-Key, '' none); with ARGV[8], the drawn score
+-- (package draw's Score of the user)
+--
+-- The caller lists each message once, in the order read, offsets rising
+-- within a partition: a message at or below an earlier offset of its
+-- partition in the same batch is dropped by the caller, as applied.
 --
 -- The offsets: a message at or below its partition's mark in KEYS[17] was
 -- applied already (a redelivery, or the late batch of a consumer whose
@@ -44,7 +61,8 @@
 -- stats.admittedMaxScore (someone placed behind it was already admitted)
 -- that is still waiting after the fast track counts one inversion; the delay of each added join (now - stamp) is counted in
 -- stats.delay:<i>, bucket i holding delays of at most 2^i ms and the last
--- (i = 21, queue.DelayBuckets - 1) everything longer.
+-- (i = 21, queue.DelayBuckets - 1) everything longer: the caller's
+-- histogram less the joins not added.
 --
 -- The journal (journal_lib.lua) gets, in one element with the fast
 -- track's admissions, each join added ahead of the line's last, each join
@@ -70,8 +88,10 @@
 -- to a copy in Lua (their places in the line, their served marks, their
 -- pre-queue places when the batch has drawn joins), and the changes are
 -- written in bulk after: one command per key for the whole batch, not a
--- read and a write per join (docs/performance.md, "The ingest step's Redis
--- CPU").
+-- read and a write per join. A plain batch of users neither waiting nor
+-- served, placed after the line's last and at or above admittedMaxScore,
+-- with no drawn place and no redelivery, adds everyone: it skips the
+-- per-message steps (docs/performance.md, "The ingest step's Redis CPU").
 local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding')
 if conf[4] then
   return REBUILDING
@@ -84,25 +104,31 @@ if (conf[3] or '') ~= ARGV[5] then
 end
 local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
+local n, drawn, once, plain = tonumber(ARGV[7]), ARGV[8] == '1', ARGV[9] == '1', ARGV[10] == '1'
+local parts = tonumber(ARGV[13])
+-- The columns: ARGV[U + i] is message i's user, ARGV[S + i] its stamp,
+-- ARGV[V + i] its visit, ARGV[D + i] its drawn score.
+local U = 14 + 3 * parts
+local S, V = U + n, U + 2 * n
+local D = U + 3 * n
 
 -- BULK_ARGS bounds the arguments of one bulk command (Redis's Lua unpacks
 -- at most a few thousand values).
 local BULK_ARGS = 4000
 
--- scores_of returns user -> score (Redis's string) in the sorted set at key
--- for users, the users it lacks absent.
-local function scores_of(key, users)
+-- scores_at returns ZMSCORE of the sorted set at key for ARGV[from + 1 ..
+-- from + n], as an array by message (false: not a member).
+local function scores_at(key, from)
+  if n == 0 then
+    return {}
+  elseif n <= BULK_ARGS then
+    return redis.call('ZMSCORE', key, unpack(ARGV, from + 1, from + n))
+  end
   local at = {}
-  for i = 1, #users, BULK_ARGS do
-    local part = {}
-    for j = i, math.min(i + BULK_ARGS - 1, #users) do
-      part[#part + 1] = users[j]
-    end
-    local got = redis.call('ZMSCORE', key, unpack(part))
-    for j, score in ipairs(got) do
-      if score then
-        at[part[j]] = score
-      end
+  for i = 1, n, BULK_ARGS do
+    local got = redis.call('ZMSCORE', key, unpack(ARGV, from + i, from + math.min(i + BULK_ARGS - 1, n)))
+    for j = 1, #got do
+      at[i + j - 1] = got[j]
     end
   end
   return at
@@ -111,157 +137,206 @@ end
 -- write_bulk runs cmd on key with args (pairs), a bounded number at once.
 local function write_bulk(cmd, key, args, flag)
   for i = 1, #args, BULK_ARGS do
-    local part = {}
+    local j = math.min(i + BULK_ARGS - 1, #args)
     if flag then
-      part[1] = flag
+      redis.call(cmd, key, flag, unpack(args, i, j))
+    else
+      redis.call(cmd, key, unpack(args, i, j))
     end
-    for j = i, math.min(i + BULK_ARGS - 1, #args) do
-      part[#part + 1] = args[j]
-    end
-    redis.call(cmd, key, unpack(part))
   end
 end
 
-local users, listed, drawn = {}, {}, false
-for i = 7, #ARGV, 7 do
-  local op, user = ARGV[i], ARGV[i + 1]
-  if op ~= 'record' and not listed[user] then
-    listed[user] = true
-    users[#users + 1] = user
+-- The marks: each partition's is raised to its high; the messages of a
+-- partition whose low is at or below its mark are found in the where list,
+-- and those at or below the mark skipped.
+local skip, marks = nil, {}
+for slot = 1, parts do
+  local t = 11 + 3 * slot
+  local part, low, high = ARGV[t], ARGV[t + 1], ARGV[t + 2]
+  local mark = tonumber(redis.call('HGET', KEYS[17], part) or '-1')
+  marks[slot] = mark
+  if low ~= '' and tonumber(low) <= mark then
+    skip = {}
   end
-  if op == 'join' and ARGV[i + 3] ~= '' and tonumber(ARGV[i + 2]) < opensAt then
-    drawn = true
+  if tonumber(high) > mark then
+    redis.call('HSET', KEYS[17], part, high)
   end
 end
-local waitingAt, servedAt = scores_of(K.waiting, users), scores_of(K.served, users)
-local preAt = drawn and scores_of(KEYS[16], users) or {}
--- wasAt keeps each touched user's place before the batch (false: none),
--- taken at their first change; touched lists them once, in order.
-local wasAt, touched, preAdded, visitSet, visitUsers = {}, {}, {}, {}, {}
-local function touch(user)
-  if wasAt[user] == nil then
-    wasAt[user] = waitingAt[user] or false
-    touched[#touched + 1] = user
+if skip then
+  local i = 0
+  for slot, offset in string.gmatch(ARGV[U], '(%d+) (%-?%d+) ') do
+    i = i + 1
+    slot = tonumber(slot)
+    if slot > 0 and tonumber(offset) <= marks[slot] then
+      skip[i] = true
+    end
   end
 end
 
+local waitingAt, servedAt = scores_at(K.waiting, U), scores_at(K.served, U)
+local preAt = {}
+if drawn then
+  for i = 1, n do
+    local stamp = ARGV[S + i]
+    if stamp ~= '-' and ARGV[D + i] ~= '' and tonumber(stamp) < opensAt then
+      preAt = scores_at(KEYS[16], U)
+      break
+    end
+  end
+end
 local maxAdmitted = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
-local joined, left, ignored = 0, 0, 0
 -- The line's last (score, user), for the journal: a join before it is noted.
 local last = redis.call('ZRANGE', K.waiting, LAST, LAST, 'WITHSCORES')
 local lastScore, lastUser = tonumber(last[2]), last[1]
-local overtaken, delays = {}, {}
-local marks, raised = {}, {}
-for i = 7, #ARGV, 7 do
-  local op, user = ARGV[i], ARGV[i + 1]
-  local part, offset = ARGV[i + 4], tonumber(ARGV[i + 5])
-  if offset >= 0 then
-    if marks[part] == nil then
-      marks[part] = tonumber(redis.call('HGET', KEYS[17], part) or '-1')
+local delays = {}
+for b, count in string.gmatch(ARGV[11], '(%d+) (%d+) ') do
+  delays[tonumber(b)] = tonumber(count)
+end
+local joined, left, ignored = 0, 0, 0
+local adds, removes, preAdded, visits, overtaken = {}, {}, {}, {}, {}
+
+-- A plain batch that adds everyone: the first join after the line's last,
+-- none below admittedMaxScore (the stamps rise), none drawn.
+if plain and n > 0 and not skip then
+  local first = tonumber(ARGV[S + 1])
+  plain = (not drawn or first >= opensAt) and (not maxAdmitted or first >= maxAdmitted) and
+    (not lastScore or first > lastScore or (first == lastScore and ARGV[U + 1] > lastUser))
+  for i = 1, n do
+    if not plain then
+      break
     end
-    if offset <= marks[part] then
-      if op ~= 'record' then
-        op = 'applied'
-      end
-    else
-      marks[part], raised[part] = offset, ARGV[i + 5]
-    end
-  end
-  if op == 'record' then
-    -- counted as ignored by the caller
-  elseif op == 'applied' then
-    ignored = ignored + 1
-  elseif op == 'join' then
-    -- The score goes to ZADD as the caller's string (no number formatting);
-    -- place is its value.
-    local stamp, visit = tonumber(ARGV[i + 2]), ARGV[i + 6]
-    local score, place = ARGV[i + 2], stamp
-    if stamp < opensAt and ARGV[i + 3] ~= '' then
-      score = ARGV[i + 3]
-      place = tonumber(score)
-      if not preAt[user] then
-        preAt[user] = score
-        preAdded[#preAdded + 1] = score
-        preAdded[#preAdded + 1] = user
-        journal_note('d', score, user)
-      end
-    end
-    -- Every holder has a served mark (admission.lua sets both; a rebuild
-    -- keeps both): a user never served holds nothing, and a first join
-    -- reads nothing more.
-    local served = servedAt[user]
-    local hold = served and redis.call('ZSCORE', K.active, user)
-    if hold and (tonumber(hold) > now or redis.call('ZSCORE', K.unrecorded, user)) then
-      ignored = ignored + 1
-    elseif served and stamp <= tonumber(served) then
-      ignored = ignored + 1
-    elseif served and visit ~= '' and (visitSet[user] or redis.call('HGET', KEYS[18], user)) == visit then
-      -- a try of the visit that was admitted, sent after its admission
-      ignored = ignored + 1
-    elseif not waitingAt[user] then
-      touch(user)
-      waitingAt[user] = score
-      joined = joined + 1
-      if lastScore and (place < lastScore or (place == lastScore and user < lastUser)) then
-        journal_note('+', score, user)
-      else
-        lastScore, lastUser = place, user
-      end
-      if visit ~= '' then
-        if not visitSet[user] then
-          visitUsers[#visitUsers + 1] = user
-        end
-        visitSet[user] = visit
-      end
-      if maxAdmitted and place < maxAdmitted then
-        overtaken[#overtaken + 1] = user
-      end
-      local b, bound = 0, 1
-      while now - stamp > bound and b < 21 do
-        b, bound = b + 1, bound * 2
-      end
-      delays[b] = (delays[b] or 0) + 1
-    else
-      ignored = ignored + 1
-    end
-  else
-    local at = waitingAt[user]
-    if at then
-      touch(user)
-      waitingAt[user] = false
-      journal_note('-', at, user)
-      left = left + 1
-    else
-      ignored = ignored + 1
-    end
+    plain = not (waitingAt[i] or servedAt[i])
   end
 end
--- The line as the ops left it: the users out of it removed, those put in
--- (or back, at another place) added.
-local adds, removes = {}, {}
-for _, user in ipairs(touched) do
-  local now_at, was = waitingAt[user], wasAt[user]
-  if not now_at and was then
-    removes[#removes + 1] = user
-  elseif now_at and now_at ~= was then
-    adds[#adds + 1] = now_at
-    adds[#adds + 1] = user
+if plain and n > 0 and not skip then
+  for i = 1, n do
+    local user, visit = ARGV[U + i], ARGV[V + i]
+    adds[2 * i - 1], adds[2 * i] = ARGV[S + i], user
+    if visit ~= '' then
+      visits[#visits + 1] = user
+      visits[#visits + 1] = visit
+    end
+  end
+  joined = n
+else
+  -- cur holds the place of each user the batch changed (false: out of the
+  -- line), unless each user is listed once; the others are at
+  -- waitingAt[i]. adds and removes are the changes while nobody is changed
+  -- twice (again: then they are worked out afresh).
+  local cur, preCur, visitOf, again = {}, {}, {}, false
+  -- notAdded takes message i's join out of the delays.
+  local function notAdded(i)
+    local b = string.byte(ARGV[12], i) - 65
+    delays[b] = delays[b] - 1
+    ignored = ignored + 1
+  end
+  for i = 1, n do
+    local user, stamp = ARGV[U + i], ARGV[S + i]
+    local at = waitingAt[i]
+    if not once and cur[user] ~= nil then
+      at = cur[user]
+    end
+    if stamp == '-' then
+      if skip and skip[i] then
+        ignored = ignored + 1
+      elseif at then
+        if not once then
+          again = again or cur[user] ~= nil
+          cur[user] = false
+        end
+        removes[#removes + 1] = user
+        journal_note('-', at, user)
+        left = left + 1
+      else
+        ignored = ignored + 1
+      end
+    elseif skip and skip[i] then
+      notAdded(i)
+    else
+      -- The score goes to ZADD as the caller's string (no number
+      -- formatting); place is its value.
+      local visit, ts = ARGV[V + i], tonumber(stamp)
+      local score, place = stamp, ts
+      if drawn and ts < opensAt and ARGV[D + i] ~= '' then
+        score = ARGV[D + i]
+        place = tonumber(score)
+        if not (preCur[user] or preAt[i]) then
+          preCur[user] = score
+          preAdded[#preAdded + 1] = score
+          preAdded[#preAdded + 1] = user
+          journal_note('d', score, user)
+        end
+      end
+      -- Every holder has a served mark (admission.lua sets both; a rebuild
+      -- keeps both): a user never served holds nothing, and a first join
+      -- reads nothing more.
+      local served, refused = servedAt[i], at
+      if served and not at then
+        local hold = redis.call('ZSCORE', K.active, user)
+        if hold and (tonumber(hold) > now or redis.call('ZSCORE', K.unrecorded, user)) then
+          refused = true
+        elseif ts <= tonumber(served) then
+          refused = true
+        elseif visit ~= '' and (visitOf[user] or redis.call('HGET', KEYS[18], user)) == visit then
+          -- a try of the visit that was admitted, sent after its admission
+          refused = true
+        elseif visit ~= '' then
+          visitOf[user] = visit
+        end
+      end
+      if refused then
+        notAdded(i)
+      else
+        if not once then
+          again = again or cur[user] ~= nil
+          cur[user] = score
+        end
+        adds[#adds + 1] = score
+        adds[#adds + 1] = user
+        joined = joined + 1
+        if lastScore and (place < lastScore or (place == lastScore and user < lastUser)) then
+          journal_note('+', score, user)
+        else
+          lastScore, lastUser = place, user
+        end
+        if visit ~= '' then
+          visits[#visits + 1] = user
+          visits[#visits + 1] = visit
+        end
+        if maxAdmitted and place < maxAdmitted then
+          overtaken[#overtaken + 1] = user
+        end
+      end
+    end
+  end
+  if again then
+    -- Someone changed twice: the line as the ops left it, each user once,
+    -- against their place before the batch.
+    adds, removes = {}, {}
+    local done = {}
+    for i = 1, n do
+      local user = ARGV[U + i]
+      local now_at, was = cur[user], waitingAt[i]
+      if now_at ~= nil and not done[user] then
+        done[user] = true
+        if not now_at and was then
+          removes[#removes + 1] = user
+        elseif now_at and now_at ~= was then
+          adds[#adds + 1] = now_at
+          adds[#adds + 1] = user
+        end
+      end
+    end
   end
 end
 write_bulk('ZREM', K.waiting, removes)
 write_bulk('ZADD', K.waiting, adds)
 write_bulk('ZADD', KEYS[16], preAdded, 'NX')
-local visits = {}
-for _, user in ipairs(visitUsers) do
-  visits[#visits + 1] = user
-  visits[#visits + 1] = visitSet[user]
-end
 write_bulk('HSET', KEYS[18], visits)
-for part, offset in pairs(raised) do
-  redis.call('HSET', KEYS[17], part, offset)
-end
-for b, n in pairs(delays) do
-  redis.call('HINCRBY', K.stats, 'delay:' .. b, n)
+for b, count in pairs(delays) do
+  if count > 0 then
+    redis.call('HINCRBY', K.stats, 'delay:' .. b, count)
+  end
 end
 local expires, dropped, admitted, ended = 0, {}, {}, 0
 local batch = tonumber(ARGV[2])
