@@ -196,7 +196,7 @@ func (m *Message) Encode() ([]byte, error) {
 // message can never be applied and belongs in the dead-letter topic.
 func DecodeMessage(b []byte) (Message, error) {
 	var m Message
-	if err := json.Unmarshal(b, &m); err != nil {
+	if err := unmarshalMessage(b, &m); err != nil {
 		return Message{}, fmt.Errorf("queue: decode message: %w", err)
 	}
 	if err := m.Validate(); err != nil {

@@ -1,0 +1,185 @@
+package queue
+
+import "encoding/json"
+
+// unmarshalMessage parses b into m as json.Unmarshal does. Messages of the
+// usual shape (one flat object of the known keys, spelled as Encode spells
+// them, with plain ASCII strings and integers) are read by a scanner of
+// their own, about ten times cheaper than reflection; anything else (a
+// config record's event, escapes, other spellings, null, floats, syntax
+// errors) goes to encoding/json, which has the last word on its meaning.
+// FuzzUnmarshalMessage holds the two to the same results.
+func unmarshalMessage(b []byte, m *Message) error {
+	var flat Message
+	if scanFlatMessage(b, &flat) {
+		*m = flat
+		return nil
+	}
+	return json.Unmarshal(b, m)
+}
+
+// scanFlatMessage reads b into m when b is a message of the usual shape,
+// and reports whether it was; when false, m holds nothing of use.
+func scanFlatMessage(b []byte, m *Message) bool {
+	s := flatScanner{b: b}
+	if !s.byte('{') {
+		return false
+	}
+	if s.byte('}') {
+		return s.end()
+	}
+	for {
+		key, ok := s.str()
+		if !ok || !s.byte(':') {
+			return false
+		}
+		switch string(key) {
+		case "v":
+			n, ok := s.int()
+			if !ok || n != int64(int(n)) {
+				return false
+			}
+			m.V = int(n)
+		case "op":
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			m.Op = Op(v)
+		case "eventId":
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			m.EventID = string(v)
+		case "userId":
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			m.UserID = string(v)
+		case "id":
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			m.ID = string(v)
+		case "visit":
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			m.Visit = string(v)
+		case "item":
+			v, ok := s.str()
+			if !ok {
+				return false
+			}
+			m.Item = string(v)
+		case "ts", "expiresAt", "score", "joinTs":
+			n, ok := s.int()
+			if !ok {
+				return false
+			}
+			switch string(key) {
+			case "ts":
+				m.TS = n
+			case "expiresAt":
+				m.ExpiresAt = n
+			case "score":
+				m.Score = n
+			default:
+				m.JoinTS = n
+			}
+		default:
+			return false // another key, or another spelling of one
+		}
+		if s.byte('}') {
+			return s.end()
+		}
+		if !s.byte(',') {
+			return false
+		}
+	}
+}
+
+// flatScanner reads the tokens of a flat JSON object from b at i.
+type flatScanner struct {
+	b []byte
+	i int
+}
+
+func (s *flatScanner) space() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// byte consumes c, after white space, if it is next.
+func (s *flatScanner) byte(c byte) bool {
+	s.space()
+	if s.i < len(s.b) && s.b[s.i] == c {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// end reports whether only white space is left.
+func (s *flatScanner) end() bool {
+	s.space()
+	return s.i == len(s.b)
+}
+
+// str reads a string of printable ASCII without escapes.
+func (s *flatScanner) str() ([]byte, bool) {
+	if !s.byte('"') {
+		return nil, false
+	}
+	start := s.i
+	for ; s.i < len(s.b); s.i++ {
+		switch c := s.b[s.i]; {
+		case c == '"':
+			s.i++
+			return s.b[start : s.i-1], true
+		case c < 0x20 || c >= 0x7f || c == '\\':
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// int reads an integer of at most 18 digits, as JSON writes it (no leading
+// zero, no fraction or exponent).
+func (s *flatScanner) int() (int64, bool) {
+	s.space()
+	neg := s.i < len(s.b) && s.b[s.i] == '-'
+	if neg {
+		s.i++
+	}
+	start := s.i
+	var n int64
+	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+		n = n*10 + int64(s.b[s.i]-'0')
+		s.i++
+	}
+	digits := s.i - start
+	if digits == 0 || digits > 18 || digits > 1 && s.b[start] == '0' {
+		return 0, false
+	}
+	if s.i < len(s.b) {
+		switch s.b[s.i] {
+		case '.', 'e', 'E':
+			return 0, false
+		}
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
+}
