@@ -3,7 +3,9 @@ package redisstore
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -218,14 +220,16 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 			histogram = fmt.Appendf(histogram, "%d %d ", b, count)
 		}
 	}
-	cols := 3
-	drawn := ""
+	cols, columns := 2, ""
+	if slices.ContainsFunc(listed, func(m *queue.Logged) bool { return m.Visit != "" }) {
+		cols, columns = cols+1, "v"
+	}
 	if drawer != nil {
-		cols, drawn = 4, "1"
+		cols, columns = cols+1, columns+"d"
 	}
 	args := make([]any, 0, len(head)+7+3*len(order)+cols*n)
 	args = append(args, head...)
-	args = append(args, n, drawn, once, plain, histogram, buckets, len(order))
+	args = append(args, n, columns, once, plain, histogram, buckets, len(order))
 	for _, part := range order {
 		p := parts[part]
 		low := ""
@@ -245,8 +249,10 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 			args = append(args, "-") // a leave
 		}
 	}
-	for _, m := range listed {
-		args = append(args, m.Visit)
+	if strings.Contains(columns, "v") {
+		for _, m := range listed {
+			args = append(args, m.Visit)
+		}
 	}
 	if drawer != nil {
 		for _, m := range listed {

@@ -15,7 +15,8 @@
 -- ARGV[6] record ('1': the caller records the fast track's admissions in
 -- the log, admission.lua)
 -- ARGV[7] n, the joins and leaves listed (records are not listed)
--- ARGV[8] '1' when the columns have the drawn scores ('': no draw)
+-- ARGV[8] the columns after userId and stamp: 'v' visits, 'd' drawn
+-- scores, 'vd' both ('': neither)
 -- ARGV[9] '1' when no user is listed twice ('': some may be)
 -- ARGV[10] '1' when the batch is plain: joins only, their (stamp, user)
 -- rising in the order listed ('': not known)
@@ -28,9 +29,10 @@
 -- ARGV[14 + 3p] where: for each listed message "<slot> <offset> " (slot
 -- 1..p, the triple it was read from; 0 and -1: not from the log), read
 -- only when a partition's mark is at or above its low
--- then columns of n: userId; stamp (unix ms; '-' for a leave); visit (a
--- join's Idempotency-Key, '' none); with ARGV[8], the drawn score
--- (package draw's Score of the user)
+-- then columns of n: userId; stamp (unix ms; '-' for a leave); with 'v'
+-- the visit (a join's Idempotency-Key, '' none: without the column, none
+-- has one); with 'd' the drawn score (package draw's Score of the user;
+-- the caller knows of a draw)
 --
 -- The caller lists each message once, in the order read, offsets rising
 -- within a partition: a message at or below an earlier offset of its
@@ -104,13 +106,14 @@ if (conf[3] or '') ~= ARGV[5] then
 end
 local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
-local n, drawn, once, plain = tonumber(ARGV[7]), ARGV[8] == '1', ARGV[9] == '1', ARGV[10] == '1'
+local n, once, plain = tonumber(ARGV[7]), ARGV[9] == '1', ARGV[10] == '1'
+local visited, drawn = string.find(ARGV[8], 'v', 1, true) ~= nil, string.find(ARGV[8], 'd', 1, true) ~= nil
 local parts = tonumber(ARGV[13])
 -- The columns: ARGV[U + i] is message i's user, ARGV[S + i] its stamp,
 -- ARGV[V + i] its visit, ARGV[D + i] its drawn score.
 local U = 14 + 3 * parts
 local S, V = U + n, U + 2 * n
-local D = U + 3 * n
+local D = visited and U + 3 * n or V
 
 -- BULK_ARGS bounds the arguments of one bulk command (Redis's Lua unpacks
 -- at most a few thousand values).
@@ -210,11 +213,15 @@ if plain and n > 0 and not skip then
 end
 if plain and n > 0 and not skip then
   for i = 1, n do
-    local user, visit = ARGV[U + i], ARGV[V + i]
-    adds[2 * i - 1], adds[2 * i] = ARGV[S + i], user
-    if visit ~= '' then
-      visits[#visits + 1] = user
-      visits[#visits + 1] = visit
+    adds[2 * i - 1], adds[2 * i] = ARGV[S + i], ARGV[U + i]
+  end
+  if visited then
+    for i = 1, n do
+      local visit = ARGV[V + i]
+      if visit ~= '' then
+        visits[#visits + 1] = ARGV[U + i]
+        visits[#visits + 1] = visit
+      end
     end
   end
   joined = n
@@ -255,7 +262,7 @@ else
     else
       -- The score goes to ZADD as the caller's string (no number
       -- formatting); place is its value.
-      local visit, ts = ARGV[V + i], tonumber(stamp)
+      local visit, ts = visited and ARGV[V + i] or '', tonumber(stamp)
       local score, place = stamp, ts
       if drawn and ts < opensAt and ARGV[D + i] ~= '' then
         score = ARGV[D + i]
