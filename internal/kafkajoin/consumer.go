@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -169,7 +170,19 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 	})
 	msgs := make(chan kafka.Message, c.cfg.MaxBatch)
 	wg.Go(func() { c.fetch(gctx, r, msgs) })
-	if !c.consume(ctx, gctx, r, msgs) {
+	// Batches are committed in order by a committer of their own while the
+	// next is written: at most two handled batches wait for their commit.
+	commits := make(chan []kafka.Message, 1)
+	var committer sync.WaitGroup
+	committer.Go(func() {
+		for batch := range commits {
+			c.commit(ctx, r, batch)
+		}
+	})
+	ok := c.consume(ctx, gctx, msgs, commits)
+	close(commits)
+	committer.Wait() // every batch handled is committed (or failed) before the reader closes
+	if !ok {
 		return nil // Run is ending
 	}
 	wg.Wait()
@@ -226,11 +239,12 @@ func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- kafka
 }
 
 // consume gathers what msgs holds into batches of at most MaxBatch and
-// handles each, until gctx (the generation) ends; it returns false when
-// runCtx (Run's) ended in the middle of a batch. A batch is finished even
-// when the topic set changes meanwhile; only the end of Run interrupts it
-// (uncommitted, so redelivered).
-func (c *Consumer) consume(runCtx, gctx context.Context, r *kafka.Reader, msgs <-chan kafka.Message) bool {
+// handles each, handing it to commits once written, until gctx (the
+// generation) ends; it returns false when runCtx (Run's) ended in the
+// middle of a batch. A batch is finished even when the topic set changes
+// meanwhile; only the end of Run interrupts it (uncommitted, so
+// redelivered).
+func (c *Consumer) consume(runCtx, gctx context.Context, msgs <-chan kafka.Message, commits chan<- []kafka.Message) bool {
 	batch := make([]kafka.Message, 0, c.cfg.MaxBatch)
 	for {
 		select {
@@ -248,9 +262,10 @@ func (c *Consumer) consume(runCtx, gctx context.Context, r *kafka.Reader, msgs <
 				break drain
 			}
 		}
-		if !c.handle(runCtx, r, batch) {
+		if !c.handle(runCtx, batch) {
 			return false
 		}
+		commits <- slices.Clone(batch)
 	}
 }
 

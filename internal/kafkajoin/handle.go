@@ -19,20 +19,17 @@ import (
 )
 
 // handle writes one batch: valid messages to the sink, the rest to the
-// dead-letter topic, then commits the batch. It returns false when ctx ended
-// before the batch was written (then nothing of it is committed).
-func (c *Consumer) handle(ctx context.Context, r *kafka.Reader, batch []kafka.Message) bool {
+// dead-letter topic; the caller then commits it. It returns false when ctx
+// ended before the batch was written (then nothing of it is to be
+// committed).
+func (c *Consumer) handle(ctx context.Context, batch []kafka.Message) bool {
 	c.fetched.Add(int64(len(batch)))
 	good, dead := c.decode(batch)
 	more, ok := c.write(ctx, good)
 	if !ok {
 		return false
 	}
-	if !c.deadLetterAll(ctx, append(dead, more...)) {
-		return false
-	}
-	c.commit(ctx, r, batch)
-	return true
+	return c.deadLetterAll(ctx, append(dead, more...))
 }
 
 // decoded is a message of a batch that can be applied, with its source.
