@@ -33,65 +33,23 @@ func scanFlatMessage(b []byte, m *Message) bool {
 		if !ok || !s.byte(':') {
 			return false
 		}
-		switch string(key) {
-		case "v":
+		if key := string(key); key == "v" {
 			n, ok := s.int()
 			if !ok || n != int64(int(n)) {
 				return false
 			}
 			m.V = int(n)
-		case "op":
+		} else if dst := m.flatInt(key); dst != nil {
+			if *dst, ok = s.int(); !ok {
+				return false
+			}
+		} else if dst := m.flatString(key); dst != nil {
 			v, ok := s.str()
 			if !ok {
 				return false
 			}
-			m.Op = Op(v)
-		case "eventId":
-			v, ok := s.str()
-			if !ok {
-				return false
-			}
-			m.EventID = string(v)
-		case "userId":
-			v, ok := s.str()
-			if !ok {
-				return false
-			}
-			m.UserID = string(v)
-		case "id":
-			v, ok := s.str()
-			if !ok {
-				return false
-			}
-			m.ID = string(v)
-		case "visit":
-			v, ok := s.str()
-			if !ok {
-				return false
-			}
-			m.Visit = string(v)
-		case "item":
-			v, ok := s.str()
-			if !ok {
-				return false
-			}
-			m.Item = string(v)
-		case "ts", "expiresAt", "score", "joinTs":
-			n, ok := s.int()
-			if !ok {
-				return false
-			}
-			switch string(key) {
-			case "ts":
-				m.TS = n
-			case "expiresAt":
-				m.ExpiresAt = n
-			case "score":
-				m.Score = n
-			default:
-				m.JoinTS = n
-			}
-		default:
+			*dst = string(v)
+		} else {
 			return false // another key, or another spelling of one
 		}
 		if s.byte('}') {
@@ -101,6 +59,42 @@ func scanFlatMessage(b []byte, m *Message) bool {
 			return false
 		}
 	}
+}
+
+// flatInt is the integer field of m named key as Encode spells it, or nil.
+func (m *Message) flatInt(key string) *int64 {
+	switch key {
+	case "ts":
+		return &m.TS
+	case "expiresAt":
+		return &m.ExpiresAt
+	case "score":
+		return &m.Score
+	case "joinTs":
+		return &m.JoinTS
+	}
+	return nil
+}
+
+// flatString is the string field of m named key as Encode spells it, or nil.
+func (m *Message) flatString(key string) *string {
+	switch key {
+	case "op":
+		return (*string)(&m.Op)
+	case "eventId":
+		return &m.EventID
+	case "userId":
+		return &m.UserID
+	case "id":
+		return &m.ID
+	case "visit":
+		return &m.Visit
+	case "item":
+		return &m.Item
+	case "seed":
+		return &m.Seed
+	}
+	return nil
 }
 
 // flatScanner reads the tokens of a flat JSON object from b at i.
