@@ -16,7 +16,7 @@ import (
 // the broker acknowledged them (acks=all).
 type Publisher struct {
 	conn   BrokerConfig
-	w      *kafka.Writer
+	w      *batcher
 	client *kafka.Client
 }
 
@@ -33,21 +33,13 @@ func NewPublisher(cfg PublisherConfig) (*Publisher, error) {
 		return nil, err
 	}
 	tr := cfg.transport()
-	w := &kafka.Writer{
-		Addr:      kafka.TCP(cfg.Brokers...),
-		Transport: tr,
-		// Murmur2 is the Java client's default partitioner, so a tool
-		// producing with key = userId lands on the same partition as we do:
-		// a leave can never overtake its join.
-		Balancer:     kafka.Murmur2Balancer{},
-		RequiredAcks: kafka.RequireAll,
-		BatchTimeout: cfg.BatchTimeout,
-		BatchSize:    cfg.BatchSize,
-		MaxAttempts:  3,
-		ReadTimeout:  cfg.Timeout,
-		WriteTimeout: cfg.Timeout,
-	}
-	return &Publisher{conn: cfg.BrokerConfig, w: w, client: &kafka.Client{Addr: w.Addr, Transport: tr}}, nil
+	addr := kafka.TCP(cfg.Brokers...)
+	// Partitions are chosen as kafka.Murmur2Balancer chooses them, the Java
+	// client's default partitioner, so a tool producing with key = userId
+	// lands on the same partition as we do: a leave can never overtake its
+	// join.
+	w := newBatcher(addr, tr, cfg.BatchTimeout, cfg.BatchSize, cfg.Timeout)
+	return &Publisher{conn: cfg.BrokerConfig, w: w, client: &kafka.Client{Addr: addr, Transport: tr}}, nil
 }
 
 // Publish writes m to its event's topic with key = user id. A topic not yet in
@@ -65,28 +57,33 @@ func (p *Publisher) Record(ctx context.Context, msgs []queue.Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	out := make([]kafka.Message, len(msgs))
-	for i, m := range msgs {
-		value, err := m.Encode()
-		if err != nil {
-			return fmt.Errorf("kafkajoin: encode %s of %s: %w", m.Op, m.EventID, err)
-		}
+	var one [1]message
+	out := one[:0]
+	if len(msgs) > 1 {
+		out = make([]message, 0, len(msgs))
+	}
+	for i := range msgs {
+		m := &msgs[i]
 		key := m.UserID
 		if m.Op == queue.OpConfig {
 			key = m.EventID
 		}
-		out[i] = kafka.Message{Topic: p.conn.Topic(m.EventID), Key: []byte(key), Value: value}
+		k, value, err := appendRecord(make([]byte, 0, len(key)+192), key, m)
+		if err != nil {
+			return fmt.Errorf("kafkajoin: encode %s of %s: %w", m.Op, m.EventID, err)
+		}
+		out = append(out, message{topic: p.conn.Topic(m.EventID), key: k, value: value})
 	}
 	for {
-		err := p.w.WriteMessages(ctx, out...)
+		err := p.w.write(ctx, out)
 		if err == nil {
 			return nil
 		}
 		if !unknownTopic(err) || ctx.Err() != nil {
-			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
+			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].topic, err)
 		}
 		if !clock.Sleep(ctx, 100*time.Millisecond) {
-			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].Topic, err)
+			return fmt.Errorf("kafkajoin: publish %d messages to %s: %w", len(out), out[0].topic, err)
 		}
 	}
 }
@@ -104,18 +101,11 @@ func (p *Publisher) Ping(ctx context.Context) error {
 func (p *Publisher) Admin() *Admin { return &Admin{conn: p.conn, client: p.client} }
 
 // Close flushes and closes the writer.
-func (p *Publisher) Close() error { return p.w.Close() }
-
-// unknownTopic reports whether err, or any message's error of a batch
-// write, is a topic missing from the writer's metadata.
-func unknownTopic(err error) bool {
-	var we kafka.WriteErrors
-	if errors.As(err, &we) {
-		for _, e := range we {
-			if errors.Is(e, kafka.UnknownTopicOrPartition) {
-				return true
-			}
-		}
-	}
-	return errors.Is(err, kafka.UnknownTopicOrPartition)
+func (p *Publisher) Close() error {
+	p.w.close()
+	return nil
 }
+
+// unknownTopic reports whether err, a batch's included, is a topic (or
+// partition) missing from the metadata.
+func unknownTopic(err error) bool { return errors.Is(err, kafka.UnknownTopicOrPartition) }

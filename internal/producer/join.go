@@ -5,6 +5,8 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -46,10 +48,55 @@ func (s *Server) join(c echo.Context) error {
 		EventID: m.EventID, UserID: m.UserID, JoinedAt: m.TS,
 		Expires: m.TS + s.cfg.TicketTTL.Milliseconds(),
 	})
-	return c.JSON(http.StatusAccepted, JoinResponse{
+	r := JoinResponse{
 		EventID: m.EventID, UserID: m.UserID, JoinedAt: m.TS, Ticket: ticket,
 		StatusURL: s.cfg.StatusPath + m.EventID + "?ticket=" + url.QueryEscape(ticket),
-	})
+	}
+	if !plainJSON(c) {
+		return c.JSON(http.StatusAccepted, r)
+	}
+	buf := replyBuffers.Get().(*[]byte)
+	defer replyBuffers.Put(buf)
+	*buf = r.appendJSON((*buf)[:0])
+	return c.JSONBlob(http.StatusAccepted, *buf)
+}
+
+// appendJSON appends r and a newline, as c.JSON writes it.
+func (r *JoinResponse) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"eventId":`...)
+	dst = queue.AppendJSONString(dst, r.EventID)
+	dst = append(dst, `,"userId":`...)
+	dst = queue.AppendJSONString(dst, r.UserID)
+	dst = append(dst, `,"joinedAt":`...)
+	dst = strconv.AppendInt(dst, r.JoinedAt, 10)
+	dst = append(dst, `,"ticket":`...)
+	dst = queue.AppendJSONString(dst, r.Ticket)
+	dst = append(dst, `,"statusUrl":`...)
+	dst = queue.AppendJSONString(dst, r.StatusURL)
+	return append(dst, "}\n"...)
+}
+
+// replyBuffers are the buffers of join replies (*[]byte).
+var replyBuffers = sync.Pool{New: func() any { b := make([]byte, 0, 512); return &b }}
+
+// plainJSON reports whether c.JSON would write the compact JSON of
+// encoding/json's Encoder (echo's serializer, no pretty printing), so that
+// a reply encoded by hand is the same bytes.
+func plainJSON(c echo.Context) bool {
+	e := c.Echo()
+	switch e.JSONSerializer.(type) {
+	case *echo.DefaultJSONSerializer, echo.DefaultJSONSerializer:
+	default:
+		return false
+	}
+	if e.Debug {
+		return false
+	}
+	if c.Request().URL.RawQuery == "" {
+		return true
+	}
+	_, pretty := c.QueryParams()["pretty"]
+	return !pretty
 }
 
 // leave publishes a leave through the same partition as the user's join.

@@ -3,7 +3,6 @@ package queue
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 
 	"github.com/waitq/waitq/pkg/draw"
@@ -187,9 +186,9 @@ func (m *Message) ConfiguredEvent() Event {
 	return e
 }
 
-// Encode returns m as JSON.
+// Encode returns m as JSON (AppendJSON).
 func (m *Message) Encode() ([]byte, error) {
-	return json.Marshal(m)
+	return m.AppendJSON(nil)
 }
 
 // DecodeMessage parses and validates one message value. Any error means the

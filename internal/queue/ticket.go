@@ -3,9 +3,13 @@ package queue
 import (
 	"crypto/hmac"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"hash"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/waitq/waitq/internal/b64"
@@ -52,7 +56,23 @@ func NewTicketSigner(secret string) (*TicketSigner, error) {
 }
 
 // Sign returns the opaque ticket string for t.
-func (s *TicketSigner) Sign(t Ticket) string { return s.ticket.sign(t) }
+func (s *TicketSigner) Sign(t Ticket) string {
+	var buf [128]byte
+	return s.ticket.signPayload(t.appendJSON(buf[:0]))
+}
+
+// appendJSON appends t as encoding/json encodes it.
+func (t Ticket) appendJSON(dst []byte) []byte {
+	dst = append(dst, `{"e":`...)
+	dst = AppendJSONString(dst, t.EventID)
+	dst = append(dst, `,"u":`...)
+	dst = AppendJSONString(dst, t.UserID)
+	dst = append(dst, `,"j":`...)
+	dst = strconv.AppendInt(dst, t.JoinedAt, 10)
+	dst = append(dst, `,"x":`...)
+	dst = strconv.AppendInt(dst, t.Expires, 10)
+	return append(dst, '}')
+}
 
 // Verify checks the signature and expiry of ticket and that it was issued for
 // eventID, and returns what it binds.
@@ -79,13 +99,19 @@ func checkClaims(event string, expires int64, wantEvent string, now time.Time) e
 
 // signer makes "<prefix><base64url JSON>.<base64url HMAC>" tokens.
 type signer struct {
-	key    []byte
 	prefix string
+	// macs holds HMAC states keyed for the signer's purpose (hash.Hash),
+	// reset before each use.
+	macs *sync.Pool
 }
 
 func newSigner(secret, purpose, prefix string) signer {
-	return signer{key: DeriveKey(secret, purpose), prefix: prefix}
+	key := DeriveKey(secret, purpose)
+	return signer{prefix: prefix, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
+
+// b64url is package b64's encoding (unpadded base64url), for appending.
+var b64url = base64.RawURLEncoding
 
 // DeriveKey returns the key of one purpose drawn from a shared secret
 // (HMAC-SHA256 of the purpose under the secret): the same secret never
@@ -99,8 +125,19 @@ func DeriveKey(secret, purpose string) []byte {
 
 func (s signer) sign(v any) string {
 	payload, _ := json.Marshal(v) // structs of strings and ints cannot fail
-	body := s.prefix + b64.Encode(payload)
-	return body + "." + b64.Encode(s.mac(body))
+	return s.signPayload(payload)
+}
+
+// signPayload returns the token of a JSON payload.
+func (s signer) signPayload(payload []byte) string {
+	n := len(s.prefix) + b64url.EncodedLen(len(payload))
+	tok := make([]byte, 0, n+1+b64url.EncodedLen(sha256.Size))
+	tok = append(tok, s.prefix...)
+	tok = b64url.AppendEncode(tok, payload)
+	var sum [sha256.Size]byte
+	mac := s.appendMAC(sum[:0], tok)
+	tok = append(tok, '.')
+	return string(b64url.AppendEncode(tok, mac))
 }
 
 // open checks the signature of token and decodes its payload into v.
@@ -127,8 +164,14 @@ func (s signer) open(token string, v any) error {
 	return nil
 }
 
-func (s signer) mac(body string) []byte {
-	m := hmac.New(sha256.New, s.key)
-	m.Write([]byte(body))
-	return m.Sum(nil)
+func (s signer) mac(body string) []byte { return s.appendMAC(nil, []byte(body)) }
+
+// appendMAC appends the HMAC of body to dst.
+func (s signer) appendMAC(dst, body []byte) []byte {
+	m := s.macs.Get().(hash.Hash)
+	m.Reset()
+	m.Write(body)
+	dst = m.Sum(dst)
+	s.macs.Put(m)
+	return dst
 }

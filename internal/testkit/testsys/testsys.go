@@ -208,21 +208,32 @@ type WaitingUser struct {
 // ReadTopic reads the first n messages of partition 0 of event's topic.
 func (s *System) ReadTopic(event string, n int) []queue.Message {
 	s.tb.Helper()
-	r := kafka.NewReader(kafka.ReaderConfig{Brokers: s.BrokerConfig.Brokers, Topic: s.BrokerConfig.Topic(event), MaxWait: 100 * time.Millisecond})
-	defer r.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
 	out := make([]queue.Message, 0, n)
-	for len(out) < n {
-		km, err := r.ReadMessage(ctx)
-		if err != nil {
-			s.tb.Fatalf("read %s: %v after %d messages", s.BrokerConfig.Topic(event), err, len(out))
-		}
+	for _, km := range s.ReadPartition(event, 0, n) {
 		m, err := queue.DecodeMessage(km.Value)
 		if err != nil {
 			s.tb.Fatalf("decode %s: %v", km.Value, err)
 		}
 		out = append(out, m)
+	}
+	return out
+}
+
+// ReadPartition reads the first n messages of one partition of event's
+// topic.
+func (s *System) ReadPartition(event string, partition, n int) []kafka.Message {
+	s.tb.Helper()
+	r := kafka.NewReader(kafka.ReaderConfig{Brokers: s.BrokerConfig.Brokers, Topic: s.BrokerConfig.Topic(event), Partition: partition, MaxWait: 100 * time.Millisecond})
+	defer r.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	out := make([]kafka.Message, 0, n)
+	for len(out) < n {
+		km, err := r.ReadMessage(ctx)
+		if err != nil {
+			s.tb.Fatalf("read %s partition %d: %v after %d messages", s.BrokerConfig.Topic(event), partition, err, len(out))
+		}
+		out = append(out, km)
 	}
 	return out
 }

@@ -150,7 +150,7 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		fmt.Sprintf("bare echo handler %.0f/s", echoRes.rate()), prodRes.rate(), echoRes.rate(), "≥ 0.5, p99 < 50 ms")
 	report.Summary(stdout, "publish: joins through producer-api",
 		fmt.Sprintf("%.0f/s", prodRes.rate()),
-		fmt.Sprintf("kafka-go writer straight into the broker %.0f/s", writerRes.rate()), prodRes.rate(), writerRes.rate(), "")
+		fmt.Sprintf("the service's publisher straight into the broker %.0f/s", writerRes.rate()), prodRes.rate(), writerRes.rate(), "")
 	printErrors(stdout, &prodRes)
 	printErrors(stdout, &writerRes)
 	printErrors(stdout, &echoRes)

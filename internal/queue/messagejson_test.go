@@ -2,8 +2,11 @@ package queue
 
 import (
 	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"testing"
+
+	"github.com/waitq/waitq/internal/testkit/oddtext"
 )
 
 // The seeds: the usual shapes, and each way out of the scanner.
@@ -78,6 +81,66 @@ func BenchmarkUnmarshalMessage(b *testing.B) {
 			if err := json.Unmarshal(v, &m); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+}
+
+// randomMessage fills every string and integer field of a Message through
+// reflection, so a field added to Message and not to AppendJSON makes the
+// comparison fail.
+func randomMessage(r *rand.Rand) Message {
+	var m Message
+	v := reflect.ValueOf(&m).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		switch f.Kind() {
+		case reflect.String:
+			f.SetString(oddtext.String(r))
+		case reflect.Int, reflect.Int64:
+			if r.IntN(4) > 0 {
+				f.SetInt(r.Int64() - r.Int64())
+			}
+		case reflect.Pointer: // Event: encoding/json's path, checked apart
+		default:
+			panic("randomMessage: field " + v.Type().Field(i).Name + " of an unknown kind")
+		}
+	}
+	return m
+}
+
+func TestAppendJSONIsMarshal(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	msgs := []Message{
+		NewMessage(OpJoin, "ev-1", "alice", 1000),
+		{V: 1, Op: OpJoin, EventID: "ev", UserID: "alice", TS: 1000, ID: "alice-join"},
+		NewConfigRecord(Event{ID: "ev", Capacity: 10}, 2000),
+	}
+	for range 20000 {
+		msgs = append(msgs, randomMessage(r))
+	}
+	for _, m := range msgs {
+		want, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := m.AppendJSON([]byte("x"))
+		if err != nil || string(got) != "x"+string(want) {
+			t.Fatalf("%+v: AppendJSON = %s, %v\nwant x%s", m, got, err, want)
+		}
+	}
+}
+
+func FuzzAppendJSON(f *testing.F) {
+	f.Add(1, "join", "ev", "alice", int64(1000), "id", int64(0), int64(0), int64(0), "", "", "visit")
+	f.Add(2, "admit", "ev<", "a&b\u2028", int64(-5), "", int64(9), int64(-3), int64(7), "00ff", "it\xffem", "")
+	f.Fuzz(func(t *testing.T, v int, op, ev, user string, ts int64, id string, exp, score, joinTS int64, seed, item, visit string) {
+		m := Message{V: v, Op: Op(op), EventID: ev, UserID: user, TS: ts, ID: id, ExpiresAt: exp, Score: score, JoinTS: joinTS, Seed: seed, Item: item, Visit: visit}
+		want, err := json.Marshal(&m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := m.AppendJSON(nil); err != nil || string(got) != string(want) {
+			t.Fatalf("AppendJSON = %s, %v\nwant          %s", got, err, want)
 		}
 	})
 }
