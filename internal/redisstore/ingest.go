@@ -1,6 +1,7 @@
 package redisstore
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -155,11 +156,14 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 		slot      int
 		low, high int64
 	}
+	type entry struct {
+		m    *queue.Logged
+		slot int // its partition's triple (1..), 0: not from the log
+	}
 	var (
 		parts   = map[int]*partition{}
 		order   []int
-		listed  = make([]*queue.Logged, 0, len(msgs))
-		where   []byte
+		listed  = make([]entry, 0, len(msgs))
 		dropped int
 	)
 	for _, m := range msgs {
@@ -188,26 +192,39 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 		} else if m.Op.Record() {
 			continue
 		}
-		listed = append(listed, m)
-		where = strconv.AppendInt(where, int64(slot), 10)
-		where = append(where, ' ')
-		where = strconv.AppendInt(where, max(m.Offset, queue.NoOffset), 10)
-		where = append(where, ' ')
+		listed = append(listed, entry{m, slot})
 	}
+	// Joins of users listed once are independent of one another: applied
+	// in stamp order (a batch holds the partitions' runs one after
+	// another), each goes behind the last, and the batch is plain.
 	n := len(listed)
 	once, plain := "1", "1"
 	seen := make(map[string]struct{}, n)
-	var hist [queue.DelayBuckets]int
-	buckets := make([]byte, n)
-	for i, m := range listed {
-		if _, ok := seen[m.UserID]; ok {
+	for _, e := range listed {
+		if _, ok := seen[e.m.UserID]; ok {
 			once, plain = "", ""
 		}
-		seen[m.UserID] = struct{}{}
-		if m.Op != queue.OpJoin ||
-			i > 0 && (m.TS < listed[i-1].TS || m.TS == listed[i-1].TS && m.UserID <= listed[i-1].UserID) {
+		seen[e.m.UserID] = struct{}{}
+		if e.m.Op != queue.OpJoin {
 			plain = ""
 		}
+	}
+	if plain != "" {
+		slices.SortStableFunc(listed, func(a, b entry) int {
+			return cmp.Or(cmp.Compare(a.m.TS, b.m.TS), strings.Compare(a.m.UserID, b.m.UserID))
+		})
+	}
+	var (
+		hist    [queue.DelayBuckets]int
+		buckets = make([]byte, n)
+		where   []byte
+	)
+	for i, e := range listed {
+		m := e.m
+		where = strconv.AppendInt(where, int64(e.slot), 10)
+		where = append(where, ' ')
+		where = strconv.AppendInt(where, max(m.Offset, queue.NoOffset), 10)
+		where = append(where, ' ')
 		b := queue.DelayBucket(nowMs - m.TS)
 		buckets[i] = 'A' + byte(b)
 		if m.Op == queue.OpJoin {
@@ -221,7 +238,7 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 		}
 	}
 	cols, columns := 2, ""
-	if slices.ContainsFunc(listed, func(m *queue.Logged) bool { return m.Visit != "" }) {
+	if slices.ContainsFunc(listed, func(e entry) bool { return e.m.Visit != "" }) {
 		cols, columns = cols+1, "v"
 	}
 	if drawer != nil {
@@ -239,26 +256,26 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 		args = append(args, part, low, p.high)
 	}
 	args = append(args, where)
-	for _, m := range listed {
-		args = append(args, m.UserID)
+	for _, e := range listed {
+		args = append(args, e.m.UserID)
 	}
-	for _, m := range listed {
-		if m.Op == queue.OpJoin {
-			args = append(args, m.TS)
+	for _, e := range listed {
+		if e.m.Op == queue.OpJoin {
+			args = append(args, e.m.TS)
 		} else {
 			args = append(args, "-") // a leave
 		}
 	}
 	if strings.Contains(columns, "v") {
-		for _, m := range listed {
-			args = append(args, m.Visit)
+		for _, e := range listed {
+			args = append(args, e.m.Visit)
 		}
 	}
 	if drawer != nil {
-		for _, m := range listed {
+		for _, e := range listed {
 			score := ""
-			if m.Op == queue.OpJoin {
-				score = strconv.FormatInt(drawer.Score(m.UserID), 10)
+			if e.m.Op == queue.OpJoin {
+				score = strconv.FormatInt(drawer.Score(e.m.UserID), 10)
 			}
 			args = append(args, score)
 		}
