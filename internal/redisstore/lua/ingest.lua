@@ -90,10 +90,11 @@
 -- to a copy in Lua (their places in the line, their served marks, their
 -- pre-queue places when the batch has drawn joins), and the changes are
 -- written in bulk after: one command per key for the whole batch, not a
--- read and a write per join. A plain batch of users neither waiting nor
--- served, placed after the line's last and at or above admittedMaxScore,
--- with no drawn place and no redelivery, adds everyone: it skips the
--- per-message steps (docs/performance.md, "The ingest step's Redis CPU").
+-- read and a write per join. A plain batch (joins of users listed once,
+-- sorted by the caller) of users neither waiting nor served, with no drawn
+-- place and no redelivery, adds everyone: it skips the per-message steps
+-- but for its first joins, those placed before the line's last or below
+-- admittedMaxScore (docs/performance.md, "The ingest step's Redis CPU").
 local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding')
 if conf[4] then
   return REBUILDING
@@ -198,12 +199,11 @@ end
 local joined, left, ignored = 0, 0, 0
 local adds, removes, preAdded, visits, overtaken = {}, {}, {}, {}, {}
 
--- A plain batch that adds everyone: the first join after the line's last,
--- none below admittedMaxScore (the stamps rise), none drawn.
+-- A plain batch adds everyone: users neither waiting nor served, none
+-- drawn. Its joins rise, so those placed before the line's last (noted in
+-- the journal) and those below admittedMaxScore are the first ones.
 if plain and n > 0 and not skip then
-  local first = tonumber(ARGV[S + 1])
-  plain = (not drawn or first >= opensAt) and (not maxAdmitted or first >= maxAdmitted) and
-    (not lastScore or first > lastScore or (first == lastScore and ARGV[U + 1] > lastUser))
+  plain = not drawn or tonumber(ARGV[S + 1]) >= opensAt
   for i = 1, n do
     if not plain then
       break
@@ -212,6 +212,19 @@ if plain and n > 0 and not skip then
   end
 end
 if plain and n > 0 and not skip then
+  for i = 1, n do
+    local place, user = tonumber(ARGV[S + i]), ARGV[U + i]
+    if not lastScore or place > lastScore or (place == lastScore and user > lastUser) then
+      break
+    end
+    journal_note('+', ARGV[S + i], user)
+  end
+  for i = 1, maxAdmitted and n or 0 do
+    if tonumber(ARGV[S + i]) >= maxAdmitted then
+      break
+    end
+    overtaken[#overtaken + 1] = ARGV[U + i]
+  end
   for i = 1, n do
     adds[2 * i - 1], adds[2 * i] = ARGV[S + i], ARGV[U + i]
   end
