@@ -34,9 +34,11 @@
 -- has one); with 'd' the drawn score (package draw's Score of the user;
 -- the caller knows of a draw)
 --
--- The caller lists each message once, in the order read, offsets rising
--- within a partition: a message at or below an earlier offset of its
--- partition in the same batch is dropped by the caller, as applied.
+-- The caller lists each message once, in the order read (joins of users
+-- listed once: by stamp, then user, since their order changes nothing but
+-- the journal's notes), offsets rising within a partition: a message at or
+-- below an earlier offset of its partition in the same batch is dropped by
+-- the caller, as applied.
 --
 -- The offsets: a message at or below its partition's mark in KEYS[17] was
 -- applied already (a redelivery, or the late batch of a consumer whose
