@@ -59,7 +59,7 @@ gotest go-test.log -race -timeout 20m ./...
 inputs() { if [ -d "$1" ]; then find "$1" -type f | wc -l; else echo 0; fi; }
 
 log "fuzzing each target for ${FUZZTIME:-5s} beyond its seeds"
-for target in internal/queue:FuzzTicketVerify pkg/entry:FuzzVerify internal/queue:FuzzDecodeMessage internal/queue:FuzzIDs internal/gateway:FuzzClientFrame internal/gateway:FuzzAppendStatus internal/queue:FuzzVisitorVerify internal/challenge:FuzzVerify internal/challenge:FuzzParse pkg/jointoken:FuzzVerify; do
+for target in internal/queue:FuzzTicketVerify pkg/entry:FuzzVerify internal/queue:FuzzDecodeMessage internal/queue:FuzzIDs internal/gateway:FuzzClientFrame internal/gateway:FuzzAppendStatus internal/queue:FuzzVisitorVerify internal/challenge:FuzzVerify internal/challenge:FuzzParse pkg/jointoken:FuzzVerify internal/queue:FuzzUnmarshalMessage internal/queue:FuzzAppendJSON internal/queue:FuzzAppendJSONString internal/producer:FuzzJoinResponseJSON; do
   pkg=${target%%:*} name=${target##*:}
   corpus="$pkg/testdata/fuzz/$name"
   before=$(inputs "$corpus")
