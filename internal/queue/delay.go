@@ -5,8 +5,8 @@ import "math/bits"
 // The ingest delay of each join (the time from its stamp to its write into
 // the line) is counted in a histogram of DelayBuckets buckets kept in the
 // event's stats hash: bucket i holds delays of at most 2^i ms, the last one
-// everything longer. Store.Ingest buckets the delays (DelayBucket), ingest.lua counts those of
-// the joins it adds; DelaySummary reads.
+// everything longer. Store.Ingest buckets the delays (DelayBucket),
+// ingest.lua counts those of the joins it adds; DelaySummary reads.
 const DelayBuckets = 22
 
 // DelayBucketMs is the upper bound of bucket i in ms (the last bucket has
