@@ -3,8 +3,6 @@ package redisstore_test
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -113,19 +111,16 @@ func BenchmarkIngest500(b *testing.B) {
 // BenchmarkIngestLogged500 is the consumer's common case: batches of 500 new
 // joins read from six partitions, each with its offset and its visit (an
 // Idempotency-Key), into one event without a schedule. It reports the Redis
-// server's CPU per join (INFO cpu), the figure docs/performance.md plans with.
+// server's CPU per join (redisstore.ServerCPU), the figure docs/performance.md
+// plans with.
 func BenchmarkIngestLogged500(b *testing.B) {
-	srv := testredis.Start(b)
-	c := srv.Client()
-	s := mustNew(b, c, redisstore.Options{})
+	s, _ := benchStore(b, 0)
+	c := s.Client().(*redis.Client)
 	ctx := context.Background()
-	if _, err := s.PutEvent(ctx, queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 6}); err != nil {
-		b.Fatal(err)
-	}
 	msgs := make([]queue.Logged, 500)
 	var offsets [6]int64
 	batch := 0
-	cpu0 := serverCPU(b, c)
+	cpu0 := mustServerCPU(b, c)
 	b.ReportAllocs()
 	for b.Loop() {
 		for i := range msgs {
@@ -139,20 +134,13 @@ func BenchmarkIngestLogged500(b *testing.B) {
 			b.Fatalf("%+v %v", r, err)
 		}
 	}
-	b.ReportMetric(float64((serverCPU(b, c)-cpu0).Nanoseconds())/float64(b.N)/float64(len(msgs))/1000, "redis-µs/join")
+	b.ReportMetric(float64((mustServerCPU(b, c)-cpu0).Nanoseconds())/float64(b.N)/float64(len(msgs))/1000, "redis-µs/join")
 }
 
-// serverCPU is the Redis server's CPU time so far (INFO cpu).
-func serverCPU(b *testing.B, c *redis.Client) time.Duration {
-	var total time.Duration
-	for line := range strings.Lines(c.Info(context.Background(), "cpu").Val()) {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok && (k == "used_cpu_sys" || k == "used_cpu_user") {
-			f, err := strconv.ParseFloat(v, 64)
-			if err != nil {
-				b.Fatalf("INFO cpu %s: %v", line, err)
-			}
-			total += time.Duration(f * float64(time.Second))
-		}
+func mustServerCPU(b *testing.B, c *redis.Client) time.Duration {
+	d, err := redisstore.ServerCPU(context.Background(), c)
+	if err != nil {
+		b.Fatal(err)
 	}
-	return total
+	return d
 }

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/url"
 	"strconv"
+	"strings"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -109,4 +111,34 @@ func DialConn(_ context.Context, c Conn) (*Store, error) {
 		return nil, err
 	}
 	return New(rc, Options{})
+}
+
+// ServerCPU returns the CPU time node's server has used so far (INFO cpu's
+// used_cpu_sys and used_cpu_user): what the benchmarks and loadgen read
+// before and after a piece of work to say what it cost Redis.
+func ServerCPU(ctx context.Context, node *redis.Client) (time.Duration, error) {
+	text, err := node.Info(ctx, "cpu").Result()
+	if err != nil {
+		return 0, fmt.Errorf("redis INFO cpu: %w", err)
+	}
+	var (
+		total float64
+		found int
+	)
+	for line := range strings.Lines(text) {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		if !ok || k != "used_cpu_sys" && k != "used_cpu_user" {
+			continue
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return 0, fmt.Errorf("INFO cpu %s %q: %w", k, v, err)
+		}
+		total += f
+		found++
+	}
+	if found != 2 {
+		return 0, errors.New("INFO cpu lacks used_cpu_sys or used_cpu_user")
+	}
+	return time.Duration(total * float64(time.Second)), nil
 }

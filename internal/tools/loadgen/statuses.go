@@ -329,22 +329,12 @@ func eventNode(ctx context.Context, rc redis.UniversalClient, ev string) (*redis
 	return nil, fmt.Errorf("a Redis client of type %T", rc)
 }
 
-// serverCPU returns the server's CPU time: INFO cpu's used_cpu_sys and
-// used_cpu_user.
+// serverCPU returns the server's CPU time (redisstore.ServerCPU), within
+// metricsTimeout.
 func serverCPU(ctx context.Context, node *redis.Client) (time.Duration, error) {
-	info, err := redisInfo(ctx, node, "cpu")
-	if err != nil {
-		return 0, err
-	}
-	var total float64
-	for _, f := range []string{"used_cpu_sys", "used_cpu_user"} {
-		v, err := strconv.ParseFloat(info[f], 64)
-		if err != nil {
-			return 0, fmt.Errorf("INFO cpu %s %q: %w", f, info[f], err)
-		}
-		total += v
-	}
-	return time.Duration(total * float64(time.Second)), nil
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
+	defer cancel()
+	return redisstore.ServerCPU(ctx, node)
 }
 
 // usedMemory returns the server's INFO memory used_memory, in bytes.
