@@ -97,7 +97,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			drawer = draw.NewDrawer(*d.seed)
 		}
 		var args []any
-		args, dropped[i] = ingestArgs(byEv[ev], drawer, nowMs, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
+		args, dropped[i] = ingestArgs(byEv[ev], drawer, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
 		k := keysOf(ev)
 		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.visits), args}
 	}
@@ -145,9 +145,9 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 }
 
 // ingestArgs returns ingest.lua's arguments for one event's messages,
-// after head (ARGV[1..6]), and how many messages it dropped as applied: a
-// message at or below an earlier offset of its partition in msgs (a
-// redelivery in the same batch). The records only raise their partitions'
+// after nowMs and head (ARGV[1], ARGV[2..6]), and how many messages it
+// dropped as applied: a message at or below an earlier offset of its
+// partition in msgs (a redelivery in the same batch). The records only raise their partitions'
 // marks; the joins and leaves are listed in columns, one argument per
 // field the common join needs (the partition and offset of each are in
 // one string that ingest.lua reads only for a redelivery).
@@ -244,7 +244,8 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 	if drawer != nil {
 		cols, columns = cols+1, columns+"d"
 	}
-	args := make([]any, 0, len(head)+7+3*len(order)+cols*n)
+	args := make([]any, 0, 1+len(head)+7+3*len(order)+cols*n)
+	args = append(args, nowMs)
 	args = append(args, head...)
 	args = append(args, n, columns, once, plain, histogram, buckets, len(order))
 	for _, part := range order {
