@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -168,7 +167,7 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 			stop()
 		}
 	})
-	msgs := make(chan kafka.Message, c.cfg.MaxBatch)
+	msgs := make(chan fetched, c.cfg.MaxBatch)
 	wg.Go(func() { c.fetch(gctx, r, msgs) })
 	// Batches are committed in order by a committer of their own while the
 	// next is written: at most two handled batches wait for their commit.
@@ -217,10 +216,18 @@ func (c *Consumer) newReader(topics []string) *kafka.Reader {
 	})
 }
 
-// fetch hands r's messages to msgs until ctx ends.
-func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- kafka.Message) {
+// fetched is a message read from the log, decoded (err: it cannot be).
+type fetched struct {
+	src kafka.Message
+	msg queue.Message
+	err error
+}
+
+// fetch hands r's messages to msgs, decoded, until ctx ends: the next
+// batch is decoded while the last is written.
+func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- fetched) {
 	for {
-		m, err := r.FetchMessage(ctx)
+		km, err := r.FetchMessage(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				return
@@ -229,9 +236,11 @@ func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- kafka
 			clock.Sleep(ctx, c.cfg.RetryMin)
 			continue
 		}
-		c.noteFetched(m)
+		c.noteFetched(km)
+		f := fetched{src: km}
+		f.msg, f.err = queue.DecodeMessage(km.Value)
 		select {
-		case msgs <- m:
+		case msgs <- f:
 		case <-ctx.Done():
 			return
 		}
@@ -244,8 +253,8 @@ func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- kafka
 // middle of a batch. A batch is finished even when the topic set changes
 // meanwhile; only the end of Run interrupts it (uncommitted, so
 // redelivered).
-func (c *Consumer) consume(runCtx, gctx context.Context, msgs <-chan kafka.Message, commits chan<- []kafka.Message) bool {
-	batch := make([]kafka.Message, 0, c.cfg.MaxBatch)
+func (c *Consumer) consume(runCtx, gctx context.Context, msgs <-chan fetched, commits chan<- []kafka.Message) bool {
+	batch := make([]fetched, 0, c.cfg.MaxBatch)
 	for {
 		select {
 		case <-gctx.Done():
@@ -265,7 +274,11 @@ func (c *Consumer) consume(runCtx, gctx context.Context, msgs <-chan kafka.Messa
 		if !c.handle(runCtx, batch) {
 			return false
 		}
-		commits <- slices.Clone(batch)
+		srcs := make([]kafka.Message, len(batch))
+		for i := range batch {
+			srcs[i] = batch[i].src
+		}
+		commits <- srcs
 	}
 }
 

@@ -22,9 +22,9 @@ import (
 // dead-letter topic; the caller then commits it. It returns false when ctx
 // ended before the batch was written (then nothing of it is to be
 // committed).
-func (c *Consumer) handle(ctx context.Context, batch []kafka.Message) bool {
+func (c *Consumer) handle(ctx context.Context, batch []fetched) bool {
 	c.fetched.Add(int64(len(batch)))
-	good, dead := c.decode(batch)
+	good, dead := c.sort(batch)
 	more, ok := c.write(ctx, good)
 	if !ok {
 		return false
@@ -38,19 +38,18 @@ type decoded struct {
 	src kafka.Message
 }
 
-// decode sorts a batch into messages the sink can apply and those that can
+// sort sorts a batch into messages the sink can apply and those that can
 // never be applied (malformed, or on another event's topic).
-func (c *Consumer) decode(batch []kafka.Message) (good []decoded, dead []deadLetter) {
+func (c *Consumer) sort(batch []fetched) (good []decoded, dead []deadLetter) {
 	good = make([]decoded, 0, len(batch))
-	for _, km := range batch {
-		m, err := queue.DecodeMessage(km.Value)
+	for _, f := range batch {
 		switch {
-		case err != nil:
-			dead = append(dead, deadLetter{km, "invalid_message: " + err.Error()})
-		case c.cfg.Topic(m.EventID) != km.Topic:
-			dead = append(dead, deadLetter{km, fmt.Sprintf("event_mismatch: message for event %q on topic %q", m.EventID, km.Topic)})
+		case f.err != nil:
+			dead = append(dead, deadLetter{f.src, "invalid_message: " + f.err.Error()})
+		case c.cfg.Topic(f.msg.EventID) != f.src.Topic:
+			dead = append(dead, deadLetter{f.src, fmt.Sprintf("event_mismatch: message for event %q on topic %q", f.msg.EventID, f.src.Topic)})
 		default:
-			good = append(good, decoded{m, km})
+			good = append(good, decoded{f.msg, f.src})
 		}
 	}
 	return good, dead

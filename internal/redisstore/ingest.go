@@ -244,7 +244,7 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 	if drawer != nil {
 		cols, columns = cols+1, columns+"d"
 	}
-	args := make([]any, 0, 1+len(head)+7+3*len(order)+cols*n)
+	args := make([]any, 0, 1+len(head)+7+3*len(order)+cols*n+1)
 	args = append(args, nowMs)
 	args = append(args, head...)
 	args = append(args, n, columns, once, plain, histogram, buckets, len(order))
@@ -280,6 +280,19 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 			}
 			args = append(args, score)
 		}
+	}
+	if plain != "" {
+		// The journal's notes of the joins, one line each, for those
+		// ingest.lua finds placed before the line's last.
+		var notes []byte
+		for _, e := range listed {
+			notes = append(notes, '+')
+			notes = strconv.AppendInt(notes, e.m.TS, 10)
+			notes = append(notes, ' ')
+			notes = append(notes, e.m.UserID...)
+			notes = append(notes, '\n')
+		}
+		args = append(args, notes)
 	}
 	return args, dropped
 }

@@ -33,6 +33,9 @@
 -- the visit (a join's Idempotency-Key, '' none: without the column, none
 -- has one); with 'd' the drawn score (package draw's Score of the user;
 -- the caller knows of a draw)
+-- then, when ARGV[10] is '1', the notes of the joins listed: "+<stamp>
+-- <user>\n" each, in the order listed (a join placed before the line's
+-- last is noted with its line: the first ones of a plain batch)
 --
 -- The caller lists each message once, in the order read (joins of users
 -- listed once: by stamp, then user, since their order changes nothing but
@@ -117,6 +120,8 @@ local parts = tonumber(ARGV[13])
 local U = 14 + 3 * parts
 local S, V = U + n, U + 2 * n
 local D = visited and U + 3 * n or V
+-- ARGV[T] is a plain batch's notes, after the last column.
+local T = U + (2 + (visited and 1 or 0) + (drawn and 1 or 0)) * n + 1
 
 -- BULK_ARGS bounds the arguments of one bulk command (Redis's Lua unpacks
 -- at most a few thousand values).
@@ -214,12 +219,27 @@ if plain and n > 0 and not skip then
   end
 end
 if plain and n > 0 and not skip then
-  for i = 1, n do
-    local place, user = tonumber(ARGV[S + i]), ARGV[U + i]
-    if not lastScore or place > lastScore or (place == lastScore and user > lastUser) then
-      break
+  -- The joins placed before the line's last are the first k (they rise):
+  -- their notes are the first k lines of the caller's text.
+  local k = 0
+  if lastScore then
+    local hi = n
+    while k < hi do
+      local mid = math.floor((k + hi + 1) / 2)
+      local place = tonumber(ARGV[S + mid])
+      if place < lastScore or (place == lastScore and ARGV[U + mid] < lastUser) then
+        k = mid
+      else
+        hi = mid - 1
+      end
     end
-    journal_note('+', ARGV[S + i], user)
+  end
+  if k > 0 then
+    local bytes = 0
+    for i = 1, k do
+      bytes = bytes + #ARGV[S + i] + #ARGV[U + i] + 3
+    end
+    journal_note_lines(string.sub(ARGV[T], 1, bytes - 1))
   end
   for i = 1, maxAdmitted and n or 0 do
     if tonumber(ARGV[S + i]) >= maxAdmitted then

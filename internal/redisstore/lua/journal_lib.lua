@@ -26,6 +26,12 @@ local function journal_note(op, score, user)
   journal_changes[#journal_changes + 1] = op .. score .. ' ' .. user
 end
 
+-- journal_note_lines notes changes written as their lines already
+-- (without the last newline).
+local function journal_note_lines(lines)
+  journal_changes[#journal_changes + 1] = lines
+end
+
 -- journal_head returns the epoch and the last seq of the journal at key,
 -- starting it (seq 1, no changes) when it does not exist.
 local function journal_head(key)
