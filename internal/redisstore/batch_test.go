@@ -25,7 +25,8 @@ import (
 // records among them. Every third round is a plain batch of new users in
 // stamp order (ingest.lua's step that adds everyone at once), fed to the
 // batch partition by partition, with one of the things that rule it out
-// now and then. ingest.lua reads the batch's
+// now and then, and every fourth round has a served set too big to read
+// whole. ingest.lua reads the batch's
 // users in bulk and writes the changes in bulk; this holds it to the
 // one-at-a-time meaning.
 func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
@@ -53,6 +54,11 @@ func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
 				for i, c := range []redis.UniversalClient{batched, single} {
 					s := mustNew(t, c, redisstore.Options{})
 					putBatchEvent(t, s, c, ev, drop, seed)
+					if round%4 == 1 {
+						// a served set too big to read whole (ingest.lua looks
+						// its users up one by one then)
+						servedLongAgo(t, c, ev, 130)
+					}
 					if err := c.HSet(context.Background(), redisstore.OffsetsKey(ev), "1", 3).Err(); err != nil {
 						t.Fatal(err) // partition 1's first messages were applied before
 					}
@@ -89,6 +95,18 @@ func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// servedLongAgo marks n users who are not in any batch as served long ago.
+func servedLongAgo(t *testing.T, c redis.UniversalClient, ev string, n int) {
+	t.Helper()
+	zs := make([]redis.Z, n)
+	for i := range zs {
+		zs[i] = redis.Z{Score: float64(batchNow - 800_000), Member: fmt.Sprintf("gone%d", i)}
+	}
+	if err := c.ZAdd(context.Background(), redisstore.ServedKey(ev), zs...).Err(); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -199,6 +199,38 @@ func TestIngestFollowsADrawThatChanged(t *testing.T) {
 	}
 }
 
+// TestInversionsLeaveOutWhoIsNoLongerWaiting: an overtaken join counts an
+// inversion only when its user still waits after the step: not when the
+// fast track admits them in the same step, nor when a later message of the
+// batch takes them out of the line.
+func TestInversionsLeaveOutWhoIsNoLongerWaiting(t *testing.T) {
+	base, _ := newStore(t)
+	s := withFastTrack(t, base, 10)
+	ev := testenv.EventID(t)
+	if _, err := s.PutEvent(context.Background(), queue.Event{ID: ev, Capacity: 2, HoldSeconds: 60, State: queue.StateOpen, Partitions: 2}); err != nil {
+		t.Fatal(err)
+	}
+	if r := ingest(t, s, 2100, msg(queue.OpJoin, ev, "late", 2000)); r.Admitted != 1 {
+		t.Fatalf("first join: %+v, want it admitted", r)
+	}
+	// A plain batch behind an admission: a takes the last slot, b waits.
+	if r := ingest(t, s, 2200, msg(queue.OpJoin, ev, "a", 1000), msg(queue.OpJoin, ev, "b", 1001)); r.Admitted != 1 || r.Inversions != 1 {
+		t.Fatalf("plain batch: %+v, want 1 admitted and 1 inversion", r)
+	}
+	// The general step (c is listed twice): c leaves again, d waits.
+	r := ingest(t, s, 2300, msg(queue.OpJoin, ev, "c", 1002), msg(queue.OpLeave, ev, "c", 1004), msg(queue.OpJoin, ev, "d", 1003))
+	if r.Joined != 2 || r.Left != 1 || r.Admitted != 0 || r.Inversions != 1 {
+		t.Fatalf("batch with a leave: %+v, want 2 joined, 1 left, 1 inversion", r)
+	}
+	st, err := s.EventStatus(context.Background(), ev, 2400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Fairness.Inversions != 2 {
+		t.Errorf("%d inversions in the stats, want 2", st.Fairness.Inversions)
+	}
+}
+
 // TestInversionsCountOvertakenJoins: a join held back (another partition's
 // lag) while a later one is admitted counts one inversion when it then has
 // to wait; joins arriving in order count none. The ingest delay is counted

@@ -184,7 +184,27 @@ if skip then
   end
 end
 
-local waitingAt, servedAt = scores_at(K.waiting, U), scores_at(K.served, U)
+-- served_at is scores_at of served. A small served set (a listpack, whose
+-- every lookup is a scan of it) is read whole instead, once, and none is
+-- read when it is empty (before the first admission).
+local function served_at()
+  local count = redis.call('ZCARD', K.served)
+  if count == 0 then
+    return {}
+  elseif count > 128 or n <= 8 then
+    return scores_at(K.served, U)
+  end
+  local all, marks, at = redis.call('ZRANGE', K.served, 0, LAST, 'WITHSCORES'), {}, {}
+  for i = 1, #all, 2 do
+    marks[all[i]] = all[i + 1]
+  end
+  for i = 1, n do
+    at[i] = marks[ARGV[U + i]] or false
+  end
+  return at
+end
+
+local waitingAt, servedAt = scores_at(K.waiting, U), served_at()
 local preAt = {}
 if drawn then
   for i = 1, n do
@@ -205,6 +225,8 @@ for b, count in string.gmatch(ARGV[11], '(%d+) (%d+) ') do
 end
 local joined, left, ignored = 0, 0, 0
 local adds, removes, preAdded, visits, overtaken = {}, {}, {}, {}, {}
+-- cur: the general step's last change of each user it changed (below).
+local cur
 
 -- A plain batch adds everyone: users neither waiting nor served, none
 -- drawn. Its joins rise, so those placed before the line's last (noted in
@@ -265,7 +287,8 @@ else
   -- line), unless each user is listed once; the others are at
   -- waitingAt[i]. adds and removes are the changes while nobody is changed
   -- twice (again: then they are worked out afresh).
-  local cur, preCur, visitOf, again = {}, {}, {}, false
+  local preCur, visitOf, again = {}, {}, false
+  cur = {}
   -- notAdded takes message i's join out of the delays.
   local function notAdded(i)
     local b = string.byte(ARGV[12], i) - 65
@@ -386,9 +409,15 @@ if batch > 0 then
   expires, dropped, admitted, ended = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
 end
 journal_flush(K.journal)
+-- An overtaken join still waits unless a later message of the batch took
+-- its user out (their last change, cur) or the fast track admitted them.
+local gone = {}
+for i = 1, #admitted, 3 do
+  gone[admitted[i]] = true
+end
 local inversions = 0
 for _, user in ipairs(overtaken) do
-  if redis.call('ZSCORE', K.waiting, user) then
+  if not gone[user] and (cur == nil or cur[user] ~= false) then
     inversions = inversions + 1
   end
 end
