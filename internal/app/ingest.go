@@ -40,6 +40,7 @@ func (c *Ingest) Bind(l *config.Loader) {
 	l.Duration(&cfg.DiscoveryInterval, "discovery-interval", "WAITQ_DISCOVERY_INTERVAL", def.DiscoveryInterval, "how often new event topics are looked for")
 	l.Duration(&cfg.SessionTimeout, "kafka-session-timeout", "WAITQ_KAFKA_SESSION_TIMEOUT", def.SessionTimeout, "group session timeout: how soon a dead member's partitions move")
 	l.Int(&cfg.MaxBatch, "max-batch", "WAITQ_MAX_BATCH", def.MaxBatch, "most messages written to Redis in one round trip")
+	l.Int(&cfg.Lanes, "write-lanes", "WAITQ_WRITE_LANES", def.Lanes, "batches written to Redis at once, each of its own partitions")
 }
 
 // Validate implements Service.

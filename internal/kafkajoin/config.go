@@ -165,6 +165,10 @@ type ConsumerConfig struct {
 	// MaxBatch caps the messages written to the sink in one call,
 	// WAITQ_MAX_BATCH.
 	MaxBatch int
+	// Lanes is how many batches a member writes at once, each of its own
+	// partitions (partition mod Lanes), so that one partition's batches
+	// are still written one after another, in order, WAITQ_WRITE_LANES.
+	Lanes int
 	// RetryMin and RetryMax bound the backoff between attempts of a failed
 	// write. Attempts go on until they succeed or Run ends. A RetryMax
 	// below RetryMin takes the default's, or RetryMin when that is longer.
@@ -186,6 +190,7 @@ func DefaultConsumerConfig() ConsumerConfig {
 		DiscoveryInterval: 2 * time.Second,
 		SessionTimeout:    10 * time.Second,
 		MaxBatch:          500,
+		Lanes:             2,
 		RetryMin:          50 * time.Millisecond,
 		RetryMax:          5 * time.Second,
 		AttemptTimeout:    5 * time.Second,
@@ -201,6 +206,7 @@ func (c ConsumerConfig) withDefaults() ConsumerConfig {
 	c.DiscoveryInterval = cmp.Or(c.DiscoveryInterval, d.DiscoveryInterval)
 	c.SessionTimeout = cmp.Or(c.SessionTimeout, d.SessionTimeout)
 	c.MaxBatch = cmp.Or(c.MaxBatch, d.MaxBatch)
+	c.Lanes = cmp.Or(c.Lanes, d.Lanes)
 	c.RetryMin = cmp.Or(c.RetryMin, d.RetryMin)
 	if c.RetryMax < c.RetryMin {
 		c.RetryMax = max(d.RetryMax, c.RetryMin)
@@ -221,6 +227,9 @@ func (c ConsumerConfig) Validate() error {
 	}
 	if c.MaxBatch < 1 || c.MaxBatch > 100_000 {
 		errs = append(errs, errors.New("WAITQ_MAX_BATCH must be between 1 and 100000"))
+	}
+	if c.Lanes < 1 || c.Lanes > 64 {
+		errs = append(errs, errors.New("WAITQ_WRITE_LANES must be between 1 and 64"))
 	}
 	if c.RetryMin <= 0 || c.AttemptTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("kafkajoin: retry backoff %s and attempt timeout %s must be positive", c.RetryMin, c.AttemptTimeout))

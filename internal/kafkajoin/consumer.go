@@ -167,10 +167,17 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 			stop()
 		}
 	})
-	msgs := make(chan fetched, c.cfg.MaxBatch)
-	wg.Go(func() { c.fetch(gctx, r, msgs) })
-	// Batches are committed in order by a committer of their own while the
-	// next is written: at most two handled batches wait for their commit.
+	// Each lane gathers and writes the batches of its own partitions: a
+	// partition's batches are written one after another, while another
+	// lane's are written meanwhile.
+	lanes := make([]chan fetched, c.cfg.Lanes)
+	for i := range lanes {
+		lanes[i] = make(chan fetched, c.cfg.MaxBatch)
+	}
+	wg.Go(func() { c.fetch(gctx, r, lanes) })
+	// Batches are committed by a committer of their own while the next are
+	// written, each lane's in order: at most one handled batch a lane, and
+	// one more, wait for their commit.
 	commits := make(chan []kafka.Message, 1)
 	var committer sync.WaitGroup
 	committer.Go(func() {
@@ -178,7 +185,19 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 			c.commit(ctx, r, batch)
 		}
 	})
-	ok := c.consume(ctx, gctx, msgs, commits)
+	var (
+		writers sync.WaitGroup
+		stopped atomic.Bool
+	)
+	for _, lane := range lanes {
+		writers.Go(func() {
+			if !c.consume(ctx, gctx, lane, commits) {
+				stopped.Store(true)
+			}
+		})
+	}
+	writers.Wait()
+	ok := !stopped.Load()
 	close(commits)
 	committer.Wait() // every batch handled is committed (or failed) before the reader closes
 	if !ok {
@@ -223,9 +242,10 @@ type fetched struct {
 	err error
 }
 
-// fetch hands r's messages to msgs, decoded, until ctx ends: the next
-// batch is decoded while the last is written.
-func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- fetched) {
+// fetch hands r's messages, decoded, to the lane of their partition
+// (partition mod the lanes) until ctx ends: the next batch is decoded while
+// the last is written.
+func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, lanes []chan fetched) {
 	for {
 		km, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -240,7 +260,7 @@ func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, msgs chan<- fetch
 		f := fetched{src: km}
 		f.msg, f.err = queue.DecodeMessage(km.Value)
 		select {
-		case msgs <- f:
+		case lanes[km.Partition%len(lanes)] <- f:
 		case <-ctx.Done():
 			return
 		}

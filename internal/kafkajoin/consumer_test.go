@@ -333,6 +333,42 @@ func checkSequence(t *testing.T, line []testsys.WaitingUser) {
 	}
 }
 
+// TestLanesKeepEachPartitionsOrder: with several lanes writing at once,
+// each partition's messages are still applied in their order (a user's
+// join, leave and join again end with the second join's place) and every
+// batch of every lane is committed.
+func TestLanesKeepEachPartitionsOrder(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{Brokers: 3})
+	ev := testenv.EventID(t)
+	const partitions, users = 5, 60
+	sys.CreateEvent(ev, 10, partitions)
+	cfg := sys.ConsumerConfig()
+	cfg.Lanes, cfg.MaxBatch = 3, 7
+	c := sys.StartConsumer(cfg)
+	var wg sync.WaitGroup
+	want := make([]testsys.WaitingUser, users)
+	for i := range users {
+		u := fmt.Sprintf("u%03d", i)
+		want[i] = testsys.WaitingUser{User: u, TS: 10_000 + int64(i)}
+		wg.Go(func() {
+			sys.Join(ev, u, 100+int64(i))
+			sys.Leave(ev, u, 5_000+int64(i))
+			sys.Join(ev, u, 10_000+int64(i))
+		})
+	}
+	wg.Wait()
+	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+		s := c.Stats()
+		return s.Fetched == 3*users && s.Lag == 0, fmt.Sprintf("stats %+v", s)
+	})
+	if line := sys.Waiting(ev); !slices.Equal(line, want) {
+		t.Fatalf("line = %v\nwant %v", line, want)
+	}
+	if s := c.Stats(); s.Written != 3*users || s.CommitErrors != 0 || s.DeadLettered != 0 {
+		t.Errorf("stats: %+v, want every message written and committed", s)
+	}
+}
+
 func TestGracefulStopCommitsWhatWasWritten(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Brokers: 3})
 	ev := testenv.EventID(t)
