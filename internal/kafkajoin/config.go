@@ -166,8 +166,9 @@ type ConsumerConfig struct {
 	// WAITQ_MAX_BATCH.
 	MaxBatch int
 	// Lanes is how many batches a member writes at once, each of its own
-	// partitions (partition mod Lanes), so that one partition's batches
-	// are still written one after another, in order, WAITQ_WRITE_LANES.
+	// partitions (dealt to the lanes as first fetched), so that one
+	// partition's batches are still written one after another, in order,
+	// WAITQ_WRITE_LANES.
 	Lanes int
 	// RetryMin and RetryMax bound the backoff between attempts of a failed
 	// write. Attempts go on until they succeed or Run ends. A RetryMax

@@ -242,10 +242,12 @@ type fetched struct {
 	err error
 }
 
-// fetch hands r's messages, decoded, to the lane of their partition
-// (partition mod the lanes) until ctx ends: the next batch is decoded while
-// the last is written.
+// fetch hands r's messages, decoded, to the lane of their partition until
+// ctx ends: the next batch is decoded while the last is written. The
+// partitions are dealt to the lanes in the order they are first fetched,
+// so that the lanes share whatever partitions the group gave this member.
 func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, lanes []chan fetched) {
+	laneOf := map[topicPartition]chan fetched{}
 	for {
 		km, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -259,8 +261,14 @@ func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, lanes []chan fetc
 		c.noteFetched(km)
 		f := fetched{src: km}
 		f.msg, f.err = queue.DecodeMessage(km.Value)
+		tp := topicPartition{km.Topic, km.Partition}
+		lane := laneOf[tp]
+		if lane == nil {
+			lane = lanes[len(laneOf)%len(lanes)]
+			laneOf[tp] = lane
+		}
 		select {
-		case lanes[km.Partition%len(lanes)] <- f:
+		case lane <- f:
 		case <-ctx.Done():
 			return
 		}
