@@ -248,11 +248,27 @@ func Check(h *History, cfg Config) *Report {
 
 	// The end state: every acknowledged join is in line, admitted or left
 	// (or swept after its client was away past the grace: away is each
-	// user's longest status gap).
+	// user's longest status gap, or the time after a leave that was never
+	// taken, when the client walked away).
 	away := map[userKey]time.Duration{}
 	for _, g := range h.Gaps {
 		k := userKey{g.Event, g.User}
 		away[k] = max(away[k], g.To.Sub(g.From))
+	}
+	// A client whose leave was never taken (each try refused) walked away
+	// after its last try: no status from then to the history's end.
+	lastLeave := map[userKey]time.Time{}
+	for _, l := range h.Leaves {
+		k := userKey{l.Event, l.User}
+		if l.At.After(lastLeave[k]) {
+			lastLeave[k] = l.At
+		}
+	}
+	end := h.end()
+	for k, t := range lastLeave {
+		if !left[k] && end.After(t) {
+			away[k] = max(away[k], end.Sub(t))
+		}
 	}
 	for _, e := range cfg.Events {
 		f := cfg.Final[e.ID]

@@ -397,6 +397,34 @@ func TestSweptAfterTheGraceIsNoLoss(t *testing.T) {
 	}
 }
 
+// A client whose leave was refused each time walks away: its join gone
+// from the final state is the sweep's once the history ran on past the
+// grace after the last try, and a loss while it did not.
+func TestAWalkAwayAfterRefusedLeavesIsSwept(t *testing.T) {
+	h, cfg := clean()
+	loseC(h, &cfg)
+	h.Gaps = slices.DeleteFunc(h.Gaps, func(g Gap) bool { return g.User == "c" })
+	cfg.Grace = 100 * time.Millisecond
+	if r := Check(h, cfg); len(r.Lost) != 1 || len(r.SweptAway) != 0 {
+		t.Fatalf("lost %v, swept %v; want c lost: it never left nor went without statuses", r.Lost, r.SweptAway)
+	}
+	for _, ms := range []int64{60, 80, 100} {
+		h.AddLeave(Leave{Event: "e", User: "c", At: at(ms), Outcome: "503 store_unavailable"})
+	}
+	r := Check(h, cfg)
+	// The history's last line sample was read at 252 ms: away 152 ms.
+	if len(r.Lost) != 0 || len(r.SweptAway) != 1 || !strings.HasPrefix(r.SweptAway[0], "e/c (no status for") {
+		t.Fatalf("lost %v, swept %v; want c swept: away from its last try to the history's end", r.Lost, r.SweptAway)
+	}
+	if v := r.Violations(); len(v) != 0 {
+		t.Fatalf("violations: %q", v)
+	}
+	cfg.Grace = 200 * time.Millisecond
+	if r := Check(h, cfg); len(r.Lost) != 1 {
+		t.Fatalf("lost %v, swept %v; want c lost: away 152 ms, within the grace", r.Lost, r.SweptAway)
+	}
+}
+
 // loseC makes clean()'s c vanish from the final state: neither served,
 // holding nor ever seen admitted.
 func loseC(h *History, cfg *Config) {

@@ -247,6 +247,18 @@ type History struct {
 	Statuses int64
 }
 
+// end is when the history's last sample of a line was read (zero when
+// none was).
+func (h *History) end() time.Time {
+	var t time.Time
+	for _, l := range h.Lines {
+		if l.Got.After(t) {
+			t = l.Got
+		}
+	}
+	return t
+}
+
 // add appends v to *s under the history's lock.
 func add[T any](h *History, s *[]T, v T) {
 	h.mu.Lock()
