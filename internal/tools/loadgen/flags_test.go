@@ -117,3 +117,36 @@ func TestSocketsTransportFlag(t *testing.T) {
 		}
 	}
 }
+
+// TestIngestFlags checks the flags of "loadgen ingest": the defaults are
+// the consumer's, the bounds are enforced, and the settings line has the
+// lanes.
+func TestIngestFlags(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+	}{
+		{nil, ""},
+		{[]string{"-lanes", "3", "-max-batch", "250"}, ""},
+		{[]string{"-lanes", "0"}, "-lanes 0: must be between 1 and 64"},
+		{[]string{"-lanes", "65"}, "-lanes 65: must be between 1 and 64"},
+		{[]string{"-max-batch", "0"}, "-max-batch 0: must be between 1 and 100000"},
+	} {
+		var cfg ingestConfig
+		var stdout, stderr bytes.Buffer
+		ok, err := begin("ingest", &cfg, tc.args, &stdout, &stderr)
+		if (err == nil) != (tc.wantErr == "") || (err != nil && err.Error() != tc.wantErr) || ok != (tc.wantErr == "") {
+			t.Fatalf("begin(%q) = %v, %v; want %q", tc.args, ok, err, tc.wantErr)
+		}
+		if tc.wantErr != "" {
+			continue
+		}
+		want := "-lanes 2 "
+		if len(tc.args) > 0 {
+			want = "-lanes 3 "
+		}
+		if !strings.Contains(stdout.String(), want) {
+			t.Fatalf("begin(%q): the settings line lacks %q:\n%s", tc.args, want, stdout.String())
+		}
+	}
+}

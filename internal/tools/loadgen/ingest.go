@@ -25,6 +25,7 @@ import (
 const (
 	maxIngestTimeout = 10 * time.Minute
 	maxIngestBatch   = 100_000
+	maxIngestLanes   = 64
 	prefillChunk     = 20_000 // messages per WriteMessages call
 	pollInterval     = 50 * time.Millisecond
 )
@@ -33,6 +34,7 @@ const (
 type ingestConfig struct {
 	n        int
 	maxBatch int
+	lanes    int
 	timeout  time.Duration
 	cluster  bool
 }
@@ -41,13 +43,14 @@ type ingestConfig struct {
 func (c *ingestConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.n, "n", 200_000, "join messages put in the topic before the consumer starts")
 	fs.IntVar(&c.maxBatch, "max-batch", 500, "consumer MaxBatch, and the size of the baseline's ZADD pipelines")
+	fs.IntVar(&c.lanes, "lanes", kafkajoin.DefaultConsumerConfig().Lanes, "consumer Lanes (WAITQ_WRITE_LANES): batches written at once")
 	fs.DurationVar(&c.timeout, "timeout", 120*time.Second, "bound of each step: pre-fill, consume, baseline")
 	fs.BoolVar(&c.cluster, "redis-cluster", false, clusterFlagUsage)
 }
 
 // line returns the settings line of the ingest table.
 func (c *ingestConfig) line() string {
-	return fmt.Sprintf("-n %d -max-batch %d -timeout %s -redis-cluster=%t", c.n, c.maxBatch, c.timeout, c.cluster)
+	return fmt.Sprintf("-n %d -max-batch %d -lanes %d -timeout %s -redis-cluster=%t", c.n, c.maxBatch, c.lanes, c.timeout, c.cluster)
 }
 
 // validate checks the ingest flags.
@@ -58,6 +61,9 @@ func (c *ingestConfig) validate() error {
 	}
 	if c.maxBatch < 1 || c.maxBatch > maxIngestBatch {
 		errs = append(errs, fmt.Errorf("-max-batch %d: must be between 1 and %d", c.maxBatch, maxIngestBatch))
+	}
+	if c.lanes < 1 || c.lanes > maxIngestLanes {
+		errs = append(errs, fmt.Errorf("-lanes %d: must be between 1 and %d", c.lanes, maxIngestLanes))
 	}
 	if c.timeout <= 0 || c.timeout > maxIngestTimeout {
 		errs = append(errs, fmt.Errorf("-timeout %s: must be positive and at most %s", c.timeout, maxIngestTimeout))
@@ -184,7 +190,7 @@ func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig,
 // writes admit while the event has room.
 func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, fastTrack bool, stderr io.Writer) (consumeResult, error) {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, MaxBatch: cfg.maxBatch, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
+	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, MaxBatch: cfg.maxBatch, Lanes: cfg.lanes, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
 	var sink queue.IngestStore = store
 	if fastTrack {
 		ccfg.GroupID = "loadgen-fast-track"
@@ -361,8 +367,8 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
 		n, benchPartitions, fill.Seconds(), rate(n, fill))
-	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",
-		n, cfg.maxBatch, c.elapsed.Seconds(), consRate, c.firstWrite.Seconds(), afterFirst,
+	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d lanes %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",
+		n, cfg.maxBatch, cfg.lanes, c.elapsed.Seconds(), consRate, c.firstWrite.Seconds(), afterFirst,
 		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors,
 		c.redisCPU.Seconds()*1e6/float64(n))
 	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)\n",
