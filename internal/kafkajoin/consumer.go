@@ -170,9 +170,9 @@ func (c *Consumer) runGeneration(ctx context.Context, topics []string) []string 
 	// Each lane gathers and writes the batches of its own partitions: a
 	// partition's batches are written one after another, while another
 	// lane's are written meanwhile.
-	lanes := make([]chan fetched, c.cfg.Lanes)
+	lanes := make([]chan fetchedMessage, c.cfg.Lanes)
 	for i := range lanes {
-		lanes[i] = make(chan fetched, c.cfg.MaxBatch)
+		lanes[i] = make(chan fetchedMessage, c.cfg.MaxBatch)
 	}
 	wg.Go(func() { c.fetch(gctx, r, lanes) })
 	// Batches are committed by a committer of their own while the next are
@@ -235,8 +235,8 @@ func (c *Consumer) newReader(topics []string) *kafka.Reader {
 	})
 }
 
-// fetched is a message read from the log, decoded (err: it cannot be).
-type fetched struct {
+// fetchedMessage is a message read from the log, decoded (err: it cannot be).
+type fetchedMessage struct {
 	src kafka.Message
 	msg queue.Message
 	err error
@@ -246,8 +246,8 @@ type fetched struct {
 // ctx ends: the next batch is decoded while the last is written. The
 // partitions are dealt to the lanes in the order they are first fetched,
 // so that the lanes share whatever partitions the group gave this member.
-func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, lanes []chan fetched) {
-	laneOf := map[topicPartition]chan fetched{}
+func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, lanes []chan fetchedMessage) {
+	laneOf := map[topicPartition]chan fetchedMessage{}
 	for {
 		km, err := r.FetchMessage(ctx)
 		if err != nil {
@@ -259,7 +259,7 @@ func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, lanes []chan fetc
 			continue
 		}
 		c.noteFetched(km)
-		f := fetched{src: km}
+		f := fetchedMessage{src: km}
 		f.msg, f.err = queue.DecodeMessage(km.Value)
 		tp := topicPartition{km.Topic, km.Partition}
 		lane := laneOf[tp]
@@ -281,8 +281,8 @@ func (c *Consumer) fetch(ctx context.Context, r *kafka.Reader, lanes []chan fetc
 // middle of a batch. A batch is finished even when the topic set changes
 // meanwhile; only the end of Run interrupts it (uncommitted, so
 // redelivered).
-func (c *Consumer) consume(runCtx, gctx context.Context, msgs <-chan fetched, commits chan<- []kafka.Message) bool {
-	batch := make([]fetched, 0, c.cfg.MaxBatch)
+func (c *Consumer) consume(runCtx, gctx context.Context, msgs <-chan fetchedMessage, commits chan<- []kafka.Message) bool {
+	batch := make([]fetchedMessage, 0, c.cfg.MaxBatch)
 	for {
 		select {
 		case <-gctx.Done():

@@ -22,9 +22,9 @@ import (
 // dead-letter topic; the caller then commits it. It returns false when ctx
 // ended before the batch was written (then nothing of it is to be
 // committed).
-func (c *Consumer) handle(ctx context.Context, batch []fetched) bool {
+func (c *Consumer) handle(ctx context.Context, batch []fetchedMessage) bool {
 	c.fetched.Add(int64(len(batch)))
-	good, dead := c.sort(batch)
+	good, dead := c.classify(batch)
 	more, ok := c.write(ctx, good)
 	if !ok {
 		return false
@@ -38,9 +38,9 @@ type decoded struct {
 	src kafka.Message
 }
 
-// sort sorts a batch into messages the sink can apply and those that can
+// classify sorts a batch into messages the sink can apply and those that can
 // never be applied (malformed, or on another event's topic).
-func (c *Consumer) sort(batch []fetched) (good []decoded, dead []deadLetter) {
+func (c *Consumer) classify(batch []fetchedMessage) (good []decoded, dead []deadLetter) {
 	good = make([]decoded, 0, len(batch))
 	for _, f := range batch {
 		switch {
