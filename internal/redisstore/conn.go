@@ -113,32 +113,40 @@ func DialConn(_ context.Context, c Conn) (*Store, error) {
 	return New(rc, Options{})
 }
 
+// ServerInfo returns the fields of the server's INFO sections, by name.
+func ServerInfo(ctx context.Context, rc redis.UniversalClient, sections ...string) (map[string]string, error) {
+	text, err := rc.Info(ctx, sections...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("redis INFO %s: %w", strings.Join(sections, " "), err)
+	}
+	out := map[string]string{}
+	for line := range strings.Lines(text) {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[k] = v
+		}
+	}
+	return out, nil
+}
+
 // ServerCPU returns the CPU time node's server has used so far (INFO cpu's
 // used_cpu_sys and used_cpu_user): what the benchmarks and loadgen read
 // before and after a piece of work to say what it cost Redis.
 func ServerCPU(ctx context.Context, node *redis.Client) (time.Duration, error) {
-	text, err := node.Info(ctx, "cpu").Result()
+	info, err := ServerInfo(ctx, node, "cpu")
 	if err != nil {
-		return 0, fmt.Errorf("redis INFO cpu: %w", err)
+		return 0, err
 	}
-	var (
-		total float64
-		found int
-	)
-	for line := range strings.Lines(text) {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		if !ok || k != "used_cpu_sys" && k != "used_cpu_user" {
-			continue
+	var total float64
+	for _, k := range []string{"used_cpu_sys", "used_cpu_user"} {
+		v, ok := info[k]
+		if !ok {
+			return 0, errors.New("INFO cpu lacks used_cpu_sys or used_cpu_user")
 		}
 		f, err := strconv.ParseFloat(v, 64)
 		if err != nil {
 			return 0, fmt.Errorf("INFO cpu %s %q: %w", k, v, err)
 		}
 		total += f
-		found++
-	}
-	if found != 2 {
-		return 0, errors.New("INFO cpu lacks used_cpu_sys or used_cpu_user")
 	}
 	return time.Duration(total * float64(time.Second)), nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/twmb/franz-go/pkg/kfake"
 
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack"
 )
 
@@ -94,15 +95,5 @@ func (s *infra) redisVersion(ctx context.Context) string {
 func redisInfo(ctx context.Context, rc redis.UniversalClient, sections ...string) (map[string]string, error) {
 	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
 	defer cancel()
-	text, err := rc.Info(ctx, sections...).Result()
-	if err != nil {
-		return nil, fmt.Errorf("redis INFO %s: %w", strings.Join(sections, " "), err)
-	}
-	out := map[string]string{}
-	for line := range strings.Lines(text) {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			out[k] = v
-		}
-	}
-	return out, nil
+	return redisstore.ServerInfo(ctx, rc, sections...)
 }
