@@ -30,3 +30,9 @@ func Decode(s string) ([]byte, error) {
 
 // Encode encodes b as unpadded base64url.
 func Encode(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+
+// AppendEncode appends Encode(b) to dst.
+func AppendEncode(dst, b []byte) []byte { return base64.RawURLEncoding.AppendEncode(dst, b) }
+
+// EncodedLen is the length of Encode of n bytes.
+func EncodedLen(n int) int { return base64.RawURLEncoding.EncodedLen(n) }

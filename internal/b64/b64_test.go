@@ -16,3 +16,15 @@ func TestOneSpellingPerValue(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendEncodeIsEncode(t *testing.T) {
+	for _, v := range [][]byte{nil, {0}, []byte("waitq"), []byte("waitq entry token\xff")} {
+		got := AppendEncode([]byte("x."), v)
+		if want := "x." + Encode(v); string(got) != want {
+			t.Errorf("AppendEncode(%q) = %q, want %q", v, got, want)
+		}
+		if n := EncodedLen(len(v)); n != len(Encode(v)) {
+			t.Errorf("EncodedLen(%d) = %d, want %d", len(v), n, len(Encode(v)))
+		}
+	}
+}

@@ -3,7 +3,6 @@ package queue
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"hash"
@@ -110,9 +109,6 @@ func newSigner(secret, purpose, prefix string) signer {
 	return signer{prefix: prefix, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, key) }}}
 }
 
-// b64url is package b64's encoding (unpadded base64url), for appending.
-var b64url = base64.RawURLEncoding
-
 // DeriveKey returns the key of one purpose drawn from a shared secret
 // (HMAC-SHA256 of the purpose under the secret): the same secret never
 // yields a MAC valid for another kind of token (tickets, visitor
@@ -130,14 +126,14 @@ func (s signer) sign(v any) string {
 
 // signPayload returns the token of a JSON payload.
 func (s signer) signPayload(payload []byte) string {
-	n := len(s.prefix) + b64url.EncodedLen(len(payload))
-	tok := make([]byte, 0, n+1+b64url.EncodedLen(sha256.Size))
+	n := len(s.prefix) + b64.EncodedLen(len(payload))
+	tok := make([]byte, 0, n+1+b64.EncodedLen(sha256.Size))
 	tok = append(tok, s.prefix...)
-	tok = b64url.AppendEncode(tok, payload)
+	tok = b64.AppendEncode(tok, payload)
 	var sum [sha256.Size]byte
 	mac := s.appendMAC(sum[:0], tok)
 	tok = append(tok, '.')
-	return string(b64url.AppendEncode(tok, mac))
+	return string(b64.AppendEncode(tok, mac))
 }
 
 // open checks the signature of token and decodes its payload into v.
