@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -477,5 +478,29 @@ func TestReplayNeverAdmitsTwice(t *testing.T) {
 	line := waitLine(t, sys, ev, 2)
 	if !slices.Equal(line, []testsys.WaitingUser{{User: "waiting", TS: 300}, {User: "released", TS: 2_500}}) {
 		t.Fatalf("line after a new join = %v", line)
+	}
+}
+
+// TestLanesAreBounded: WAITQ_WRITE_LANES is 1–64; 0 takes the default.
+func TestLanesAreBounded(t *testing.T) {
+	base := kafkajoin.DefaultConsumerConfig()
+	for _, lanes := range []int{-1, 65} {
+		cfg := base
+		cfg.Lanes = lanes
+		if err := cfg.Validate(); err == nil || !strings.Contains(err.Error(), "WAITQ_WRITE_LANES must be between 1 and 64") {
+			t.Errorf("lanes %d: %v, want WAITQ_WRITE_LANES refused", lanes, err)
+		}
+	}
+	for _, lanes := range []int{1, 64} {
+		cfg := base
+		cfg.Lanes = lanes
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("lanes %d: %v", lanes, err)
+		}
+	}
+	cfg := base
+	cfg.Lanes = 0
+	if _, err := kafkajoin.NewConsumer(cfg, nil); err != nil {
+		t.Errorf("lanes 0 (the default's): %v", err)
 	}
 }
