@@ -153,11 +153,20 @@ func TestProofOfWorkInARealBrowser(t *testing.T) {
 		t.Logf("%d bits: nonce %s after %v tries in %v ms", difficulties[i], r.Solution, r.Tried, r.Ms)
 	}
 
-	hard, err := iss.Issue("pow-event", "browser-user", queue.MaxChallengeDifficulty, time.Minute)
-	if err != nil {
-		t.Fatal(err)
+	// A hard challenge reports progress before it is solved, unless a nonce
+	// happens to solve it first (about 1 in 1,000 at 18 bits): then
+	// another challenge, at most three.
+	for range 3 {
+		hard, ierr := iss.Issue("pow-event", "browser-user", queue.MaxChallengeDifficulty, time.Minute)
+		if ierr != nil {
+			t.Fatal(ierr)
+		}
+		runs, err = solveInBrowser(ctx, url, []string{hard.Token}, true, time.Minute)
+		if err != nil || len(runs) != 1 || runs[0].Type != "solved" {
+			break
+		}
+		t.Logf("a lucky nonce solved the hard challenge first: %+v", runs[0])
 	}
-	runs, err = solveInBrowser(ctx, url, []string{hard.Token}, true, time.Minute)
 	if err != nil || len(runs) != 1 || runs[0].Type != "progress" || runs[0].Tried <= 0 || runs[0].Expected != 1<<queue.MaxChallengeDifficulty {
 		t.Fatalf("progress: %+v, %v", runs, err)
 	}
