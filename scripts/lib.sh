@@ -21,6 +21,18 @@ ensure_redis() {
   command -v redis-server >/dev/null || apt_install redis-server
 }
 
+# ensure_locale makes the en_US.UTF-8 locale when it is missing: a test runs
+# redis-server under it, whose Lua then compares strings by collation, not
+# by bytes (internal/redisstore, TestJournalOrdersTiesByBytesUnderAnyLocale).
+ensure_locale() {
+  locale -a 2>/dev/null | grep -qix 'en_US.utf8' && return 0
+  [ -f /usr/share/i18n/locales/en_US ] || apt_install locales
+  local sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  log "localedef en_US.UTF-8"
+  "${sudo[@]}" localedef -i en_US -f UTF-8 en_US.UTF-8
+}
+
 # build_loadgen builds cmd/loadgen into bin/loadgen (run from the repository's
 # root).
 build_loadgen() {

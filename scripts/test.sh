@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 . scripts/lib.sh
 
 ensure_redis
+ensure_locale
 ensure_chromium
 ensure_pyjwt
 ensure_node_jose

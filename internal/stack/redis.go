@@ -27,6 +27,8 @@ type RedisOptions struct {
 	// AppendOnly makes the one server log every write before it answers,
 	// so its data survives Stop/Kill and Restart (redisproc.Options).
 	AppendOnly bool
+	// Locale is the one server's LC_ALL (redisproc.Options).
+	Locale string
 }
 
 // Redis is a Redis started by StartRedis: exactly one of Server, Cluster
@@ -53,7 +55,7 @@ func StartRedis(ctx context.Context, o RedisOptions) (*Redis, error) {
 		}
 		return &Redis{Cluster: c}, nil
 	}
-	s, err := redisproc.Start(ctx, redisproc.Options{Dir: o.Dir, AppendOnly: o.AppendOnly})
+	s, err := redisproc.Start(ctx, redisproc.Options{Dir: o.Dir, AppendOnly: o.AppendOnly, Locale: o.Locale})
 	if err == nil {
 		return &Redis{Server: s}, nil
 	}

@@ -248,8 +248,7 @@ if plain and n > 0 and not skip then
     local hi = n
     while k < hi do
       local mid = math.floor((k + hi + 1) / 2)
-      local place = tonumber(ARGV[S + mid])
-      if place < lastScore or (place == lastScore and ARGV[U + mid] < lastUser) then
+      if journal_ahead(tonumber(ARGV[S + mid]), ARGV[U + mid], lastScore, lastUser) then
         k = mid
       else
         hi = mid - 1
@@ -359,7 +358,7 @@ else
         adds[#adds + 1] = score
         adds[#adds + 1] = user
         joined = joined + 1
-        if lastScore and (place < lastScore or (place == lastScore and user < lastUser)) then
+        if lastScore and journal_ahead(place, user, lastScore, lastUser) then
           journal_note('+', score, user)
         else
           lastScore, lastUser = place, user

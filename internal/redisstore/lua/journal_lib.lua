@@ -32,6 +32,24 @@ local function journal_note_lines(lines)
   journal_changes[#journal_changes + 1] = lines
 end
 
+-- journal_ahead tells whether a join at (place, user) comes before
+-- (score, last) in the line, a sorted set's order: by score, then by the
+-- members' bytes. Lua's string < is strcoll, which follows the server's
+-- locale (redis-server sets LC_COLLATE from its environment: under
+-- en_US.UTF-8, 'a' < 'B' and '-' is ignored), so ties compare byte by byte.
+local function journal_ahead(place, user, score, last)
+  if place ~= score then
+    return place < score
+  end
+  for i = 1, math.min(#user, #last) do
+    local a, b = string.byte(user, i), string.byte(last, i)
+    if a ~= b then
+      return a < b
+    end
+  end
+  return #user < #last
+end
+
 -- journal_head returns the epoch and the last seq of the journal at key,
 -- starting it (seq 1, no changes) when it does not exist.
 local function journal_head(key)

@@ -37,6 +37,10 @@ type Options struct {
 	// nodes.conf in Dir); package rediscluster joins such nodes into a
 	// cluster.
 	Cluster bool
+	// Locale is the server's LC_ALL (empty: this process's environment).
+	// redis-server sets LC_COLLATE from it, and its Lua compares strings
+	// with strcoll.
+	Locale string
 }
 
 // Server is a redis-server child process.
@@ -112,6 +116,9 @@ func (s *Server) Restart(ctx context.Context) error {
 			"--cluster-port", strconv.Itoa(s.bus), "--cluster-node-timeout", "2000")
 	}
 	cmd := exec.Command(s.path, args...)
+	if s.opts.Locale != "" {
+		cmd.Env = append(os.Environ(), "LC_ALL="+s.opts.Locale)
+	}
 	out := &headBuffer{max: 16 << 10}
 	cmd.Stdout, cmd.Stderr = out, out
 	cmd.SysProcAttr = childProcAttr()

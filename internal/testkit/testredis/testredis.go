@@ -34,6 +34,10 @@ type Option func(*stack.RedisOptions)
 // Stop/Kill and Restart as it would in production.
 func Persistent() Option { return func(o *stack.RedisOptions) { o.AppendOnly = true } }
 
+// Locale starts the server under the locale name (LC_ALL), which its Lua's
+// string comparisons follow.
+func Locale(name string) Option { return func(o *stack.RedisOptions) { o.Locale = name } }
+
 // Start returns a running Redis for tb, killed at cleanup.
 func Start(tb testing.TB, opts ...Option) *Server {
 	tb.Helper()
