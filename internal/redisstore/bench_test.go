@@ -144,3 +144,90 @@ func mustServerCPU(b *testing.B, c *redis.Client) time.Duration {
 	}
 	return d
 }
+
+// BenchmarkPlainJoinFloors puts ingest.lua's plain batch (500 new joins from
+// six partitions, behind everyone) next to the least any write of the same
+// joins costs Redis, each on a server of its own, in redis-µs/join (the
+// server's INFO cpu): the go-redis pipeline of one ZADD a join that
+// "loadgen ingest" compares with, one variadic ZADD, a script that only
+// ZADDs its arguments, and one that first reads them (ZMSCORE) as ingest.lua
+// does. docs/performance.md, "The ingest step's Redis CPU".
+func BenchmarkPlainJoinFloors(b *testing.B) {
+	const n = 500
+	lookupAndAdd := redis.NewScript(`
+local n = #ARGV / 2
+local at = redis.call('ZMSCORE', KEYS[1], unpack(ARGV, 1, n))
+local adds = {}
+for i = 1, n do
+  adds[2 * i - 1], adds[2 * i] = ARGV[n + i], ARGV[i]
+end
+return redis.call('ZADD', KEYS[1], unpack(adds))`)
+	addOnly := redis.NewScript(`return redis.call('ZADD', KEYS[1], unpack(ARGV))`)
+	// write writes batch's joins (user i-th, stamp) one way.
+	ways := []struct {
+		name  string
+		write func(ctx context.Context, s *redisstore.Store, c *redis.Client, batch []queue.Logged) error
+	}{
+		{"zadd-pipeline", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.Logged) error {
+			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
+				for _, m := range batch {
+					p.ZAdd(ctx, redisstore.WaitingKey("sale1"), redis.Z{Score: float64(m.TS), Member: m.UserID})
+				}
+				return nil
+			})
+			return err
+		}},
+		{"zadd-variadic", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.Logged) error {
+			zs := make([]redis.Z, len(batch))
+			for i, m := range batch {
+				zs[i] = redis.Z{Score: float64(m.TS), Member: m.UserID}
+			}
+			return c.ZAdd(ctx, redisstore.WaitingKey("sale1"), zs...).Err()
+		}},
+		{"script-zadd", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.Logged) error {
+			args := make([]any, 0, 2*len(batch))
+			for _, m := range batch {
+				args = append(args, m.TS, m.UserID)
+			}
+			return addOnly.Run(ctx, c, []string{redisstore.WaitingKey("sale1")}, args...).Err()
+		}},
+		{"script-zmscore-zadd", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.Logged) error {
+			args := make([]any, 2*len(batch))
+			for i, m := range batch {
+				args[i], args[len(batch)+i] = m.UserID, m.TS
+			}
+			return lookupAndAdd.Run(ctx, c, []string{redisstore.WaitingKey("sale1")}, args...).Err()
+		}},
+		{"ingest", func(ctx context.Context, s *redisstore.Store, _ *redis.Client, batch []queue.Logged) error {
+			r, err := s.IngestLogged(ctx, batch, batch[len(batch)-1].TS)
+			if err == nil && r.Joined != len(batch) {
+				err = fmt.Errorf("ingest %+v, want %d joined", r, len(batch))
+			}
+			return err
+		}},
+	}
+	for _, w := range ways {
+		b.Run(w.name, func(b *testing.B) {
+			s, _ := benchStore(b, 0)
+			c := s.Client().(*redis.Client)
+			ctx := context.Background()
+			batch := make([]queue.Logged, n)
+			var offsets [6]int64
+			round := 0
+			cpu0 := mustServerCPU(b, c)
+			for b.Loop() {
+				for i := range batch {
+					p := i % len(offsets)
+					offsets[p]++
+					batch[i] = queue.Logged{Message: queue.Message{V: 1, Op: queue.OpJoin, EventID: "sale1",
+						UserID: fmt.Sprintf("u%d-%d", round, i), TS: int64(round*n + i + 1)}, Partition: p, Offset: offsets[p]}
+				}
+				round++
+				if err := w.write(ctx, s, c, batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64((mustServerCPU(b, c)-cpu0).Nanoseconds())/float64(b.N)/n/1000, "redis-µs/join")
+		})
+	}
+}

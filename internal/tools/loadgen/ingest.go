@@ -204,19 +204,11 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	if err != nil {
 		return consumeResult{}, err
 	}
-	node, _ := store.Client().(*redis.Client)
-	var cpu0 time.Duration
-	if node != nil {
-		cpu0, _ = serverCPU(ctx, node)
-	}
+	cpu := startRedisCPU(ctx, store.Client())
 	start := time.Now()
 	t := stack.Go(ctx, cons.Run)
 	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.Exited(), stderr)
-	if node != nil && cpu0 > 0 {
-		if cpu1, cerr := serverCPU(ctx, node); cerr == nil {
-			res.redisCPU = cpu1 - cpu0
-		}
-	}
+	res.redisCPU = cpu()
 	switch stopErr := t.Stop(20 * time.Second); {
 	case errors.Is(stopErr, stack.ErrNotStopped):
 		fmt.Fprintf(stderr, "loadgen: the consumer %v\n", stopErr)
@@ -228,6 +220,23 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	}
 	res.stats = cons.Stats()
 	return res, err
+}
+
+// startRedisCPU returns a function that returns the server's CPU (INFO
+// cpu) since startRedisCPU was called: 0 on a cluster, or when INFO fails.
+func startRedisCPU(ctx context.Context, rc redis.UniversalClient) func() time.Duration {
+	node, _ := rc.(*redis.Client)
+	if node == nil {
+		return func() time.Duration { return 0 }
+	}
+	cpu0, err := serverCPU(ctx, node)
+	return func() time.Duration {
+		cpu1, err1 := serverCPU(ctx, node)
+		if err != nil || err1 != nil {
+			return 0
+		}
+		return cpu1 - cpu0
+	}
 }
 
 // rebuildLine empties Redis as a loss would, rebuilds the bench event from
@@ -321,15 +330,23 @@ func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start t
 	}
 }
 
+// baselineResult is what the ZADD pipeline measurement saw.
+type baselineResult struct {
+	elapsed  time.Duration
+	redisCPU time.Duration // the server's CPU over it (INFO cpu; 0 on a cluster)
+}
+
 // zaddBaseline ZADDs the same members into a fresh key, cfg.maxBatch commands
-// per pipeline, one pipeline at a time, and returns how long it took.
-func zaddBaseline(ctx context.Context, rc redis.UniversalClient, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
+// per pipeline, one pipeline at a time, and returns how long it took and
+// the server's CPU meanwhile.
+func zaddBaseline(ctx context.Context, rc redis.UniversalClient, cfg ingestConfig, base int64, stderr io.Writer) (baselineResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	key := "loadgen:{" + benchEvent + "}:baseline"
 	if err := rc.Del(ctx, key).Err(); err != nil {
-		return 0, fmt.Errorf("baseline: clear %s: %w", key, err)
+		return baselineResult{}, fmt.Errorf("baseline: clear %s: %w", key, err)
 	}
+	cpu := startRedisCPU(ctx, rc)
 	start := time.Now()
 	for i := 0; i < cfg.n; i += cfg.maxBatch {
 		p := rc.Pipeline()
@@ -337,23 +354,23 @@ func zaddBaseline(ctx context.Context, rc redis.UniversalClient, cfg ingestConfi
 			p.ZAdd(ctx, key, redis.Z{Score: float64(base + int64(j)), Member: "u" + strconv.Itoa(j)})
 		}
 		if _, err := p.Exec(ctx); err != nil {
-			return 0, fmt.Errorf("baseline: pipeline at %d: %w", i, err)
+			return baselineResult{}, fmt.Errorf("baseline: pipeline at %d: %w", i, err)
 		}
 	}
-	elapsed := time.Since(start)
+	res := baselineResult{elapsed: time.Since(start), redisCPU: cpu()}
 	n, err := rc.ZCard(ctx, key).Result()
 	if err != nil {
-		return 0, fmt.Errorf("baseline: count %s: %w", key, err)
+		return baselineResult{}, fmt.Errorf("baseline: count %s: %w", key, err)
 	}
 	if n != int64(cfg.n) {
-		return 0, fmt.Errorf("baseline: %s holds %d members, want %d", key, n, cfg.n)
+		return baselineResult{}, fmt.Errorf("baseline: %s holds %d members, want %d", key, n, cfg.n)
 	}
-	fmt.Fprintf(stderr, "  baseline %5.1fs  %d ZADDs\n", elapsed.Seconds(), n)
-	return elapsed, nil
+	fmt.Fprintf(stderr, "  baseline %5.1fs  %d ZADDs\n", res.elapsed.Seconds(), n)
+	return res, nil
 }
 
 // printIngest prints the ingest table.
-func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeResult, zadd time.Duration, fast consumeResult, rb rebuild.Result) {
+func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeResult, zadd baselineResult, fast consumeResult, rb rebuild.Result) {
 	rate := func(n int64, d time.Duration) float64 {
 		if d <= 0 {
 			return 0
@@ -363,19 +380,20 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 	n := int64(cfg.n)
 	consRate := rate(n, c.elapsed)
 	afterFirst := rate(n-c.atFirst, c.elapsed-c.firstWrite)
-	zaddRate := rate(n, zadd)
+	zaddRate := rate(n, zadd.elapsed)
+	perJoin := func(cpu time.Duration) float64 { return cpu.Seconds() * 1e6 / float64(n) }
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
 		n, benchPartitions, fill.Seconds(), rate(n, fill))
 	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d lanes %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",
 		n, cfg.maxBatch, cfg.lanes, c.elapsed.Seconds(), consRate, c.firstWrite.Seconds(), afterFirst,
 		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors,
-		c.redisCPU.Seconds()*1e6/float64(n))
-	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)\n",
-		n, cfg.maxBatch, zadd.Seconds(), zaddRate)
+		perJoin(c.redisCPU))
+	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)  Redis CPU %.2f µs/join\n",
+		n, cfg.maxBatch, zadd.elapsed.Seconds(), zaddRate, perJoin(zadd.redisCPU))
 	fastRate := rate(n, fast.elapsed)
 	fmt.Fprintf(w, "ingest  fast-track     %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  (the same topic again, joins admitting while there is room: admitted %d)  Redis CPU %.2f µs/join\n",
-		n, cfg.maxBatch, fast.elapsed.Seconds(), fastRate, fast.stats.Admitted, fast.redisCPU.Seconds()*1e6/float64(n))
+		n, cfg.maxBatch, fast.elapsed.Seconds(), fastRate, fast.stats.Admitted, perJoin(fast.redisCPU))
 	rbRate := rate(rb.Messages, rb.Paused)
 	fmt.Fprintf(w, "ingest  rebuild        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (FLUSHALL, then the whole topic read, folded and written back: read and fold %.2fs, event paused %.2fs)\n",
 		rb.Messages, rb.Partitions, rb.Paused.Seconds(), rbRate, rb.Read.Seconds(), rb.Paused.Seconds())
@@ -383,6 +401,9 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 	report.Ratio(w, "rebuild/consumer", rbRate, consRate)
 	report.Ratio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
 	report.Ratio(w, "fast-track/consumer", fastRate, consRate)
+	if zadd.redisCPU > 0 {
+		report.Ratio(w, "consumer-redis-cpu/zadd-pipeline-redis-cpu", perJoin(c.redisCPU), perJoin(zadd.redisCPU))
+	}
 	report.Summary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
 		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
 	report.Summary(w, "rebuild of the event from its log after FLUSHALL", fmt.Sprintf("%.0f msg/s, paused %.1fs", rbRate, rb.Paused.Seconds()),
