@@ -97,7 +97,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			drawer = draw.NewDrawer(*d.seed)
 		}
 		var args []any
-		args, dropped[i] = ingestArgs(byEv[ev], drawer, nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
+		args, dropped[i] = ingestArgs(byEv[ev], drawer, s.lasts.get(ev), nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
 		k := keysOf(ev)
 		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.visits), args}
 	}
@@ -124,7 +124,8 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 				continue
 			}
 		case []any:
-			if len(v) == 9 {
+			if len(v) == 10 {
+				s.lasts.set(order[i], v[9])
 				res.Joined += int(v[0].(int64))
 				res.Left += int(v[1].(int64))
 				res.Ignored += int(v[2].(int64)) + dropped[i]
@@ -150,8 +151,10 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 // partition in msgs (a redelivery in the same batch). The records only raise their partitions'
 // marks; the joins and leaves are listed in columns, one argument per
 // field the common join needs (the partition and offset of each are in
-// one string that ingest.lua reads only for a redelivery).
-func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...any) ([]any, int) {
+// one string that ingest.lua reads only for a redelivery). A plain batch
+// carries its journal notes unless last (the line's last score as last
+// seen, lineLasts) says every join of it goes behind the line.
+func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs int64, head ...any) ([]any, int) {
 	type partition struct {
 		slot      int
 		low, high int64
@@ -283,18 +286,61 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, nowMs int64, head ...
 	}
 	if plain != "" {
 		// The journal's notes of the joins, one line each, for those
-		// ingest.lua finds placed before the line's last.
+		// ingest.lua finds placed before the line's last; none (ingest.lua
+		// writes them) when the batch looks to go behind everyone.
 		var notes []byte
-		for _, e := range listed {
-			notes = append(notes, '+')
-			notes = strconv.AppendInt(notes, e.m.TS, 10)
-			notes = append(notes, ' ')
-			notes = append(notes, e.m.UserID...)
-			notes = append(notes, '\n')
+		if n == 0 || !last.known || listed[0].m.TS <= last.score {
+			for _, e := range listed {
+				notes = append(notes, '+')
+				notes = strconv.AppendInt(notes, e.m.TS, 10)
+				notes = append(notes, ' ')
+				notes = append(notes, e.m.UserID...)
+				notes = append(notes, '\n')
+			}
 		}
 		args = append(args, notes)
 	}
 	return args, dropped
+}
+
+// lineLasts keeps, by event, the score of the line's last member as this
+// Store's latest ingest.lua call of the event left it. It is a hint: the
+// line changes meanwhile (other consumers, admissions, leaves), and
+// ingest.lua reads the true last itself. A plain batch stamped after the
+// hint is sent without its journal notes (ingest.lua notes the joins that
+// land before the last after all, as the general step does): new joins
+// arriving in order mostly go behind everyone, and the notes would cost
+// Redis every join's line for nothing.
+type lineLasts struct {
+	mu sync.Mutex
+	m  map[string]int64
+}
+
+// lineLast is one event's hint: known false for none.
+type lineLast struct {
+	score int64
+	known bool
+}
+
+func newLineLasts() *lineLasts { return &lineLasts{m: map[string]int64{}} }
+
+func (l *lineLasts) get(ev string) lineLast {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	score, ok := l.m[ev]
+	return lineLast{score, ok}
+}
+
+// set keeps reply, ingest.lua's last score (nil: the line is empty), for
+// ev.
+func (l *lineLasts) set(ev string, reply any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if score, ok := reply.(int64); ok {
+		l.m[ev] = score
+	} else {
+		delete(l.m, ev)
+	}
 }
 
 // drawCache keeps each event's draw seed for Ingest, which needs it for

@@ -66,3 +66,33 @@ func TestJournalOrdersTiesByBytesUnderAnyLocale(t *testing.T) {
 		})
 	}
 }
+
+// TestJournalNotesJoinsAheadOfAnotherConsumersLast: a consumer whose last
+// sight of the line is behind its batch sends the batch without its notes;
+// when another consumer has put later joins in line meanwhile, ingest.lua
+// notes the batch's joins placed ahead of them itself.
+func TestJournalNotesJoinsAheadOfAnotherConsumersLast(t *testing.T) {
+	srv := testredis.Start(t)
+	a := mustNew(t, srv.Client(), redisstore.Options{})
+	b := mustNew(t, srv.Client(), redisstore.Options{})
+	c := srv.Client()
+	ev := testenv.EventID(t)
+	mustPut(t, a, ev)
+	ingest(t, a, 3000, msg(queue.OpJoin, ev, "early", 100)) // a's hint: 100
+	ingest(t, b, 3000, msg(queue.OpJoin, ev, "late", 200))  // the line's last: 200
+	before := len(readState(t, c, ev).journal)
+	if r := ingest(t, a, 3000, msg(queue.OpJoin, ev, "mid1", 150), msg(queue.OpJoin, ev, "mid2", 160), msg(queue.OpJoin, ev, "tail", 250)); r.Joined != 3 {
+		t.Fatalf("ingest %+v, want 3 joined", r)
+	}
+	got := readState(t, c, ev).journal[before:]
+	if want := []string{"+150 mid1", "+160 mid2"}; !slices.Equal(got, want) {
+		t.Fatalf("journal after a's batch %q, want %q: the joins ahead of b's and only those", got, want)
+	}
+	// a's hint is now 250, the true last: a batch behind it is not noted.
+	if r := ingest(t, a, 3000, msg(queue.OpJoin, ev, "after", 300)); r.Joined != 1 {
+		t.Fatalf("ingest %+v, want 1 joined", r)
+	}
+	if got := readState(t, c, ev).journal[before:]; len(got) != 2 {
+		t.Fatalf("journal %q: a join behind everyone was noted", got)
+	}
+}

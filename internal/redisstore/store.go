@@ -23,6 +23,7 @@ type Store struct {
 	// (0: only the slot monitor admits).
 	fastTrack int
 	draws     *drawCache
+	lasts     *lineLasts
 	// recorder, when set, records every change the scripts make on their
 	// own in the log (Options.Recorder); failures are reported to log.
 	recorder queue.Recorder
@@ -74,7 +75,7 @@ func New(c redis.UniversalClient, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{c: c, fastTrack: o.FastTrack, draws: newDrawCache(), recorder: o.Recorder, log: o.Logger}, nil
+	return &Store{c: c, fastTrack: o.FastTrack, draws: newDrawCache(), lasts: newLineLasts(), recorder: o.Recorder, log: o.Logger}, nil
 }
 
 // Dial parses a redis:// URL and returns a Store with a client of that one

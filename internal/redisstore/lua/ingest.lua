@@ -35,7 +35,9 @@
 -- the caller knows of a draw)
 -- then, when ARGV[10] is '1', the notes of the joins listed: "+<stamp>
 -- <user>\n" each, in the order listed (a join placed before the line's
--- last is noted with its line: the first ones of a plain batch)
+-- last is noted with its line: the first ones of a plain batch), or ''
+-- when the caller took the batch to go behind everyone (then such a join
+-- is noted as the general step notes it)
 --
 -- The caller lists each message once, in the order read (joins of users
 -- listed once: by stamp, then user, since their order changes nothing but
@@ -82,7 +84,10 @@
 -- atomic step that keeps the capacity: there is no second way into a slot.
 --
 -- Returns {joined, left, ignored, admitted, inversions, expiresAt,
--- admittedUsers, dropped, ended} where ignored counts joins of users who
+-- admittedUsers, dropped, ended, last} where last is the score of the
+-- line's last member after the batch as far as it knows (nil: none; a
+-- leave or an admission since may have taken it out), the caller's hint
+-- for its next batch's notes, and ignored counts joins of users who
 -- were already waiting, holding a slot or served, and leaves of users not
 -- waiting, admitted the users the fast track let in, and admittedUsers,
 -- dropped and ended are as tick.lua returns them; NO_EVENT when the event has no
@@ -100,6 +105,9 @@
 -- place and no redelivery, adds everyone: it skips the per-message steps
 -- but for its first joins, those placed before the line's last or below
 -- admittedMaxScore (docs/performance.md, "The ingest step's Redis CPU").
+-- ARGV as a local: a global is a table lookup at every use, and the
+-- per-join loops below read it a few times a join.
+local ARGV = ARGV
 local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding')
 if conf[4] then
   return REBUILDING
@@ -255,12 +263,19 @@ if plain and n > 0 and not skip then
       end
     end
   end
-  if k > 0 then
+  if k > 0 and ARGV[T] == '' then
+    for i = 1, k do
+      journal_note('+', ARGV[S + i], ARGV[U + i])
+    end
+  elseif k > 0 then
     local bytes = 0
     for i = 1, k do
       bytes = bytes + #ARGV[S + i] + #ARGV[U + i] + 3
     end
     journal_note_lines(string.sub(ARGV[T], 1, bytes - 1))
+  end
+  if k < n then
+    lastScore = tonumber(ARGV[S + n])
   end
   for i = 1, maxAdmitted and n or 0 do
     if tonumber(ARGV[S + i]) >= maxAdmitted then
@@ -423,4 +438,4 @@ end
 if inversions > 0 then
   redis.call('HINCRBY', K.stats, 'inversions', inversions)
 end
-return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, dropped, ended}
+return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, dropped, ended, lastScore or false}
