@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/waitq/waitq/internal/queue"
@@ -19,6 +20,49 @@ import (
 // which a rebuild reads as one admission; the grace is how long a user may
 // wait for the admission they were given.
 const RecordGrace = 2 * time.Second
+
+// maxPendingRecords bounds the sweep and expiry records a Store keeps
+// for another try while the log cannot be written (pendingRecords).
+const maxPendingRecords = 100_000
+
+// pendingRecords are the sweep and expiry records whose write failed.
+// Nothing in Redis keeps them, unlike an admission (it stays unrecorded)
+// or a release (its slot stays freeing), which a monitor tick finds and
+// records again: they are written with the Store's next records. Such a
+// record names the place or hold it ended (queue.Replay), so writing it
+// late, after the user's later messages, changes nothing else. Past
+// maxPendingRecords the oldest are dropped, counted.
+type pendingRecords struct {
+	mu      sync.Mutex
+	recs    []queue.Message
+	dropped int64
+}
+
+// take returns the records kept, keeping none.
+func (p *pendingRecords) take() []queue.Message {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	recs := p.recs
+	p.recs = nil
+	return recs
+}
+
+// keep keeps the sweep and expiry records of recs for another try and
+// returns how many are kept in all and how many were dropped so far.
+func (p *pendingRecords) keep(recs []queue.Message) (int, int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, m := range recs {
+		if m.Op == queue.OpSweep || m.Op == queue.OpExpire {
+			p.recs = append(p.recs, m)
+		}
+	}
+	if over := len(p.recs) - maxPendingRecords; over > 0 {
+		p.recs = slices.Delete(p.recs, 0, over)
+		p.dropped += int64(over)
+	}
+	return len(p.recs), p.dropped
+}
 
 // recordArg is the scripts' record argument: '1' when the caller records
 // admissions before anyone is told of them.
@@ -83,7 +127,8 @@ func (c changes) records(nowMs int64, out []queue.Message) []queue.Message {
 // slots are free now. Without a recorder the scripts told the users
 // themselves and every admission is returned. A failure is logged: the
 // admissions stay unrecorded, and the slots counted, until a monitor tick
-// records them.
+// records them; the sweeps and expiries are kept (pendingRecords) and
+// written with the next records, which a later call writes first.
 func (s *Store) record(ctx context.Context, nowMs int64, cs []changes) (map[string][]string, map[string]bool) {
 	recorded := map[string][]string{}
 	freed := map[string][]string{}
@@ -97,11 +142,17 @@ func (s *Store) record(ctx context.Context, nowMs int64, cs []changes) (map[stri
 			recs = c.records(nowMs, recs)
 		}
 	}
-	if s.recorder == nil || len(recs) == 0 {
+	if s.recorder == nil {
+		return recorded, nil
+	}
+	recs = append(s.pending.take(), recs...)
+	if len(recs) == 0 {
 		return recorded, nil
 	}
 	if err := s.recorder.Record(ctx, recs); err != nil {
-		s.log.Warn("writing records to the log failed; admissions and released slots wait for a monitor tick to record them", "records", len(recs), "err", err)
+		kept, dropped := s.pending.keep(recs)
+		s.log.Warn("writing records to the log failed; admissions and released slots wait for a monitor tick to record them, sweeps and expiries for the next records",
+			"records", len(recs), "kept", kept, "dropped", dropped, "err", err)
 		return nil, nil
 	}
 	var calls []scriptCall

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
@@ -123,5 +125,48 @@ func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 	}
 	if slices.Sort(admits); !slices.Equal(admits, []string{"u0", "u1"}) {
 		t.Errorf("admit records %v, want u0 and u1", admits)
+	}
+}
+
+// TestSweepDuringAnOutageIsRecordedLater: a sweep made while no record can
+// be written leaves nothing in Redis to find it again (unlike an
+// admission, which stays unrecorded): the Store keeps its record and
+// writes it with the next records once the broker answers, so a rebuild
+// does not bring the swept user back.
+func TestSweepDuringAnOutageIsRecordedLater(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	rec := &broker{down: true}
+	rs := mustNew(t, c, redisstore.Options{Recorder: rec, Logger: testenv.Logger(t)})
+	putLine(t, s, ev, 1, 60, 3) // u0…u2 stamped 1…3
+	if err := c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Score: 100, Member: "u2"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	sweep := func(now int64) queue.TickResult {
+		t.Helper()
+		res, err := rs.Tick(ctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: now, PresenceCutoffMs: 500, SweepLimit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0]
+	}
+	if r := sweep(1000); !slices.Equal(r.Swept, []string{"u2"}) {
+		t.Fatalf("tick during the outage swept %v, want u2", r.Swept)
+	}
+	rec.setDown(false)
+	sweep(2000) // nothing new to record: the kept sweep is written
+	var swept []queue.Message
+	for _, m := range rec.records() {
+		if m.Op == queue.OpSweep {
+			swept = append(swept, m)
+		}
+	}
+	if len(swept) != 1 || swept[0].UserID != "u2" || swept[0].Score != 3 || swept[0].TS != 1000 {
+		t.Fatalf("sweep records once the broker answers %+v, want u2's, of its place 3, made at 1000", swept)
+	}
+	sweep(3000)
+	if n := len(rec.records()); n != 1 {
+		t.Errorf("the log holds %d records after another tick, want the sweep's once", n)
 	}
 }

@@ -24,6 +24,7 @@ type Store struct {
 	fastTrack int
 	draws     *drawCache
 	lasts     *lineLasts
+	pending   *pendingRecords
 	// recorder, when set, records every change the scripts make on their
 	// own in the log (Options.Recorder); failures are reported to log.
 	recorder queue.Recorder
@@ -75,7 +76,7 @@ func New(c redis.UniversalClient, o Options) (*Store, error) {
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Store{c: c, fastTrack: o.FastTrack, draws: newDrawCache(), lasts: newLineLasts(), recorder: o.Recorder, log: o.Logger}, nil
+	return &Store{c: c, fastTrack: o.FastTrack, draws: newDrawCache(), lasts: newLineLasts(), pending: &pendingRecords{}, recorder: o.Recorder, log: o.Logger}, nil
 }
 
 // Dial parses a redis:// URL and returns a Store with a client of that one
