@@ -127,10 +127,12 @@ func TestIngestFlags(t *testing.T) {
 		wantErr string
 	}{
 		{nil, ""},
-		{[]string{"-lanes", "3", "-max-batch", "250"}, ""},
+		{[]string{"-lanes", "3", "-max-batch", "250", "-rounds", "9"}, ""},
 		{[]string{"-lanes", "0"}, "-lanes 0: must be between 1 and 64"},
 		{[]string{"-lanes", "65"}, "-lanes 65: must be between 1 and 64"},
 		{[]string{"-max-batch", "0"}, "-max-batch 0: must be between 1 and 100000"},
+		{[]string{"-rounds", "0"}, "-rounds 0: must be between 1 and 9"},
+		{[]string{"-rounds", "10"}, "-rounds 10: must be between 1 and 9"},
 	} {
 		var cfg ingestConfig
 		var stdout, stderr bytes.Buffer
@@ -148,5 +150,24 @@ func TestIngestFlags(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Fatalf("begin(%q): the settings line lacks %q:\n%s", tc.args, want, stdout.String())
 		}
+	}
+}
+
+// TestMedianRound: the ingest figures are those of the round whose
+// consumer/pipeline ratio is the median (the lower middle of an even
+// number), whatever the order the rounds ran in.
+func TestMedianRound(t *testing.T) {
+	round := func(cons, zadd time.Duration) ingestRound {
+		return ingestRound{cons: consumeResult{elapsed: cons}, zadd: baselineResult{elapsed: zadd}}
+	}
+	rounds := []ingestRound{round(4*time.Second, 2*time.Second), round(2*time.Second, 2*time.Second), round(5*time.Second, 4*time.Second)}
+	if got := medianRound(rounds).ratio(); got != 0.8 {
+		t.Errorf("median of 0.5, 1, 0.8 = %v, want 0.8", got)
+	}
+	if got := medianRound(rounds[:2]).ratio(); got != 0.5 {
+		t.Errorf("median of 0.5, 1 = %v, want the lower, 0.5", got)
+	}
+	if got := medianRound(rounds[2:]).ratio(); got != 0.8 {
+		t.Errorf("median of one round = %v, want its 0.8", got)
 	}
 }

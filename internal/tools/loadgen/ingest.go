@@ -1,12 +1,14 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"time"
 
@@ -26,6 +28,7 @@ const (
 	maxIngestTimeout = 10 * time.Minute
 	maxIngestBatch   = 100_000
 	maxIngestLanes   = 64
+	maxIngestRounds  = 9
 	prefillChunk     = 20_000 // messages per WriteMessages call
 	pollInterval     = 50 * time.Millisecond
 )
@@ -35,6 +38,7 @@ type ingestConfig struct {
 	n        int
 	maxBatch int
 	lanes    int
+	rounds   int
 	timeout  time.Duration
 	cluster  bool
 }
@@ -44,13 +48,14 @@ func (c *ingestConfig) bind(fs *flag.FlagSet) {
 	fs.IntVar(&c.n, "n", 200_000, "join messages put in the topic before the consumer starts")
 	fs.IntVar(&c.maxBatch, "max-batch", 500, "consumer MaxBatch, and the size of the baseline's ZADD pipelines")
 	fs.IntVar(&c.lanes, "lanes", kafkajoin.DefaultConsumerConfig().Lanes, "consumer Lanes (WAITQ_WRITE_LANES): batches written at once")
+	fs.IntVar(&c.rounds, "rounds", 1, "times the consumer and the ZADD pipeline are measured, alternating (the rates move from run to run; the figures are the round of the median ratio)")
 	fs.DurationVar(&c.timeout, "timeout", 120*time.Second, "bound of each step: pre-fill, consume, baseline")
 	fs.BoolVar(&c.cluster, "redis-cluster", false, clusterFlagUsage)
 }
 
 // line returns the settings line of the ingest table.
 func (c *ingestConfig) line() string {
-	return fmt.Sprintf("-n %d -max-batch %d -lanes %d -timeout %s -redis-cluster=%t", c.n, c.maxBatch, c.lanes, c.timeout, c.cluster)
+	return fmt.Sprintf("-n %d -max-batch %d -lanes %d -rounds %d -timeout %s -redis-cluster=%t", c.n, c.maxBatch, c.lanes, c.rounds, c.timeout, c.cluster)
 }
 
 // validate checks the ingest flags.
@@ -64,6 +69,9 @@ func (c *ingestConfig) validate() error {
 	}
 	if c.lanes < 1 || c.lanes > maxIngestLanes {
 		errs = append(errs, fmt.Errorf("-lanes %d: must be between 1 and %d", c.lanes, maxIngestLanes))
+	}
+	if c.rounds < 1 || c.rounds > maxIngestRounds {
+		errs = append(errs, fmt.Errorf("-rounds %d: must be between 1 and %d", c.rounds, maxIngestRounds))
 	}
 	if c.timeout <= 0 || c.timeout > maxIngestTimeout {
 		errs = append(errs, fmt.Errorf("-timeout %s: must be positive and at most %s", c.timeout, maxIngestTimeout))
@@ -111,27 +119,61 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
-	cons, err := consume(ctx, conn, store, cfg, false, stderr)
-	if err != nil {
-		return err
-	}
-	rb, err := rebuildLine(ctx, conn, store, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	zadd, err := zaddBaseline(ctx, rc, cfg, base, stderr)
-	if err != nil {
-		return err
+	rounds := make([]ingestRound, cfg.rounds)
+	var rb rebuild.Result
+	for i := range rounds {
+		if i > 0 {
+			if err := clearLine(ctx, rc); err != nil {
+				return err
+			}
+		}
+		if rounds[i].cons, err = consume(ctx, conn, store, cfg, fmt.Sprintf("loadgen-ingest-%d", i+1), stderr); err != nil {
+			return err
+		}
+		if i == 0 {
+			if rb, err = rebuildLine(ctx, conn, store, cfg, stderr); err != nil {
+				return err
+			}
+		}
+		if rounds[i].zadd, err = zaddBaseline(ctx, rc, cfg, base, stderr); err != nil {
+			return err
+		}
 	}
 	if err := clearLine(ctx, rc); err != nil {
 		return err
 	}
-	fast, err := consume(ctx, conn, store, cfg, true, stderr)
+	fast, err := consume(ctx, conn, store, cfg, fastTrackGroup, stderr)
 	if err != nil {
 		return err
 	}
-	printIngest(stdout, cfg, fill, cons, zadd, fast, rb)
+	printIngest(stdout, cfg, fill, rounds, fast, rb)
 	return nil
+}
+
+// fastTrackGroup is the consumer group of the fast-track run of "loadgen
+// ingest".
+const fastTrackGroup = "loadgen-fast-track"
+
+// ingestRound is one alternation of the consumer and the ZADD pipeline.
+type ingestRound struct {
+	cons consumeResult
+	zadd baselineResult
+}
+
+// ratio is the round's consumer rate over the pipeline's.
+func (r ingestRound) ratio() float64 {
+	if r.cons.elapsed <= 0 {
+		return 0
+	}
+	return r.zadd.elapsed.Seconds() / r.cons.elapsed.Seconds()
+}
+
+// medianRound returns the round of the median ratio (of an even number,
+// the lower of the two middle ones).
+func medianRound(rounds []ingestRound) ingestRound {
+	sorted := slices.Clone(rounds)
+	slices.SortFunc(sorted, func(a, b ingestRound) int { return cmp.Compare(a.ratio(), b.ratio()) })
+	return sorted[(len(sorted)-1)/2]
 }
 
 // createIngestEvent registers the bench event and creates its topic.
@@ -184,16 +226,15 @@ func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig,
 	return time.Since(start), nil
 }
 
-// consume starts a consumer (of a group of its own, so it reads the topic
-// from the start) on the pre-filled topic and times it from its start until
-// all cfg.n users are in the waiting line or admitted. With fastTrack its
-// writes admit while the event has room.
-func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, fastTrack bool, stderr io.Writer) (consumeResult, error) {
+// consume starts a consumer of group (a group of its own, so it reads the
+// topic from the start) on the pre-filled topic and times it from its start
+// until all cfg.n users are in the waiting line or admitted. The group
+// fastTrackGroup's writes admit while the event has room.
+func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, group string, stderr io.Writer) (consumeResult, error) {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, MaxBatch: cfg.maxBatch, Lanes: cfg.lanes, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
+	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, GroupID: group, MaxBatch: cfg.maxBatch, Lanes: cfg.lanes, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
 	var sink queue.IngestStore = store
-	if fastTrack {
-		ccfg.GroupID = "loadgen-fast-track"
+	if group == fastTrackGroup {
 		fast, err := redisstore.New(store.Client(), redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
 		if err != nil {
 			return consumeResult{}, err
@@ -370,7 +411,9 @@ func zaddBaseline(ctx context.Context, rc redis.UniversalClient, cfg ingestConfi
 }
 
 // printIngest prints the ingest table.
-func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeResult, zadd baselineResult, fast consumeResult, rb rebuild.Result) {
+func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, rounds []ingestRound, fast consumeResult, rb rebuild.Result) {
+	mid := medianRound(rounds)
+	c, zadd := mid.cons, mid.zadd
 	rate := func(n int64, d time.Duration) float64 {
 		if d <= 0 {
 			return 0
@@ -383,6 +426,13 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 	zaddRate := rate(n, zadd.elapsed)
 	perJoin := func(cpu time.Duration) float64 { return cpu.Seconds() * 1e6 / float64(n) }
 	fmt.Fprintln(w)
+	if len(rounds) > 1 {
+		fmt.Fprintf(w, "ingest  rounds         consumer/zadd-pipeline")
+		for _, r := range rounds {
+			fmt.Fprintf(w, " %.2f", r.ratio())
+		}
+		fmt.Fprintf(w, "  (the consumer and the pipeline alternating; the rows below are the round of the median, %.2f)\n", mid.ratio())
+	}
 	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
 		n, benchPartitions, fill.Seconds(), rate(n, fill))
 	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d lanes %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",
@@ -401,6 +451,7 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, c consumeRes
 	report.Ratio(w, "rebuild/consumer", rbRate, consRate)
 	report.Ratio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
 	report.Ratio(w, "fast-track/consumer", fastRate, consRate)
+	report.Ratio(w, "fast-track/zadd-pipeline", fastRate, zaddRate)
 	if zadd.redisCPU > 0 {
 		report.Ratio(w, "consumer-redis-cpu/zadd-pipeline-redis-cpu", perJoin(c.redisCPU), perJoin(zadd.redisCPU))
 	}
