@@ -153,8 +153,8 @@ func TestIngestFlags(t *testing.T) {
 	}
 }
 
-// TestMedianRound: the ingest figures are those of the round whose
-// consumer/pipeline ratio is the median (the lower middle of an even
+// TestMedianRound: the ingest and joins figures are those of the round
+// whose ratio is the median (the lower middle of an even
 // number), whatever the order the rounds ran in.
 func TestMedianRound(t *testing.T) {
 	round := func(cons, zadd time.Duration) ingestRound {
@@ -169,5 +169,29 @@ func TestMedianRound(t *testing.T) {
 	}
 	if got := medianRound(rounds[2:]).ratio(); got != 0.8 {
 		t.Errorf("median of one round = %v, want its 0.8", got)
+	}
+}
+
+// TestJoinsRoundsFlag checks -rounds of "loadgen joins": 1 by default, in
+// the settings line, and bounded.
+func TestJoinsRoundsFlag(t *testing.T) {
+	for _, tc := range []struct {
+		args    []string
+		wantErr string
+		line    string
+	}{
+		{nil, "", "-rounds 1 "},
+		{[]string{"-rounds", "5"}, "", "-rounds 5 "},
+		{[]string{"-rounds", "0"}, "-rounds 0: must be between 1 and 9", ""},
+	} {
+		var cfg joinsConfig
+		var stdout bytes.Buffer
+		ok, err := begin("joins", &cfg, tc.args, &stdout, &bytes.Buffer{})
+		if ok != (tc.wantErr == "") || (err == nil) != (tc.wantErr == "") || (err != nil && err.Error() != tc.wantErr) {
+			t.Fatalf("begin(%q) = %v, %v; want error %q", tc.args, ok, err, tc.wantErr)
+		}
+		if !strings.Contains(stdout.String(), tc.line) {
+			t.Fatalf("begin(%q): the settings line lacks %q:\n%s", tc.args, tc.line, stdout.String())
+		}
 	}
 }

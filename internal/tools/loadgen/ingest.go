@@ -1,14 +1,12 @@
 package loadgen
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"slices"
 	"strconv"
 	"time"
 
@@ -28,7 +26,6 @@ const (
 	maxIngestTimeout = 10 * time.Minute
 	maxIngestBatch   = 100_000
 	maxIngestLanes   = 64
-	maxIngestRounds  = 9
 	prefillChunk     = 20_000 // messages per WriteMessages call
 	pollInterval     = 50 * time.Millisecond
 )
@@ -70,9 +67,7 @@ func (c *ingestConfig) validate() error {
 	if c.lanes < 1 || c.lanes > maxIngestLanes {
 		errs = append(errs, fmt.Errorf("-lanes %d: must be between 1 and %d", c.lanes, maxIngestLanes))
 	}
-	if c.rounds < 1 || c.rounds > maxIngestRounds {
-		errs = append(errs, fmt.Errorf("-rounds %d: must be between 1 and %d", c.rounds, maxIngestRounds))
-	}
+	errs = append(errs, roundsError(c.rounds)...)
 	if c.timeout <= 0 || c.timeout > maxIngestTimeout {
 		errs = append(errs, fmt.Errorf("-timeout %s: must be positive and at most %s", c.timeout, maxIngestTimeout))
 	}
@@ -166,14 +161,6 @@ func (r ingestRound) ratio() float64 {
 		return 0
 	}
 	return r.zadd.elapsed.Seconds() / r.cons.elapsed.Seconds()
-}
-
-// medianRound returns the round of the median ratio (of an even number,
-// the lower of the two middle ones).
-func medianRound(rounds []ingestRound) ingestRound {
-	sorted := slices.Clone(rounds)
-	slices.SortFunc(sorted, func(a, b ingestRound) int { return cmp.Compare(a.ratio(), b.ratio()) })
-	return sorted[(len(sorted)-1)/2]
 }
 
 // createIngestEvent registers the bench event and creates its topic.
@@ -426,13 +413,7 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, rounds []ing
 	zaddRate := rate(n, zadd.elapsed)
 	perJoin := func(cpu time.Duration) float64 { return cpu.Seconds() * 1e6 / float64(n) }
 	fmt.Fprintln(w)
-	if len(rounds) > 1 {
-		fmt.Fprintf(w, "ingest  rounds         consumer/zadd-pipeline")
-		for _, r := range rounds {
-			fmt.Fprintf(w, " %.2f", r.ratio())
-		}
-		fmt.Fprintf(w, "  (the consumer and the pipeline alternating; the rows below are the round of the median, %.2f)\n", mid.ratio())
-	}
+	printRounds(w, "ingest", "consumer/zadd-pipeline", rounds)
 	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
 		n, benchPartitions, fill.Seconds(), rate(n, fill))
 	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d lanes %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,7 @@ type joinsConfig struct {
 	producerURL  string
 	adminToken   string
 	batchTimeout string
+	rounds       int
 	cluster      bool
 }
 
@@ -39,17 +41,19 @@ func (c *joinsConfig) bind(fs *flag.FlagSet) {
 	fs.StringVar(&c.producerURL, "producer-url", "", "measure this running producer-api (loopback only) instead of starting one")
 	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the producer-api named by -producer-url")
 	fs.StringVar(&c.batchTimeout, "batch-timeout", "", "WAITQ_KAFKA_BATCH_TIMEOUT of the started producer-api (empty: the service default)")
+	fs.IntVar(&c.rounds, "rounds", 1, "times the bare echo handler and producer-api are measured, alternating (the rates move from run to run; the figures are the round of the median ratio)")
 	fs.BoolVar(&c.cluster, "redis-cluster", false, clusterFlagUsage)
 }
 
 // line returns the settings line of the joins table.
 func (c *joinsConfig) line() string {
-	return fmt.Sprintf("-c %d -d %s -n %d -warmup %s -redis-cluster=%t", c.concurrency, c.duration, c.maxReqs, c.warmup, c.cluster)
+	return fmt.Sprintf("-c %d -d %s -n %d -warmup %s -rounds %d -redis-cluster=%t", c.concurrency, c.duration, c.maxReqs, c.warmup, c.rounds, c.cluster)
 }
 
 // validate checks the joins flags.
 func (c *joinsConfig) validate() error {
 	errs := warmedFlagErrors(c.concurrency, c.duration, c.warmup, c.maxReqs)
+	errs = append(errs, roundsError(c.rounds)...)
 	if c.batchTimeout != "" {
 		if _, err := time.ParseDuration(c.batchTimeout); err != nil {
 			errs = append(errs, fmt.Errorf("-batch-timeout: %w", err))
@@ -115,27 +119,36 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
 	runID := stack.RandomHex(3)
-	// The bare handler is measured first so that nothing the producer left
-	// behind (broker log, heap) weighs on it.
-	echoRes, _, err := measureTarget(ctx, lc, cfg, target{"bare-echo", echoBase + "/v1/events/" + benchEvent + "/queue"}, "e"+runID, stderr)
-	if err != nil {
-		return err
+	// In each round the bare handler is measured first so that nothing the
+	// producer left behind (broker log, heap) weighs on it.
+	rounds := make([]joinRound, cfg.rounds)
+	accepted := 0 // producer-api's 202s, warm-ups included
+	for i := range rounds {
+		r := &rounds[i]
+		suffix := runID + strconv.Itoa(i)
+		if r.echo, _, err = measureTarget(ctx, lc, cfg, target{"bare-echo", echoBase + "/v1/events/" + benchEvent + "/queue"}, "e"+suffix, stderr); err != nil {
+			return err
+		}
+		var warmOK int
+		if r.prod, warmOK, err = measureTarget(ctx, lc, cfg, target{"producer-api", pt.base + "/v1/events/" + benchEvent + "/queue"}, "p"+suffix, stderr); err != nil {
+			return err
+		}
+		accepted += warmOK + r.prod.ok
 	}
-	prodRes, warmOK, err := measureTarget(ctx, lc, cfg, target{"producer-api", pt.base + "/v1/events/" + benchEvent + "/queue"}, "p"+runID, stderr)
-	if err != nil {
-		return err
-	}
+	mid := medianRound(rounds)
+	echoRes, prodRes := mid.echo, mid.prod
 	// The topic is counted before the writer baseline adds to it, so that
 	// the check compares producer-api's messages with its own 202s.
 	var check strings.Builder
 	var writerRes result
 	if len(pt.brokers) > 0 {
-		printTopicCheck(ctx, &check, pt.brokers, warmOK+prodRes.ok)
+		printTopicCheck(ctx, &check, pt.brokers, accepted)
 		if writerRes, err = measureWriter(ctx, cfg, pt.brokers, "k"+runID, stderr); err != nil {
 			return err
 		}
 	}
 	fmt.Fprintln(stdout)
+	printRounds(stdout, "joins", "producer-api/bare-echo", rounds)
 	printJoinRow(stdout, &prodRes)
 	if len(pt.brokers) > 0 {
 		printJoinRow(stdout, &writerRes)
@@ -156,6 +169,17 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printErrors(stdout, &echoRes)
 	fmt.Fprint(stdout, check.String())
 	return nil
+}
+
+// joinRound is one alternation of the bare echo handler and producer-api.
+type joinRound struct{ echo, prod result }
+
+// ratio is the round's producer-api rate over the bare handler's.
+func (r joinRound) ratio() float64 {
+	if e := r.echo.rate(); e > 0 {
+		return r.prod.rate() / e
+	}
+	return 0
 }
 
 // measureTarget runs the warm-up and then the recorded measurement of t. It
