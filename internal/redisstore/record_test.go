@@ -44,6 +44,19 @@ func (b *broker) records() []queue.Message {
 	return slices.Clone(b.log)
 }
 
+// duringOutage returns a store without a recorder and rs, a store over the
+// same Redis whose recorder's broker is down, and an event of the given
+// capacity and holds of 60 s with users u0… stamped 1… in line.
+func duringOutage(t *testing.T, capacity, users int) (s, rs *redisstore.Store, c *redis.Client, ev string, rec *broker) {
+	t.Helper()
+	s, c = newStore(t)
+	ev = testenv.EventID(t)
+	rec = &broker{down: true}
+	rs = mustNew(t, c, redisstore.Options{Recorder: rec, Logger: testenv.Logger(t)})
+	putLine(t, s, ev, capacity, 60, users)
+	return s, rs, c, ev, rec
+}
+
 // TestOutageLongerThanAHoldSpendsNoTurn is the reproduction: with
 // every record write failing (no broker answers) for longer than one hold,
 // the admitted users were never recorded, so never told; their holds must
@@ -52,12 +65,8 @@ func (b *broker) records() []queue.Message {
 // told of: once the broker answers again the admissions are recorded and
 // told, with a whole hold from then on.
 func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
-	s, c := newStore(t)
+	s, rs, c, ev, rec := duringOutage(t, 2, 4) // u0…u3 stamped 1…4
 	ctx := context.Background()
-	ev := testenv.EventID(t)
-	rec := &broker{down: true}
-	rs := mustNew(t, c, redisstore.Options{Recorder: rec, Logger: testenv.Logger(t)})
-	putLine(t, s, ev, 2, 60, 4) // u0…u3 stamped 1…4
 
 	const t0 = int64(1_000_000)
 	for _, at := range []int64{0, 5_000, 61_000, 66_000, 122_000} {
@@ -134,12 +143,8 @@ func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 // writes it with the next records once the broker answers, so a rebuild
 // does not bring the swept user back.
 func TestSweepDuringAnOutageIsRecordedLater(t *testing.T) {
-	s, c := newStore(t)
+	_, rs, c, ev, rec := duringOutage(t, 1, 3) // u0…u2 stamped 1…3
 	ctx := context.Background()
-	ev := testenv.EventID(t)
-	rec := &broker{down: true}
-	rs := mustNew(t, c, redisstore.Options{Recorder: rec, Logger: testenv.Logger(t)})
-	putLine(t, s, ev, 1, 60, 3) // u0…u2 stamped 1…3
 	if err := c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Score: 100, Member: "u2"}).Err(); err != nil {
 		t.Fatal(err)
 	}
