@@ -123,18 +123,30 @@ func BenchmarkIngestLogged500(b *testing.B) {
 	cpu0 := mustServerCPU(b, c)
 	b.ReportAllocs()
 	for b.Loop() {
-		for i := range msgs {
-			p := i % len(offsets)
-			offsets[p]++
-			msgs[i] = queue.Logged{Message: queue.Message{V: 1, Op: queue.OpJoin, EventID: "sale1", UserID: fmt.Sprintf("u%d-%d", batch, i),
-				TS: int64(batch*500 + i + 1), Visit: fmt.Sprintf("8f14e45f-ceea-467f-a8f0-%012d", batch*500+i)}, Partition: p, Offset: offsets[p]}
-		}
+		fillJoins(msgs, &offsets, batch, true)
 		batch++
 		if r, err := s.IngestLogged(ctx, msgs, int64(batch*500)); err != nil || r.Joined != len(msgs) {
 			b.Fatalf("%+v %v", r, err)
 		}
 	}
 	b.ReportMetric(float64((mustServerCPU(b, c)-cpu0).Nanoseconds())/float64(b.N)/float64(len(msgs))/1000, "redis-µs/join")
+}
+
+// fillJoins fills msgs with the round-th batch of new joins of "sale1",
+// stamped after every earlier round's, dealt over the partitions of offsets
+// in turn (their offsets rising), each with a visit (an Idempotency-Key)
+// when visits.
+func fillJoins(msgs []queue.Logged, offsets *[6]int64, round int, visits bool) {
+	for i := range msgs {
+		p := i % len(offsets)
+		offsets[p]++
+		seq := round*len(msgs) + i
+		m := queue.Message{V: 1, Op: queue.OpJoin, EventID: "sale1", UserID: fmt.Sprintf("u%d-%d", round, i), TS: int64(seq + 1)}
+		if visits {
+			m.Visit = fmt.Sprintf("8f14e45f-ceea-467f-a8f0-%012d", seq)
+		}
+		msgs[i] = queue.Logged{Message: m, Partition: p, Offset: offsets[p]}
+	}
 }
 
 func mustServerCPU(b *testing.B, c *redis.Client) time.Duration {
@@ -216,12 +228,7 @@ return redis.call('ZADD', KEYS[1], unpack(adds))`)
 			round := 0
 			cpu0 := mustServerCPU(b, c)
 			for b.Loop() {
-				for i := range batch {
-					p := i % len(offsets)
-					offsets[p]++
-					batch[i] = queue.Logged{Message: queue.Message{V: 1, Op: queue.OpJoin, EventID: "sale1",
-						UserID: fmt.Sprintf("u%d-%d", round, i), TS: int64(round*n + i + 1)}, Partition: p, Offset: offsets[p]}
-				}
+				fillJoins(batch, &offsets, round, false)
 				round++
 				if err := w.write(ctx, s, c, batch); err != nil {
 					b.Fatal(err)

@@ -136,17 +136,18 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err := clearLine(ctx, rc); err != nil {
 		return err
 	}
-	fast, err := consume(ctx, conn, store, cfg, fastTrackGroup, stderr)
+	// The same topic again, with joins admitting while the event has room.
+	fastStore, err := redisstore.New(rc, redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
+	if err != nil {
+		return err
+	}
+	fast, err := consume(ctx, conn, fastStore, cfg, "loadgen-fast-track", stderr)
 	if err != nil {
 		return err
 	}
 	printIngest(stdout, cfg, fill, rounds, fast, rb)
 	return nil
 }
-
-// fastTrackGroup is the consumer group of the fast-track run of "loadgen
-// ingest".
-const fastTrackGroup = "loadgen-fast-track"
 
 // createIngestEvent registers the bench event and creates its topic.
 func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig) error {
@@ -199,21 +200,13 @@ func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig,
 }
 
 // consume starts a consumer of group (a group of its own, so it reads the
-// topic from the start) on the pre-filled topic and times it from its start
-// until all cfg.n users are in the waiting line or admitted. The group
-// fastTrackGroup's writes admit while the event has room.
+// topic from the start) writing into store on the pre-filled topic and
+// times it from its start until all cfg.n users are in the waiting line or
+// admitted (a store with the fast track admits while the event has room).
 func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, group string, stderr io.Writer) (consumeResult, error) {
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, GroupID: group, MaxBatch: cfg.maxBatch, Lanes: cfg.lanes, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
-	var sink queue.IngestStore = store
-	if group == fastTrackGroup {
-		fast, err := redisstore.New(store.Client(), redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
-		if err != nil {
-			return consumeResult{}, err
-		}
-		sink = fast
-	}
-	cons, err := kafkajoin.NewConsumer(ccfg, sink)
+	cons, err := kafkajoin.NewConsumer(ccfg, store)
 	if err != nil {
 		return consumeResult{}, err
 	}
