@@ -3,17 +3,21 @@
 # log prints a progress line to stderr.
 log() { printf '== %s\n' "$*" >&2; }
 
+# as_root COMMAND... runs COMMAND as root: directly when root, else through
+# sudo.
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
 # apt_install PACKAGE... installs Debian packages (as root, or through sudo).
 apt_install() {
   if ! command -v apt-get >/dev/null; then
     log "cannot install $* (no apt-get); tests that need them will skip, or fail with CI=true"
     return 0
   fi
-  local sudo=()
-  [ "$(id -u)" = 0 ] || sudo=(sudo)
   log "installing $*"
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  as_root apt-get update -qq
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
 }
 
 # ensure_redis installs redis-server when it is missing.
@@ -27,10 +31,8 @@ ensure_redis() {
 ensure_locale() {
   locale -a 2>/dev/null | grep -qix 'en_US.utf8' && return 0
   [ -f /usr/share/i18n/locales/en_US ] || apt_install locales
-  local sudo=()
-  [ "$(id -u)" = 0 ] || sudo=(sudo)
   log "localedef en_US.UTF-8"
-  "${sudo[@]}" localedef -i en_US -f UTF-8 en_US.UTF-8
+  as_root localedef -i en_US -f UTF-8 en_US.UTF-8
 }
 
 # build_loadgen builds cmd/loadgen into bin/loadgen (run from the repository's
