@@ -93,6 +93,30 @@ func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	if code := bad.CloseCode(5 * time.Second); code != httpkit.CloseBadIdentity {
 		t.Fatalf("invalid header user: close %d", code)
 	}
+	// A visitor id is waitq's to issue: the header naming one would watch
+	// (and take the entry token of) that visitor's place.
+	visitor := "v:AAAAAAAAAAAAAAAAAAAAAA"
+	sys.Join(ev, visitor, 200)
+	stolen, err := e.dial(t, ev, "", http.Header{httpkit.UserHeader: {visitor}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := stolen.CloseCode(5 * time.Second); code != httpkit.CloseBadIdentity {
+		t.Fatalf("X-User-Id naming a visitor: close %d", code)
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/events/"+ev+"/status", nil)
+	req.Header.Set(httpkit.UserHeader, visitor)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusBadRequest || body.Error.Code != string(queue.CodeInvalidUserID) {
+		t.Fatalf("poll as a visitor by X-User-Id: %d %+v %v", resp.StatusCode, body, err)
+	}
 }
 
 func TestClientFrames(t *testing.T) {

@@ -65,7 +65,7 @@ func (s *Server) identify(r *http.Request, eventID string) (identity, error) {
 	}
 	if s.cfg.TrustUserHeader {
 		if u := r.Header.Get(httpkit.UserHeader); u != "" {
-			if err := queue.CheckUserID(u); err != nil {
+			if err := queue.CheckNamedUserID(u); err != nil {
 				return identity{}, err
 			}
 			return identity{eventID: eventID, userID: u, returnTo: r.URL.Query().Get("returnTo")}, nil

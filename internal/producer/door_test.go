@@ -118,6 +118,40 @@ func TestTrustUserHeader(t *testing.T) {
 	}
 }
 
+// TestTrustedHeaderCannotNameAVisitor: in trust mode X-User-Id may not
+// name a visitor id (v:…): that would take over the visitor's place and
+// ticket. Join, challenge and leave refuse it with invalid_user_id.
+func TestTrustedHeaderCannotNameAVisitor(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	cfg := strict
+	cfg.TrustUserHeader = true
+	e := startAPI(t, sys, cfg)
+	ev := testenv.EventID(t)
+	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	ctx := context.Background()
+	alice := testclient.NewVisitor(e.srv.URL)
+	id, _, err := alice.Identify(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, ref, err := alice.Join(ctx, ev); err != nil || ref != nil || j.UserID != id {
+		t.Fatalf("the visitor's join: %+v %+v %v", j, ref, err)
+	}
+	for _, path := range []string{"/queue", "/challenge"} {
+		for _, method := range []string{http.MethodPost, http.MethodDelete} {
+			if path == "/challenge" && method == http.MethodDelete {
+				continue
+			}
+			r := e.do(t, method, "/v1/events/"+ev+path, user(id), nil)
+			if r.status != http.StatusBadRequest || r.errorCode(t) != queue.CodeInvalidUserID {
+				t.Fatalf("%s %s as the visitor %s by X-User-Id: %d %s", method, path, id, r.status, r.body)
+			}
+		}
+	}
+}
+
 // TestChallenge: an event that asks for a proof of work takes a join only
 // with the solution of a challenge issued for it and the visitor, once.
 func TestChallenge(t *testing.T) {

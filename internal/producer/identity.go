@@ -2,7 +2,6 @@ package producer
 
 import (
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -73,8 +72,8 @@ func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 		if err != nil {
 			return identity{}, err
 		}
-		if strings.HasPrefix(claims.Subject, queue.VisitorPrefix) {
-			return identity{}, queue.Errorf(queue.CodeInvalidJoinToken, "a join token's sub must not start with %q: those are visitor ids", queue.VisitorPrefix)
+		if err := queue.CheckNamedUserID(claims.Subject); err != nil {
+			return identity{}, queue.Errorf(queue.CodeInvalidJoinToken, "a join token's sub must be a valid user id not starting with %q: those are visitor ids", queue.VisitorPrefix)
 		}
 		id := identity{user: claims.Subject}
 		if claims.ID != "" {
@@ -86,7 +85,7 @@ func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 	}
 	if s.cfg.TrustUserHeader {
 		if user := c.Request().Header.Get(httpkit.UserHeader); user != "" {
-			return identity{user: user}, queue.CheckUserID(user)
+			return identity{user: user}, queue.CheckNamedUserID(user)
 		}
 	}
 	ck, err := c.Cookie(VisitorCookie)

@@ -47,6 +47,21 @@ func IsVisitorID(id string) bool {
 	return strings.HasPrefix(id, VisitorPrefix) && len(id) == len(VisitorPrefix)+22 && ValidUserID(id)
 }
 
+// CheckNamedUserID returns nil for a user id that something other than
+// waitq's visitor identity names (a trusted X-User-Id, a join token's sub),
+// else the contract's invalid_user_id error: an invalid id, or one that
+// starts with VisitorPrefix, which would take over a visitor's place,
+// ticket and entry token.
+func CheckNamedUserID(id string) error {
+	if err := CheckUserID(id); err != nil {
+		return err
+	}
+	if strings.HasPrefix(id, VisitorPrefix) {
+		return Errorf(CodeInvalidUserID, "a user id must not start with %q: those are the visitor ids waitq issues", VisitorPrefix)
+	}
+	return nil
+}
+
 // SignVisitor returns the opaque identity token of v (the cookie's value).
 func (s *TicketSigner) SignVisitor(v Visitor) string { return s.visitor.sign(v) }
 
