@@ -51,6 +51,7 @@ func (g *Guard) Bind(l *config.Loader) {
 	l.Bool(&cfg.ForwardAuth, "forward-auth", "WAITQ_FORWARD_AUTH", false, "serve /waitq-guard/auth, the forward-auth endpoint of nginx auth_request, Caddy forward_auth or Traefik ForwardAuth (WAITQ_ORIGIN_URL then optional)")
 	l.Duration(&cfg.ReleasedInterval, "released-interval", "WAITQ_RELEASED_INTERVAL", def.ReleasedInterval, "how often the released admissions are fetched from WAITQ_GATEWAY_URL, whose tokens are refused though they verify (0: never)")
 	l.List(&cfg.TrustedProxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs or addresses) whose X-Forwarded-* headers /waitq-guard/auth believes (required with WAITQ_FORWARD_AUTH)")
+	l.String(&cfg.ForwardedURIHeader, "forwarded-uri-header", "WAITQ_FORWARDED_URI_HEADER", def.ForwardedURIHeader, "the one header /waitq-guard/auth reads the request's path and query from, the one the proxy sets: X-Forwarded-Uri (Caddy, Traefik, deploy/nginx) or X-Original-URI")
 	l.String(&cfg.Report.Reporter, "health-reporter", "WAITQ_HEALTH_REPORTER", "", "this guard's name among the event's reporters, 1 to 64 letters, digits or . _ : - (empty: <host name>-<process id>)")
 }
 

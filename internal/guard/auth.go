@@ -24,8 +24,9 @@ import (
 const AuthPath = AdminPrefix + "auth"
 
 // The headers a proxy sends with its subrequest: the original request's
-// address (X-Original-URI from nginx, X-Forwarded-Uri from Caddy and
-// Traefik), method, host and scheme.
+// address (X-Forwarded-Uri from Caddy, Traefik and the shipped nginx
+// config, X-Original-URI from other nginx configs: Config.ForwardedURIHeader
+// names the one the proxy sets), method, host and scheme.
 const (
 	OriginalURIHeader     = "X-Original-URI"
 	ForwardedURIHeader    = "X-Forwarded-Uri"
@@ -52,6 +53,9 @@ func (c Config) checkForwardAuth() []error {
 			errs = append(errs, fmt.Errorf("WAITQ_TRUSTED_PROXIES: %q trusts every address: anyone could name the request to decide", t))
 		}
 	}
+	if !strings.EqualFold(c.ForwardedURIHeader, ForwardedURIHeader) && !strings.EqualFold(c.ForwardedURIHeader, OriginalURIHeader) {
+		errs = append(errs, fmt.Errorf("WAITQ_FORWARDED_URI_HEADER=%q must be %s or %s: the header the proxy sets to the request's path and query", c.ForwardedURIHeader, ForwardedURIHeader, OriginalURIHeader))
+	}
 	if c.ForwardAuth && len(c.TrustedProxies) == 0 {
 		errs = append(errs, errors.New("WAITQ_TRUSTED_PROXIES is required with WAITQ_FORWARD_AUTH: the proxies whose X-Forwarded-* headers the auth endpoint believes"))
 	}
@@ -73,7 +77,7 @@ func (g *Proxy) serveAuth(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusForbidden, authError("untrusted_proxy", "this endpoint answers only the proxies in WAITQ_TRUSTED_PROXIES"))
 		return
 	}
-	orig, err := originalRequest(r)
+	orig, err := originalRequest(r, g.uriHeader)
 	if err != nil {
 		writeJSON(w, http.StatusBadRequest, authError("bad_forwarded_request", err.Error()))
 		return
@@ -116,19 +120,30 @@ func authError(code, message string) any {
 
 // originalRequest rebuilds the request the proxy asks about from r's
 // forwarded headers: its method, address (a path with its query: never
-// another host), host and scheme, with r's cookies and Accept.
-func originalRequest(r *http.Request) (*http.Request, error) {
-	uri := cmp.Or(r.Header.Get(OriginalURIHeader), r.Header.Get(ForwardedURIHeader))
+// another host) read from uriHeader alone, host and scheme, with r's
+// cookies and Accept.
+func originalRequest(r *http.Request, uriHeader string) (*http.Request, error) {
+	// The proxy sets one URI header and may pass on what the visitor sent
+	// under the other name (Caddy and Traefik pass X-Original-URI, an nginx
+	// config of the old form X-Forwarded-Uri): a second address, or a
+	// second method, that disagrees is the visitor's.
+	uri := r.Header.Get(uriHeader)
+	if v, ok := agreed(r.Header, uri, OriginalURIHeader, ForwardedURIHeader); !ok {
+		return nil, fmt.Errorf("%s %q disagrees with %q: the proxy must set %s (WAITQ_FORWARDED_URI_HEADER) and drop the other", uriHeader, uri, v, uriHeader)
+	}
 	if !strings.HasPrefix(uri, "/") || strings.ContainsAny(uri, "#") || strings.IndexFunc(uri, func(c rune) bool { return c <= 0x20 || c == 0x7f }) >= 0 {
-		return nil, fmt.Errorf("%s (or %s) must hold the original request's path and query, got %q", OriginalURIHeader, ForwardedURIHeader, uri)
+		return nil, fmt.Errorf("%s (WAITQ_FORWARDED_URI_HEADER) must hold the original request's path and query, got %q", uriHeader, uri)
 	}
 	// Parsed after a fixed host, "//evil.example/x" stays a path.
 	u, err := url.Parse("http://original" + uri)
 	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", OriginalURIHeader, uri, err)
+		return nil, fmt.Errorf("%s %q: %w", uriHeader, uri, err)
 	}
 	u.Scheme, u.Host = "", ""
 	method := cmp.Or(r.Header.Get(ForwardedMethodHeader), http.MethodGet)
+	if v, ok := agreed(r.Header, r.Header.Get(ForwardedMethodHeader), ForwardedMethodHeader); !ok {
+		return nil, fmt.Errorf("%s %q disagrees with %q", ForwardedMethodHeader, method, v)
+	}
 	if strings.IndexFunc(method, func(c rune) bool { return c < 'A' || c > 'Z' }) >= 0 {
 		return nil, fmt.Errorf("%s %q is not a method", ForwardedMethodHeader, method)
 	}
@@ -147,6 +162,19 @@ func originalRequest(r *http.Request) (*http.Request, error) {
 		return nil, fmt.Errorf("%s %q is neither http nor https", ForwardedProtoHeader, p)
 	}
 	return o, nil
+}
+
+// agreed reports whether every value of the headers names in h is want,
+// returning the first that is not.
+func agreed(h http.Header, want string, names ...string) (string, bool) {
+	for _, n := range names {
+		for _, v := range h.Values(n) {
+			if v != want {
+				return v, false
+			}
+		}
+	}
+	return "", true
 }
 
 // withoutToken returns r without its waitq_token parameters (the returnTo

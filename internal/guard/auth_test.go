@@ -1,6 +1,7 @@
 package guard_test
 
 import (
+	"cmp"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -28,7 +29,7 @@ func forwardAuth(t *testing.T, mod func(*guard.Config)) *fixture {
 // ask sends the subrequest a proxy sends for method uri on shop.example.com.
 func (f *fixture) ask(t *testing.T, method, uri, cookie string, header ...string) (*http.Response, string) {
 	t.Helper()
-	h := append([]string{guard.ForwardedMethodHeader, method, guard.OriginalURIHeader, uri,
+	h := append([]string{guard.ForwardedMethodHeader, method, guard.ForwardedURIHeader, uri,
 		guard.ForwardedHostHeader, "shop.example.com", guard.ForwardedProtoHeader, "https"}, header...)
 	return f.do(t, http.MethodGet, guard.AuthPath, cookie, h...)
 }
@@ -128,12 +129,12 @@ func TestForwardAuthRedirectsAs401ForNginx(t *testing.T) {
 	f := forwardAuth(t, nil)
 	tok := f.token("alice")
 	resp, _ := f.do(t, http.MethodGet, guard.AuthPath+"?redirect=401", "",
-		guard.OriginalURIHeader, "/product/7?waitq_token="+tok, guard.ForwardedHostHeader, "shop.example.com")
+		guard.ForwardedURIHeader, "/product/7?waitq_token="+tok, guard.ForwardedHostHeader, "shop.example.com")
 	if resp.StatusCode != 401 || resp.Header.Get("Location") != "/product/7" || len(resp.Cookies()) != 1 {
 		t.Fatalf("arrival: %d %v", resp.StatusCode, resp.Header)
 	}
 	resp, _ = f.do(t, http.MethodGet, guard.AuthPath+"?redirect=401", "",
-		guard.OriginalURIHeader, "/product/7", guard.ForwardedHostHeader, "shop.example.com")
+		guard.ForwardedURIHeader, "/product/7", guard.ForwardedHostHeader, "shop.example.com")
 	if loc := resp.Header.Get("Location"); resp.StatusCode != 401 || !strings.HasPrefix(loc, room) || resp.Header.Get(guard.WaitingRoomHeader) != loc {
 		t.Fatalf("to the line: %d %v", resp.StatusCode, resp.Header)
 	}
@@ -161,13 +162,13 @@ func TestForwardAuthRefusesUntrustedPeersAndBadHeaders(t *testing.T) {
 	f = forwardAuth(t, nil)
 	for _, h := range [][]string{
 		{},
-		{guard.OriginalURIHeader, "http://evil.example/"},
-		{guard.OriginalURIHeader, "evil"},
-		{guard.OriginalURIHeader, "/a b"},
-		{guard.OriginalURIHeader, "/x", guard.ForwardedHostHeader, "evil.example/x"},
-		{guard.OriginalURIHeader, "/x", guard.ForwardedHostHeader, "user@evil.example"},
-		{guard.OriginalURIHeader, "/x", guard.ForwardedProtoHeader, "javascript"},
-		{guard.OriginalURIHeader, "/x", guard.ForwardedMethodHeader, "G ET"},
+		{guard.ForwardedURIHeader, "http://evil.example/"},
+		{guard.ForwardedURIHeader, "evil"},
+		{guard.ForwardedURIHeader, "/a b"},
+		{guard.ForwardedURIHeader, "/x", guard.ForwardedHostHeader, "evil.example/x"},
+		{guard.ForwardedURIHeader, "/x", guard.ForwardedHostHeader, "user@evil.example"},
+		{guard.ForwardedURIHeader, "/x", guard.ForwardedProtoHeader, "javascript"},
+		{guard.ForwardedURIHeader, "/x", guard.ForwardedMethodHeader, "G ET"},
 	} {
 		resp, body := f.do(t, http.MethodGet, guard.AuthPath, "", h...)
 		var e struct{ Error struct{ Code string } }
@@ -178,11 +179,57 @@ func TestForwardAuthRefusesUntrustedPeersAndBadHeaders(t *testing.T) {
 	}
 }
 
+// TestForwardAuthReadsOnlyItsURIHeader: the guard reads the request from
+// the one header its proxy sets (WAITQ_FORWARDED_URI_HEADER); a visitor's
+// other URI header, or a second value of the URI or the method, that
+// disagrees is refused, never judged (Caddy passes a visitor's
+// X-Original-URI, nginx a visitor's X-Forwarded-Uri).
+func TestForwardAuthReadsOnlyItsURIHeader(t *testing.T) {
+	for _, tc := range []struct {
+		setting string
+		header  []string
+		want    int // 0: 400 bad_forwarded_request
+	}{
+		// The bypassed stylesheet named beside the guarded page.
+		{"", []string{guard.ForwardedURIHeader, "/product/7", guard.OriginalURIHeader, "/static/app.css"}, 0},
+		{"", []string{guard.OriginalURIHeader, "/static/app.css", guard.ForwardedURIHeader, "/product/7"}, 0},
+		{"", []string{guard.OriginalURIHeader, "/static/app.css"}, 0},
+		{"", []string{guard.ForwardedURIHeader, "/product/7", guard.OriginalURIHeader, "/product/7"}, 302},
+		{"", []string{guard.ForwardedURIHeader, "/product/7"}, 302},
+		{"X-Original-URI", []string{guard.OriginalURIHeader, "/product/7", guard.ForwardedURIHeader, "/static/app.css"}, 0},
+		{"X-Original-URI", []string{guard.ForwardedURIHeader, "/static/app.css"}, 0},
+		{"x-original-uri", []string{guard.OriginalURIHeader, "/product/7"}, 302},
+		{"X-Original-URI", []string{guard.OriginalURIHeader, "/static/app.css"}, 204},
+		// Two values: the proxy's and the visitor's.
+		{"", []string{guard.ForwardedURIHeader, "/product/7", guard.ForwardedURIHeader, "/static/app.css"}, 0},
+		{"", []string{guard.ForwardedURIHeader, "/static/app.css", guard.ForwardedURIHeader, "/product/7"}, 0},
+		// The order judged as a GET.
+		{"", []string{guard.ForwardedURIHeader, "/order", guard.ForwardedMethodHeader, "POST", guard.ForwardedMethodHeader, "GET"}, 0},
+		{"", []string{guard.ForwardedURIHeader, "/order", guard.ForwardedMethodHeader, "GET", guard.ForwardedMethodHeader, "POST"}, 0},
+	} {
+		f := forwardAuth(t, func(c *guard.Config) { c.ForwardedURIHeader = tc.setting })
+		req, _ := http.NewRequest(http.MethodGet, f.srv.URL+guard.AuthPath, nil)
+		for i := 0; i+1 < len(tc.header); i += 2 {
+			req.Header.Add(tc.header[i], tc.header[i+1])
+		}
+		resp, err := f.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e struct{ Error struct{ Code string } }
+		_ = json.NewDecoder(resp.Body).Decode(&e)
+		resp.Body.Close()
+		if want := cmp.Or(tc.want, 400); resp.StatusCode != want || (want == 400 && e.Error.Code != "bad_forwarded_request") {
+			t.Errorf("%s %q: %d %q, want %d", tc.setting, tc.header, resp.StatusCode, e.Error.Code, want)
+		}
+	}
+}
+
 func TestForwardAuthOffByDefault(t *testing.T) {
 	f := newFixture(t, nil)
 	// Not through the contract's check: the route is declared, and off.
 	req := httptest.NewRequest(http.MethodGet, guard.AuthPath, nil)
-	req.Header.Set(guard.OriginalURIHeader, "/")
+	req.Header.Set(guard.ForwardedURIHeader, "/")
 	rec := httptest.NewRecorder()
 	f.guard.ServeHTTP(rec, req)
 	if rec.Code != 404 {
@@ -213,6 +260,10 @@ func TestForwardAuthConfig(t *testing.T) {
 		{"health reports with the origin", func(c *guard.Config) {
 			c.ForwardAuth, c.TrustedProxies, c.OriginURL = true, []string{"127.0.0.1"}, "http://shop.example"
 			c.Report = guard.ReportConfig{URL: "http://producer.example", Token: "t"}
+		}, ""},
+		{"bad URI header", func(c *guard.Config) { c.ForwardedURIHeader = "X-Uri" }, "WAITQ_FORWARDED_URI_HEADER"},
+		{"nginx's URI header", func(c *guard.Config) {
+			c.ForwardAuth, c.TrustedProxies, c.ForwardedURIHeader = true, []string{"127.0.0.1"}, "X-Original-URI"
 		}, ""},
 		{"bad origin", func(c *guard.Config) {
 			c.ForwardAuth, c.TrustedProxies, c.OriginURL = true, []string{"127.0.0.1"}, "ftp://x"

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
-	"path"
 	"strings"
 	"time"
 
@@ -119,6 +118,10 @@ type Config struct {
 	// headers AuthPath believes (required with ForwardAuth),
 	// WAITQ_TRUSTED_PROXIES.
 	TrustedProxies []string
+	// ForwardedURIHeader names the one header AuthPath reads the request's
+	// address from, the one the proxy sets (auth.go): ForwardedURIHeader
+	// (default) or OriginalURIHeader, WAITQ_FORWARDED_URI_HEADER.
+	ForwardedURIHeader string
 }
 
 // DefaultConfig returns the defaults of every setting: the values
@@ -131,6 +134,8 @@ func DefaultConfig() Config {
 		OriginTimeout: DefaultOriginTimeout,
 		HealthWindow:  DefaultHealthWindow,
 		Report:        ReportConfig{Interval: DefaultHealthInterval},
+		// Caddy's and Traefik's forward auth set it themselves.
+		ForwardedURIHeader: ForwardedURIHeader,
 		// Set here, not by withDefaults: 0 turns the refusal list off.
 		ReleasedInterval: entry.DefaultReleasedInterval,
 	}
@@ -146,6 +151,7 @@ func (c Config) withDefaults() Config {
 	c.OriginTimeout = cmp.Or(c.OriginTimeout, d.OriginTimeout)
 	c.HealthWindow = cmp.Or(c.HealthWindow, d.HealthWindow)
 	c.Report.Interval = cmp.Or(c.Report.Interval, d.Report.Interval)
+	c.ForwardedURIHeader = cmp.Or(c.ForwardedURIHeader, d.ForwardedURIHeader)
 	return c
 }
 
@@ -251,6 +257,7 @@ type Proxy struct {
 	health          *HealthRecorder
 	client          *http.Client
 	proxies         *httpkit.ClientIPs // Config.TrustedProxies
+	uriHeader       string             // Config.ForwardedURIHeader
 	forwardToken    bool
 }
 
@@ -293,7 +300,7 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 	g := &Proxy{
 		eventID: cfg.EventID, protect: protect, bypass: bypass, keys: deps.Keys, log: deps.Logger,
 		m: newMetrics(deps.Registry, cfg.EventID), health: NewHealthRecorder(cfg.HealthWindow), client: deps.Client,
-		forwardToken: cfg.ForwardToken,
+		forwardToken: cfg.ForwardToken, uriHeader: http.CanonicalHeaderKey(cfg.ForwardedURIHeader),
 	}
 	g.proxies, _ = httpkit.NewClientIPs(cfg.TrustedProxies) // Validate checked them
 	gc := entry.GuardConfig{
@@ -367,29 +374,4 @@ func (g *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		g.m.bypassed.Inc()
 		g.forward(w, r, false)
 	}
-}
-
-// guardedPath reports whether a request for p needs a token. A path the
-// origin might resolve to another one is always guarded: "/static/../order"
-// must not bypass. Protection ignores case and bypass does not, for origins
-// that ignore it.
-func (g *Proxy) guardedPath(p string) bool {
-	return !clean(p) || (g.protect.MatchFold(p) && !g.bypass.Match(p))
-}
-
-// clean reports whether p is already in path.Clean's form (a trailing slash
-// allowed) and holds nothing the strictest common origins read otherwise:
-// no ";" (servlet containers take "/static/..;/admin" for "/admin"), no
-// backslash (a slash to IIS and browsers, also when it came as %5C), no
-// "%" (decoded again by some), no control character. Only such a path
-// may bypass the guard.
-func clean(p string) bool {
-	if strings.ContainsAny(p, ";\\%") || strings.IndexFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
-		return false
-	}
-	c := path.Clean(p)
-	if strings.HasSuffix(p, "/") && c != "/" {
-		c += "/"
-	}
-	return c == p
 }

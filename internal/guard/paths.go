@@ -71,3 +71,28 @@ func (p Paths) match(urlPath string, fold bool) bool {
 	}
 	return false
 }
+
+// guardedPath reports whether a request for p needs a token. A path the
+// origin might resolve to another one is always guarded: "/static/../order"
+// must not bypass. Protection ignores case and bypass does not, for origins
+// that ignore it.
+func (g *Proxy) guardedPath(p string) bool {
+	return !clean(p) || (g.protect.MatchFold(p) && !g.bypass.Match(p))
+}
+
+// clean reports whether p is already in path.Clean's form (a trailing slash
+// allowed) and holds nothing the strictest common origins read otherwise:
+// no ";" (servlet containers take "/static/..;/admin" for "/admin"), no
+// backslash (a slash to IIS and browsers, also when it came as %5C), no
+// "%" (decoded again by some), no control character. Only such a path
+// may bypass the guard.
+func clean(p string) bool {
+	if strings.ContainsAny(p, ";\\%") || strings.IndexFunc(p, func(r rune) bool { return r < 0x20 || r == 0x7f }) >= 0 {
+		return false
+	}
+	c := path.Clean(p)
+	if strings.HasSuffix(p, "/") && c != "/" {
+		c += "/"
+	}
+	return c == p
+}

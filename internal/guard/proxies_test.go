@@ -5,6 +5,7 @@ package guard_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -214,9 +215,9 @@ func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string,
 		b, _ := io.ReadAll(resp.Body)
 		return resp, string(b)
 	}
-	toLine := func(when string) *http.Response {
+	toLine := func(when string, header ...string) *http.Response {
 		t.Helper()
-		resp, _ := get(http.MethodGet, "/product/1?ref=mail")
+		resp, _ := get(http.MethodGet, "/product/1?ref=mail", header...)
 		want := room + "?event=" + event + "&returnTo=" + url.QueryEscape(base+"/product/1?ref=mail")
 		if loc := resp.Header.Get("Location"); resp.StatusCode != 302 || loc != want {
 			t.Fatalf("%s: %d, Location %q, want %q", when, resp.StatusCode, loc, want)
@@ -226,6 +227,21 @@ func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string,
 
 	// Unadmitted: the waiting room; an API call 401; the shop sees nothing.
 	toLine("unadmitted")
+	// Nor with the headers that describe the request to the guard forged:
+	// the proxy sets its own (the guard's returnTo names the proxy's host),
+	// and what it passes on under the other name never decides.
+	forged := [][]string{
+		{guard.OriginalURIHeader, "/static/shop.css"},
+		{guard.ForwardedURIHeader, "/static/shop.css"},
+		{guard.OriginalURIHeader, "/static/shop.css", guard.ForwardedURIHeader, "/static/shop.css", guard.ForwardedMethodHeader, http.MethodHead},
+		{guard.ForwardedHostHeader, "evil.example", guard.ForwardedProtoHeader, "https"},
+	}
+	for _, h := range forged {
+		toLine(fmt.Sprintf("unadmitted with %q", h), h...)
+		if _, n := shop.last(); n != 0 {
+			t.Fatalf("unadmitted with %q: the shop got %d requests", h, n)
+		}
+	}
 	resp, body := get(http.MethodGet, "/product/1", "Accept", "application/json")
 	if resp.StatusCode != 401 || !strings.Contains(body, `"entry_required"`) || !strings.Contains(body, url.QueryEscape(base+"/product/1")) {
 		t.Fatalf("API call: %d %s", resp.StatusCode, body)
@@ -266,7 +282,9 @@ func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string,
 
 	// Ordering ends the visit: the order reaches the shop with the user,
 	// the slot is released, the cookie cleared.
-	resp, body = get(http.MethodPost, "/order")
+	// The forged headers cannot make it another request: it releases.
+	resp, body = get(http.MethodPost, "/order", guard.OriginalURIHeader, "/static/shop.css", guard.ForwardedURIHeader, "/cart",
+		guard.ForwardedMethodHeader, http.MethodGet)
 	if got, _ := shop.last(); resp.StatusCode != 200 || !strings.Contains(body, "Thank you, alice") || got.user != "alice" {
 		t.Fatalf("order: %d %s, the shop got %+v", resp.StatusCode, body, got)
 	}
