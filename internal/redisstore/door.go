@@ -17,16 +17,22 @@ var _ queue.DoorStore = (*Store)(nil)
 // read over the current window and the one before.
 const doorWindow = 10 * time.Second
 
+// SpentKeep is how long past its end a spent proof is still kept: the
+// most two producer-api replicas' clocks may differ. Each replica takes a
+// proof until its end by its own clock, so one whose clock runs ahead must
+// not drop a proof that another, behind it, would still take as unspent.
+const SpentKeep = time.Minute
+
 // Spend implements queue.DoorStore with spend.lua.
 func (s *Store) Spend(ctx context.Context, eventID string, spends []queue.Spend, now time.Time) (string, error) {
 	challenge := "0"
-	args := make([]any, 0, 3+2*len(spends))
+	args := make([]any, 0, 4+2*len(spends))
 	for _, sp := range spends {
 		if sp.Kind == queue.SpendChallenge {
 			challenge = "1"
 		}
 	}
-	args = append(args, now.UnixMilli(), doorWindow.Milliseconds(), challenge)
+	args = append(args, now.UnixMilli(), doorWindow.Milliseconds(), challenge, SpentKeep.Milliseconds())
 	for _, sp := range spends {
 		args = append(args, sp.Member(), sp.Until.UnixMilli())
 	}

@@ -33,9 +33,9 @@ func TestSpendCountsOnceAllOrNone(t *testing.T) {
 	if n := c.ZCard(ctx, redisstore.SpentKey(ev)).Val(); n != 1 {
 		t.Fatalf("a refused spend marked its other proof: %d spent", n)
 	}
-	// Past its until, the challenge's id is free again (it could not be
-	// sent anyway: the challenge itself expired), and trimmed.
-	if used, err := s.Spend(ctx, ev, []queue.Spend{jt}, now.Add(2*time.Minute)); err != nil || used != "" {
+	// Past its until and the keep, the challenge's id is free again (it
+	// could not be sent anyway: the challenge itself expired), and trimmed.
+	if used, err := s.Spend(ctx, ev, []queue.Spend{jt}, now.Add(2*time.Minute+redisstore.SpentKeep)); err != nil || used != "" {
 		t.Fatalf("spend after the challenge expired: %q %v", used, err)
 	}
 	if n := c.ZCard(ctx, redisstore.SpentKey(ev)).Val(); n != 1 {
@@ -44,7 +44,7 @@ func TestSpendCountsOnceAllOrNone(t *testing.T) {
 	if err := s.Unspend(ctx, ev, []queue.Spend{jt}); err != nil {
 		t.Fatal(err)
 	}
-	if used, _ := s.Spend(ctx, ev, []queue.Spend{jt}, now.Add(3*time.Minute)); used != "" {
+	if used, _ := s.Spend(ctx, ev, []queue.Spend{jt}, now.Add(3*time.Minute+redisstore.SpentKeep)); used != "" {
 		t.Fatalf("an unspent join token is refused: %q", used)
 	}
 	st, err := s.DoorStats(ctx, ev, now.Add(3*time.Minute))
@@ -59,6 +59,40 @@ func TestSpendCountsOnceAllOrNone(t *testing.T) {
 	}
 	if n := c.Exists(ctx, redisstore.SpentKey(ev), redisstore.DoorKey(ev)).Val(); n != 0 {
 		t.Fatalf("deleting the event left %d door keys", n)
+	}
+}
+
+// TestSpentOnceAcrossSkewedReplicas: two replicas whose clocks are apart
+// (by less than SpentKeep) share the spent proofs. A proof spent through
+// the replica whose clock runs ahead, then its trimming there past the
+// proof's end, leave it spent for the replica behind, which still takes
+// the proof as unexpired: spent twice otherwise.
+func TestSpentOnceAcrossSkewedReplicas(t *testing.T) {
+	_, c := newStore(t)
+	fast, slow := mustNew(t, c, redisstore.Options{}), mustNew(t, c, redisstore.Options{})
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, fast, ev, 2, 10, 0)
+	skew := 20 * time.Second // the fast replica's clock is this far ahead
+	slowNow := time.UnixMilli(5_000_000)
+	fastNow := func() time.Time { return slowNow.Add(skew) }
+	ch := queue.Spend{Kind: queue.SpendChallenge, ID: "skewed", Until: fastNow().Add(time.Second)}
+	if used, err := fast.Spend(ctx, ev, []queue.Spend{ch}, fastNow()); err != nil || used != "" {
+		t.Fatalf("first spend through the fast replica: %q %v", used, err)
+	}
+	// Another join through the fast replica, after the proof's end by its
+	// clock: it trims the spent proofs.
+	slowNow = slowNow.Add(5 * time.Second)
+	other := queue.Spend{Kind: queue.SpendJoinToken, ID: "other", Until: fastNow().Add(time.Hour)}
+	if used, err := fast.Spend(ctx, ev, []queue.Spend{other}, fastNow()); err != nil || used != "" {
+		t.Fatalf("another spend: %q %v", used, err)
+	}
+	// By the slow replica's clock the proof has not ended: it is spent.
+	if !slowNow.Before(ch.Until) {
+		t.Fatal("the test's clocks: the proof ended for the slow replica too")
+	}
+	if used, err := slow.Spend(ctx, ev, []queue.Spend{ch}, slowNow); err != nil || used != ch.Member() {
+		t.Fatalf("the proof again through the slow replica: %q %v; want it refused as %q", used, err, ch.Member())
 	}
 }
 
