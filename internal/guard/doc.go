@@ -21,8 +21,9 @@
 //
 // The forwarded request carries the verified user in X-Waitq-User-Id and
 // the end of the hold (unix ms) in X-Waitq-Expires; the guard drops those
-// headers from what clients send, and drops its cookie and the waitq_token
-// parameter, so the origin never sees the token.
+// headers from what clients send, in every spelling (X_Waitq_User_Id too),
+// and drops its cookie and the waitq_token parameter, so the origin never
+// sees the token.
 //
 // The guard measures the origin's answers on guarded paths (a
 // HealthRecorder: count, errors, p95 latency over a sliding window) and

@@ -25,13 +25,15 @@ func (g *Proxy) forwardAdmitted(w http.ResponseWriter, r *http.Request) {
 
 // setIdentity names the admitted user of in (none on a bypassed path) to
 // the origin in h, with the token itself when forward is set, replacing
-// whatever the client sent under those names.
+// whatever the client sent under those names, in any spelling.
 // It runs in the proxy's Rewrite, after the hop-by-hop headers went: a
 // client's "Connection: X-Waitq-User-Id" cannot make them vanish.
 func setIdentity(h http.Header, in *http.Request, forward bool) {
-	h.Del(UserHeader)
-	h.Del(ExpiresHeader)
-	h.Del(TokenHeader)
+	for name := range h {
+		if identityHeader(name) {
+			delete(h, name)
+		}
+	}
 	if t, raw, ok := entry.TokenFromContext(in.Context()); ok {
 		h.Set(UserHeader, t.UserID)
 		h.Set(ExpiresHeader, strconv.FormatInt(t.Expires, 10))
@@ -39,6 +41,19 @@ func setIdentity(h http.Header, in *http.Request, forward bool) {
 			h.Set(TokenHeader, raw)
 		}
 	}
+}
+
+// identityHeader reports whether name is a spelling of a header the guard
+// sets for the origin: letter case ignored, and "_" taken for "-", as CGI,
+// WSGI and PHP origins read both (X_Waitq_User_Id is their
+// HTTP_X_WAITQ_USER_ID too).
+func identityHeader(name string) bool {
+	for _, h := range [...]string{UserHeader, ExpiresHeader, TokenHeader} {
+		if len(name) == len(h) && strings.EqualFold(strings.ReplaceAll(name, "_", "-"), h) {
+			return true
+		}
+	}
+	return false
 }
 
 // dropCookie removes the cookie name from the Cookie headers of h, keeping

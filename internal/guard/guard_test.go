@@ -27,6 +27,7 @@ const (
 // seen is what the origin got with one request.
 type seen struct {
 	uri, cookie, user, expires, forwardedHost, token string
+	header                                           http.Header
 }
 
 // slowPage is how long the origin takes on /slow.
@@ -48,7 +49,7 @@ func newOrigin(t *testing.T) *origin {
 	o.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		o.mu.Lock()
 		o.got = append(o.got, seen{r.URL.RequestURI(), r.Header.Get("Cookie"), r.Header.Get(guard.UserHeader),
-			r.Header.Get(guard.ExpiresHeader), r.Header.Get("X-Forwarded-Host"), r.Header.Get(guard.TokenHeader)})
+			r.Header.Get(guard.ExpiresHeader), r.Header.Get("X-Forwarded-Host"), r.Header.Get(guard.TokenHeader), r.Header.Clone()})
 		o.mu.Unlock()
 		switch r.URL.Path {
 		case "/boom":
@@ -416,6 +417,48 @@ func TestIdentityHeadersSurviveConnection(t *testing.T) {
 	resp, _ = f.do(t, http.MethodGet, "/static/app.css", "", "Connection", "X-Other", guard.UserHeader, "mallory", guard.ExpiresHeader, "1")
 	if got, _ = f.origin.last(); resp.StatusCode != 200 || got.user != "" || got.expires != "" {
 		t.Fatalf("bypassed: %d, origin got %+v", resp.StatusCode, got)
+	}
+}
+
+// underscoredIdentity are spellings of the guard's headers that CGI, WSGI
+// and PHP origins read as the real ones (HTTP_X_WAITQ_USER_ID).
+var underscoredIdentity = []string{"X_Waitq_User_Id", "x-waitq_user-id", "X-WAITQ-USER_ID", "x_waitq_expires", "X-Waitq_Token"}
+
+// identitySpellings returns the headers of h, other than the guard's own
+// spelling, whose name holds "waitq".
+func identitySpellings(h http.Header) []string {
+	var got []string
+	for name, v := range h {
+		if strings.Contains(strings.ToLower(name), "waitq") && name != guard.UserHeader && name != guard.ExpiresHeader && name != guard.TokenHeader {
+			got = append(got, name+": "+strings.Join(v, ","))
+		}
+	}
+	return got
+}
+
+// TestIdentityHeaderSpellingsNeverPass: a client's X_Waitq_User_Id (or any
+// spelling that folds to a header the guard sets) never reaches the origin,
+// on a guarded path or a bypassed one.
+func TestIdentityHeaderSpellingsNeverPass(t *testing.T) {
+	f := newFixture(t, func(c *guard.Config) { c.ForwardToken = true })
+	cookie := "waitq_entry_" + event + "=" + f.token("alice")
+	for _, p := range []struct{ path, cookie, user string }{{"/product/7", cookie, "alice"}, {"/static/app.css", "", ""}} {
+		req, _ := http.NewRequest(http.MethodGet, f.srv.URL+p.path, nil)
+		if p.cookie != "" {
+			req.Header.Set("Cookie", p.cookie)
+		}
+		for _, name := range underscoredIdentity {
+			req.Header[name] = []string{"admin"}
+		}
+		resp, err := f.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		got, _ := f.origin.last()
+		if resp.StatusCode != 200 || got.user != p.user || len(identitySpellings(got.header)) != 0 {
+			t.Errorf("%s: %d, the origin got user %q and %q", p.path, resp.StatusCode, got.user, identitySpellings(got.header))
+		}
 	}
 }
 
