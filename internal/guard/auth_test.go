@@ -125,6 +125,34 @@ func TestForwardAuthDonePathReleasesTheSlot(t *testing.T) {
 	}
 }
 
+// TestDonePathVariantsRelease: through the guard's proxy and its
+// forward-auth endpoint, a spelling of the done path an origin may serve as
+// the order releases the slot too (entry.PathKey).
+func TestDonePathVariantsRelease(t *testing.T) {
+	for _, auth := range []bool{false, true} {
+		f := forwardAuth(t, func(c *guard.Config) { c.DonePath, c.Protect = "/order", []string{"/"} })
+		for _, uri := range []string{"/ORDER", "/order;x=1", "/cart/../order", "/order/", "//order", "/%256Frder"} {
+			tok := f.token("alice")
+			cookie := "waitq_entry_" + event + "=" + tok
+			var resp *http.Response
+			if auth {
+				resp, _ = f.ask(t, http.MethodPost, uri, cookie)
+			} else {
+				resp, _ = f.do(t, http.MethodPost, uri, cookie)
+			}
+			f.guard.Wait()
+			select {
+			case got := <-f.releases:
+				if got != tok || resp.StatusCode >= 300 {
+					t.Errorf("auth %v, %s: %d, released %q", auth, uri, resp.StatusCode, got)
+				}
+			default:
+				t.Errorf("auth %v, %s: %d, nothing released", auth, uri, resp.StatusCode)
+			}
+		}
+	}
+}
+
 func TestForwardAuthRedirectsAs401ForNginx(t *testing.T) {
 	f := forwardAuth(t, nil)
 	tok := f.token("alice")

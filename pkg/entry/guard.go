@@ -57,7 +57,9 @@ type GuardConfig struct {
 	TrustForwardedProto bool
 	// DonePath, when set, is the path (such as "/order") whose 2xx answer
 	// ends the visit: the cookie is cleared and Release is called with the
-	// token. Release is required with it.
+	// token. It is any path of the same PathKey ("/ORDER/", "/order;x=1",
+	// "/cart/../order"), which an origin may serve as the same order.
+	// Release is required with it.
 	DonePath string
 	// Release gives the slot back (see the package function Release). Its
 	// errors are logged, never shown to the visitor.
@@ -89,7 +91,7 @@ type Guard struct {
 	cookiePath   string
 	secure       bool
 	trustProto   bool
-	donePath     string
+	doneKey      string // PathKey(DonePath); "" without one
 	release      func(context.Context, string) error
 	cache        *tokenCache
 	observe      func(*http.Request, Decision)
@@ -114,7 +116,7 @@ func NewGuard(c GuardConfig) (*Guard, error) {
 	}
 	g := &Guard{
 		eventID: c.EventID, keys: c.Keys, released: c.Released, cookieName: c.CookieName, cookiePath: c.CookiePath,
-		secure: !c.CookieInsecure, trustProto: c.TrustForwardedProto, donePath: c.DonePath,
+		secure: !c.CookieInsecure, trustProto: c.TrustForwardedProto,
 		release: c.Release, observe: c.Observe, now: c.Now, log: c.Logger,
 	}
 	if g.cookieName == "" {
@@ -131,6 +133,9 @@ func NewGuard(c GuardConfig) (*Guard, error) {
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("entry: guard: %w", err)
+	}
+	if c.DonePath != "" {
+		g.doneKey = PathKey(c.DonePath)
 	}
 	g.room = c.WaitingRoomURL
 	switch {
@@ -190,7 +195,7 @@ func (g *Guard) serve(w http.ResponseWriter, r *http.Request, next http.Handler)
 	if !ok {
 		return
 	}
-	if g.donePath != "" && r.URL.Path == g.donePath {
+	if g.doneKey != "" && PathKey(r.URL.Path) == g.doneKey {
 		_, raw, _ := TokenFromContext(r.Context())
 		g.serveDone(w, r, next, raw)
 		return

@@ -524,6 +524,45 @@ func TestGuardDonePath(t *testing.T) {
 	}
 }
 
+// TestGuardDonePathVariants: a path an origin may serve as the done path
+// (letter case, ";" parameters, dot segments, repeated and trailing
+// slashes, backslashes, a second decoding) ends the visit too; other paths
+// do not.
+func TestGuardDonePathVariants(t *testing.T) {
+	k1, _ := entry.NewKeyring("k1", seed(1), nil)
+	gw := newGatewayRelease(t)
+	f := newFixture(t, k1, func(c *entry.GuardConfig) {
+		c.DonePath = "/order"
+		c.Release = func(ctx context.Context, token string) error {
+			_, err := entry.Release(ctx, gw.Client(), gw.URL, event, token)
+			return err
+		}
+	})
+	tok := k1.Sign(claims(event, "alice", time.Hour))
+	holdEnd := time.UnixMilli(claims(event, "alice", time.Hour).Expires)
+	released := 0
+	for _, p := range []string{"/order", "/ORDER", "/Order", "/order/", "//order", "/order;x=1", "/order;jsessionid=1/",
+		"/cart/../order", "/./order", "/product/..;/order", "/order%5C", "/%256Frder", "/order.", "/ORDER/./"} {
+		resp := f.do(http.MethodPost, "http://shop.example"+p, tok, "")
+		f.guard.Wait()
+		released++
+		if got := gw.got(); resp.StatusCode != 200 || len(got) != released {
+			t.Errorf("%s: %d, %d releases, want %d", p, resp.StatusCode, len(got), released)
+			released = len(got)
+			continue
+		}
+		checkCookies(t, resp, false, true, tok, holdEnd)
+	}
+	for _, p := range []string{"/orders", "/order/1", "/my/order", "/order-x", "/cart/order"} {
+		f.do(http.MethodPost, "http://shop.example"+p, tok, "")
+		f.guard.Wait()
+		if got := gw.got(); len(got) != released {
+			t.Errorf("%s released the slot", p)
+			released = len(got)
+		}
+	}
+}
+
 func TestReleaseAnswers(t *testing.T) {
 	gw := newGatewayRelease(t)
 	ok, err := entry.Release(context.Background(), gw.Client(), gw.URL+"/", event, "e2.tok")
