@@ -395,9 +395,42 @@ func TestParsePaths(t *testing.T) {
 			t.Errorf("Match(%q) = %v", path, got)
 		}
 	}
+	// Covers reads both the way an origin may (entry.PathKey): "/cart" is
+	// "/cart/", which "/cart/*" matches.
+	p, _ = guard.ParsePaths([]string{"/checkout", "/admin/", "/cart/*"})
+	for path, want := range map[string]bool{
+		"/checkout": true, "/checkout/": true, "/CHECKOUT": true, "/Checkout/": true, "/checkout;x=1": true, "//checkout": true,
+		"/a/../checkout": true, "/checkout.": true, "/admin": true, "/ADMIN/": true, "/admin/x": true, "/cart/": true, "/cart/3": true, "/CART/3/": true,
+		"/checkouts": false, "/checkout/x": false, "/administrator": false, "/cart": true, "/cart/3/4": false, "/": false,
+	} {
+		if got := p.Covers(path); got != want {
+			t.Errorf("Covers(%q) = %v", path, got)
+		}
+	}
 	for _, bad := range []string{"static/", "/[", ""} {
 		if _, err := guard.ParsePaths([]string{bad}); err == nil {
 			t.Errorf("ParsePaths(%q) accepted", bad)
+		}
+	}
+}
+
+// TestExactProtectCoversVariants: an exact protect pattern guards every
+// path an origin may serve as it ("/checkout/" is "/checkout" to many
+// frameworks), a prefix pattern its bare directory; other paths stay
+// unguarded.
+func TestExactProtectCoversVariants(t *testing.T) {
+	f := newFixture(t, func(c *guard.Config) { c.Protect = []string{"/checkout", "/admin/"} })
+	for _, p := range []string{"/checkout", "/checkout/", "/CHECKOUT", "/Checkout/", "/checkout;x=1", "/checkout/.", "/admin", "/ADMIN/"} {
+		if resp, _ := f.do(t, http.MethodGet, p, ""); resp.StatusCode != 302 {
+			t.Errorf("%s: %d, want 302 to the line", p, resp.StatusCode)
+		}
+	}
+	if _, n := f.origin.last(); n != 0 {
+		t.Fatalf("the origin got %d requests without a token", n)
+	}
+	for _, p := range []string{"/checkouts", "/checkout/done", "/about", "/administrator"} {
+		if resp, body := f.do(t, http.MethodGet, p, ""); resp.StatusCode != 200 || body != "origin" {
+			t.Errorf("%s: %d %q, want the origin", p, resp.StatusCode, body)
 		}
 	}
 }

@@ -3,7 +3,10 @@ package guard
 import (
 	"fmt"
 	"path"
+	"slices"
 	"strings"
+
+	"github.com/waitq/waitq/pkg/entry"
 )
 
 // Paths is a set of path patterns. A pattern ending in "/" matches every
@@ -11,7 +14,9 @@ import (
 // ("/*.css", "/product/*"); any other pattern matches that one path
 // ("/favicon.ico").
 type Paths struct {
-	prefixes, globs, exact []string
+	prefixes, globs, exact []string // as written: Match
+	// In entry.PathKey's form (globs lower-cased): Covers.
+	keyPrefixes, keyGlobs, keyExact []string
 }
 
 // ParsePaths reads patterns, refusing those that do not start with "/" or
@@ -26,46 +31,45 @@ func ParsePaths(patterns []string) (Paths, error) {
 			if _, err := path.Match(s, ""); err != nil {
 				return Paths{}, fmt.Errorf("path pattern %q: %w", s, err)
 			}
-			p.globs = append(p.globs, s)
+			p.globs, p.keyGlobs = append(p.globs, s), append(p.keyGlobs, strings.ToLower(s))
 		case strings.HasSuffix(s, "/"):
-			p.prefixes = append(p.prefixes, s)
+			p.prefixes, p.keyPrefixes = append(p.prefixes, s), append(p.keyPrefixes, entry.PathKey(s))
 		default:
-			p.exact = append(p.exact, s)
+			p.exact, p.keyExact = append(p.exact, s), append(p.keyExact, entry.PathKey(s))
 		}
 	}
 	return p, nil
 }
 
-// Match reports whether urlPath matches one of the patterns, letter case
-// included.
-func (p Paths) Match(urlPath string) bool { return p.match(urlPath, false) }
-
-// MatchFold reports whether urlPath matches one of the patterns when letter
-// case is ignored ("/ADMIN/x" matches "/admin/"), as origins that ignore
-// case resolve it.
-func (p Paths) MatchFold(urlPath string) bool { return p.match(urlPath, true) }
-
-func (p Paths) match(urlPath string, fold bool) bool {
-	eq := func(a, b string) bool { return a == b }
-	if fold {
-		eq = strings.EqualFold
-	}
+// Match reports whether urlPath, as it is, matches one of the patterns,
+// letter case included.
+func (p Paths) Match(urlPath string) bool {
 	for _, s := range p.prefixes {
-		if len(urlPath) >= len(s) && eq(urlPath[:len(s)], s) {
+		if strings.HasPrefix(urlPath, s) {
 			return true
 		}
 	}
-	for _, s := range p.exact {
-		if eq(urlPath, s) {
+	return slices.Contains(p.exact, urlPath) || globMatch(p.globs, urlPath)
+}
+
+// Covers reports whether urlPath, read as some common origin may read it
+// (entry.PathKey: "/CHECKOUT/", "/checkout;x=1" and "/a/../checkout" are
+// "/checkout"), matches one of the patterns so read: "/admin" is under
+// "/admin/", "/cart/" matches "/cart/*".
+func (p Paths) Covers(urlPath string) bool {
+	k := entry.PathKey(urlPath)
+	for _, s := range p.keyPrefixes {
+		if s == "/" || k == s || strings.HasPrefix(k, s+"/") {
 			return true
 		}
 	}
-	for _, s := range p.globs {
-		pattern, name := s, urlPath
-		if fold {
-			pattern, name = strings.ToLower(s), strings.ToLower(urlPath)
-		}
-		if ok, _ := path.Match(pattern, name); ok {
+	return slices.Contains(p.keyExact, k) || globMatch(p.keyGlobs, k) || globMatch(p.keyGlobs, k+"/")
+}
+
+// globMatch reports whether name matches one of globs.
+func globMatch(globs []string, name string) bool {
+	for _, g := range globs {
+		if ok, _ := path.Match(g, name); ok {
 			return true
 		}
 	}
@@ -74,10 +78,11 @@ func (p Paths) match(urlPath string, fold bool) bool {
 
 // guardedPath reports whether a request for p needs a token. A path the
 // origin might resolve to another one is always guarded: "/static/../order"
-// must not bypass. Protection ignores case and bypass does not, for origins
-// that ignore it.
+// must not bypass. Protection covers every path an origin may read as a
+// protected one (Covers: "/CHECKOUT/" is "/checkout"); bypass takes the
+// path as it is.
 func (g *Proxy) guardedPath(p string) bool {
-	return !clean(p) || (g.protect.MatchFold(p) && !g.bypass.Match(p))
+	return !clean(p) || (g.protect.Covers(p) && !g.bypass.Match(p))
 }
 
 // clean reports whether p is already in path.Clean's form (a trailing slash
