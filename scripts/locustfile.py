@@ -20,7 +20,9 @@ Settings (environment): WAITQ_EVENT (default "loadtest"), WAITQ_GATEWAY_URL
 WAITQ_THINK_SECONDS (2). TrustedHeaderUser stands behind an authenticating
 proxy instead: it names itself with X-User-Id on the join and on the
 WebSocket (no ticket, no identity cookie, no challenge); producer-api and the
-gateway must both run with WAITQ_TRUST_USER_HEADER=true. The visitor cookie
+gateway must both run with WAITQ_TRUST_USER_HEADER=true and
+WAITQ_TRUSTED_PROXIES naming Locust's address (127.0.0.1,::1 on one machine:
+X-User-Id is believed from those peers alone). The visitor cookie
 is sent back over plain HTTP only when producer-api runs with
 WAITQ_COOKIE_INSECURE=true (the devstack does).
 """

@@ -49,7 +49,7 @@ func startProc(t *testing.T, name string, env ...string) *proc {
 	if name == "producer-api" {
 		// These tests stand where an authenticating proxy would: they name
 		// their users with X-User-Id.
-		env = append([]string{"WAITQ_TRUST_USER_HEADER=true"}, env...)
+		env = append([]string{"WAITQ_TRUST_USER_HEADER=true", "WAITQ_TRUSTED_PROXIES=127.0.0.1,::1"}, env...)
 	}
 	sp, err := svcproc.Start(t.Context(), filepath.Join(binDir, name), svcproc.Options{
 		Env:        append(append(os.Environ(), "WAITQ_LOG_LEVEL=info"), env...),

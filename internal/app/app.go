@@ -199,7 +199,7 @@ func pprofMux() http.Handler {
 func bindLimits(l *config.Loader, what string, lim *httpkit.RateLimit, proxies *[]string, def httpkit.RateLimit) {
 	l.Float(&lim.PerSecond, "rate", "WAITQ_RATE", def.PerSecond, what+" per second per client IP (0: no limit)")
 	l.Int(&lim.Burst, "rate-burst", "WAITQ_RATE_BURST", def.Burst, what+" at once per client IP")
-	l.List(proxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs) whose X-Forwarded-For names the client; behind a proxy, set it or all clients share one limit")
+	l.List(proxies, "trusted-proxies", "WAITQ_TRUSTED_PROXIES", "", "proxies (CIDRs) whose X-Forwarded-For names the client (and whose X-User-Id names the user with WAITQ_TRUST_USER_HEADER); behind a proxy, set it or all clients share one limit")
 }
 
 // bindKafka binds the settings of services that reach the brokers into c.

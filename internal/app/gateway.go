@@ -49,7 +49,7 @@ func (g *Gateway) Bind(l *config.Loader) {
 	l.Duration(&cfg.AdmitInterval, "admit-interval", "WAITQ_ADMIT_INTERVAL", def.AdmitInterval, "how often the slot monitor admits users")
 	l.Int(&cfg.AdmitBatch, "admit-batch", "WAITQ_ADMIT_BATCH", def.AdmitBatch, "most users one event admits per monitor tick")
 	l.Duration(&cfg.DisconnectGrace, "disconnect-grace", "WAITQ_DISCONNECT_GRACE", def.DisconnectGrace, "how long a waiting user may be disconnected and keep the place")
-	l.Bool(&cfg.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", def.TrustUserHeader, "accept the X-User-Id header instead of a ticket (behind an authenticating proxy)")
+	l.Bool(&cfg.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", def.TrustUserHeader, "accept the X-User-Id header instead of a ticket, from WAITQ_TRUSTED_PROXIES alone (required: behind an authenticating proxy)")
 	l.List(&cfg.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8089) allowed besides the gateway's own host")
 	l.Int(&cfg.SendQueue, "ws-send-queue", "WAITQ_WS_SEND_QUEUE", def.SendQueue, "frames waiting per socket behind a write under way before its reader counts as too slow (1008)")
 	l.Int(&cfg.WriteBuffer, "ws-write-buffer", "WAITQ_WS_WRITE_BUFFER", def.WriteBuffer, "kernel send buffer per socket in bytes (0: system default with autotuning)")

@@ -24,6 +24,10 @@ import (
 // that runs only when the test calls MonitorTick.
 var fast = gateway.Config{StatusInterval: 50 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour}
 
+// loopback are the trusted proxies of the tests in trust mode: the test
+// client stands where the authenticating proxy would.
+var loopback = []string{"127.0.0.1", "::1"}
+
 // TestWholePipeline joins users over HTTP through producer-api, Kafka and the
 // consumer, watches them over WebSocket, and admits them with the slot
 // monitor: positions follow join order, admission fills the capacity in
@@ -32,7 +36,7 @@ func TestWholePipeline(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	e := startGateway(t, sys, fast, nil)
-	api, err := producer.New(producer.Config{TrustUserHeader: true, AdminToken: "admin-token"}, producer.Deps{
+	api, err := producer.New(producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: "admin-token"}, producer.Deps{
 		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: e.tickets, Logger: testenv.Logger(t), Now: e.clock.Now,
 	})
 	if err != nil {

@@ -71,7 +71,7 @@ func TestHandshakeRefusals(t *testing.T) {
 func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	cfg := fast
-	cfg.TrustUserHeader = true
+	cfg.TrustUserHeader, cfg.TrustedProxies = true, loopback
 	cfg.AllowedOrigins = []string{"localhost:8089"}
 	e := startGateway(t, sys, cfg, nil)
 	ev := testenv.EventID(t)
@@ -116,6 +116,45 @@ func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusBadRequest || body.Error.Code != string(queue.CodeInvalidUserID) {
 		t.Fatalf("poll as a visitor by X-User-Id: %d %+v %v", resp.StatusCode, body, err)
+	}
+}
+
+// TestTrustedHeaderOnlyFromTrustedProxies: X-User-Id is believed from a
+// trusted proxy alone (from any other peer it is ignored: no ticket, no
+// user), and trust mode without trusted proxies does not start.
+func TestTrustedHeaderOnlyFromTrustedProxies(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	cfg := fast
+	// The proxy is elsewhere: the test client (127.0.0.1) is not it.
+	cfg.TrustUserHeader, cfg.TrustedProxies = true, []string{"192.0.2.1"}
+	e := startGateway(t, sys, cfg, nil)
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 1, 1)
+	sys.Join(ev, "alice", 100)
+	c, err := e.dial(t, ev, "", http.Header{httpkit.UserHeader: {"alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code := c.CloseCode(5 * time.Second); code != httpkit.CloseBadIdentity {
+		t.Fatalf("X-User-Id from an untrusted peer: close %d", code)
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/events/"+ev+"/status", nil)
+	req.Header.Set(httpkit.UserHeader, "alice")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusUnauthorized || body.Error.Code != string(queue.CodeMissingUserID) {
+		t.Fatalf("poll as alice from an untrusted peer: %d %+v %v", resp.StatusCode, body, err)
+	}
+	bad := fast
+	bad.TrustUserHeader = true
+	if _, err := gateway.New(bad, gateway.Deps{Store: sys.Store}); err == nil || !strings.Contains(err.Error(), "WAITQ_TRUSTED_PROXIES") {
+		t.Fatalf("trust mode without trusted proxies: %v", err)
 	}
 }
 

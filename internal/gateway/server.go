@@ -43,7 +43,7 @@ type Config struct {
 	// WAITQ_DISCONNECT_GRACE.
 	DisconnectGrace time.Duration
 	// TrustUserHeader accepts the X-User-Id header instead of a ticket,
-	// WAITQ_TRUST_USER_HEADER.
+	// from the TrustedProxies alone (which it needs), WAITQ_TRUST_USER_HEADER.
 	TrustUserHeader bool
 	// AllowedOrigins are the host patterns of browser origins allowed
 	// besides the gateway's own host, WAITQ_ALLOWED_ORIGINS.
@@ -169,7 +169,8 @@ func (c Config) Validate() error {
 		c.StatusLimit.Validate("WAITQ_RATE", "WAITQ_RATE_BURST"),
 		c.ConnectLimit.Validate("WAITQ_CONNECT_RATE", "WAITQ_CONNECT_BURST"),
 		c.FrameLimit.Validate("WAITQ_WS_FRAME_RATE", "WAITQ_WS_FRAME_BURST"),
-		httpkit.ValidateProxies("WAITQ_TRUSTED_PROXIES", c.TrustedProxies))...)
+		httpkit.ValidateProxies("WAITQ_TRUSTED_PROXIES", c.TrustedProxies),
+		httpkit.ValidateTrustUserHeader(c.TrustUserHeader, c.TrustedProxies))...)
 }
 
 // Deps are the parts a Server talks to.
@@ -191,6 +192,8 @@ type Server struct {
 	pub     queue.Publisher
 	tickets *queue.TicketSigner
 	entry   *entry.Keyring
+	// proxies are Config.TrustedProxies: X-User-Id is believed from them.
+	proxies *httpkit.ClientIPs
 	log     *slog.Logger
 	now     func() time.Time
 	hub     *hub
@@ -238,7 +241,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		d.Entry, _ = entry.NewKeyring("ephemeral", seed[:], nil)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry.WithIssuer(cfg.PublicURL), log: d.Logger, now: d.Now,
+		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry.WithIssuer(cfg.PublicURL), proxies: ips, log: d.Logger, now: d.Now,
 		hub: newHub(), tracker: NewTracker(d.Store), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 		openings: newOpenings(),
 		// A burst of connects at the start of a sale costs Redis one lookup

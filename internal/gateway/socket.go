@@ -54,7 +54,8 @@ func (s *Server) resolve(r *http.Request, eventID string) (identity, error) {
 }
 
 // identify returns the user of a request: from its ticket, or from the
-// X-User-Id header in trust mode.
+// X-User-Id header in trust mode, set by a trusted proxy (from any other
+// peer the header is ignored: docs/api.md#conventions).
 func (s *Server) identify(r *http.Request, eventID string) (identity, error) {
 	if t := r.URL.Query().Get("ticket"); t != "" {
 		tk, err := s.tickets.Verify(t, eventID, s.now())
@@ -63,13 +64,16 @@ func (s *Server) identify(r *http.Request, eventID string) (identity, error) {
 		}
 		return identity{eventID: eventID, userID: tk.UserID, joinedAtMs: tk.JoinedAt, returnTo: r.URL.Query().Get("returnTo")}, nil
 	}
-	if s.cfg.TrustUserHeader {
+	if s.cfg.TrustUserHeader && s.proxies.PeerTrusted(r) {
 		if u := r.Header.Get(httpkit.UserHeader); u != "" {
 			if err := queue.CheckNamedUserID(u); err != nil {
 				return identity{}, err
 			}
 			return identity{eventID: eventID, userID: u, returnTo: r.URL.Query().Get("returnTo")}, nil
 		}
+	}
+	if s.cfg.TrustUserHeader {
+		return identity{}, queue.Errorf(queue.CodeMissingUserID, "a ticket (?ticket=…) or the %s header from a trusted proxy is required", httpkit.UserHeader)
 	}
 	return identity{}, queue.Errorf(queue.CodeMissingUserID, "a ticket is required (?ticket=…)")
 }

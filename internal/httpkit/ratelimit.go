@@ -42,6 +42,16 @@ func ValidateProxies(name string, trusted []string) error {
 	return nil
 }
 
+// ValidateTrustUserHeader refuses trust mode (WAITQ_TRUST_USER_HEADER)
+// without trusted proxies: X-User-Id is believed only from them, so it
+// would name nobody, and believing it from anyone lets any client be anyone.
+func ValidateTrustUserHeader(trust bool, trusted []string) error {
+	if trust && len(trusted) == 0 {
+		return fmt.Errorf("WAITQ_TRUST_USER_HEADER=true needs WAITQ_TRUSTED_PROXIES: the authenticating proxies whose %s is believed", UserHeader)
+	}
+	return nil
+}
+
 // ClientIPs finds a request's client address: the direct peer, or, when that
 // peer is a trusted proxy, the rightmost X-Forwarded-For address that is not
 // itself a trusted proxy (what a client cannot forge).

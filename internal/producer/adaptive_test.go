@@ -33,7 +33,7 @@ func (e *apiEnv) report(t *testing.T, ev, token, body string) reply {
 // bad settings are refused with invalid_config and change nothing.
 func TestAdaptiveSettingsThroughTheAdminAPI(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	r := e.putEvent(t, ev, `{"capacity":100,"admitPerMinute":600,"adaptive":{"targetLatencyMs":400}}`)
 	if r.status != http.StatusCreated {
@@ -87,7 +87,7 @@ func TestAdaptiveSettingsThroughTheAdminAPI(t *testing.T) {
 // refused with 401 (and nothing is kept); bad bodies get 400.
 func TestHealthReportsNeedTheEventsToken(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev, other := testenv.EventID(t), testenv.EventID(t)+"-other"
 	for _, id := range []string{ev, other} {
 		if r := e.putEvent(t, id, `{"capacity":10,"admitPerMinute":60,"adaptive":{"targetLatencyMs":300}}`); r.status != http.StatusCreated {

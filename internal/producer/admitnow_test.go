@@ -94,7 +94,7 @@ func startAPIOn(t *testing.T, sys *testsys.System, store *redisstore.Store) *api
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := producer.New(producer.Config{TrustUserHeader: true, AdminToken: adminToken}, producer.Deps{
+	s, err := producer.New(producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken}, producer.Deps{
 		Store: store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
 	})
 	if err != nil {

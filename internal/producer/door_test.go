@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -100,7 +101,7 @@ func TestVisitorIdentity(t *testing.T) {
 // user; without it a join is missing_user_id.
 func TestTrustUserHeader(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	e.putEvent(t, ev, `{"capacity":5}`)
 	if r := e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", user("alice"), nil); r.status != http.StatusAccepted || !strings.Contains(string(r.body), `"userId":"alice"`) {
@@ -118,13 +119,49 @@ func TestTrustUserHeader(t *testing.T) {
 	}
 }
 
+// TestTrustUserHeaderOnlyFromTrustedProxies: X-User-Id is believed from a
+// trusted proxy alone: from any other peer it is ignored (the join needs a
+// visitor identity), and trust mode without trusted proxies does not start.
+func TestTrustUserHeaderOnlyFromTrustedProxies(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	// The proxy is elsewhere: the test client (127.0.0.1) is not it.
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: []string{"192.0.2.1"}, AdminToken: adminToken, CookieInsecure: true})
+	ev := testenv.EventID(t)
+	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	for _, path := range []string{"/queue", "/challenge"} {
+		if r := e.do(t, http.MethodPost, "/v1/events/"+ev+path, user("alice"), nil); r.status != http.StatusUnauthorized || r.errorCode(t) != queue.CodeMissingUserID {
+			t.Fatalf("POST %s as alice from an untrusted peer: %d %s; want 401 missing_user_id", path, r.status, r.body)
+		}
+	}
+	// The header ignored, the visitor identity names the user.
+	v := testclient.NewVisitor(e.srv.URL)
+	id, _, err := v.Identify(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := url.Parse(e.srv.URL)
+	var cookies []string
+	for _, ck := range v.HTTP.Jar.Cookies(base) {
+		cookies = append(cookies, ck.String())
+	}
+	r := e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", map[string]string{"X-User-Id": "alice", "Cookie": strings.Join(cookies, "; ")}, nil)
+	if r.status != http.StatusAccepted || !strings.Contains(string(r.body), `"userId":"`+id+`"`) {
+		t.Fatalf("join with a cookie and X-User-Id from an untrusted peer: %d %s; want %s's", r.status, r.body, id)
+	}
+	if _, err := producer.New(producer.Config{TrustUserHeader: true}, producer.Deps{Store: sys.Store}); err == nil || !strings.Contains(err.Error(), "WAITQ_TRUSTED_PROXIES") {
+		t.Fatalf("trust mode without trusted proxies: %v", err)
+	}
+}
+
 // TestTrustedHeaderCannotNameAVisitor: in trust mode X-User-Id may not
 // name a visitor id (v:…): that would take over the visitor's place and
 // ticket. Join, challenge and leave refuse it with invalid_user_id.
 func TestTrustedHeaderCannotNameAVisitor(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	cfg := strict
-	cfg.TrustUserHeader = true
+	cfg.TrustUserHeader, cfg.TrustedProxies = true, loopback
 	e := startAPI(t, sys, cfg)
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != http.StatusCreated {

@@ -42,7 +42,7 @@ func TestDropScheduleJoinsAndReveal(t *testing.T) {
 	now := func() time.Time { return time.UnixMilli(clock.Load()) }
 	logs := &testenv.Buffer{}
 	reg := prometheus.NewRegistry()
-	e := startAPIWith(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken}, func(d *producer.Deps) {
+	e := startAPIWith(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken}, func(d *producer.Deps) {
 		d.Logger, d.Now, d.Registry = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})), now, reg
 	})
 	ev := testenv.EventID(t)
@@ -147,7 +147,7 @@ func TestDropScheduleJoinsAndReveal(t *testing.T) {
 
 func TestScheduleValidation(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	future := time.Now().Add(time.Hour).UnixMilli()
 	for _, tc := range []struct{ body, code string }{
@@ -190,7 +190,7 @@ func scrape(t *testing.T, reg *prometheus.Registry) string {
 
 func TestTargetURLValidation(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	for _, bad := range []string{"javascript:alert(1)", "ftp://shop.example/", "//shop.example/sale", "/sale", "https://user:pw@shop.example/", "https://", "https://shop.example/" + strings.Repeat("x", queue.MaxTargetURLLength)} {
 		if r := e.putEvent(t, ev, fmt.Sprintf(`{"capacity":5,"targetUrl":%q}`, bad)); r.status != http.StatusBadRequest || r.errorCode(t) != queue.CodeInvalidConfig {
@@ -215,7 +215,7 @@ func TestTargetURLValidation(t *testing.T) {
 func TestAdaptiveEventMetricsShowTheTarget(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	reg := prometheus.NewRegistry()
-	e := startAPIWith(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken}, func(d *producer.Deps) { d.Registry = reg })
+	e := startAPIWith(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken}, func(d *producer.Deps) { d.Registry = reg })
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":10,"admitPerMinute":600,"adaptive":{"targetLatencyMs":400}}`); r.status != http.StatusCreated {
 		t.Fatalf("create: %d %s", r.status, r.body)

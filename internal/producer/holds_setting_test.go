@@ -14,7 +14,7 @@ import (
 // 100; absent keeps it), the GET shows it, and out of range is refused.
 func TestMaxItemsPerUserSetting(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	get := func() int {
 		t.Helper()

@@ -57,7 +57,8 @@ type identity struct {
 // identify returns who makes a request on ev, in this order: the join
 // token the shop signed (X-Waitq-Join-Token: its subject, an account, has
 // one place; required when the event says so), X-User-Id when a trusted
-// proxy sets it (WAITQ_TRUST_USER_HEADER), the visitor identity of the
+// proxy sets it (WAITQ_TRUST_USER_HEADER; from another peer it is ignored),
+// the visitor identity of the
 // waitq_visitor cookie. None of them: missing_identity.
 func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 	now := s.now()
@@ -83,7 +84,7 @@ func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 		}
 		return id, nil
 	}
-	if s.cfg.TrustUserHeader {
+	if s.cfg.TrustUserHeader && s.proxies.PeerTrusted(c.Request()) {
 		if user := c.Request().Header.Get(httpkit.UserHeader); user != "" {
 			return identity{user: user}, queue.CheckNamedUserID(user)
 		}
@@ -91,7 +92,7 @@ func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 	ck, err := c.Cookie(VisitorCookie)
 	if err != nil {
 		if s.cfg.TrustUserHeader {
-			return identity{}, queue.Errorf(queue.CodeMissingUserID, "the %s header or a visitor identity (POST /v1/visitor) is required", httpkit.UserHeader)
+			return identity{}, queue.Errorf(queue.CodeMissingUserID, "the %s header (believed from a trusted proxy only) or a visitor identity (POST /v1/visitor) is required", httpkit.UserHeader)
 		}
 		return identity{}, queue.Errorf(queue.CodeMissingIdentity, "no visitor identity: POST /v1/visitor first (the %s cookie)", VisitorCookie)
 	}

@@ -38,7 +38,7 @@ func redisCalls(t *testing.T, sys *testsys.System) map[string]int {
 // every scrape still carries every event's figures.
 func TestPublicMetricsAreNoRedisAmplifier(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	const events = 20
 	ev := testenv.EventID(t)
 	for i := range events {

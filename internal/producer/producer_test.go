@@ -28,6 +28,10 @@ import (
 
 const adminToken = "test-admin-token"
 
+// loopback are the trusted proxies of the tests in trust mode: the test
+// client stands where the authenticating proxy would.
+var loopback = []string{"127.0.0.1", "::1"}
+
 type apiEnv struct {
 	sys     *testsys.System
 	srv     *httptest.Server
@@ -120,7 +124,7 @@ func (e *apiEnv) putEvent(t *testing.T, id, body string) reply {
 
 func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	sys.StartConsumer(sys.ConsumerConfig())
 	ev := testenv.EventID(t)
 
@@ -184,11 +188,14 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	if st.Fairness.IngestDelayMs.Count != 2 || st.Fairness.Inversions != 0 {
 		t.Errorf("fairness = %+v, want 2 delays counted and no inversion", st.Fairness)
 	}
-	// Every event gets a report token at creation.
+	// Every event gets a report token and a shop token at creation.
 	if err := queue.CheckReportToken(st.ReportToken); err != nil {
 		t.Errorf("report token %q: %v", st.ReportToken, err)
 	}
-	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2, ReportToken: st.ReportToken},
+	if err := queue.CheckShopToken(st.ShopToken); err != nil || st.ShopToken == st.ReportToken {
+		t.Errorf("shop token %q: %v", st.ShopToken, err)
+	}
+	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2, ReportToken: st.ReportToken, ShopToken: st.ShopToken},
 		Phase: queue.PhaseOpen, Waiting: 1, Fairness: st.Fairness}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("event status = %+v, want %+v", st, want)
@@ -204,7 +211,7 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 
 func TestHTTPErrors(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	closed := ev + "-closed"
 	held := ev + "-held"
@@ -315,7 +322,7 @@ func TestHTTPErrors(t *testing.T) {
 
 func TestAdminDisabledWithoutToken(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback})
 	for _, h := range []map[string]string{nil, {"Authorization": "Bearer "}} {
 		r := e.do(t, "GET", "/v1/admin/events", h, nil)
 		if r.status != 403 || r.errorCode(t) != queue.CodeAdminDisabled {
@@ -326,7 +333,7 @@ func TestAdminDisabledWithoutToken(t *testing.T) {
 
 func TestAdminUpdateAndList(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -343,6 +350,7 @@ func TestAdminUpdateAndList(t *testing.T) {
 	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: producer.DefaultHoldSeconds, AdmitPerMinute: 120, State: queue.StateClosed, Partitions: 3}
 	if len(list.Events) == 1 {
 		want.ReportToken = list.Events[0].ReportToken // made at creation, kept by the update
+		want.ShopToken = list.Events[0].ShopToken
 	}
 	if len(list.Events) != 1 || list.Events[0].Event != want || want.ReportToken == "" {
 		t.Fatalf("list = %+v, want one %+v", list.Events, want)
@@ -362,7 +370,7 @@ func TestAdminUpdateAndList(t *testing.T) {
 func TestBrokerThatHangsGets503WithinTheTimeout(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	const timeout = 500 * time.Millisecond
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken, PublishTimeout: timeout})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken, PublishTimeout: timeout})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -386,7 +394,7 @@ func TestBrokerThatHangsGets503WithinTheTimeout(t *testing.T) {
 
 func TestBrokerDownGets503AndNotReady(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Kafka: []kfake.Opt{}})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken, PublishTimeout: time.Second})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken, PublishTimeout: time.Second})
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -409,7 +417,7 @@ func TestBrokerDownGets503AndNotReady(t *testing.T) {
 
 func TestRedisDownGets503AndNotReady(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	sys.Redis.Kill()
 	r := e.do(t, "POST", "/v1/events/any/queue", user("u"), nil)
 	if r.status != 503 || r.errorCode(t) != queue.CodeStoreUnavailable || r.header.Get("Retry-After") == "" {
@@ -430,7 +438,7 @@ func TestJoinsOutliveARedisOutage(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	var clock atomic.Int64
 	clock.Store(time.Now().UnixNano())
-	e := startAPIAt(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken}, func() time.Time { return time.Unix(0, clock.Load()) })
+	e := startAPIAt(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken}, func() time.Time { return time.Unix(0, clock.Load()) })
 	ev := testenv.EventID(t)
 	if r := e.putEvent(t, ev, `{"capacity":5,"partitions":1}`); r.status != 201 {
 		t.Fatalf("create: %d %s", r.status, r.body)
@@ -461,7 +469,7 @@ func TestJoinsOutliveARedisOutage(t *testing.T) {
 
 func TestMetricsCountAcceptedJoins(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, AdminToken: adminToken})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
 	ev := testenv.EventID(t)
 	e.putEvent(t, ev, `{"capacity":5}`)
 	for _, u := range []string{"a", "b"} {

@@ -48,7 +48,7 @@ func startRecreate(t *testing.T) *recreateEnv {
 	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
 	tickets, _ := queue.NewTicketSigner("test-secret")
 	topics := &topicsThatKeep{Topics: sys.Pub.Admin()}
-	s, err := producer.New(producer.Config{TrustUserHeader: true, AdminToken: adminToken}, producer.Deps{
+	s, err := producer.New(producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken}, producer.Deps{
 		Store: store, Topics: topics, Publisher: sys.Pub, Tickets: tickets,
 		Logger: testenv.Logger(t),
 	})

@@ -52,9 +52,10 @@ type Config struct {
 	// WAITQ_TRUSTED_PROXIES.
 	TrustedProxies []string
 	// TrustUserHeader takes the X-User-Id header as the user id of joins,
-	// leaves and challenges, as set by an authenticating proxy in front
-	// (off: a visitor identity or a join token names the user),
-	// WAITQ_TRUST_USER_HEADER.
+	// leaves and challenges, as set by an authenticating proxy in front,
+	// one of the TrustedProxies (which it needs; from any other peer the
+	// header is ignored). Off: a visitor identity or a join token names the
+	// user. WAITQ_TRUST_USER_HEADER.
 	TrustUserHeader bool
 	// VisitorTTL is how long a visitor identity (the waitq_visitor cookie)
 	// lasts, WAITQ_VISITOR_TTL.
@@ -113,7 +114,8 @@ func (c Config) Validate() error {
 	}
 	return errors.Join(append(errs,
 		c.JoinLimit.Validate("WAITQ_RATE", "WAITQ_RATE_BURST"),
-		httpkit.ValidateProxies("WAITQ_TRUSTED_PROXIES", c.TrustedProxies))...)
+		httpkit.ValidateProxies("WAITQ_TRUSTED_PROXIES", c.TrustedProxies),
+		httpkit.ValidateTrustUserHeader(c.TrustUserHeader, c.TrustedProxies))...)
 }
 
 // Deps are the parts a Server talks to.
@@ -142,6 +144,8 @@ type Server struct {
 	topics  queue.Topics
 	pub     queue.Publisher
 	tickets *queue.TicketSigner
+	// proxies are Config.TrustedProxies: X-User-Id is believed from them.
+	proxies *httpkit.ClientIPs
 	door    queue.DoorStore
 	// challenges issues and verifies the events' proof-of-work challenges.
 	challenges *challenge.Issuer
@@ -173,7 +177,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		}
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets,
+		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets, proxies: ips,
 		door: d.Door, challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),

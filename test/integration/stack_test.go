@@ -169,8 +169,11 @@ func (s *stack) ProducerNamed(alias string) (*node, testclient.Producer) {
 		"WAITQ_ADMIN_TOKEN":     adminToken,
 		"WAITQ_RATE":            "0", // every join of the test comes from one address
 		"WAITQ_PUBLISH_TIMEOUT": "2s",
-		// The test's clients stand where an authenticating proxy would.
+		// The test's clients stand where an authenticating proxy would;
+		// they reach the container through Docker's port mapping, from an
+		// address of its bridge network, so every peer is trusted.
 		"WAITQ_TRUST_USER_HEADER": "true",
+		"WAITQ_TRUSTED_PROXIES":   "0.0.0.0/0,::/0",
 	})
 	return n, testclient.Producer{Base: n.URL(), AdminToken: adminToken}
 }

@@ -121,7 +121,7 @@ func startAdmitStack(ctx context.Context, st *infra, cfg admitConfig, fast bool,
 	s := &admitStack{services: newServices(st, fast, stderr), token: stack.RandomHex(16)}
 	secret := stack.RandomHex(32)
 	var err error
-	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token, "WAITQ_TRUST_USER_HEADER": "true"}); err != nil {
+	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token, "WAITQ_TRUST_USER_HEADER": "true", "WAITQ_TRUSTED_PROXIES": loopbackProxies}); err != nil {
 		s.close()
 		return nil, err
 	}

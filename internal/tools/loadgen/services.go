@@ -10,6 +10,10 @@ import (
 	"github.com/waitq/waitq/internal/stack"
 )
 
+// loopbackProxies are the trusted proxies of a service in trust mode:
+// loadgen, on this machine, stands where the authenticating proxy would.
+const loopbackProxies = "127.0.0.1,::1"
+
 // startProducer runs producer-api in this process against st and waits until
 // its /readyz answers 200. An empty batchTimeout keeps the service default.
 // It trusts X-User-Id (loadgen names its users, as a proxy would) unless
@@ -20,6 +24,7 @@ func startProducer(ctx context.Context, st *infra, batchTimeout, adminToken stri
 		"WAITQ_ADMIN_TOKEN":         adminToken,
 		"WAITQ_KAFKA_BATCH_TIMEOUT": batchTimeout,
 		"WAITQ_TRUST_USER_HEADER":   "true",
+		"WAITQ_TRUSTED_PROXIES":     loopbackProxies,
 	}
 	maps.Copy(env, extra)
 	s, err := stack.StartService(ctx, &app.Producer{}, st.serviceEnv(true, env), stack.ServiceOptions{})
