@@ -24,15 +24,18 @@ import (
 // through two ws-gateway processes sharing nothing but Redis: exactly 100
 // holds are answered 201, to 100 users, one per seat; nobody holds more
 // than maxItemsPerUser (1); a DELETE by a non-holder through the other
-// gateway is refused and the holder keeps the seat. Some holders confirm,
-// some release their slot: once the slots end the unconfirmed seats are
-// free and the confirmed ones sold, also after Redis is emptied and the
-// event rebuilt from its log.
+// gateway is refused and the holder keeps the seat. Every holder first
+// tries to buy alone (confirm without the shop token: refused, nothing
+// sold); then the shop confirms some, undoes one of those sales, and some
+// holders release their slot: once the slots end the unconfirmed seats
+// are free and the confirmed ones sold, also after Redis is emptied and
+// the event rebuilt from its log.
 func TestHoldRaceAcrossTwoGateways(t *testing.T) {
 	const buyers, seats = 1000, 100
 	sys := testsys.Start(t, testsys.Options{})
 	ev := testenv.EventID(t)
 	e := sys.CreateEvent(ev, buyers, 4)
+	e.ShopToken = "holds-race-shop-token-0123456789"
 	// The buyers join and are admitted by the fast track as their joins
 	// are written, each admission recorded in the log, as is the
 	// configuration.
@@ -165,17 +168,38 @@ func TestHoldRaceAcrossTwoGateways(t *testing.T) {
 		t.Fatalf("seat map after the refused DELETE: %d seats, S000 %s", len(m), m["S000"])
 	}
 
-	// Seats 0-29 are bought, 30-49 given up with the buyer's slot; the rest
-	// stay held until the slots end.
+	// Every holder tries to buy alone, with their entry token as the only
+	// credential: refused, nothing sold.
+	for seat := range seats {
+		b := won[seat]
+		for _, bearer := range []string{"", token[b]} {
+			if code, body := call(gws[seat%2], "POST", fmt.Sprintf("%s/S%03d/confirm", holds, seat), `{"token":"`+token[b]+`"}`, bearer); code != http.StatusUnauthorized {
+				t.Fatalf("S%03d confirmed by its buyer alone: %d %s", seat, code, body)
+			}
+		}
+	}
+	if m := seatMap(gws[1]); len(m) != seats || m["S000"] != queue.ItemHeld {
+		t.Fatalf("seat map after the buyers' own confirms: %v", m)
+	}
+
+	// Seats 0-29 are bought through the shop (S029's sale then undone by
+	// it: free), 30-49 given up with the buyer's slot; the rest stay held
+	// until the slots end.
 	want := map[string]queue.ItemState{}
 	for seat := range seats {
 		b := won[seat]
 		switch {
 		case seat < 30:
-			if code, body := call(gws[seat%2], "POST", fmt.Sprintf("%s/S%03d/confirm", holds, seat), `{"token":"`+token[b]+`"}`, ""); code != 200 {
+			if code, body := call(gws[seat%2], "POST", fmt.Sprintf("%s/S%03d/confirm", holds, seat), `{"token":"`+token[b]+`"}`, e.ShopToken); code != 200 {
 				t.Fatalf("confirm S%03d: %d %s", seat, code, body)
 			}
 			want[fmt.Sprintf("S%03d", seat)] = queue.ItemSold
+			if seat == 29 {
+				if code, body := call(gws[1-seat%2], "DELETE", fmt.Sprintf("%s/S%03d/sale", holds, seat), "", e.ShopToken); code != 200 {
+					t.Fatalf("unsell S%03d: %d %s", seat, code, body)
+				}
+				delete(want, fmt.Sprintf("S%03d", seat))
+			}
 		case seat < 50:
 			if code, body := call(gws[seat%2], "POST", "/v1/events/"+ev+"/release", `{"token":"`+token[b]+`"}`, ""); code != 200 {
 				t.Fatalf("release b%04d: %d %s", b, code, body)

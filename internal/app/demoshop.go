@@ -30,6 +30,7 @@ func (d *DemoShop) Bind(l *config.Loader) {
 	l.Duration(&cfg.QueueTimeout, "shop-queue-timeout", "WAITQ_SHOP_QUEUE_TIMEOUT", def.QueueTimeout, "longest wait for a worker; past it the visitor gets 503")
 	l.String(&cfg.GatewayURL, "shop-gateway-url", "WAITQ_SHOP_GATEWAY_URL", "", "ws-gateway's base URL, for the seated ticket's seat holds with the entry token the guard forwards (WAITQ_FORWARD_TOKEN; empty: no seat map)")
 	l.String(&cfg.EventID, "shop-event-id", "WAITQ_SHOP_EVENT_ID", "", "the event of the seats, the guard's WAITQ_EVENT_ID (required with WAITQ_SHOP_GATEWAY_URL)")
+	l.Secret(&cfg.ShopToken, "shop-token", "WAITQ_SHOP_TOKEN", "the seats' event's shopToken (admin API), the shop's credential for the sales (required with WAITQ_SHOP_GATEWAY_URL)")
 }
 
 // Validate implements Service.

@@ -40,6 +40,10 @@ type Config struct {
 	// EventID is the event whose entry tokens the guard forwards, the
 	// seats' event (required with GatewayURL), WAITQ_SHOP_EVENT_ID.
 	EventID string
+	// ShopToken is the seats' event's shop token, the credential of the
+	// sales (an order confirms its seat with it; required with
+	// GatewayURL), WAITQ_SHOP_TOKEN.
+	ShopToken string
 	// JoinToken is the members' presale (members.go): sign-in as a demo
 	// customer and a link that mints a join token (zero: none).
 	JoinToken JoinTokenConfig
@@ -70,6 +74,9 @@ func (c Config) Validate() error {
 	}
 	if (c.GatewayURL == "") != (c.EventID == "") {
 		errs = append(errs, errors.New("WAITQ_SHOP_GATEWAY_URL and WAITQ_SHOP_EVENT_ID go together: both for a seat map, neither for none"))
+	}
+	if c.GatewayURL != "" && c.ShopToken == "" {
+		errs = append(errs, errors.New("WAITQ_SHOP_TOKEN is required with WAITQ_SHOP_GATEWAY_URL: the event's shopToken, which an order's sale takes"))
 	}
 	if err := c.JoinToken.validate(); err != nil {
 		errs = append(errs, err)

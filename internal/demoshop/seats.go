@@ -14,8 +14,9 @@ import (
 // seated ticket's page shows the seats, the taken ones greyed; a buyer
 // chooses one (POST /seats/hold: held for them through ws-gateway, with
 // the entry token the guard forwards in TokenHeader), then places the
-// order (POST /order with the seat: the hold confirmed, the seat sold) or
-// cancels (POST /seats/release). pkg/entry's Holds makes the calls.
+// order (POST /order with the seat: the hold confirmed with the shop's
+// own credential, Config.ShopToken, the seat sold) or cancels (POST
+// /seats/release). pkg/entry's Holds makes the calls.
 
 // TokenHeader is the header waitq-guard hands the entry token in, with
 // WAITQ_FORWARD_TOKEN.
@@ -78,7 +79,7 @@ func (s *Shop) holds() *entry.Holds {
 	if s.cfg.GatewayURL == "" {
 		return nil
 	}
-	return &entry.Holds{GatewayURL: s.cfg.GatewayURL, EventID: s.cfg.EventID, Client: s.client}
+	return &entry.Holds{GatewayURL: s.cfg.GatewayURL, EventID: s.cfg.EventID, ShopToken: s.cfg.ShopToken, Client: s.client}
 }
 
 // seatMap reads the seats' states for the page of r; nil without a

@@ -28,7 +28,11 @@ import (
 func TestSeatMap(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	ev := testenv.EventID(t)
-	sys.CreateEvent(ev, 10, 1)
+	e := sys.CreateEvent(ev, 10, 1)
+	e.ShopToken = "demo-shop-sale-token-0123456789"
+	if _, err := sys.Store.PutEvent(context.Background(), e); err != nil {
+		t.Fatal(err)
+	}
 	keys, err := entry.DerivedKeyring("shop-secret", nil)
 	if err != nil {
 		t.Fatal(err)
@@ -47,7 +51,7 @@ func TestSeatMap(t *testing.T) {
 		}
 		token[u] = keys.Sign(entry.Token{EventID: ev, UserID: u, Expires: until, IssuedAt: time.Now().UnixMilli()})
 	}
-	shop := httptest.NewServer(newShop(t, demoshop.Config{GatewayURL: gws.URL, EventID: ev}))
+	shop := httptest.NewServer(newShop(t, demoshop.Config{GatewayURL: gws.URL, EventID: ev, ShopToken: e.ShopToken}))
 	t.Cleanup(shop.Close)
 	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	do := func(user, method, path string, form url.Values) (int, string, string) {

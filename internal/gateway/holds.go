@@ -1,6 +1,9 @@
 package gateway
 
 import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
 	"errors"
 	"net/http"
 	"strings"
@@ -13,12 +16,14 @@ import (
 )
 
 // Seat holds for admitted buyers (queue.HoldStore): the protected shop
-// holds, releases and confirms items with the buyer's entry token, which
-// the gateway verifies as it does for release.
+// holds and releases items with the buyer's entry token, which the gateway
+// verifies as it does for release; a sale, and its undo, take the shop's
+// own credential too (the event's shopToken), which buyers never hold.
 //
 //	POST   /v1/events/{eventId}/holds                {"token","item"}
 //	DELETE /v1/events/{eventId}/holds/{item}         Authorization: Bearer <entry token>
-//	POST   /v1/events/{eventId}/holds/{item}/confirm {"token"}
+//	POST   /v1/events/{eventId}/holds/{item}/confirm {"token"}, Authorization: Bearer <shop token>
+//	DELETE /v1/events/{eventId}/holds/{item}/sale    Authorization: Bearer <shop token>
 //	GET    /v1/events/{eventId}/holds                the seat map: items held or sold
 //	GET    /v1/events/{eventId}/holds/{item}         one item: held until when, free or sold
 //
@@ -39,8 +44,8 @@ type ItemsResponse struct {
 
 // holdMetrics count the holds by event.
 type holdMetrics struct {
-	taken, released, expired, sold *prometheus.CounterVec
-	refused                        *prometheus.CounterVec
+	taken, released, expired, sold, unsold *prometheus.CounterVec
+	refused                                *prometheus.CounterVec
 }
 
 func newHoldMetrics(reg prometheus.Registerer) *holdMetrics {
@@ -53,8 +58,9 @@ func newHoldMetrics(reg prometheus.Registerer) *holdMetrics {
 		released: vec("waitq_holds_released_total", "Item holds given back by their holder (DELETE), by event."),
 		expired:  vec("waitq_holds_expired_total", "Item holds that ended unconfirmed and not given back because their holder's slot ended (released or expired), by event."),
 		sold:     vec("waitq_items_sold_total", "Items sold (confirmed), by event."),
+		unsold:   vec("waitq_items_unsold_total", "Sales undone by the shop (DELETE …/sale), by event."),
 	}
-	reg.MustRegister(m.taken, m.refused, m.released, m.expired, m.sold)
+	reg.MustRegister(m.taken, m.refused, m.released, m.expired, m.sold, m.unsold)
 	return m
 }
 
@@ -65,6 +71,22 @@ func (s *Server) holdRoutes(e *echo.Echo, limit echo.MiddlewareFunc) {
 	e.GET("/v1/events/:eventId/holds/:item", s.item, limit)
 	e.DELETE("/v1/events/:eventId/holds/:item", s.unhold)
 	e.POST("/v1/events/:eventId/holds/:item/confirm", s.confirm)
+	e.DELETE("/v1/events/:eventId/holds/:item/sale", s.unsell)
+}
+
+// shop checks a sale route's credential: the event's shop token as the
+// bearer, compared in constant time. An event without one (created before
+// shop tokens, not updated since) takes no sale.
+func (s *Server) shop(ctx context.Context, c echo.Context, ev string) error {
+	e, err := s.events.Event(ctx, ev)
+	if err != nil {
+		return s.holdError("event "+ev, err)
+	}
+	got, want := sha256.Sum256([]byte(bearer(c))), sha256.Sum256([]byte(e.ShopToken))
+	if e.ShopToken == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		return queue.Errorf(queue.CodeUnauthorized, "a sale needs event %s's shop token (Authorization: Bearer <shopToken>)", ev)
+	}
+	return nil
 }
 
 // buyer checks the event id, the item id and the entry token of a hold
@@ -157,6 +179,12 @@ func (s *Server) unhold(c echo.Context) error {
 
 func (s *Server) confirm(c echo.Context) error {
 	ev, item := c.Param("eventId"), c.Param("item")
+	if err := queue.CheckEventID(ev); err != nil {
+		return err
+	}
+	if err := s.shop(c.Request().Context(), c, ev); err != nil {
+		return err
+	}
 	var body TokenBody
 	if err := httpkit.DecodeJSON(c.Request().Body, &body, queue.CodeInvalidBody, `{"token":"<entry token>"}`); err != nil {
 		return err
@@ -172,6 +200,31 @@ func (s *Server) confirm(c echo.Context) error {
 	if fresh {
 		s.holds.sold.WithLabelValues(ev).Inc()
 	}
+	return c.JSON(http.StatusOK, sale)
+}
+
+// unsell undoes a sale: the shop's (a payment that failed after all) or an
+// operator's, with the shop token. 200 and the sale undone; 204 when the
+// item was not sold.
+func (s *Server) unsell(c echo.Context) error {
+	ev, item := c.Param("eventId"), c.Param("item")
+	if err := queue.CheckEventID(ev); err != nil {
+		return err
+	}
+	if err := queue.CheckItemID(item); err != nil {
+		return err
+	}
+	if err := s.shop(c.Request().Context(), c, ev); err != nil {
+		return err
+	}
+	sale, ok, err := s.store.Unsell(c.Request().Context(), ev, item, s.now().UnixMilli())
+	if err != nil {
+		return s.holdError("unsell in "+ev, err)
+	}
+	if !ok {
+		return c.NoContent(http.StatusNoContent)
+	}
+	s.holds.unsold.WithLabelValues(ev).Inc()
 	return c.JSON(http.StatusOK, sale)
 }
 

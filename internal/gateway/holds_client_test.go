@@ -16,7 +16,7 @@ func TestHoldsClient(t *testing.T) {
 	t.Parallel()
 	h := startHolds(t, 1)
 	alice, bob := h.admit(t, "alice", time.Minute), h.admit(t, "bob", time.Minute)
-	c := &entry.Holds{GatewayURL: h.srv.URL, EventID: h.ev}
+	c := &entry.Holds{GatewayURL: h.srv.URL, EventID: h.ev, ShopToken: testShopToken}
 	ctx := t.Context()
 
 	hold, created, err := c.Hold(ctx, alice, "row1-seat1")

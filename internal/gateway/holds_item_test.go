@@ -23,7 +23,7 @@ func TestHoldItemRoute(t *testing.T) {
 			t.Fatalf("hold %s: %d %s", hold.item, code, body)
 		}
 	}
-	if code, body := h.call(t, "POST", "/v1/events/"+h.ev+"/holds/S-1/confirm", `{"token":"`+alice+`"}`, ""); code != 200 {
+	if code, body := h.call(t, "POST", "/v1/events/"+h.ev+"/holds/S-1/confirm", `{"token":"`+alice+`"}`, testShopToken); code != 200 {
 		t.Fatalf("confirm S-1: %d %s", code, body)
 	}
 	var held queue.Hold
@@ -99,7 +99,7 @@ func TestHoldsExpiredMetric(t *testing.T) {
 		}
 	}
 	holds := "/v1/events/" + h.ev + "/holds/"
-	if code, _ := h.call(t, "POST", holds+"A-2/confirm", `{"token":"`+alice+`"}`, ""); code != 200 {
+	if code, _ := h.call(t, "POST", holds+"A-2/confirm", `{"token":"`+alice+`"}`, testShopToken); code != 200 {
 		t.Fatal("confirm A-2")
 	}
 	if code, _ := h.call(t, "DELETE", holds+"B-2", "", bob); code != 204 {

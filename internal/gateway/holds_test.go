@@ -82,12 +82,16 @@ func startHoldsWith(t *testing.T, maxItems int, cfg gateway.Config) holdEnv {
 	sys := testsys.Start(t, testsys.Options{})
 	ev := testenv.EventID(t)
 	e := sys.CreateEvent(ev, 100, 1)
-	e.MaxItemsPerUser = maxItems
+	e.MaxItemsPerUser, e.ShopToken = maxItems, testShopToken
 	if _, err := sys.Store.PutEvent(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}
 	return holdEnv{startGateway(t, sys, cfg, nil), ev}
 }
+
+// testShopToken is the shop token of startHolds' events: the credential
+// of the sales.
+const testShopToken = "test-shop-token-0123456789abcdef"
 
 func errCode(b []byte) queue.Code {
 	var eb httpkit.ErrorBody
@@ -137,9 +141,13 @@ func TestHoldRoutes(t *testing.T) {
 		{"delete by another", "DELETE", holds + "/A-1", "", bob, 403, queue.CodeNotHolder},
 		{"delete without token", "DELETE", holds + "/A-1", "", "", 401, queue.CodeInvalidTicket},
 		{"delete bad item", "DELETE", holds + "/A%202", "", alice, 400, queue.CodeInvalidItem},
-		{"confirm by another", "POST", holds + "/A-1/confirm", `{"token":"` + bob + `"}`, "", 403, queue.CodeNotHolder},
-		{"confirm released token", "POST", holds + "/A-1/confirm", `{"token":"` + released + `"}`, "", 401, queue.CodeInvalidTicket},
-		{"confirm bad token", "POST", holds + "/A-1/confirm", `{"token":"x"}`, "", 401, queue.CodeInvalidTicket},
+		{"confirm by another", "POST", holds + "/A-1/confirm", `{"token":"` + bob + `"}`, testShopToken, 403, queue.CodeNotHolder},
+		{"confirm released token", "POST", holds + "/A-1/confirm", `{"token":"` + released + `"}`, testShopToken, 401, queue.CodeInvalidTicket},
+		{"confirm bad token", "POST", holds + "/A-1/confirm", `{"token":"x"}`, testShopToken, 401, queue.CodeInvalidTicket},
+		{"confirm without the shop token", "POST", holds + "/A-1/confirm", `{"token":"` + alice + `"}`, "", 401, queue.CodeUnauthorized},
+		{"confirm with the entry token as the shop's", "POST", holds + "/A-1/confirm", `{"token":"` + alice + `"}`, alice, 401, queue.CodeUnauthorized},
+		{"confirm with a wrong shop token", "POST", holds + "/A-1/confirm", `{"token":"` + alice + `"}`, testShopToken + "x", 401, queue.CodeUnauthorized},
+		{"unsell without the shop token", "DELETE", holds + "/A-1/sale", "", alice, 401, queue.CodeUnauthorized},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			code, body := h.call(t, tc.method, tc.path, tc.body, tc.bearer)
@@ -156,7 +164,7 @@ func TestHoldRoutes(t *testing.T) {
 	}
 	// Alice buys A-1; bob cannot hold it; confirming again is the same sale.
 	for range 2 {
-		code, body := h.call(t, "POST", holds+"/A-1/confirm", `{"token":"`+alice+`"}`, "")
+		code, body := h.call(t, "POST", holds+"/A-1/confirm", `{"token":"`+alice+`"}`, testShopToken)
 		var sale queue.Sale
 		if err := json.Unmarshal(body, &sale); code != 200 || err != nil || sale.UserID != "alice" {
 			t.Fatalf("confirm: %d %s", code, body)

@@ -101,6 +101,11 @@ func (s *Server) putEvent(c echo.Context) error {
 			return err
 		}
 	}
+	if ev.ShopToken == "" {
+		if ev.ShopToken, err = newReportToken(); err != nil {
+			return err
+		}
+	}
 	if err := s.schedule(&ev, body, s.now().UnixMilli()); err != nil {
 		return err
 	}
@@ -218,7 +223,8 @@ func (s *Server) schedule(ev *queue.Event, body EventBody, nowMs int64) error {
 	return nil
 }
 
-// newReportToken returns a random report token: 32 bytes, base64url.
+// newReportToken returns a random report token (or shop token): 32 bytes,
+// base64url.
 func newReportToken() (string, error) {
 	b := make([]byte, 32)
 	if _, err := rand.Read(b); err != nil {

@@ -33,6 +33,9 @@ type EventBody struct {
 	// ReportToken replaces the event's report token (one is made when the
 	// event is created).
 	ReportToken *string `json:"reportToken"`
+	// ShopToken replaces the event's shop token, the credential of the seat
+	// holds' sales (one is made when the event is created).
+	ShopToken *string `json:"shopToken"`
 	// MaxItemsPerUser is how many items one user may hold or buy (0: 1).
 	MaxItemsPerUser *int `json:"maxItemsPerUser"`
 	// Challenge replaces the proof-of-work policy (an object) or removes
@@ -58,6 +61,7 @@ func (b EventBody) apply(ev *queue.Event) {
 	set(&ev.State, b.State)
 	set(&ev.TargetURL, b.TargetURL)
 	set(&ev.ReportToken, b.ReportToken)
+	set(&ev.ShopToken, b.ShopToken)
 	set(&ev.MaxItemsPerUser, b.MaxItemsPerUser)
 }
 
@@ -108,6 +112,6 @@ func replacePolicy[T any](dst **T, raw json.RawMessage, want string) error {
 
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive, reportToken, maxItemsPerUser, challenge, joinToken and page")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive, reportToken, shopToken, maxItemsPerUser, challenge, joinToken and page")
 	return b, err
 }

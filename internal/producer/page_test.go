@@ -36,7 +36,7 @@ func TestEventPage(t *testing.T) {
 		if r.status != http.StatusOK || json.Unmarshal(r.body, &p) != nil {
 			t.Fatalf("public event: %d %s", r.status, r.body)
 		}
-		for _, secret := range []string{"reportToken", "joinToken", "secret", "capacity"} {
+		for _, secret := range []string{"reportToken", "shopToken", "joinToken", "secret", "capacity"} {
 			if strings.Contains(string(r.body), `"`+secret+`"`) {
 				t.Fatalf("the public event shows %s: %s", secret, r.body)
 			}

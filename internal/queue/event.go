@@ -58,6 +58,10 @@ type Event struct {
 	// (POST /v1/admin/events/{id}/health), so a guard or a shop can report
 	// without the admin token. Shown to admins only.
 	ReportToken string `json:"reportToken,omitempty"`
+	// ShopToken is the event's shop credential: the bearer token of the
+	// seat holds' sales (confirm, and the undo of a sale), which the shop
+	// holds and its buyers never see. Shown to admins only.
+	ShopToken string `json:"shopToken,omitempty"`
 	// MaxItemsPerUser is how many items (seats) one user may hold or buy
 	// (0: DefaultMaxItemsPerUser).
 	MaxItemsPerUser int `json:"maxItemsPerUser,omitempty"`
@@ -171,6 +175,8 @@ func (e *Event) Validate() error {
 		return e.Adaptive.Validate(e.AdmitPerMinute)
 	case e.ReportToken != "" && CheckReportToken(e.ReportToken) != nil:
 		return CheckReportToken(e.ReportToken)
+	case e.ShopToken != "" && CheckShopToken(e.ShopToken) != nil:
+		return CheckShopToken(e.ShopToken)
 	case e.MaxItemsPerUser < 0 || e.MaxItemsPerUser > MaxItemsPerUser:
 		return Errorf(CodeInvalidConfig, "maxItemsPerUser must be between 1 and %d, or 0 for %d", MaxItemsPerUser, DefaultMaxItemsPerUser)
 	case e.Challenge != nil && e.Challenge.Validate() != nil:

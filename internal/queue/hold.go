@@ -103,10 +103,23 @@ type HoldStore interface {
 	// (ErrNotHolder, ErrNoSlot); confirming again is no error (fresh is
 	// false). ErrItemSold when it was sold to another.
 	Confirm(ctx context.Context, eventID, userID, item string, nowMs int64) (s Sale, fresh bool, err error)
+	// Unsell undoes item's sale: the item is free again and leaves its
+	// buyer's items. ok is false when it was not sold (nothing changed);
+	// ErrEventNotFound; ErrRebuilding.
+	Unsell(ctx context.Context, eventID, item string, nowMs int64) (s Sale, ok bool, err error)
 	// Items reads the state of the event's items that are held or sold at
 	// nowMs; items absent are free.
 	Items(ctx context.Context, eventID string, nowMs int64) (map[string]ItemState, error)
 	// Item reads the state of one item at nowMs: who holds it and until
 	// when, who bought it, or free; ErrEventNotFound.
 	Item(ctx context.Context, eventID, item string, nowMs int64) (ItemHold, error)
+}
+
+// CheckShopToken reports whether t can be an event's shop token (the
+// rules of report tokens), as an invalid_config error.
+func CheckShopToken(t string) error {
+	if len(t) < MinReportTokenLength || len(t) > MaxReportTokenLength || !reportTokenRE.MatchString(t) {
+		return Errorf(CodeInvalidConfig, "shopToken must be %d to %d letters, digits, - or _", MinReportTokenLength, MaxReportTokenLength)
+	}
+	return nil
 }

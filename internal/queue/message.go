@@ -42,13 +42,16 @@ const (
 	OpUnhold Op = "unhold"
 	// OpSold records Item sold to the user: never held again.
 	OpSold Op = "sold"
+	// OpUnsold records the sale of Item to the user undone by the shop
+	// (DELETE …/holds/{item}/sale): the item is free again.
+	OpUnsold Op = "unsold"
 )
 
 // Record reports whether op is a record of a change already made (admit,
-// release, expire, sweep, config, hold, unhold, sold) rather than a request (join, leave).
+// release, expire, sweep, config, hold, unhold, sold, unsold) rather than a request (join, leave).
 func (op Op) Record() bool {
 	switch op {
-	case OpAdmit, OpRelease, OpExpire, OpSweep, OpConfig, OpHold, OpUnhold, OpSold:
+	case OpAdmit, OpRelease, OpExpire, OpSweep, OpConfig, OpHold, OpUnhold, OpSold, OpUnsold:
 		return true
 	}
 	return false
@@ -88,7 +91,7 @@ type Message struct {
 	// seed in hex ("": none).
 	Event *Event `json:"event,omitempty"`
 	Seed  string `json:"seed,omitempty"`
-	// Item is the item of a hold, unhold or sold record.
+	// Item is the item of a hold, unhold, sold or unsold record.
 	Item string `json:"item,omitempty"`
 	// Visit is a join's idempotency key (Idempotency-Key): the same for
 	// every try of one visit, so a retry that lands after the visit was
@@ -140,7 +143,7 @@ func (m *Message) Validate() error {
 		return fmt.Errorf("queue: message stamp %d is not a positive unix ms time", m.TS)
 	case m.Op == OpAdmit && (m.ExpiresAt <= 0 || m.JoinTS == 0 || m.Score == 0):
 		return fmt.Errorf("queue: admit record of %q lacks expiresAt, joinTs or score", m.UserID)
-	case (m.Op == OpHold || m.Op == OpUnhold || m.Op == OpSold) && !ValidItemID(m.Item):
+	case (m.Op == OpHold || m.Op == OpUnhold || m.Op == OpSold || m.Op == OpUnsold) && !ValidItemID(m.Item):
 		return fmt.Errorf("queue: %s record of %q has an invalid item %q", m.Op, m.UserID, m.Item)
 	case m.Op == OpHold && m.ExpiresAt <= 0:
 		return fmt.Errorf("queue: hold record of %q lacks expiresAt", m.UserID)

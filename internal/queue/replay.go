@@ -23,7 +23,7 @@ import (
 // served mark; a release or an expiry ends the
 // hold; a sweep removes the place it names. A hold record holds its item
 // for the user until its expiresAt, an unhold gives it back, a sold record
-// sells it; a release or an expiry of the user's slot ends their holds (a
+// sells it, an unsold record undoes the user's sale of it; a release or an expiry of the user's slot ends their holds (a
 // hold is live only while its holder's slot is).
 type Replay struct {
 	users map[string]*replayUser
@@ -123,6 +123,8 @@ func (r *Replay) Apply(m Message) {
 			u.sold = map[string]bool{}
 		}
 		u.sold[m.Item] = true
+	case OpUnsold:
+		delete(u.sold, m.Item)
 	case OpSweep:
 		// A stamp names its place; a drawn (negative) score names the
 		// pre-queue place, which a join stamped before the sweep holds.

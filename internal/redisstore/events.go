@@ -129,6 +129,9 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 	if e.ReportToken != "" {
 		p.HSet(ctx, key, "reportToken", e.ReportToken)
 	}
+	if e.ShopToken != "" {
+		p.HSet(ctx, key, "shopToken", e.ShopToken)
+	}
 	if e.Seed != nil {
 		p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
 		p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
@@ -181,7 +184,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 		// configuration yet: a cached configuration goes on serving joins.
 		return queue.Event{}, queue.ErrRebuilding
 	}
-	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"]}
+	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"], ShopToken: h["shopToken"]}
 	// Settings added later are absent from configurations written before.
 	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt", "maxItemsPerUser"} {
 		if _, ok := h[f]; !ok {

@@ -113,6 +113,50 @@ func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs
 	return queue.Sale{EventID: eventID, Item: item, UserID: userID}, len(r) == 1 && r[0] == 1, nil
 }
 
+// Unsell undoes item's sale and returns it; ok is false when the item is
+// not sold. The unsold record (of the buyer) is written first, then
+// unsell.lua frees the item if it is still sold to that buyer: a failure
+// to record (ErrBrokerUnavailable) changes nothing, and a crash between
+// the two leaves the item sold live with its undo in the log, which a
+// repeat of the call writes again and applies.
+func (s *Store) Unsell(ctx context.Context, eventID, item string, nowMs int64) (queue.Sale, bool, error) {
+	k := keysOf(eventID)
+	what := fmt.Sprintf("unsell %s in %s", item, eventID)
+	for range 3 { // the sale changed hands between the read and the script: again
+		cur, err := s.Item(ctx, eventID, item, nowMs)
+		if err != nil || cur.State != queue.ItemSold {
+			return queue.Sale{}, false, err
+		}
+		m := queue.NewRecord(queue.OpUnsold, eventID, cur.UserID, nowMs)
+		m.Item = item
+		if err := s.recordNow(ctx, what, m); err != nil {
+			return queue.Sale{}, false, err
+		}
+		v, err := runScript(ctx, s.c, unsellScript, []string{k.config, k.sold, k.items}, item, cur.UserID).Result()
+		if err != nil {
+			return queue.Sale{}, false, fmt.Errorf("redisstore: %s: %w", what, err)
+		}
+		if n, ok := v.(int64); ok {
+			if refusal, ok := holdRefusals[n]; ok {
+				return queue.Sale{}, false, refusal
+			}
+		}
+		l, ok := v.([]any)
+		if !ok || len(l) != 2 {
+			return queue.Sale{}, false, fmt.Errorf("redisstore: %s: unexpected reply %v", what, v)
+		}
+		undone, _ := l[0].(int64)
+		buyer, _ := l[1].(string)
+		switch {
+		case undone == 1:
+			return queue.Sale{EventID: eventID, Item: item, UserID: buyer}, true, nil
+		case buyer == "":
+			return queue.Sale{}, false, nil
+		}
+	}
+	return queue.Sale{}, false, fmt.Errorf("redisstore: %s: the sale kept changing hands", what)
+}
+
 // Items returns eventID's items held live or sold at nowMs (items.lua).
 func (s *Store) Items(ctx context.Context, eventID string, nowMs int64) (map[string]queue.ItemState, error) {
 	k := keysOf(eventID)

@@ -40,6 +40,8 @@ var (
 	unholdSrc string
 	//go:embed lua/confirm.lua
 	confirmSrc string
+	//go:embed lua/unsell.lua
+	unsellSrc string
 	//go:embed lua/item.lua
 	itemSrc string
 	//go:embed lua/items.lua
@@ -76,13 +78,14 @@ var (
 	holdScript         = newScript(holdLibSrc, holdSrc)
 	unholdScript       = newScript(holdLibSrc, unholdSrc)
 	confirmScript      = newScript(holdLibSrc, confirmSrc)
+	unsellScript       = newScript(holdLibSrc, unsellSrc)
 	itemScript         = newScript(holdLibSrc, itemSrc)
 	itemsScript        = newScript(holdLibSrc, itemsSrc)
 	spendScript        = newScript(spendSrc)
 	// seriesScript reads the reports through adaptive.lua's signal().
 	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

@@ -58,7 +58,7 @@ const demoDropDelay = time.Minute
 // createDemos creates the demo event and the demo drop through the admin
 // API. A drop kept from an earlier run (a persistent Kafka and Redis) whose
 // pre-queue already started keeps its schedule: it cannot move.
-func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) error {
+func (d *Devstack) createDemos(ctx context.Context, base, reportToken, shopToken string) error {
 	if d.DemoEvent != "" {
 		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
 			Page: demoPage("데모 공연 티켓 예매", "잠시만 기다려 주세요. 차례가 되면 자동으로 입장합니다.\n\n1인 1매만 예매할 수 있습니다.")}
@@ -73,7 +73,7 @@ func (d *Devstack) createDemos(ctx context.Context, base, reportToken string) er
 			return err
 		}
 		body := producer.EventBody{Capacity: &capacity, HoldSeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target,
-			AdmitPerMinute: &rate, Adaptive: adaptive, ReportToken: &reportToken,
+			AdmitPerMinute: &rate, Adaptive: adaptive, ReportToken: &reportToken, ShopToken: &shopToken,
 			Page: demoPage("데모 상점 봄 세일", "상점이 붐비고 있습니다. 순서대로 입장합니다.")}
 		if err := d.putEvent(ctx, base, d.DemoShop, body); err != nil {
 			return err

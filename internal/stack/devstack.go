@@ -99,13 +99,14 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 	defer stopRedis()
 
 	shopURL := ""
+	shopToken := RandomHex(24) // the demo shop event's sale credential, new at every start
 	if d.DemoShop != "" {
 		origin, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("demo shop: %w", err)
 		}
 		shopCfg := demoShop
-		shopCfg.GatewayURL, shopCfg.EventID = "http://"+d.GatewayAddr, d.DemoShop // the seated ticket's seat map
+		shopCfg.GatewayURL, shopCfg.EventID, shopCfg.ShopToken = "http://"+d.GatewayAddr, d.DemoShop, shopToken // the seated ticket's seat map
 		if d.DemoMembers != "" {
 			d.joinKey = queue.RandomKey()
 			shopCfg.JoinToken = demoshop.JoinTokenConfig{
@@ -130,7 +131,7 @@ func (d *Devstack) Run(ctx context.Context, log *slog.Logger) error {
 			return err
 		}
 	}
-	if err := d.createDemos(ctx, "http://"+d.ProducerAddr, reportToken); err != nil {
+	if err := d.createDemos(ctx, "http://"+d.ProducerAddr, reportToken, shopToken); err != nil {
 		return err
 	}
 	if shopURL != "" {

@@ -15,13 +15,18 @@ import (
 // puts in front of its database so that two buyers never book the same
 // item. Each call carries the buyer's entry token; the gateway holds,
 // releases and sells in one atomic step each, across every gateway, and a
-// hold ends with the buyer's slot unless confirmed. A Holds is safe for
-// concurrent use.
+// hold ends with the buyer's slot unless confirmed. A sale (Confirm) and
+// its undo (Unsell) also carry the shop's own credential, ShopToken. A
+// Holds is safe for concurrent use.
 type Holds struct {
 	// GatewayURL is ws-gateway's base URL, such as https://queue.example.com.
 	GatewayURL string
 	// EventID is the event the items belong to.
 	EventID string
+	// ShopToken is the event's shop token (the admin API's shopToken): the
+	// shop's credential for Confirm and Unsell, kept on the shop's servers,
+	// never sent to a buyer.
+	ShopToken string
 	// Client makes the requests (nil: http.DefaultClient).
 	Client *http.Client
 }
@@ -90,6 +95,9 @@ var (
 	ErrTokenRefused = &HoldError{Status: http.StatusUnauthorized, Code: "invalid_ticket"}
 	// ErrBadItem: the item id is not 1–128 characters of [A-Za-z0-9._:@-].
 	ErrBadItem = &HoldError{Status: http.StatusBadRequest, Code: "invalid_item"}
+	// ErrShopRefused: a sale or its undo without the event's shop token
+	// (Holds.ShopToken missing or wrong).
+	ErrShopRefused = &HoldError{Status: http.StatusUnauthorized, Code: "unauthorized"}
 )
 
 // Hold holds item for the token's buyer. created is false when they held
@@ -116,17 +124,28 @@ func (h *Holds) Release(ctx context.Context, token, item string) error {
 	return nil
 }
 
-// Confirm sells item to the token's buyer, who holds it; confirming again
-// is no error.
+// Confirm sells item to the token's buyer, who holds it, with the shop's
+// credential (ShopToken); confirming again is no error.
 func (h *Holds) Confirm(ctx context.Context, token, item string) (Sale, error) {
 	body, _ := json.Marshal(struct {
 		Token string `json:"token"`
 	}{token})
 	var s Sale
-	if _, err := h.do(ctx, http.MethodPost, "/"+url.PathEscape(item)+"/confirm", body, "", &s, http.StatusOK); err != nil {
+	if _, err := h.do(ctx, http.MethodPost, "/"+url.PathEscape(item)+"/confirm", body, h.ShopToken, &s, http.StatusOK); err != nil {
 		return Sale{}, fmt.Errorf("entry: confirm %s in %s: %w", item, h.EventID, err)
 	}
 	return s, nil
+}
+
+// Unsell undoes item's sale with the shop's credential (ShopToken), a
+// payment that failed after the confirm, say: the item is free again.
+// undone is false when it was not sold.
+func (h *Holds) Unsell(ctx context.Context, item string) (s Sale, undone bool, err error) {
+	status, err := h.do(ctx, http.MethodDelete, "/"+url.PathEscape(item)+"/sale", nil, h.ShopToken, &s, http.StatusOK, http.StatusNoContent)
+	if err != nil {
+		return Sale{}, false, fmt.Errorf("entry: unsell %s in %s: %w", item, h.EventID, err)
+	}
+	return s, status == http.StatusOK, nil
 }
 
 // Items returns the event's items held ("held") or sold ("sold"); the
@@ -188,7 +207,7 @@ func (h *Holds) do(ctx context.Context, method, path string, body []byte, bearer
 		if resp.StatusCode != s {
 			continue
 		}
-		if out != nil {
+		if out != nil && s != http.StatusNoContent {
 			if err := json.Unmarshal(raw, out); err != nil {
 				return s, fmt.Errorf("answer %q: %w", raw, err)
 			}
