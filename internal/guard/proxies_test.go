@@ -7,23 +7,19 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/waitq/waitq/internal/demoshop"
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testproxy"
 )
 
 // shopVisit is what the demo shop got with one request.
@@ -61,117 +57,18 @@ func (s *recordedShop) last() (shopVisit, int) {
 	return s.got[len(s.got)-1], len(s.got)
 }
 
-// renderConfig reads the shipped config at path and replaces each old
-// address with its new one, failing when one is not there (the shipped
-// config changed under the test).
-func renderConfig(t *testing.T, path string, repl ...string) string {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := string(b)
-	for i := 0; i+1 < len(repl); i += 2 {
-		if !strings.Contains(s, repl[i]) {
-			t.Fatalf("%s has no %q to replace", path, repl[i])
-		}
-		s = strings.ReplaceAll(s, repl[i], repl[i+1])
-	}
-	return s
-}
-
-// startProcess runs name with args until the test ends, waiting until addr
-// accepts connections.
-func startProcess(t *testing.T, addr string, env []string, name string, args ...string) {
-	t.Helper()
-	bin, err := exec.LookPath(name)
-	if err != nil {
-		bin, err = exec.LookPath("/usr/sbin/" + name) // nginx, off a user's PATH
-	}
-	if err != nil {
-		testenv.Unavailable(t, "%s (Debian: apt-get install %s; scripts/test.sh installs it)", name, name)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, bin, args...)
-	out := &testenv.Buffer{}
-	cmd.Stdout, cmd.Stderr, cmd.Env = out, out, append(os.Environ(), env...)
-	// Its own process group, stopped as a whole: nginx's workers would
-	// otherwise outlive their master and hold the output open.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 2 * time.Second
-	if err := cmd.Start(); err != nil {
-		cancel()
-		t.Fatalf("%s: %v", name, err)
-	}
-	done := make(chan struct{})
-	go func() { _ = cmd.Wait(); close(done) }()
-	t.Cleanup(func() {
-		cancel()
-		<-done
-		if t.Failed() {
-			t.Logf("%s's output:\n%s", name, out.String())
-		}
-	})
-	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
-		select {
-		case <-done:
-			t.Fatalf("%s ended: %s", name, out.String())
-		default:
-		}
-		c, err := net.Dial("tcp", addr)
-		if err == nil {
-			c.Close()
-			return true, ""
-		}
-		return false, err.Error()
-	})
-}
-
-// startNginx runs nginx with deploy/nginx/waitq.conf, returning its address.
-func startNginx(t *testing.T, guardAddr, shopAddr string) string {
-	addr, dir := testenv.FreeAddr(t), t.TempDir()
-	site := renderConfig(t, "../../deploy/nginx/waitq.conf",
-		"listen 8080;", "listen "+addr+";", "127.0.0.1:8083", guardAddr, "127.0.0.1:8085", shopAddr)
-	conf := "daemon off;\nworker_processes 1;\npid " + dir + "/nginx.pid;\nerror_log stderr info;\n" +
-		"events { worker_connections 64; }\nhttp {\n access_log off;\n" +
-		" client_body_temp_path " + dir + "/body;\n proxy_temp_path " + dir + "/proxy;\n" +
-		" fastcgi_temp_path " + dir + "/fastcgi;\n uwsgi_temp_path " + dir + "/uwsgi;\n scgi_temp_path " + dir + "/scgi;\n" +
-		site + "\n}\n"
-	path := filepath.Join(dir, "nginx.conf")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	startProcess(t, addr, nil, "nginx", "-p", dir, "-c", path, "-e", "stderr")
-	return addr
-}
-
-// startCaddy runs caddy with deploy/caddy/Caddyfile, returning its address.
-func startCaddy(t *testing.T, guardAddr, shopAddr string) string {
-	addr, dir := testenv.FreeAddr(t), t.TempDir()
-	conf := renderConfig(t, "../../deploy/caddy/Caddyfile",
-		":8080 {", "http://"+addr+" {", "127.0.0.1:8083", guardAddr, "127.0.0.1:8085", shopAddr)
-	path := filepath.Join(dir, "Caddyfile")
-	if err := os.WriteFile(path, []byte(conf), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	startProcess(t, addr, []string{"HOME=" + dir, "XDG_DATA_HOME=" + dir, "XDG_CONFIG_HOME=" + dir},
-		"caddy", "run", "--config", path, "--adapter", "caddyfile")
-	return addr
-}
-
 func TestForwardAuthBehindRealProxies(t *testing.T) {
 	for _, p := range []struct {
 		name  string
-		start func(t *testing.T, guardAddr, shopAddr string) string
+		start testproxy.Proxy
 		// clears: the proxy passes the Set-Cookie of the guard's 2xx
 		// (nginx's add_header); Caddy's forward_auth drops it, and the
 		// token is refused from the guard's next poll of the released
 		// admissions instead.
 		clears bool
 	}{
-		{"nginx", startNginx, true},
-		{"caddy", startCaddy, false},
+		{"nginx", testproxy.Nginx, true},
+		{"caddy", testproxy.Caddy, false},
 	} {
 		t.Run(p.name, func(t *testing.T) {
 			shop := newRecordedShop(t)
