@@ -57,7 +57,7 @@ func (p *Producer) Bind(l *config.Loader) {
 	l.List(&cfg.AllowedOrigins, "allowed-origins", "WAITQ_ALLOWED_ORIGINS", "", "browser origins (host patterns such as localhost:8081) allowed to call the API across origins")
 	bindLimits(l, "joins and leaves", &cfg.JoinLimit, &cfg.TrustedProxies, def.JoinLimit)
 	l.Bool(&cfg.TrustUserHeader, "trust-user-header", "WAITQ_TRUST_USER_HEADER", false, "take X-User-Id as the user of joins, leaves and challenges, from WAITQ_TRUSTED_PROXIES alone (required: only behind an authenticating proxy that sets it; off: visitor identities and join tokens name users)")
-	l.Duration(&cfg.VisitorTTL, "visitor-ttl", "WAITQ_VISITOR_TTL", def.VisitorTTL, "how long a visitor identity (the waitq_visitor cookie) lasts")
+	l.Duration(&cfg.VisitorTTL, "visitor-ttl", "WAITQ_VISITOR_TTL", def.VisitorTTL, "how long a visitor identity (the visitor cookie, __Host-waitq_visitor) lasts")
 	l.Bool(&cfg.CookieInsecure, "cookie-insecure", "WAITQ_COOKIE_INSECURE", false, "drop the visitor cookie's Secure attribute, for plain HTTP on a developer's machine (never in production)")
 	l.Duration(&cfg.ChallengeTTL, "challenge-ttl", "WAITQ_CHALLENGE_TTL", def.ChallengeTTL, "how long a proof-of-work challenge may be solved and used")
 	l.Duration(&p.Publisher.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", kafkajoin.DefaultBatchTimeout, "longest a join waits to share a produce request")

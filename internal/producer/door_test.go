@@ -97,6 +97,40 @@ func TestVisitorIdentity(t *testing.T) {
 	})
 }
 
+// TestVisitorCookieIsHostOnly: over HTTPS the visitor cookie is
+// __Host-waitq_visitor (Secure, Path=/, no Domain), which no sibling
+// subdomain can set; a waitq_visitor cookie, which one can plant for the
+// whole domain, is not read, whatever identity it carries.
+func TestVisitorCookieIsHostOnly(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	e := startAPI(t, sys, producer.Config{AdminToken: adminToken})
+	ev := testenv.EventID(t)
+	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	r := e.do(t, http.MethodPost, "/v1/visitor", nil, nil)
+	ck, err := http.ParseSetCookie(r.header.Get("Set-Cookie"))
+	if err != nil || r.status != http.StatusCreated {
+		t.Fatalf("POST /v1/visitor: %d %q %v", r.status, r.header.Get("Set-Cookie"), err)
+	}
+	if ck.Name != "__Host-waitq_visitor" || !ck.Secure || ck.Path != "/" || ck.Domain != "" {
+		t.Fatalf("the visitor cookie %+v: want __Host-waitq_visitor, Secure, Path=/, no Domain", ck)
+	}
+	var planted producer.VisitorResponse
+	if err := json.Unmarshal(r.body, &planted); err != nil {
+		t.Fatal(err)
+	}
+	// A sibling subdomain plants the identity it holds, unprefixed.
+	join := e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", map[string]string{"Cookie": producer.InsecureVisitorCookie + "=" + ck.Value}, nil)
+	if join.status != http.StatusUnauthorized || join.errorCode(t) != queue.CodeMissingIdentity {
+		t.Fatalf("join with a planted waitq_visitor cookie: %d %s; want 401 missing_identity", join.status, join.body)
+	}
+	join = e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", map[string]string{"Cookie": ck.Name + "=" + ck.Value}, nil)
+	if join.status != http.StatusAccepted || !strings.Contains(string(join.body), `"userId":"`+planted.VisitorID+`"`) {
+		t.Fatalf("join with the host's own cookie: %d %s", join.status, join.body)
+	}
+}
+
 // TestTrustUserHeader: behind an authenticating proxy X-User-Id names the
 // user; without it a join is missing_user_id.
 func TestTrustUserHeader(t *testing.T) {

@@ -12,9 +12,26 @@ import (
 )
 
 // VisitorCookie is the cookie that carries a visitor's identity
-// (queue.Visitor, signed): HttpOnly, SameSite=Lax, Secure unless
-// WAITQ_COOKIE_INSECURE.
-const VisitorCookie = "waitq_visitor"
+// (queue.Visitor, signed): HttpOnly, SameSite=Lax, Secure, Path=/, no
+// Domain. The __Host- prefix makes browsers refuse it from anyone but this
+// host over HTTPS, so a sibling subdomain cannot plant one that is read
+// instead (an identity of its choosing, or a broken one that locks the
+// visitor out).
+const VisitorCookie = "__Host-waitq_visitor"
+
+// InsecureVisitorCookie is the visitor cookie's name with
+// WAITQ_COOKIE_INSECURE (plain HTTP on a developer's machine), where
+// browsers refuse the __Host- prefix without Secure.
+const InsecureVisitorCookie = "waitq_visitor"
+
+// visitorCookie is the name of the visitor cookie this server sets and
+// reads: the one name, never the other.
+func (s *Server) visitorCookie() string {
+	if s.cfg.CookieInsecure {
+		return InsecureVisitorCookie
+	}
+	return VisitorCookie
+}
 
 // JoinTokenHeader carries a join token the shop signed (docs/integration.md).
 const JoinTokenHeader = "X-Waitq-Join-Token"
@@ -30,14 +47,14 @@ type VisitorResponse struct {
 // none, or one that does not verify. Nobody chooses their id.
 func (s *Server) visitor(c echo.Context) error {
 	now := s.now()
-	if ck, err := c.Cookie(VisitorCookie); err == nil {
+	if ck, err := c.Cookie(s.visitorCookie()); err == nil {
 		if v, err := s.tickets.VerifyVisitor(ck.Value, now); err == nil {
 			return c.JSON(http.StatusOK, VisitorResponse{VisitorID: v.ID, ExpiresAt: v.Expires})
 		}
 	}
 	v := queue.NewVisitor(now, s.cfg.VisitorTTL)
 	c.SetCookie(&http.Cookie{
-		Name: VisitorCookie, Value: s.tickets.SignVisitor(v), Path: "/",
+		Name: s.visitorCookie(), Value: s.tickets.SignVisitor(v), Path: "/",
 		Expires: time.UnixMilli(v.Expires), MaxAge: int(s.cfg.VisitorTTL.Seconds()),
 		HttpOnly: true, Secure: !s.cfg.CookieInsecure, SameSite: http.SameSiteLaxMode,
 	})
@@ -59,7 +76,7 @@ type identity struct {
 // one place; required when the event says so), X-User-Id when a trusted
 // proxy sets it (WAITQ_TRUST_USER_HEADER; from another peer it is ignored),
 // the visitor identity of the
-// waitq_visitor cookie. None of them: missing_identity.
+// visitor cookie. None of them: missing_identity.
 func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 	now := s.now()
 	if tok := c.Request().Header.Get(JoinTokenHeader); tok != "" || (ev.JoinToken != nil && ev.JoinToken.Required) {
@@ -89,12 +106,12 @@ func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 			return identity{user: user}, queue.CheckNamedUserID(user)
 		}
 	}
-	ck, err := c.Cookie(VisitorCookie)
+	ck, err := c.Cookie(s.visitorCookie())
 	if err != nil {
 		if s.cfg.TrustUserHeader {
 			return identity{}, queue.Errorf(queue.CodeMissingUserID, "the %s header (believed from a trusted proxy only) or a visitor identity (POST /v1/visitor) is required", httpkit.UserHeader)
 		}
-		return identity{}, queue.Errorf(queue.CodeMissingIdentity, "no visitor identity: POST /v1/visitor first (the %s cookie)", VisitorCookie)
+		return identity{}, queue.Errorf(queue.CodeMissingIdentity, "no visitor identity: POST /v1/visitor first (the %s cookie)", s.visitorCookie())
 	}
 	v, err := s.tickets.VerifyVisitor(ck.Value, now)
 	if err != nil {

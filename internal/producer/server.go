@@ -57,7 +57,7 @@ type Config struct {
 	// header is ignored). Off: a visitor identity or a join token names the
 	// user. WAITQ_TRUST_USER_HEADER.
 	TrustUserHeader bool
-	// VisitorTTL is how long a visitor identity (the waitq_visitor cookie)
+	// VisitorTTL is how long a visitor identity (the visitor cookie)
 	// lasts, WAITQ_VISITOR_TTL.
 	VisitorTTL time.Duration
 	// CookieInsecure drops the visitor cookie's Secure attribute, for plain
