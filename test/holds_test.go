@@ -55,7 +55,8 @@ func TestHoldRaceAcrossTwoGateways(t *testing.T) {
 		return err == nil && st.Active == buyers, fmt.Sprintf("%d admitted (%v)", st.Active, err)
 	})
 
-	common := []string{"WAITQ_KAFKA_BROKERS=" + strings.Join(sys.Kafka.ListenAddrs(), ","), "WAITQ_REDIS_URL=" + sys.Redis.URL(), "WAITQ_TICKET_SECRET=" + ticketSecret}
+	common := []string{"WAITQ_KAFKA_BROKERS=" + strings.Join(sys.Kafka.ListenAddrs(), ","), "WAITQ_REDIS_URL=" + sys.Redis.URL(), "WAITQ_TICKET_SECRET=" + ticketSecret,
+		"WAITQ_HOLD_RATE=0"} // every buyer calls from this one address
 	gws := []*proc{startProc(t, "ws-gateway", common...), startProc(t, "ws-gateway", common...)}
 	keys, err := entry.DerivedKeyring(ticketSecret, nil)
 	if err != nil {

@@ -57,6 +57,8 @@ func (g *Gateway) Bind(l *config.Loader) {
 	bindLimits(l, "status polls", &cfg.StatusLimit, &cfg.TrustedProxies, def.StatusLimit)
 	l.Float(&cfg.ConnectLimit.PerSecond, "connect-rate", "WAITQ_CONNECT_RATE", def.ConnectLimit.PerSecond, "WebSocket connects and SSE streams opened per second per client IP, 429 past it (0: no limit)")
 	l.Int(&cfg.ConnectLimit.Burst, "connect-burst", "WAITQ_CONNECT_BURST", def.ConnectLimit.Burst, "WebSocket connects and SSE streams opened at once per client IP")
+	l.Float(&cfg.HoldLimit.PerSecond, "hold-rate", "WAITQ_HOLD_RATE", def.HoldLimit.PerSecond, "the buyer's calls (seat hold and give-back, release, entry token verify) per second per client IP, 429 past it; the shop's sales are not counted (0: no limit)")
+	l.Int(&cfg.HoldLimit.Burst, "hold-burst", "WAITQ_HOLD_BURST", def.HoldLimit.Burst, "the buyer's calls at once per client IP")
 	l.Float(&cfg.FrameLimit.PerSecond, "ws-frame-rate", "WAITQ_WS_FRAME_RATE", def.FrameLimit.PerSecond, "frames a client may send per second on one socket; past it a rate_limited error frame, and 10 refused in a row close it with 1008 (0: no limit)")
 	l.Int(&cfg.FrameLimit.Burst, "ws-frame-burst", "WAITQ_WS_FRAME_BURST", def.FrameLimit.Burst, "frames a client may send at once on one socket")
 	l.Secret(&g.EntryKey, "entry-key", "WAITQ_ENTRY_KEY", `Ed25519 signing key of entry tokens, "<key id>:<base64url 32-byte seed>" (empty: derived from WAITQ_TICKET_SECRET)`)

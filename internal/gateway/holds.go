@@ -64,12 +64,13 @@ func newHoldMetrics(reg prometheus.Registerer) *holdMetrics {
 	return m
 }
 
-// holdRoutes adds the hold routes to e.
-func (s *Server) holdRoutes(e *echo.Echo, limit echo.MiddlewareFunc) {
-	e.POST("/v1/events/:eventId/holds", s.hold)
+// holdRoutes adds the hold routes to e: the reads under the status polls'
+// limit, the buyer's hold and give-back under the buyer's (HoldLimit).
+func (s *Server) holdRoutes(e *echo.Echo, limit, buyerLimit echo.MiddlewareFunc) {
+	e.POST("/v1/events/:eventId/holds", s.hold, buyerLimit)
 	e.GET("/v1/events/:eventId/holds", s.items, limit)
 	e.GET("/v1/events/:eventId/holds/:item", s.item, limit)
-	e.DELETE("/v1/events/:eventId/holds/:item", s.unhold)
+	e.DELETE("/v1/events/:eventId/holds/:item", s.unhold, buyerLimit)
 	e.POST("/v1/events/:eventId/holds/:item/confirm", s.confirm)
 	e.DELETE("/v1/events/:eventId/holds/:item/sale", s.unsell)
 }
@@ -89,11 +90,15 @@ func (s *Server) shop(ctx context.Context, c echo.Context, ev string) error {
 	return nil
 }
 
-// buyer checks the event id, the item id and the entry token of a hold
+// buyer checks the event id, the event (it must exist: nothing is counted
+// or kept for a made-up id), the item id and the entry token of a hold
 // route, and returns the token's user.
-func (s *Server) buyer(ev, item, token string) (string, error) {
+func (s *Server) buyer(ctx context.Context, ev, item, token string) (string, error) {
 	if err := queue.CheckEventID(ev); err != nil {
 		return "", err
+	}
+	if _, err := s.events.Event(ctx, ev); err != nil {
+		return "", s.holdError("event "+ev, err)
 	}
 	if err := queue.CheckItemID(item); err != nil {
 		return "", err
@@ -137,10 +142,11 @@ func (s *Server) hold(c echo.Context) error {
 	if err := httpkit.DecodeJSON(c.Request().Body, &body, queue.CodeInvalidBody, `{"token":"<entry token>","item":"<item id>"}`); err != nil {
 		return err
 	}
-	user, err := s.buyer(ev, body.Item, body.Token)
+	user, err := s.buyer(c.Request().Context(), ev, body.Item, body.Token)
 	if err != nil {
-		if queue.ValidEventID(ev) {
-			s.holds.refused.WithLabelValues(ev, string(queue.ErrorCode(err))).Inc()
+		// Counted only for an event that exists: a made-up id adds no series.
+		if code := queue.ErrorCode(err); code == queue.CodeInvalidItem || code == queue.CodeInvalidTicket {
+			s.holds.refused.WithLabelValues(ev, string(code)).Inc()
 		}
 		return err
 	}
@@ -163,7 +169,7 @@ func (s *Server) hold(c echo.Context) error {
 
 func (s *Server) unhold(c echo.Context) error {
 	ev, item := c.Param("eventId"), c.Param("item")
-	user, err := s.buyer(ev, item, bearer(c))
+	user, err := s.buyer(c.Request().Context(), ev, item, bearer(c))
 	if err != nil {
 		return err
 	}
@@ -189,7 +195,7 @@ func (s *Server) confirm(c echo.Context) error {
 	if err := httpkit.DecodeJSON(c.Request().Body, &body, queue.CodeInvalidBody, `{"token":"<entry token>"}`); err != nil {
 		return err
 	}
-	user, err := s.buyer(ev, item, body.Token)
+	user, err := s.buyer(c.Request().Context(), ev, item, body.Token)
 	if err != nil {
 		return err
 	}

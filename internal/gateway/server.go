@@ -81,6 +81,11 @@ type Config struct {
 	// and not acted on, and maxFrameStrikes of them in a row close the
 	// socket with 1008. WAITQ_WS_FRAME_RATE and WAITQ_WS_FRAME_BURST.
 	FrameLimit httpkit.RateLimit
+	// HoldLimit bounds the buyer's calls (hold, give back, release, verify)
+	// per client IP, as producer-api's joins are bounded (zero: no limit),
+	// WAITQ_HOLD_RATE and WAITQ_HOLD_BURST. The shop's sales (confirm, the
+	// undo of a sale) bear its credential and are not counted.
+	HoldLimit httpkit.RateLimit
 	// PublicURL is the gateway's public base URL (such as
 	// https://queue.example.com), the iss of its entry tokens and what
 	// their verifiers check it against, WAITQ_PUBLIC_URL; empty:
@@ -109,11 +114,12 @@ func DefaultConfig() Config {
 		StatusLimit:     httpkit.RateLimit{PerSecond: 5, Burst: 20},
 		ConnectLimit:    httpkit.RateLimit{PerSecond: 10, Burst: 100},
 		FrameLimit:      httpkit.RateLimit{PerSecond: 1, Burst: 5},
+		HoldLimit:       httpkit.RateLimit{PerSecond: 10, Burst: 30},
 	}
 }
 
 // withDefaults fills the zero settings of c from DefaultConfig. A zero
-// StatusLimit, ConnectLimit or FrameLimit stays zero: no limit; a zero
+// StatusLimit, ConnectLimit, FrameLimit or HoldLimit stays zero: no limit; a zero
 // WriteBuffer stays zero: the system default.
 func (c Config) withDefaults() Config {
 	d := DefaultConfig()
@@ -169,6 +175,7 @@ func (c Config) Validate() error {
 		c.StatusLimit.Validate("WAITQ_RATE", "WAITQ_RATE_BURST"),
 		c.ConnectLimit.Validate("WAITQ_CONNECT_RATE", "WAITQ_CONNECT_BURST"),
 		c.FrameLimit.Validate("WAITQ_WS_FRAME_RATE", "WAITQ_WS_FRAME_BURST"),
+		c.HoldLimit.Validate("WAITQ_HOLD_RATE", "WAITQ_HOLD_BURST"),
 		httpkit.ValidateProxies("WAITQ_TRUSTED_PROXIES", c.TrustedProxies),
 		httpkit.ValidateTrustUserHeader(c.TrustUserHeader, c.TrustedProxies))...)
 }
@@ -259,10 +266,12 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.GET("/v1/events/:eventId/stream", s.stream, connectLimit)
 	e.OPTIONS("/v1/events/:eventId/stream", s.streamPreflight)
 	e.GET("/v1/events/:eventId/status", s.pollStatus, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
-	e.POST("/v1/events/:eventId/release", s.releaseHTTP)
+	// One budget per address for the buyer's calls, as for joins.
+	holdLimit := httpkit.Limit(cfg.HoldLimit, ips, d.Now)
+	e.POST("/v1/events/:eventId/release", s.releaseHTTP, holdLimit)
 	e.GET("/v1/events/:eventId/released", s.released, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
-	e.POST("/v1/entry/verify", s.verifyEntry)
-	s.holdRoutes(e, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
+	e.POST("/v1/entry/verify", s.verifyEntry, holdLimit)
+	s.holdRoutes(e, httpkit.Limit(cfg.StatusLimit, ips, d.Now), holdLimit)
 	e.GET("/.well-known/jwks.json", s.jwks)
 	web.Register(e, web.Config{ProducerURL: cfg.ProducerURL, DefaultEvent: "demo"})
 	s.e = e

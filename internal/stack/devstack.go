@@ -183,6 +183,7 @@ func (d *Devstack) services(brokers []string, redisURL string) []devService {
 			"WAITQ_PRODUCER_URL": "http://" + d.ProducerAddr,
 			"WAITQ_RATE":         "0", // no limit, as above
 			"WAITQ_CONNECT_RATE": "0",
+			"WAITQ_HOLD_RATE":    "0",
 		})},
 	}
 	return svcs

@@ -262,6 +262,7 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 			"WAITQ_DISCONNECT_GRACE": disconnectGrace.String(), // a client reconnects within seconds
 			"WAITQ_RATE":             "0",
 			"WAITQ_CONNECT_RATE":     "0", // every client comes from one address
+			"WAITQ_HOLD_RATE":        "0", // and every release and hold
 		}))
 	}
 	for _, n := range c.services() {

@@ -214,6 +214,7 @@ func (s *stack) Gateway(alias string, admitEvery time.Duration) *node {
 		"WAITQ_DISCONNECT_GRACE": "15s",
 		"WAITQ_RATE":             "0",
 		"WAITQ_CONNECT_RATE":     "0", // every socket of the test comes from one address
+		"WAITQ_HOLD_RATE":        "0", // and every release and hold
 	})
 }
 

@@ -42,6 +42,7 @@ func startGateway(ctx context.Context, cfg socketsConfig, st *infra, secret stri
 		"WAITQ_LOG_LEVEL":        "warn",
 		"WAITQ_SHUTDOWN_TIMEOUT": "5s",
 		"WAITQ_CONNECT_RATE":     "0", // every client dials from the same few addresses
+		"WAITQ_HOLD_RATE":        "0", // and releases from them
 	}
 	maps.Copy(own, st.redis.Env())
 	g := &gatewayProc{}

@@ -64,6 +64,7 @@ func (s *infra) serviceEnv(fast bool, extra map[string]string) map[string]string
 		"WAITQ_FAST_TRACK":    fmt.Sprint(fast),
 		"WAITQ_RATE":          "0",
 		"WAITQ_CONNECT_RATE":  "0", // gateways only; others ignore it
+		"WAITQ_HOLD_RATE":     "0", // gateways only: releases and verifies from one address
 	}
 	maps.Copy(m, s.redis.Env())
 	maps.Copy(m, extra)
