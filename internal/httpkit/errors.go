@@ -34,6 +34,7 @@ var statusOf = map[queue.Code]int{
 	queue.CodeChallengeRequired: http.StatusUnauthorized,
 	queue.CodeInvalidChallenge:  http.StatusUnauthorized,
 	queue.CodeChallengeUsed:     http.StatusConflict,
+	queue.CodeChallengeTooEasy:  http.StatusUnauthorized,
 	queue.CodeAdminDisabled:     http.StatusForbidden,
 	queue.CodeForbidden:         http.StatusForbidden,
 	queue.CodeEventNotFound:     http.StatusNotFound,

@@ -2,9 +2,12 @@ package producer
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -47,6 +50,7 @@ func (s *Server) issueChallenge(c echo.Context) error {
 	if err != nil {
 		return s.storeError("count a challenge", err)
 	}
+	s.rates.put(ev.ID, st.JoinsPerSecond, now)
 	ch, err := s.challenges.Issue(ev.ID, id.user, ev.Challenge.DifficultyAt(st.JoinsPerSecond), s.cfg.ChallengeTTL)
 	if err != nil {
 		return err
@@ -91,7 +95,9 @@ func (s *Server) passDoor(c echo.Context, ev queue.Event, id identity) ([]queue.
 }
 
 // checkSolution verifies the join body's challenge and solution for ev and
-// id at the event's least difficulty, counting a refusal.
+// id at the event's least difficulty, and an adaptive event's challenge
+// against the difficulty in force now (SpendDifficulty), counting a
+// refusal.
 func (s *Server) checkSolution(c echo.Context, ev queue.Event, id identity) (queue.Spend, error) {
 	var body JoinBody
 	// The body is optional: absent, the join carries no solution.
@@ -105,6 +111,9 @@ func (s *Server) checkSolution(c echo.Context, ev queue.Event, id identity) (que
 		return queue.Spend{}, queue.Errorf(queue.CodeChallengeRequired, "event %s asks for a solved challenge: POST /v1/events/%s/challenge, solve it, and join with {\"challenge\",\"solution\"}", ev.ID, ev.ID)
 	}
 	ch, err := s.challenges.Verify(body.Challenge, body.Solution, ev.ID, id.user, ev.Challenge.MinimumDifficulty())
+	if err == nil && ev.Challenge.Mode == queue.ChallengeAdaptive {
+		err = s.checkSpendDifficulty(c.Request().Context(), ev, ch.Difficulty)
+	}
 	if err != nil {
 		s.metrics.challenges.WithLabelValues("refused").Inc()
 		if err := s.door.ChallengeRefused(c.Request().Context(), ev.ID); err != nil {
@@ -114,3 +123,65 @@ func (s *Server) checkSolution(c echo.Context, ev queue.Event, id identity) (que
 	}
 	return queue.Spend{Kind: queue.SpendChallenge, ID: ch.ID, Until: ch.ExpiresAt}, nil
 }
+
+// checkSpendDifficulty refuses a solution of difficulty bits to adaptive
+// ev when the join rate now asks more (queue.ChallengePolicy.SpendDifficulty):
+// a challenge fetched in the calm is not spent in the surge. The rate is
+// the door's, read at most once per EventCacheTTL per event.
+func (s *Server) checkSpendDifficulty(ctx context.Context, ev queue.Event, difficulty int) error {
+	rate, err := s.rates.get(ctx, ev.ID, s.now())
+	if err != nil {
+		return s.storeError("read the join rate of "+ev.ID, err)
+	}
+	if need := ev.Challenge.SpendDifficulty(rate); difficulty < need {
+		return queue.Errorf(queue.CodeChallengeTooEasy, "the challenge asks %d bits, and joins now need at least %d: ask for a new challenge", difficulty, need)
+	}
+	return nil
+}
+
+// doorRates keeps each event's join rate as the door last read it, for
+// checkSpendDifficulty: one Redis read per event per ttl, not per join.
+type doorRates struct {
+	door queue.DoorStore
+	ttl  time.Duration
+	mu   sync.Mutex
+	m    map[string]doorRate
+}
+
+type doorRate struct {
+	perSecond float64
+	at        time.Time
+}
+
+func newDoorRates(door queue.DoorStore, ttl time.Duration) *doorRates {
+	return &doorRates{door: door, ttl: ttl, m: map[string]doorRate{}}
+}
+
+// get returns eventID's join rate, read again when older than the ttl.
+func (r *doorRates) get(ctx context.Context, eventID string, now time.Time) (float64, error) {
+	r.mu.Lock()
+	e, ok := r.m[eventID]
+	r.mu.Unlock()
+	if ok && now.Sub(e.at) < r.ttl && !now.Before(e.at) {
+		return e.perSecond, nil
+	}
+	st, err := r.door.DoorStats(ctx, eventID, now)
+	if err != nil {
+		return 0, err
+	}
+	r.put(eventID, st.JoinsPerSecond, now)
+	return st.JoinsPerSecond, nil
+}
+
+// put remembers eventID's join rate read at now.
+func (r *doorRates) put(eventID string, perSecond float64, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.m) >= maxDoorRates {
+		clear(r.m) // events come and go: never more than a bounded map
+	}
+	r.m[eventID] = doorRate{perSecond: perSecond, at: now}
+}
+
+// maxDoorRates bounds the events doorRates keeps.
+const maxDoorRates = 4096

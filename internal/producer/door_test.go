@@ -354,6 +354,74 @@ func TestChallenge(t *testing.T) {
 	}
 }
 
+// TestChallengeTooEasyForTheSurge: an adaptive event's challenge fetched
+// in the calm is not spent in the surge: a join needs the difficulty in
+// force when it is spent, less one bit (a challenge issued a moment before
+// the rate doubled still passes), and is otherwise refused
+// challenge_too_easy; a fresh challenge joins.
+func TestChallengeTooEasyForTheSurge(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	var clock atomic.Int64
+	start := time.Now().Truncate(10 * time.Second) // a door window's start
+	clock.Store(start.UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	e := startAPIAt(t, sys, strict, now)
+	ev := testenv.EventID(t)
+	if r := e.putEvent(t, ev, `{"capacity":100,"challenge":{"mode":"adaptive","minDifficulty":2,"maxDifficulty":12,"joinsPerSecond":1}}`); r.status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	ctx := context.Background()
+	solved := func(v *testclient.Visitor, want int) *producer.JoinBody {
+		t.Helper()
+		ch, err := v.Challenge(ctx, ev)
+		if err != nil || ch.Difficulty != want {
+			t.Fatalf("challenge: %+v %v; want difficulty %d", ch, err, want)
+		}
+		sol, err := challenge.Solve(ctx, ch.Challenge, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return &producer.JoinBody{Challenge: ch.Challenge, Solution: sol}
+	}
+	// joins counts n joins through the door at the test's now, as other
+	// replicas' would be.
+	spent := 0
+	joins := func(n int) {
+		t.Helper()
+		for range n {
+			spent++
+			sp := queue.Spend{Kind: queue.SpendJoinToken, ID: fmt.Sprint("other-", spent), Until: now().Add(time.Hour)}
+			if used, err := sys.Store.Spend(ctx, ev, []queue.Spend{sp}, now()); err != nil || used != "" {
+				t.Fatalf("a join through the door: %q %v", used, err)
+			}
+		}
+	}
+	alice, bob := testclient.NewVisitor(e.srv.URL), testclient.NewVisitor(e.srv.URL)
+	for _, v := range []*testclient.Visitor{alice, bob} {
+		if _, _, err := v.Identify(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	calm := solved(alice, 2) // the calm: the minimum
+	// The surge: 40 joins in the window, 4 a second: 2 + 3 bits in force.
+	joins(40)
+	clock.Add(int64(2 * time.Second)) // past the replica's cached rate
+	_, ref, err := alice.JoinWith(ctx, ev, calm)
+	if err != nil || ref == nil || ref.Status != http.StatusUnauthorized || ref.Code != string(queue.CodeChallengeTooEasy) {
+		t.Fatalf("the calm's challenge in the surge: %+v %v; want 401 challenge_too_easy", ref, err)
+	}
+	// One bit of slack: issued at 5 bits, spent when 6 are in force.
+	justBefore := solved(bob, 5)
+	joins(40) // 8 a second
+	clock.Add(int64(2 * time.Second))
+	if _, ref, err := bob.JoinWith(ctx, ev, justBefore); err != nil || ref != nil {
+		t.Fatalf("a challenge one doubling old: %+v %v; want it taken", ref, err)
+	}
+	if _, ref, err := alice.JoinWith(ctx, ev, solved(alice, 6)); err != nil || ref != nil {
+		t.Fatalf("a fresh challenge: %+v %v", ref, err)
+	}
+}
+
 // TestChallengeReplayAcrossReplicas: a solution spent on one producer-api
 // replica is refused by another (the spend is in Redis).
 func TestChallengeReplayAcrossReplicas(t *testing.T) {

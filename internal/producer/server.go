@@ -147,6 +147,8 @@ type Server struct {
 	// proxies are Config.TrustedProxies: X-User-Id is believed from them.
 	proxies *httpkit.ClientIPs
 	door    queue.DoorStore
+	// rates are the door's join rates, for the spend-time difficulty.
+	rates *doorRates
 	// challenges issues and verifies the events' proof-of-work challenges.
 	challenges *challenge.Issuer
 	log        *slog.Logger
@@ -178,7 +180,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets, proxies: ips,
-		door: d.Door, challenges: d.Challenges, log: d.Logger, now: d.Now,
+		door: d.Door, rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}

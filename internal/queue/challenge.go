@@ -45,6 +45,10 @@ const (
 	// MaxChallengeJoinsPerSecond bounds an adaptive policy's
 	// JoinsPerSecond.
 	MaxChallengeJoinsPerSecond = 1_000_000
+	// ChallengeSlack is how many bits below the difficulty in force a
+	// solution spent may be (SpendDifficulty): one doubling of the join
+	// rate between a challenge's issue and its join.
+	ChallengeSlack = 1
 )
 
 // ChallengePolicy is an event's proof-of-work policy, as the admin API
@@ -132,6 +136,15 @@ func (p ChallengePolicy) DifficultyAt(joinsPerSecond float64) int {
 		return p.MinDifficulty + int(extra)
 	}
 	return 0
+}
+
+// SpendDifficulty is the least difficulty a solution spent while joins
+// arrive at joinsPerSecond may have under p: the difficulty in force then
+// less ChallengeSlack, never below MinimumDifficulty. A challenge issued a
+// moment before the rate doubled passes; one fetched in the calm and kept
+// for the surge does not (CodeChallengeTooEasy: ask a fresh one).
+func (p ChallengePolicy) SpendDifficulty(joinsPerSecond float64) int {
+	return max(p.MinimumDifficulty(), p.DifficultyAt(joinsPerSecond)-ChallengeSlack)
 }
 
 // MinimumDifficulty is the least difficulty a solved challenge may have to

@@ -50,6 +50,7 @@ const (
 	CodeChallengeRequired Code = "challenge_required"
 	CodeInvalidChallenge  Code = "invalid_challenge"
 	CodeChallengeUsed     Code = "challenge_used"
+	CodeChallengeTooEasy  Code = "challenge_too_easy"
 	CodeInternal          Code = "internal"
 )
 

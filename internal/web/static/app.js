@@ -146,17 +146,24 @@ async function join() {
       const id = await api("/v1/visitor", { method: "POST" });
       if (!id.r.ok) return failed(id.body);
     }
-    const ch = await api(`/v1/events/${ev}/challenge`, { method: "POST" });
-    if (!ch.r.ok) return failed(ch.body);
-    // The visit's key goes with every try: a retry that lands after an
-    // earlier try of the visit was admitted queues nobody again.
-    const init = { method: "POST", headers: { "Idempotency-Key": visit() } };
-    if (ch.body.required) {
-      const solution = await solve(ch.body);
-      init.headers["Content-Type"] = "application/json";
-      init.body = JSON.stringify({ challenge: ch.body.challenge, solution });
+    // A challenge that became too easy while it was solved (the event's
+    // difficulty rose with its join rate: challenge_too_easy) is replaced by
+    // a fresh one, a few times at most.
+    let r, body;
+    for (let tries = 0; ; tries++) {
+      const ch = await api(`/v1/events/${ev}/challenge`, { method: "POST" });
+      if (!ch.r.ok) return failed(ch.body);
+      // The visit's key goes with every try: a retry that lands after an
+      // earlier try of the visit was admitted queues nobody again.
+      const init = { method: "POST", headers: { "Idempotency-Key": visit() } };
+      if (ch.body.required) {
+        const solution = await solve(ch.body);
+        init.headers["Content-Type"] = "application/json";
+        init.body = JSON.stringify({ challenge: ch.body.challenge, solution });
+      }
+      ({ r, body } = await api(`/v1/events/${ev}/queue`, init));
+      if (tries >= 3 || !(body.error && body.error.code === "challenge_too_easy")) break;
     }
-    const { r, body } = await api(`/v1/events/${ev}/queue`, init);
     if (r.status === 409 && body.error && body.error.code === "event_not_open") {
       await notOpen(eventId, body.error, r.headers.get("Retry-After"));
       return;
