@@ -23,8 +23,10 @@ import (
 // served mark; a release or an expiry ends the
 // hold; a sweep removes the place it names. A hold record holds its item
 // for the user until its expiresAt, an unhold gives it back, a sold record
-// sells it, an unsold record undoes the user's sale of it; a release or an expiry of the user's slot ends their holds (a
-// hold is live only while its holder's slot is).
+// sells it (an item sold to two users, which only a sale Redis lost can
+// make, is the first one's: the earlier stamp), an unsold record undoes
+// the user's sale of it; a release or an expiry of the user's slot ends
+// their holds (a hold is live only while its holder's slot is).
 type Replay struct {
 	users map[string]*replayUser
 	// Config is the latest config record (nil: none read).
@@ -43,7 +45,7 @@ type replayUser struct {
 	admitted int64            // admissions, each with a newer served mark
 	topScore int64            // the highest place admitted from (set when admitted > 0)
 	items    map[string]int64 // held items -> the end of the hold
-	sold     map[string]bool  // items bought
+	sold     map[string]int64 // items bought -> the stamp of the sale's first record
 }
 
 // NewReplay returns an empty fold.
@@ -120,9 +122,11 @@ func (r *Replay) Apply(m Message) {
 	case OpSold:
 		delete(u.items, m.Item)
 		if u.sold == nil {
-			u.sold = map[string]bool{}
+			u.sold = map[string]int64{}
 		}
-		u.sold[m.Item] = true
+		if _, ok := u.sold[m.Item]; !ok { // a repeat of the confirm keeps the first stamp
+			u.sold[m.Item] = m.TS
+		}
 	case OpUnsold:
 		delete(u.sold, m.Item)
 	case OpSweep:
@@ -164,7 +168,8 @@ type Rebuilt struct {
 	// place admitted from (0 when nobody was).
 	AdmittedTotal, AdmittedMaxScore int64
 	// Holds are the items held live (their holder's slot and the hold
-	// both ending after now), Sold the items sold, item -> buyer.
+	// both ending after now), Sold the items sold, item -> buyer (of two
+	// buyers, the one whose sale was recorded first).
 	Holds map[string]Hold
 	Sold  map[string]string
 	// Ends maps each partition to the end the fold read (LogStats.Ends):
@@ -194,6 +199,7 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 	}
 	opensAt := st.Event.OpensAt
 	first := true
+	soldAt := map[string]int64{} // item -> the stamp of the sale st.Sold keeps
 	for id, u := range r.users {
 		drawn := drawer != nil && u.firstJn != 0 && u.firstJn < opensAt
 		if drawn {
@@ -217,9 +223,11 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 				}
 			}
 		}
-		for item := range u.sold {
-			if cur, ok := st.Sold[item]; !ok || id < cur {
-				st.Sold[item] = id
+		for item, at := range u.sold {
+			// Two buyers of one item (a sale Redis lost in a failover, sold
+			// again): the first recorded sale stands.
+			if cur, ok := soldAt[item]; !ok || at < cur || at == cur && id < st.Sold[item] {
+				st.Sold[item], soldAt[item] = id, at
 			}
 		}
 		if u.admitted > 0 {
