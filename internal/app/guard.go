@@ -61,7 +61,9 @@ func (g *Guard) Validate() error { return g.Config.Validate() }
 // Run implements Service.
 func (g *Guard) Run(ctx context.Context, log *slog.Logger) error {
 	keysURL := g.Config.KeysURL()
-	keys := entry.NewKeySource(entry.KeySourceConfig{URL: keysURL, Issuer: g.Config.Issuer})
+	// The operator names the gateway; inside a cluster that is plain http
+	// to its service (compose, the Helm chart), so the guard takes it.
+	keys := entry.NewKeySource(entry.KeySourceConfig{URL: keysURL, Issuer: g.Config.Issuer, AllowHTTP: true})
 	if err := keys.Refresh(ctx); err != nil {
 		// Not fatal: the gateway may start after the guard. Until the keys
 		// come, /readyz fails and protected paths answer 503.

@@ -3,7 +3,10 @@ package entry
 import (
 	"context"
 	"errors"
+	"fmt"
+	"net"
 	"net/http"
+	"net/url"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,8 +19,9 @@ var ErrKeysUnavailable = errors.New("entry: the gateway's keys could not be fetc
 // Defaults of KeySourceConfig.
 const (
 	// DefaultMinRefresh is the shortest time between two fetches of the
-	// JWKS caused by tokens of unknown key ids.
-	DefaultMinRefresh = 10 * time.Second
+	// JWKS caused by tokens of unknown key ids: short, so that a made-up key
+	// id delays a real rotation's first tokens by at most this long.
+	DefaultMinRefresh = time.Second
 	// DefaultFetchTimeout bounds one fetch of the JWKS.
 	DefaultFetchTimeout = 5 * time.Second
 )
@@ -30,8 +34,15 @@ type KeySourceConfig struct {
 	Client *http.Client
 	// MinRefresh is the shortest time between two fetches caused by an
 	// unknown key id (0: DefaultMinRefresh), so that tokens with made-up key
-	// ids cannot make the source hammer the gateway.
+	// ids cannot make the source hammer the gateway. Refresh and Run's
+	// fetches do not count against it: a periodic fetch never delays the
+	// fetch a rotation's first token asks for.
 	MinRefresh time.Duration
+	// AllowHTTP fetches over plain http:// from a host that is not
+	// loopback: only inside a network you trust, where nobody can answer
+	// in the gateway's place (the keys decide who gets in). Without it such
+	// a URL is refused; https:// and loopback always work.
+	AllowHTTP bool
 	// Now is the clock of the rate limit (nil: time.Now).
 	Now func() time.Time
 	// Issuer, when set, is the iss every token must carry: the gateway's
@@ -42,28 +53,37 @@ type KeySourceConfig struct {
 // KeySource holds the gateway's public keys and keeps them current: it
 // fetches the JWK Set once (Refresh), again when a token names a key id it
 // does not know (a rotation), at most once per MinRefresh, and on Run's
-// ticks. It keeps the last keys it got when a fetch fails. A KeySource is
-// safe for concurrent use; verifying with known keys takes no lock.
+// ticks. It keeps the last keys it got when a fetch fails. It follows no
+// redirect. A KeySource is safe for concurrent use; verifying with known
+// keys takes no lock.
 type KeySource struct {
 	url        string
 	issuer     string
 	client     *http.Client
 	minRefresh time.Duration
+	allowHTTP  bool
 	now        func() time.Time
 
 	cur atomic.Pointer[Verifier]
 
-	mu        sync.Mutex // held during a fetch: one fetch at a time
-	lastFetch time.Time  // start of the last fetch, under mu
+	mu sync.Mutex // held during a fetch: one fetch at a time
+	// lastOnDemand is the start of the last fetch an unknown key id caused,
+	// under mu; Refresh's fetches leave it.
+	lastOnDemand time.Time
 }
 
 // NewKeySource returns a source of the keys at c.URL. It fetches nothing
 // until Refresh, Run or the first Verify.
 func NewKeySource(c KeySourceConfig) *KeySource {
-	k := &KeySource{url: c.URL, issuer: c.Issuer, client: c.Client, minRefresh: c.MinRefresh, now: c.Now}
-	if k.client == nil {
-		k.client = &http.Client{Timeout: DefaultFetchTimeout}
+	k := &KeySource{url: c.URL, issuer: c.Issuer, minRefresh: c.MinRefresh, allowHTTP: c.AllowHTTP, now: c.Now}
+	client := http.Client{Timeout: DefaultFetchTimeout}
+	if c.Client != nil {
+		client = *c.Client
 	}
+	// A redirect would let whoever answers at the URL send the source to
+	// keys elsewhere.
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return errRedirect }
+	k.client = &client
 	if k.minRefresh <= 0 {
 		k.minRefresh = DefaultMinRefresh
 	}
@@ -107,7 +127,8 @@ func (k *KeySource) Run(ctx context.Context, every time.Duration, onErr func(err
 
 // Verify checks token with the keys held (see Verifier.Verify). When the
 // token names an unknown key id, or no key was fetched yet, it fetches the
-// keys first, unless the last fetch began less than MinRefresh ago. It
+// keys first, unless the last fetch an unknown key id caused began less
+// than MinRefresh ago. It
 // returns ErrKeysUnavailable while the source has never held keys.
 func (k *KeySource) Verify(ctx context.Context, token, eventID string, now time.Time) (Token, error) {
 	v := k.cur.Load()
@@ -142,18 +163,45 @@ func (k *KeySource) refreshIfDue(ctx context.Context, seen *Verifier) *Verifier 
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	if v := k.cur.Load(); v != seen || k.now().Sub(k.lastFetch) < k.minRefresh {
+	if v := k.cur.Load(); v != seen || k.now().Sub(k.lastOnDemand) < k.minRefresh {
 		return v
 	}
+	k.lastOnDemand = k.now()
 	// The fetch serves every waiting request, not only this one: it must
 	// not end with this request's cancellation.
 	_ = k.fetchLocked(context.WithoutCancel(ctx))
 	return k.cur.Load()
 }
 
+// errRedirect refuses every redirect of a JWKS fetch.
+var errRedirect = errors.New("entry: the JWKS answered a redirect: not followed")
+
+// checkURL refuses a JWKS URL that is neither https:// nor http:// to a
+// loopback host, unless AllowHTTP.
+func (k *KeySource) checkURL() error {
+	u, err := url.Parse(k.url)
+	if err != nil {
+		return fmt.Errorf("entry: JWKS URL: %w", err)
+	}
+	switch {
+	case u.Scheme == "https":
+		return nil
+	case u.Scheme != "http":
+		return fmt.Errorf("entry: JWKS URL %q: want https://", k.url)
+	case k.allowHTTP || u.Hostname() == "localhost":
+		return nil
+	}
+	if ip := net.ParseIP(u.Hostname()); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("entry: JWKS URL %q: plain http:// to a host other than loopback (anyone on the way could hand out keys): want https://, or KeySourceConfig.AllowHTTP", k.url)
+}
+
 // fetchLocked fetches the keys; k.mu is held.
 func (k *KeySource) fetchLocked(ctx context.Context) error {
-	k.lastFetch = k.now()
+	if err := k.checkURL(); err != nil {
+		return err
+	}
 	ctx, cancel := context.WithTimeout(ctx, DefaultFetchTimeout)
 	defer cancel()
 	v, err := FetchJWKS(ctx, k.client, k.url)
