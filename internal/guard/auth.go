@@ -53,7 +53,7 @@ func (c Config) checkForwardAuth() []error {
 			errs = append(errs, fmt.Errorf("WAITQ_TRUSTED_PROXIES: %q trusts every address: anyone could name the request to decide", t))
 		}
 	}
-	if !strings.EqualFold(c.ForwardedURIHeader, ForwardedURIHeader) && !strings.EqualFold(c.ForwardedURIHeader, OriginalURIHeader) {
+	if h := c.ForwardedURIHeader; h != "" && !strings.EqualFold(h, ForwardedURIHeader) && !strings.EqualFold(h, OriginalURIHeader) {
 		errs = append(errs, fmt.Errorf("WAITQ_FORWARDED_URI_HEADER=%q must be %s or %s: the header the proxy sets to the request's path and query", c.ForwardedURIHeader, ForwardedURIHeader, OriginalURIHeader))
 	}
 	if c.ForwardAuth && len(c.TrustedProxies) == 0 {
