@@ -13,7 +13,9 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/waitq/waitq/internal/app"
@@ -22,6 +24,7 @@ import (
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testproxy"
 	"github.com/waitq/waitq/internal/tools/chaos"
 	"github.com/waitq/waitq/pkg/entry"
 )
@@ -38,22 +41,29 @@ import (
 // and the poll's own time.
 const releasedGrace = 5 * time.Second
 
-// shop is the guard and its origin.
+// shop is the guard and its origin, and the real proxies asking a second
+// guard, in forward-auth mode, in front of the same origin.
 type shop struct {
 	guard   string // http://host:port of waitq-guard
+	fronts  []front
 	cookie  string // the guard's cookie name
 	client  *http.Client
 	forged  string // a token of the main event signed by a key no gateway has
 	stopped chan struct{}
 }
 
-// startShop runs the origin, the balancer and waitq-guard until the test
-// ends.
+// front is one way a visitor reaches the shop: waitq-guard's own proxy,
+// or a real proxy (nginx, Caddy, with the configs shipped in deploy/)
+// asking the forward-auth guard.
+type front struct{ name, base string }
+
+// startShop runs the origin, the balancer, waitq-guard, and the proxies
+// with their forward-auth guard until the test ends.
 func (c *campaign) startShop() *shop {
 	t := c.t
 	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		exp, _ := strconv.ParseInt(r.Header.Get(guard.ExpiresHeader), 10, 64)
-		c.h.AddOrigin(chaos.OriginRequest{Event: c.main, User: r.Header.Get(guard.UserHeader), Expires: exp, Path: r.URL.EscapedPath(), At: time.Now()})
+		c.h.AddOrigin(chaos.OriginRequest{Event: c.main, User: identityOf(r.Header), Expires: exp, Path: r.URL.EscapedPath(), At: time.Now()})
 		w.Header().Set("Content-Type", "text/plain")
 		fmt.Fprintln(w, "the shop")
 	}))
@@ -65,34 +75,24 @@ func (c *campaign) startShop() *shop {
 	})
 	t.Cleanup(balancer.Close)
 
-	addr := testenv.FreeAddr(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	out := &testenv.Buffer{}
 	s := &shop{
-		guard: "http://" + addr, cookie: "waitq_entry_" + c.main, stopped: make(chan struct{}),
+		cookie: "waitq_entry_" + c.main,
 		client: &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
 	}
-	go func() {
-		defer close(s.stopped)
-		err := app.Run(ctx, &app.Guard{}, []string{
-			"-http-addr", addr, "-origin-url", origin.URL, "-event-id", c.main,
-			"-gateway-url", balancer.URL, "-waiting-room-url", "http://127.0.0.1:9/room",
-			"-done-path", "/order", "-cookie-insecure", "-log-level", "warn",
-		}, func(string) string { return "" }, out)
-		if err != nil {
-			t.Errorf("waitq-guard stopped: %v", err)
-		}
-	}()
-	t.Cleanup(func() {
-		cancel()
-		<-s.stopped
-		if t.Failed() {
-			t.Logf("waitq-guard's log:\n%s", tail(out.String(), 4000))
-		}
-	})
-	if err := svcproc.WaitReady(ctx, s.guard+guard.AdminPrefix+"readyz", s.stopped, 30*time.Second); err != nil {
-		t.Fatalf("waitq-guard: %v", err)
+	common := []string{
+		"-event-id", c.main, "-gateway-url", balancer.URL, "-waiting-room-url", "http://127.0.0.1:9/room",
+		"-done-path", "/order", "-cookie-insecure", "-log-level", "warn",
 	}
+	s.guard = c.runGuard("waitq-guard", append([]string{"-origin-url", origin.URL}, common...)...)
+	s.fronts = append(s.fronts, front{"guard", s.guard})
+	// Forward authentication: the proxies ask a guard of its own, which
+	// believes only their forwarded headers (loopback), and send what it
+	// passes to the same origin.
+	auth := c.runGuard("waitq-guard (forward auth)", append([]string{"-forward-auth", "-trusted-proxies", "127.0.0.1/32"}, common...)...)
+	authAddr, originAddr := strings.TrimPrefix(auth, "http://"), strings.TrimPrefix(origin.URL, "http://")
+	s.fronts = append(s.fronts,
+		front{"nginx", "http://" + testproxy.Nginx(t, authAddr, originAddr)},
+		front{"caddy", "http://" + testproxy.Caddy(t, authAddr, originAddr)})
 
 	// A forger's token: right event, user and shape, wrong key.
 	seed := make([]byte, ed25519.SeedSize)
@@ -104,6 +104,48 @@ func (c *campaign) startShop() *shop {
 	now := time.Now()
 	s.forged = kr.Sign(entry.Token{EventID: c.main, UserID: "forger", IssuedAt: now.UnixMilli(), Expires: now.Add(time.Hour).UnixMilli()})
 	return s
+}
+
+// runGuard runs waitq-guard (the program's own run, in the test process)
+// with args on a free address until the test ends, returning its base URL.
+func (c *campaign) runGuard(name string, args ...string) string {
+	t := c.t
+	addr := testenv.FreeAddr(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	out, stopped := &testenv.Buffer{}, make(chan struct{})
+	go func() {
+		defer close(stopped)
+		err := app.Run(ctx, &app.Guard{}, append([]string{"-http-addr", addr}, args...), func(string) string { return "" }, out)
+		if err != nil {
+			t.Errorf("%s stopped: %v", name, err)
+		}
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-stopped
+		if t.Failed() {
+			t.Logf("%s's log:\n%s", name, tail(out.String(), 4000))
+		}
+	})
+	if err := svcproc.WaitReady(ctx, "http://"+addr+guard.AdminPrefix+"readyz", stopped, 30*time.Second); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return "http://" + addr
+}
+
+// identityOf is the user the origin is told: every value of every header
+// whose name folds to the guard's user header (case ignored, '_' read as
+// '-'), as CGI, WSGI and PHP origins read them. A visitor's own among them
+// names no admission, which the checker reports.
+func identityOf(h http.Header) string {
+	var vs []string
+	for k, v := range h {
+		if strings.EqualFold(strings.ReplaceAll(k, "_", "-"), guard.UserHeader) {
+			vs = append(vs, v...)
+		}
+	}
+	slices.Sort(vs)
+	return strings.Join(vs, ",")
 }
 
 // gatewayBalancer sends each request to a gateway that answers, a random
@@ -152,12 +194,15 @@ type cancelOnClose struct {
 func (b cancelOnClose) Read(p []byte) (int, error) { return b.body.Read(p) }
 func (b cancelOnClose) Close() error               { defer b.cancel(); return b.body.Close() }
 
-// guardRequest sends one request to the guard: a token in the query or
-// the cookie (none when empty), extra headers, and writes it to the
-// history with the guard's answer.
-func (c *campaign) guardRequest(ctx context.Context, kind, user, method, path, token string, inQuery bool, header http.Header) chaos.Outcome {
+// guardRequest sends one request to the shop through front f: a token in
+// the query or the cookie (none when empty), extra headers, and writes it
+// to the history with the answer (its kind names the proxy, if any).
+func (c *campaign) guardRequest(ctx context.Context, f front, kind, user, method, path, token string, inQuery bool, header http.Header) chaos.Outcome {
 	s := c.shop
-	u := s.guard + path
+	u := f.base + path
+	if f.name != "guard" {
+		kind += " via " + f.name
+	}
 	if token != "" && inQuery {
 		u += "?" + entry.TokenParam + "=" + url.QueryEscape(token)
 	}
@@ -191,20 +236,31 @@ func (c *campaign) guardRequest(ctx context.Context, kind, user, method, path, t
 // and releases the slot (reported: true).
 func (u *user) visitShop(ctx context.Context, a gateway.AdmittedFrame) (released bool) {
 	c := u.c
-	c.guardRequest(ctx, "enter", u.id, http.MethodGet, "/shop/item/1", a.EntryToken, true, nil)
+	f := c.shop.fronts[c.rng.IntN(len(c.shop.fronts))]
+	c.guardRequest(ctx, f, "enter", u.id, http.MethodGet, "/shop/item/1", a.EntryToken, true, nil)
 	for i := range 1 + c.rng.IntN(3) {
 		var h http.Header
-		if i == 0 && c.rng.Float64() < 0.3 {
+		switch p := c.rng.Float64(); {
+		case i == 0 && p < 0.3:
 			h = http.Header{"Connection": {guard.UserHeader + ", " + guard.ExpiresHeader}}
+		case p < 0.5:
+			// Another user's name under a spelling CGI origins fold
+			// into the guard's header.
+			h = http.Header{"X_waitq_user_id": {"mallory"}, "X-Original-URI": {"/static/x.css"}}
 		}
-		c.guardRequest(ctx, "visit", u.id, http.MethodGet, fmt.Sprintf("/shop/item/%d", i+2), a.EntryToken, false, h)
+		c.guardRequest(ctx, f, "visit", u.id, http.MethodGet, fmt.Sprintf("/shop/item/%d", i+2), a.EntryToken, false, h)
 		clock.Sleep(ctx, c.rng.Between(0, 700*time.Millisecond))
 	}
 	if c.rng.Float64() >= 0.5 {
 		return false
 	}
 	at := time.Now()
-	o := c.guardRequest(ctx, "done", u.id, http.MethodPost, "/order", a.EntryToken, false, nil)
+	var h http.Header
+	if f.name != "guard" && c.rng.Float64() < 0.5 {
+		// The order judged as a bypassed GET would release nothing.
+		h = http.Header{"X-Original-URI": {"/static/x.css"}, "X-Forwarded-Method": {"GET"}}
+	}
+	o := c.guardRequest(ctx, f, "done", u.id, http.MethodPost, "/order", a.EntryToken, false, h)
 	c.h.AddRelease(chaos.Release{Event: u.event, User: u.id, At: at, Via: "guard", Outcome: o, ExpiresAt: a.ExpiresAt})
 	return true
 }
@@ -214,7 +270,7 @@ func (u *user) visitShop(ctx context.Context, a gateway.AdmittedFrame) (released
 func (u *user) probeExpired(ctx context.Context, a gateway.AdmittedFrame) {
 	clock.Sleep(ctx, time.Until(time.UnixMilli(a.ExpiresAt).Add(3*time.Second)))
 	if ctx.Err() == nil {
-		u.c.guardRequest(ctx, "expired", u.id, http.MethodGet, "/shop/item/9", a.EntryToken, false, nil)
+		u.c.guardRequest(ctx, u.c.shop.fronts[0], "expired", u.id, http.MethodGet, "/shop/item/9", a.EntryToken, false, nil)
 	}
 }
 
@@ -224,28 +280,37 @@ func (u *user) probeExpired(ctx context.Context, a gateway.AdmittedFrame) {
 func (u *user) probeReleased(ctx context.Context, a gateway.AdmittedFrame) {
 	clock.Sleep(ctx, releasedGrace+500*time.Millisecond)
 	if ctx.Err() == nil {
-		u.c.guardRequest(ctx, "released", u.id, http.MethodGet, "/shop/item/9", a.EntryToken, false, nil)
+		u.c.guardRequest(ctx, u.c.shop.fronts[0], "released", u.id, http.MethodGet, "/shop/item/9", a.EntryToken, false, nil)
 	}
 }
 
-// probes sends, every 500 ms until ctx ends, a request that must not reach
-// the origin: no token, a forged one, another event's, or a path that a
-// servlet container would read as another (a bypass prefix with "..;").
+// probes sends, every 500 ms until ctx ends, through each front in turn, a
+// request that must not reach the origin: no token, a forged one, another
+// event's, a path that a servlet container would read as another (a bypass
+// prefix with "..;"), or forwarded headers naming a bypassed path or
+// another method (which the proxies must overwrite or drop).
 func (c *campaign) probes(ctx context.Context) {
+	forgedForward := http.Header{
+		"X-Original-URI": {"/static/shop.css"}, "X-Forwarded-Uri": {"/static/shop.css"},
+		"X-Forwarded-Method": {"OPTIONS"}, "X_waitq_user_id": {"mallory"},
+	}
 	for i := 0; ctx.Err() == nil; i++ {
-		switch i % 5 {
+		f := c.shop.fronts[(i/6)%len(c.shop.fronts)]
+		switch i % 6 {
 		case 0:
-			c.guardRequest(ctx, "none", "", http.MethodGet, "/shop/item/1", "", false, nil)
+			c.guardRequest(ctx, f, "none", "", http.MethodGet, "/shop/item/1", "", false, nil)
 		case 1:
-			c.guardRequest(ctx, "forged", "forger", http.MethodGet, "/shop/item/1", c.shop.forged, i%2 == 0, nil)
+			c.guardRequest(ctx, f, "forged", "forger", http.MethodGet, "/shop/item/1", c.shop.forged, i%2 == 0, nil)
 		case 2:
 			if tok, _ := c.dropToken.Load().(string); tok != "" {
-				c.guardRequest(ctx, "other-event", "", http.MethodGet, "/shop/item/1", tok, false, nil)
+				c.guardRequest(ctx, f, "other-event", "", http.MethodGet, "/shop/item/1", tok, false, nil)
 			}
 		case 3:
-			c.guardRequest(ctx, "trick", "", http.MethodGet, "/static/..;/orders", "", false, nil)
+			c.guardRequest(ctx, f, "trick", "", http.MethodGet, "/static/..;/orders", "", false, nil)
 		case 4:
-			c.guardRequest(ctx, "trick", "", http.MethodGet, "/static/%2e%2e;/orders", "", false, nil)
+			c.guardRequest(ctx, f, "trick", "", http.MethodGet, "/static/%2e%2e;/orders", "", false, nil)
+		case 5:
+			c.guardRequest(ctx, f, "forwarded", "", http.MethodPost, "/order", "", false, forgedForward)
 		}
 		clock.Sleep(ctx, 500*time.Millisecond)
 	}

@@ -155,10 +155,12 @@ type OriginRequest struct {
 	At      time.Time
 }
 
-// GuardRequest is one request a visitor sent to waitq-guard: Kind says
-// what it carried ("enter", "visit", "done": an admitted visitor's; "none",
-// "forged", "other-event", "expired", "released", "trick": requests that
-// must not reach the origin), Outcome the guard's answer.
+// GuardRequest is one request a visitor sent to waitq-guard, or to a proxy
+// asking it: Kind says what it carried ("enter", "visit", "done": an
+// admitted visitor's; "none", "forged", "other-event", "expired",
+// "released", "trick", "forwarded": requests that must not reach the
+// origin), with " via nginx" or " via caddy" behind a proxy, Outcome the
+// answer.
 type GuardRequest struct {
 	Event, User, Kind string
 	At                time.Time
