@@ -3,57 +3,39 @@ package gateway
 import (
 	"slices"
 	"sort"
-	"strconv"
-	"strings"
+
+	"github.com/waitq/waitq/internal/queue"
 )
 
-// The line's journal as a Tracker reads it: its elements parsed
-// (journal_lib.lua writes them, docs/data.md "The line's journal") and
-// their changes counted for the users a catch-up brings forward.
-
-// lineKey orders the line as Redis does: by score, then by user id's bytes.
-type lineKey struct {
-	score float64
-	user  string
-}
-
-func (a lineKey) less(b lineKey) bool {
-	return a.score < b.score || a.score == b.score && a.user < b.user
-}
-
-// element is one journal element, parsed (journal_lib.lua).
-type element struct {
-	seq               int64
-	joined, left, pre []lineKey
-	popped            int64
-	lastPopped        lineKey
-	detached          []string
-}
+// The line's journal as a Tracker reads it: its elements' changes counted
+// for the users a catch-up brings forward (docs/data.md, "The line's
+// journal"). The store reads the elements; the line's order is
+// queue.LineKey's.
 
 // changes are journal elements taken together (catchUp): the keys that
 // joined, left and joined the pre-queue counted over keys, every key of
 // the elements in order; the users that left or were let go; the users
 // admitted and the furthest of them.
 type changes struct {
-	keys                  []lineKey
+	keys                  []queue.LineKey
 	joined, leftKeys, pre fenwick
 	left, detached        map[string]bool
 	popped                int64
-	lastPopped            lineKey
+	lastPopped            queue.LineKey
 }
 
-func newChanges(els []element) *changes {
-	var keys []lineKey
+func newChanges(els []queue.JournalElement) *changes {
+	var keys []queue.LineKey
 	for _, e := range els {
-		keys = append(keys, e.joined...)
-		keys = append(keys, e.left...)
-		keys = append(keys, e.pre...)
+		keys = append(keys, e.Joined...)
+		keys = append(keys, e.Left...)
+		keys = append(keys, e.Pre...)
 	}
-	slices.SortFunc(keys, func(a, b lineKey) int {
-		if a.less(b) {
+	slices.SortFunc(keys, func(a, b queue.LineKey) int {
+		if a.Less(b) {
 			return -1
 		}
-		if b.less(a) {
+		if b.Less(a) {
 			return 1
 		}
 		return 0
@@ -65,32 +47,32 @@ func newChanges(els []element) *changes {
 }
 
 // add takes e's changes in.
-func (d *changes) add(e *element) {
-	for _, k := range e.joined {
+func (d *changes) add(e *queue.JournalElement) {
+	for _, k := range e.Joined {
 		d.joined.add(d.below(k))
 	}
-	for _, k := range e.left {
+	for _, k := range e.Left {
 		d.leftKeys.add(d.below(k))
-		d.left[k.user] = true
+		d.left[k.User] = true
 	}
-	for _, k := range e.pre {
+	for _, k := range e.Pre {
 		d.pre.add(d.below(k))
 	}
-	for _, u := range e.detached {
+	for _, u := range e.Detached {
 		d.detached[u] = true
 	}
-	if e.popped > 0 {
-		d.popped += e.popped
-		if d.lastPopped.less(e.lastPopped) || d.popped == e.popped {
-			d.lastPopped = e.lastPopped
+	if e.Popped > 0 {
+		d.popped += e.Popped
+		if d.lastPopped.Less(e.LastPopped) || d.popped == e.Popped {
+			d.lastPopped = e.LastPopped
 		}
 	}
 }
 
 // below is how many of d.keys are before k: k's index when it is one of
 // them.
-func (d *changes) below(k lineKey) int {
-	return sort.Search(len(d.keys), func(i int) bool { return !d.keys[i].less(k) })
+func (d *changes) below(k queue.LineKey) int {
+	return sort.Search(len(d.keys), func(i int) bool { return !d.keys[i].Less(k) })
 }
 
 // fenwick counts keys by their index in a changes' keys: add one at i,
@@ -109,52 +91,4 @@ func (t fenwick) sum(n int) int64 {
 		s += t[n]
 	}
 	return s
-}
-
-// parseElement parses one journal element (journal_lib.lua).
-func parseElement(s string) (element, bool) {
-	lines := strings.Split(s, "\n")
-	_, seq, ok := strings.Cut(lines[0], " ")
-	if !ok {
-		return element{}, false
-	}
-	var e element
-	var err error
-	if e.seq, err = strconv.ParseInt(seq, 10, 64); err != nil {
-		return element{}, false
-	}
-	for _, c := range lines[1:] {
-		if c == "" {
-			continue
-		}
-		op, rest := c[0], c[1:]
-		if op == 'x' {
-			e.detached = append(e.detached, strings.TrimPrefix(rest, " "))
-			continue
-		}
-		if op == 'p' {
-			n, r, _ := strings.Cut(rest, " ")
-			if e.popped, err = strconv.ParseInt(n, 10, 64); err != nil {
-				return element{}, false
-			}
-			rest = r
-		}
-		sc, user, ok := strings.Cut(rest, " ")
-		score, err := strconv.ParseFloat(sc, 64)
-		if !ok || err != nil {
-			return element{}, false
-		}
-		k := lineKey{score, user}
-		switch op {
-		case '+':
-			e.joined = append(e.joined, k)
-		case '-':
-			e.left = append(e.left, k)
-		case 'd':
-			e.pre = append(e.pre, k)
-		case 'p':
-			e.lastPopped = k
-		}
-	}
-	return e, true
 }

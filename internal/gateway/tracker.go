@@ -60,7 +60,7 @@ type line struct {
 	mu    sync.Mutex
 	pos   queue.JournalPos // the journal read up to
 	base  int64            // elements holds the elements after base, up to pos.Seq
-	elems []element
+	elems []queue.JournalElement
 	users map[string]*follow // the waiting users followed
 	at    map[int64]int      // followed users by the seq they are brought to
 	// known are users to read again (the journal started again, or their
@@ -73,7 +73,7 @@ type line struct {
 // follow is a followed user: their key in the line, their rank and drawn
 // place (-1: none) as of seq, and when to read them again anyway.
 type follow struct {
-	key         lineKey
+	key         queue.LineKey
 	rank, drawn int64
 	seq         int64
 	readAgainMs int64
@@ -179,7 +179,7 @@ func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []str
 		// kept reach back to.
 		if p.Rank >= 0 && p.HoldUntil < 0 && !p.Unrecorded && p.At.Epoch == l.pos.Epoch && p.At.Seq >= l.base && p.At.Seq <= l.pos.Seq {
 			again := nowMs + rereadMs + rand.Int64N(rereadJitterMs)
-			l.followAt(u, &follow{key: lineKey{p.Score, u}, rank: p.Rank, drawn: p.Drawn, seq: p.At.Seq, readAgainMs: again})
+			l.followAt(u, &follow{key: queue.LineKey{Score: p.Score, User: u}, rank: p.Rank, drawn: p.Drawn, seq: p.At.Seq, readAgainMs: again})
 		}
 	}
 	return nil
@@ -200,17 +200,14 @@ func (t *Tracker) line(eventID string) *line {
 // whether the journal started again (every followed user to read again).
 func (l *line) advance(r queue.LineReply) bool {
 	l.head, l.ends = r.Head, r.Ends
-	var els []element
 	reset := r.Reset || r.At.Epoch != l.pos.Epoch
-	for _, e := range r.Elements {
-		el, ok := parseElement(e)
-		if !ok || el.seq != l.pos.Seq+int64(len(els))+1 {
-			reset = true // not what journal_lib.lua writes: learn every place again
+	for i, e := range r.Elements {
+		if e.Seq != l.pos.Seq+int64(i)+1 {
+			reset = true // not the journal's order: learn every place again
 			break
 		}
-		els = append(els, el)
 	}
-	if !reset && l.pos.Seq+int64(len(els)) != r.At.Seq {
+	if !reset && l.pos.Seq+int64(len(r.Elements)) != r.At.Seq {
 		reset = true
 	}
 	if reset {
@@ -222,7 +219,7 @@ func (l *line) advance(r queue.LineReply) bool {
 		l.elems, l.base, l.pos = nil, r.At.Seq, r.At
 		return known
 	}
-	l.elems = append(l.elems, els...)
+	l.elems = append(l.elems, r.Elements...)
 	l.pos = r.At
 	return false
 }
@@ -252,13 +249,13 @@ func (l *line) catchUp(users []string) []string {
 	var lost []string
 	next := len(els)
 	for i := len(seqs) - 1; i >= 0; i-- {
-		for next > 0 && els[next-1].seq > seqs[i] {
+		for next > 0 && els[next-1].Seq > seqs[i] {
 			next--
 			d.add(&els[next])
 		}
 		for _, u := range groups[seqs[i]] {
 			f := l.users[u]
-			if d.detached[u] || d.left[u] || d.popped > 0 && !d.lastPopped.less(f.key) {
+			if d.detached[u] || d.left[u] || d.popped > 0 && !d.lastPopped.Less(f.key) {
 				lost = append(lost, u)
 				l.unfollow(u)
 				continue

@@ -11,14 +11,14 @@ import (
 // at the head meanwhile, then admitted): whether a user was admitted is
 // decided by the furthest of all, whatever the order they are taken in.
 func TestChangesKeepTheFurthestAdmitted(t *testing.T) {
-	els := []element{
-		{seq: 2, popped: 3, lastPopped: lineKey{10, "b"}},
-		{seq: 3, popped: 1, lastPopped: lineKey{5, "a"}},
+	els := []queue.JournalElement{
+		{Seq: 2, Popped: 3, LastPopped: queue.LineKey{Score: 10, User: "b"}},
+		{Seq: 3, Popped: 1, LastPopped: queue.LineKey{Score: 5, User: "a"}},
 	}
 	d := newChanges(els)
 	d.add(&els[1]) // newest first, as catchUp takes them
 	d.add(&els[0])
-	if d.popped != 4 || d.lastPopped != (lineKey{10, "b"}) {
+	if d.popped != 4 || d.lastPopped != (queue.LineKey{Score: 10, User: "b"}) {
 		t.Fatalf("popped %d, last %v; want 4 and {10 b}", d.popped, d.lastPopped)
 	}
 }
@@ -29,7 +29,7 @@ func TestNobodyFollowedKeepsNoElements(t *testing.T) {
 	l := &line{users: map[string]*follow{}, at: map[int64]int{}, known: map[string]follow{}}
 	l.advance(queue.LineReply{At: queue.JournalPos{Epoch: "e", Seq: 1}})
 	for seq := int64(2); seq <= 100; seq++ {
-		l.advance(queue.LineReply{At: queue.JournalPos{Epoch: "e", Seq: seq}, Elements: []string{fmt.Sprintf("e %d\n+5 u%d", seq, seq)}})
+		l.advance(queue.LineReply{At: queue.JournalPos{Epoch: "e", Seq: seq}, Elements: []queue.JournalElement{{Seq: seq, Joined: []queue.LineKey{{Score: 5, User: fmt.Sprint("u", seq)}}}}})
 		l.catchUp(nil)
 	}
 	if len(l.elems) != 0 || l.base != 100 {

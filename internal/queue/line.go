@@ -111,6 +111,31 @@ type JournalPos struct {
 	Seq   int64  // elements since
 }
 
+// JournalElement is one element of an event's line journal: what one
+// script call changed in the line other than a join behind everyone
+// (docs/data.md, "The line's journal").
+type JournalElement struct {
+	Seq        int64     // its number in the journal's epoch, from 1
+	Joined     []LineKey // joins placed ahead of someone in line
+	Left       []LineKey // users taken out of the line: leaves, sweeps
+	Pre        []LineKey // joins added to a drop's pre-queue
+	Popped     int64     // how many of the line's first were admitted
+	LastPopped LineKey   // the last of them
+	Detached   []string  // users whose presence a gateway let go
+}
+
+// LineKey is a user's place in the line as the sorted set keeps it.
+type LineKey struct {
+	Score float64
+	User  string
+}
+
+// Less reports whether a comes before b in the line: by score, then by the
+// user id's bytes, as Redis orders equal scores by member.
+func (a LineKey) Less(b LineKey) bool {
+	return a.Score < b.Score || a.Score == b.Score && a.User < b.User
+}
+
 // LineRequest is one read of a gateway's (LineStore.Line).
 type LineRequest struct {
 	Sync    []string   // users whose places to learn (and whose presence to hold)
@@ -124,11 +149,12 @@ type LineReply struct {
 	Head   Head
 	Synced []RawPlace // one per LineRequest.Sync, in order
 	At     JournalPos // where the journal stands now
-	// Reset: Since is of another epoch or no longer in the journal;
-	// Elements is empty and every place must be learnt again.
+	// Reset: Since is of another epoch or no longer in the journal, or an
+	// element could not be read; Elements is empty and every place must be
+	// learnt again.
 	Reset    bool
-	Elements []string // the journal's elements after Since, in order
-	Ends     []int64  // the ends of the holds running, in order (unix ms)
+	Elements []JournalElement // the journal's elements after Since, in order
+	Ends     []int64          // the ends of the holds running, in order (unix ms)
 }
 
 // LineStore is what a gateway keeps its users' places with.

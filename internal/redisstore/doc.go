@@ -7,7 +7,10 @@
 // script, which also ends the item holds of the holders it drops: the slot
 // monitor's tick (tick.go), the fast track of ingest (ingest.go) and a
 // release handing its slot on (release.go). The scripts' return codes are
-// named once, in codes.go, for Go and Lua alike. With a recorder
+// named once, in codes.go, for Go and Lua alike, and each script's reply
+// is read by one decoder named for it beside its caller (decodeTickReply;
+// admit.go the admission step's part, journal.go the line's journal's
+// elements): the services get typed values, never a reply. With a recorder
 // (Options.Recorder) the Store records every change its scripts make on their
 // own (writes it to the log) before anyone is told of an admission
 // (record.go); it also writes a rebuilt state (BeginRebuild, WriteRebuilt,

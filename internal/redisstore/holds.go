@@ -19,9 +19,9 @@ var holdRefusals = map[int64]error{
 	codeNotHolder:  queue.ErrNotHolder,
 }
 
-// holdReply runs one of the hold scripts and returns its list reply, or the
+// runHold runs one of the hold scripts and returns its list reply, or the
 // refusal it answered.
-func (s *Store) holdReply(ctx context.Context, what string, script scriptCall) ([]int64, error) {
+func (s *Store) runHold(ctx context.Context, what string, script scriptCall) ([]int64, error) {
 	v, err := runScript(ctx, s.c, script.script, script.keys, script.args...).Result()
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: %s: %w", what, err)
@@ -51,22 +51,39 @@ func (s *Store) holdReply(ctx context.Context, what string, script scriptCall) (
 func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.HoldResult, error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("hold %s for %s in %s", item, userID, eventID)
-	r, err := s.holdReply(ctx, what, scriptCall{holdScript,
+	v, err := s.runHold(ctx, what, scriptCall{holdScript,
 		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
 		return queue.HoldResult{}, err
 	}
-	if len(r) != 3 {
-		return queue.HoldResult{}, fmt.Errorf("redisstore: %s: unexpected reply %v", what, r)
+	r, err := decodeHoldReply(v)
+	if err != nil {
+		return queue.HoldResult{}, fmt.Errorf("redisstore: %s: %w", what, err)
 	}
-	h := queue.Hold{EventID: eventID, Item: item, UserID: userID, ExpiresAt: r[1]}
+	h := queue.Hold{EventID: eventID, Item: item, UserID: userID, ExpiresAt: r.expiresAt}
 	m := queue.NewRecord(queue.OpHold, eventID, userID, nowMs)
 	m.Item, m.ExpiresAt = item, h.ExpiresAt
 	if err := s.recordNow(ctx, what, m); err != nil {
 		return queue.HoldResult{}, err
 	}
-	return queue.HoldResult{Hold: h, Created: r[0] == 1, Replaced: r[2] == 1}, nil
+	return queue.HoldResult{Hold: h, Created: r.created, Replaced: r.replaced}, nil
+}
+
+// holdReply is hold.lua's list reply.
+type holdReply struct {
+	created   bool // a new hold, not the user's own again
+	expiresAt int64
+	replaced  bool // a dead hold of another user's replaced
+}
+
+// decodeHoldReply reads hold.lua's list reply (its header's "Returns":
+// {created, expiresAt, replaced}).
+func decodeHoldReply(v []int64) (holdReply, error) {
+	if len(v) != 3 {
+		return holdReply{}, fmt.Errorf("unexpected reply %v", v)
+	}
+	return holdReply{created: v[0] == 1, expiresAt: v[1], replaced: v[2] == 1}, nil
 }
 
 // Unhold gives item back if userID holds it (unhold.lua, one
@@ -74,23 +91,39 @@ func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs in
 func (s *Store) Unhold(ctx context.Context, eventID, userID, item string, nowMs int64) (bool, error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("unhold %s by %s in %s", item, userID, eventID)
-	r, err := s.holdReply(ctx, what, scriptCall{unholdScript,
+	v, err := s.runHold(ctx, what, scriptCall{unholdScript,
 		[]string{k.config, k.active, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
 		return false, err
 	}
-	if len(r) != 2 {
-		return false, fmt.Errorf("redisstore: %s: unexpected reply %v", what, r)
+	r, err := decodeUnholdReply(v)
+	if err != nil {
+		return false, fmt.Errorf("redisstore: %s: %w", what, err)
 	}
-	if r[0] == 1 {
+	if r.removed {
 		m := queue.NewRecord(queue.OpUnhold, eventID, userID, nowMs)
 		m.Item = item
 		if err := s.recordNow(ctx, what, m); err != nil {
 			return false, err
 		}
 	}
-	return r[1] == 1, nil
+	return r.live, nil
+}
+
+// unholdReply is unhold.lua's list reply.
+type unholdReply struct {
+	removed bool // the user's hold (live or dead) deleted
+	live    bool // it was live
+}
+
+// decodeUnholdReply reads unhold.lua's list reply (its header's "Returns":
+// {removed, live}).
+func decodeUnholdReply(v []int64) (unholdReply, error) {
+	if len(v) != 2 {
+		return unholdReply{}, fmt.Errorf("unexpected reply %v", v)
+	}
+	return unholdReply{removed: v[0] == 1, live: v[1] == 1}, nil
 }
 
 // Confirm sells item to userID, who holds it (confirm.lua), and records
@@ -99,7 +132,7 @@ func (s *Store) Unhold(ctx context.Context, eventID, userID, item string, nowMs 
 func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.Sale, bool, error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("confirm %s for %s in %s", item, userID, eventID)
-	r, err := s.holdReply(ctx, what, scriptCall{confirmScript,
+	v, err := s.runHold(ctx, what, scriptCall{confirmScript,
 		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
@@ -110,7 +143,7 @@ func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs
 	if err := s.recordNow(ctx, what, m); err != nil {
 		return queue.Sale{}, false, err
 	}
-	return queue.Sale{EventID: eventID, Item: item, UserID: userID}, len(r) == 1 && r[0] == 1, nil
+	return queue.Sale{EventID: eventID, Item: item, UserID: userID}, decodeConfirmReply(v), nil
 }
 
 // Unsell undoes item's sale and returns it; ok is false when the item is
@@ -141,20 +174,34 @@ func (s *Store) Unsell(ctx context.Context, eventID, item string, nowMs int64) (
 				return queue.Sale{}, false, refusal
 			}
 		}
-		l, ok := v.([]any)
-		if !ok || len(l) != 2 {
-			return queue.Sale{}, false, fmt.Errorf("redisstore: %s: unexpected reply %v", what, v)
+		undone, buyer, err := decodeUnsellReply(v)
+		if err != nil {
+			return queue.Sale{}, false, fmt.Errorf("redisstore: %s: %w", what, err)
 		}
-		undone, _ := l[0].(int64)
-		buyer, _ := l[1].(string)
 		switch {
-		case undone == 1:
+		case undone:
 			return queue.Sale{EventID: eventID, Item: item, UserID: buyer}, true, nil
 		case buyer == "":
 			return queue.Sale{}, false, nil
 		}
 	}
 	return queue.Sale{}, false, fmt.Errorf("redisstore: %s: the sale kept changing hands", what)
+}
+// decodeConfirmReply reads confirm.lua's list reply (its header's
+// "Returns": {sold}): whether the item was sold now, not to the user before.
+func decodeConfirmReply(v []int64) bool { return len(v) == 1 && v[0] == 1 }
+
+// decodeUnsellReply reads unsell.lua's list reply (its header's "Returns":
+// {undone, buyer}): whether the sale was undone now, and the item's buyer
+// ("" when it is not sold).
+func decodeUnsellReply(v any) (undone bool, buyer string, err error) {
+	l, ok := v.([]any)
+	if !ok || len(l) != 2 {
+		return false, "", fmt.Errorf("unexpected reply %v", v)
+	}
+	n, _ := l[0].(int64)
+	buyer, _ = l[1].(string)
+	return n == 1, buyer, nil
 }
 
 // Items returns eventID's items held live or sold at nowMs (items.lua).
@@ -164,11 +211,17 @@ func (s *Store) Items(ctx context.Context, eventID string, nowMs int64) (map[str
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: items of %s: %w", eventID, err)
 	}
+	return decodeItemsReply(v), nil
+}
+
+// decodeItemsReply reads items.lua's reply (its header's "Returns": pairs
+// item, state).
+func decodeItemsReply(v []string) map[string]queue.ItemState {
 	out := make(map[string]queue.ItemState, len(v)/2)
 	for i := 0; i+1 < len(v); i += 2 {
 		out[v[i]] = queue.ItemState(v[i+1])
 	}
-	return out, nil
+	return out
 }
 
 // Item returns the state of item in eventID at nowMs (item.lua): sold to
@@ -182,14 +235,25 @@ func (s *Store) Item(ctx context.Context, eventID, item string, nowMs int64) (qu
 	if n, ok := v.(int64); ok && n == codeNoEvent {
 		return queue.ItemHold{}, queue.ErrEventNotFound
 	}
+	h, err := decodeItemReply(v)
+	if err != nil {
+		return queue.ItemHold{}, fmt.Errorf("redisstore: item %s of %s: %w", item, eventID, err)
+	}
+	h.EventID, h.Item = eventID, item
+	return h, nil
+}
+
+// decodeItemReply reads item.lua's list reply (its header's "Returns":
+// {state, expiresAt, user}) into an ItemHold without its event and item.
+func decodeItemReply(v any) (queue.ItemHold, error) {
 	l, ok := v.([]any)
 	if !ok || len(l) != 3 {
-		return queue.ItemHold{}, fmt.Errorf("redisstore: item %s of %s: unexpected reply %v", item, eventID, v)
+		return queue.ItemHold{}, fmt.Errorf("unexpected reply %v", v)
 	}
 	state, _ := l[0].(string)
 	end, _ := l[1].(int64)
 	user, _ := l[2].(string)
-	return queue.ItemHold{EventID: eventID, Item: item, State: queue.ItemState(state), ExpiresAt: end, UserID: user}, nil
+	return queue.ItemHold{State: queue.ItemState(state), ExpiresAt: end, UserID: user}, nil
 }
 
 // recordNow writes m to the log when the store has a recorder; a failure

@@ -121,25 +121,60 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 				continue
 			}
 		case []any:
-			if len(v) == 10 {
-				s.lasts.set(order[i], v[9])
-				res.Joined += int(v[0].(int64))
-				res.Left += int(v[1].(int64))
-				res.Ignored += int(v[2].(int64)) + dropped[i]
-				res.Admitted += int(v[3].(int64))
-				res.Inversions += int(v[4].(int64))
-				res.HoldsExpired += int(v[8].(int64))
-				c, err := scriptChanges(order[i], v[5], v[6], v[7])
-				if err != nil {
-					return nil, err
-				}
-				*cs = append(*cs, c)
-				continue
+			r, err := decodeIngestReply(v)
+			if err != nil {
+				return nil, fmt.Errorf("event %s: %w", order[i], err)
 			}
+			s.lasts.set(order[i], r.last)
+			res.Joined += r.joined
+			res.Left += r.left
+			res.Ignored += r.ignored + dropped[i]
+			res.Admitted += r.admitted
+			res.Inversions += r.inversions
+			res.HoldsExpired += r.holdsExpired
+			*cs = append(*cs, r.admit.changes(order[i]))
+			continue
 		}
 		return nil, fmt.Errorf("event %s: unexpected reply %v", order[i], cmd.Val())
 	}
 	return stale, nil
+}
+
+// ingestReply is ingest.lua's reply to one event's batch.
+type ingestReply struct {
+	joined, left, ignored, admitted, inversions int
+	admit                                       admitReply
+	holdsExpired                                int      // item holds ended with the dropped holders
+	last                                        lineLast // the line's last as the script left it
+}
+
+// decodeIngestReply reads ingest.lua's list reply (its header's "Returns":
+// {joined, left, ignored, admitted, inversions, expiresAt, admittedUsers,
+// dropped, ended, last}).
+func decodeIngestReply(v []any) (ingestReply, error) {
+	var r ingestReply
+	if len(v) != 10 {
+		return r, fmt.Errorf("unexpected ingest reply %v", v)
+	}
+	var n [5]int64
+	for i := range n {
+		var ok bool
+		if n[i], ok = v[i].(int64); !ok {
+			return r, fmt.Errorf("unexpected ingest reply %v", v)
+		}
+	}
+	ended, ok := v[8].(int64)
+	if !ok {
+		return r, fmt.Errorf("unexpected ingest reply %v", v)
+	}
+	admit, err := decodeAdmit(v[5], v[6], v[7])
+	if err != nil {
+		return r, err
+	}
+	r.joined, r.left, r.ignored, r.admitted, r.inversions = int(n[0]), int(n[1]), int(n[2]), int(n[3]), int(n[4])
+	r.admit, r.holdsExpired = admit, int(ended)
+	r.last.score, r.last.known = v[9].(int64)
+	return r, nil
 }
 
 // ingestArgs returns ingest.lua's arguments for one event's messages,

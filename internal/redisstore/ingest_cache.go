@@ -38,13 +38,12 @@ func (l *lineLasts) get(ev string) lineLast {
 	return lineLast{score, ok}
 }
 
-// set keeps reply, ingest.lua's last score (nil: the line is empty), for
-// ev.
-func (l *lineLasts) set(ev string, reply any) {
+// set keeps last, ingest.lua's (unknown: the line is empty), for ev.
+func (l *lineLasts) set(ev string, last lineLast) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if score, ok := reply.(int64); ok {
-		l.m[ev] = score
+	if last.known {
+		l.m[ev] = last.score
 	} else {
 		delete(l.m, ev)
 	}

@@ -2,7 +2,6 @@ package redisstore
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -193,61 +192,4 @@ func (s *Store) record(ctx context.Context, nowMs int64, cs []changes) (map[stri
 		free[ev] = len(freed[ev]) > 0
 	}
 	return recorded, free
-}
-
-// triples parses a script's flat list of triples (user, a, b).
-func triples(v any) ([]admittedUser, error) {
-	l, ok := v.([]any)
-	if !ok || len(l)%3 != 0 {
-		return nil, fmt.Errorf("not a list of triples: %v", v)
-	}
-	out := make([]admittedUser, 0, len(l)/3)
-	for i := 0; i < len(l); i += 3 {
-		u, ok1 := l[i].(string)
-		a, ok2 := l[i+1].(int64)
-		b, ok3 := l[i+2].(int64)
-		if !ok1 || !ok2 || !ok3 {
-			return nil, fmt.Errorf("bad triple %v", l[i:i+3])
-		}
-		out = append(out, admittedUser{user: u, score: a, served: b})
-	}
-	return out, nil
-}
-
-// admitted parses admit()'s admitted users, whose hold ends at expires.
-func admitted(v any, expires int64) ([]admittedUser, error) {
-	as, err := triples(v)
-	for i := range as {
-		as[i].expires = expires
-	}
-	return as, err
-}
-
-// users parses a script's list of user ids.
-func users(v any) ([]string, error) {
-	l, ok := v.([]any)
-	if !ok {
-		return nil, fmt.Errorf("not a list of users: %v", v)
-	}
-	out := make([]string, len(l))
-	for i, u := range l {
-		if out[i], ok = u.(string); !ok {
-			return nil, fmt.Errorf("not a user id: %v", u)
-		}
-	}
-	return out, nil
-}
-
-// scriptChanges parses what admit() changed in event as a script returns
-// it: the end of the hold, the admitted triples, the ended holds.
-func scriptChanges(event string, expires, adm, ended any) (changes, error) {
-	c := changes{event: event}
-	exp, _ := expires.(int64)
-	var err1, err2 error
-	c.admitted, err1 = admitted(adm, exp)
-	c.ended, err2 = users(ended)
-	if err := errors.Join(err1, err2); err != nil {
-		return c, fmt.Errorf("event %s: %w", event, err)
-	}
-	return c, nil
 }

@@ -31,26 +31,20 @@ func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64
 	if n, ok := v.(int64); ok && n == codeRebuilding {
 		return false, 0, queue.ErrRebuilding
 	}
-	l, ok := v.([]any)
-	if !ok || len(l) != 7 {
-		return false, 0, fmt.Errorf("redisstore: release %s in %s: unexpected reply %v", userID, eventID, v)
-	}
-	released, _ := l[0].(int64)
-	ended, _ := l[4].(int64)
-	served, _ := l[5].(int64)
-	member, _ := l[6].(string)
-	c, err := scriptChanges(eventID, l[1], l[2], l[3])
+	r, err := decodeReleaseReply(v)
 	if err != nil {
 		return false, 0, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
 	}
-	if released == 1 {
+	c := r.admit.changes(eventID)
+	if r.released {
 		m := queue.NewRecord(queue.OpRelease, eventID, userID, nowMs)
-		m.JoinTS = served
+		m.JoinTS = r.served
 		c.other = append(c.other, m)
 	}
-	if member != "" {
-		c.freed = []string{member}
+	if r.freeing != "" {
+		c.freed = []string{r.freeing}
 	}
+	ended := r.holdsExpired
 	// The holds ended need no record of their own: the release record, and
 	// the expire record of a holder dropped, end their holds in the log
 	// too (queue.Replay).
@@ -62,7 +56,34 @@ func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64
 		}
 		ended += int64(more)
 	}
-	return released == 1, int(ended), nil
+	return r.released, int(ended), nil
+}
+
+// releaseReply is release.lua's list reply.
+type releaseReply struct {
+	released     bool // the user held an unexpired slot
+	admit        admitReply
+	holdsExpired int64  // item holds ended: the user's, and the dropped holders'
+	served       int64  // the released admission's served mark (0: none)
+	freeing      string // the member added to freeing ("": none)
+}
+
+// decodeReleaseReply reads release.lua's reply (its header's "Returns":
+// {released, expiresAt, admitted, dropped, ended, served, freeing}).
+func decodeReleaseReply(v any) (releaseReply, error) {
+	var r releaseReply
+	l, ok := v.([]any)
+	if !ok || len(l) != 7 {
+		return r, fmt.Errorf("unexpected reply %v", v)
+	}
+	released, _ := l[0].(int64)
+	r.released = released == 1
+	r.holdsExpired, _ = l[4].(int64)
+	r.served, _ = l[5].(int64)
+	r.freeing, _ = l[6].(string)
+	var err error
+	r.admit, err = decodeAdmit(l[1], l[2], l[3])
+	return r, err
 }
 
 // handOn runs the admission step for eventID's room freed by a release

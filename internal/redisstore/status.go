@@ -56,7 +56,11 @@ func (s *Store) Line(ctx context.Context, eventID string, req queue.LineRequest)
 			return queue.LineReply{}, fmt.Errorf("redisstore: line %s: %w", eventID, err)
 		}
 	}
-	if err := readLine(cmds[len(cmds)-1], &r); err != nil {
+	v, err := cmds[len(cmds)-1].Slice()
+	if err != nil {
+		return queue.LineReply{}, fmt.Errorf("redisstore: line %s: %w", eventID, err)
+	}
+	if err := decodeLineReply(v, &r); err != nil {
 		return queue.LineReply{}, fmt.Errorf("redisstore: line %s: %w", eventID, err)
 	}
 	return r, nil
@@ -98,57 +102,88 @@ func statusCalls(eventID string, users []string, nowMs int64, gateway string) []
 func readPlaces(cmds []*redis.Cmd, r *queue.LineReply) error {
 	for i, cmd := range cmds {
 		v, err := cmd.Slice()
-		if err != nil || len(v) < 3 || (len(v)-3)%6 != 0 {
+		if err != nil {
 			return fmt.Errorf("unexpected status reply %v (%v)", cmd.Val(), err)
 		}
-		if i == 0 {
-			if r.Head, err = readHead(v[0]); err != nil {
-				return err
-			}
-		}
-		at, err := readPos(v[1], v[2])
+		st, err := decodeStatusReply(v)
 		if err != nil {
 			return err
 		}
-		for j := 3; j < len(v); j += 6 {
-			p := queue.RawPlace{At: at}
-			nums := [5]int64{}
-			for f := range 5 {
-				n, ok := v[j+f].(int64)
-				if !ok {
-					return fmt.Errorf("unexpected status field %v", v[j+f])
-				}
-				nums[f] = n
-			}
-			p.Rank, p.HoldUntil, p.Unrecorded, p.Drawn, p.SlotAt = nums[0], nums[1], nums[2] == 1, nums[3], max(nums[4], 0)
-			if sc, _ := v[j+5].(string); sc != "" {
-				if p.Score, err = strconv.ParseFloat(sc, 64); err != nil {
-					return fmt.Errorf("unexpected score %q", sc)
-				}
-			}
-			r.Synced = append(r.Synced, p)
+		if i == 0 {
+			r.Head = st.head
 		}
+		r.Synced = append(r.Synced, st.places...)
 	}
 	return nil
 }
 
-// readLine fills r's Head, At, Reset, Elements and Ends from line.lua's reply.
-func readLine(cmd *redis.Cmd, r *queue.LineReply) error {
-	v, err := cmd.Slice()
-	if err != nil || len(v) != 6 {
-		return fmt.Errorf("unexpected line reply %v (%v)", cmd.Val(), err)
+// statusReply is status.lua's reply.
+type statusReply struct {
+	head   queue.Head
+	places []queue.RawPlace // one per user asked about, each at the reply's point in the journal
+}
+
+// decodeStatusReply reads status.lua's reply (its header's "Returns"):
+// the head, the journal's point, then six fields per user.
+func decodeStatusReply(v []any) (statusReply, error) {
+	var st statusReply
+	if len(v) < 3 || (len(v)-3)%6 != 0 {
+		return st, fmt.Errorf("unexpected status reply %v", v)
 	}
-	if r.Head, err = readHead(v[0]); err != nil {
+	head, err := decodeHead(v[0])
+	if err != nil {
+		return st, err
+	}
+	st.head = head
+	at, err := decodePos(v[1], v[2])
+	if err != nil {
+		return st, err
+	}
+	for j := 3; j < len(v); j += 6 {
+		p := queue.RawPlace{At: at}
+		nums := [5]int64{}
+		for f := range 5 {
+			n, ok := v[j+f].(int64)
+			if !ok {
+				return st, fmt.Errorf("unexpected status field %v", v[j+f])
+			}
+			nums[f] = n
+		}
+		p.Rank, p.HoldUntil, p.Unrecorded, p.Drawn, p.SlotAt = nums[0], nums[1], nums[2] == 1, nums[3], max(nums[4], 0)
+		if sc, _ := v[j+5].(string); sc != "" {
+			if p.Score, err = strconv.ParseFloat(sc, 64); err != nil {
+				return st, fmt.Errorf("unexpected score %q", sc)
+			}
+		}
+		st.places = append(st.places, p)
+	}
+	return st, nil
+}
+
+// decodeLineReply reads line.lua's reply (its header's "Returns") into
+// r's Head, At, Reset, Elements and Ends. An element that is not what
+// journal_lib.lua writes makes it a reset: every place is learnt again.
+func decodeLineReply(v []any, r *queue.LineReply) error {
+	if len(v) != 6 {
+		return fmt.Errorf("unexpected line reply %v", v)
+	}
+	var err error
+	if r.Head, err = decodeHead(v[0]); err != nil {
 		return err
 	}
-	if r.At, err = readPos(v[1], v[2]); err != nil {
+	if r.At, err = decodePos(v[1], v[2]); err != nil {
 		return err
 	}
 	r.Reset = v[3] == int64(1)
 	els, _ := v[4].([]any)
 	for _, e := range els {
 		s, _ := e.(string)
-		r.Elements = append(r.Elements, s)
+		el, err := decodeElement(s)
+		if err != nil {
+			r.Reset, r.Elements = true, nil
+			break
+		}
+		r.Elements = append(r.Elements, el)
 	}
 	ends, _ := v[5].([]any)
 	for _, e := range ends {
@@ -158,8 +193,8 @@ func readLine(cmd *redis.Cmd, r *queue.LineReply) error {
 	return nil
 }
 
-// readHead reads line_head's head (line_lib.lua).
-func readHead(v any) (queue.Head, error) {
+// decodeHead reads line_head's head (line_lib.lua).
+func decodeHead(v any) (queue.Head, error) {
 	f, ok := v.([]any)
 	if !ok || len(f) != 7 {
 		return queue.Head{}, fmt.Errorf("unexpected head %v", v)
@@ -174,7 +209,9 @@ func readHead(v any) (queue.Head, error) {
 		Capacity: n[5], HoldMs: n[6]}, nil
 }
 
-func readPos(epoch, seq any) (queue.JournalPos, error) {
+// decodePos reads a point in the journal: its epoch and seq
+// (journal_lib.lua's journal_head).
+func decodePos(epoch, seq any) (queue.JournalPos, error) {
 	e, ok1 := epoch.(string)
 	n, ok2 := seq.(int64)
 	if !ok1 || !ok2 {

@@ -68,16 +68,14 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 // the changes to record.
 func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (changes, error) {
 	c := changes{event: ev}
-	swept, ok := sweep.([]any)
-	if !ok || len(swept)%2 != 0 {
-		return c, fmt.Errorf("sweep: unexpected reply %v", sweep)
+	swept, err := decodeSweepReply(sweep)
+	if err != nil {
+		return c, err
 	}
-	for i := 0; i < len(swept); i += 2 {
-		u, _ := swept[i].(string)
-		score, _ := swept[i+1].(int64)
-		r.Swept = append(r.Swept, u)
-		m := queue.NewRecord(queue.OpSweep, ev, u, nowMs)
-		m.Score = score
+	for _, k := range swept {
+		r.Swept = append(r.Swept, k.user)
+		m := queue.NewRecord(queue.OpSweep, ev, k.user, nowMs)
+		m.Score = k.score
 		c.other = append(c.other, m)
 	}
 	switch v := tick.(type) {
@@ -88,41 +86,27 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 		r.Unknown = true
 		return c, nil
 	case []any:
-		if len(v) != 8 {
-			return c, fmt.Errorf("tick: unexpected reply %v", v)
-		}
-		r.ExpiresAt, _ = v[0].(int64)
-		r.Holders, _ = v[1].(int64)
-		r.Waiting, _ = v[2].(int64)
-		ended, _ := v[6].(int64)
-		r.HoldsExpired = int(ended)
-		ac, err := scriptChanges(ev, v[0], v[3], v[4])
+		t, err := decodeTickReply(v)
 		if err != nil {
 			return c, err
 		}
-		stale, err := triples(v[5])
-		if err != nil {
-			return c, err
-		}
-		for _, a := range ac.admitted {
+		r.ExpiresAt, r.Holders, r.Waiting = t.admit.expiresAt, t.holders, t.waiting
+		r.HoldsExpired = int(t.holdsExpired)
+		for _, a := range t.admit.admitted {
 			r.Admitted = append(r.Admitted, a.user)
 			c.fresh = append(c.fresh, a.user)
 		}
-		r.Dropped = int64(len(ac.ended))
+		r.Dropped = int64(len(t.admit.dropped))
+		c.admitted, c.ended = t.admit.admitted, t.admit.dropped
 		// A stale triple is user, end of hold, served mark: the place it
 		// left is not known any more; the served mark (at or after it)
 		// stands for it.
-		for _, a := range stale {
+		for _, a := range t.stale {
 			a.expires, a.score = a.score, a.served
-			ac.admitted = append(ac.admitted, a)
+			c.admitted = append(c.admitted, a)
 		}
-		r.Recovered = len(stale)
-		c.admitted, c.ended = ac.admitted, ac.ended
-		freeing, err := users(v[7])
-		if err != nil {
-			return c, err
-		}
-		for _, member := range freeing {
+		r.Recovered = len(t.stale)
+		for _, member := range t.freeing {
 			m, err := freeingRelease(ev, member, nowMs)
 			if err != nil {
 				return c, err
@@ -133,4 +117,58 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 		return c, nil
 	}
 	return c, fmt.Errorf("tick: unexpected reply %v", tick)
+}
+
+// swept is a user sweep.lua took out of the line, and the place they left.
+type swept struct {
+	user  string
+	score int64
+}
+
+// decodeSweepReply reads sweep.lua's reply (its header's "Returns": pairs
+// user, score).
+func decodeSweepReply(v any) ([]swept, error) {
+	l, ok := v.([]any)
+	if !ok || len(l)%2 != 0 {
+		return nil, fmt.Errorf("sweep: unexpected reply %v", v)
+	}
+	out := make([]swept, 0, len(l)/2)
+	for i := 0; i < len(l); i += 2 {
+		u, _ := l[i].(string)
+		score, _ := l[i+1].(int64)
+		out = append(out, swept{u, score})
+	}
+	return out, nil
+}
+
+// tickReply is tick.lua's list reply.
+type tickReply struct {
+	admit            admitReply
+	holders, waiting int64          // after the admission
+	stale            []admittedUser // user, renewed end of hold (as score), served mark
+	holdsExpired     int64          // item holds ended with the dropped holders
+	freeing          []string       // the releases to record again
+}
+
+// decodeTickReply reads tick.lua's list reply (its header's "Returns":
+// {expiresAt, holders, waiting, admitted, dropped, stale, ended, freeing}).
+func decodeTickReply(v []any) (tickReply, error) {
+	var t tickReply
+	if len(v) != 8 {
+		return t, fmt.Errorf("tick: unexpected reply %v", v)
+	}
+	var err error
+	if t.admit, err = decodeAdmit(v[0], v[3], v[4]); err != nil {
+		return t, fmt.Errorf("tick: %w", err)
+	}
+	t.holders, _ = v[1].(int64)
+	t.waiting, _ = v[2].(int64)
+	t.holdsExpired, _ = v[6].(int64)
+	if t.stale, err = triples(v[5]); err != nil {
+		return t, fmt.Errorf("tick: %w", err)
+	}
+	if t.freeing, err = users(v[7]); err != nil {
+		return t, fmt.Errorf("tick: %w", err)
+	}
+	return t, nil
 }
