@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/queue"
 )
 
@@ -29,7 +28,7 @@ func silenceOf(grace time.Duration) time.Duration { return min(gatewaySilence, g
 // net behind the fast track (joins and releases admit at once while there
 // is room): expiries, sweeps, and the admissions of a paused or rate-limited
 // event. Admitted users connected here hear of it at once, those on other
-// gateways through the admissions channel (listenAdmissions). It then notes
+// gateways through the admissions channel (admitted.go). It then notes
 // the events' drop openings to come: Run ticks once more at each.
 func (s *Server) MonitorTick(ctx context.Context) {
 	start := time.Now()
@@ -84,33 +83,5 @@ func (s *Server) sampleSeries(ctx context.Context, ids []string, nowMs int64) {
 	}
 	if err := s.store.SampleSeries(ctx, ids, nowMs); err != nil {
 		s.log.Warn("slot monitor: sampling the series failed", "events", len(ids), "err", err)
-	}
-}
-
-// listenAdmissions tells the sockets here of every admission made anywhere
-// (this gateway's monitor, another's, the fast track of a join, a release)
-// within milliseconds. A notice missed while the subscription reconnects is
-// made up by the next status round, which sends the admitted frame to any
-// socket whose user holds a slot.
-func (s *Server) listenAdmissions(ctx context.Context) {
-	for ctx.Err() == nil {
-		err := s.store.SubscribeAdmissions(ctx, func(a queue.AdmissionNotice) {
-			s.metrics.notices.Inc()
-			s.notifyAdmittedUsers(a.EventID, a.Users, a.ExpiresAt)
-		})
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("admissions channel failed; status rounds deliver meanwhile", "err", err)
-			clock.Sleep(ctx, time.Second)
-		}
-	}
-}
-
-// notifyAdmittedUsers sends each of users' sockets here its admitted
-// frame, once (notifyAdmitted).
-func (s *Server) notifyAdmittedUsers(event string, users []string, expiresAt int64) {
-	for _, u := range users {
-		for _, c := range s.hub.user(event, u) {
-			s.notifyAdmitted(c, expiresAt)
-		}
 	}
 }

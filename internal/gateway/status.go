@@ -9,7 +9,6 @@ import (
 
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/pkg/entry"
 )
 
 // A status round reads the connected users of each event, one slice of the
@@ -119,7 +118,8 @@ func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
 }
 
 // deliver hands c its status frame, and its admitted frame the first time
-// the user is seen holding a slot. e is the event's configuration (nil:
+// the user is seen holding a slot (the status round's route to
+// notifyAdmitted, admitted.go). e is the event's configuration (nil:
 // unknown).
 func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total int64, pc pace, nowMs int64) {
 	f := statusFrame(e, c.eventID, c.userID, p, slotAt, total, pc, nowMs, c.view(), s.cfg.PendingWindow.Milliseconds())
@@ -159,31 +159,6 @@ func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, slotAt, 
 		f.OpensInSeconds = max(1, (e.OpensAt-nowMs+999)/1000)
 	}
 	return f
-}
-
-// notifyAdmitted sends c its admitted frame with a signed entry token,
-// once, while the hold runs. An admission told only after its hold ended (Redis froze
-// between the admission and its reply) sends nothing: a token already dead
-// would send the user to the shop to be refused; the next status tells
-// them "expired".
-func (s *Server) notifyAdmitted(c *conn, expiresAt int64) {
-	nowMs := s.now().UnixMilli()
-	if expiresAt <= nowMs {
-		s.metrics.admittedLate.Inc()
-		return
-	}
-	c.admittedAt.CompareAndSwap(0, nowMs) // the first admission's time, before the flag
-	if !c.admitted.CompareAndSwap(false, true) || expiresAt == c.resumed {
-		return // sent before, here or to the stream this one resumes
-	}
-	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: nowMs})
-	f := AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	if e := s.eventOf(ctx, c.eventID); e != nil {
-		f.RedirectURL = entry.AdmittedURL(e.TargetURL, c.returnTo, token)
-	}
-	cancel()
-	s.writers.send(c, frame{kind: kindAdmitted, data: encode(f), id: admittedID(expiresAt)})
 }
 
 // pollStatus answers GET /v1/events/{eventId}/status with the status frame's
