@@ -4,13 +4,16 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/waitq/waitq/internal/queue"
 )
 
 // openings is the earliest drop opening (opensAt) the gateway knows to
 // come: the slot monitor runs an extra tick then, so an opening waits for no
-// monitor interval. It learns openings from the configurations it reads: the
-// events of each monitor tick, and those of the status rounds, polls and
-// admitted frames (eventOf). Safe for concurrent use.
+// monitor interval. It learns openings from the configurations it reads
+// (noteOpening): every event's at the monitor's start and after each tick,
+// and those of the status rounds (with greetings) and polls. Safe for
+// concurrent use.
 type openings struct {
 	mu   sync.Mutex
 	next int64 // unix ms; 0: none known
@@ -96,8 +99,17 @@ func (s *Server) noteOpenings(ctx context.Context) {
 func (s *Server) noteOpeningsOf(ctx context.Context, ids []string) {
 	nowMs := s.now().UnixMilli()
 	for _, id := range ids {
-		if e := s.eventOf(ctx, id); e != nil {
-			s.openings.note(e.OpensAt, nowMs)
-		}
+		s.noteOpening(s.eventOf(ctx, id), nowMs)
+	}
+}
+
+// noteOpening notes e's drop opening for the slot monitor when it is still
+// to come at nowMs (e nil: nothing): the one way a configuration read
+// teaches the monitor an opening, called where one is read for that
+// (noteOpeningsOf) or for a status (pushAll, pollStatus). Reading a
+// configuration (eventOf) notes nothing by itself.
+func (s *Server) noteOpening(e *queue.Event, nowMs int64) {
+	if e != nil {
+		s.openings.note(e.OpensAt, nowMs)
 	}
 }

@@ -104,6 +104,7 @@ func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
 			return
 		}
 		e := s.eventOf(ctx, ev)
+		s.noteOpening(e, s.now().UnixMilli())
 		p := s.admissionPace(e, ev, b, nowMs)
 		for _, c := range groups[ev] {
 			i := index[ev][c.userID]
@@ -133,14 +134,12 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total i
 }
 
 // eventOf returns event's configuration from the cache, or nil when it
-// cannot be read: the frames then say nothing of a schedule. A drop's
-// opening to come is noted for the slot monitor (openings).
+// cannot be read: the frames then say nothing of a schedule.
 func (s *Server) eventOf(ctx context.Context, event string) *queue.Event {
 	e, err := s.events.Event(ctx, event)
 	if err != nil {
 		return nil
 	}
-	s.openings.note(e.OpensAt, s.now().UnixMilli())
 	return &e
 }
 
@@ -175,6 +174,7 @@ func (s *Server) pollStatus(c echo.Context) error {
 		return httpkit.StoreError(s.log, "status of "+id.eventID, err)
 	}
 	e := s.eventOf(c.Request().Context(), id.eventID)
+	s.noteOpening(e, s.now().UnixMilli())
 	pc := s.admissionPace(e, id.eventID, b, nowMs)
 	return c.JSON(http.StatusOK, statusFrame(e, id.eventID, id.userID, b.Places[0], slotOf(b, 0), b.Total, pc, nowMs,
 		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds()))
