@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"sync"
-	"time"
 
 	"github.com/waitq/waitq/internal/queue"
 )
@@ -55,34 +54,6 @@ func (o *openings) peek() int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	return o.next
-}
-
-// monitorLoop runs MonitorTick every AdmitInterval, and once more at each
-// drop opening it knows of (openings), until ctx ends.
-func (s *Server) monitorLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.AdmitInterval)
-	defer t.Stop()
-	opening := time.NewTimer(time.Hour)
-	opening.Stop()
-	defer opening.Stop()
-	s.noteOpenings(ctx)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.MonitorTick(ctx)
-		case <-s.openings.changed:
-			if at := s.openings.peek(); at != 0 {
-				// A millisecond past the opening: the step admits from
-				// opensAt on, on this gateway's clock.
-				opening.Reset(time.UnixMilli(at + 1).Sub(s.now()))
-			}
-		case <-opening.C:
-			s.openings.take()
-			s.MonitorTick(ctx)
-		}
-	}
 }
 
 // noteOpenings learns the openings to come of every registered event.
