@@ -20,7 +20,7 @@ type conn struct {
 	t transport
 
 	writing  atomic.Int64 // unix ns the write under way began; 0 when none
-	admitted atomic.Bool  // the admitted frame was sent
+	admitted atomic.Bool  // the admitted frame was sent (notifyAdmitted, admitted.go)
 	// admittedAt is when (unix ms, the gateway's clock), set before
 	// admitted: a status read begun before it may predate the admission.
 	admittedAt atomic.Int64
