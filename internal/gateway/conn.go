@@ -20,7 +20,7 @@ type conn struct {
 	t transport
 
 	writing  atomic.Int64 // unix ns the write under way began; 0 when none
-	admitted atomic.Bool  // the admitted frame was sent
+	admitted atomic.Bool  // the admitted frame was sent (notifyAdmitted, admitted.go)
 	// admittedAt is when (unix ms, the gateway's clock), set before
 	// admitted: a status read begun before it may predate the admission.
 	admittedAt atomic.Int64
@@ -75,8 +75,12 @@ type frame struct {
 }
 
 func (c *conn) view() socketView {
-	at := c.admittedAt.Load() // before admitted: set before it
-	return socketView{admitted: c.admitted.Load(), admittedAtMs: at, placed: c.placed.Load(), joinedAtMs: c.joinedAtMs}
+	// admitted first: admittedAt is set before it, so a flag seen set has
+	// its time seen too (read the other way round, a notifyAdmitted between
+	// the two loads gave the flag with time 0: "expired" for a read that
+	// predates the admission).
+	admitted := c.admitted.Load()
+	return socketView{admitted: admitted, admittedAtMs: c.admittedAt.Load(), placed: c.placed.Load(), joinedAtMs: c.joinedAtMs}
 }
 
 // offer writes f now on the caller's goroutine, then any frames that came

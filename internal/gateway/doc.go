@@ -16,16 +16,38 @@
 // reconnects to any gateway keeps their place. A Server is safe for
 // concurrent use.
 //
-// One file per concern: server.go (configuration, dependencies, routes,
-// Run), socket.go (the upgrade, the identity of a request, the socket's
-// reader, buffers and transport, the client-frame limit), sse.go (the event
-// stream: its handler and transport), conn.go (one
-// subscription: its frames in order, closing, keep-alives, the write
-// watchdog), writers.go (the write workers), hub.go (the sockets by user,
-// in slices), round.go (what a status round does with Redis: the slicing,
-// the slices' pacing and the reads, exported for loadgen statuses),
-// status.go (greetings, status rounds and polls), monitor.go
-// (the slot monitor's ticks, and notifyAdmitted's callers), actions.go (leave and release over
-// WebSocket and HTTP), entry.go (entry tokens: verify and the JWKS),
-// frames.go (the frames and states of the contract).
+// One file per concern:
+//
+// The server and its connections
+//   - server.go: configuration, dependencies, routes, Run and its loops
+//   - socket.go: the upgrade, a request's identity, the socket's reader and transport
+//   - sse.go: the event stream, its handler and transport
+//   - conn.go: one subscription: its frames in order, closing, keep-alives, the watchdog
+//   - writers.go: the write workers that write every frame
+//   - hub.go: the sockets by user, sharded, in slices
+//   - listener.go: the accepted sockets' kernel send buffer
+//
+// Statuses
+//   - status.go: greetings, status rounds and polls, the status frame
+//   - round.go: a round's slicing, pacing and reads (exported for loadgen statuses)
+//   - tracker.go: the Tracker, users' places kept from the line's journal
+//   - journal.go: the journal's elements parsed, and their changes counted
+//   - presence.go: the presence the Tracker takes and lets go
+//   - eta.go: the wait a status frame estimates
+//   - rate.go: each event's measured admission rate, for the ETA
+//
+// Admission
+//   - monitor.go: the slot monitor, its loop and ticks (sweeps, admissions, series)
+//   - openings.go: the drop openings the monitor ticks once more at
+//   - admitted.go: telling a user they are admitted, its three routes and the once-only send
+//
+// Admitted users
+//   - actions.go: leave and release over WebSocket and HTTP; released admissions
+//   - entry.go: entry tokens: verify and the JWKS
+//   - holds.go: seat holds for admitted buyers
+//
+// What clients and operators read
+//   - frames.go: the frames and states of the contract
+//   - openapi.go: the OpenAPI document (openapi.yaml)
+//   - metrics.go: the Prometheus metrics
 package gateway

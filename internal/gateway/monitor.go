@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/queue"
 )
 
@@ -23,14 +22,43 @@ const gatewaySilence = 15 * time.Second
 // silenceOf is gatewaySilence for a disconnect grace.
 func silenceOf(grace time.Duration) time.Duration { return min(gatewaySilence, grace/2) }
 
+// monitorLoop runs MonitorTick every AdmitInterval, and once more at each
+// drop opening it knows of (openings), until ctx ends.
+func (s *Server) monitorLoop(ctx context.Context) {
+	t := time.NewTicker(s.cfg.AdmitInterval)
+	defer t.Stop()
+	opening := time.NewTimer(time.Hour)
+	opening.Stop()
+	defer opening.Stop()
+	s.noteOpenings(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.MonitorTick(ctx)
+		case <-s.openings.changed:
+			if at := s.openings.peek(); at != 0 {
+				// A millisecond past the opening: the step admits from
+				// opensAt on, on this gateway's clock.
+				opening.Reset(time.UnixMilli(at + 1).Sub(s.now()))
+			}
+		case <-opening.C:
+			s.openings.take()
+			s.MonitorTick(ctx)
+		}
+	}
+}
+
 // MonitorTick runs one slot-monitor tick now (Run calls it every
 // AdmitInterval): it sweeps users gone past the disconnect grace and admits
 // from every event's line, all events in one round trip. It is the safety
 // net behind the fast track (joins and releases admit at once while there
 // is room): expiries, sweeps, and the admissions of a paused or rate-limited
-// event. Admitted users connected here hear of it at once, those on other
-// gateways through the admissions channel (listenAdmissions). It then notes
-// the events' drop openings to come: Run ticks once more at each.
+// event. Admitted users connected here are told at once, those on other
+// gateways through the admissions channel (both routes: admitted.go). It
+// then notes the events' drop openings to come: Run ticks once more at
+// each.
 func (s *Server) MonitorTick(ctx context.Context) {
 	start := time.Now()
 	defer func() { s.metrics.monitorTick.Observe(time.Since(start).Seconds()) }()
@@ -84,33 +112,5 @@ func (s *Server) sampleSeries(ctx context.Context, ids []string, nowMs int64) {
 	}
 	if err := s.store.SampleSeries(ctx, ids, nowMs); err != nil {
 		s.log.Warn("slot monitor: sampling the series failed", "events", len(ids), "err", err)
-	}
-}
-
-// listenAdmissions tells the sockets here of every admission made anywhere
-// (this gateway's monitor, another's, the fast track of a join, a release)
-// within milliseconds. A notice missed while the subscription reconnects is
-// made up by the next status round, which sends the admitted frame to any
-// socket whose user holds a slot.
-func (s *Server) listenAdmissions(ctx context.Context) {
-	for ctx.Err() == nil {
-		err := s.store.SubscribeAdmissions(ctx, func(a queue.AdmissionNotice) {
-			s.metrics.notices.Inc()
-			s.notifyAdmittedUsers(a.EventID, a.Users, a.ExpiresAt)
-		})
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("admissions channel failed; status rounds deliver meanwhile", "err", err)
-			clock.Sleep(ctx, time.Second)
-		}
-	}
-}
-
-// notifyAdmittedUsers sends each of users' sockets here its admitted
-// frame, once (notifyAdmitted).
-func (s *Server) notifyAdmittedUsers(event string, users []string, expiresAt int64) {
-	for _, u := range users {
-		for _, c := range s.hub.user(event, u) {
-			s.notifyAdmitted(c, expiresAt)
-		}
 	}
 }

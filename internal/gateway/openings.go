@@ -3,14 +3,16 @@ package gateway
 import (
 	"context"
 	"sync"
-	"time"
+
+	"github.com/waitq/waitq/internal/queue"
 )
 
 // openings is the earliest drop opening (opensAt) the gateway knows to
 // come: the slot monitor runs an extra tick then, so an opening waits for no
-// monitor interval. It learns openings from the configurations it reads: the
-// events of each monitor tick, and those of the status rounds, polls and
-// admitted frames (eventOf). Safe for concurrent use.
+// monitor interval. It learns openings from the configurations it reads
+// (noteOpening): every event's at the monitor's start and after each tick,
+// and those of the status rounds (with greetings) and polls. Safe for
+// concurrent use.
 type openings struct {
 	mu   sync.Mutex
 	next int64 // unix ms; 0: none known
@@ -54,34 +56,6 @@ func (o *openings) peek() int64 {
 	return o.next
 }
 
-// monitorLoop runs MonitorTick every AdmitInterval, and once more at each
-// drop opening it knows of (openings), until ctx ends.
-func (s *Server) monitorLoop(ctx context.Context) {
-	t := time.NewTicker(s.cfg.AdmitInterval)
-	defer t.Stop()
-	opening := time.NewTimer(time.Hour)
-	opening.Stop()
-	defer opening.Stop()
-	s.noteOpenings(ctx)
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			s.MonitorTick(ctx)
-		case <-s.openings.changed:
-			if at := s.openings.peek(); at != 0 {
-				// A millisecond past the opening: the step admits from
-				// opensAt on, on this gateway's clock.
-				opening.Reset(time.UnixMilli(at + 1).Sub(s.now()))
-			}
-		case <-opening.C:
-			s.openings.take()
-			s.MonitorTick(ctx)
-		}
-	}
-}
-
 // noteOpenings learns the openings to come of every registered event.
 func (s *Server) noteOpenings(ctx context.Context) {
 	ids, err := s.store.EventIDs(ctx)
@@ -96,8 +70,17 @@ func (s *Server) noteOpenings(ctx context.Context) {
 func (s *Server) noteOpeningsOf(ctx context.Context, ids []string) {
 	nowMs := s.now().UnixMilli()
 	for _, id := range ids {
-		if e := s.eventOf(ctx, id); e != nil {
-			s.openings.note(e.OpensAt, nowMs)
-		}
+		s.noteOpening(s.eventOf(ctx, id), nowMs)
+	}
+}
+
+// noteOpening notes e's drop opening for the slot monitor when it is still
+// to come at nowMs (e nil: nothing): the one way a configuration read
+// teaches the monitor an opening, called where one is read for that
+// (noteOpeningsOf) or for a status (pushAll, pollStatus). Reading a
+// configuration (eventOf) notes nothing by itself.
+func (s *Server) noteOpening(e *queue.Event, nowMs int64) {
+	if e != nil {
+		s.openings.note(e.OpensAt, nowMs)
 	}
 }

@@ -9,7 +9,6 @@ import (
 
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/pkg/entry"
 )
 
 // A status round reads the connected users of each event, one slice of the
@@ -105,6 +104,7 @@ func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
 			return
 		}
 		e := s.eventOf(ctx, ev)
+		s.noteOpening(e, s.now().UnixMilli())
 		p := s.admissionPace(e, ev, b, nowMs)
 		for _, c := range groups[ev] {
 			i := index[ev][c.userID]
@@ -119,7 +119,8 @@ func (s *Server) pushEvent(ctx context.Context, ev string, conns []*conn) {
 }
 
 // deliver hands c its status frame, and its admitted frame the first time
-// the user is seen holding a slot. e is the event's configuration (nil:
+// the user is seen holding a slot (the status round's route to
+// notifyAdmitted, admitted.go). e is the event's configuration (nil:
 // unknown).
 func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total int64, pc pace, nowMs int64) {
 	f := statusFrame(e, c.eventID, c.userID, p, slotAt, total, pc, nowMs, c.view(), s.cfg.PendingWindow.Milliseconds())
@@ -133,14 +134,12 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total i
 }
 
 // eventOf returns event's configuration from the cache, or nil when it
-// cannot be read: the frames then say nothing of a schedule. A drop's
-// opening to come is noted for the slot monitor (openings).
+// cannot be read: the frames then say nothing of a schedule.
 func (s *Server) eventOf(ctx context.Context, event string) *queue.Event {
 	e, err := s.events.Event(ctx, event)
 	if err != nil {
 		return nil
 	}
-	s.openings.note(e.OpensAt, s.now().UnixMilli())
 	return &e
 }
 
@@ -161,31 +160,6 @@ func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, slotAt, 
 	return f
 }
 
-// notifyAdmitted sends c its admitted frame with a signed entry token,
-// once, while the hold runs. An admission told only after its hold ended (Redis froze
-// between the admission and its reply) sends nothing: a token already dead
-// would send the user to the shop to be refused; the next status tells
-// them "expired".
-func (s *Server) notifyAdmitted(c *conn, expiresAt int64) {
-	nowMs := s.now().UnixMilli()
-	if expiresAt <= nowMs {
-		s.metrics.admittedLate.Inc()
-		return
-	}
-	c.admittedAt.CompareAndSwap(0, nowMs) // the first admission's time, before the flag
-	if !c.admitted.CompareAndSwap(false, true) || expiresAt == c.resumed {
-		return // sent before, here or to the stream this one resumes
-	}
-	token := s.entry.Sign(entry.Token{EventID: c.eventID, UserID: c.userID, Expires: expiresAt, IssuedAt: nowMs})
-	f := AdmittedFrame{Type: "admitted", EventID: c.eventID, UserID: c.userID, EntryToken: token, ExpiresAt: expiresAt}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	if e := s.eventOf(ctx, c.eventID); e != nil {
-		f.RedirectURL = entry.AdmittedURL(e.TargetURL, c.returnTo, token)
-	}
-	cancel()
-	s.writers.send(c, frame{kind: kindAdmitted, data: encode(f), id: admittedID(expiresAt)})
-}
-
 // pollStatus answers GET /v1/events/{eventId}/status with the status frame's
 // JSON, for clients that poll; it keeps a waiting user's presence like a
 // socket does.
@@ -200,6 +174,7 @@ func (s *Server) pollStatus(c echo.Context) error {
 		return httpkit.StoreError(s.log, "status of "+id.eventID, err)
 	}
 	e := s.eventOf(c.Request().Context(), id.eventID)
+	s.noteOpening(e, s.now().UnixMilli())
 	pc := s.admissionPace(e, id.eventID, b, nowMs)
 	return c.JSON(http.StatusOK, statusFrame(e, id.eventID, id.userID, b.Places[0], slotOf(b, 0), b.Total, pc, nowMs,
 		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds()))
