@@ -187,6 +187,7 @@ func (s *Store) Unsell(ctx context.Context, eventID, item string, nowMs int64) (
 	}
 	return queue.Sale{}, false, fmt.Errorf("redisstore: %s: the sale kept changing hands", what)
 }
+
 // decodeConfirmReply reads confirm.lua's list reply (its header's
 // "Returns": {sold}): whether the item was sold now, not to the user before.
 func decodeConfirmReply(v []int64) bool { return len(v) == 1 && v[0] == 1 }
