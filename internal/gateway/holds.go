@@ -110,6 +110,18 @@ func (s *Server) buyer(ctx context.Context, ev, item, token string) (string, err
 	return t.UserID, nil
 }
 
+// itemParams returns the route's event and item ids, each checked.
+func itemParams(c echo.Context) (ev, item string, err error) {
+	ev, item = c.Param("eventId"), c.Param("item")
+	if err := queue.CheckEventID(ev); err != nil {
+		return "", "", err
+	}
+	if err := queue.CheckItemID(item); err != nil {
+		return "", "", err
+	}
+	return ev, item, nil
+}
+
 // bearer returns the request's bearer token ("" for none).
 func bearer(c echo.Context) string {
 	token, _ := strings.CutPrefix(c.Request().Header.Get("Authorization"), "Bearer ")
@@ -213,11 +225,8 @@ func (s *Server) confirm(c echo.Context) error {
 // operator's, with the shop token. 200 and the sale undone; 204 when the
 // item was not sold.
 func (s *Server) unsell(c echo.Context) error {
-	ev, item := c.Param("eventId"), c.Param("item")
-	if err := queue.CheckEventID(ev); err != nil {
-		return err
-	}
-	if err := queue.CheckItemID(item); err != nil {
+	ev, item, err := itemParams(c)
+	if err != nil {
 		return err
 	}
 	if err := s.shop(c.Request().Context(), c, ev); err != nil {
@@ -253,11 +262,8 @@ func (s *Server) items(c echo.Context) error {
 // sold or free. The user id is shown only when the request bears an entry
 // token of the event that verifies and whose user is the holder or buyer.
 func (s *Server) item(c echo.Context) error {
-	ev, item := c.Param("eventId"), c.Param("item")
-	if err := queue.CheckEventID(ev); err != nil {
-		return err
-	}
-	if err := queue.CheckItemID(item); err != nil {
+	ev, item, err := itemParams(c)
+	if err != nil {
 		return err
 	}
 	h, err := s.store.Item(c.Request().Context(), ev, item, s.now().UnixMilli())

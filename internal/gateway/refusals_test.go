@@ -104,8 +104,17 @@ func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	if code := stolen.CloseCode(5 * time.Second); code != httpkit.CloseBadIdentity {
 		t.Fatalf("X-User-Id naming a visitor: close %d", code)
 	}
+	if status, code := pollAs(t, e, ev, visitor); status != http.StatusBadRequest || code != string(queue.CodeInvalidUserID) {
+		t.Fatalf("poll as a visitor by X-User-Id: %d %s", status, code)
+	}
+}
+
+// pollAs polls ev's status naming user in X-User-Id, returning the answer's
+// status and error code.
+func pollAs(t *testing.T, e *gwEnv, ev, user string) (status int, code string) {
+	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/events/"+ev+"/status", nil)
-	req.Header.Set(httpkit.UserHeader, visitor)
+	req.Header.Set(httpkit.UserHeader, user)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -114,9 +123,10 @@ func TestTrustedHeaderAndAllowedOrigin(t *testing.T) {
 	var body struct {
 		Error struct{ Code string } `json:"error"`
 	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusBadRequest || body.Error.Code != string(queue.CodeInvalidUserID) {
-		t.Fatalf("poll as a visitor by X-User-Id: %d %+v %v", resp.StatusCode, body, err)
+	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+		t.Fatalf("poll as %s: %d, body: %v", user, resp.StatusCode, err)
 	}
+	return resp.StatusCode, body.Error.Code
 }
 
 // TestTrustedHeaderOnlyFromTrustedProxies: X-User-Id is believed from a
@@ -138,18 +148,8 @@ func TestTrustedHeaderOnlyFromTrustedProxies(t *testing.T) {
 	if code := c.CloseCode(5 * time.Second); code != httpkit.CloseBadIdentity {
 		t.Fatalf("X-User-Id from an untrusted peer: close %d", code)
 	}
-	req, _ := http.NewRequest(http.MethodGet, e.srv.URL+"/v1/events/"+ev+"/status", nil)
-	req.Header.Set(httpkit.UserHeader, "alice")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	var body struct {
-		Error struct{ Code string } `json:"error"`
-	}
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusUnauthorized || body.Error.Code != string(queue.CodeMissingUserID) {
-		t.Fatalf("poll as alice from an untrusted peer: %d %+v %v", resp.StatusCode, body, err)
+	if status, code := pollAs(t, e, ev, "alice"); status != http.StatusUnauthorized || code != string(queue.CodeMissingUserID) {
+		t.Fatalf("poll as alice from an untrusted peer: %d %s", status, code)
 	}
 	bad := fast
 	bad.TrustUserHeader = true
