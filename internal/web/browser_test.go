@@ -591,6 +591,10 @@ func placeUser(user *string) chromedp.Tasks {
 	}
 }
 
+// testShopToken is the shop token of guardedShop's events: the demo shop's
+// credential for its sales.
+const testShopToken = "web-test-shop-token-0123456789ab"
+
 // guardedShop puts the shop at originURL behind waitq-guard for a new event
 // ev of capacity (its done path /order; forwardToken: WAITQ_FORWARD_TOKEN),
 // and makes the guard's address the event's target: the address buyers use.
@@ -614,7 +618,7 @@ func guardedShop(t *testing.T, st *stack, ev, originURL string, capacity int, fo
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.TargetURL = shop.URL + "/"
+	e.TargetURL, e.ShopToken = shop.URL+"/", testShopToken
 	if _, err := st.sys.Store.PutEvent(ctx, e); err != nil {
 		t.Fatal(err)
 	}

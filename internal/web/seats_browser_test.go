@@ -29,7 +29,7 @@ func TestSeatMapInARealBrowser(t *testing.T) {
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 
-	origin := httptest.NewServer(must(demoshop.New(demoshop.Config{GatewayURL: st.page, EventID: ev})))
+	origin := httptest.NewServer(must(demoshop.New(demoshop.Config{GatewayURL: st.page, EventID: ev, ShopToken: testShopToken})))
 	t.Cleanup(origin.Close)
 	shop, _ := guardedShop(t, st, ev, origin.URL, 2, true)
 	// Another buyer, admitted, holds A2.
