@@ -175,6 +175,15 @@ func walkThroughProxy(t *testing.T, f *fixture, shop *recordedShop, base string,
 		got.user != "alice" || got.uri != "/product/1?ref=mail" || len(got.forged) != 0 {
 		t.Fatalf("admitted: %d, the shop got %+v", resp.StatusCode, got)
 	}
+	// A Connection header naming the guard's headers (hop-by-hop to a
+	// proxy) must not make them vanish on the way to the shop: the request
+	// reaches the shop with the user, or is refused (Caddy, 400).
+	resp, _ = get(http.MethodGet, "/product/3", "Connection", guard.UserHeader+", "+guard.ExpiresHeader)
+	switch got, _ := shop.last(); {
+	case resp.StatusCode == http.StatusBadRequest && got.uri != "/product/3":
+	case resp.StatusCode != 200 || got.user != "alice" || got.uri != "/product/3":
+		t.Fatalf("admitted, Connection naming the identity: %d, the shop got %+v", resp.StatusCode, got)
+	}
 	// Never an open redirect: the arrival stays on the proxy's host.
 	for _, uri := range []string{"//evil.example/x", "/%2F%2Fevil.example/x", "/%5Cevil.example/x"} {
 		resp, _ := get(http.MethodGet, uri+"?waitq_token="+tok)
