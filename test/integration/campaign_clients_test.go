@@ -356,14 +356,18 @@ func (u *user) leave(ctx context.Context) bool {
 	return true
 }
 
-// afterAdmission visits the shop through waitq-guard (half of the main
-// event's users, when the campaign runs one), then gives the slot back at
+// afterAdmission buys a seat (buyerShare of the main event's users: see
+// buy), visits the shop through waitq-guard (half of the main event's
+// users, when the campaign runs one), then gives the slot back at
 // once or after a think time, over HTTP with the entry token or as a
 // socket frame, or keeps it to its end; a visit may end on the guard's
 // done path, which releases the slot itself.
 func (u *user) afterAdmission(ctx context.Context, conn statusConn, a gateway.AdmittedFrame) {
 	c := u.c
 	defer conn.Close(false)
+	if u.event == c.main && c.rng.Float64() < buyerShare {
+		u.buy(ctx, a.EntryToken)
+	}
 	if u.event == c.main && c.shop != nil && c.rng.Float64() < 0.5 {
 		if u.visitShop(ctx, a) {
 			return

@@ -91,6 +91,13 @@ type campaign struct {
 	dropToken atomic.Value // string: the last entry token of the drop read, for the guard's probes
 	outages   atomic.Int64 // broker outages begun (they alternate pause and stop)
 
+	// The seat holds of the main event (campaign_sales_test.go): the shop's
+	// credential, when the seats went on sale, the buyers' and the shop's
+	// client.
+	shopToken   string
+	salesStart  time.Time
+	holdsClient *http.Client
+
 	untoldMu sync.Mutex
 	untold   map[string]int64 // event → unrecorded holders a FLUSHALL emptied (see flushAll)
 }
@@ -118,8 +125,8 @@ func (l *lockedRand) Between(lo, hi time.Duration) time.Duration {
 // containers on a seeded schedule. After the faults heal and the line
 // drains, internal/tools/chaos checks the whole history: no acknowledged join
 // lost, holders within capacity, nobody admitted twice for one join, the
-// line in stamp (or drawn) order, statuses for everyone connected, and
-// recovery after every fault.
+// line in stamp (or drawn) order, statuses for everyone connected, no seat
+// sold twice or without the shop, and recovery after every fault.
 func TestFaultCampaign(t *testing.T) {
 	seed := uint64(envInt(t, "WAITQ_CHAOS_SEED", defaultSeed))
 	length := envDuration(t, "WAITQ_CHAOS_DURATION", defaultDuration)
@@ -297,8 +304,13 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 		if e.OpensAt > 0 {
 			body += fmt.Sprintf(`,"opensAt":%d,"prequeueSeconds":3600`, e.OpensAt)
 		}
+		if e.ID == c.main {
+			body += `,"maxItemsPerUser":1` // it sells seats: one a buyer
+		}
 		api.CreateEvent(t, e.ID, body+"}")
 	}
+	c.shopToken, c.salesStart = c.readShopToken(c.main), time.Now()
+	c.holdsClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 
 	v, err := entry.FetchJWKS(t.Context(), http.DefaultClient, c.gateways[0].URL()+"/.well-known/jwks.json")
 	if err != nil {
@@ -554,6 +566,9 @@ func (c *campaign) checkConfig() chaos.Config {
 		}
 		if f.AdmittedTotal, err = c.rdb.HGet(ctx, redisstore.StatsKey(e.ID), "admittedTotal").Int64(); err != nil {
 			t.Fatal(err)
+		}
+		if f.Sold, err = c.soldItems(ctx, e.ID); err != nil {
+			t.Fatalf("read the items sold of %s: %v", e.ID, err)
 		}
 		c.untoldMu.Lock()
 		f.Untold = c.untold[e.ID]

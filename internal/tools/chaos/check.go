@@ -42,6 +42,8 @@ type Final struct {
 	// after the rebuild read its end, its user is admitted again, and a
 	// later rebuild counts both. The checker allows that many extra.
 	Untold int64
+	// Sold is the event's items sold at the end: item → buyer.
+	Sold map[string]string
 }
 
 // Config is what Check needs besides the history.
@@ -127,6 +129,18 @@ type Report struct {
 	UntoldTurns      []string // of them, clients in touch all along
 	AdminChanges     map[Outcome]int
 
+	// The seat holds: the buyers' calls by op and the confirms by who sent
+	// them ("shop", "forged: …"), each by outcome; the items sold at the
+	// end, those whose only shop confirms for their buyer went unanswered
+	// (reported, not a violation).
+	ItemHolds, Sales map[string]map[Outcome]int
+	ItemsSold        int
+	SoldUnanswered   int
+	SoldTwice        []string // an item answered sold to two buyers with no rebuild between
+	SoldTwiceRebuilt []string // the same with a rebuild between: a sale Redis lost (reported, not a violation)
+	SoldWithoutShop  []string // an item sold at the end with no shop confirm for its buyer answered 200
+	ForgedSold       []string // a confirm without the shop's token answered 200
+
 	LongestGap, LongestUnexcusedGap Gap
 	GapViolations                   []string
 	Recoveries                      []Recovery
@@ -149,6 +163,7 @@ func Check(h *History, cfg Config) *Report {
 		Joins: map[Outcome]int{}, Leaves: map[Outcome]int{}, Releases: map[Outcome]int{}, Connects: map[Outcome]int{}, NoAnswer: map[string]int{},
 		FaultsByKind: map[Kind]int{}, FaultsSkipped: map[Kind]int{}, MaxHolders: map[string]int64{},
 		AdmissionsBy: map[string]int{}, GuardRequests: map[string]map[Outcome]int{}, AdminChanges: map[Outcome]int{},
+		ItemHolds: map[string]map[Outcome]int{}, Sales: map[string]map[Outcome]int{},
 		Statuses: h.Statuses, HolderSamples: len(h.Holders), LineSamples: len(h.Lines),
 		gapLimit: cfg.GapLimit, specs: cfg.Events,
 	}
@@ -326,6 +341,7 @@ func Check(h *History, cfg Config) *Report {
 	r.checkReadiness(h, lastReady(h.Readiness))
 	r.checkOrigin(h, cfg, admissions)
 	r.checkTurns(h, specs, admissions)
+	r.checkSales(h, cfg)
 	return r
 }
 
@@ -350,6 +366,9 @@ func (r *Report) Violations() []string {
 	addAll("place", r.ScoreViolations)
 	addAll("admitted before the opening", r.EarlyAdmissions)
 	addAll("status gap", r.GapViolations)
+	addAll("sold twice", r.SoldTwice)
+	addAll("sold without the shop", r.SoldWithoutShop)
+	addAll("forged confirm answered 200", r.ForgedSold)
 	addAll("not recovered", r.Unrecovered)
 	addAll("fault", r.FaultErrors)
 	addAll("still following after the drain", r.Unfinished)

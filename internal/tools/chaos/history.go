@@ -175,6 +175,39 @@ type Expired struct {
 	Transport   string
 }
 
+// ItemHold is one call a buyer made on the seat holds with their entry
+// token, through a gateway: Op "hold" (of Item; Outcome "201", "200",
+// "409 item_sold", ...) or "give-back" (DELETE of their hold).
+type ItemHold struct {
+	Event, User, Item string
+	Op                string
+	Sent              time.Time
+	Outcome           Outcome
+}
+
+// Sale is one confirm of an item (POST …/holds/{item}/confirm) for User,
+// the buyer whose entry token the body carries: Via "shop" when the shop
+// sent it with the event's shop token, or "forged: …" when the buyer sent
+// it alone (no bearer, their entry token as the bearer, a made-up token).
+// Sent and Answered (zero: no answer) bound when it took effect; SoldTo
+// is the buyer a 200 named.
+type Sale struct {
+	Event, User, Item string
+	Via               string
+	Sent, Answered    time.Time
+	Outcome           Outcome
+	SoldTo            string
+}
+
+// ViaShop is the Via of a confirm the shop sent with its shop token.
+const ViaShop = "shop"
+
+// Forged reports whether the confirm was sent without the shop's token.
+func (s Sale) Forged() bool { return s.Via != ViaShop }
+
+// Sold reports whether the confirm was answered 200: the item sold.
+func (s Sale) Sold() bool { return s.Outcome == "200" }
+
 // Placed is a user at a score in a sample of the line.
 type Placed struct {
 	User  string
@@ -245,6 +278,8 @@ type History struct {
 	Origin     []OriginRequest
 	Guard      []GuardRequest
 	Expired    []Expired
+	ItemHolds  []ItemHold
+	Sales      []Sale
 	// Statuses counts the status frames read.
 	Statuses int64
 }
@@ -287,6 +322,8 @@ func (h *History) AddAdmin(v AdminChange)    { add(h, &h.Admin, v) }
 func (h *History) AddOrigin(v OriginRequest) { add(h, &h.Origin, v) }
 func (h *History) AddGuard(v GuardRequest)   { add(h, &h.Guard, v) }
 func (h *History) AddExpired(v Expired)      { add(h, &h.Expired, v) }
+func (h *History) AddItemHold(v ItemHold)    { add(h, &h.ItemHolds, v) }
+func (h *History) AddSale(v Sale)            { add(h, &h.Sales, v) }
 
 // AddStatuses counts n status frames read.
 func (h *History) AddStatuses(n int64) {

@@ -42,6 +42,11 @@ func (r *Report) Markdown() string {
 	row("places that are none of the user's stamps or drawn score", len(r.ScoreViolations))
 	row("admissions before a drop's opening", len(r.EarlyAdmissions))
 	row(fmt.Sprintf("status gaps over %v with no fault on a gateway or Redis", r.gapLimit), len(r.GapViolations))
+	row("items answered sold to two buyers with no rebuild between", len(r.SoldTwice))
+	row("items answered sold to two buyers with a rebuild between: a sale Redis lost (reported, not a violation)", len(r.SoldTwiceRebuilt))
+	row("items sold at the end not through the shop (of "+fmt.Sprint(r.ItemsSold)+" sold)", len(r.SoldWithoutShop))
+	row("items sold at the end whose shop confirms went unanswered (reported, not a violation)", r.SoldUnanswered)
+	row("forged confirms answered 200", len(r.ForgedSold))
 	row("entry tokens that did not verify", r.BadTokens)
 	row("admissions first read after their hold ended (reported, not a violation)", r.Stale)
 	row("faults not recovered from", len(r.Unrecovered))
@@ -79,6 +84,16 @@ func (r *Report) Markdown() string {
 	for _, k := range slices.Sorted(maps.Keys(r.GuardRequests)) {
 		for _, o := range slices.Sorted(maps.Keys(r.GuardRequests[k])) {
 			row("guard "+k, o, r.GuardRequests[k][o])
+		}
+	}
+	for _, op := range slices.Sorted(maps.Keys(r.ItemHolds)) {
+		for _, o := range slices.Sorted(maps.Keys(r.ItemHolds[op])) {
+			row("item "+op, o, r.ItemHolds[op][o])
+		}
+	}
+	for _, via := range slices.Sorted(maps.Keys(r.Sales)) {
+		for _, o := range slices.Sorted(maps.Keys(r.Sales[via])) {
+			row("confirm, "+via, o, r.Sales[via][o])
 		}
 	}
 	row("origin", "requests received", r.OriginRequests)
@@ -125,6 +140,12 @@ func (r *Report) Markdown() string {
 			after(rec.Ready), after(rec.Canary), after(rec.Took()))
 	}
 
+	if len(r.SoldTwiceRebuilt) > 0 {
+		b.WriteString("\nSales a rebuild lost (excused):\n\n")
+		for _, s := range r.SoldTwiceRebuilt {
+			b.WriteString("- " + s + "\n")
+		}
+	}
 	if v := r.Violations(); len(v) > 0 {
 		b.WriteString("\nViolations:\n\n")
 		for _, s := range v {
