@@ -224,7 +224,7 @@ func (g *saleGateway) greetLoop(ctx context.Context, ev string, cfg saleConfig, 
 		for _, u := range fresh {
 			u.slice = g.slicer.Slice(ev, u.id)
 		}
-		g.read(ctx, ev, cfg, t, fresh)
+		g.read(ctx, ev, cfg, t, fresh, true)
 	}
 }
 
@@ -240,7 +240,7 @@ func (g *saleGateway) roundLoop(ctx context.Context, ev string, cfg saleConfig, 
 			}
 			g.mu.Unlock()
 			if len(us) > 0 {
-				g.read(ctx, ev, cfg, t, us)
+				g.read(ctx, ev, cfg, t, us, false)
 			}
 		})
 	}
@@ -248,8 +248,10 @@ func (g *saleGateway) roundLoop(ctx context.Context, ev string, cfg saleConfig, 
 
 // read reads the places of us through the gateway's Tracker, as ReadEvents
 // does, and tallies them: a waiting person's gap since their last status
-// and whether their position went up; an admitted one leaves.
-func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *saleTally, us []*saleUser) {
+// and whether their position went up; an admitted one leaves. A read that
+// fails is read again: the next round reads a slice's people, the next
+// greeting (greeting: us are not in a slice yet) the newly connected.
+func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *saleTally, us []*saleUser, greeting bool) {
 	ids := make([]string, len(us))
 	for i, u := range us {
 		ids[i] = u.id
@@ -257,7 +259,12 @@ func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *sa
 	begin := time.Now()
 	gateway.ReadEvents(ctx, g.tracker, map[string][]string{ev: ids}, cfg.interval, time.Now, func(_ string, b queue.StatusBatch, nowMs int64, err error) {
 		if err != nil {
-			return // read again next round
+			if greeting { // in no slice yet: lost to every round
+				g.mu.Lock()
+				g.fresh = append(g.fresh, us...)
+				g.mu.Unlock()
+			}
+			return
 		}
 		now := time.Now()
 		t.read.Record(now.Sub(begin).Microseconds())
