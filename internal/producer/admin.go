@@ -79,45 +79,8 @@ func (s *Server) putEvent(c echo.Context) error {
 	if err != nil && !errors.Is(err, queue.ErrEventNotFound) {
 		return s.storeError("read event", err)
 	}
-	ev := queue.Event{ID: id, Capacity: 0, HoldSeconds: DefaultHoldSeconds, State: queue.StateOpen, Partitions: s.cfg.DefaultPartitions}
-	if exists {
-		ev = cur
-	}
-	body.apply(&ev)
-	if err := adapt(&ev, body.Adaptive); err != nil {
-		return err
-	}
-	if err := replacePolicy(&ev.Challenge, body.Challenge, "null or an object with mode, difficulty, minDifficulty, maxDifficulty and joinsPerSecond"); err != nil {
-		return err
-	}
-	if err := replacePolicy(&ev.JoinToken, body.JoinToken, "null or an object with required and keys"); err != nil {
-		return err
-	}
-	if err := replacePolicy(&ev.Page, body.Page, "null or an object with title, message, logoUrl, accentColor, template and locale"); err != nil {
-		return err
-	}
-	if ev.ReportToken == "" {
-		if ev.ReportToken, err = newReportToken(); err != nil {
-			return err
-		}
-	}
-	if ev.ShopToken == "" {
-		if ev.ShopToken, err = newReportToken(); err != nil {
-			return err
-		}
-	}
-	if err := s.schedule(&ev, body, s.now().UnixMilli()); err != nil {
-		return err
-	}
-	// More partitions would move keys to other partitions, and a leave could
-	// then overtake its join: the count is fixed at creation.
-	if exists && body.Partitions != nil && *body.Partitions != cur.Partitions {
-		return queue.Errorf(queue.CodeInvalidConfig, "partitions cannot change after creation (is %d)", cur.Partitions)
-	}
-	if !exists && body.Capacity == nil {
-		return queue.Errorf(queue.CodeInvalidConfig, "capacity is required to create an event")
-	}
-	if err := ev.Validate(); err != nil {
+	ev, err := s.eventFrom(id, cur, exists, body)
+	if err != nil {
 		return err
 	}
 	if !exists {
@@ -150,6 +113,63 @@ func (s *Server) putEvent(c echo.Context) error {
 		return s.storeError("read event", err)
 	}
 	return c.JSON(status, st)
+}
+
+// eventFrom is the event id as body makes it of cur (exists: the event
+// stored), or of a new event's defaults: the body applied, a report and a
+// shop token minted where it has none, its schedule set, then checked.
+func (s *Server) eventFrom(id string, cur queue.Event, exists bool, body EventBody) (queue.Event, error) {
+	ev := queue.Event{ID: id, Capacity: 0, HoldSeconds: DefaultHoldSeconds, State: queue.StateOpen, Partitions: s.cfg.DefaultPartitions}
+	if exists {
+		ev = cur
+	}
+	body.apply(&ev)
+	if err := adapt(&ev, body.Adaptive); err != nil {
+		return queue.Event{}, err
+	}
+	if err := replacePolicy(&ev.Challenge, body.Challenge, "null or an object with mode, difficulty, minDifficulty, maxDifficulty and joinsPerSecond"); err != nil {
+		return queue.Event{}, err
+	}
+	if err := replacePolicy(&ev.JoinToken, body.JoinToken, "null or an object with required and keys"); err != nil {
+		return queue.Event{}, err
+	}
+	if err := replacePolicy(&ev.Page, body.Page, "null or an object with title, message, logoUrl, accentColor, template and locale"); err != nil {
+		return queue.Event{}, err
+	}
+	if err := mintTokens(&ev); err != nil {
+		return queue.Event{}, err
+	}
+	if err := s.schedule(&ev, body, s.now().UnixMilli()); err != nil {
+		return queue.Event{}, err
+	}
+	// More partitions would move keys to other partitions, and a leave could
+	// then overtake its join: the count is fixed at creation.
+	if exists && body.Partitions != nil && *body.Partitions != cur.Partitions {
+		return queue.Event{}, queue.Errorf(queue.CodeInvalidConfig, "partitions cannot change after creation (is %d)", cur.Partitions)
+	}
+	if !exists && body.Capacity == nil {
+		return queue.Event{}, queue.Errorf(queue.CodeInvalidConfig, "capacity is required to create an event")
+	}
+	if err := ev.Validate(); err != nil {
+		return queue.Event{}, err
+	}
+	return ev, nil
+}
+
+// mintTokens gives ev a report token and a shop token where it has none.
+func mintTokens(ev *queue.Event) error {
+	var err error
+	if ev.ReportToken == "" {
+		if ev.ReportToken, err = newReportToken(); err != nil {
+			return err
+		}
+	}
+	if ev.ShopToken == "" {
+		if ev.ShopToken, err = newReportToken(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // makesRoom reports whether next may admit someone cur could not at

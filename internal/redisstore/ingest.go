@@ -187,32 +187,79 @@ func decodeIngestReply(v []any) (ingestReply, error) {
 // carries its journal notes unless last (the line's last score as last
 // seen, lineLasts) says every join of it goes behind the line.
 func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs int64, head ...any) ([]any, int) {
-	type partition struct {
-		slot      int
-		low, high int64
+	b := newIngestBatch(msgs)
+	listed := b.listed
+	n := len(listed)
+	once, plain := b.shape()
+	where, buckets, histogram := ingestPositions(listed, nowMs)
+	cols, columns := 2, ""
+	if slices.ContainsFunc(listed, func(e ingestEntry) bool { return e.m.Visit != "" }) {
+		cols, columns = cols+1, "v"
 	}
-	type entry struct {
-		m    *queue.Logged
-		slot int // its partition's triple (1..), 0: not from the log
+	if drawer != nil {
+		cols, columns = cols+1, columns+"d"
 	}
-	var (
-		parts   = map[int]*partition{}
-		order   []int
-		listed  = make([]entry, 0, len(msgs))
-		dropped int
-	)
+	args := make([]any, 0, 1+len(head)+7+3*len(b.order)+cols*n+1)
+	args = append(args, nowMs)
+	args = append(args, head...)
+	args = append(args, n, columns, once, plain, histogram, buckets, len(b.order))
+	for _, part := range b.order {
+		p := b.parts[part]
+		low := ""
+		if p.low >= 0 {
+			low = strconv.FormatInt(p.low, 10)
+		}
+		args = append(args, part, low, p.high)
+	}
+	args = append(args, where)
+	args = ingestColumns(args, listed, columns, drawer)
+	if plain != "" {
+		args = append(args, ingestNotes(listed, last))
+	}
+	return args, b.dropped
+}
+
+// ingestPartition is one partition's run in an ingest batch: its triple's
+// place in ingest.lua's arguments, the lowest offset of a join or leave
+// listed (-1: none) and the highest offset applied (-1: none).
+type ingestPartition struct {
+	slot      int
+	low, high int64
+}
+
+// ingestEntry is a join or a leave ingest.lua lists.
+type ingestEntry struct {
+	m    *queue.Logged
+	slot int // its partition's triple (1..), 0: not from the log
+}
+
+// ingestBatch is one event's messages sorted for ingest.lua: the
+// partitions in the order first met, the joins and leaves to apply, and
+// how many were dropped as redelivered within the batch.
+type ingestBatch struct {
+	parts   map[int]*ingestPartition
+	order   []int
+	listed  []ingestEntry
+	dropped int
+}
+
+// newIngestBatch sorts msgs: a message at or below an earlier offset of
+// its partition is dropped (counted unless a record); a record only raises
+// its partition's mark; the rest are listed in their order.
+func newIngestBatch(msgs []*queue.Logged) ingestBatch {
+	b := ingestBatch{parts: map[int]*ingestPartition{}, listed: make([]ingestEntry, 0, len(msgs))}
 	for _, m := range msgs {
 		slot := 0
 		if m.Offset >= 0 {
-			p := parts[m.Partition]
+			p := b.parts[m.Partition]
 			if p == nil {
-				p = &partition{slot: len(order) + 1, low: -1, high: -1}
-				parts[m.Partition] = p
-				order = append(order, m.Partition)
+				p = &ingestPartition{slot: len(b.order) + 1, low: -1, high: -1}
+				b.parts[m.Partition] = p
+				b.order = append(b.order, m.Partition)
 			}
 			if m.Offset <= p.high {
 				if !m.Op.Record() {
-					dropped++
+					b.dropped++
 				}
 				continue
 			}
@@ -227,15 +274,20 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs 
 		} else if m.Op.Record() {
 			continue
 		}
-		listed = append(listed, entry{m, slot})
+		b.listed = append(b.listed, ingestEntry{m, slot})
 	}
-	// Joins of users listed once are independent of one another: applied
-	// in stamp order (a batch holds the partitions' runs one after
-	// another), each goes behind the last, and the batch is plain.
-	n := len(listed)
-	once, plain := "1", "1"
-	seen := make(map[string]struct{}, n)
-	for _, e := range listed {
+	return b
+}
+
+// shape tells ingest.lua's flags for the batch ("1" or ""): once, every
+// user listed once; plain, once and joins only. Joins of users listed
+// once are independent of one another: applied in stamp order (a batch
+// holds the partitions' runs one after another), each goes behind the
+// last, and the batch is plain; a plain batch is sorted so.
+func (b *ingestBatch) shape() (once, plain string) {
+	once, plain = "1", "1"
+	seen := make(map[string]struct{}, len(b.listed))
+	for _, e := range b.listed {
 		if _, ok := seen[e.m.UserID]; ok {
 			once, plain = "", ""
 		}
@@ -245,15 +297,19 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs 
 		}
 	}
 	if plain != "" {
-		slices.SortStableFunc(listed, func(a, b entry) int {
-			return cmp.Or(cmp.Compare(a.m.TS, b.m.TS), strings.Compare(a.m.UserID, b.m.UserID))
+		slices.SortStableFunc(b.listed, func(x, y ingestEntry) int {
+			return cmp.Or(cmp.Compare(x.m.TS, y.m.TS), strings.Compare(x.m.UserID, y.m.UserID))
 		})
 	}
-	var (
-		hist    [queue.DelayBuckets]int
-		buckets = make([]byte, n)
-		where   []byte
-	)
+	return once, plain
+}
+
+// ingestPositions returns, for listed: where each came from ("slot
+// offset " per entry), its delay bucket as one letter ('A'+bucket) and the
+// joins' delay histogram ("bucket count " per bucket used).
+func ingestPositions(listed []ingestEntry, nowMs int64) (where, buckets, histogram []byte) {
+	var hist [queue.DelayBuckets]int
+	buckets = make([]byte, len(listed))
 	for i, e := range listed {
 		m := e.m
 		where = strconv.AppendInt(where, int64(e.slot), 10)
@@ -266,32 +322,18 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs 
 			hist[b]++
 		}
 	}
-	var histogram []byte
 	for b, count := range hist {
 		if count > 0 {
 			histogram = fmt.Appendf(histogram, "%d %d ", b, count)
 		}
 	}
-	cols, columns := 2, ""
-	if slices.ContainsFunc(listed, func(e entry) bool { return e.m.Visit != "" }) {
-		cols, columns = cols+1, "v"
-	}
-	if drawer != nil {
-		cols, columns = cols+1, columns+"d"
-	}
-	args := make([]any, 0, 1+len(head)+7+3*len(order)+cols*n+1)
-	args = append(args, nowMs)
-	args = append(args, head...)
-	args = append(args, n, columns, once, plain, histogram, buckets, len(order))
-	for _, part := range order {
-		p := parts[part]
-		low := ""
-		if p.low >= 0 {
-			low = strconv.FormatInt(p.low, 10)
-		}
-		args = append(args, part, low, p.high)
-	}
-	args = append(args, where)
+	return where, buckets, histogram
+}
+
+// ingestColumns appends listed's columns to args: the users, the stamps
+// ("-" for a leave), the visits when columns has "v", the drawn scores
+// ("" for a leave) when it has "d".
+func ingestColumns(args []any, listed []ingestEntry, columns string, drawer *draw.Drawer) []any {
 	for _, e := range listed {
 		args = append(args, e.m.UserID)
 	}
@@ -316,21 +358,23 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs 
 			args = append(args, score)
 		}
 	}
-	if plain != "" {
-		// The journal's notes of the joins, one line each, for those
-		// ingest.lua finds placed before the line's last; none (ingest.lua
-		// writes them) when the batch looks to go behind everyone.
-		var notes []byte
-		if n == 0 || !last.known || listed[0].m.TS <= last.score {
-			for _, e := range listed {
-				notes = append(notes, '+')
-				notes = strconv.AppendInt(notes, e.m.TS, 10)
-				notes = append(notes, ' ')
-				notes = append(notes, e.m.UserID...)
-				notes = append(notes, '\n')
-			}
+	return args
+}
+
+// ingestNotes is a plain batch's journal notes of its joins, one line each
+// ("+stamp user"), for those ingest.lua finds placed before the line's
+// last; none (ingest.lua writes them) when the batch looks to go behind
+// everyone.
+func ingestNotes(listed []ingestEntry, last lineLast) []byte {
+	var notes []byte
+	if len(listed) == 0 || !last.known || listed[0].m.TS <= last.score {
+		for _, e := range listed {
+			notes = append(notes, '+')
+			notes = strconv.AppendInt(notes, e.m.TS, 10)
+			notes = append(notes, ' ')
+			notes = append(notes, e.m.UserID...)
+			notes = append(notes, '\n')
 		}
-		args = append(args, notes)
 	}
-	return args, dropped
+	return notes
 }

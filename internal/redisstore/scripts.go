@@ -18,6 +18,10 @@ var (
 	admissionSrc string
 	//go:embed lua/ingest.lua
 	ingestSrc string
+	//go:embed lua/bulk_lib.lua
+	bulkLibSrc string
+	//go:embed lua/marks_lib.lua
+	marksLibSrc string
 	//go:embed lua/delete_event.lua
 	deleteEventSrc string
 	//go:embed lua/tick.lua
@@ -65,7 +69,7 @@ var (
 	// (tick, ingest, release) is run behind.
 	admissionStep = admissionKeysSrc + journalLibSrc + holdLibSrc + adaptiveSrc + admissionSrc
 
-	ingestScript       = newScript(admissionStep, ingestSrc)
+	ingestScript       = newScript(admissionStep, bulkLibSrc, marksLibSrc, ingestSrc)
 	deleteEventScript  = newScript(deleteEventSrc)
 	tickScript         = newScript(admissionStep, tickSrc)
 	releaseScript      = newScript(admissionStep, releaseSrc)

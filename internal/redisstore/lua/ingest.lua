@@ -1,7 +1,8 @@
 -- ingest.lua: apply a batch of joins and leaves of one event, in order,
 -- then let people straight in while there is room (after the admission
--- step, which it is run behind: admission_keys.lua, hold_lib.lua,
--- adaptive.lua, admission.lua).
+-- step, which it is run behind: admission_keys.lua, journal_lib.lua,
+-- hold_lib.lua, adaptive.lua, admission.lua; then bulk_lib.lua, the bulk
+-- reads and writes, and marks_lib.lua, the partitions' marks).
 --
 -- KEYS[1..15] the admission keys (admission_keys.lua), KEYS[16] prequeue ZSET,
 -- KEYS[17] offsets HASH (partition -> the highest offset applied),
@@ -131,94 +132,18 @@ local D = visited and U + 3 * n or V
 -- ARGV[T] is a plain batch's notes, after the last column.
 local T = U + (2 + (visited and 1 or 0) + (drawn and 1 or 0)) * n + 1
 
--- BULK_ARGS bounds the arguments of one bulk command (Redis's Lua unpacks
--- at most a few thousand values).
-local BULK_ARGS = 4000
-
--- scores_at returns ZMSCORE of the sorted set at key for ARGV[from + 1 ..
--- from + n], as an array by message (false: not a member).
-local function scores_at(key, from)
-  if n == 0 then
-    return {}
-  elseif n <= BULK_ARGS then
-    return redis.call('ZMSCORE', key, unpack(ARGV, from + 1, from + n))
-  end
-  local at = {}
-  for i = 1, n, BULK_ARGS do
-    local got = redis.call('ZMSCORE', key, unpack(ARGV, from + i, from + math.min(i + BULK_ARGS - 1, n)))
-    for j = 1, #got do
-      at[i + j - 1] = got[j]
-    end
-  end
-  return at
-end
-
--- write_bulk runs cmd on key with args (pairs), a bounded number at once.
-local function write_bulk(cmd, key, args, flag)
-  for i = 1, #args, BULK_ARGS do
-    local j = math.min(i + BULK_ARGS - 1, #args)
-    if flag then
-      redis.call(cmd, key, flag, unpack(args, i, j))
-    else
-      redis.call(cmd, key, unpack(args, i, j))
-    end
-  end
-end
-
 -- The marks: each partition's is raised to its high; the messages of a
 -- partition whose low is at or below its mark are found in the where list,
 -- and those at or below the mark skipped.
-local skip, marks = nil, {}
-for slot = 1, parts do
-  local t = 11 + 3 * slot
-  local part, low, high = ARGV[t], ARGV[t + 1], ARGV[t + 2]
-  local mark = tonumber(redis.call('HGET', KEYS[17], part) or '-1')
-  marks[slot] = mark
-  if low ~= '' and tonumber(low) <= mark then
-    skip = {}
-  end
-  if tonumber(high) > mark then
-    redis.call('HSET', KEYS[17], part, high)
-  end
-end
-if skip then
-  local i = 0
-  for slot, offset in string.gmatch(ARGV[U], '(%d+) (%-?%d+) ') do
-    i = i + 1
-    slot = tonumber(slot)
-    if slot > 0 and tonumber(offset) <= marks[slot] then
-      skip[i] = true
-    end
-  end
-end
+local skip = marks_raise(KEYS[17], 14, parts, ARGV[U])
 
--- served_at is scores_at of served. A small served set (a listpack, whose
--- every lookup is a scan of it) is read whole instead, once, and none is
--- read when it is empty (before the first admission).
-local function served_at()
-  local count = redis.call('ZCARD', K.served)
-  if count == 0 then
-    return {}
-  elseif count > 128 or n <= 8 then
-    return scores_at(K.served, U)
-  end
-  local all, marks, at = redis.call('ZRANGE', K.served, 0, LAST, 'WITHSCORES'), {}, {}
-  for i = 1, #all, 2 do
-    marks[all[i]] = all[i + 1]
-  end
-  for i = 1, n do
-    at[i] = marks[ARGV[U + i]] or false
-  end
-  return at
-end
-
-local waitingAt, servedAt = scores_at(K.waiting, U), served_at()
+local waitingAt, servedAt = bulk_scores(K.waiting, U, n), bulk_served(K.served, U, n)
 local preAt = {}
 if drawn then
   for i = 1, n do
     local stamp = ARGV[S + i]
     if stamp ~= '-' and ARGV[D + i] ~= '' and tonumber(stamp) < opensAt then
-      preAt = scores_at(KEYS[16], U)
+      preAt = bulk_scores(KEYS[16], U, n)
       break
     end
   end
@@ -408,10 +333,10 @@ else
     end
   end
 end
-write_bulk('ZREM', K.waiting, removes)
-write_bulk('ZADD', K.waiting, adds)
-write_bulk('ZADD', KEYS[16], preAdded, 'NX')
-write_bulk('HSET', KEYS[18], visits)
+bulk_write('ZREM', K.waiting, removes)
+bulk_write('ZADD', K.waiting, adds)
+bulk_write('ZADD', KEYS[16], preAdded, 'NX')
+bulk_write('HSET', KEYS[18], visits)
 for b, count in pairs(delays) do
   if count > 0 then
     redis.call('HINCRBY', K.stats, 'delay:' .. b, count)
