@@ -89,7 +89,8 @@ func under(dir, root string) bool { return dir == root || strings.HasPrefix(dir,
 // product (internal/… and pkg/…) never imports a tool, a test helper or the
 // local stack; the stack never imports a tool or a test helper; test helpers
 // never import a tool; pkg/ (what other Go programs import) never imports a
-// program's wiring or a service.
+// program's wiring or a service; internal/recording takes the store and the
+// log as ports, importing neither adapter.
 func TestImportRules(t *testing.T) {
 	forbidden := map[string][]string{
 		"product":     {"tool", "test helper", "stack"},
@@ -104,6 +105,9 @@ func TestImportRules(t *testing.T) {
 			}
 			if under(dir, "pkg") && !under(imp, "pkg") && imp != "internal/b64" {
 				t.Errorf("%s is imported by other programs, yet imports %s: only pkg/… and internal/b64 are allowed", dir, imp)
+			}
+			if under(dir, "internal/recording") && (under(imp, "internal/redisstore") || under(imp, "internal/kafkajoin")) {
+				t.Errorf("%s records through the ports of internal/queue, yet imports %s", dir, imp)
 			}
 		}
 	}

@@ -39,7 +39,7 @@ func TestHoldRaceAcrossTwoGateways(t *testing.T) {
 	// The buyers join and are admitted by the fast track as their joins
 	// are written, each admission recorded in the log, as is the
 	// configuration.
-	admitting := sys.StoreWith(redisstore.Options{FastTrack: buyers, Recorder: sys.Pub, Logger: testenv.Logger(t)})
+	admitting := sys.Recorded(redisstore.Options{FastTrack: buyers}, sys.Pub)
 	if _, err := admitting.PutEvent(t.Context(), e); err != nil {
 		t.Fatal(err)
 	}

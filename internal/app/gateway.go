@@ -14,6 +14,7 @@ import (
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/pkg/entry"
 )
@@ -94,11 +95,12 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer pub.Close()
-	store, err := g.open(redisstore.Options{FastTrack: g.batch(), Recorder: pub, Logger: log})
+	live, err := g.open(redisstore.Options{FastTrack: g.batch()})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer live.Close()
+	store := recording.New(live, pub, log)
 	srv, err := gateway.New(g.Config, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
 	if err != nil {
 		return err

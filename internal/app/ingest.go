@@ -10,6 +10,7 @@ import (
 	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 )
 
@@ -57,11 +58,12 @@ func (c *Ingest) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	defer pub.Close()
-	store, err := c.open(redisstore.Options{FastTrack: c.batch(), Recorder: pub, Logger: log})
+	live, err := c.open(redisstore.Options{FastTrack: c.batch()})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer live.Close()
+	store := recording.New(live, pub, log)
 	cfg := c.Config
 	cfg.Logger = log
 	cons, err := kafkajoin.NewConsumer(cfg, store)

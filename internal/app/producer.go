@@ -14,6 +14,7 @@ import (
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 )
 
@@ -91,11 +92,12 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 			log.Warn("closing the Kafka writer", "err", err)
 		}
 	}()
-	store, err := p.open(redisstore.Options{Recorder: pub, Logger: log})
+	live, err := p.open(redisstore.Options{})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
+	defer live.Close()
+	store := recording.New(live, pub, log)
 	reg := newRegistry()
 	// Every replica derives the same challenge key from the shared secret.
 	challenges, err := challenge.NewIssuer([][]byte{queue.DeriveKey(p.TicketSecret, "waitq challenge v1")}, nil)

@@ -19,7 +19,7 @@ import (
 // gives each event back its configuration, registration and line.
 func TestRebuildCommandRestoresEveryEvent(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Brokers: 3})
-	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
+	store := sys.Recorded(redisstore.Options{}, sys.Pub)
 	ctx := context.Background()
 	events := []string{testenv.EventID(t), testenv.EventID(t)}
 	for _, ev := range events {
@@ -62,7 +62,7 @@ func TestRebuildCommandRestoresEveryEvent(t *testing.T) {
 // and rebuilds the others; naming it fails.
 func TestRebuildAllSkipsADeletedEventsTopic(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
+	store := sys.Recorded(redisstore.Options{}, sys.Pub)
 	ctx := context.Background()
 	live, deleted := testenv.EventID(t), testenv.EventID(t)
 	for _, ev := range []string{live, deleted} {

@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
@@ -57,9 +58,8 @@ func BenchmarkHolds(b *testing.B) {
 	var next atomic.Int64 // every hold of the run takes a new item
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}}
 
-	through := func(name string, o redisstore.Options) {
+	through := func(name string, store queue.GatewayStore) {
 		b.Run(name, func(b *testing.B) {
-			store := sys.StoreWith(o)
 			gw, err := gateway.New(gateway.Config{}, gateway.Deps{Store: store, Publisher: sys.Pub, Entry: keys, Logger: slog.New(slog.DiscardHandler)})
 			if err != nil {
 				b.Fatal(err)
@@ -88,8 +88,8 @@ func BenchmarkHolds(b *testing.B) {
 			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "holds/s")
 		})
 	}
-	through("gateway-recorded", redisstore.Options{Recorder: sys.Pub})
-	through("gateway", redisstore.Options{})
+	through("gateway-recorded", sys.Recorded(redisstore.Options{}, sys.Pub))
+	through("gateway", sys.StoreWith(redisstore.Options{}))
 
 	b.Run("setnx", func(b *testing.B) {
 		b.SetParallelism(8)

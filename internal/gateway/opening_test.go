@@ -26,7 +26,7 @@ func TestDropOpeningAdmitsWithoutWaitingForTheTick(t *testing.T) {
 			sys.CreateDrop(ev, 5, 1, opensAt, 3600)
 			sys.StartConsumer(sys.ConsumerConfig())
 			// The gateway's store, with the recorder as ws-gateway builds it.
-			store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
+			store := sys.Recorded(redisstore.Options{}, sys.Pub)
 			cfg := gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Minute, DisconnectGrace: time.Hour}
 			g := startGatewayOn(t, sys, store, cfg, nil, gateway.DefaultWriteBuffer)
 

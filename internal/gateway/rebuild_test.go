@@ -20,7 +20,7 @@ import (
 // place again, the same as before.
 func TestFramesSayRebuilding(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
-	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
+	store := sys.Recorded(redisstore.Options{}, sys.Pub)
 	e := startGatewayOn(t, sys, store, fast, nil, gateway.DefaultWriteBuffer)
 	ev := testenv.EventID(t)
 	ctx := context.Background()

@@ -10,6 +10,7 @@ import (
 
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
@@ -36,7 +37,7 @@ func TestAdminChangeThatMakesRoomAdmitsAtOnce(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sys := testsys.Start(t, testsys.Options{})
 			// producer-api's store: with the recorder, as internal/app builds it.
-			store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
+			store := sys.Recorded(redisstore.Options{}, sys.Pub)
 			e := startAPIOn(t, sys, store)
 			sys.StartConsumer(sys.ConsumerConfig()) // no fast track: joins only queue
 			ev := testenv.EventID(t)
@@ -88,7 +89,7 @@ func TestAdminChangeThatMakesRoomAdmitsAtOnce(t *testing.T) {
 }
 
 // startAPIOn is startAPI over store in place of the System's.
-func startAPIOn(t *testing.T, sys *testsys.System, store *redisstore.Store) *apiEnv {
+func startAPIOn(t *testing.T, sys *testsys.System, store *recording.Store) *apiEnv {
 	t.Helper()
 	tickets, err := queue.NewTicketSigner("test-secret")
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/contract"
 	"github.com/waitq/waitq/internal/testkit/testenv"
@@ -38,14 +39,14 @@ func (t *topicsThatKeep) DeleteTopic(ctx context.Context, id string) error {
 type recreateEnv struct {
 	*apiEnv
 	topics *topicsThatKeep
-	store  *redisstore.Store
+	store  *recording.Store
 	rb     *rebuild.Rebuilder
 }
 
 func startRecreate(t *testing.T) *recreateEnv {
 	t.Helper()
 	sys := testsys.Start(t, testsys.Options{})
-	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
+	store := sys.Recorded(redisstore.Options{}, sys.Pub)
 	tickets, _ := queue.NewTicketSigner("test-secret")
 	topics := &topicsThatKeep{Topics: sys.Pub.Admin()}
 	s, err := producer.New(producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken}, producer.Deps{
@@ -257,7 +258,7 @@ func TestRedisLostNeverDeletesTheLog(t *testing.T) {
 	e := startRecreate(t)
 	ev := testenv.EventID(t)
 	e.create(t, ev, "a", "b")
-	if err := e.store.Client().FlushAll(t.Context()).Err(); err != nil {
+	if err := e.sys.Store.Client().FlushAll(t.Context()).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if r := e.deleteEvent(t, ev); r.status != http.StatusNotFound {

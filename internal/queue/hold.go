@@ -88,8 +88,9 @@ var (
 )
 
 // HoldStore keeps the event's holds and sales: what ws-gateway's hold
-// routes need. Each call is one atomic step; with a recorder, holds, releases
-// and sales are recorded in the event's log before the call returns.
+// routes need. Each call is one atomic step; through package recording,
+// holds, releases and sales are recorded in the event's log before the call
+// returns.
 type HoldStore interface {
 	// Hold holds item for userID, who must hold an unexpired slot
 	// (ErrNoSlot). Refusals: ErrItemHeld, ErrHoldLimit, ErrItemSold;

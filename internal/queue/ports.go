@@ -20,8 +20,9 @@ import (
 //	HoldStore      gateway (in GatewayStore)        redisstore.Store
 //	IngestStore    kafkajoin.Consumer               redisstore.Store
 //	RebuildStore   rebuild.Rebuilder                redisstore.Store
+//	StepStore      recording.Store                  redisstore.Store
 //	Publisher      producer, gateway (leaves)       kafkajoin.Publisher
-//	Recorder       redisstore.Store (WithRecorder)  kafkajoin.Publisher
+//	Recorder       recording.Store                  kafkajoin.Publisher
 //	Topics         producer (admin API)             kafkajoin.Admin
 //	LogReader      rebuild.Rebuilder                kafkajoin.Admin
 
@@ -247,6 +248,32 @@ type RebuildStore interface {
 	BeginRebuild(ctx context.Context, eventID string, nowMs int64) error
 	WriteRebuilt(ctx context.Context, st Rebuilt, nowMs int64) error
 	EndRebuild(ctx context.Context, eventID string) error
+}
+
+// StepStore is what package recording needs of the live state: the steps
+// that change it on their own, each returning the changes to record
+// (changes.go), and the marks that follow the records. Admissions stay
+// unrecorded (told to nobody) and released slots counted until marked.
+type StepStore interface {
+	// IngestStep is IngestStore.IngestLogged, with the fast track's changes.
+	IngestStep(ctx context.Context, msgs []Logged, nowMs int64) (IngestResult, []Changes, error)
+	// TickStep is GatewayStore.Tick with its changes, late ones included.
+	TickStep(ctx context.Context, req TickRequest) ([]TickResult, []Changes, error)
+	// ReleaseStep is GatewayStore.Release, its slot counted until marked.
+	ReleaseStep(ctx context.Context, eventID, userID string, nowMs int64) (released bool, holdsExpired int, c Changes, err error)
+	// HandOn admits into the room a recorded release freed (fast track).
+	HandOn(ctx context.Context, eventID string, nowMs int64) (holdsExpired int, c Changes, err error)
+	// MarkRecorded marks admissions recorded and tells their users, and
+	// frees the released slots named, one atomic step per event; an event
+	// being rebuilt changes nothing and is returned in rebuilding.
+	MarkRecorded(ctx context.Context, marks []Marks) (rebuilding []string, err error)
+	// PutEventStep is EventStore.PutEvent with the stamp it stored.
+	PutEventStep(ctx context.Context, e Event) (created bool, stamp int64, err error)
+	// UnholdStep is HoldStore.Unhold, reporting also a dead hold removed.
+	UnholdStep(ctx context.Context, eventID, userID, item string, nowMs int64) (removed, live bool, err error)
+	// UnsellStep undoes item's sale if still sold to buyer, reporting
+	// whether it did and the item's buyer ("": not sold).
+	UnsellStep(ctx context.Context, eventID, item, buyer string) (undone bool, soldTo string, err error)
 }
 
 // ---- The log (Kafka)

@@ -21,7 +21,7 @@ func TestRebuildKeepsAnAdminChange(t *testing.T) {
 
 	t.Run("a change whose record lies past the end read", func(t *testing.T) {
 		g := newGate(e.sys.Pub)
-		admin := e.sys.StoreWith(redisstore.Options{Recorder: g, Logger: testenv.Logger(t)})
+		admin := e.sys.Recorded(redisstore.Options{}, g)
 		put := make(chan error, 1)
 		go func() {
 			_, err := admin.PutEvent(e.ctx, paused)

@@ -68,7 +68,7 @@ func TestRebuildKeepsAnAdmissionRecordedPastItsEnd(t *testing.T) {
 
 	// An admitter admits u000; its record waits at the gate.
 	g := newGate(e.sys.Pub)
-	admitter := e.sys.StoreWith(redisstore.Options{Recorder: g, Logger: testenv.Logger(t)})
+	admitter := e.sys.Recorded(redisstore.Options{}, g)
 	ticked := make(chan queue.TickResult, 1)
 	go func() {
 		res, err := admitter.Tick(e.ctx, queue.TickRequest{EventIDs: []string{e.ev}, NowMs: time.Now().UnixMilli(), AdmitBatch: 10})

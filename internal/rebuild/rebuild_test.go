@@ -13,6 +13,7 @@ import (
 
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/rebuild"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
@@ -24,7 +25,7 @@ import (
 type env struct {
 	t     *testing.T
 	sys   *testsys.System
-	store *redisstore.Store
+	store *recording.Store
 	ev    string
 	ctx   context.Context
 }
@@ -32,7 +33,7 @@ type env struct {
 func newEnv(t *testing.T, capacity int) *env {
 	t.Helper()
 	sys := testsys.Start(t, testsys.Options{Brokers: 3})
-	e := &env{t: t, sys: sys, store: sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)}), ev: testenv.EventID(t), ctx: context.Background()}
+	e := &env{t: t, sys: sys, store: sys.Recorded(redisstore.Options{}, sys.Pub), ev: testenv.EventID(t), ctx: context.Background()}
 	if err := sys.Pub.Admin().EnsureTopic(e.ctx, e.ev, 3); err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func user(i int) string { return fmt.Sprintf("u%03d", i) }
 // nobody twice; a second rebuild gives the same state.
 func TestRebuildAfterFlushAll(t *testing.T) {
 	e := newEnv(t, 20)
-	fast := e.sys.StoreWith(redisstore.Options{FastTrack: 100, Recorder: e.sys.Pub, Logger: testenv.Logger(t)})
+	fast := e.sys.Recorded(redisstore.Options{FastTrack: 100}, e.sys.Pub)
 	cons := e.sys.StartConsumerInto(e.sys.ConsumerConfig(), fast)
 	base := time.Now().UnixMilli()
 	stamp := func(i int) int64 { return base + int64(i) }
@@ -236,7 +237,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 	go func() { _ = e.store.SubscribeAdmissions(sctx, func(a queue.AdmissionNotice) { notices <- a }) }()
 	time.Sleep(100 * time.Millisecond) // subscribed
 
-	dying := e.sys.StoreWith(redisstore.Options{Recorder: failing{}, Logger: testenv.Logger(t)})
+	dying := e.sys.Recorded(redisstore.Options{}, failing{})
 	now := time.Now()
 	res, err := dying.Tick(e.ctx, queue.TickRequest{EventIDs: []string{e.ev}, NowMs: now.UnixMilli(), AdmitBatch: 10})
 	if err != nil {
@@ -385,7 +386,7 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 // rebuild gives the same line (drawn scores) and the same pre-queue list.
 func TestRebuildKeepsTheDrawnOrder(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Brokers: 3})
-	store := sys.StoreWith(redisstore.Options{Recorder: sys.Pub, Logger: testenv.Logger(t)})
+	store := sys.Recorded(redisstore.Options{}, sys.Pub)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	seed, err := draw.NewSeed()
@@ -400,7 +401,7 @@ func TestRebuildKeepsTheDrawnOrder(t *testing.T) {
 		Schedule: queue.Schedule{OpensAt: opensAt, PrequeueSeconds: 7200}, Seed: &seed}); err != nil {
 		t.Fatal(err)
 	}
-	sys.StartConsumerInto(sys.ConsumerConfig(), sys.StoreWith(redisstore.Options{FastTrack: 100, Recorder: sys.Pub, Logger: testenv.Logger(t)}))
+	sys.StartConsumerInto(sys.ConsumerConfig(), sys.Recorded(redisstore.Options{FastTrack: 100}, sys.Pub))
 	now := time.Now().UnixMilli()
 	for i := range 60 {
 		sys.Join(ev, user(i), now+int64(i))

@@ -10,11 +10,12 @@
 // named once, in codes.go, for Go and Lua alike, and each script's reply
 // is read by one decoder named for it beside its caller (decodeTickReply;
 // admit.go the admission step's part, journal.go the line's journal's
-// elements): the services get typed values, never a reply. With a recorder
-// (Options.Recorder) the Store records every change its scripts make on their
-// own (writes it to the log) before anyone is told of an admission
-// (record.go); it also writes a rebuilt state (BeginRebuild, WriteRebuilt,
-// EndRebuild).
+// elements): the services get typed values, never a reply. The Store
+// records nothing: its steps (queue.StepStore: IngestStep, TickStep,
+// ReleaseStep, HandOn, …) return the changes its scripts made on their own
+// (changes.go), leaving admissions unrecorded, and package recording writes
+// them to the log, then marks them (MarkRecorded, which tells the users). It
+// also writes a rebuilt state (BeginRebuild, WriteRebuilt, EndRebuild).
 //
 // Every per-event key carries the event id as a hash tag, so each script
 // touches one Redis Cluster slot; scripts never build keys themselves and

@@ -23,6 +23,13 @@ import (
 // tombstone (TombstoneKey): nothing changes and it returns
 // ErrLogNotDeleted, for the new event would start on the deleted one's log.
 func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
+	created, _, err := s.putEvent(ctx, e, 0)
+	return created, err
+}
+
+// PutEventStep is PutEvent, also returning the stamp of the configuration
+// stored (config.configuredAt), which its config record carries.
+func (s *Store) PutEventStep(ctx context.Context, e queue.Event) (bool, int64, error) {
 	return s.putEvent(ctx, e, 0)
 }
 
@@ -33,7 +40,7 @@ func (s *Store) PutEvent(ctx context.Context, e queue.Event) (bool, error) {
 // later, and its config record carries the same stamp: the stored
 // configuration is newer than every config record in the log exactly when
 // its stamp is higher than theirs (a rebuild keeps it then, WriteRebuilt).
-func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool, error) {
+func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool, int64, error) {
 	key, tomb := ConfigKey(e.ID), TombstoneKey(e.ID)
 	var (
 		created bool
@@ -79,17 +86,14 @@ func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool
 		}
 	}
 	if err != nil {
-		return false, fmt.Errorf("redisstore: put event %s: %w", e.ID, err)
+		return false, 0, fmt.Errorf("redisstore: put event %s: %w", e.ID, err)
 	}
 	// The registry lives in another cluster slot, so it is written after the
 	// configuration: whoever lists an event finds its configuration.
 	if err := s.c.SAdd(ctx, EventsKey, e.ID).Err(); err != nil {
-		return false, fmt.Errorf("redisstore: register event %s: %w", e.ID, err)
+		return false, 0, fmt.Errorf("redisstore: register event %s: %w", e.ID, err)
 	}
-	if err := s.recordConfig(ctx, e.ID, stamp); err != nil {
-		return false, err
-	}
-	return created, nil
+	return created, stamp, nil
 }
 
 // putConfig queues the writes of e's configuration, stamped, on p.
@@ -147,23 +151,6 @@ func putJSON(ctx context.Context, p redis.Pipeliner, key, field string, v any, p
 	}
 	js, _ := json.Marshal(v) // structs of strings, ints and bools
 	p.HSet(ctx, key, field, js)
-}
-
-// recordConfig writes id's configuration as stored (with the seed that
-// stayed) to the log, with a recorder, as a config record made at stamp
-// (config.configuredAt): a rebuild attaches the line to it.
-func (s *Store) recordConfig(ctx context.Context, id string, stamp int64) error {
-	if s.recorder == nil {
-		return nil
-	}
-	stored, err := s.Event(ctx, id)
-	if err != nil {
-		return err
-	}
-	if err := s.recorder.Record(ctx, []queue.Message{queue.NewConfigRecord(stored, stamp)}); err != nil {
-		return fmt.Errorf("redisstore: record the configuration of %s: %w: %w", id, queue.ErrBrokerUnavailable, err)
-	}
-	return nil
 }
 
 // Event returns id's configuration.

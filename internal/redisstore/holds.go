@@ -44,10 +44,8 @@ func (s *Store) runHold(ctx context.Context, what string, script scriptCall) ([]
 	return out, nil
 }
 
-// Hold holds item for userID in eventID (hold.lua), and with a recorder
-// records the hold before it returns: a hold answered is in the log. A
-// failure to record is returned (ErrBrokerUnavailable) with the hold kept:
-// holding again answers the same hold and records it again.
+// Hold holds item for userID in eventID (hold.lua). A caller that records
+// (package recording) records the hold before it answers.
 func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.HoldResult, error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("hold %s for %s in %s", item, userID, eventID)
@@ -62,11 +60,6 @@ func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs in
 		return queue.HoldResult{}, fmt.Errorf("redisstore: %s: %w", what, err)
 	}
 	h := queue.Hold{EventID: eventID, Item: item, UserID: userID, ExpiresAt: r.expiresAt}
-	m := queue.NewRecord(queue.OpHold, eventID, userID, nowMs)
-	m.Item, m.ExpiresAt = item, h.ExpiresAt
-	if err := s.recordNow(ctx, what, m); err != nil {
-		return queue.HoldResult{}, err
-	}
 	return queue.HoldResult{Hold: h, Created: r.created, Replaced: r.replaced}, nil
 }
 
@@ -87,28 +80,28 @@ func decodeHoldReply(v []int64) (holdReply, error) {
 }
 
 // Unhold gives item back if userID holds it (unhold.lua, one
-// compare-and-delete) and records it.
+// compare-and-delete) and reports whether a live hold was removed.
 func (s *Store) Unhold(ctx context.Context, eventID, userID, item string, nowMs int64) (bool, error) {
+	_, live, err := s.UnholdStep(ctx, eventID, userID, item, nowMs)
+	return live, err
+}
+
+// UnholdStep is Unhold, also reporting whether a hold (live or dead) was
+// removed: one to record.
+func (s *Store) UnholdStep(ctx context.Context, eventID, userID, item string, nowMs int64) (removed, live bool, err error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("unhold %s by %s in %s", item, userID, eventID)
 	v, err := s.runHold(ctx, what, scriptCall{unholdScript,
 		[]string{k.config, k.active, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
-		return false, err
+		return false, false, err
 	}
 	r, err := decodeUnholdReply(v)
 	if err != nil {
-		return false, fmt.Errorf("redisstore: %s: %w", what, err)
+		return false, false, fmt.Errorf("redisstore: %s: %w", what, err)
 	}
-	if r.removed {
-		m := queue.NewRecord(queue.OpUnhold, eventID, userID, nowMs)
-		m.Item = item
-		if err := s.recordNow(ctx, what, m); err != nil {
-			return false, err
-		}
-	}
-	return r.live, nil
+	return r.removed, r.live, nil
 }
 
 // unholdReply is unhold.lua's list reply.
@@ -126,9 +119,9 @@ func decodeUnholdReply(v []int64) (unholdReply, error) {
 	return unholdReply{removed: v[0] == 1, live: v[1] == 1}, nil
 }
 
-// Confirm sells item to userID, who holds it (confirm.lua), and records
-// the sale before it returns; confirming again records it again, so a
-// failure to record (ErrBrokerUnavailable) is mended by a retry.
+// Confirm sells item to userID, who holds it (confirm.lua). A caller that
+// records (package recording) records the sale before it answers, again on
+// every repeat.
 func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs int64) (queue.Sale, bool, error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("confirm %s for %s in %s", item, userID, eventID)
@@ -138,47 +131,23 @@ func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs
 	if err != nil {
 		return queue.Sale{}, false, err
 	}
-	m := queue.NewRecord(queue.OpSold, eventID, userID, nowMs)
-	m.Item = item
-	if err := s.recordNow(ctx, what, m); err != nil {
-		return queue.Sale{}, false, err
-	}
 	return queue.Sale{EventID: eventID, Item: item, UserID: userID}, decodeConfirmReply(v), nil
 }
 
 // Unsell undoes item's sale and returns it; ok is false when the item is
-// not sold. The unsold record (of the buyer) is written first, then
-// unsell.lua frees the item if it is still sold to that buyer: a failure
-// to record (ErrBrokerUnavailable) changes nothing, and a crash between
-// the two leaves the item sold live with its undo in the log, which a
-// repeat of the call writes again and applies.
+// not sold. A caller that records (package recording) writes the unsold
+// record before the change, with UnsellStep.
 func (s *Store) Unsell(ctx context.Context, eventID, item string, nowMs int64) (queue.Sale, bool, error) {
-	k := keysOf(eventID)
 	what := fmt.Sprintf("unsell %s in %s", item, eventID)
 	for range 3 { // the sale changed hands between the read and the script: again
 		cur, err := s.Item(ctx, eventID, item, nowMs)
 		if err != nil || cur.State != queue.ItemSold {
 			return queue.Sale{}, false, err
 		}
-		m := queue.NewRecord(queue.OpUnsold, eventID, cur.UserID, nowMs)
-		m.Item = item
-		if err := s.recordNow(ctx, what, m); err != nil {
-			return queue.Sale{}, false, err
-		}
-		v, err := runScript(ctx, s.c, unsellScript, []string{k.config, k.sold, k.items}, item, cur.UserID).Result()
-		if err != nil {
-			return queue.Sale{}, false, fmt.Errorf("redisstore: %s: %w", what, err)
-		}
-		if n, ok := v.(int64); ok {
-			if refusal, ok := holdRefusals[n]; ok {
-				return queue.Sale{}, false, refusal
-			}
-		}
-		undone, buyer, err := decodeUnsellReply(v)
-		if err != nil {
-			return queue.Sale{}, false, fmt.Errorf("redisstore: %s: %w", what, err)
-		}
+		undone, buyer, err := s.UnsellStep(ctx, eventID, item, cur.UserID)
 		switch {
+		case err != nil:
+			return queue.Sale{}, false, err
 		case undone:
 			return queue.Sale{EventID: eventID, Item: item, UserID: buyer}, true, nil
 		case buyer == "":
@@ -186,6 +155,28 @@ func (s *Store) Unsell(ctx context.Context, eventID, item string, nowMs int64) (
 		}
 	}
 	return queue.Sale{}, false, fmt.Errorf("redisstore: %s: the sale kept changing hands", what)
+}
+
+// UnsellStep frees item if it is still sold to buyer (unsell.lua); it
+// reports whether the sale was undone now, and the item's buyer ("": not
+// sold).
+func (s *Store) UnsellStep(ctx context.Context, eventID, item, buyer string) (bool, string, error) {
+	k := keysOf(eventID)
+	what := fmt.Sprintf("unsell %s in %s", item, eventID)
+	v, err := runScript(ctx, s.c, unsellScript, []string{k.config, k.sold, k.items}, item, buyer).Result()
+	if err != nil {
+		return false, "", fmt.Errorf("redisstore: %s: %w", what, err)
+	}
+	if n, ok := v.(int64); ok {
+		if refusal, ok := holdRefusals[n]; ok {
+			return false, "", refusal
+		}
+	}
+	undone, soldTo, err := decodeUnsellReply(v)
+	if err != nil {
+		return false, "", fmt.Errorf("redisstore: %s: %w", what, err)
+	}
+	return undone, soldTo, nil
 }
 
 // decodeConfirmReply reads confirm.lua's list reply (its header's
@@ -255,17 +246,4 @@ func decodeItemReply(v any) (queue.ItemHold, error) {
 	end, _ := l[1].(int64)
 	user, _ := l[2].(string)
 	return queue.ItemHold{State: queue.ItemState(state), ExpiresAt: end, UserID: user}, nil
-}
-
-// recordNow writes m to the log when the store has a recorder; a failure
-// is ErrBrokerUnavailable (logged).
-func (s *Store) recordNow(ctx context.Context, what string, m queue.Message) error {
-	if s.recorder == nil {
-		return nil
-	}
-	if err := s.recorder.Record(ctx, []queue.Message{m}); err != nil {
-		s.log.Warn("recording failed", "what", what, "err", err)
-		return queue.ErrBrokerUnavailable
-	}
-	return nil
 }

@@ -25,8 +25,8 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 // IngestLogged applies msgs to the waiting lines, in order per event, with one
 // script call per event, all in one pipelined round trip; with the fast
 // track on (Options.FastTrack) each call then admits from the head of the line
-// while there is room (with a recorder, those admissions are recorded
-// before their users are told). A message at or below the highest offset
+// while there is room, telling the users (IngestStep: recorded first,
+// by the caller). A message at or below the highest offset
 // applied on its partition (OffsetsKey) is skipped and counted as ignored,
 // and the marks are raised in the step that applies the batch. Records
 // (queue.Op.Record) are skipped and counted as ignored: Redis made those
@@ -36,6 +36,22 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 // from the event's seed. On error nothing can be assumed written; applying
 // the same messages again is harmless.
 func (s *Store) IngestLogged(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, error) {
+	res, _, err := s.ingest(ctx, msgs, nowMs, false)
+	return res, err
+}
+
+// IngestStep is IngestLogged for a caller that records the fast track's
+// admissions (package recording): they stay unrecorded, told to nobody,
+// until MarkRecorded.
+func (s *Store) IngestStep(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, []queue.Changes, error) {
+	res, cs, err := s.ingest(ctx, msgs, nowMs, true)
+	if err != nil {
+		return res, nil, err
+	}
+	return res, steps(cs, nowMs), nil
+}
+
+func (s *Store) ingest(ctx context.Context, msgs []queue.Logged, nowMs int64, recorded bool) (queue.IngestResult, []changes, error) {
 	var (
 		order []string
 		byEv  = map[string][]*queue.Logged{}
@@ -63,16 +79,15 @@ func (s *Store) IngestLogged(ctx context.Context, msgs []queue.Logged, nowMs int
 	var cs []changes
 	for attempt := 0; len(order) > 0; attempt++ {
 		if attempt == 3 {
-			return res, fmt.Errorf("redisstore: ingest: the draw of %v kept changing", order)
+			return res, nil, fmt.Errorf("redisstore: ingest: the draw of %v kept changing", order)
 		}
-		stale, err := s.ingestEvents(ctx, order, byEv, live, nowMs, &res, &cs)
+		stale, err := s.ingestEvents(ctx, order, byEv, live, nowMs, recorded, &res, &cs)
 		if err != nil {
-			return res, fmt.Errorf("redisstore: ingest %d messages: %w", len(msgs), err)
+			return res, nil, fmt.Errorf("redisstore: ingest %d messages: %w", len(msgs), err)
 		}
 		order = stale
 	}
-	s.record(ctx, nowMs, cs)
-	return res, nil
+	return res, cs, nil
 }
 
 // ingestEvents runs the ingest script once per event of order, adding what
@@ -80,7 +95,7 @@ func (s *Store) IngestLogged(ctx context.Context, msgs []queue.Logged, nowMs int
 // theirs was written). An event of order not in live sent records only: it
 // is listed neither as unknown nor as being rebuilt (its records were
 // never to be written).
-func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.Logged, live map[string]bool, nowMs int64, res *queue.IngestResult, cs *[]changes) ([]string, error) {
+func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.Logged, live map[string]bool, nowMs int64, recorded bool, res *queue.IngestResult, cs *[]changes) ([]string, error) {
 	draws, err := s.draws.get(ctx, s, order)
 	if err != nil {
 		return nil, err
@@ -94,7 +109,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			drawer = draw.NewDrawer(*d.seed)
 		}
 		var args []any
-		args, dropped[i] = ingestArgs(byEv[ev], drawer, s.lasts.get(ev), nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, s.recordArg())
+		args, dropped[i] = ingestArgs(byEv[ev], drawer, s.lasts.get(ev), nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, recordArg(recorded))
 		k := keysOf(ev)
 		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.visits), args}
 	}

@@ -77,9 +77,8 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 			return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 		}
 	} else {
-		plain := *s
-		plain.recorder = nil // the configuration came from the log
-		if _, err := plain.putEvent(ctx, st.Event, max(st.ConfiguredAt, 1)); err != nil {
+		// The configuration came from the log: written, not recorded.
+		if _, _, err := s.putEvent(ctx, st.Event, max(st.ConfiguredAt, 1)); err != nil {
 			return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 		}
 	}

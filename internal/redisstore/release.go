@@ -15,25 +15,40 @@ import (
 // an unexpired slot (so releasing twice frees one slot), and how many item
 // holds ended unconfirmed: the user's, deleted in the same step, and those
 // of holders dropped by the admission the fast track (Options.FastTrack)
-// runs for the freed slot. Without a recorder that admission runs in the
-// release's step. With one the slot is handed on only once the release
-// record is in the log (release.lua's freeing), and the admissions are
-// recorded in turn; a release record that cannot be written keeps the slot
-// counted until a monitor tick writes it.
+// runs for the freed slot in the release's step, telling its users.
+// ReleaseStep is the release of a caller that records it.
 // While the event is rebuilt it fails with queue.ErrRebuilding.
 func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64) (bool, int, error) {
+	released, ended, _, err := s.release(ctx, eventID, userID, nowMs, false)
+	return released, ended, err
+}
+
+// ReleaseStep is Release for a caller that records it (package
+// recording): the slot is handed on only once the release record is in the
+// log (release.lua's freeing, named in the changes; MarkRecorded frees it,
+// then HandOn admits), and a release record that cannot be written keeps
+// the slot counted until a monitor tick writes it (TickStep).
+func (s *Store) ReleaseStep(ctx context.Context, eventID, userID string, nowMs int64) (bool, int, queue.Changes, error) {
+	released, ended, c, err := s.release(ctx, eventID, userID, nowMs, true)
+	if err != nil {
+		return false, 0, queue.Changes{}, err
+	}
+	return released, ended, c.step(nowMs), nil
+}
+
+func (s *Store) release(ctx context.Context, eventID, userID string, nowMs int64, recorded bool) (bool, int, changes, error) {
 	k := keysOf(eventID)
 	v, err := runScript(ctx, s.c, releaseScript, append(k.admission(), k.released),
-		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg(), queue.ReleasedKeep.Milliseconds()).Result()
+		userID, nowMs, s.fastTrack, eventID, AdmissionsChannel, recordArg(recorded), queue.ReleasedKeep.Milliseconds()).Result()
 	if err != nil {
-		return false, 0, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
+		return false, 0, changes{}, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
 	}
 	if n, ok := v.(int64); ok && n == codeRebuilding {
-		return false, 0, queue.ErrRebuilding
+		return false, 0, changes{}, queue.ErrRebuilding
 	}
 	r, err := decodeReleaseReply(v)
 	if err != nil {
-		return false, 0, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
+		return false, 0, changes{}, fmt.Errorf("redisstore: release %s in %s: %w", userID, eventID, err)
 	}
 	c := r.admit.changes(eventID)
 	if r.released {
@@ -44,19 +59,10 @@ func (s *Store) Release(ctx context.Context, eventID, userID string, nowMs int64
 	if r.freeing != "" {
 		c.freed = []string{r.freeing}
 	}
-	ended := r.holdsExpired
 	// The holds ended need no record of their own: the release record, and
 	// the expire record of a holder dropped, end their holds in the log
 	// too (queue.Replay).
-	_, free := s.record(ctx, nowMs, []changes{c})
-	if free[eventID] && s.fastTrack > 0 {
-		more, err := s.handOn(ctx, eventID, nowMs)
-		if err != nil {
-			s.log.Warn("handing a released slot on failed; a monitor tick admits the next", "event", eventID, "err", err)
-		}
-		ended += int64(more)
-	}
-	return r.released, int(ended), nil
+	return r.released, int(r.holdsExpired), c, nil
 }
 
 // releaseReply is release.lua's list reply.
@@ -86,22 +92,25 @@ func decodeReleaseReply(v any) (releaseReply, error) {
 	return r, err
 }
 
-// handOn runs the admission step for eventID's room freed by a release
-// whose record is in the log (the fast track's batch at most), and records
-// its changes. It returns the item holds that ended with dropped holders.
-func (s *Store) handOn(ctx context.Context, eventID string, nowMs int64) (int, error) {
+// HandOn runs the admission step for eventID's room freed by a release
+// whose record is in the log (the fast track's batch at most; nothing
+// without a fast track), its admissions unrecorded, and returns the item
+// holds that ended with dropped holders, and its changes.
+func (s *Store) HandOn(ctx context.Context, eventID string, nowMs int64) (int, queue.Changes, error) {
+	if s.fastTrack <= 0 {
+		return 0, queue.Changes{EventID: eventID}, nil
+	}
 	k := keysOf(eventID)
-	v, err := runScript(ctx, s.c, tickScript, k.admission(), nowMs, s.fastTrack, eventID, AdmissionsChannel, s.recordArg(), 0).Result()
+	v, err := runScript(ctx, s.c, tickScript, k.admission(), nowMs, s.fastTrack, eventID, AdmissionsChannel, recordArg(true), 0).Result()
 	if err != nil {
-		return 0, err
+		return 0, queue.Changes{}, fmt.Errorf("redisstore: hand on in %s: %w", eventID, err)
 	}
 	var r queue.TickResult
 	c, err := tickChanges(eventID, []any{}, v, nowMs, &r)
 	if err != nil {
-		return 0, err
+		return 0, queue.Changes{}, fmt.Errorf("redisstore: hand on in %s: %w", eventID, err)
 	}
-	s.record(ctx, nowMs, []changes{c})
-	return r.HoldsExpired, nil
+	return r.HoldsExpired, c.step(nowMs), nil
 }
 
 // Released lists eventID's released admissions whose hold ends after nowMs

@@ -3,7 +3,6 @@ package redisstore
 import (
 	"context"
 	"fmt"
-	"log/slog"
 	"slices"
 	"strconv"
 	"time"
@@ -24,11 +23,6 @@ type Store struct {
 	fastTrack int
 	draws     *drawCache
 	lasts     *lineLasts
-	pending   *pendingRecords
-	// recorder, when set, records every change the scripts make on their
-	// own in the log (Options.Recorder); failures are reported to log.
-	recorder queue.Recorder
-	log      *slog.Logger
 }
 
 // Store implements the ports of package queue that need the live state.
@@ -37,25 +31,16 @@ var (
 	_ queue.GatewayStore = (*Store)(nil)
 	_ queue.IngestStore  = (*Store)(nil)
 	_ queue.RebuildStore = (*Store)(nil)
+	_ queue.StepStore    = (*Store)(nil)
 )
 
 // Options are a Store's settings besides its client. The zero Options are
-// a Store that only the slot monitor's Tick admits through, recording
-// nothing.
+// a Store that only the slot monitor's Tick admits through. A Store records
+// nothing: package recording wraps it for that (queue.StepStore).
 type Options struct {
 	// FastTrack is the most users a join batch or a release admits at once
 	// while there is room (0: only the slot monitor's Tick admits).
 	FastTrack int
-	// Recorder, when set, records every change the scripts make on their
-	// own (writes it to the log): admissions, expiries, releases and
-	// sweeps, and the configuration on PutEvent. An admission is told to
-	// nobody (no notice, no hold in Status) before its record is
-	// acknowledged; a record that could not be written is reported to
-	// Logger, and an admission left unrecorded is recorded by a later
-	// monitor tick (RecordGrace).
-	Recorder queue.Recorder
-	// Logger receives the failures to record (nil: discarded).
-	Logger *slog.Logger
 }
 
 // Validate reports the options that cannot work.
@@ -73,10 +58,7 @@ func New(c redis.UniversalClient, o Options) (*Store, error) {
 	if err := o.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Logger == nil {
-		o.Logger = slog.New(slog.DiscardHandler)
-	}
-	return &Store{c: c, fastTrack: o.FastTrack, draws: newDrawCache(), lasts: newLineLasts(), pending: &pendingRecords{}, recorder: o.Recorder, log: o.Logger}, nil
+	return &Store{c: c, fastTrack: o.FastTrack, draws: newDrawCache(), lasts: newLineLasts()}, nil
 }
 
 // Dial parses a redis:// URL and returns a Store with a client of that one

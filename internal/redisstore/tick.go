@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"slices"
 
 	"github.com/waitq/waitq/internal/queue"
 )
@@ -13,33 +12,49 @@ import (
 // trip: it removes waiting users whose presence is older than
 // req.PresenceCutoffMs (at most req.SweepLimit per event) and lets go of
 // the presences held by gateways silent since req.SilentCutoffMs, then runs the
-// tick script (the admission step) with req.AdmitBatch. With a recorder
-// (Options.Recorder) it then records the tick's changes, with the admissions an
-// admitter left unrecorded for longer than RecordGrace (each given a whole
-// hold from req.NowMs: an unrecorded hold never ends, its user was never
-// told) and the releases whose records a writer failed to write for as
-// long (their slots stay counted until then), and only then tells the
-// users: a result's Admitted lists the admissions now recorded.
+// tick script (the admission step) with req.AdmitBatch, which tells the
+// users it admits itself. TickStep is the same tick for a caller that
+// records its changes (package recording).
 func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickResult, error) {
+	out, _, err := s.tick(ctx, req, false)
+	return out, err
+}
+
+// TickStep is Tick whose admissions stay unrecorded (told to nobody) until
+// the caller records them (MarkRecorded). Its changes hold, besides the
+// tick's own, the admissions an admitter left unrecorded for longer than
+// RecordGrace (each given a whole hold from req.NowMs: an unrecorded hold
+// never ends, its user was never told) and the releases whose records a
+// writer failed to write for as long (their slots stay counted until
+// then). A result's Admitted lists the tick's own admissions.
+func (s *Store) TickStep(ctx context.Context, req queue.TickRequest) ([]queue.TickResult, []queue.Changes, error) {
+	out, cs, err := s.tick(ctx, req, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, steps(cs, req.NowMs), nil
+}
+
+func (s *Store) tick(ctx context.Context, req queue.TickRequest, recorded bool) ([]queue.TickResult, []changes, error) {
 	eventIDs := req.EventIDs
 	calls := make([]scriptCall, 0, 2*len(eventIDs))
 	staleCutoff := int64(0)
 	silent := cmp.Or(req.SilentCutoffMs, req.PresenceCutoffMs)
-	if s.recorder != nil {
+	if recorded {
 		staleCutoff = req.NowMs - RecordGrace.Milliseconds()
 	}
 	for _, ev := range eventIDs {
 		k := keysOf(ev)
 		calls = append(calls,
 			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config, k.journal, k.gateways}, []any{req.PresenceCutoffMs, req.SweepLimit, silent}},
-			scriptCall{tickScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, s.recordArg(), staleCutoff}})
+			scriptCall{tickScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, recordArg(recorded), staleCutoff}})
 	}
 	if len(calls) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
-		return nil, fmt.Errorf("redisstore: monitor tick over %d events: %w", len(eventIDs), err)
+		return nil, nil, fmt.Errorf("redisstore: monitor tick over %d events: %w", len(eventIDs), err)
 	}
 	out := make([]queue.TickResult, len(eventIDs))
 	cs := make([]changes, 0, len(eventIDs))
@@ -47,21 +62,12 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 		r := queue.TickResult{EventID: ev}
 		c, err := tickChanges(ev, cmds[2*i].Val(), cmds[2*i+1].Val(), req.NowMs, &r)
 		if err != nil {
-			return nil, fmt.Errorf("redisstore: monitor tick of %s: %w", ev, err)
+			return nil, nil, fmt.Errorf("redisstore: monitor tick of %s: %w", ev, err)
 		}
 		out[i] = r
 		cs = append(cs, c)
 	}
-	recorded, _ := s.record(ctx, req.NowMs, cs)
-	for i := range out {
-		out[i].Admitted = nil
-		for _, u := range recorded[out[i].EventID] {
-			if slices.Contains(cs[i].fresh, u) {
-				out[i].Admitted = append(out[i].Admitted, u)
-			}
-		}
-	}
-	return out, nil
+	return out, cs, nil
 }
 
 // tickChanges fills r from a sweep's and a tick's replies and returns

@@ -14,6 +14,7 @@ import (
 
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testkafka"
@@ -61,7 +62,7 @@ func Start(tb testing.TB, o Options) *System {
 }
 
 // StoreWith returns a Store with o on the System's Redis client (such as
-// the fast track on, or a recorder); closing the System's Store closes it.
+// the fast track on); closing the System's Store closes it.
 func (s *System) StoreWith(o redisstore.Options) *redisstore.Store {
 	s.tb.Helper()
 	store, err := redisstore.New(s.Store.Client(), o)
@@ -69,6 +70,14 @@ func (s *System) StoreWith(o redisstore.Options) *redisstore.Store {
 		s.tb.Fatal(err)
 	}
 	return store
+}
+
+// Recorded returns a Store with o on the System's Redis client whose
+// changes are recorded through rec (the System's publisher, or a wrapper
+// of it), failures logged to the test.
+func (s *System) Recorded(o redisstore.Options, rec queue.Recorder) *recording.Store {
+	s.tb.Helper()
+	return recording.New(s.StoreWith(o), rec, testenv.Logger(s.tb))
 }
 
 // CreateEvent registers an open event with the given capacity and creates its

@@ -10,6 +10,7 @@ import (
 
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 )
 
@@ -60,15 +61,12 @@ func putEvents(ctx context.Context, store *redisstore.Store, conn kafkajoin.Brok
 	defer pub.Close()
 	// As the admin PUT does: the topic, then the configuration, recorded
 	// in the topic so that a rebuild finds it.
-	recording, err := redisstore.New(store.Client(), redisstore.Options{Recorder: pub})
-	if err != nil {
-		return err
-	}
+	recorded := recording.New(store, pub, nil)
 	for _, ev := range evs {
 		if err := pub.Admin().EnsureTopic(ctx, ev.ID, ev.Partitions); err != nil {
 			return fmt.Errorf("create topic of %s: %w", ev.ID, err)
 		}
-		if _, err := recording.PutEvent(ctx, ev); err != nil {
+		if _, err := recorded.PutEvent(ctx, ev); err != nil {
 			return fmt.Errorf("create event %s: %w", ev.ID, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package redisstore_test
+package recording_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 )
@@ -33,12 +34,12 @@ func replayed(t *testing.T, ev string, capacity, holdSeconds int, log []queue.Me
 // and u1 in line, u0 admitted at t0 (recorded), then the broker down or not,
 // and u0's release at t0 + 1 s through a store with a recorder and the fast
 // track.
-func released(t *testing.T, down bool) (s, rs *redisstore.Store, c *redis.Client, rec *broker, ev string) {
+func released(t *testing.T, down bool) (s *redisstore.Store, rs *recording.Store, c *redis.Client, rec *broker, ev string) {
 	t.Helper()
 	s, c = newStore(t)
 	ev = testenv.EventID(t)
 	rec = &broker{}
-	rs = mustNew(t, c, redisstore.Options{Recorder: rec, FastTrack: 10, Logger: testenv.Logger(t)})
+	rs = recording.New(mustNew(t, c, redisstore.Options{FastTrack: 10}), rec, testenv.Logger(t))
 	putLine(t, s, ev, 1, 60, 2)
 	if r := tick(t, rs, ev, t0, 10); !slices.Equal(r.Admitted, []string{"u0"}) {
 		t.Fatalf("first tick %+v, want u0 admitted", r)
@@ -192,7 +193,7 @@ func TestARebuildKeepsTheVisits(t *testing.T) {
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	rec := &broker{}
-	rs := mustNew(t, c, redisstore.Options{Recorder: rec, Logger: testenv.Logger(t)})
+	rs := recording.New(mustNew(t, c, redisstore.Options{}), rec, testenv.Logger(t))
 	putLine(t, s, ev, 1, 10, 0)
 	visit := func(ts int64, v string) queue.Message {
 		m := msg(queue.OpJoin, ev, "u0", ts)

@@ -1,4 +1,4 @@
-package redisstore_test
+package recording_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 )
@@ -47,12 +48,12 @@ func (b *broker) records() []queue.Message {
 // duringOutage returns a store without a recorder and rs, a store over the
 // same Redis whose recorder's broker is down, and an event of the given
 // capacity and holds of 60 s with users u0… stamped 1… in line.
-func duringOutage(t *testing.T, capacity, users int) (s, rs *redisstore.Store, c *redis.Client, ev string, rec *broker) {
+func duringOutage(t *testing.T, capacity, users int) (s *redisstore.Store, rs *recording.Store, c *redis.Client, ev string, rec *broker) {
 	t.Helper()
 	s, c = newStore(t)
 	ev = testenv.EventID(t)
 	rec = &broker{down: true}
-	rs = mustNew(t, c, redisstore.Options{Recorder: rec, Logger: testenv.Logger(t)})
+	rs = recording.New(mustNew(t, c, redisstore.Options{}), rec, testenv.Logger(t))
 	putLine(t, s, ev, capacity, 60, users)
 	return s, rs, c, ev, rec
 }

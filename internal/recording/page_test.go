@@ -1,4 +1,4 @@
-package redisstore_test
+package recording_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 )
@@ -16,7 +17,7 @@ import (
 func TestEventPageRoundTrip(t *testing.T) {
 	_, c := newStore(t)
 	rec := &broker{}
-	s := mustNew(t, c, redisstore.Options{Recorder: rec, Logger: testenv.Logger(t)})
+	s := recording.New(mustNew(t, c, redisstore.Options{}), rec, testenv.Logger(t))
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	page := &queue.Page{Title: "콘서트 <b>티켓</b>", Message: "기다려 주세요.\n\n탭을 열어 두세요.", LogoURL: "https://cdn.example/logo.png", AccentColor: "#c2185b", Template: "{{title}}: {{position}}", Locale: "ko"}
