@@ -21,3 +21,12 @@ type Marks struct {
 	Users   []string
 	Freeing []string
 }
+
+// Unlogged returns msgs as messages not read from the log (NoOffset).
+func Unlogged(msgs []Message) []Logged {
+	logged := make([]Logged, len(msgs))
+	for i, m := range msgs {
+		logged[i] = Logged{Message: m, Offset: NoOffset}
+	}
+	return logged
+}

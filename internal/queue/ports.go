@@ -271,9 +271,9 @@ type StepStore interface {
 	PutEventStep(ctx context.Context, e Event) (created bool, stamp int64, err error)
 	// UnholdStep is HoldStore.Unhold, reporting also a dead hold removed.
 	UnholdStep(ctx context.Context, eventID, userID, item string, nowMs int64) (removed, live bool, err error)
-	// UnsellStep undoes item's sale if still sold to buyer, reporting
-	// whether it did and the item's buyer ("": not sold).
-	UnsellStep(ctx context.Context, eventID, item, buyer string) (undone bool, soldTo string, err error)
+	// UnsellStep is HoldStore.Unsell running before on the sale first: its
+	// error ends the call with nothing changed.
+	UnsellStep(ctx context.Context, eventID, item string, nowMs int64, before func(Sale) error) (Sale, bool, error)
 }
 
 // ---- The log (Kafka)

@@ -65,27 +65,11 @@ func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs
 // which a repeat of the call writes again and applies.
 func (s *Store) Unsell(ctx context.Context, eventID, item string, nowMs int64) (queue.Sale, bool, error) {
 	what := fmt.Sprintf("unsell %s in %s", item, eventID)
-	for range 3 { // the sale changed hands between the read and the step: again
-		cur, err := s.Live.Item(ctx, eventID, item, nowMs)
-		if err != nil || cur.State != queue.ItemSold {
-			return queue.Sale{}, false, err
-		}
-		m := queue.NewRecord(queue.OpUnsold, eventID, cur.UserID, nowMs)
+	return s.Live.UnsellStep(ctx, eventID, item, nowMs, func(sale queue.Sale) error {
+		m := queue.NewRecord(queue.OpUnsold, eventID, sale.UserID, nowMs)
 		m.Item = item
-		if err := s.now(ctx, what, m); err != nil {
-			return queue.Sale{}, false, err
-		}
-		undone, buyer, err := s.Live.UnsellStep(ctx, eventID, item, cur.UserID)
-		switch {
-		case err != nil:
-			return queue.Sale{}, false, err
-		case undone:
-			return queue.Sale{EventID: eventID, Item: item, UserID: buyer}, true, nil
-		case buyer == "":
-			return queue.Sale{}, false, nil
-		}
-	}
-	return queue.Sale{}, false, fmt.Errorf("recording: %s: the sale kept changing hands", what)
+		return s.now(ctx, what, m)
+	})
 }
 
 // now writes m to the log; a failure is ErrBrokerUnavailable (logged).

@@ -50,11 +50,7 @@ func New(live Live, log queue.Recorder, logger *slog.Logger) *Store {
 // Ingest applies msgs, which have no place in the log (queue.NoOffset), as
 // IngestLogged does.
 func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error) {
-	logged := make([]queue.Logged, len(msgs))
-	for i, m := range msgs {
-		logged[i] = queue.Logged{Message: m, Offset: queue.NoOffset}
-	}
-	return s.IngestLogged(ctx, logged, nowMs)
+	return s.IngestLogged(ctx, queue.Unlogged(msgs), nowMs)
 }
 
 // IngestLogged applies msgs (queue.IngestStore) and records the fast

@@ -135,16 +135,28 @@ func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs
 }
 
 // Unsell undoes item's sale and returns it; ok is false when the item is
-// not sold. A caller that records (package recording) writes the unsold
-// record before the change, with UnsellStep.
+// not sold.
 func (s *Store) Unsell(ctx context.Context, eventID, item string, nowMs int64) (queue.Sale, bool, error) {
+	return s.UnsellStep(ctx, eventID, item, nowMs, nil)
+}
+
+// UnsellStep is Unsell with before (when not nil) run on the sale about to
+// be undone, before unsell.lua frees the item if still sold to that buyer:
+// a caller that records (package recording) writes the unsold record
+// there, and its error ends the call with nothing changed.
+func (s *Store) UnsellStep(ctx context.Context, eventID, item string, nowMs int64, before func(queue.Sale) error) (queue.Sale, bool, error) {
 	what := fmt.Sprintf("unsell %s in %s", item, eventID)
 	for range 3 { // the sale changed hands between the read and the script: again
 		cur, err := s.Item(ctx, eventID, item, nowMs)
 		if err != nil || cur.State != queue.ItemSold {
 			return queue.Sale{}, false, err
 		}
-		undone, buyer, err := s.UnsellStep(ctx, eventID, item, cur.UserID)
+		if before != nil {
+			if err := before(queue.Sale{EventID: eventID, Item: item, UserID: cur.UserID}); err != nil {
+				return queue.Sale{}, false, err
+			}
+		}
+		undone, buyer, err := s.unsell(ctx, eventID, item, cur.UserID)
 		switch {
 		case err != nil:
 			return queue.Sale{}, false, err
@@ -157,10 +169,9 @@ func (s *Store) Unsell(ctx context.Context, eventID, item string, nowMs int64) (
 	return queue.Sale{}, false, fmt.Errorf("redisstore: %s: the sale kept changing hands", what)
 }
 
-// UnsellStep frees item if it is still sold to buyer (unsell.lua); it
-// reports whether the sale was undone now, and the item's buyer ("": not
-// sold).
-func (s *Store) UnsellStep(ctx context.Context, eventID, item, buyer string) (bool, string, error) {
+// unsell frees item if it is still sold to buyer (unsell.lua); it reports
+// whether the sale was undone now, and the item's buyer ("": not sold).
+func (s *Store) unsell(ctx context.Context, eventID, item, buyer string) (bool, string, error) {
 	k := keysOf(eventID)
 	what := fmt.Sprintf("unsell %s in %s", item, eventID)
 	v, err := runScript(ctx, s.c, unsellScript, []string{k.config, k.sold, k.items}, item, buyer).Result()

@@ -15,11 +15,7 @@ import (
 // Ingest applies msgs, which have no place in the log (queue.NoOffset), as
 // IngestLogged does.
 func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error) {
-	logged := make([]queue.Logged, len(msgs))
-	for i, m := range msgs {
-		logged[i] = queue.Logged{Message: m, Offset: queue.NoOffset}
-	}
-	return s.IngestLogged(ctx, logged, nowMs)
+	return s.IngestLogged(ctx, queue.Unlogged(msgs), nowMs)
 }
 
 // IngestLogged applies msgs to the waiting lines, in order per event, with one
