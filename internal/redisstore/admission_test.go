@@ -14,24 +14,10 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
+	"github.com/waitq/waitq/internal/testkit/testsys"
 )
 
-// putLine registers ev with capacity and hold and queues users u0, u1, … with
-// stamps 1, 2, ….
-func putLine(t *testing.T, s *redisstore.Store, ev string, capacity, holdSeconds, users int) {
-	t.Helper()
-	ctx := context.Background()
-	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: capacity, HoldSeconds: holdSeconds, State: queue.StateOpen, Partitions: 1}); err != nil {
-		t.Fatal(err)
-	}
-	msgs := make([]queue.Message, users)
-	for i := range msgs {
-		msgs[i] = msg(queue.OpJoin, ev, fmt.Sprintf("u%d", i), int64(i+1))
-	}
-	if _, err := s.Ingest(ctx, msgs, 0); err != nil {
-		t.Fatal(err)
-	}
-}
+var putLine = testsys.PutLine
 
 func tick(t *testing.T, s *redisstore.Store, ev string, now int64, batch int) queue.TickResult {
 	t.Helper()

@@ -12,25 +12,10 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
-	"github.com/waitq/waitq/internal/testkit/testredis"
+	"github.com/waitq/waitq/internal/testkit/testsys"
 )
 
-func newStore(t *testing.T) (*redisstore.Store, *redis.Client) {
-	t.Helper()
-	srv := testredis.Start(t)
-	c := srv.Client()
-	return mustNew(t, c, redisstore.Options{}), c
-}
-
-// mustNew returns a Store over c with o.
-func mustNew(tb testing.TB, c redis.UniversalClient, o redisstore.Options) *redisstore.Store {
-	tb.Helper()
-	s, err := redisstore.New(c, o)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return s
-}
+var newStore, mustNew = testsys.NewStore, testsys.MustStore
 
 // withFastTrack returns a Store on s's client whose writes admit up to
 // batch users at once.
