@@ -151,17 +151,7 @@ func (u *user) sell(ctx context.Context, token, item string) {
 			clock.Sleep(ctx, 300*time.Millisecond)
 			continue
 		}
-		s := chaos.Sale{Event: c.main, User: u.id, Item: item, Via: chaos.ViaShop, Sent: time.Now()}
-		sctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-		sale, err := h.Confirm(sctx, token, item)
-		cancel()
-		var answered bool
-		if s.Outcome, answered = holdOutcome(err, "200"); answered {
-			s.Answered = time.Now()
-		}
-		s.SoldTo = sale.UserID
-		c.h.AddSale(s)
-		if !retryable(s.Outcome) {
+		if s := u.confirm(ctx, h, token, item, chaos.ViaShop); !retryable(s.Outcome) {
 			return
 		}
 		clock.Sleep(ctx, 300*time.Millisecond)
@@ -184,16 +174,24 @@ func (u *user) forge(ctx context.Context, token, item string) {
 	case 2:
 		via, h.ShopToken = "forged: made-up", fmt.Sprintf("made-up-shop-token-%s-%024d", u.id, c.rng.IntN(1<<30))
 	}
-	s := chaos.Sale{Event: c.main, User: u.id, Item: item, Via: via, Sent: time.Now()}
-	fctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	sale, err := h.Confirm(fctx, token, item)
+	u.confirm(ctx, h, token, item, via)
+}
+
+// confirm sends one confirm of the buyer's hold of item through h (via
+// says with which credential) and writes it to the history with its
+// answer and the buyer a 200 named.
+func (u *user) confirm(ctx context.Context, h *entry.Holds, token, item, via string) chaos.Sale {
+	s := chaos.Sale{Event: u.c.main, User: u.id, Item: item, Via: via, Sent: time.Now()}
+	cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	sale, err := h.Confirm(cctx, token, item)
 	cancel()
 	var answered bool
 	if s.Outcome, answered = holdOutcome(err, "200"); answered {
 		s.Answered = time.Now()
 	}
 	s.SoldTo = sale.UserID
-	c.h.AddSale(s)
+	u.c.h.AddSale(s)
+	return s
 }
 
 // giveBack gives the buyer's hold back (DELETE with the entry token), once.
