@@ -75,8 +75,8 @@ type identity struct {
 // token the shop signed (X-Waitq-Join-Token: its subject, an account, has
 // one place; required when the event says so), X-User-Id when a trusted
 // proxy sets it (WAITQ_TRUST_USER_HEADER; from another peer it is ignored),
-// the visitor identity of the
-// visitor cookie. None of them: missing_identity.
+// the visitor identity of the visitor cookie. None of them:
+// missing_identity.
 func (s *Server) identify(c echo.Context, ev queue.Event) (identity, error) {
 	now := s.now()
 	if tok := c.Request().Header.Get(JoinTokenHeader); tok != "" || (ev.JoinToken != nil && ev.JoinToken.Required) {
