@@ -162,8 +162,28 @@ func TestREADMELayout(t *testing.T) {
 func TestProductFilesStayShort(t *testing.T) {
 	const most = 400
 	checked := 0
+	for _, f := range goFiles(t, func(k string) bool { return k != "test helper" && k != "test suite" }) {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checked++
+		if n := strings.Count(string(b), "\n"); n > most {
+			t.Errorf("%s has %d lines, more than %d: split it by concern", f, n, most)
+		}
+	}
+	if checked < 50 {
+		t.Errorf("only %d product files checked: the rule looks at the wrong place", checked)
+	}
+}
+
+// goFiles returns the non-test Go files of the tree's packages whose kind
+// keep takes.
+func goFiles(t *testing.T, keep func(kind string) bool) []string {
+	t.Helper()
+	var out []string
 	for dir := range packages(t) {
-		if k := kind(dir); k == "test helper" || k == "test suite" {
+		if !keep(kind(dir)) {
 			continue
 		}
 		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
@@ -171,20 +191,10 @@ func TestProductFilesStayShort(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
-				continue
-			}
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			checked++
-			if n := strings.Count(string(b), "\n"); n > most {
-				t.Errorf("%s has %d lines, more than %d: split it by concern", f, n, most)
+			if !strings.HasSuffix(f, "_test.go") {
+				out = append(out, f)
 			}
 		}
 	}
-	if checked < 50 {
-		t.Errorf("only %d product files checked: the rule looks at the wrong place", checked)
-	}
+	return out
 }

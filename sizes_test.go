@@ -36,33 +36,21 @@ var productKinds = []string{"product", "program"}
 func TestProductFunctionsStayShort(t *testing.T) {
 	var long []string
 	checked := 0
-	for dir := range packages(t) {
-		if !slices.Contains(productKinds, kind(dir)) {
-			continue
-		}
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range goFiles(t, func(k string) bool { return slices.Contains(productKinds, k) }) {
+		fset := token.NewFileSet()
+		file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, f := range files {
-			if strings.HasSuffix(f, "_test.go") {
+		for _, d := range file.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok || fn.Body == nil {
 				continue
 			}
-			fset := token.NewFileSet()
-			file, err := parser.ParseFile(fset, f, nil, parser.SkipObjectResolution)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, d := range file.Decls {
-				fn, ok := d.(*ast.FuncDecl)
-				if !ok || fn.Body == nil {
-					continue
-				}
-				checked++
-				start, end := fset.Position(fn.Pos()), fset.Position(fn.End())
-				if n := end.Line - start.Line + 1; n > mostFuncLines {
-					long = append(long, fmt.Sprintf("%s:%d %s: %d lines", filepath.ToSlash(f), start.Line, funcName(fn), n))
-				}
+			checked++
+			start, end := fset.Position(fn.Pos()), fset.Position(fn.End())
+			if n := end.Line - start.Line + 1; n > mostFuncLines {
+				long = append(long, fmt.Sprintf("%s:%d %s: %d lines", filepath.ToSlash(f), start.Line, funcName(fn), n))
 			}
 		}
 	}
