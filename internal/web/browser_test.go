@@ -111,6 +111,7 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 		joinInPage(st.page+"/?event="+ev, &user),
 		chromedp.WaitVisible("#line"),
 		text("#position", "2"), text("#total", "2"),
+		eval(nothingHiddenDrawn),
 	); err != nil {
 		t.Fatalf("join in the page: %v", err)
 	}
@@ -138,6 +139,13 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 	saveScreenshot(t, "waiting-room.png", shot)
 	pressDone(ctx, t, sys, ev)
 }
+
+// nothingHiddenDrawn holds when no element the page hides (an event's
+// absent logo, the sections not shown) is drawn, and the band's visible
+// text holds no stray "•": an author display rule once beat [hidden], and
+// the band showed the empty logo's padding as a white dot.
+const nothingHiddenDrawn = `[...document.querySelectorAll("[hidden]")].every((e) => e.getClientRects().length === 0)
+	&& document.querySelector("#logo").hidden && !document.querySelector(".band").innerText.includes("•")`
 
 // pressDone presses "done" in the admitted page and waits until the slot of
 // ev is free in the store.
