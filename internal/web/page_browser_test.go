@@ -16,6 +16,7 @@ import (
 	"github.com/chromedp/cdproto/accessibility"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/testenv"
@@ -192,11 +193,14 @@ func TestBrandedKoreanPageInARealBrowser(t *testing.T) {
 		}
 		saveScreenshot(t, c.shot, png)
 	}
-	// The switch on the page: Japanese to Korean, keeping the place. The
-	// form is submitted after the evaluation returns (it navigates).
+	// The switch on the page: Japanese to Korean, keeping the place, as a
+	// person chooses it with the keyboard (the option above in the list:
+	// en, ko, ja); the choice applies at once, with no button to press
+	// (the form's button is in <noscript>).
 	if err := chromedp.Run(ctx,
-		chromedp.SetValue("#lang", "ko", chromedp.ByQuery),
-		chromedp.Evaluate(`setTimeout(() => document.querySelector("#lang-form button").click(), 0)`, nil),
+		eval(`document.querySelectorAll("#lang-form button").length === 0`),
+		chromedp.Focus("#lang", chromedp.ByQuery),
+		chromedp.KeyEvent(kb.ArrowUp),
 	); err != nil {
 		t.Fatal(err)
 	}

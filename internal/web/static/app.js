@@ -194,8 +194,9 @@ async function start() {
   notifications();
   setInterval(async () => { if (!finished) phaseNotice(await readEvent(eventId)); }, 60000);
   setInterval(flushAnnouncement, 5000);
-  $("lang-form").addEventListener("submit", (ev) => {
-    ev.preventDefault();
+  // The language applies as it is chosen (the form's button is for pages
+  // without scripts), keeping the rest of the address.
+  $("lang").addEventListener("change", () => {
     const p = new URLSearchParams(location.search);
     p.set("lang", $("lang").value);
     location.assign(`${location.pathname}?${p}`);
