@@ -123,20 +123,36 @@ func TestWaitingRoomInARealBrowser(t *testing.T) {
 		t.Fatalf("position did not move: %v", err)
 	}
 	st.gw.MonitorTick(context.Background())
-	var token string
+	// The event has no target: the page says in words what to do next and
+	// until when; the entry token is in the page for the shop's developers,
+	// collapsed, not shown to the visitor.
+	var token, visible string
 	var shot []byte
 	if err := chromedp.Run(ctx,
 		chromedp.WaitVisible("#admitted"),
 		chromedp.Value("#token", &token),
 		chromedp.Poll(`document.querySelector("#countdown").textContent.endsWith("s")`, nil),
+		eval(`/^You are admitted: go on to the shop now, until .+\. Your slot is held for you until then\.$/.test(document.querySelector("#admitted-next").textContent)`),
+		eval(`Math.abs(Date.parse(document.querySelector("#admitted-until").dateTime) - Date.now()) < 120000`),
+		eval(`!document.querySelector("#token-details").open && !document.querySelector("#token").checkVisibility()`),
+		chromedp.Evaluate(`document.body.innerText`, &visible),
 		chromedp.FullScreenshot(&shot, 100), // 100: PNG
 	); err != nil {
 		t.Fatalf("admission in the page: %v", err)
 	}
 	if et, err := st.keys.Verify(token, ev, time.Now()); err != nil || et.UserID != user {
-		t.Fatalf("the page shows token %q: %+v %v", token, et, err)
+		t.Fatalf("the page holds token %q: %+v %v", token, et, err)
+	}
+	if strings.Contains(visible, token[:20]) || strings.Contains(visible, "checks it") || !strings.Contains(visible, "For the shop's developers") {
+		t.Fatalf("the admitted page's visible text shows the token, or no way to it:\n%s", visible)
 	}
 	saveScreenshot(t, "waiting-room.png", shot)
+	if err := chromedp.Run(ctx,
+		chromedp.Click("#token-details summary", chromedp.ByQuery),
+		eval(`document.querySelector("#token").checkVisibility()`),
+	); err != nil {
+		t.Fatalf("the token for the shop's developers: %v", err)
+	}
 	pressDone(ctx, t, sys, ev)
 }
 

@@ -162,6 +162,8 @@ func TestBrandedKoreanPageInARealBrowser(t *testing.T) {
 		eval(`document.activeElement === document.querySelector("#admitted-title")`),
 		eval(`document.title === "차례입니다 — `+page.Title+`"`),
 		eval(`/^차례가 되었습니다. 입장 가능 시간이 (\d+분 )?\d+초 남았습니다.$/.test(document.querySelector("#announce").textContent)`),
+		eval(`/^입장이 허용되었습니다. 지금 쇼핑몰로 이동하세요. .+까지 이용할 수 있으며/.test(document.querySelector("#admitted-next").textContent)`),
+		text("#token-details summary", "쇼핑몰 개발자용"),
 	); err != nil {
 		t.Fatalf("the turn: %v", err)
 	}

@@ -129,6 +129,7 @@ function texts() {
     "opens-at-line": ["prequeue.at", { at: $("opens-at") }],
     "updated": ["updated", { time: $("updated-at") }],
     "expires-line": ["admitted.expires", { countdown: $("countdown") }],
+    "admitted-next": ["admitted.next", { until: $("admitted-until").parentNode }],
     "redirect": ["admitted.redirect", { link: $("go-shop") }],
     "verify-hint": ["draw.hint", { cmd: $("verify-cmd"), verifier: $("verify-tool") }],
   };

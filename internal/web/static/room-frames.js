@@ -101,7 +101,9 @@ function roundWait(s) {
 
 // admitted shows the admission frame f: the turn, told at once (focus,
 // announcement, the tab's title, a notification when the tab is hidden and
-// notifications are allowed), then on to the shop or the entry token.
+// notifications are allowed), then on to the shop, or, for an event with
+// no target, in words what to do next until when; the entry token is for
+// the shop's developers, in a collapsed <details> (docs/api.md).
 function admitted(f) {
   stopOpening();
   show("admitted");
@@ -119,6 +121,7 @@ function admitted(f) {
   }
   announce(i18n.t("a11y.admitted", { countdown: left }), true);
   $("token").value = f.entryToken;
+  setTime($("admitted-until"), expiresAt);
   tick();
   clearInterval(countdown);
   countdown = setInterval(tick, 1000);
