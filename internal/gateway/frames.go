@@ -19,6 +19,13 @@ const (
 	StateAdmitted  UserState = "admitted"   // holding a slot
 	StateExpired   UserState = "expired"    // the hold ended or was released
 	StateNotQueued UserState = "not_queued" // not in line
+	// StateCalled: the turn came while the user was away (queue.Away); it
+	// waits for them until claimUntil, and a page of theirs that reads it
+	// is admitted by the next admission step.
+	StateCalled UserState = "called"
+	// StateNoShow: a turn that came while the user was away lapsed (they
+	// were not back within the claim window); they may join again.
+	StateNoShow UserState = "no_show"
 	// StateRebuilding: the event's live state is being rebuilt from its
 	// log; no place can be told and nobody is admitted until it ends.
 	StateRebuilding UserState = "rebuilding"
@@ -46,6 +53,9 @@ type StatusFrame struct {
 	// DrawnPlace is the 1-based place the draw gave a pre-queue user, from
 	// the opening on (Position then counts down from it as the line moves).
 	DrawnPlace int64 `json:"drawnPlace,omitempty"`
+	// ClaimUntil (unix ms) is, in state "called", the end of the claim
+	// window: the turn waits for the user until then.
+	ClaimUntil int64 `json:"claimUntil,omitempty"`
 }
 
 // AdmittedFrame is sent once when the user gets a slot.
@@ -111,7 +121,7 @@ func appendStatus(b []byte, f *StatusFrame) []byte {
 	for _, o := range [...]struct {
 		key string
 		v   int64
-	}{{`,"opensAt":`, f.OpensAt}, {`,"opensInSeconds":`, f.OpensInSeconds}, {`,"drawnPlace":`, f.DrawnPlace}} {
+	}{{`,"opensAt":`, f.OpensAt}, {`,"opensInSeconds":`, f.OpensInSeconds}, {`,"drawnPlace":`, f.DrawnPlace}, {`,"claimUntil":`, f.ClaimUntil}} {
 		if o.v != 0 {
 			b = append(b, o.key...)
 			b = strconv.AppendInt(b, o.v, 10)
@@ -169,6 +179,10 @@ func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (User
 		return StateAdmitted, 0
 	case p.Rank == queue.RankRebuilding:
 		return StateRebuilding, 0
+	case p.Turn > 0 && !(h.admitted && h.admittedAtMs < nowMs):
+		return StateCalled, 0
+	case p.Turn == queue.TurnLapsed:
+		return StateNoShow, 0
 	case p.HoldUntil >= 0 || h.admitted && h.admittedAtMs < nowMs:
 		return StateExpired, 0
 	case p.Rank == queue.RankPrequeue:

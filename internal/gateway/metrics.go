@@ -3,7 +3,7 @@ package gateway
 import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
-	frames, slow, admitted, admittedLate, swept, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
+	frames, slow, admitted, admittedLate, swept, called, lapsed, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
 	refused, legacyTokens                                                                         *prometheus.CounterVec
 	holders, waiting                                                                              *prometheus.GaugeVec
 	statusRound, monitorTick                                                                      prometheus.Histogram
@@ -21,7 +21,9 @@ func newMetrics(reg prometheus.Registerer, h *hub, t *Tracker) *metrics {
 		slow:          counter("waitq_ws_slow_closed_total", "Sockets closed with 1008, and SSE streams cut, for reading too slowly."),
 		admitted:      counter("waitq_admitted_total", "Users admitted by this gateway's slot monitor."),
 		admittedLate:  counter("waitq_admitted_late_total", "Admitted frames not sent because the hold had ended before the gateway could tell it (the user is told expired)."),
-		swept:         counter("waitq_swept_total", "Waiting users removed after the disconnect grace."),
+		swept:         counter("waitq_swept_total", "Waiting users removed after the disconnect grace, or the event's away keep time."),
+		called:        counter("waitq_called_total", "Waiting users called while away when their turn came (their turn waits for the claim window)."),
+		lapsed:        counter("waitq_lapsed_total", "Called users whose claim window closed before they came back."),
 		roundTrips:    counter("waitq_status_round_trips_total", "Redis round trips made for status frames (one per event per slice of a status round)."),
 		statusErrors:  counter("waitq_status_errors_total", "Status reads that failed."),
 		notices:       counter("waitq_admission_notices_total", "Admission notices received on the admissions channel (from any service)."),
@@ -50,6 +52,6 @@ func newMetrics(reg prometheus.Registerer, h *hub, t *Tracker) *metrics {
 		Help: "Times an event's line journal started again for this gateway (a rebuild's end, a point no longer kept): its users are read again, 20,000 a read at most."},
 		func() float64 { return float64(t.Resets()) })
 	reg.MustRegister(placesRead, resets)
-	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.roundTrips, m.statusErrors, m.notices, m.refused, m.legacyTokens, m.holders, m.waiting, m.statusRound, m.monitorTick, sockets)
+	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.called, m.lapsed, m.roundTrips, m.statusErrors, m.notices, m.refused, m.legacyTokens, m.holders, m.waiting, m.statusRound, m.monitorTick, sockets)
 	return m
 }

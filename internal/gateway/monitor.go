@@ -22,8 +22,9 @@ const gatewaySilence = 15 * time.Second
 // silenceOf is gatewaySilence for a disconnect grace.
 func silenceOf(grace time.Duration) time.Duration { return min(gatewaySilence, grace/2) }
 
-// monitorLoop runs MonitorTick every AdmitInterval, and once more at each
-// drop opening it knows of (openings), until ctx ends.
+// monitorLoop runs MonitorTick every AdmitInterval, once more at each
+// drop opening it knows of (openings), and at once when a called user came
+// back (claims), until ctx ends.
 func (s *Server) monitorLoop(ctx context.Context) {
 	t := time.NewTicker(s.cfg.AdmitInterval)
 	defer t.Stop()
@@ -45,6 +46,8 @@ func (s *Server) monitorLoop(ctx context.Context) {
 			}
 		case <-opening.C:
 			s.openings.take()
+			s.MonitorTick(ctx)
+		case <-s.claims:
 			s.MonitorTick(ctx)
 		}
 	}
@@ -88,6 +91,8 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		}
 		s.metrics.admitted.Add(float64(len(r.Admitted)))
 		s.metrics.swept.Add(float64(len(r.Swept)))
+		s.metrics.called.Add(float64(len(r.Called)))
+		s.metrics.lapsed.Add(float64(len(r.Lapsed)))
 		s.holdsExpired(r.EventID, r.HoldsExpired)
 		if len(r.Swept) > 0 {
 			s.log.Info("removed users gone past the disconnect grace", "event", r.EventID, "users", len(r.Swept))

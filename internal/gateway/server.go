@@ -218,6 +218,9 @@ type Server struct {
 
 	// openings is the next drop opening, when the monitor ticks once more.
 	openings *openings
+	// claims pokes the monitor when a called user came back: their claim
+	// is admitted by the next tick, run at once (monitorLoop).
+	claims chan struct{}
 	// sampled is the series period (unix ms) the slot monitor last
 	// sampled: the next sample is due at the next period (seriesDue).
 	sampled atomic.Int64
@@ -251,6 +254,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry.WithIssuer(cfg.PublicURL), proxies: ips, log: d.Logger, now: d.Now,
 		hub: newHub(), tracker: NewTracker(d.Store), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 		openings: newOpenings(),
+		claims:   make(chan struct{}, 1),
 		// A burst of connects at the start of a sale costs Redis one lookup
 		// a second per event, not one per socket.
 		events: queue.NewEventCache(d.Store, time.Second, d.Now),

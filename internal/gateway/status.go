@@ -130,7 +130,19 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total i
 	if f.State == StateAdmitted {
 		s.notifyAdmitted(c, p.HoldUntil)
 	}
+	if f.State == StateCalled {
+		s.pokeClaims()
+	}
 	s.writers.status(c, &f)
+}
+
+// pokeClaims has the monitor tick at once: a called user came back (the
+// status read put them in the event's claims), and the tick admits them.
+func (s *Server) pokeClaims() {
+	select {
+	case s.claims <- struct{}{}:
+	default:
+	}
 }
 
 // eventOf returns event's configuration from the cache, or nil when it
@@ -151,6 +163,9 @@ func statusFrame(e *queue.Event, eventID, userID string, p queue.Place, slotAt, 
 	f := StatusFrame{
 		Type: "status", EventID: eventID, UserID: userID, State: st, Position: pos,
 		Total: total, TS: nowMs, DrawnPlace: p.Drawn,
+	}
+	if st == StateCalled {
+		f.ClaimUntil = p.Turn
 	}
 	f.ETASeconds, f.ETAMaxSeconds = estimate(pos, pc, slotAt, nowMs)
 	if st == StatePrequeue && e != nil && e.OpensAt > nowMs {
@@ -176,8 +191,12 @@ func (s *Server) pollStatus(c echo.Context) error {
 	e := s.eventOf(c.Request().Context(), id.eventID)
 	s.noteOpening(e, s.now().UnixMilli())
 	pc := s.admissionPace(e, id.eventID, b, nowMs)
-	return c.JSON(http.StatusOK, statusFrame(e, id.eventID, id.userID, b.Places[0], slotOf(b, 0), b.Total, pc, nowMs,
-		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds()))
+	f := statusFrame(e, id.eventID, id.userID, b.Places[0], slotOf(b, 0), b.Total, pc, nowMs,
+		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds())
+	if f.State == StateCalled {
+		s.pokeClaims()
+	}
+	return c.JSON(http.StatusOK, f)
 }
 
 // admissionPace is the pace the ETA assumes for event (pace). The rate is

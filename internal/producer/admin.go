@@ -119,7 +119,7 @@ func (s *Server) putEvent(c echo.Context) error {
 // stored), or of a new event's defaults: the body applied, a report and a
 // shop token minted where it has none, its schedule set, then checked.
 func (s *Server) eventFrom(id string, cur queue.Event, exists bool, body EventBody) (queue.Event, error) {
-	ev := queue.Event{ID: id, Capacity: 0, HoldSeconds: DefaultHoldSeconds, State: queue.StateOpen, Partitions: s.cfg.DefaultPartitions}
+	ev := queue.Event{ID: id, Capacity: 0, HoldSeconds: DefaultHoldSeconds, State: queue.StateOpen, Partitions: s.cfg.DefaultPartitions, Away: queue.DefaultAway()}
 	if exists {
 		ev = cur
 	}
@@ -134,6 +134,9 @@ func (s *Server) eventFrom(id string, cur queue.Event, exists bool, body EventBo
 		return queue.Event{}, err
 	}
 	if err := replacePolicy(&ev.Page, body.Page, "null or an object with title, message, logoUrl, accentColor, template and locale"); err != nil {
+		return queue.Event{}, err
+	}
+	if err := replacePolicy(&ev.Away, body.Away, "null or an object with keepSeconds and claimSeconds"); err != nil {
 		return queue.Event{}, err
 	}
 	if err := mintTokens(&ev); err != nil {

@@ -47,6 +47,9 @@ type EventBody struct {
 	// Page replaces the waiting room page's branding (an object) or
 	// removes it (null); absent keeps it.
 	Page json.RawMessage `json:"page"`
+	// Away replaces the keeping of places while their people are away (an
+	// object) or turns it off (null); absent keeps it.
+	Away json.RawMessage `json:"away"`
 }
 
 // apply merges b's plain fields into ev: a field given replaces ev's, an

@@ -18,7 +18,17 @@ type Place struct {
 	// Drawn is the 1-based place the draw gave the user among a drop's
 	// pre-queue; 0 when they were not in it, or before the opening.
 	Drawn int64
+	// Turn is, for a user called while away (Away), the end of their claim
+	// window (unix ms); TurnLapsed when the call lapsed since they were
+	// last served; TurnNone otherwise.
+	Turn int64
 }
+
+// Place.Turn's values besides a claim window's end.
+const (
+	TurnNone   = 0
+	TurnLapsed = -2
+)
 
 // RankPrequeue is the Rank of a user in a drop's line before its opening.
 const RankPrequeue = -2
@@ -65,6 +75,7 @@ type RawPlace struct {
 	SlotAt     int64 // when a slot frees for the user if holders keep theirs (unix ms; 0: one is free)
 	Score      float64
 	At         JournalPos // where the line's journal stood when it was read
+	Turn       int64      // as Place's
 }
 
 // Told is what a status says of raw at nowMs: no position before a drop's
@@ -74,7 +85,7 @@ type RawPlace struct {
 // user is never told a hold ended). The SlotAt that goes with it is
 // Head.SlotTold's.
 func (h Head) Told(raw RawPlace, nowMs int64) Place {
-	p := Place{Rank: raw.Rank, HoldUntil: raw.HoldUntil}
+	p := Place{Rank: raw.Rank, HoldUntil: raw.HoldUntil, Turn: raw.Turn}
 	if p.Rank >= 0 && nowMs < h.OpensAt {
 		p.Rank = RankPrequeue
 	}
@@ -82,7 +93,7 @@ func (h Head) Told(raw RawPlace, nowMs int64) Place {
 		p.Rank, p.HoldUntil = 0, -1
 	}
 	if h.Rebuilding {
-		p.Rank = RankRebuilding
+		p.Rank, p.Turn = RankRebuilding, TurnNone
 	}
 	if h.OpensAt > 0 && nowMs >= h.OpensAt && raw.Drawn >= 0 {
 		p.Drawn = raw.Drawn + 1

@@ -32,6 +32,14 @@ const (
 	// OpSweep records a waiting user removed after the disconnect grace
 	// from their place at Score.
 	OpSweep Op = "sweep"
+	// OpCall records a waiting user called while away (queue.Away): out of
+	// the line from their place at Score, their turn waiting for them
+	// until ExpiresAt (the claim window), served for the joins stamped up
+	// to JoinTS. An admit record ends the call (they came back).
+	OpCall Op = "call"
+	// OpLapse records a called user's turn that lapsed: the claim window
+	// closed before they came back.
+	OpLapse Op = "lapse"
 	// OpConfig records the event's configuration (Event, with its draw
 	// seed in Seed) as an admin create or update left it.
 	OpConfig Op = "config"
@@ -48,10 +56,11 @@ const (
 )
 
 // Record reports whether op is a record of a change already made (admit,
-// release, expire, sweep, config, hold, unhold, sold, unsold) rather than a request (join, leave).
+// release, expire, sweep, call, lapse, config, hold, unhold, sold, unsold) rather than a
+// request (join, leave).
 func (op Op) Record() bool {
 	switch op {
-	case OpAdmit, OpRelease, OpExpire, OpSweep, OpConfig, OpHold, OpUnhold, OpSold, OpUnsold:
+	case OpAdmit, OpRelease, OpExpire, OpSweep, OpCall, OpLapse, OpConfig, OpHold, OpUnhold, OpSold, OpUnsold:
 		return true
 	}
 	return false
@@ -151,6 +160,8 @@ func (m *Message) Validate() error {
 		return fmt.Errorf("queue: %s of %q has an invalid visit %q", m.Op, m.UserID, m.Visit)
 	case m.Op == OpSweep && m.Score == 0:
 		return fmt.Errorf("queue: sweep record of %q lacks its score", m.UserID)
+	case m.Op == OpCall && (m.ExpiresAt <= 0 || m.JoinTS == 0 || m.Score == 0):
+		return fmt.Errorf("queue: call record of %q lacks expiresAt, joinTs or score", m.UserID)
 	case m.Op == OpConfig:
 		return m.validateConfig()
 	}

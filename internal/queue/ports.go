@@ -186,7 +186,9 @@ type TickResult struct {
 	Dropped   int64    // holders whose hold had ended
 	Holders   int64    // users holding a slot after the tick
 	Waiting   int64    // users waiting after the tick
-	Swept     []string // waiting users removed after the disconnect grace
+	Swept     []string // waiting users removed after the disconnect grace (or the away keep time)
+	Called    []string // away when their turn came: called, their turn waiting (queue.Away)
+	Lapsed    []string // called, not back within the claim window
 	Unknown   bool     // the event has no configuration
 	// Recovered counts admissions a crashed admitter left unrecorded that
 	// this tick recorded (their users are told through the admissions

@@ -21,7 +21,9 @@ import (
 // the place; an admit record moves the user from the line to a slot until
 // its expiresAt (the latest of an admission written twice) and records its
 // served mark; a release or an expiry ends the
-// hold; a sweep removes the place it names. A hold record holds its item
+// hold; a sweep removes the place it names; a call takes the user out of
+// the line, their turn waiting until its expiresAt (a join meanwhile takes
+// no place), until an admit record (they came back) or a lapse record. A hold record holds its item
 // for the user until its expiresAt, an unhold gives it back, a sold record
 // sells it (an item sold to two users, which only a sale Redis lost can
 // make, is the first one's: the earlier stamp), an unsold record undoes
@@ -46,6 +48,9 @@ type replayUser struct {
 	topScore int64            // the highest place admitted from (set when admitted > 0)
 	items    map[string]int64 // held items -> the end of the hold
 	sold     map[string]int64 // items bought -> the stamp of the sale's first record
+	called   int64            // the end of the claim window of a call (Away); 0: not called
+	place    int64            // the place a call left (set with called)
+	lapsed   int64            // when a call lapsed; 0: never
 }
 
 // NewReplay returns an empty fold.
@@ -73,7 +78,7 @@ func (r *Replay) Apply(m Message) {
 		if u.firstJn == 0 || m.TS < u.firstJn {
 			u.firstJn = m.TS
 		}
-		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 ||
+		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 || u.called != 0 ||
 			(u.served > 0 && m.Visit != "" && m.Visit == u.visit) {
 			return
 		}
@@ -84,7 +89,7 @@ func (r *Replay) Apply(m Message) {
 	case OpLeave:
 		u.wait = 0
 	case OpAdmit:
-		u.wait = 0
+		u.wait, u.called = 0, 0
 		if m.JoinTS <= u.served && u.admitted > 0 {
 			// The same admission written twice: by its admitter and by a
 			// monitor tick that recorded it after RecordGrace, which gave
@@ -129,6 +134,14 @@ func (r *Replay) Apply(m Message) {
 		}
 	case OpUnsold:
 		delete(u.sold, m.Item)
+	case OpCall:
+		if m.JoinTS > u.served {
+			u.wait, u.called, u.place, u.served = 0, m.ExpiresAt, m.Score, m.JoinTS
+		}
+	case OpLapse:
+		if u.called != 0 {
+			u.called, u.lapsed = 0, m.TS
+		}
 	case OpSweep:
 		// A stamp names its place; a drawn (negative) score names the
 		// pre-queue place, which a join stamped before the sweep holds.
@@ -164,6 +177,10 @@ type Rebuilt struct {
 	// Visits maps user ids to the visit of the join that last took them a
 	// place (the visits key).
 	Visits map[string]string
+	// Called maps the users called while away to the end of their claim
+	// window, CallPlaces to the place each left; Lapsed the users whose
+	// call lapsed to when (the keys called, callplaces, lapsed).
+	Called, CallPlaces, Lapsed map[string]int64
 	// AdmittedTotal counts the admissions; AdmittedMaxScore is the highest
 	// place admitted from (0 when nobody was).
 	AdmittedTotal, AdmittedMaxScore int64
@@ -176,6 +193,16 @@ type Rebuilt struct {
 	// everything before it is in this state, so the consumer applies only
 	// what lies past it.
 	Ends map[int]int64
+}
+
+// turns notes u's call (or the lapse of their last one) in st.
+func (st *Rebuilt) turns(id string, u *replayUser) {
+	if u.called != 0 {
+		st.Called[id], st.CallPlaces[id] = u.called, u.place
+	}
+	if u.lapsed != 0 {
+		st.Lapsed[id] = u.lapsed
+	}
 }
 
 // State returns the state the fold describes at nowMs: holds that ended by
@@ -192,6 +219,7 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		Waiting:      map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
 		Visits: map[string]string{},
 		Holds:  map[string]Hold{}, Sold: map[string]string{},
+		Called: map[string]int64{}, CallPlaces: map[string]int64{}, Lapsed: map[string]int64{},
 	}
 	var drawer *draw.Drawer
 	if st.Event.Seed != nil && st.Event.OpensAt > 0 {
@@ -230,8 +258,11 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 				st.Sold[item], soldAt[item] = id, at
 			}
 		}
+		st.turns(id, u)
+		if u.served > 0 {
+			st.Served[id] = u.served // a call's as an admission's
+		}
 		if u.admitted > 0 {
-			st.Served[id] = u.served
 			st.AdmittedTotal += u.admitted
 			if first || u.topScore > st.AdmittedMaxScore {
 				st.AdmittedMaxScore, first = u.topScore, false

@@ -55,6 +55,27 @@ func triples(v any) ([]admittedUser, error) {
 	return out, nil
 }
 
+// quads reads a script's flat list of quads user, place score, an end
+// (as expires), served mark: away_lib.lua's calls.
+func quads(v any) ([]admittedUser, error) {
+	l, ok := v.([]any)
+	if !ok || len(l)%4 != 0 {
+		return nil, fmt.Errorf("not a list of quads: %v", v)
+	}
+	out := make([]admittedUser, 0, len(l)/4)
+	for i := 0; i < len(l); i += 4 {
+		u, ok1 := l[i].(string)
+		a, ok2 := l[i+1].(int64)
+		e, ok3 := l[i+2].(int64)
+		b, ok4 := l[i+3].(int64)
+		if !ok1 || !ok2 || !ok3 || !ok4 {
+			return nil, fmt.Errorf("bad quad %v", l[i:i+4])
+		}
+		out = append(out, admittedUser{user: u, score: a, expires: e, served: b})
+	}
+	return out, nil
+}
+
 // users reads a script's list of user ids.
 func users(v any) ([]string, error) {
 	l, ok := v.([]any)

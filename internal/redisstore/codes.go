@@ -3,6 +3,8 @@ package redisstore
 import (
 	"fmt"
 	"strings"
+
+	"github.com/waitq/waitq/internal/queue"
 )
 
 // The scripts' named numbers, declared once here for Go and Lua alike:
@@ -88,6 +90,8 @@ var scriptCodes = []scriptCode{
 	{"NONE", valueNone, false},
 	{"LAST", valueLast, false},
 	{"ATTACHED_BASE", attachedBase, false},
+	{"TURN_NONE", queue.TurnNone, false},
+	{"TURN_LAPSED", queue.TurnLapsed, false},
 }
 
 // codesPrelude is the Lua put ahead of every script: one local per

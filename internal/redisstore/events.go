@@ -127,6 +127,11 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		p.HDel(ctx, key, adaptiveFields...)
 		p.HDel(ctx, ControlKey(e.ID), controllerFields...)
 	}
+	if a := e.Away; a != nil {
+		p.HSet(ctx, key, "away.keepSeconds", a.KeepSeconds, "away.claimSeconds", a.ClaimSeconds)
+	} else {
+		p.HDel(ctx, key, "away.keepSeconds", "away.claimSeconds")
+	}
 	putJSON(ctx, p, key, "challenge", e.Challenge, e.Challenge != nil)
 	putJSON(ctx, p, key, "joinToken", e.JoinToken, e.JoinToken != nil)
 	putJSON(ctx, p, key, "page", e.Page, e.Page != nil)
@@ -210,6 +215,17 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 			*dst = x
 		}
 		e.Adaptive = a
+	}
+	if _, ok := h["away.keepSeconds"]; ok {
+		a := &queue.Away{}
+		for field, dst := range map[string]*int{"keepSeconds": &a.KeepSeconds, "claimSeconds": &a.ClaimSeconds} {
+			n, err := strconv.Atoi(h["away."+field])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("field away.%s: %w", field, err))
+			}
+			*dst = n
+		}
+		e.Away = a
 	}
 	for field, dst := range map[string]any{"challenge": &e.Challenge, "joinToken": &e.JoinToken, "page": &e.Page} {
 		if js, ok := h[field]; ok {

@@ -42,6 +42,18 @@ func UnrecordedKey(eventID string) string { return "waitq:{" + eventID + "}:unlo
 // FreeingKey is eventID's released slots not yet recorded, a ZSET (docs/data.md#keys).
 func FreeingKey(eventID string) string { return "waitq:{" + eventID + "}:freeing" }
 
+// CalledKey is eventID's called people, a ZSET (docs/data.md#keys).
+func CalledKey(eventID string) string { return "waitq:{" + eventID + "}:called" }
+
+// CallPlacesKey is the places eventID's called people left, a HASH (docs/data.md#keys).
+func CallPlacesKey(eventID string) string { return "waitq:{" + eventID + "}:callplaces" }
+
+// ClaimsKey is eventID's called people who came back, a ZSET (docs/data.md#keys).
+func ClaimsKey(eventID string) string { return "waitq:{" + eventID + "}:claims" }
+
+// LapsedKey is eventID's turns that lapsed, a ZSET (docs/data.md#keys).
+func LapsedKey(eventID string) string { return "waitq:{" + eventID + "}:lapsed" }
+
 // TombstoneKey is eventID's tombstone, a STRING (docs/data.md#deleting-an-event-the-tombstone).
 func TombstoneKey(eventID string) string { return "waitq:{" + eventID + "}:deleted" }
 
@@ -67,6 +79,7 @@ type eventKeys struct {
 	control, health, changes, unrecorded, freeing          string
 	holds, sold, items, offsets, released, visits          string
 	journal, gateways                                      string
+	called, callplaces, claims, lapsed                     string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -75,7 +88,7 @@ type eventKeys struct {
 // loses their holds in the same step).
 func (k eventKeys) admission() []string {
 	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
-		k.holds, k.items, k.sold, k.freeing, k.journal}
+		k.holds, k.items, k.sold, k.freeing, k.journal, k.called, k.callplaces, k.claims, k.lapsed}
 }
 
 func keysOf(eventID string) eventKeys {
@@ -100,6 +113,10 @@ func keysOf(eventID string) eventKeys {
 		visits:     VisitsKey(eventID),
 		journal:    JournalKey(eventID),
 		gateways:   GatewaysKey(eventID),
+		called:     CalledKey(eventID),
+		callplaces: CallPlacesKey(eventID),
+		claims:     ClaimsKey(eventID),
+		lapsed:     LapsedKey(eventID),
 	}
 }
 

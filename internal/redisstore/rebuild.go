@@ -44,7 +44,7 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
-// stamps, visits, pre-queue, admission counters, item holds and sales with st (its presence is
+// stamps, visits, pre-queue, called and lapsed turns, admission counters, item holds and sales with st (its presence is
 // dropped: it is not in the log), sets the applied offsets (OffsetsKey) to
 // the ends the fold read (st.Ends), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
@@ -83,7 +83,8 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Unlink(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits) // freed in the background: a line of millions
+	p.Unlink(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits, // freed in the background: a line of millions
+		k.called, k.callplaces, k.claims, k.lapsed)
 	for part, end := range st.Ends {
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
@@ -94,7 +95,8 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	if st.AdmittedTotal > 0 {
 		p.HSet(ctx, k.stats, "admittedMaxScore", st.AdmittedMaxScore)
 	}
-	for key, m := range map[string]map[string]int64{k.waiting: st.Waiting, k.active: st.Active, k.served: st.Served, k.prequeue: st.Prequeue} {
+	for key, m := range map[string]map[string]int64{k.waiting: st.Waiting, k.active: st.Active, k.served: st.Served, k.prequeue: st.Prequeue,
+		k.called: st.Called, k.lapsed: st.Lapsed} {
 		zs := make([]redis.Z, 0, rebuildChunk)
 		for user, score := range maps.All(m) {
 			zs = append(zs, redis.Z{Score: float64(score), Member: user})
@@ -115,16 +117,12 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	if len(unrecorded) > 0 {
 		p.ZAdd(ctx, k.unrecorded, unrecorded...)
 	}
-	visits := make([]any, 0, 2*rebuildChunk)
-	for user, visit := range maps.All(st.Visits) {
-		if visits = append(visits, user, visit); len(visits) == 2*rebuildChunk {
-			p.HSet(ctx, k.visits, visits...)
-			visits = make([]any, 0, 2*rebuildChunk)
-		}
+	hsetAll(ctx, p, k.visits, st.Visits)
+	places := make(map[string]string, len(st.CallPlaces))
+	for user, place := range st.CallPlaces {
+		places[user] = strconv.FormatInt(place, 10)
 	}
-	if len(visits) > 0 {
-		p.HSet(ctx, k.visits, visits...)
-	}
+	hsetAll(ctx, p, k.callplaces, places)
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 	}
@@ -132,6 +130,21 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		return fmt.Errorf("redisstore: rebuild %s: holds: %w", ev, err)
 	}
 	return nil
+}
+
+// hsetAll queues the HSETs of m's fields into key on p, rebuildChunk
+// fields a command.
+func hsetAll(ctx context.Context, p redis.Pipeliner, key string, m map[string]string) {
+	fields := make([]any, 0, 2*rebuildChunk)
+	for field, value := range maps.All(m) {
+		if fields = append(fields, field, value); len(fields) == 2*rebuildChunk {
+			p.HSet(ctx, key, fields...)
+			fields = make([]any, 0, 2*rebuildChunk)
+		}
+	}
+	if len(fields) > 0 {
+		p.HSet(ctx, key, fields...)
+	}
 }
 
 // keepUnrecorded adds to st the event's unrecorded holders whose hold is

@@ -62,12 +62,14 @@ var (
 	lineSrc string
 	//go:embed lua/detach.lua
 	detachSrc string
+	//go:embed lua/away_lib.lua
+	awayLibSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a dropped holder's holds), the adaptive
 	// controller and admit(), one copy that every script that admits
 	// (tick, ingest, release) is run behind.
-	admissionStep = admissionKeysSrc + journalLibSrc + holdLibSrc + adaptiveSrc + admissionSrc
+	admissionStep = admissionKeysSrc + journalLibSrc + holdLibSrc + adaptiveSrc + awayLibSrc + admissionSrc
 
 	ingestScript       = newScript(admissionStep, bulkLibSrc, marksLibSrc, ingestSrc)
 	deleteEventScript  = newScript(deleteEventSrc)

@@ -83,7 +83,8 @@ func (s *Store) Detach(ctx context.Context, eventID string, users []string, nowM
 // statusCalls are the status.lua calls that read users, StatusChunk a call.
 func statusCalls(eventID string, users []string, nowMs int64, gateway string) []scriptCall {
 	k := keysOf(eventID)
-	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served, k.journal}
+	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served, k.journal,
+		k.called, k.callplaces, k.claims, k.lapsed}
 	var calls []scriptCall
 	for start := 0; start == 0 || start < len(users); start += StatusChunk {
 		chunk := users[start:min(start+StatusChunk, len(users))]
@@ -117,6 +118,9 @@ func readPlaces(cmds []*redis.Cmd, r *queue.LineReply) error {
 	return nil
 }
 
+// statusFields is how many fields status.lua's reply has per user.
+const statusFields = 7
+
 // statusReply is status.lua's reply.
 type statusReply struct {
 	head   queue.Head
@@ -124,10 +128,10 @@ type statusReply struct {
 }
 
 // decodeStatusReply reads status.lua's reply (its header's "Returns"):
-// the head, the journal's point, then six fields per user.
+// the head, the journal's point, then seven fields per user.
 func decodeStatusReply(v []any) (statusReply, error) {
 	var st statusReply
-	if len(v) < 3 || (len(v)-3)%6 != 0 {
+	if len(v) < 3 || (len(v)-3)%statusFields != 0 {
 		return st, fmt.Errorf("unexpected status reply %v", v)
 	}
 	head, err := decodeHead(v[0])
@@ -139,7 +143,7 @@ func decodeStatusReply(v []any) (statusReply, error) {
 	if err != nil {
 		return st, err
 	}
-	for j := 3; j < len(v); j += 6 {
+	for j := 3; j < len(v); j += statusFields {
 		p := queue.RawPlace{At: at}
 		nums := [5]int64{}
 		for f := range 5 {
@@ -155,6 +159,11 @@ func decodeStatusReply(v []any) (statusReply, error) {
 				return st, fmt.Errorf("unexpected score %q", sc)
 			}
 		}
+		turn, ok := v[j+6].(int64)
+		if !ok {
+			return st, fmt.Errorf("unexpected status field %v", v[j+6])
+		}
+		p.Turn = turn
 		st.places = append(st.places, p)
 	}
 	return st, nil

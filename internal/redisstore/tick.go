@@ -40,14 +40,18 @@ func (s *Store) tick(ctx context.Context, req queue.TickRequest, recorded bool) 
 	calls := make([]scriptCall, 0, 2*len(eventIDs))
 	staleCutoff := int64(0)
 	silent := cmp.Or(req.SilentCutoffMs, req.PresenceCutoffMs)
+	awayAfter := int64(0) // the disconnect grace, after which a waiting person is away
+	if req.PresenceCutoffMs > 0 {
+		awayAfter = req.NowMs - req.PresenceCutoffMs
+	}
 	if recorded {
 		staleCutoff = req.NowMs - RecordGrace.Milliseconds()
 	}
 	for _, ev := range eventIDs {
 		k := keysOf(ev)
 		calls = append(calls,
-			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config, k.journal, k.gateways}, []any{req.PresenceCutoffMs, req.SweepLimit, silent}},
-			scriptCall{tickScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, recordArg(recorded), staleCutoff}})
+			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config, k.journal, k.gateways}, []any{req.PresenceCutoffMs, req.SweepLimit, silent, req.NowMs}},
+			scriptCall{tickScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, recordArg(recorded), staleCutoff, awayAfter}})
 	}
 	if len(calls) == 0 {
 		return nil, nil, nil
@@ -112,6 +116,16 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 			c.admitted = append(c.admitted, a)
 		}
 		r.Recovered = len(t.stale)
+		for _, cl := range t.called {
+			r.Called = append(r.Called, cl.user)
+			m := queue.NewRecord(queue.OpCall, ev, cl.user, nowMs)
+			m.Score, m.ExpiresAt, m.JoinTS = cl.score, cl.expires, cl.served
+			c.other = append(c.other, m)
+		}
+		for _, u := range t.lapsed {
+			r.Lapsed = append(r.Lapsed, u)
+			c.other = append(c.other, queue.NewRecord(queue.OpLapse, ev, u, nowMs))
+		}
 		for _, member := range t.freeing {
 			m, err := freeingRelease(ev, member, nowMs)
 			if err != nil {
@@ -154,13 +168,16 @@ type tickReply struct {
 	stale            []admittedUser // user, renewed end of hold (as score), served mark
 	holdsExpired     int64          // item holds ended with the dropped holders
 	freeing          []string       // the releases to record again
+	called           []admittedUser // user, place score, end of the claim window (as expires), served mark
+	lapsed           []string       // the turns that lapsed
 }
 
 // decodeTickReply reads tick.lua's list reply (its header's "Returns":
-// {expiresAt, holders, waiting, admitted, dropped, stale, ended, freeing}).
+// {expiresAt, holders, waiting, admitted, dropped, stale, ended, freeing,
+// called, lapsed}).
 func decodeTickReply(v []any) (tickReply, error) {
 	var t tickReply
-	if len(v) != 8 {
+	if len(v) != 10 {
 		return t, fmt.Errorf("tick: unexpected reply %v", v)
 	}
 	var err error
@@ -174,6 +191,12 @@ func decodeTickReply(v []any) (tickReply, error) {
 		return t, fmt.Errorf("tick: %w", err)
 	}
 	if t.freeing, err = users(v[7]); err != nil {
+		return t, fmt.Errorf("tick: %w", err)
+	}
+	if t.called, err = quads(v[8]); err != nil {
+		return t, fmt.Errorf("tick: %w", err)
+	}
+	if t.lapsed, err = users(v[9]); err != nil {
 		return t, fmt.Errorf("tick: %w", err)
 	}
 	return t, nil

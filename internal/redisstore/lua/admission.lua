@@ -4,7 +4,7 @@
 -- admission_keys.lua, adaptive.lua and this file followed by its own body,
 -- so that every way into a slot keeps the same limits.
 
--- admit(event, now, batch, channel, record) drops holders whose hold
+-- admit(event, now, batch, channel, record, call) drops holders whose hold
 -- ended (score <= now), then, unless the event is paused, admits
 -- min(capacity - holders, batch, rate budget) users from the head of the
 -- line into active with score now + holdSeconds * 1000. Before
@@ -58,24 +58,43 @@
 -- successor's admit record could reach the log while the release record is
 -- lost, and a rebuild would restore both holders.
 --
+-- Away (config away.keepSeconds set, queue.Away): a person at the head
+-- whose presence in seen is a time older than now - stats.awayAfterMs (the
+-- slot monitor's disconnect grace, tick.lua; 30 s until a tick wrote it)
+-- is away. With call '1' (the monitor's tick) an away person popped from
+-- the head is called instead of admitted: out of the line (the pop is
+-- journaled as any), into called scored by the end of the claim window
+-- (now + away.claimSeconds), the place they left in callplaces, a served
+-- mark as an admission's (so the join that placed them is not taken
+-- again), their presence forgotten; they take no slot and the step pops
+-- on behind them (at most four pops a step). Without it (the fast track, a
+-- release handing its slot on) an away person at the head ends the step's
+-- admissions: the monitor's next tick calls them. Before the head, the
+-- called people who came back within their window (claims, status.lua) are
+-- admitted first, in line order, within the same room and rate; their
+-- served mark is now. A turn claimed in time never lapses (away_lib.lua).
+--
 -- Returns nil when the event has no configuration, else expiresAt, the
 -- users whose recorded hold ended (dropped now; never an unrecorded one), the admitted users in
 -- line order as a flat list of triples: user, place score, served mark, and
--- the number of item holds that ended with the dropped users' slots.
-local function admit(event, now, batch, channel, record)
+-- the number of item holds that ended with the dropped users' slots, and
+-- the people called, quads user, place score, end of the claim window,
+-- served mark.
+local function admit(event, now, batch, channel, record, call)
   local conf = redis.call('HMGET', K.config, 'capacity', 'holdSeconds', 'state', 'admitPerMinute', 'opensAt',
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
     'adaptive.startAdmitPerMinute', 'adaptive.increasePerStep', 'adaptive.decreaseFactor', 'adaptive.stepMs',
-    'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds', 'rebuilding')
+    'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds', 'rebuilding',
+    'away.keepSeconds', 'away.claimSeconds')
   if not conf[1] then
     return nil
   end
   local capacity, hold = tonumber(conf[1]), tonumber(conf[2])
   local opensAt = tonumber(conf[5] or '0') or 0
   local expires = now + hold * 1000
-  local dropped, admitted, ended = {}, {}, 0
+  local dropped, admitted, ended, calls = {}, {}, 0, {}
   if conf[17] then
-    return expires, dropped, admitted, ended
+    return expires, dropped, admitted, ended, calls
   end
   -- A hold still unrecorded was never told: it does not end (its user
   -- keeps the slot until the hold is recorded, tick.lua, and then gets a
@@ -126,24 +145,19 @@ local function admit(event, now, batch, channel, record)
     redis.call('HSET', K.control, 'limited', '1')
   end
   if n <= 0 then
-    return expires, dropped, admitted, ended
-  end
-  local popped = redis.call('ZPOPMIN', K.waiting, n)
-  if #popped > 0 then
-    journal_note('p' .. (#popped / 2) .. ' ', popped[#popped], popped[#popped - 1])
-    journal_flush(K.journal)
+    return expires, dropped, admitted, ended, calls
   end
   local top
   local users = {}
-  for i = 1, #popped, 2 do
-    local user, score = popped[i], tonumber(popped[i + 1])
-    top = score
-    -- The served mark: the admission's time, or the join's stamp if the
-    -- clocks disagree and it is later.
-    local served = math.max(score, now)
+  -- The served mark of a place left at score: the admission's (or call's)
+  -- time, or the join's stamp if the clocks disagree and it is later.
+  local function served_mark(score)
     if score < 0 then
-      served = math.max(opensAt - 1, now)
+      return math.max(opensAt - 1, now)
     end
+    return math.max(score, now)
+  end
+  local function seat(user, score, served)
     redis.call('ZADD', K.active, expires, user)
     redis.call('ZADD', K.served, served, user)
     redis.call('ZREM', K.seen, user)
@@ -154,11 +168,53 @@ local function admit(event, now, batch, channel, record)
     admitted[#admitted + 1] = user
     admitted[#admitted + 1] = score
     admitted[#admitted + 1] = served
+    n = n - 1
   end
+  local keep = tonumber(conf[18] or '')
+  if keep then
+    claim_turns(n, now, seat)
+  end
+  local awayBefore = keep and now - (tonumber(redis.call('HGET', K.stats, 'awayAfterMs') or '') or 30000)
+  for _ = 1, 4 do
+    if n <= 0 then
+      break
+    end
+    local asked = n
+    local heads = redis.call('ZRANGE', K.waiting, 0, asked - 1, 'WITHSCORES')
+    local away, k, stop = {}, 0, false
+    for i = 1, #heads, 2 do
+      local seen = awayBefore and tonumber(redis.call('ZSCORE', K.seen, heads[i]) or '')
+      if seen and seen < ATTACHED_BASE and seen < awayBefore then
+        if call ~= '1' then
+          stop = true
+          break
+        end
+        away[heads[i]] = true
+      end
+      k = k + 1
+    end
+    if k > 0 then
+      local popped = redis.call('ZPOPMIN', K.waiting, k)
+      journal_note('p' .. (#popped / 2) .. ' ', popped[#popped], popped[#popped - 1])
+      for i = 1, #popped, 2 do
+        local user, score = popped[i], tonumber(popped[i + 1])
+        if away[user] then
+          call_turn(now, user, popped[i + 1], served_mark(score), tonumber(conf[19]), calls)
+        else
+          top = score
+          seat(user, score, served_mark(score))
+        end
+      end
+    end
+    if stop or #heads < 2 * asked then
+      break -- an away person ends the fast track's run; or the line is done
+    end
+  end
+  journal_flush(K.journal)
   if #users > 0 then
     redis.call('HINCRBY', K.stats, 'admittedTotal', #users)
     local best = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
-    if not best or top > best then
+    if top and (not best or top > best) then
       redis.call('HSET', K.stats, 'admittedMaxScore', string.format('%d', top))
     end
     if tokens then
@@ -168,5 +224,5 @@ local function admit(event, now, batch, channel, record)
       redis.call('PUBLISH', channel, cjson.encode({eventId = event, expiresAt = expires, users = users}))
     end
   end
-  return expires, dropped, admitted, ended
+  return expires, dropped, admitted, ended, calls
 end

@@ -5,7 +5,8 @@
 -- KEYS[1] waiting ZSET, KEYS[2] active ZSET, KEYS[3] seen ZSET,
 -- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH,
 -- KEYS[7] control HASH, KEYS[8] unrecorded ZSET, KEYS[9] served ZSET,
--- KEYS[10] journal LIST
+-- KEYS[10] journal LIST, KEYS[11] called ZSET, KEYS[12] callplaces HASH,
+-- KEYS[13] claims ZSET, KEYS[14] lapsed ZSET (away_lib.lua)
 -- ARGV[1] now (unix ms), ARGV[2] the gateway that holds the users'
 -- sockets ('': a poll), ARGV[3..] user ids
 --
@@ -16,13 +17,17 @@
 -- is not yet in the log, admission.lua: it is told as no hold, the next in
 -- line), else 0, the 0-based place among the drop's pre-queue or NONE, the
 -- time a slot frees for them (below) or NONE, and their score in the line
--- (Redis's string; '' when not waiting). What is told of these (hidden
+-- (Redis's string; '' when not waiting), and their turn: the end of the
+-- claim window when they were called while away (queue.Away), TURN_LAPSED
+-- when a call of theirs lapsed since they were last served, else TURN_NONE. What is told of these (hidden
 -- before a drop's opening, nothing while rebuilt) is queue.Head.Told's.
 --
 -- Every user found waiting is marked present: a poll's presence is now,
 -- unless a gateway holds it (ZADD GT: an attached presence is higher than
 -- any time); a gateway's is ATTACHED_BASE + the gateway, kept until it lets
--- go (detach.lua) or stops reading the line (sweep.lua).
+-- go (detach.lua) or stops reading the line (sweep.lua). A called user
+-- read here is back: they are put in claims (at the place they left), and
+-- the next admission step admits them (away_lib.lua's claim_turns).
 --
 -- For a user waiting at place p (rank + 1) of an event whose slots are all
 -- taken for them (k = p - (capacity - holders) >= 1, holders counting the
@@ -35,7 +40,7 @@
 -- is the same for the users a gateway follows.
 --
 -- Returns {head, epoch, seq, rank1, hold1, unrecorded1, drawn1, slot1,
--- score1, rank2, ...}: head is line_head's, epoch and seq where the line's
+-- score1, turn1, rank2, ...}: head is line_head's, epoch and seq where the line's
 -- journal stands (journal_lib.lua; the places are those of that point).
 local now = tonumber(ARGV[1])
 local head, ended, holders = line_head(now, KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7])
@@ -84,5 +89,19 @@ for i = 3, #ARGV do
   out[#out + 1] = redis.call('ZRANK', KEYS[5], user) or NONE
   out[#out + 1] = (rank >= 0 and unrecorded == 0) and slot_at(rank + 1) or NONE
   out[#out + 1] = score
+  local turn = TURN_NONE
+  if rank == NONE and hold == 0 then
+    local deadline = redis.call('ZSCORE', KEYS[11], user)
+    if deadline then
+      turn = tonumber(deadline)
+      redis.call('ZADD', KEYS[13], 'NX', redis.call('HGET', KEYS[12], user) or '0', user)
+    else
+      local lapsed = redis.call('ZSCORE', KEYS[14], user)
+      if lapsed and tonumber(lapsed) >= tonumber(redis.call('ZSCORE', KEYS[9], user) or '0') then
+        turn = TURN_LAPSED
+      end
+    end
+  end
+  out[#out + 1] = turn
 end
 return out

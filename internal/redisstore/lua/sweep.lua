@@ -6,6 +6,9 @@
 -- ARGV[2] limit: the most users one call removes
 -- ARGV[3] silent cutoff (unix ms): a gateway that has not read the line
 -- since before it is gone
+-- ARGV[4] now (unix ms): an event that keeps places while away
+-- (config away.keepSeconds, queue.Away) removes only the presences older
+-- than now - keepSeconds (and than the cutoff)
 --
 -- A user's presence (seen) is the time their last socket closed or a poll
 -- read them, or ATTACHED_BASE + g while gateway g holds a socket of theirs
@@ -34,8 +37,13 @@ if redis.call('HEXISTS', KEYS[3], 'rebuilding') == 1 then
 end
 local limit = tonumber(ARGV[2])
 local silent = tonumber(ARGV[3])
+local cutoff = tonumber(ARGV[1])
+local keep = tonumber(redis.call('HGET', KEYS[3], 'away.keepSeconds') or '')
+if keep and ARGV[4] then
+  cutoff = math.min(cutoff, tonumber(ARGV[4]) - keep * 1000)
+end
 local out = {}
-for _, user in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. ARGV[1], 'LIMIT', 0, limit)) do
+for _, user in ipairs(redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. string.format('%d', cutoff), 'LIMIT', 0, limit)) do
   redis.call('ZREM', KEYS[2], user)
   local score = redis.call('ZSCORE', KEYS[1], user)
   if score then

@@ -3,7 +3,7 @@
 -- behind: admission_keys.lua, hold_lib.lua, adaptive.lua,
 -- admission.lua).
 --
--- KEYS[1..15] the admission keys (admission_keys.lua)
+-- KEYS[1..19] the admission keys (admission_keys.lua)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] batch: the most users one call admits
 -- ARGV[3] event id, ARGV[4] the admissions channel ('' : publish nothing)
@@ -20,22 +20,35 @@
 -- likewise the released slots in freeing released before it, whose
 -- release record was never acknowledged: returned for this caller to
 -- record, restamped now (release.lua); 0: none
+-- ARGV[7] the disconnect grace (ms): a waiting person whose page has been
+-- gone for longer is away (kept in stats.awayAfterMs for every admission
+-- step); the tick calls the away people whose turn comes (admit()'s call),
+-- then ends the turns whose claim window closed (away_lib.lua)
 --
 -- Runs admit() (admission.lua): atomic, so any number of gateways may call
 -- it at once: holders never exceed capacity, admissions never exceed the
 -- rate.
 --
 -- Returns {expiresAt, holders, waiting, admitted, dropped, stale, ended,
--- freeing} (holders and waiting after the admission): admitted a flat list
+-- freeing, called, lapsed} (holders and waiting after the admission): admitted a flat list
 -- of triples user, place score, served mark; dropped the users whose
 -- recorded hold ended; stale a flat list of triples user, end of hold
 -- (renewed), served mark; ended the item holds that ended with the dropped
 -- users' slots (admit()); freeing the restamped members of the releases
--- to record again. NO_EVENT when the event has no configuration.
+-- to record again; called the quads user, place score, end of the claim
+-- window, served mark of the people called; lapsed the users whose turn
+-- lapsed. NO_EVENT when the event has no configuration.
 local now = tonumber(ARGV[1])
-local expires, dropped, admitted, ended = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5])
+if ARGV[7] and ARGV[7] ~= '0' then
+  redis.call('HSET', K.stats, 'awayAfterMs', ARGV[7])
+end
+local expires, dropped, admitted, ended, called = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5], '1')
 if not expires then
   return NO_EVENT
+end
+local lapsed = {}
+if redis.call('HEXISTS', K.config, 'rebuilding') == 0 then
+  lapsed = lapse_turns(now, 1000)
 end
 local stale = {}
 local cutoff = tonumber(ARGV[6])
@@ -68,4 +81,4 @@ if cutoff > 0 then
     end
   end
 end
-return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing}
+return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing, called, lapsed}
