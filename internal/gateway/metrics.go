@@ -4,9 +4,9 @@ import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
 	frames, slow, admitted, admittedLate, swept, called, lapsed, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
-	refused, legacyTokens                                                                         *prometheus.CounterVec
-	holders, waiting                                                                              *prometheus.GaugeVec
-	statusRound, monitorTick                                                                      prometheus.Histogram
+	refused, legacyTokens                                                                                         *prometheus.CounterVec
+	holders, waiting                                                                                              *prometheus.GaugeVec
+	statusRound, monitorTick                                                                                      prometheus.Histogram
 }
 
 func newMetrics(reg prometheus.Registerer, h *hub, t *Tracker) *metrics {
