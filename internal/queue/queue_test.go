@@ -211,3 +211,38 @@ func TestEventValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestResumeTokens(t *testing.T) {
+	s, err := queue.NewTicketSigner("secret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.UnixMilli(1_000_000)
+	r := queue.NewResume("e1", "v:abc", 1234, now, time.Minute)
+	tok := s.SignResume(r)
+	got, err := s.VerifyResume(tok, "e1", now)
+	if err != nil || got != r {
+		t.Fatalf("VerifyResume = %+v, %v; want %+v", got, err, r)
+	}
+	if _, err := s.VerifyResume(tok, "e2", now); err != queue.ErrTicketOtherEvent {
+		t.Errorf("another event: %v", err)
+	}
+	if _, err := s.VerifyResume(tok, "e1", now.Add(time.Minute)); err != queue.ErrTicketExpired {
+		t.Errorf("expired: %v", err)
+	}
+	if _, err := s.VerifyResume(tok[:len(tok)-2]+"AA", "e1", now); err == nil {
+		t.Error("a forged signature verified")
+	}
+	// A ticket or a visitor identity is not a resume token, nor the reverse.
+	ticket := s.Sign(queue.Ticket{EventID: "e1", UserID: "v:abc", JoinedAt: 1, Expires: now.Add(time.Hour).UnixMilli()})
+	if _, err := s.VerifyResume(ticket, "e1", now); err == nil {
+		t.Error("a ticket verified as a resume token")
+	}
+	if _, err := s.Verify(tok, "e1", now); err == nil {
+		t.Error("a resume token verified as a ticket")
+	}
+	other, _ := queue.NewTicketSigner("other")
+	if _, err := other.VerifyResume(tok, "e1", now); err != queue.ErrTicketSignature {
+		t.Errorf("another secret: %v", err)
+	}
+}

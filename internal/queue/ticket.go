@@ -41,6 +41,7 @@ var (
 type TicketSigner struct {
 	ticket  signer
 	visitor signer
+	resume  signer
 }
 
 // NewTicketSigner returns a signer keyed by secret, which must not be empty.
@@ -51,6 +52,7 @@ func NewTicketSigner(secret string) (*TicketSigner, error) {
 	return &TicketSigner{
 		ticket:  newSigner(secret, "waitq ticket v1", "v1."),
 		visitor: newSigner(secret, "waitq visitor v1", "vis1."),
+		resume:  newSigner(secret, "waitq resume v1", "rs1."),
 	}, nil
 }
 
