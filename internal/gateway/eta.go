@@ -1,6 +1,10 @@
 package gateway
 
-import "math"
+import (
+	"math"
+
+	"github.com/waitq/waitq/internal/queue"
+)
 
 // The estimated wait a status frame tells (etaSeconds, etaMaxSeconds).
 
@@ -12,6 +16,35 @@ type pace struct {
 	perSecond float64
 	limit     float64
 	hold      int64
+	// admittedTotal and turns are the event's admissions and away turns,
+	// for admissionsUntil.
+	admittedTotal int64
+	turns         queue.Turns
+}
+
+// admissionsUntil is how many admissions the user at position (1-based)
+// waits for, their own included, when people are away (queue.Away): of the
+// position - 1 people ahead, the share found away at their turn so far
+// (called rather than admitted from the head) will be passed over, and of
+// the people called now, the share that came back for their turn so far
+// (all of them until one turn was claimed or lapsed) will go first.
+// Without away turns it is position.
+func (p pace) admissionsUntil(position int64) int64 {
+	t := p.turns
+	if t.CalledTotal == 0 {
+		return position
+	}
+	fromHead := float64(t.CalledTotal)
+	if admitted := p.admittedTotal - t.ClaimedTotal; admitted > 0 {
+		fromHead += float64(admitted)
+	}
+	awayShare := float64(t.CalledTotal) / fromHead
+	claimShare := 1.0
+	if done := t.ClaimedTotal + t.LapsedTotal; done > 0 {
+		claimShare = float64(t.ClaimedTotal) / float64(done)
+	}
+	ahead := math.Round(float64(position-1)*(1-awayShare) + float64(t.Called)*claimShare)
+	return 1 + int64(ahead)
 }
 
 // etaSeconds estimates the wait of position from the admission rate, or nil
@@ -42,6 +75,7 @@ func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
 	if position <= 0 {
 		return nil, nil
 	}
+	position = p.admissionsUntil(position)
 	if slotAtMs <= 0 {
 		return etaSeconds(position, p.perSecond), nil
 	}

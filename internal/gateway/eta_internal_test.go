@@ -3,6 +3,8 @@ package gateway
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/waitq/waitq/internal/queue"
 )
 
 // TestEstimateNeverPromisesLessThanTheHolds: with a slot free the ETA is
@@ -56,5 +58,27 @@ func TestAppendStatusWithARange(t *testing.T) {
 	want, _ := json.Marshal(f)
 	if got := appendStatus(nil, &f); string(got) != string(want) {
 		t.Fatalf("appendStatus = %s, want %s", got, want)
+	}
+}
+
+func TestAdmissionsUntilCountsAwayTurns(t *testing.T) {
+	for _, c := range []struct {
+		name     string
+		p        pace
+		position int64
+		want     int64
+	}{
+		{"nobody away", pace{admittedTotal: 100}, 11, 11},
+		// 100 turns from the head so far, 20 of them away: 8 of the 10
+		// ahead will be admitted; 4 called now, none resolved: all 4 go
+		// first.
+		{"away ahead, called unresolved", pace{admittedTotal: 80, turns: queue.Turns{Called: 4, CalledTotal: 20}}, 11, 1 + 8 + 4},
+		// Of 10 resolved calls, 5 were claimed: half the 4 called now.
+		{"half the calls claimed", pace{admittedTotal: 85, turns: queue.Turns{Called: 4, CalledTotal: 20, ClaimedTotal: 5, LapsedTotal: 5}}, 11, 1 + 8 + 2},
+		{"first in line", pace{admittedTotal: 80, turns: queue.Turns{Called: 2, CalledTotal: 20}}, 1, 3},
+	} {
+		if got := c.p.admissionsUntil(c.position); got != c.want {
+			t.Errorf("%s: admissionsUntil(%d) = %d, want %d", c.name, c.position, got, c.want)
+		}
 	}
 }

@@ -209,6 +209,7 @@ func (s *Server) admissionPace(e *queue.Event, event string, b queue.StatusBatch
 	if e != nil {
 		p.hold = int64(e.HoldSeconds)
 	}
+	p.admittedTotal, p.turns = b.AdmittedTotal, b.Turns
 	return p
 }
 

@@ -136,7 +136,7 @@ func (s *Server) eventFrom(id string, cur queue.Event, exists bool, body EventBo
 	if err := replacePolicy(&ev.Page, body.Page, "null or an object with title, message, logoUrl, accentColor, template and locale"); err != nil {
 		return queue.Event{}, err
 	}
-	if err := replacePolicy(&ev.Away, body.Away, "null or an object with keepSeconds and claimSeconds"); err != nil {
+	if err := replaceAway(&ev.Away, body.Away); err != nil {
 		return queue.Event{}, err
 	}
 	if err := mintTokens(&ev); err != nil {

@@ -95,6 +95,27 @@ func adapt(ev *queue.Event, raw json.RawMessage) error {
 	return nil
 }
 
+// replaceAway applies an admin PUT's away field to *dst: absent keeps it,
+// null turns it off, an object replaces it whole.
+func replaceAway(dst *queue.Away, raw json.RawMessage) error {
+	cur := *dst
+	p := &cur
+	if !cur.On() {
+		p = nil
+	}
+	if err := replacePolicy(&p, raw, "null or an object with keepSeconds and claimSeconds"); err != nil {
+		return err
+	}
+	*dst = queue.Away{}
+	if p != nil {
+		*dst = *p
+		if !dst.On() {
+			return queue.Errorf(queue.CodeInvalidConfig, "away needs keepSeconds and claimSeconds, or null to turn it off")
+		}
+	}
+	return nil
+}
+
 // replacePolicy applies an admin PUT's policy field (challenge, joinToken)
 // to *dst: absent keeps it, null removes it, an object replaces it whole.
 func replacePolicy[T any](dst **T, raw json.RawMessage, want string) error {

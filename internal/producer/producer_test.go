@@ -195,8 +195,9 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	if err := queue.CheckShopToken(st.ShopToken); err != nil || st.ShopToken == st.ReportToken {
 		t.Errorf("shop token %q: %v", st.ShopToken, err)
 	}
-	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2, ReportToken: st.ReportToken, ShopToken: st.ShopToken},
-		Phase: queue.PhaseOpen, Waiting: 1, Fairness: st.Fairness}
+	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2, ReportToken: st.ReportToken, ShopToken: st.ShopToken,
+		Away: queue.DefaultAway()}, // an event created through the API keeps places while away
+		Phase: queue.PhaseOpen, Waiting: 1, Fairness: st.Fairness, Turns: &queue.Turns{}}
 	if !reflect.DeepEqual(st, want) {
 		t.Errorf("event status = %+v, want %+v", st, want)
 	}
@@ -347,7 +348,8 @@ func TestAdminUpdateAndList(t *testing.T) {
 	if err := json.Unmarshal(r.body, &list); err != nil || r.status != 200 {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
-	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: producer.DefaultHoldSeconds, AdmitPerMinute: 120, State: queue.StateClosed, Partitions: 3}
+	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: producer.DefaultHoldSeconds, AdmitPerMinute: 120, State: queue.StateClosed, Partitions: 3,
+		Away: queue.DefaultAway()}
 	if len(list.Events) == 1 {
 		want.ReportToken = list.Events[0].ReportToken // made at creation, kept by the update
 		want.ShopToken = list.Events[0].ShopToken

@@ -42,9 +42,12 @@ const (
 )
 
 // DefaultAway is the keeping an event created without one gets.
-func DefaultAway() *Away {
-	return &Away{KeepSeconds: DefaultAwayKeepSeconds, ClaimSeconds: DefaultAwayClaimSeconds}
+func DefaultAway() Away {
+	return Away{KeepSeconds: DefaultAwayKeepSeconds, ClaimSeconds: DefaultAwayClaimSeconds}
 }
+
+// On reports whether a keeps places while away (the zero Away does not).
+func (a Away) On() bool { return a != Away{} }
 
 // Validate reports the first invalid field of a as a CodeInvalidConfig
 // error.

@@ -75,9 +75,10 @@ type Event struct {
 	// plain page); public, in GET /v1/events/{id}.
 	Page *Page `json:"page,omitempty"`
 	// Away keeps the places of people whose page is closed, and calls them
-	// when their turn comes (nil: a place is removed after the disconnect
-	// grace). An event created through the admin API gets DefaultAway.
-	Away *Away `json:"away,omitempty"`
+	// when their turn comes (the zero Away: off, a place is removed after
+	// the disconnect grace). An event created through the admin API gets
+	// DefaultAway.
+	Away Away `json:"away,omitzero"`
 	Schedule
 	// Seed is the secret of the event's draw, drawn when it was first
 	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
@@ -189,7 +190,7 @@ func (e *Event) Validate() error {
 		return e.JoinToken.Validate()
 	case e.Page.Validate() != nil:
 		return e.Page.Validate()
-	case e.Away != nil && e.Away.Validate() != nil:
+	case e.Away.On() && e.Away.Validate() != nil:
 		return e.Away.Validate()
 	case e.OpensAt < 0:
 		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")

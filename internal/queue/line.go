@@ -48,6 +48,7 @@ type StatusBatch struct {
 	// AdmitPerMinute is an adaptive event's effective rate, -1 for a fixed
 	// rate (the configuration's) or a controller not started yet.
 	AdmitPerMinute int64
+	Turns          Turns
 	Places         []Place // one per user asked about, in order
 	SlotAt         []int64 // per place: when a slot frees for it if holders keep theirs (unix ms; 0: one is free)
 }
@@ -63,6 +64,18 @@ type Head struct {
 	Rebuilding     bool
 	Capacity       int64
 	HoldMs         int64
+	Turns          Turns
+}
+
+// Turns counts an event's turns that came while their people were away
+// (Away): the ones waiting for them now, and ever called, claimed and
+// lapsed; in an EventStatus also the waiting people away now.
+type Turns struct {
+	Away         int64 `json:"away"`
+	Called       int64 `json:"called"`
+	CalledTotal  int64 `json:"calledTotal"`
+	ClaimedTotal int64 `json:"claimedTotal"`
+	LapsedTotal  int64 `json:"lapsedTotal"`
 }
 
 // RawPlace is where one user stands, before what may be told of it is
@@ -112,7 +125,7 @@ func (h Head) SlotTold(raw RawPlace, nowMs int64) int64 {
 
 // Batch is the StatusBatch of a head with no places yet.
 func (h Head) Batch(n int) StatusBatch {
-	return StatusBatch{Total: h.Total, AdmittedTotal: h.AdmittedTotal, AdmitPerMinute: h.AdmitPerMinute,
+	return StatusBatch{Total: h.Total, AdmittedTotal: h.AdmittedTotal, AdmitPerMinute: h.AdmitPerMinute, Turns: h.Turns,
 		Places: make([]Place, 0, n), SlotAt: make([]int64, 0, n)}
 }
 

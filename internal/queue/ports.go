@@ -88,6 +88,9 @@ type EventStatus struct {
 	// Door is who came through the door: challenges issued, solved and
 	// refused, the join rate, the difficulty in force.
 	Door DoorStats `json:"door"`
+	// Turns are the turns of people away (nil: the event keeps no places
+	// while away, Event.Away).
+	Turns *Turns `json:"turns,omitempty"`
 }
 
 // Fairness is what tells an operator whether the line kept its order.

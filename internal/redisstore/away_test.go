@@ -200,7 +200,7 @@ func TestAwayInterleavingsKeepEveryLimit(t *testing.T) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		const users, capacity, perMinute = 40, 3, 30
 		e := queue.Event{ID: ev, Capacity: capacity, HoldSeconds: 20, AdmitPerMinute: perMinute, State: queue.StateOpen, Partitions: 1,
-			Away: &queue.Away{KeepSeconds: 3600, ClaimSeconds: 60}}
+			Away: queue.Away{KeepSeconds: 3600, ClaimSeconds: 60}}
 		if _, err := s.PutEvent(ctx, e); err != nil {
 			t.Fatal(err)
 		}

@@ -127,7 +127,7 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		p.HDel(ctx, key, adaptiveFields...)
 		p.HDel(ctx, ControlKey(e.ID), controllerFields...)
 	}
-	if a := e.Away; a != nil {
+	if a := e.Away; a.On() {
 		p.HSet(ctx, key, "away.keepSeconds", a.KeepSeconds, "away.claimSeconds", a.ClaimSeconds)
 	} else {
 		p.HDel(ctx, key, "away.keepSeconds", "away.claimSeconds")
@@ -217,7 +217,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 		e.Adaptive = a
 	}
 	if _, ok := h["away.keepSeconds"]; ok {
-		a := &queue.Away{}
+		a := &e.Away
 		for field, dst := range map[string]*int{"keepSeconds": &a.KeepSeconds, "claimSeconds": &a.ClaimSeconds} {
 			n, err := strconv.Atoi(h["away."+field])
 			if err != nil {
@@ -225,7 +225,6 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 			}
 			*dst = n
 		}
-		e.Away = a
 	}
 	for field, dst := range map[string]any{"challenge": &e.Challenge, "joinToken": &e.JoinToken, "page": &e.Page} {
 		if js, ok := h[field]; ok {

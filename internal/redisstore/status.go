@@ -44,7 +44,7 @@ func (s *Store) Line(ctx context.Context, eventID string, req queue.LineRequest)
 		calls = statusCalls(eventID, req.Sync, req.NowMs, strconv.FormatUint(req.Gateway, 10))
 	}
 	k := keysOf(eventID)
-	calls = append(calls, scriptCall{lineScript, []string{k.journal, k.waiting, k.active, k.stats, k.config, k.control, k.gateways},
+	calls = append(calls, scriptCall{lineScript, []string{k.journal, k.waiting, k.active, k.stats, k.config, k.control, k.gateways, k.called},
 		[]any{req.NowMs, req.Gateway, req.Since.Epoch, req.Since.Seq}})
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
@@ -205,17 +205,17 @@ func decodeLineReply(v []any, r *queue.LineReply) error {
 // decodeHead reads line_head's head (line_lib.lua).
 func decodeHead(v any) (queue.Head, error) {
 	f, ok := v.([]any)
-	if !ok || len(f) != 7 {
+	if !ok || len(f) != 11 {
 		return queue.Head{}, fmt.Errorf("unexpected head %v", v)
 	}
-	n := [7]int64{}
+	n := [11]int64{}
 	for i := range f {
 		if n[i], ok = f[i].(int64); !ok {
 			return queue.Head{}, fmt.Errorf("unexpected head %v", v)
 		}
 	}
 	return queue.Head{Total: n[0], AdmittedTotal: n[1], AdmitPerMinute: n[2], OpensAt: n[3], Rebuilding: n[4] == 1,
-		Capacity: n[5], HoldMs: n[6]}, nil
+		Capacity: n[5], HoldMs: n[6], Turns: queue.Turns{Called: n[7], CalledTotal: n[8], ClaimedTotal: n[9], LapsedTotal: n[10]}}, nil
 }
 
 // decodePos reads a point in the journal: its epoch and seq

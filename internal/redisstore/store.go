@@ -91,6 +91,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		stats    *redis.MapStringStringCmd
 		prequeue *redis.IntCmd
 		door     *redis.SliceCmd
+		called   *redis.IntCmd
 		health   eventHealth
 	)
 	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -101,6 +102,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		stats = p.HGetAll(ctx, StatsKey(id))
 		prequeue = p.ZCard(ctx, PrequeueKey(id))
 		door = p.HMGet(ctx, DoorKey(id), doorFields...)
+		called = p.ZCard(ctx, CalledKey(id))
 		return nil
 	})
 	if err != nil {
@@ -127,13 +129,30 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	if e.Challenge.Enabled() {
 		doorStats.Difficulty = e.Challenge.DifficultyAt(doorStats.JoinsPerSecond)
 	}
+	var turns *queue.Turns
+	if e.Away.On() {
+		turns = &queue.Turns{Called: called.Val(), CalledTotal: num("calledTotal"), ClaimedTotal: num("claimedTotal"), LapsedTotal: num("lapsedTotal")}
+		if turns.Away, err = s.away(ctx, id, nowMs, num("awayAfterMs")); err != nil {
+			return queue.EventStatus{}, fmt.Errorf("redisstore: event status %s: %w", id, err)
+		}
+	}
 	return queue.EventStatus{
+		Turns: turns,
 		Door:  doorStats,
 		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Active: active.Val(), AdmittedTotal: num("admittedTotal"),
 		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
 		Fairness: queue.Fairness{Inversions: num("inversions"), IngestDelayMs: queue.SummarizeDelays(delays)},
 		Control:  control, Health: reports,
 	}, nil
+}
+
+// away counts eventID's waiting people away at nowMs: their presence a
+// time older than the disconnect grace (awayAfterMs; 0: 30 s) ago.
+func (s *Store) away(ctx context.Context, id string, nowMs, awayAfterMs int64) (int64, error) {
+	if awayAfterMs <= 0 {
+		awayAfterMs = 30_000
+	}
+	return s.c.ZCount(ctx, SeenKey(id), "-inf", "("+strconv.FormatInt(nowMs-awayAfterMs, 10)).Result()
 }
 
 // DrawOrder returns eventID's pre-queue in drawn order, as the line holds

@@ -5,7 +5,7 @@
 --
 -- KEYS[1] journal LIST, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
 -- KEYS[4] stats HASH, KEYS[5] config HASH, KEYS[6] control HASH,
--- KEYS[7] gateways ZSET
+-- KEYS[7] gateways ZSET, KEYS[8] called ZSET
 -- ARGV[1] now (unix ms), ARGV[2] the gateway, ARGV[3] the epoch and
 -- ARGV[4] the seq it read up to ('' and 0: none)
 --
@@ -20,7 +20,7 @@
 -- order (journal_lib.lua); ends are the ends (unix ms) of the holds
 -- running after now, in order.
 local now = tonumber(ARGV[1])
-local head, ended, holders = line_head(now, KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6])
+local head, ended, holders = line_head(now, KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[8])
 local epoch, seq = journal_head(KEYS[1])
 redis.call('ZADD', KEYS[7], now, ARGV[2])
 local known, from = ARGV[3], tonumber(ARGV[4])

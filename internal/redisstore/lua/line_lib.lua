@@ -1,12 +1,13 @@
 -- line_lib.lua: what status.lua and line.lua both read of an event.
 --
--- line_head(now, waiting, active, stats, config, control) returns the
--- event's head {total waiting, admittedTotal, rate, opensAt, rebuilding (1
--- or 0), capacity, hold (ms)}, where rate is an adaptive event's effective
+-- line_head(now, waiting, active, stats, config, control, called) returns
+-- the event's head {total waiting, admittedTotal, rate, opensAt, rebuilding
+-- (1 or 0), capacity, hold (ms), called (their turns waiting for them),
+-- calledTotal, claimedTotal, lapsedTotal (away_lib.lua)}, where rate is an adaptive event's effective
 -- rate (control.effective, users a minute), NONE for an event with a fixed
 -- rate or a controller that has not run yet; then ended, the holds of
 -- active ending at or before now, and holders, the others.
-local function line_head(now, waiting, active, stats, config, control)
+local function line_head(now, waiting, active, stats, config, control, called)
   local conf = redis.call('HMGET', config, 'opensAt', 'adaptive.targetLatencyMs', 'rebuilding', 'capacity', 'holdSeconds')
   local rate = NONE
   if conf[2] then
@@ -14,10 +15,12 @@ local function line_head(now, waiting, active, stats, config, control)
   end
   local ended = redis.call('ZCOUNT', active, '-inf', now)
   local holders = redis.call('ZCARD', active) - ended
+  local counts = redis.call('HMGET', stats, 'admittedTotal', 'calledTotal', 'claimedTotal', 'lapsedTotal')
   local head = {
-    redis.call('ZCARD', waiting), tonumber(redis.call('HGET', stats, 'admittedTotal') or '0'), rate,
+    redis.call('ZCARD', waiting), tonumber(counts[1] or '0'), rate,
     tonumber(conf[1] or '0') or 0, conf[3] and 1 or 0,
     tonumber(conf[4] or '0') or 0, 1000 * (tonumber(conf[5] or '0') or 0),
+    redis.call('ZCARD', called), tonumber(counts[2] or '0'), tonumber(counts[3] or '0'), tonumber(counts[4] or '0'),
   }
   return head, ended, holders
 end

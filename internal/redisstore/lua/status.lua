@@ -43,7 +43,7 @@
 -- score1, turn1, rank2, ...}: head is line_head's, epoch and seq where the line's
 -- journal stands (journal_lib.lua; the places are those of that point).
 local now = tonumber(ARGV[1])
-local head, ended, holders = line_head(now, KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7])
+local head, ended, holders = line_head(now, KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], KEYS[11])
 local capacity, holdMs = head[6], head[7]
 local epoch, seq = journal_head(KEYS[10])
 -- slot_at is when a slot frees for the user at place p under full holds,
