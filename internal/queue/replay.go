@@ -75,36 +75,11 @@ func (r *Replay) Apply(m Message) {
 	u := r.user(m.UserID)
 	switch m.Op {
 	case OpJoin:
-		if u.firstJn == 0 || m.TS < u.firstJn {
-			u.firstJn = m.TS
-		}
-		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 || u.called != 0 ||
-			(u.served > 0 && m.Visit != "" && m.Visit == u.visit) {
-			return
-		}
-		u.wait = m.TS
-		if m.Visit != "" {
-			u.visit = m.Visit
-		}
+		u.join(m)
 	case OpLeave:
 		u.wait = 0
 	case OpAdmit:
-		u.wait, u.called = 0, 0
-		if m.JoinTS <= u.served && u.admitted > 0 {
-			// The same admission written twice: by its admitter and by a
-			// monitor tick that recorded it after RecordGrace, which gave
-			// the hold a whole length from then (tick.lua). The later end
-			// stands, unless the hold was given back meanwhile.
-			if m.JoinTS == u.served && u.hold != 0 && m.ExpiresAt > u.hold {
-				u.hold = m.ExpiresAt
-			}
-			return
-		}
-		if u.admitted == 0 || m.Score > u.topScore {
-			u.topScore = m.Score
-		}
-		u.admitted++
-		u.served, u.hold = m.JoinTS, m.ExpiresAt
+		u.admit(m)
 	case OpRelease:
 		// A release names the admission it ends by its served mark
 		// (joinTs); one written late, after the user's next admission,
@@ -117,23 +92,8 @@ func (r *Replay) Apply(m Message) {
 		if u.hold <= m.TS {
 			u.hold, u.items = 0, nil
 		}
-	case OpHold:
-		if u.items == nil {
-			u.items = map[string]int64{}
-		}
-		u.items[m.Item] = m.ExpiresAt
-	case OpUnhold:
-		delete(u.items, m.Item)
-	case OpSold:
-		delete(u.items, m.Item)
-		if u.sold == nil {
-			u.sold = map[string]int64{}
-		}
-		if _, ok := u.sold[m.Item]; !ok { // a repeat of the confirm keeps the first stamp
-			u.sold[m.Item] = m.TS
-		}
-	case OpUnsold:
-		delete(u.sold, m.Item)
+	case OpHold, OpUnhold, OpSold, OpUnsold:
+		u.item(m)
 	case OpCall:
 		if m.JoinTS > u.served {
 			u.wait, u.called, u.place, u.served = 0, m.ExpiresAt, m.Score, m.JoinTS
@@ -151,6 +111,65 @@ func (r *Replay) Apply(m Message) {
 	default:
 		r.Messages--
 		r.Unknown++
+	}
+}
+
+// join folds a join: a place unless the user waits, holds, was served
+// after its stamp, is called, or it is a try of the admitted visit.
+func (u *replayUser) join(m Message) {
+	if u.firstJn == 0 || m.TS < u.firstJn {
+		u.firstJn = m.TS
+	}
+	if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 || u.called != 0 ||
+		(u.served > 0 && m.Visit != "" && m.Visit == u.visit) {
+		return
+	}
+	u.wait = m.TS
+	if m.Visit != "" {
+		u.visit = m.Visit
+	}
+}
+
+// admit folds an admit record (also the end of a call: a claim).
+func (u *replayUser) admit(m Message) {
+	u.wait, u.called = 0, 0
+	if m.JoinTS <= u.served && u.admitted > 0 {
+		// The same admission written twice: by its admitter and by a
+		// monitor tick that recorded it after RecordGrace, which gave
+		// the hold a whole length from then (tick.lua). The later end
+		// stands, unless the hold was given back meanwhile.
+		if m.JoinTS == u.served && u.hold != 0 && m.ExpiresAt > u.hold {
+			u.hold = m.ExpiresAt
+		}
+		return
+	}
+	if u.admitted == 0 || m.Score > u.topScore {
+		u.topScore = m.Score
+	}
+	u.admitted++
+	u.served, u.hold = m.JoinTS, m.ExpiresAt
+}
+
+// item folds a hold, unhold, sold or unsold record of m.Item.
+func (u *replayUser) item(m Message) {
+	switch m.Op {
+	case OpHold:
+		if u.items == nil {
+			u.items = map[string]int64{}
+		}
+		u.items[m.Item] = m.ExpiresAt
+	case OpUnhold:
+		delete(u.items, m.Item)
+	case OpSold:
+		delete(u.items, m.Item)
+		if u.sold == nil {
+			u.sold = map[string]int64{}
+		}
+		if _, ok := u.sold[m.Item]; !ok { // a repeat of the confirm keeps the first stamp
+			u.sold[m.Item] = m.TS
+		}
+	case OpUnsold:
+		delete(u.sold, m.Item)
 	}
 }
 

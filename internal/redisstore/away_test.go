@@ -271,3 +271,27 @@ func TestAwayInterleavingsKeepEveryLimit(t *testing.T) {
 		}
 	}
 }
+
+func TestDeletingAnEventRemovesItsTurns(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putAwayLine(t, s, ev, 1, 4)
+	const now = 1_000_000
+	c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: "u0", Score: 1}, redis.Z{Member: "u1", Score: 1})
+	if r := awayTick(t, s, ev, now, 10); len(r.Called) != 2 {
+		t.Fatalf("tick: %+v; want u0 and u1 called", r)
+	}
+	placeOf(t, s, ev, "u0", now+1) // u0 claims; u1 stays called
+	c.ZAdd(ctx, redisstore.LapsedKey(ev), redis.Z{Member: "u9", Score: 5})
+	if err := s.DeleteEvent(ctx, ev, now+20_000); err != nil {
+		t.Fatal(err)
+	}
+	keys, err := c.Keys(ctx, "waitq:{"+ev+"}:*").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(keys, []string{redisstore.TombstoneKey(ev)}) {
+		t.Fatalf("keys left after the delete: %v; want the tombstone alone", keys)
+	}
+}
