@@ -20,7 +20,7 @@ import (
 // call, a few calls under way) as fast as it takes them; each, once in
 // line, connects to one of -gateways simulated gateways (no sockets: each
 // gateway's greeting, then status rounds every -interval over its 16
-// slices, through its own gateway.Tracker, as ws-gateway's), while a slot
+// slices, through its own gateway.Rounds, as ws-gateway's), while a slot
 // monitor ticks every 250 ms (Store.Tick) and admits at -rate a minute.
 // Each admitted person leaves their gateway (their presence let go). It
 // prints the joins' rate and join → in line p99, the gap between a
@@ -53,15 +53,14 @@ type saleUser struct {
 	slice int
 }
 
-// saleGateway is one simulated gateway: its Tracker, its people by slice
+// saleGateway is one simulated gateway: its rounds, its people by slice
 // and the newly connected ones to greet.
 type saleGateway struct {
-	tracker *gateway.Tracker
-	slicer  gateway.Slicer
-	mu      sync.Mutex
-	fresh   []*saleUser
-	slices  [gateway.StatusSlices]map[string]*saleUser
-	left    atomic.Int64 // people still followed or to greet
+	rounds *gateway.Rounds
+	mu     sync.Mutex
+	fresh  []*saleUser
+	slices []map[string]*saleUser
+	left   atomic.Int64 // people still followed or to greet
 }
 
 // saleTally is what the gateways measure.
@@ -91,7 +90,8 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 	}()
 	gws := make([]*saleGateway, cfg.gateways)
 	for i := range gws {
-		gws[i] = &saleGateway{tracker: gateway.NewTracker(store), slicer: gateway.NewSlicer()}
+		r := gateway.NewRounds(store, true)
+		gws[i] = &saleGateway{rounds: r, slices: make([]map[string]*saleUser, r.Slices())}
 		for j := range gws[i].slices {
 			gws[i].slices[j] = map[string]*saleUser{}
 		}
@@ -112,7 +112,7 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 		wg.Go(func() { g.roundLoop(loops, ev, cfg, &t) })
 		wg.Go(func() { // presences let go once a second, as ws-gateway's letGo
 			for sleepCtx(loops, time.Second) {
-				_ = g.tracker.Flush(loops, time.Now().UnixMilli())
+				_ = g.rounds.Flush(loops, time.Now().UnixMilli())
 			}
 		})
 	}
@@ -222,7 +222,7 @@ func (g *saleGateway) greetLoop(ctx context.Context, ev string, cfg saleConfig, 
 			continue
 		}
 		for _, u := range fresh {
-			u.slice = g.slicer.Slice(ev, u.id)
+			u.slice = g.rounds.Slice(ev, u.id)
 		}
 		g.read(ctx, ev, cfg, t, fresh, true)
 	}
@@ -232,7 +232,7 @@ func (g *saleGateway) greetLoop(ctx context.Context, ev string, cfg saleConfig, 
 // over three quarters of it, as ws-gateway's.
 func (g *saleGateway) roundLoop(ctx context.Context, ev string, cfg saleConfig, t *saleTally) {
 	for sleepCtx(ctx, cfg.interval) {
-		gateway.RunRound(ctx, cfg.interval*3/4, func(j int) {
+		g.rounds.Run(ctx, cfg.interval*3/4, func(j int) {
 			g.mu.Lock()
 			us := make([]*saleUser, 0, len(g.slices[j]))
 			for _, u := range g.slices[j] {
@@ -246,8 +246,8 @@ func (g *saleGateway) roundLoop(ctx context.Context, ev string, cfg saleConfig, 
 	}
 }
 
-// read reads the places of us through the gateway's Tracker, as ReadEvents
-// does, and tallies them: a waiting person's gap since their last status
+// read reads the places of us through the gateway's rounds (Rounds.Read),
+// and tallies them: a waiting person's gap since their last status
 // and whether their position went up; an admitted one leaves. A read that
 // fails is read again: the next round reads a slice's people, the next
 // greeting (greeting: us are not in a slice yet) the newly connected.
@@ -257,45 +257,44 @@ func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *sa
 		ids[i] = u.id
 	}
 	begin := time.Now()
-	gateway.ReadEvents(ctx, g.tracker, map[string][]string{ev: ids}, cfg.interval, time.Now, func(_ string, b queue.StatusBatch, nowMs int64, err error) {
-		if err != nil {
-			if greeting { // in no slice yet: lost to every round
-				g.mu.Lock()
-				g.fresh = append(g.fresh, us...)
-				g.mu.Unlock()
-			}
-			return
+	b, _, err := g.rounds.Read(ctx, ev, ids, cfg.interval)
+	if err != nil {
+		if greeting { // in no slice yet: lost to every round
+			g.mu.Lock()
+			g.fresh = append(g.fresh, us...)
+			g.mu.Unlock()
 		}
-		now := time.Now()
-		t.read.Record(now.Sub(begin).Microseconds())
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		for i, u := range us {
-			p := b.Places[i]
-			t.statuses.Add(1)
-			switch {
-			case p.HoldUntil >= 0: // holding, or held already (holds last a second)
-				t.admitted.Add(1)
-				delete(g.slices[u.slice], u.id)
-				g.tracker.Leave(ev, u.id)
-				g.left.Add(-1)
-			case p.Rank >= 0:
-				if u.last.IsZero() {
-					t.firstTold.Record(now.UnixMicro() - u.stamp*1000)
-					g.slices[u.slice][u.id] = u
-				} else {
-					t.gap.Record(now.Sub(u.last).Microseconds())
-					if p.Rank+1 > u.pos {
-						t.rises.Add(1)
-					}
+		return
+	}
+	now := time.Now()
+	t.read.Record(now.Sub(begin).Microseconds())
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, u := range us {
+		p := b.Places[i]
+		t.statuses.Add(1)
+		switch {
+		case p.HoldUntil >= 0: // holding, or held already (holds last a second)
+			t.admitted.Add(1)
+			delete(g.slices[u.slice], u.id)
+			g.rounds.Leave(ev, u.id)
+			g.left.Add(-1)
+		case p.Rank >= 0:
+			if u.last.IsZero() {
+				t.firstTold.Record(now.UnixMicro() - u.stamp*1000)
+				g.slices[u.slice][u.id] = u
+			} else {
+				t.gap.Record(now.Sub(u.last).Microseconds())
+				if p.Rank+1 > u.pos {
+					t.rises.Add(1)
 				}
-				u.last, u.pos = now, p.Rank+1
-			default: // not in line yet, or no longer: read again (a person lost keeps the sale from draining)
-				delete(g.slices[u.slice], u.id)
-				g.fresh = append(g.fresh, u)
 			}
+			u.last, u.pos = now, p.Rank+1
+		default: // not in line yet, or no longer: read again (a person lost keeps the sale from draining)
+			delete(g.slices[u.slice], u.id)
+			g.fresh = append(g.fresh, u)
 		}
-	})
+	}
 }
 
 // saleMonitor ticks every 250 ms, as a gateway's slot monitor: holds end,

@@ -26,8 +26,7 @@ import (
 // connect round (every user's first read, as when their sockets open),
 // then -rounds status rounds over all of them as a gateway holding every
 // one of their sockets would (the gateway's own slicing, slice pacing and
-// reads: gateway.Slicer, RunRound, ReadEvents, and with -path journal its
-// Tracker, with -path store Store.Status for every user; presence
+// reads, through gateway.Rounds: with -path journal its tracker, with -path store Store.Status for every user; presence
 // included), and prints one line: the server's CPU (INFO cpu) per user and
 // round, the wall time per round, the server's memory (INFO memory) per
 // waiting user and the CPU per user of the connect round. The event's keys
@@ -118,16 +117,13 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	}
 	res.loadBytes = mem1 - mem0
 
-	slices := sliceUsers(ev, run, cfg.waiting)
-	var reader gateway.StatusReader = store
-	if cfg.path == statusesJournal {
-		reader = gateway.NewTracker(store)
-	}
+	rounds := gateway.NewRounds(store, cfg.path == statusesJournal)
+	slices := sliceUsers(rounds, ev, run, cfg.waiting)
 	cpuc, err := serverCPU(ctx, node)
 	if err != nil {
 		return res, err
 	}
-	if err := connectRound(ctx, reader, cfg, ev, run, slices); err != nil {
+	if err := connectRound(ctx, rounds, cfg, run, ev, slices); err != nil {
 		return res, fmt.Errorf("connect round: %w", err)
 	}
 	script0, scriptErr := scriptTime(ctx, node) // for a progress line only
@@ -139,7 +135,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	fmt.Fprintf(stderr, "statuses: connect round done: %.3f µs of Redis CPU per user\n", res.connectCPU.Seconds()*1e6/float64(cfg.waiting))
 	start := time.Now()
 	for r := range cfg.rounds {
-		if err := statusRound(ctx, reader, cfg, ev, run, slices); err != nil {
+		if err := statusRound(ctx, rounds, cfg, run, ev, slices); err != nil {
 			return res, fmt.Errorf("round %d: %w", r+1, err)
 		}
 		fmt.Fprintf(stderr, "statuses: round %d/%d done after %.1fs\n", r+1, cfg.rounds, time.Since(start).Seconds())
@@ -222,37 +218,27 @@ func loadLine(ctx context.Context, store *redisstore.Store, cfg statusesConfig, 
 	return nil
 }
 
-// sliceUsers returns the users of each slice of a status round, by their
-// number: a gateway.Slicer's slicing, the hub's.
-func sliceUsers(ev string, run uint64, n int) [gateway.StatusSlices][]uint32 {
-	var out [gateway.StatusSlices][]uint32
-	slicer := gateway.NewSlicer()
-	for j := range out {
-		out[j] = make([]uint32, 0, n/gateway.StatusSlices+n/100+1)
-	}
+// sliceUsers returns the users of each slice of r's rounds, by their
+// number: the hub's slicing.
+func sliceUsers(r *gateway.Rounds, ev string, run uint64, n int) [][]uint32 {
+	out := make([][]uint32, r.Slices())
 	for i := range n {
-		j := slicer.Slice(ev, statusesUser(run, i))
+		j := r.Slice(ev, statusesUser(run, i))
 		out[j] = append(out[j], uint32(i))
 	}
 	return out
 }
 
 // statusRound runs one status round over every user of ev as a gateway's
-// does (gateway.RunRound, its slices one after another at once;
-// gateway.ReadEvents, one read of store for the event's users of the
-// slice), and checks every user was read in line.
-func statusRound(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, run uint64, slices [gateway.StatusSlices][]uint32) error {
+// does (Rounds.Run, its slices one after another at once, one read of the
+// event's users of each slice), and checks every user was read in line.
+func statusRound(ctx context.Context, r *gateway.Rounds, cfg statusesConfig, run uint64, ev string, slices [][]uint32) error {
 	var errs []error
-	ok := gateway.RunRound(ctx, 0, func(j int) {
-		if len(errs) > 0 {
-			return
-		}
-		users := make([]string, len(slices[j]))
-		for k, i := range slices[j] {
-			users[k] = statusesUser(run, int(i))
-		}
-		if err := readStatuses(ctx, store, cfg, ev, users); err != nil {
-			errs = append(errs, fmt.Errorf("slice %d (%d users): %w", j, len(users), err))
+	ok := r.Run(ctx, 0, func(j int) {
+		if len(errs) == 0 {
+			if err := readStatuses(ctx, r, cfg, ev, run, slices[j]); err != nil {
+				errs = append(errs, fmt.Errorf("slice %d (%d users): %w", j, len(slices[j]), err))
+			}
 		}
 	})
 	if !ok {
@@ -265,15 +251,11 @@ func statusRound(ctx context.Context, store gateway.StatusReader, cfg statusesCo
 // gateway greets sockets as they open (its greeting reads those that
 // opened together): the first read of each, where the journal's path
 // learns their place.
-func connectRound(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, run uint64, slices [gateway.StatusSlices][]uint32) error {
+func connectRound(ctx context.Context, r *gateway.Rounds, cfg statusesConfig, run uint64, ev string, slices [][]uint32) error {
 	for j := range slices {
 		for from := 0; from < len(slices[j]); from += statusesGreeting {
 			part := slices[j][from:min(from+statusesGreeting, len(slices[j]))]
-			users := make([]string, len(part))
-			for k, i := range part {
-				users[k] = statusesUser(run, int(i))
-			}
-			if err := readStatuses(ctx, store, cfg, ev, users); err != nil {
+			if err := readStatuses(ctx, r, cfg, ev, run, part); err != nil {
 				return fmt.Errorf("slice %d, users %d-%d: %w", j, from, from+len(part)-1, err)
 			}
 		}
@@ -281,23 +263,23 @@ func connectRound(ctx context.Context, store gateway.StatusReader, cfg statusesC
 	return nil
 }
 
-// readStatuses reads users of ev as a gateway does (gateway.ReadEvents)
-// and checks each was read in line.
-func readStatuses(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, users []string) error {
-	var rerr error
-	gateway.ReadEvents(ctx, store, map[string][]string{ev: users}, cfg.timeout, time.Now,
-		func(_ string, b queue.StatusBatch, _ int64, err error) {
-			if err == nil && len(b.Places) != len(users) {
-				err = fmt.Errorf("%d places for %d users", len(b.Places), len(users))
-			}
-			for k := 0; err == nil && k < len(b.Places); k++ {
-				if b.Places[k].Rank < 0 {
-					err = fmt.Errorf("user %s read out of line (rank %d)", users[k], b.Places[k].Rank)
-				}
-			}
-			rerr = err
-		})
-	return rerr
+// readStatuses reads the users numbered nums of ev as a gateway does
+// (Rounds.Read) and checks each was read in line.
+func readStatuses(ctx context.Context, r *gateway.Rounds, cfg statusesConfig, ev string, run uint64, nums []uint32) error {
+	users := make([]string, len(nums))
+	for k, i := range nums {
+		users[k] = statusesUser(run, int(i))
+	}
+	b, _, err := r.Read(ctx, ev, users, cfg.timeout)
+	if err == nil && len(b.Places) != len(users) {
+		err = fmt.Errorf("%d places for %d users", len(b.Places), len(users))
+	}
+	for k := 0; err == nil && k < len(b.Places); k++ {
+		if b.Places[k].Rank < 0 {
+			err = fmt.Errorf("user %s read out of line (rank %d)", users[k], b.Places[k].Rank)
+		}
+	}
+	return err
 }
 
 // deleteStatusesEvent deletes ev's keys and registration the way the admin

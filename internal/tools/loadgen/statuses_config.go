@@ -40,7 +40,7 @@ type statusesConfig struct {
 
 // The status paths "loadgen statuses" measures.
 const (
-	// statusesJournal reads as a gateway does: gateway.Tracker, each user
+	// statusesJournal reads as a gateway does: gateway.Rounds over its tracker, each user
 	// read once at connect, then kept from the line's journal.
 	statusesJournal = "journal"
 	// statusesStore reads every user from Redis every round
