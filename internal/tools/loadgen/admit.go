@@ -3,7 +3,6 @@ package loadgen
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -23,9 +22,12 @@ import (
 
 // Bounds and fixed settings of "loadgen admit".
 const (
-	maxAdmitUsers    = 20_000
-	maxAdmitRate     = 1_000
-	maxAdmitReleases = 2_000
+	maxAdmitUsers = 20_000
+	maxAdmitRate  = 1_000
+	// admitReleases are the releases measured (release → the next user's
+	// admitted frame on the other gateway), admitReleaseRate a second.
+	admitReleases    = 200
+	admitReleaseRate = 20
 	// admitWait bounds one user's wait for the admitted frame: longer than
 	// the slot monitor's default tick (5 s), which admits when the fast
 	// track is off.
@@ -38,40 +40,15 @@ const (
 
 // admitConfig are the settings of "loadgen admit".
 type admitConfig struct {
-	users       int // joins measured, at rate a second
-	rate        int
-	releases    int // releases measured, at releaseRate a second
-	releaseRate int
+	shown
+	users int // joins measured, at rate a second
+	rate  int
 }
 
 // bind declares the admit flags.
-func (c *admitConfig) bind(fs *flag.FlagSet) {
-	fs.IntVar(&c.users, "users", 1000, "joins measured (join → admitted frame) on an event with room")
-	fs.IntVar(&c.rate, "rate", 100, "joins a second (steady)")
-	fs.IntVar(&c.releases, "releases", 200, "releases measured (release → the next user's admitted frame on the other gateway)")
-	fs.IntVar(&c.releaseRate, "release-rate", 20, "releases a second (steady)")
-}
-
-// line returns the settings line of the admit table.
-func (c *admitConfig) line() string {
-	return fmt.Sprintf("-users %d -rate %d -releases %d -release-rate %d", c.users, c.rate, c.releases, c.releaseRate)
-}
-
-// validate checks the admit flags.
-func (c *admitConfig) validate() error {
-	var errs []error
-	if c.users < 1 || c.users > maxAdmitUsers {
-		errs = append(errs, fmt.Errorf("-users %d: must be between 1 and %d", c.users, maxAdmitUsers))
-	}
-	if c.releases < 1 || c.releases > maxAdmitReleases {
-		errs = append(errs, fmt.Errorf("-releases %d: must be between 1 and %d", c.releases, maxAdmitReleases))
-	}
-	for name, r := range map[string]int{"-rate": c.rate, "-release-rate": c.releaseRate} {
-		if r < 1 || r > maxAdmitRate {
-			errs = append(errs, fmt.Errorf("%s %d: must be between 1 and %d", name, r, maxAdmitRate))
-		}
-	}
-	return errors.Join(errs...)
+func (c *admitConfig) bind(s *settings) {
+	s.intVar(&c.users, "users", 1000, 1, maxAdmitUsers, "joins measured (join → admitted frame) on an event with room")
+	s.intVar(&c.rate, "rate", 100, 1, maxAdmitRate, "joins a second (steady)")
 }
 
 // admitResult is what one mode (fast track on or off) measured.
@@ -125,7 +102,7 @@ func startAdmitStack(ctx context.Context, st *infra, cfg admitConfig, fast bool,
 		s.close()
 		return nil, err
 	}
-	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: cfg.releases} {
+	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: admitReleases} {
 		body := fmt.Sprintf(`{"capacity":%d,"holdSeconds":600,"partitions":%d}`, capacity, benchPartitions)
 		if err := createEvent(ctx, s.producer, s.token, id, body); err != nil {
 			s.close()
@@ -221,13 +198,13 @@ func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitC
 	return ctx.Err()
 }
 
-// measureReleases fills the full event with cfg.releases holders watching
+// measureReleases fills the full event with admitReleases holders watching
 // from gateway A, puts as many people in line behind them watching from
-// gateway B, then releases the holders through A at cfg.releaseRate a second:
+// gateway B, then releases the holders through A at admitReleaseRate a second:
 // release k's slot goes to the k-th in line, and release request → that
 // user's admitted frame on B is recorded.
 func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
-	n := cfg.releases
+	n := admitReleases
 	tokens := make([]string, n)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -263,7 +240,7 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *inf
 	}
 	time.Sleep(500 * time.Millisecond) // the waiters' sockets are greeted
 	releasedAt := make([]time.Time, n)
-	every := time.Second / time.Duration(cfg.releaseRate)
+	every := time.Second / time.Duration(admitReleaseRate)
 	start := time.Now()
 	for k := range n {
 		if !clock.SleepUntil(ctx, start.Add(time.Duration(k)*every)) {
@@ -320,7 +297,7 @@ func printAdmit(w io.Writer, cfg admitConfig, on, off *admitResult) {
 	report.Summary(w, fmt.Sprintf("join → admitted frame with room, %d users at %d/s", cfg.users, cfg.rate), p(on.join),
 		"fast track off: "+p(off.join), float64(on.join.Percentile(0.99)), float64(off.join.Percentile(0.99)),
 		"p50 < 50 ms, p99 < 250 ms: "+met(on.join.Percentile(0.5) < 50*time.Millisecond && on.join.Percentile(0.99) < 250*time.Millisecond && on.joinMissing == 0))
-	report.Summary(w, fmt.Sprintf("release → next user's admitted frame on another gateway, %d releases at %d/s", cfg.releases, cfg.releaseRate), p(on.release),
+	report.Summary(w, fmt.Sprintf("release → next user's admitted frame on another gateway, %d releases at %d/s", admitReleases, admitReleaseRate), p(on.release),
 		"fast track off: "+p(off.release), float64(on.release.Percentile(0.99)), float64(off.release.Percentile(0.99)),
 		"p99 < 250 ms: "+met(on.release.Percentile(0.99) < 250*time.Millisecond && on.releaseMissing == 0))
 }

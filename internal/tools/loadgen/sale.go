@@ -317,3 +317,72 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 		return true
 	}
 }
+
+// Bounds of "loadgen sale".
+const (
+	maxSaleJoins    = 20_000_000
+	maxSaleGateways = 64
+	maxSaleTimeout  = time.Hour
+)
+
+// saleConfig are the settings of "loadgen sale".
+type saleConfig struct {
+	shown
+	redisURL string
+	joins    int
+	gateways int
+	rate     int           // admissions a minute
+	interval time.Duration // the gateways' status interval
+	batch    int           // joins per Store.Ingest call
+	timeout  time.Duration
+}
+
+// bind declares the sale flags.
+func (c *saleConfig) bind(s *settings) {
+	s.redis(&c.redisURL, "to run the sale in", "the Redis to run the sale in, redis://HOST:PORT/0 (required)", func() redisstore.Conn { return redisstore.Conn{URL: c.redisURL} })
+	s.intVar(&c.joins, "joins", 1_000_000, 1, maxSaleJoins, fmt.Sprintf("people who join the one event, as fast as the ingest path takes them (1 to %d)", maxSaleJoins))
+	s.intVar(&c.gateways, "gateways", 4, 1, maxSaleGateways, fmt.Sprintf("simulated gateways sharing the people's sockets, each with its own status rounds (1 to %d)", maxSaleGateways))
+	s.fs.IntVar(&c.rate, "rate", 600_000, "admissions a minute (the event's admitPerMinute)")
+	s.show("rate")
+	s.check(func() error {
+		if c.rate < 1 {
+			return fmt.Errorf("-rate %d: must be at least 1", c.rate)
+		}
+		return nil
+	})
+	s.durVar(&c.interval, "interval", 5*time.Second, "100ms", "1m", "the gateways' status interval (WAITQ_STATUS_INTERVAL)")
+	s.intVar(&c.batch, "batch", 500, 1, maxIngestBatch, "joins per Store.Ingest call (the ingest consumer's default MaxBatch)")
+	s.durMax(&c.timeout, "timeout", 20*time.Minute, maxSaleTimeout, "the longest the sale may take, drain included")
+}
+
+// saleResult is what one sale measured.
+type saleResult struct {
+	joins, gateways         int
+	joinWall, wall          time.Duration // the joins' wall time; the whole sale's, drain included
+	redisCPU                time.Duration
+	inLineP99, firstToldP99 time.Duration // join stamp → in Redis; → first status with a place
+	gapP99, gapMax          time.Duration // between two statuses of a waiting user
+	readP99                 time.Duration // a slice's read
+	statuses                int64
+	admitted, admittedTotal int64 // told admitted; the event's counter
+	waitingLeft, lost       int64
+	rises                   int64 // statuses whose position was above the user's previous one: someone joined ahead (a stamp equal or earlier)
+}
+
+// String is the sale's report.
+func (r saleResult) String() string {
+	drained := "yes"
+	if r.waitingLeft > 0 || r.lost > 0 || r.admittedTotal != int64(r.joins) {
+		drained = "NO"
+	}
+	return fmt.Sprintf(`sale: joins=%d gateways=%d
+  joins: %.0f/s over %.1fs; join → in line p99 %s; join → first status with a place p99 %s
+  statuses: %d; gap between a waiting user's statuses p99 %s (max %s); a slice's read p99 %s; positions that went up (a join stamped at or before theirs came in ahead) %d
+  Redis: %.1f%% of one core over the sale (%.1fs of CPU in %.1fs)
+  drained: %s (admittedTotal %d, told admitted %d, still waiting %d, joins neither admitted nor waiting %d)`,
+		r.joins, r.gateways,
+		float64(r.joins)/r.joinWall.Seconds(), r.joinWall.Seconds(), r.inLineP99, r.firstToldP99,
+		r.statuses, r.gapP99, r.gapMax, r.readP99, r.rises,
+		100*r.redisCPU.Seconds()/r.wall.Seconds(), r.redisCPU.Seconds(), r.wall.Seconds(),
+		drained, r.admittedTotal, r.admitted, r.waitingLeft, r.lost)
+}

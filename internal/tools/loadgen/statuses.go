@@ -2,18 +2,15 @@ package loadgen
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
@@ -46,30 +43,6 @@ func RunStatuses(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintln(stdout, res) // measured, whatever the clean-up did
 	}
 	return err
-}
-
-// newRun returns a run's random number and the event it measures with,
-// loadgen-<kind>-<the number in 16 hex digits>.
-func newRun(kind string) (ev string, run uint64) {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	run = binary.BigEndian.Uint64(b[:])
-	return fmt.Sprintf("loadgen-%s-%016x", kind, run), run
-}
-
-// openStore returns a Store on the Redis conn names, the fast track off,
-// and the function that closes its client.
-func openStore(conn redisstore.Conn) (*redisstore.Store, func(), error) {
-	rc, err := conn.Client()
-	if err != nil {
-		return nil, nil, err
-	}
-	store, err := redisstore.New(rc, redisstore.Options{})
-	if err != nil {
-		rc.Close()
-		return nil, nil, err
-	}
-	return store, func() { _ = rc.Close() }, nil
 }
 
 // measureStatuses is RunStatuses once the flags are read: the event made
@@ -282,74 +255,105 @@ func readStatuses(ctx context.Context, r *gateway.Rounds, cfg statusesConfig, ev
 	return err
 }
 
-// deleteStatusesEvent deletes ev's keys and registration the way the admin
-// DELETE does (Store.DeleteEvent), then its tombstone: it has no log.
-func deleteStatusesEvent(store *redisstore.Store, ev string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := store.DeleteEvent(ctx, ev, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("delete the event %s: %w", ev, err)
-	}
-	return store.ClearTombstone(ctx, ev)
+// Bounds and fixed settings of "loadgen statuses".
+const (
+	maxStatusesWaiting = 20_000_000
+	maxStatusesRounds  = 1000
+	maxStatusesTimeout = 10 * time.Minute
+	// statusesLoaders is how many ingest batches are under way at once.
+	statusesLoaders = 4
+	// statusesGreeting is how many users one read of the connect round
+	// reads: sockets that open together, greeted together.
+	statusesGreeting = 10_000
+)
+
+// statusesConfig are the settings of "loadgen statuses".
+type statusesConfig struct {
+	shown
+	redisURL string
+	seeds    string // a Redis Cluster's seed nodes, comma-separated ("": one server)
+	waiting  int
+	rounds   int
+	batch    int
+	timeout  time.Duration
+	keep     bool
+	path     string // statusesJournal or statusesStore
 }
 
-// eventNode returns a client of the server that holds ev's keys: the one
-// server, or a cluster's master of ev's hash slot.
-func eventNode(ctx context.Context, rc redis.UniversalClient, ev string) (*redis.Client, error) {
-	switch c := rc.(type) {
-	case *redis.Client:
-		return c, nil
-	case *redis.ClusterClient:
-		ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
-		defer cancel()
-		node, err := c.MasterForKey(ctx, redisstore.WaitingKey(ev))
-		if err != nil {
-			return nil, fmt.Errorf("the cluster's master of %s: %w", ev, err)
-		}
-		return node, nil
-	}
-	return nil, fmt.Errorf("a Redis client of type %T", rc)
+// The status paths "loadgen statuses" measures.
+const (
+	// statusesJournal reads as a gateway does: gateway.Rounds over its
+	// tracker, each user read once at connect, then kept from the line's
+	// journal.
+	statusesJournal = "journal"
+	// statusesStore reads every user from Redis every round
+	// (Store.Status): the path before the journal, kept for polls.
+	statusesStore = "store"
+)
+
+// bind declares the statuses flags.
+func (c *statusesConfig) bind(s *settings) {
+	s.redis(&c.redisURL, "to measure", "the Redis to measure, redis://HOST:PORT/0 (required); with -redis-cluster only its scheme, user, password and options", c.conn)
+	s.fs.StringVar(&c.seeds, "redis-cluster", "", "seed nodes (host:port, comma-separated) of a Redis Cluster, as the services' WAITQ_REDIS_CLUSTER; the CPU and memory are then the event's master's")
+	s.intVar(&c.waiting, "waiting", 100_000, 1, maxStatusesWaiting, fmt.Sprintf("users put in line for the event (1 to %d)", maxStatusesWaiting))
+	s.intVar(&c.rounds, "rounds", 1, 1, maxStatusesRounds, fmt.Sprintf("status rounds over every user (1 to %d)", maxStatusesRounds))
+	s.intVar(&c.batch, "batch", 500, 1, maxIngestBatch, "joins per Store.Ingest call while loading (the ingest consumer's default MaxBatch)")
+	s.durMax(&c.timeout, "timeout", gateway.DefaultConfig().StatusInterval, maxStatusesTimeout,
+		"bound of each Redis call: an ingest batch, a slice's status read (a gateway bounds that by its status interval)")
+	s.boolVar(&c.keep, "keep", false, "leave the event and its line in Redis (default: its keys are deleted at the end)")
+	s.oneOf(&c.path, "path", "the status path: journal (a gateway's: each user read once at connect, then kept from the line's journal) or store (every user read from Redis every round: the way before)", statusesJournal, statusesStore)
 }
 
-// serverCPU returns the server's CPU time (redisstore.ServerCPU), within
-// metricsTimeout.
-func serverCPU(ctx context.Context, node *redis.Client) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
-	defer cancel()
-	return redisstore.ServerCPU(ctx, node)
-}
-
-// usedMemory returns the server's INFO memory used_memory, in bytes.
-func usedMemory(ctx context.Context, node *redis.Client) (int64, error) {
-	info, err := redisInfo(ctx, node, "memory")
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(info["used_memory"], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("INFO memory used_memory %q: %w", info["used_memory"], err)
-	}
-	return n, nil
-}
-
-// scriptTime returns the time the server spent running scripts (EVALSHA
-// and EVAL) since its statistics were last reset: INFO commandstats.
-func scriptTime(ctx context.Context, node *redis.Client) (time.Duration, error) {
-	info, err := redisInfo(ctx, node, "commandstats")
-	if err != nil {
-		return 0, err
-	}
-	var total time.Duration
-	for _, cmd := range []string{"cmdstat_evalsha", "cmdstat_eval"} {
-		for field := range strings.SplitSeq(info[cmd], ",") {
-			if v, ok := strings.CutPrefix(field, "usec="); ok {
-				us, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("INFO commandstats %s %q: %w", cmd, info[cmd], err)
-				}
-				total += time.Duration(us) * time.Microsecond
-			}
+// conn returns where the Redis is, as the services take it.
+func (c *statusesConfig) conn() redisstore.Conn {
+	var seeds []string
+	for s := range strings.SplitSeq(c.seeds, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			seeds = append(seeds, s)
 		}
 	}
-	return total, nil
+	return redisstore.Conn{URL: c.redisURL, Cluster: seeds}
+}
+
+// statusesResult is what one run measured.
+type statusesResult struct {
+	waiting, rounds int
+	cpu             time.Duration // the server's CPU time over the rounds
+	wall            time.Duration // the rounds' wall time
+	connectCPU      time.Duration // the server's CPU time of the connect round (every user's first read)
+	loadBytes       int64         // used_memory after the load less before it
+	presenceBytes   int64         // used_memory after the rounds less before the load
+}
+
+// String is the command's one line of output: the fields issue 30 names,
+// then the memory per waiting user after the load and after the rounds
+// (their presence marks included), then the CPU per user of the connect
+// round that came before the rounds.
+func (r statusesResult) String() string {
+	userRounds := float64(r.waiting) * float64(r.rounds)
+	return fmt.Sprintf("statuses: waiting=%d rounds=%d redis_cpu_us_per_user_round=%.3f wall_ms_per_round=%.1f redis_bytes_per_user=%.1f redis_bytes_per_user_with_presence=%.1f redis_cpu_us_per_user_connect=%.3f",
+		r.waiting, r.rounds, r.cpu.Seconds()*1e6/userRounds,
+		float64(r.wall.Microseconds())/1000/float64(r.rounds),
+		float64(r.loadBytes)/float64(r.waiting), float64(r.presenceBytes)/float64(r.waiting),
+		r.connectCPU.Seconds()*1e6/float64(r.waiting))
+}
+
+// statusesUser returns the id of user i of run: shaped as an issued
+// visitor id (queue.VisitorPrefix and 22 characters of base64url), so the
+// members weigh what real ones do.
+func statusesUser(run uint64, i int) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], run)
+	binary.BigEndian.PutUint64(b[8:], uint64(i))
+	return queue.VisitorPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// statusesJoin returns the join of user i of run into event, stamped base+i
+// (one a millisecond) with a visit key of 32 hex digits, as the waiting
+// room page sends.
+func statusesJoin(event string, run uint64, i int, base int64) queue.Message {
+	return queue.Message{
+		V: queue.MessageVersion, Op: queue.OpJoin, EventID: event, UserID: statusesUser(run, i),
+		TS: base + int64(i), Visit: fmt.Sprintf("%016x%016x", run, i),
+	}
 }
