@@ -10,11 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/redisstore"
-	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
@@ -84,38 +82,41 @@ func RunAdmit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // admitStack is producer-api, ingest-consumer and two ws-gateways in this
-// process over a stack, with the services' defaults but the fast track.
+// process over a stack of their own, with the services' defaults but the
+// fast track.
 type admitStack struct {
-	services
-	producer, gwA, gwB string // base URLs
-	token              string // admin token
+	*infra
+	gwA, gwB string // base URLs
 }
 
-// startAdmitStack starts the services over st with WAITQ_FAST_TRACK=fast
-// and creates the two events before the consumer starts (so its first
-// discovery finds them and no rebalance follows).
-func startAdmitStack(ctx context.Context, st *infra, cfg admitConfig, fast bool, stderr io.Writer) (*admitStack, error) {
-	s := &admitStack{services: newServices(st, fast, stderr), token: stack.RandomHex(16)}
-	secret := stack.RandomHex(32)
-	var err error
-	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token, "WAITQ_TRUST_USER_HEADER": "true", "WAITQ_TRUSTED_PROXIES": loopbackProxies}); err != nil {
-		s.close()
+// startAdmitStack starts the stack with WAITQ_FAST_TRACK=fast and creates
+// the two events before the consumer starts (so its first discovery finds
+// them and no rebalance follows).
+func startAdmitStack(ctx context.Context, cfg admitConfig, fast bool, stderr io.Writer) (_ *admitStack, err error) {
+	st, err := startStack(ctx, false, fast, stderr)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			st.close()
+		}
+	}()
+	s := &admitStack{infra: st}
+	if err = st.startProducer(ctx, nil); err != nil {
 		return nil, err
 	}
 	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: admitReleases} {
 		body := fmt.Sprintf(`{"capacity":%d,"holdSeconds":600,"partitions":%d}`, capacity, benchPartitions)
-		if err := createEvent(ctx, s.producer, s.token, id, body); err != nil {
-			s.close()
+		if err = createEvent(ctx, st.producer, st.token, id, body); err != nil {
 			return nil, err
 		}
 	}
-	if _, err = s.start(ctx, &app.Ingest{}, nil); err != nil {
-		s.close()
+	if err = st.startIngest(ctx); err != nil {
 		return nil, err
 	}
 	for _, gw := range []*string{&s.gwA, &s.gwB} {
-		if *gw, err = s.start(ctx, &app.Gateway{}, map[string]string{"WAITQ_TICKET_SECRET": secret}); err != nil {
-			s.close()
+		if *gw, err = st.startGateway(ctx, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -124,19 +125,14 @@ func startAdmitStack(ctx context.Context, st *infra, cfg admitConfig, fast bool,
 
 // measureAdmit runs both measurements with the fast track on or off.
 func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
-	st, err := startInfra(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	s, err := startAdmitStack(ctx, st, cfg, fast, stderr)
+	s, err := startAdmitStack(ctx, cfg, fast, stderr)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
 	if fast {
 		fmt.Fprintf(stdout, "target   producer-api, ingest-consumer and two ws-gateways in-process (service defaults: monitor tick 5s), kfake in-process, redis-server %s child; %d partitions\n",
-			st.redisVersion(ctx), benchPartitions)
+			s.redisVersion(ctx), benchPartitions)
 	}
 	c := servicesClient()
 	defer c.CloseIdleConnections()
@@ -144,7 +140,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 	if err := measureJoins(ctx, c, s, cfg, r, stderr); err != nil {
 		return nil, err
 	}
-	if err := measureReleases(ctx, c, s, st, cfg, r, stderr); err != nil {
+	if err := measureReleases(ctx, c, s, cfg, r, stderr); err != nil {
 		return nil, err
 	}
 	for _, gw := range []string{s.gwA, s.gwB} {
@@ -203,7 +199,7 @@ func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitC
 // gateway B, then releases the holders through A at admitReleaseRate a second:
 // release k's slot goes to the k-th in line, and release request → that
 // user's admitted frame on B is recorded.
-func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+func measureReleases(ctx context.Context, c *http.Client, s *admitStack, cfg admitConfig, r *admitResult, stderr io.Writer) error {
 	n := admitReleases
 	tokens := make([]string, n)
 	var wg sync.WaitGroup
@@ -227,7 +223,7 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *inf
 		}
 		waiters[i] = j
 	}
-	if err := waitLineLength(ctx, st, admitReleaseEvent, int64(n)); err != nil {
+	if err := waitLineLength(ctx, s.infra, admitReleaseEvent, int64(n)); err != nil {
 		return err
 	}
 	admittedAt := make([]time.Time, n)

@@ -54,14 +54,14 @@ func RunAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("attack", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	p, err := startProducerOnInfra(ctx, map[string]string{
+	st, err := startProducerStack(ctx, false, map[string]string{
 		"WAITQ_TRUST_USER_HEADER": "false", "WAITQ_COOKIE_INSECURE": "true",
 	}, stderr)
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	st, base, token := p.st, p.base, p.token
+	defer st.close()
+	base, token := st.producer, st.token
 	fmt.Fprintf(stdout, "target producer-api (as shipped: visitor identities, no trusted X-User-Id, no per-address limit) over %s and kfake\n\n", st.redisKind(ctx))
 	fmt.Fprintln(stdout, "| the event asks | places taken | refused | time | places a minute | solver CPU-s a place |")
 	fmt.Fprintln(stdout, "|---|---:|---:|---:|---:|---:|")

@@ -25,11 +25,12 @@
 // child comes from internal/stack. The pieces the measurements share have
 // files of their own: the harness of every command's settings (flags.go:
 // a config declares each flag once, with its bounds, which checks it and
-// writes the settings line of the table's head), the kfake
-// broker and redis-server (or, for joins and ingest with -redis-cluster, a
-// Redis Cluster of three) they run against and what they read of it
-// (infra.go), the bench event (event.go), the settings of services run in
-// this process (services.go), the ws-gateway child process (gateway.go,
+// writes the settings line of the table's head), the one way each starts
+// its stack (startStack): the kfake broker and redis-server (or, for joins
+// and ingest with -redis-cluster, a Redis Cluster of three) and what they
+// read of it (infra.go), and producer-api, ingest-consumer and ws-gateways
+// in this process over them (services.go), the bench event (event.go), the
+// ws-gateway child process (gateway.go,
 // on internal/stack/svcproc), the closed-loop HTTP workers (workers.go), a
 // user's calls: join, wait for the admitted frame, release (usercalls.go),
 // waiting until a condition holds (poll.go), progress lines (progress.go)

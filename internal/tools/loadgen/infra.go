@@ -17,17 +17,20 @@ import (
 	"github.com/waitq/waitq/internal/stack"
 )
 
-// infra is the broker and the Redis a measurement runs against (package
-// stack): kfake in this process and a redis-server child process, or a
-// Redis Cluster of three, all on 127.0.0.1.
+// infra is the one way a measurement starts what it runs against
+// (package stack): the broker and the Redis, kfake in this process and a
+// redis-server child process, or a Redis Cluster of three, all on
+// 127.0.0.1, and waitq's services over them (services.go).
 type infra struct {
+	services
 	kafka  *kfake.Cluster
 	redis  *stack.Redis
-	client redis.UniversalClient // of redis, closed by Close
+	client redis.UniversalClient // of redis, closed by stop
 }
 
 // startInfra starts kfake and redis-server, or with cluster a Redis
-// Cluster; on error nothing is left running.
+// Cluster; on error nothing is left running. Measurements start it through
+// startStack, which also stops it.
 func startInfra(ctx context.Context, cluster bool) (*infra, error) {
 	r, err := stack.StartRedis(ctx, stack.RedisOptions{Cluster: cluster})
 	if stack.NotInstalled(err) {
@@ -41,7 +44,7 @@ func startInfra(ctx context.Context, cluster bool) (*infra, error) {
 		st.kafka, err = stack.StartKafka(stack.KafkaOptions{})
 	}
 	if err != nil {
-		st.Close()
+		st.stop()
 		return nil, err
 	}
 	return st, nil
@@ -75,8 +78,8 @@ func (s *infra) serviceEnv(fast bool, extra map[string]string) map[string]string
 	return m
 }
 
-// Close stops the broker and the Redis.
-func (s *infra) Close() {
+// stop stops the broker and the Redis.
+func (s *infra) stop() {
 	if s.client != nil {
 		_ = s.client.Close()
 	}

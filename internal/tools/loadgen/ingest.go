@@ -67,11 +67,11 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("ingest", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	st, err := startInfra(ctx, cfg.cluster)
+	st, err := startStack(ctx, cfg.cluster, true, stderr)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer st.close()
 	rc := st.client
 	store, err := redisstore.New(rc, redisstore.Options{})
 	if err != nil {

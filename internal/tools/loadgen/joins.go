@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -51,12 +52,13 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
-	pt, err := producerBase(ctx, cfg, stdout, stderr)
+	pt, err := startProducerStack(ctx, cfg.cluster, map[string]string{"WAITQ_KAFKA_BATCH_TIMEOUT": cfg.batchTimeout}, stderr)
 	if err != nil {
 		return err
 	}
-	defer pt.stop()
-	if err := createBenchEvent(ctx, pt.base, pt.token); err != nil {
+	defer pt.close()
+	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, %s; kafka batch timeout: %s\n", pt.redisKind(ctx), cmp.Or(cfg.batchTimeout, "service default"))
+	if err := createBenchEvent(ctx, pt.producer, pt.token); err != nil {
 		return err
 	}
 	echoBase, stopEcho, err := startBareEcho()
@@ -79,7 +81,7 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		var warmOK int
-		if r.prod, warmOK, err = measureTarget(ctx, lc, cfg, target{"producer-api", pt.base + "/v1/events/" + benchEvent + "/queue"}, "p"+suffix, stderr); err != nil {
+		if r.prod, warmOK, err = measureTarget(ctx, lc, cfg, target{"producer-api", pt.producer + "/v1/events/" + benchEvent + "/queue"}, "p"+suffix, stderr); err != nil {
 			return err
 		}
 		accepted += warmOK + r.prod.ok
@@ -89,8 +91,8 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The topic is counted before the writer baseline adds to it, so that
 	// the check compares producer-api's messages with its own 202s.
 	var check strings.Builder
-	printTopicCheck(ctx, &check, pt.brokers, accepted)
-	writerRes, err := measureWriter(ctx, cfg, pt.brokers, "k"+runID, stderr)
+	printTopicCheck(ctx, &check, pt.Brokers(), accepted)
+	writerRes, err := measureWriter(ctx, cfg, pt.Brokers(), "k"+runID, stderr)
 	if err != nil {
 		return err
 	}
@@ -130,34 +132,6 @@ func (r joinRound) ratio() float64 {
 func measureTarget(ctx context.Context, lc *loadClient, cfg joinsConfig, t target, prefix string, stderr io.Writer) (r result, warmOK int, err error) {
 	return warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, prefix,
 		func(ph phase) request { return joinsOf(lc, t.url, ph.prefix) }, stderr)
-}
-
-// producerTarget is the producer-api under measurement.
-type producerTarget struct {
-	base    string // http://host:port
-	token   string // admin token
-	brokers []string
-	stop    func()
-}
-
-// producerBase starts kfake, redis-server and producer-api to measure.
-func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer) (producerTarget, error) {
-	st, err := startInfra(ctx, cfg.cluster)
-	if err != nil {
-		return producerTarget{}, err
-	}
-	token := stack.RandomHex(16)
-	base, stopProducer, err := startProducer(ctx, st, cfg.batchTimeout, token, nil, stderr)
-	if err != nil {
-		st.Close()
-		return producerTarget{}, err
-	}
-	bt := cfg.batchTimeout
-	if bt == "" {
-		bt = "service default"
-	}
-	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, %s; kafka batch timeout: %s\n", st.redisKind(ctx), bt)
-	return producerTarget{base: base, token: token, brokers: st.Brokers(), stop: func() { stopProducer(); st.Close() }}, nil
 }
 
 // printTopicCheck compares the messages in the bench topic with the joins

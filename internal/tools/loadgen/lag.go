@@ -84,22 +84,20 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	p, err := startProducerOnInfra(ctx, nil, stderr)
+	st, err := startProducerStack(ctx, false, nil, stderr)
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	st, base, token := p.st, p.base, p.token
+	defer st.close()
+	base, token := st.producer, st.token
 	// The event (and its topic) exists before the consumer starts, so its
 	// first topic discovery finds it and no rebalance follows.
 	if err := createBenchEvent(ctx, base, token); err != nil {
 		return err
 	}
-	stopIngest, err := startIngest(ctx, st, stderr)
-	if err != nil {
+	if err := st.startIngest(ctx); err != nil {
 		return err
 	}
-	defer stopIngest()
 	fmt.Fprintf(stdout, "target   producer-api and ingest-consumer in-process (service defaults), kfake in-process, redis-server %s child; %d partitions\n",
 		st.redisVersion(ctx), benchPartitions)
 

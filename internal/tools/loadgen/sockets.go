@@ -37,11 +37,11 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "loadgen: nofile limit %d is below the %d this run needs in each process; dials past it will fail\n", soft, need)
 	}
 
-	st, err := startInfra(ctx, false)
+	st, err := startStack(ctx, false, true, stderr)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer st.close()
 	rc := st.client
 	events := socketEvents(cfg.events)
 	if err := seedLines(ctx, rc, kafkajoin.BrokerConfig{Brokers: st.Brokers()}, events, cfg.n, stderr); err != nil {
