@@ -160,47 +160,18 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 // saleJoins puts cfg.joins people in line through Store.Ingest, each batch
 // stamped as it is sent, and hands each person, once in line, to a gateway.
 func saleJoins(ctx context.Context, store *redisstore.Store, cfg saleConfig, ev string, run uint64, gws []*saleGateway, t *saleTally, stderr io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	errs := make(chan error, statusesLoaders)
-	var wg sync.WaitGroup
-	for range statusesLoaders {
-		wg.Go(func() {
-			msgs := make([]queue.Message, 0, cfg.batch)
-			for ctx.Err() == nil {
-				from := int(next.Add(int64(cfg.batch))) - cfg.batch
-				if from >= cfg.joins {
-					return
-				}
-				msgs = msgs[:0]
-				stamp := time.Now().UnixMilli()
-				for i := from; i < min(from+cfg.batch, cfg.joins); i++ {
-					msgs = append(msgs, statusesJoin(ev, run, i, stamp-int64(i)))
-				}
-				r, err := store.Ingest(ctx, msgs, time.Now().UnixMilli())
-				if err == nil && r.Joined != len(msgs) {
-					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("joins %d-%d: %w", from, from+len(msgs)-1, err)
-					cancel()
-					return
-				}
-				inLine := time.Now()
-				for k, m := range msgs {
-					t.inLine.Record(inLine.UnixMicro() - stamp*1000)
-					gws[(from+k)%len(gws)].connect(&saleUser{id: m.UserID, stamp: stamp})
-				}
-				if n := from + len(msgs); n/200_000 != from/200_000 {
-					fmt.Fprintf(stderr, "sale: %d joined\n", n)
-				}
+	return ingestJoins(ctx, store, ev, run, cfg.joins, cfg.batch, cfg.timeout,
+		func(_ int, made int64) int64 { return made },
+		func(from int, msgs []queue.Message, stamp int64) {
+			inLine := time.Now()
+			for k, m := range msgs {
+				t.inLine.Record(inLine.UnixMicro() - stamp*1000)
+				gws[(from+k)%len(gws)].connect(&saleUser{id: m.UserID, stamp: stamp})
+			}
+			if n := from + len(msgs); n/200_000 != from/200_000 {
+				fmt.Fprintf(stderr, "sale: %d joined\n", n)
 			}
 		})
-	}
-	wg.Wait()
-	close(errs)
-	return errors.Join(<-errs)
 }
 
 func (g *saleGateway) connect(u *saleUser) {

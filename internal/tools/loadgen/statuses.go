@@ -134,53 +134,23 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	return res, nil
 }
 
-// loadLine puts cfg.waiting users in line for ev through Store.Ingest,
-// cfg.batch joins a call, statusesLoaders calls under way, each batch made
-// as it is sent (nothing of all the users is held), and checks the line
-// holds them all.
+// loadLine puts cfg.waiting users in line for ev (ingestJoins), stamped
+// one a millisecond up to now, and checks the line holds them all.
 func loadLine(ctx context.Context, store *redisstore.Store, cfg statusesConfig, ev string, run uint64, stderr io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	base := time.Now().UnixMilli() - int64(cfg.waiting)
 	start := time.Now()
-	var next, done atomic.Int64
-	errs := make(chan error, statusesLoaders)
-	var wg sync.WaitGroup
-	for range statusesLoaders {
-		wg.Go(func() {
-			msgs := make([]queue.Message, 0, cfg.batch)
-			for {
-				from := int(next.Add(int64(cfg.batch))) - cfg.batch
-				if from >= cfg.waiting || ctx.Err() != nil {
-					return
-				}
-				msgs = msgs[:0]
-				for i := from; i < min(from+cfg.batch, cfg.waiting); i++ {
-					msgs = append(msgs, statusesJoin(ev, run, i, base))
-				}
-				bctx, bcancel := context.WithTimeout(ctx, cfg.timeout)
-				r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
-				bcancel()
-				if err == nil && r.Joined != len(msgs) {
-					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("load: joins %d-%d: %w", from, from+len(msgs)-1, err)
-					cancel()
-					return
-				}
-				if n := done.Add(int64(len(msgs))); n/1_000_000 != (n-int64(len(msgs)))/1_000_000 {
-					fmt.Fprintf(stderr, "statuses: load %5.1fs  %d/%d in line\n", time.Since(start).Seconds(), n, cfg.waiting)
-				}
+	var done atomic.Int64
+	err := ingestJoins(ctx, store, ev, run, cfg.waiting, cfg.batch, cfg.timeout,
+		func(i int, _ int64) int64 { return base + int64(i) },
+		func(_ int, msgs []queue.Message, _ int64) {
+			if n := done.Add(int64(len(msgs))); n/1_000_000 != (n-int64(len(msgs)))/1_000_000 {
+				fmt.Fprintf(stderr, "statuses: load %5.1fs  %d/%d in line\n", time.Since(start).Seconds(), n, cfg.waiting)
 			}
 		})
+	if err == nil {
+		err = ctx.Err()
 	}
-	wg.Wait()
-	close(errs)
-	if err := errors.Join(<-errs); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
 	n, err := store.Client().ZCard(ctx, redisstore.WaitingKey(ev)).Result()
@@ -189,6 +159,52 @@ func loadLine(ctx context.Context, store *redisstore.Store, cfg statusesConfig, 
 	}
 	fmt.Fprintf(stderr, "statuses: load %5.1fs  %d in line, %.0f joins/s\n", time.Since(start).Seconds(), n, float64(n)/time.Since(start).Seconds())
 	return nil
+}
+
+// ingestJoins puts users 0 to n-1 of run in line for ev through the ingest
+// path, Store.Ingest, batch joins a call bounded by timeout,
+// statusesLoaders calls under way, each batch made as it is sent (nothing
+// of all the users is held): join i stamped ts(i, the batch's making in
+// unix ms). queued gets each batch once in line, with its first user and
+// its making. It returns the first failure, which stops the others.
+func ingestJoins(ctx context.Context, store *redisstore.Store, ev string, run uint64, n, batch int, timeout time.Duration,
+	ts func(i int, made int64) int64, queued func(from int, msgs []queue.Message, made int64)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	errs := make(chan error, statusesLoaders)
+	var wg sync.WaitGroup
+	for range statusesLoaders {
+		wg.Go(func() {
+			msgs := make([]queue.Message, 0, batch)
+			for ctx.Err() == nil {
+				from := int(next.Add(int64(batch))) - batch
+				if from >= n {
+					return
+				}
+				msgs = msgs[:0]
+				made := time.Now().UnixMilli()
+				for i := from; i < min(from+batch, n); i++ {
+					msgs = append(msgs, statusesJoin(ev, run, i, ts(i, made)-int64(i)))
+				}
+				bctx, bcancel := context.WithTimeout(ctx, timeout)
+				r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
+				bcancel()
+				if err == nil && r.Joined != len(msgs) {
+					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("joins %d-%d: %w", from, from+len(msgs)-1, err)
+					cancel()
+					return
+				}
+				queued(from, msgs, made)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	return errors.Join(<-errs)
 }
 
 // sliceUsers returns the users of each slice of r's rounds, by their
