@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
+	"net/http"
+	"time"
 
 	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/stack"
@@ -90,6 +93,26 @@ func (s *services) startGateway(ctx context.Context, extra map[string]string) (b
 	env := map[string]string{"WAITQ_TICKET_SECRET": s.secret}
 	maps.Copy(env, extra)
 	return s.start(ctx, &app.Gateway{}, env)
+}
+
+// serveLoopback serves h on a free loopback port until stop.
+func serveLoopback(name string, h http.Handler) (base string, stop func(), err error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: listen: %w", name, err)
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	return "http://" + ln.Addr().String(), func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		<-done
+	}, nil
 }
 
 // stopper returns what stops s, reporting to stderr when it does not stop
