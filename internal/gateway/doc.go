@@ -29,10 +29,10 @@
 //
 // Statuses
 //   - status.go: greetings, status rounds and polls, the status frame
-//   - round.go: a round's slicing, pacing and reads (exported for loadgen statuses)
-//   - tracker.go: the Tracker, users' places kept from the line's journal
+//   - round.go: a round's slicing, pacing and reads; Rounds, the door a measurement reads through
+//   - tracker.go: the tracker, users' places kept from the line's journal
 //   - journal.go: the journal's elements parsed, and their changes counted
-//   - presence.go: the presence the Tracker takes and lets go
+//   - presence.go: the presence the tracker takes and lets go
 //   - eta.go: the wait a status frame estimates
 //   - rate.go: each event's measured admission rate, for the ETA
 //

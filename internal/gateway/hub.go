@@ -7,7 +7,7 @@ const hubShards = 64
 // hub registers the open sockets, sharded by user so that connects and
 // disconnects of many users do not contend on one lock.
 type hub struct {
-	slicer Slicer
+	slicer slicer
 	shards [hubShards]hubShard
 }
 
@@ -19,7 +19,7 @@ type hubShard struct {
 type userKey struct{ event, user string }
 
 func newHub() *hub {
-	h := &hub{slicer: NewSlicer()}
+	h := &hub{slicer: newSlicer()}
 	for i := range h.shards {
 		h.shards[i].conns = map[userKey][]*conn{}
 	}
@@ -68,10 +68,10 @@ func (h *hub) user(event, user string) []*conn {
 	return append([]*conn(nil), s.conns[k]...)
 }
 
-// eachInSlice calls f for every socket of slice j of StatusSlices, one
+// eachInSlice calls f for every socket of slice j of statusSlices, one
 // shard locked at a time; f must not block.
 func (h *hub) eachInSlice(j int, f func(*conn)) {
-	per := hubShards / StatusSlices
+	per := hubShards / statusSlices
 	h.eachIn(j*per, (j+1)*per, f)
 }
 

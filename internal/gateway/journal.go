@@ -7,7 +7,7 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// The line's journal as a Tracker reads it: its elements' changes counted
+// The line's journal as a tracker reads it: its elements' changes counted
 // for the users a catch-up brings forward (docs/data.md, "The line's
 // journal"). The store reads the elements; the line's order is
 // queue.LineKey's.

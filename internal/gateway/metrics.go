@@ -9,7 +9,7 @@ type metrics struct {
 	statusRound, monitorTick                                                                                      prometheus.Histogram
 }
 
-func newMetrics(reg prometheus.Registerer, h *hub, t *Tracker) *metrics {
+func newMetrics(reg prometheus.Registerer, h *hub, t *tracker) *metrics {
 	counter := func(name, help string) prometheus.Counter {
 		return prometheus.NewCounter(prometheus.CounterOpts{Name: name, Help: help})
 	}

@@ -2,7 +2,7 @@ package gateway
 
 import "context"
 
-// The presence a Tracker holds for its gateway's users: taken when a user
+// The presence a tracker holds for its gateway's users: taken when a user
 // is read first (status.lua) and again at each new socket of theirs here
 // (Fresh), let go when their last socket here closes (detach.lua), batched
 // every second (docs/data.md, "Presence held by a gateway").
@@ -12,7 +12,7 @@ import "context"
 // for this gateway again. Another gateway may have taken it since this one
 // did (the user's newest socket was there), and that gateway may die
 // without letting go: the user's newest socket is here now.
-func (t *Tracker) Fresh(eventID string, users []string) {
+func (t *tracker) Fresh(eventID string, users []string) {
 	l := t.line(eventID)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -27,7 +27,7 @@ func (t *Tracker) Fresh(eventID string, users []string) {
 // Leave stops following user of eventID, whose last socket here closed,
 // and lets go of their presence (their disconnect grace runs from now) at
 // the next Flush.
-func (t *Tracker) Leave(eventID, user string) {
+func (t *tracker) Leave(eventID, user string) {
 	l := t.line(eventID)
 	l.mu.Lock()
 	l.unfollow(user)
@@ -43,7 +43,7 @@ func (t *Tracker) Leave(eventID, user string) {
 
 // keep cancels a pending let-go of users read again (their presence is
 // taken again).
-func (t *Tracker) keep(eventID string, users []string) {
+func (t *tracker) keep(eventID string, users []string) {
 	t.detachMu.Lock()
 	defer t.detachMu.Unlock()
 	for _, u := range users {
@@ -54,7 +54,7 @@ func (t *Tracker) keep(eventID string, users []string) {
 // Flush lets go of the presences Leave noted, each event under its line's
 // lock (a user read again meanwhile is kept); those that fail are tried
 // again at the next Flush.
-func (t *Tracker) Flush(ctx context.Context, nowMs int64) error {
+func (t *tracker) Flush(ctx context.Context, nowMs int64) error {
 	t.detachMu.Lock()
 	events := make([]string, 0, len(t.detach))
 	for ev, us := range t.detach {

@@ -12,8 +12,8 @@ import (
 )
 
 // TestSlicerIsTheHubsSlicing checks that the hub's slices hold exactly the
-// users its Slicer places in them, every slice used: a measurement slicing
-// with a Slicer reads the users together a gateway's round reads.
+// users its slicer places in them, every slice used: a measurement slicing
+// with a slicer reads the users together a gateway's round reads.
 func TestSlicerIsTheHubsSlicing(t *testing.T) {
 	h := newHub()
 	want := map[int][]string{}
@@ -23,7 +23,7 @@ func TestSlicerIsTheHubsSlicing(t *testing.T) {
 		j := h.slicer.Slice(c.eventID, c.userID)
 		want[j] = append(want[j], c.eventID+"/"+c.userID)
 	}
-	for j := range StatusSlices {
+	for j := range statusSlices {
 		var got []string
 		h.eachInSlice(j, func(c *conn) { got = append(got, c.eventID+"/"+c.userID) })
 		slices.Sort(got)
@@ -39,18 +39,18 @@ func TestSlicerIsTheHubsSlicing(t *testing.T) {
 func TestRunRound(t *testing.T) {
 	var seen []int
 	start := time.Now()
-	if !RunRound(context.Background(), 160*time.Millisecond, func(j int) { seen = append(seen, j) }) {
-		t.Fatal("RunRound = false with a live context")
+	if !runRound(context.Background(), 160*time.Millisecond, func(j int) { seen = append(seen, j) }) {
+		t.Fatal("runRound = false with a live context")
 	}
 	if took := time.Since(start); took < 150*time.Millisecond {
 		t.Fatalf("16 slices over 160ms took %s", took)
 	}
-	if len(seen) != StatusSlices || !slices.IsSorted(seen) {
+	if len(seen) != statusSlices || !slices.IsSorted(seen) {
 		t.Fatalf("slices %v", seen)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	n := 0
-	if RunRound(ctx, time.Second, func(int) { n++; cancel() }) || n != 1 {
+	if runRound(ctx, time.Second, func(int) { n++; cancel() }) || n != 1 {
 		t.Fatalf("after the context ended: %d slices run", n)
 	}
 }
@@ -86,7 +86,7 @@ func TestReadEvents(t *testing.T) {
 	now := time.UnixMilli(1_700_000_000_000)
 	var mu sync.Mutex
 	got := map[string]int64{}
-	ReadEvents(context.Background(), r, users, time.Second, func() time.Time { return now },
+	readEvents(context.Background(), r, users, time.Second, func() time.Time { return now },
 		func(ev string, b queue.StatusBatch, nowMs int64, err error) {
 			if err != nil || nowMs != now.UnixMilli() || len(b.Places) != 3 {
 				t.Errorf("%s: %v, now %d, %d places", ev, err, nowMs, len(b.Places))

@@ -204,7 +204,7 @@ type Server struct {
 	log     *slog.Logger
 	now     func() time.Time
 	hub     *hub
-	tracker *Tracker // the status rounds' reads: places kept from the line's journal
+	tracker *tracker // the status rounds' reads: places kept from the line's journal
 	writers *writers
 	onSlow  func() // counts a conn closed as too slow; one func value for every conn
 
@@ -252,7 +252,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry.WithIssuer(cfg.PublicURL), proxies: ips, log: d.Logger, now: d.Now,
-		hub: newHub(), tracker: NewTracker(d.Store), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
+		hub: newHub(), tracker: newTracker(d.Store), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 		openings: newOpenings(),
 		claims:   make(chan struct{}, 1),
 		// A burst of connects at the start of a sale costs Redis one lookup
@@ -327,14 +327,14 @@ func (s *Server) Run(ctx context.Context) error {
 }
 
 // disconnect unregisters c; when it was its user's last socket here, the
-// user's presence is let go (Tracker.Leave).
+// user's presence is let go (tracker.Leave).
 func (s *Server) disconnect(c *conn) {
 	if s.hub.remove(c) {
 		s.tracker.Leave(c.eventID, c.userID)
 	}
 }
 
-// letGo lets go of the presences of users who left (Tracker.Flush).
+// letGo lets go of the presences of users who left (tracker.Flush).
 func (s *Server) letGo(ctx context.Context) {
 	if err := s.tracker.Flush(ctx, s.now().UnixMilli()); err != nil {
 		s.log.Warn("letting go of presences failed; tried again in a second", "err", err)

@@ -20,7 +20,7 @@ import (
 // greet queues a new socket for its first status, sent within milliseconds:
 // sockets that connect together share one Redis round trip per event. The
 // user is read from Redis, which takes their presence for this gateway
-// (Tracker.Fresh).
+// (tracker.Fresh).
 func (s *Server) greet(c *conn) {
 	s.greetMu.Lock()
 	s.greeting = append(s.greeting, c)
@@ -62,10 +62,10 @@ func (s *Server) statusLoop(ctx context.Context) {
 }
 
 // statusRound sends every conn its status, slice after slice, the slices
-// spread evenly over spread (0: one after another at once, RunRound), and
+// spread evenly over spread (0: one after another at once, runRound), and
 // starts the keep-alives that are due.
 func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
-	RunRound(ctx, spread, func(j int) {
+	runRound(ctx, spread, func(j int) {
 		start := time.Now()
 		// One pass over the slice: its conns by event, and the keep-alives
 		// that are due (started without blocking).
@@ -81,7 +81,7 @@ func (s *Server) statusRound(ctx context.Context, spread time.Duration) {
 }
 
 // pushAll reads each event's users in one round trip, a few events at a
-// time (ReadEvents), and hands their frames to the write workers.
+// time (readEvents), and hands their frames to the write workers.
 func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
 	users := make(map[string][]string, len(groups))
 	index := make(map[string]map[string]int, len(groups)) // event -> user -> place in users
@@ -96,7 +96,7 @@ func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
 		}
 		users[ev], index[ev] = us, idx
 	}
-	ReadEvents(ctx, s.tracker, users, s.cfg.StatusInterval, s.now, func(ev string, b queue.StatusBatch, nowMs int64, err error) {
+	readEvents(ctx, s.tracker, users, s.cfg.StatusInterval, s.now, func(ev string, b queue.StatusBatch, nowMs int64, err error) {
 		s.metrics.roundTrips.Inc()
 		if err != nil {
 			s.metrics.statusErrors.Inc()

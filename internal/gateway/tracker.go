@@ -11,7 +11,7 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// A Tracker reads statuses for a gateway's status rounds (StatusReader)
+// A tracker reads statuses for a gateway's status rounds (statusReader)
 // and keeps the places of the users it holds sockets of: each waiting user
 // is read from Redis once, when first asked about (status.lua, which also
 // takes their presence for the gateway), and after that their place comes
@@ -21,7 +21,7 @@ import (
 // one per user. The places are exact: every change ahead of a user is in
 // the journal, and a user whose own place changed (admitted, left, swept)
 // or whose presence another gateway let go is read again.
-type Tracker struct {
+type tracker struct {
 	store queue.LineStore
 	id    uint64 // this gateway's id, for the presence it holds
 
@@ -42,20 +42,20 @@ type Tracker struct {
 // PlacesRead is how many users' places were read from Redis (status.lua):
 // at connect, when the journal moved their own place, after a new
 // journal, at the periodic re-read.
-func (t *Tracker) PlacesRead() int64 { return t.reads.Load() }
+func (t *tracker) PlacesRead() int64 { return t.reads.Load() }
 
 // Resets is how many times a line's journal started again (a new epoch, or
 // a point no longer in it) and every place was to be read again.
-func (t *Tracker) Resets() int64 { return t.resets.Load() }
+func (t *tracker) Resets() int64 { return t.resets.Load() }
 
-// NewTracker returns a Tracker reading through store, under a fresh
+// newTracker returns a tracker reading through store, under a fresh
 // gateway id.
-func NewTracker(store queue.LineStore) *Tracker {
-	return &Tracker{store: store, id: 1 + rand.Uint64N(queue.GatewayIDLimit-1), relearn: defaultRelearn,
+func newTracker(store queue.LineStore) *tracker {
+	return &tracker{store: store, id: 1 + rand.Uint64N(queue.GatewayIDLimit-1), relearn: defaultRelearn,
 		lines: map[string]*line{}, detach: map[string]map[string]bool{}}
 }
 
-// line is what a Tracker keeps of one event.
+// line is what a tracker keeps of one event.
 type line struct {
 	mu    sync.Mutex
 	pos   queue.JournalPos // the journal read up to
@@ -79,7 +79,7 @@ type follow struct {
 	readAgainMs int64
 }
 
-// defaultRelearn is Tracker.relearn: 20,000 users, about 0.12 s of Redis
+// defaultRelearn is tracker.relearn: 20,000 users, about 0.12 s of Redis
 // CPU.
 const defaultRelearn = 20_000
 
@@ -92,10 +92,10 @@ const (
 	rereadJitterMs = 5 * 60 * 1000
 )
 
-// Status reads where users of eventID stand (StatusReader): the followed
+// Status reads where users of eventID stand (statusReader): the followed
 // ones from the journal, the others from Redis, in one round trip (two when
 // the journal took some followed users out of the line).
-func (t *Tracker) Status(ctx context.Context, eventID string, users []string, nowMs int64) (queue.StatusBatch, error) {
+func (t *tracker) Status(ctx context.Context, eventID string, users []string, nowMs int64) (queue.StatusBatch, error) {
 	l := t.line(eventID)
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -160,7 +160,7 @@ const valueNone = -1
 
 // read learns the places of users (into raw; the waiting ones followed)
 // and the journal since l.pos, in one round trip.
-func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []string, nowMs int64, raw map[string]queue.RawPlace) error {
+func (t *tracker) read(ctx context.Context, eventID string, l *line, users []string, nowMs int64, raw map[string]queue.RawPlace) error {
 	t.keep(eventID, users)
 	r, err := t.store.Line(ctx, eventID, queue.LineRequest{Sync: users, Since: l.pos, NowMs: nowMs, Gateway: t.id})
 	if err != nil {
@@ -185,7 +185,7 @@ func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []str
 	return nil
 }
 
-func (t *Tracker) line(eventID string) *line {
+func (t *tracker) line(eventID string) *line {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	l := t.lines[eventID]

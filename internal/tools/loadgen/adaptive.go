@@ -29,13 +29,8 @@ func RunAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if ok, err := begin("adaptive", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	for _, p := range []string{cfg.svg, cfg.csv} {
-		if p == "" {
-			continue
-		}
-		if fi, err := os.Stat(filepath.Dir(p)); err != nil || !fi.IsDir() {
-			return fmt.Errorf("%s: its directory does not exist (run from the repository's root, or give another path)", p)
-		}
+	if fi, err := os.Stat(filepath.Dir(cfg.svg)); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: its directory does not exist (run from the repository's root)", cfg.svg)
 	}
 	fmt.Fprintf(stdout, "target   per run: producer-api, ingest-consumer (fast track), ws-gateway (monitor tick %s) and waitq-guard (health window %s, report every %s) in-process in front of the demo shop (%d workers × %s a page, queue timeout %s: about %.0f visitors a minute of %d pages), kfake in-process, redis-server child\n",
 		adaptiveMonitor, adaptiveWindow, adaptiveInterval, cfg.workers, cfg.workTime, cfg.queueTimeout, cfg.shopPerMinute(), visitPages)
@@ -53,18 +48,14 @@ func RunAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		rows[i] = r.rows()
 	}
 	printAdaptive(stdout, cfg, runs, rows)
-	if cfg.csv != "" {
-		if err := writeAdaptiveCSV(cfg.csv, runs, rows); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", cfg.csv)
+	if err := writeAdaptiveCSV(cfg.csv, runs, rows); err != nil {
+		return err
 	}
-	if cfg.svg != "" {
-		if err := writeAdaptiveChart(cfg.svg, cfg, runs, rows); err != nil {
-			return err
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", cfg.svg)
+	fmt.Fprintf(stdout, "wrote %s\n", cfg.csv)
+	if err := writeAdaptiveChart(cfg.svg, cfg, runs, rows); err != nil {
+		return err
 	}
+	fmt.Fprintf(stdout, "wrote %s\n", cfg.svg)
 	return nil
 }
 
@@ -246,4 +237,96 @@ func fmtMs(ms float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0fms", ms)
+}
+
+// Bounds and fixed settings of "loadgen adaptive".
+const (
+	maxAdaptiveUsers = 20_000
+	maxAdaptiveRun   = 15 * time.Minute
+	maxAdaptiveRate  = 100_000
+	// adaptiveCapacity is the events' capacity: large, so that the rate is
+	// what limits admission.
+	adaptiveCapacity = 100_000
+	adaptiveHold     = 60 // s
+	// adaptiveMonitor is the gateway's slot-monitor tick.
+	adaptiveMonitor = 500 * time.Millisecond
+	// The guard's health reports: their window and interval.
+	adaptiveWindow   = 5 * time.Second
+	adaptiveInterval = time.Second
+	// adaptiveSignalTimeout is the controller's signalTimeoutSeconds (at
+	// least the step).
+	adaptiveSignalTimeout = 10 * time.Second
+	adaptiveReporter      = "loadgen-guard"
+	// visitPages is the shop's pages of one visit: home, a product, the
+	// order (the guard's done path).
+	visitPages = 3
+	// pageTimeout bounds one page; retryAfter is the wait before the one
+	// retry of a failed page (the shop's Retry-After).
+	pageTimeout = 15 * time.Second
+	retryAfter  = time.Second
+)
+
+// adaptiveConfig are the settings of "loadgen adaptive".
+type adaptiveConfig struct {
+	shown
+	users        int
+	arrive       time.Duration
+	ceiling      int
+	cautious     int
+	target       time.Duration
+	step         time.Duration
+	workers      int
+	workTime     time.Duration
+	queueTimeout time.Duration
+	think        time.Duration
+	maxRun       time.Duration
+	svg, csv     string
+}
+
+// bind declares the adaptive flags.
+func (c *adaptiveConfig) bind(s *settings) {
+	s.intVar(&c.users, "users", 3000, 1, maxAdaptiveUsers, "visitors of each run, each joining, waiting for the admitted frame and visiting the shop")
+	s.durVar(&c.arrive, "arrive", 20*time.Second, "0", "5m", "time over which the visitors join, evenly (0: all at once)")
+	s.intVar(&c.ceiling, "ceiling", 3000, 1, maxAdaptiveRate, "admitPerMinute of both runs: the adaptive run's ceiling, the fixed run's rate")
+	s.intVar(&c.cautious, "cautious", 0, 0, maxAdaptiveRate, "admitPerMinute of a third run at a fixed cautious rate (0: no third run)")
+	s.durVar(&c.target, "target", 250*time.Millisecond, "1ms", "1m", "the adaptive run's targetLatencyMs")
+	s.durVar(&c.step, "step", time.Second, fmt.Sprintf("%dms", queue.MinStepMs), "1m", "the adaptive run's stepMs")
+	s.intVar(&c.workers, "shop-workers", 2, 1, 1000, "pages the demo shop serves at once")
+	s.durVar(&c.workTime, "shop-work-time", 25*time.Millisecond, "1ms", "10s", "time each shop page holds a worker")
+	s.durVar(&c.queueTimeout, "shop-queue-timeout", 2*time.Second, "100ms", "1m", "longest wait for a shop worker; past it the page is 503")
+	s.durVar(&c.think, "think", 750*time.Millisecond, "0", "1m", "mean think time between a visitor's pages (uniform from half to one and a half times it)")
+	s.durVar(&c.maxRun, "max-run", 4*time.Minute, "10s", maxAdaptiveRun.String(), "longest run; visitors still waiting then are counted as such")
+	c.svg, c.csv = "bench/adaptive.svg", "bench/adaptive.csv" // the chart and the per-second samples
+}
+
+// shopPerMinute is the visitors a minute the demo shop bears at most: its
+// pages a second (workers / work time) over the pages of a visit. waitq is
+// never told it.
+func (c *adaptiveConfig) shopPerMinute() float64 {
+	return float64(c.workers) / c.workTime.Seconds() * 60 / visitPages
+}
+
+// admissionMode is how one run admits.
+type admissionMode struct {
+	name      string // "adaptive", "fixed" or "cautious"
+	perMinute int    // the fixed rate, or the adaptive ceiling
+	adaptive  bool
+}
+
+// label describes the mode for a person.
+func (m admissionMode) label(cfg adaptiveConfig) string {
+	if m.adaptive {
+		return fmt.Sprintf("adaptive: ceiling %d/min, target p95 %d ms", m.perMinute, cfg.target.Milliseconds())
+	}
+	return fmt.Sprintf("fixed: %d/min", m.perMinute)
+}
+
+// modes returns the runs of cfg in order: adaptive, fixed at the ceiling
+// and, when asked, fixed at the cautious rate.
+func (c *adaptiveConfig) modes() []admissionMode {
+	m := []admissionMode{{"adaptive", c.ceiling, true}, {"fixed", c.ceiling, false}}
+	if c.cautious > 0 {
+		m = append(m, admissionMode{"cautious", c.cautious, false})
+	}
+	return m
 }

@@ -21,11 +21,11 @@ import (
 // api, ingest-consumer, ws-gateway, the demo shop and waitq-guard in front
 // of it, with the run's event.
 type adaptiveStack struct {
-	services
-	producer, gateway, guard string // base URLs
-	event, token             string
-	shop                     *demoshop.Shop
-	admin                    *http.Client // of producer-api's admin API
+	*infra
+	gateway, guard string // base URLs
+	event          string
+	shop           *demoshop.Shop
+	admin          *http.Client // of producer-api's admin API
 }
 
 // startAdaptiveStack starts the services of a run admitting by m and
@@ -33,23 +33,18 @@ type adaptiveStack struct {
 // finds it at its first discovery; the guard reports with its report
 // token).
 func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode, stderr io.Writer) (_ *adaptiveStack, err error) {
-	st, err := startInfra(ctx, false)
+	st, err := startProducerStack(ctx, false, nil, stderr)
 	if err != nil {
 		return nil, err
 	}
-	s := &adaptiveStack{services: newServices(st, true, stderr), event: "adaptive-" + m.name, token: stack.RandomHex(16),
+	s := &adaptiveStack{infra: st, event: "adaptive-" + m.name,
 		admin: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}}
-	s.AtClose(st.Close)
 	s.AtClose(s.admin.CloseIdleConnections)
 	defer func() {
 		if err != nil {
 			s.close()
 		}
 	}()
-	secret := stack.RandomHex(32)
-	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token, "WAITQ_TRUST_USER_HEADER": "true", "WAITQ_TRUSTED_PROXIES": loopbackProxies}); err != nil {
-		return nil, err
-	}
 	if s.shop, err = demoshop.New(demoshop.Config{Workers: cfg.workers, WorkTime: cfg.workTime, QueueTimeout: cfg.queueTimeout}); err != nil {
 		return nil, err
 	}
@@ -69,16 +64,20 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	if _, err = s.start(ctx, &app.Ingest{}, nil); err != nil {
+	if err = s.startIngest(ctx); err != nil {
 		return nil, err
 	}
-	if s.gateway, err = s.start(ctx, &app.Gateway{}, map[string]string{
-		"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIT_INTERVAL": adaptiveMonitor.String(),
-	}); err != nil {
+	if s.gateway, err = s.startGateway(ctx, map[string]string{"WAITQ_ADMIT_INTERVAL": adaptiveMonitor.String()}); err != nil {
 		return nil, err
 	}
+	return s, s.startGuard(ctx, guardAddr, shopBase, ev.ReportToken)
+}
+
+// startGuard runs waitq-guard at addr in front of the shop at shopBase,
+// reporting its health to producer-api with reportToken.
+func (s *adaptiveStack) startGuard(ctx context.Context, addr, shopBase, reportToken string) error {
 	g, err := stack.StartService(ctx, &app.Guard{}, map[string]string{
-		"WAITQ_HTTP_ADDR":        guardAddr,
+		"WAITQ_HTTP_ADDR":        addr,
 		"WAITQ_ORIGIN_URL":       shopBase,
 		"WAITQ_EVENT_ID":         s.event,
 		"WAITQ_WAITING_ROOM_URL": s.gateway + "/",
@@ -86,17 +85,17 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 		"WAITQ_DONE_PATH":        "/order",
 		"WAITQ_COOKIE_INSECURE":  "true", // plain HTTP on loopback
 		"WAITQ_HEALTH_URL":       s.producer,
-		"WAITQ_HEALTH_TOKEN":     ev.ReportToken,
+		"WAITQ_HEALTH_TOKEN":     reportToken,
 		"WAITQ_HEALTH_INTERVAL":  adaptiveInterval.String(),
 		"WAITQ_HEALTH_WINDOW":    adaptiveWindow.String(),
 		"WAITQ_HEALTH_REPORTER":  adaptiveReporter,
 	}, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	s.guard = g.URL()
-	s.AtClose(stopper(g, stderr))
-	return s, nil
+	s.AtClose(stopper(g, s.stderr))
+	return nil
 }
 
 // eventBody is the admin PUT body of a run's event: room for everyone, the

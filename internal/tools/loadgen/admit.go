@@ -3,7 +3,6 @@ package loadgen
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -11,11 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/redisstore"
-	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
@@ -23,9 +20,12 @@ import (
 
 // Bounds and fixed settings of "loadgen admit".
 const (
-	maxAdmitUsers    = 20_000
-	maxAdmitRate     = 1_000
-	maxAdmitReleases = 2_000
+	maxAdmitUsers = 20_000
+	maxAdmitRate  = 1_000
+	// admitReleases are the releases measured (release → the next user's
+	// admitted frame on the other gateway), admitReleaseRate a second.
+	admitReleases    = 200
+	admitReleaseRate = 20
 	// admitWait bounds one user's wait for the admitted frame: longer than
 	// the slot monitor's default tick (5 s), which admits when the fast
 	// track is off.
@@ -38,40 +38,15 @@ const (
 
 // admitConfig are the settings of "loadgen admit".
 type admitConfig struct {
-	users       int // joins measured, at rate a second
-	rate        int
-	releases    int // releases measured, at releaseRate a second
-	releaseRate int
+	shown
+	users int // joins measured, at rate a second
+	rate  int
 }
 
 // bind declares the admit flags.
-func (c *admitConfig) bind(fs *flag.FlagSet) {
-	fs.IntVar(&c.users, "users", 1000, "joins measured (join → admitted frame) on an event with room")
-	fs.IntVar(&c.rate, "rate", 100, "joins a second (steady)")
-	fs.IntVar(&c.releases, "releases", 200, "releases measured (release → the next user's admitted frame on the other gateway)")
-	fs.IntVar(&c.releaseRate, "release-rate", 20, "releases a second (steady)")
-}
-
-// line returns the settings line of the admit table.
-func (c *admitConfig) line() string {
-	return fmt.Sprintf("-users %d -rate %d -releases %d -release-rate %d", c.users, c.rate, c.releases, c.releaseRate)
-}
-
-// validate checks the admit flags.
-func (c *admitConfig) validate() error {
-	var errs []error
-	if c.users < 1 || c.users > maxAdmitUsers {
-		errs = append(errs, fmt.Errorf("-users %d: must be between 1 and %d", c.users, maxAdmitUsers))
-	}
-	if c.releases < 1 || c.releases > maxAdmitReleases {
-		errs = append(errs, fmt.Errorf("-releases %d: must be between 1 and %d", c.releases, maxAdmitReleases))
-	}
-	for name, r := range map[string]int{"-rate": c.rate, "-release-rate": c.releaseRate} {
-		if r < 1 || r > maxAdmitRate {
-			errs = append(errs, fmt.Errorf("%s %d: must be between 1 and %d", name, r, maxAdmitRate))
-		}
-	}
-	return errors.Join(errs...)
+func (c *admitConfig) bind(s *settings) {
+	s.intVar(&c.users, "users", 1000, 1, maxAdmitUsers, "joins measured (join → admitted frame) on an event with room")
+	s.intVar(&c.rate, "rate", 100, 1, maxAdmitRate, "joins a second (steady)")
 }
 
 // admitResult is what one mode (fast track on or off) measured.
@@ -107,38 +82,41 @@ func RunAdmit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // admitStack is producer-api, ingest-consumer and two ws-gateways in this
-// process over a stack, with the services' defaults but the fast track.
+// process over a stack of their own, with the services' defaults but the
+// fast track.
 type admitStack struct {
-	services
-	producer, gwA, gwB string // base URLs
-	token              string // admin token
+	*infra
+	gwA, gwB string // base URLs
 }
 
-// startAdmitStack starts the services over st with WAITQ_FAST_TRACK=fast
-// and creates the two events before the consumer starts (so its first
-// discovery finds them and no rebalance follows).
-func startAdmitStack(ctx context.Context, st *infra, cfg admitConfig, fast bool, stderr io.Writer) (*admitStack, error) {
-	s := &admitStack{services: newServices(st, fast, stderr), token: stack.RandomHex(16)}
-	secret := stack.RandomHex(32)
-	var err error
-	if s.producer, err = s.start(ctx, &app.Producer{}, map[string]string{"WAITQ_TICKET_SECRET": secret, "WAITQ_ADMIN_TOKEN": s.token, "WAITQ_TRUST_USER_HEADER": "true", "WAITQ_TRUSTED_PROXIES": loopbackProxies}); err != nil {
-		s.close()
+// startAdmitStack starts the stack with WAITQ_FAST_TRACK=fast and creates
+// the two events before the consumer starts (so its first discovery finds
+// them and no rebalance follows).
+func startAdmitStack(ctx context.Context, cfg admitConfig, fast bool, stderr io.Writer) (_ *admitStack, err error) {
+	st, err := startStack(ctx, false, fast, stderr)
+	if err != nil {
 		return nil, err
 	}
-	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: cfg.releases} {
+	defer func() {
+		if err != nil {
+			st.close()
+		}
+	}()
+	s := &admitStack{infra: st}
+	if err = st.startProducer(ctx, nil); err != nil {
+		return nil, err
+	}
+	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: admitReleases} {
 		body := fmt.Sprintf(`{"capacity":%d,"holdSeconds":600,"partitions":%d}`, capacity, benchPartitions)
-		if err := createEvent(ctx, s.producer, s.token, id, body); err != nil {
-			s.close()
+		if err = createEvent(ctx, st.producer, st.token, id, body); err != nil {
 			return nil, err
 		}
 	}
-	if _, err = s.start(ctx, &app.Ingest{}, nil); err != nil {
-		s.close()
+	if err = st.startIngest(ctx); err != nil {
 		return nil, err
 	}
 	for _, gw := range []*string{&s.gwA, &s.gwB} {
-		if *gw, err = s.start(ctx, &app.Gateway{}, map[string]string{"WAITQ_TICKET_SECRET": secret}); err != nil {
-			s.close()
+		if *gw, err = st.startGateway(ctx, nil); err != nil {
 			return nil, err
 		}
 	}
@@ -147,19 +125,14 @@ func startAdmitStack(ctx context.Context, st *infra, cfg admitConfig, fast bool,
 
 // measureAdmit runs both measurements with the fast track on or off.
 func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
-	st, err := startInfra(ctx, false)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	s, err := startAdmitStack(ctx, st, cfg, fast, stderr)
+	s, err := startAdmitStack(ctx, cfg, fast, stderr)
 	if err != nil {
 		return nil, err
 	}
 	defer s.close()
 	if fast {
 		fmt.Fprintf(stdout, "target   producer-api, ingest-consumer and two ws-gateways in-process (service defaults: monitor tick 5s), kfake in-process, redis-server %s child; %d partitions\n",
-			st.redisVersion(ctx), benchPartitions)
+			s.redisVersion(ctx), benchPartitions)
 	}
 	c := servicesClient()
 	defer c.CloseIdleConnections()
@@ -167,7 +140,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 	if err := measureJoins(ctx, c, s, cfg, r, stderr); err != nil {
 		return nil, err
 	}
-	if err := measureReleases(ctx, c, s, st, cfg, r, stderr); err != nil {
+	if err := measureReleases(ctx, c, s, cfg, r, stderr); err != nil {
 		return nil, err
 	}
 	for _, gw := range []string{s.gwA, s.gwB} {
@@ -221,13 +194,13 @@ func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitC
 	return ctx.Err()
 }
 
-// measureReleases fills the full event with cfg.releases holders watching
+// measureReleases fills the full event with admitReleases holders watching
 // from gateway A, puts as many people in line behind them watching from
-// gateway B, then releases the holders through A at cfg.releaseRate a second:
+// gateway B, then releases the holders through A at admitReleaseRate a second:
 // release k's slot goes to the k-th in line, and release request → that
 // user's admitted frame on B is recorded.
-func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
-	n := cfg.releases
+func measureReleases(ctx context.Context, c *http.Client, s *admitStack, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+	n := admitReleases
 	tokens := make([]string, n)
 	var wg sync.WaitGroup
 	errs := make([]error, n)
@@ -250,7 +223,7 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *inf
 		}
 		waiters[i] = j
 	}
-	if err := waitLineLength(ctx, st, admitReleaseEvent, int64(n)); err != nil {
+	if err := waitLineLength(ctx, s.infra, admitReleaseEvent, int64(n)); err != nil {
 		return err
 	}
 	admittedAt := make([]time.Time, n)
@@ -263,7 +236,7 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, st *inf
 	}
 	time.Sleep(500 * time.Millisecond) // the waiters' sockets are greeted
 	releasedAt := make([]time.Time, n)
-	every := time.Second / time.Duration(cfg.releaseRate)
+	every := time.Second / time.Duration(admitReleaseRate)
 	start := time.Now()
 	for k := range n {
 		if !clock.SleepUntil(ctx, start.Add(time.Duration(k)*every)) {
@@ -320,7 +293,7 @@ func printAdmit(w io.Writer, cfg admitConfig, on, off *admitResult) {
 	report.Summary(w, fmt.Sprintf("join → admitted frame with room, %d users at %d/s", cfg.users, cfg.rate), p(on.join),
 		"fast track off: "+p(off.join), float64(on.join.Percentile(0.99)), float64(off.join.Percentile(0.99)),
 		"p50 < 50 ms, p99 < 250 ms: "+met(on.join.Percentile(0.5) < 50*time.Millisecond && on.join.Percentile(0.99) < 250*time.Millisecond && on.joinMissing == 0))
-	report.Summary(w, fmt.Sprintf("release → next user's admitted frame on another gateway, %d releases at %d/s", cfg.releases, cfg.releaseRate), p(on.release),
+	report.Summary(w, fmt.Sprintf("release → next user's admitted frame on another gateway, %d releases at %d/s", admitReleases, admitReleaseRate), p(on.release),
 		"fast track off: "+p(off.release), float64(on.release.Percentile(0.99)), float64(off.release.Percentile(0.99)),
 		"p99 < 250 ms: "+met(on.release.Percentile(0.99) < 250*time.Millisecond && on.releaseMissing == 0))
 }

@@ -2,13 +2,10 @@ package loadgen
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,47 +18,31 @@ import (
 	"github.com/waitq/waitq/internal/testkit/testclient"
 )
 
-// attackConfig is the settings of "loadgen attack".
-type attackConfig struct {
-	places  int
-	budget  time.Duration
-	workers int
-	bits    string
-	steps   []int
-}
+// The settings of "loadgen attack", fixed.
+const (
+	attackPlaces  = 1000             // places the script tries to take in each step
+	attackBudget  = 20 * time.Second // longest each step runs
+	attackWorkers = 2                // the script's concurrent visitors (its solver uses one core each)
+)
 
-func (c *attackConfig) bind(fs *flag.FlagSet) {
-	fs.IntVar(&c.places, "places", 1000, "places the script tries to take in each step")
-	fs.DurationVar(&c.budget, "budget", 20*time.Second, "longest each step runs")
-	fs.IntVar(&c.workers, "workers", 2, "the script's concurrent visitors (its solver uses one core each)")
-	fs.StringVar(&c.bits, "bits", "0,12,16,18", "challenge difficulties to try, comma-separated (0: no challenge)")
-}
+// attackSteps are the challenge difficulties tried (0: no challenge), up
+// to the ceiling.
+var attackSteps = []int{0, 12, 16, queue.MaxChallengeDifficulty}
 
-func (c *attackConfig) validate() error {
-	var errs []error
-	if c.places < 1 || c.places > 100_000 {
-		errs = append(errs, fmt.Errorf("-places %d: must be between 1 and 100000", c.places))
-	}
-	errs = append(errs, loadFlagErrors(c.workers, c.budget)...)
-	c.steps = nil
-	for _, f := range strings.Split(c.bits, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 0 || n > queue.MaxChallengeDifficulty {
-			errs = append(errs, fmt.Errorf("-bits %q: each must be 0 to %d", c.bits, queue.MaxChallengeDifficulty))
-			break
-		}
-		c.steps = append(c.steps, n)
-	}
-	return errors.Join(errs...)
-}
+// attackConfig is the settings of "loadgen attack": no flags, its settings
+// line names the fixed ones.
+type attackConfig struct{ shown }
 
-func (c *attackConfig) line() string {
-	return fmt.Sprintf("places=%d budget=%s workers=%d bits=%s", c.places, c.budget, c.workers, c.bits)
+// bind shows the fixed settings.
+func (c *attackConfig) bind(s *settings) {
+	s.showAs("", func() string {
+		return fmt.Sprintf("places=%d budget=%s workers=%d bits=%s", attackPlaces, attackBudget, attackWorkers, strings.Trim(fmt.Sprint(attackSteps), "[]"))
+	})
 }
 
 // RunAttack measures what one place in a line costs a script on this
 // machine: a script (Go, the fastest solver waitq knows: challenge.Solve)
-// tries to take -places places in an event with no challenge, with each
+// tries to take attackPlaces places in an event with no challenge, with each
 // difficulty, and with join tokens required (it holds no key of the shop).
 // producer-api runs as shipped: no X-User-Id trusted, so each place needs
 // a visitor identity of its own, which the script gets for free (a new
@@ -73,19 +54,19 @@ func RunAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("attack", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	p, err := startProducerOnInfra(ctx, map[string]string{
+	st, err := startProducerStack(ctx, false, map[string]string{
 		"WAITQ_TRUST_USER_HEADER": "false", "WAITQ_COOKIE_INSECURE": "true",
 	}, stderr)
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	st, base, token := p.st, p.base, p.token
+	defer st.close()
+	base, token := st.producer, st.token
 	fmt.Fprintf(stdout, "target producer-api (as shipped: visitor identities, no trusted X-User-Id, no per-address limit) over %s and kfake\n\n", st.redisKind(ctx))
 	fmt.Fprintln(stdout, "| the event asks | places taken | refused | time | places a minute | solver CPU-s a place |")
 	fmt.Fprintln(stdout, "|---|---:|---:|---:|---:|---:|")
 	run := stack.RandomHex(3)
-	for _, bits := range cfg.steps {
+	for _, bits := range attackSteps {
 		ev := fmt.Sprintf("attack-%s-%d", run, bits)
 		body := `{"capacity":1,"holdSeconds":3600,"partitions":3}`
 		label := "no challenge"
@@ -96,7 +77,7 @@ func RunAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		if err := createEvent(ctx, base, token, ev, body); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, attack(ctx, cfg, base, ev, "", label))
+		fmt.Fprintln(stdout, attack(ctx, base, ev, "", label))
 	}
 	ev := "attack-" + run + "-invite"
 	secret := strings.Repeat("k", 43) // a shop's key the script does not hold
@@ -105,22 +86,22 @@ func RunAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	// Its best try: a token of its own making, under the shop's kid.
 	forged := "eyJhbGciOiJIUzI1NiIsImtpZCI6InNob3AiLCJ0eXAiOiJKV1QifQ.eyJzdWIiOiJib3QiLCJhdWQiOiJ4In0.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-	fmt.Fprintln(stdout, attack(ctx, cfg, base, ev, forged, "join tokens (invite only)"))
+	fmt.Fprintln(stdout, attack(ctx, base, ev, forged, "join tokens (invite only)"))
 	return nil
 }
 
-// attack runs one step: workers take places in ev until cfg.places are
+// attack runs one step: workers take places in ev until attackPlaces are
 // taken or the budget ends, and returns the table's row.
-func attack(ctx context.Context, cfg attackConfig, base, ev, joinToken, label string) string {
-	ctx, cancel := context.WithTimeout(ctx, cfg.budget)
+func attack(ctx context.Context, base, ev, joinToken, label string) string {
+	ctx, cancel := context.WithTimeout(ctx, attackBudget)
 	defer cancel()
 	var taken, refused, solveNs atomic.Int64
-	transport := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: cfg.workers}
+	transport := &http.Transport{Proxy: nil, MaxIdleConnsPerHost: attackWorkers}
 	start := time.Now()
 	var wg sync.WaitGroup
-	for range cfg.workers {
+	for range attackWorkers {
 		wg.Go(func() {
-			for ctx.Err() == nil && taken.Load() < int64(cfg.places) {
+			for ctx.Err() == nil && taken.Load() < attackPlaces {
 				v := testclient.NewVisitor(base) // a new person: a new cookie
 				jar, _ := cookiejar.New(nil)
 				v.HTTP = &http.Client{Jar: jar, Transport: transport, Timeout: 10 * time.Second}

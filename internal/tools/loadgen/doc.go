@@ -13,20 +13,24 @@
 // internal/tools/svgchart), attack (places a script takes, and their price)
 // and statuses (issue 30's measurement, against the Redis it is given: the
 // server's CPU per waiting user and status round, read as a gateway's round
-// reads through package gateway's round.go, and its memory per waiting
-// user; its settings and its line in statuses_config.go; it prints that one
-// line and no table). Each Run function takes the subcommand's flags,
-// prints its table to stdout and its progress to stderr; the rows
+// reads through package gateway's one door for it, gateway.Rounds, and its
+// memory per waiting user; it prints one line and no table), and sale (a
+// whole sale in the Redis it is given). Each Run function takes the
+// subcommand's flags, prints its table to stdout and its progress to
+// stderr; the rows
 // scripts/bench*.sh parse (summary, joins, sockets, status) keep their
 // format.
 //
 // Everything a measurement starts in this process or as a redis-server
 // child comes from internal/stack. The pieces the measurements share have
-// files of their own: the flags and the table's head (flags.go), the kfake
-// broker and redis-server (or, for joins and ingest with -redis-cluster, a
-// Redis Cluster of three) they run against and what they read of it
-// (infra.go), the bench event (event.go), the settings of services run in
-// this process (services.go), the ws-gateway child process (gateway.go,
+// files of their own: the harness of every command's settings (flags.go:
+// a config declares each flag once, with its bounds, which checks it and
+// writes the settings line of the table's head), the one way each starts
+// its stack (startStack): the kfake broker and redis-server (or, for joins
+// and ingest with -redis-cluster, a Redis Cluster of three) and what they
+// read of it (infra.go), and producer-api, ingest-consumer and ws-gateways
+// in this process over them (services.go), the bench event (event.go), the
+// ws-gateway child process (gateway.go,
 // on internal/stack/svcproc), the closed-loop HTTP workers (workers.go), a
 // user's calls: join, wait for the admitted frame, release (usercalls.go),
 // waiting until a condition holds (poll.go), progress lines (progress.go)

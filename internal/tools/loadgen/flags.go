@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
@@ -15,45 +17,180 @@ const (
 	maxDuration    = 120 * time.Second
 	maxRequests    = 5_000_000
 	maxConcurrency = 1024
+	// maxRounds bounds -rounds, of ingest and joins: how many times a
+	// measurement and its baseline are taken, alternating.
+	maxRounds = 9
+	// warmup is the unrecorded warm-up before each measurement of joins
+	// and guard.
+	warmup = time.Second
 )
 
-// clusterFlagUsage is the usage of -redis-cluster, a flag of the measurements
-// whose figures are compared between one Redis and a cluster.
-const clusterFlagUsage = "run against a Redis Cluster of three masters (redis-server children, redis-cli --cluster create) instead of one redis-server"
-
-// loadFlagErrors checks the -c and -d flags that joins, lag and guard share.
-func loadFlagErrors(concurrency int, duration time.Duration) []error {
-	var errs []error
-	if concurrency < 1 || concurrency > maxConcurrency {
-		errs = append(errs, fmt.Errorf("-c %d: must be between 1 and %d", concurrency, maxConcurrency))
-	}
-	if duration <= 0 || duration > maxDuration {
-		errs = append(errs, fmt.Errorf("-d %s: must be positive and at most %s", duration, maxDuration))
-	}
-	return errs
-}
-
-// warmedFlagErrors is loadFlagErrors for a measurement with a warm-up and a
-// request bound (-warmup, -n).
-func warmedFlagErrors(concurrency int, duration, warmup time.Duration, maxReqs int64) []error {
-	errs := loadFlagErrors(concurrency, duration)
-	if warmup < 0 || warmup > maxDuration {
-		errs = append(errs, fmt.Errorf("-warmup %s: must be between 0 and %s", warmup, maxDuration))
-	}
-	if maxReqs < 1 || maxReqs > maxRequests {
-		errs = append(errs, fmt.Errorf("-n %d: must be between 1 and %d", maxReqs, maxRequests))
-	}
-	return errs
-}
-
-// config is the settings of one measurement, read from its flags.
+// config is the settings of one measurement: a struct whose fields its
+// flags are read into, and the settings line they were read as.
 type config interface {
-	// bind declares the flags on fs.
-	bind(fs *flag.FlagSet)
-	// validate checks the parsed flags.
-	validate() error
-	// line returns the settings line of the table, after its label.
+	// bind declares the flags on s, each with its bounds.
+	bind(s *settings)
+	// line returns the settings line the flags were read as (shown).
 	line() string
+	setLine(line string)
+}
+
+// shown is the settings line of a config, kept for its report; a config
+// embeds it.
+type shown struct{ text string }
+
+// line returns the settings line, as the table's head printed it.
+func (s *shown) line() string { return s.text }
+
+func (s *shown) setLine(line string) { s.text = line }
+
+// settings are the flags of one command, each declared once: bound to its
+// field, checked against its bounds and shown in the settings line, in the
+// order declared.
+type settings struct {
+	fs     *flag.FlagSet
+	parts  []part
+	checks []func() error
+}
+
+// part is one flag's text in the settings line.
+type part struct {
+	name string
+	text func() string
+}
+
+// show puts -name and its value in the settings line.
+func (s *settings) show(name string) {
+	s.showAs(name, func() string { return "-" + name + " " + s.fs.Lookup(name).Value.String() })
+}
+
+// showAs puts text in the settings line for -name, in place of its value
+// when it is there already.
+func (s *settings) showAs(name string, text func() string) {
+	for i := range s.parts {
+		if s.parts[i].name == name {
+			s.parts[i].text = text
+			return
+		}
+	}
+	s.parts = append(s.parts, part{name, text})
+}
+
+// check adds a check of the parsed flags, run after those declared before.
+func (s *settings) check(f func() error) { s.checks = append(s.checks, f) }
+
+// intVar declares -name, an int from lo to hi.
+func (s *settings) intVar(p *int, name string, def, lo, hi int, usage string) {
+	s.fs.IntVar(p, name, def, usage)
+	s.show(name)
+	s.check(func() error { return between(name, *p, lo, hi) })
+}
+
+// int64Var declares -name, an int64 from lo to hi.
+func (s *settings) int64Var(p *int64, name string, def, lo, hi int64, usage string) {
+	s.fs.Int64Var(p, name, def, usage)
+	s.show(name)
+	s.check(func() error { return between(name, *p, lo, hi) })
+}
+
+// between checks that -name's v is from lo to hi.
+func between[T int | int64](name string, v, lo, hi T) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("-%s %d: must be between %d and %d", name, v, lo, hi)
+	}
+	return nil
+}
+
+// durVar declares -name, a duration from lo to hi, given as the text the
+// error names them by ("0", "5m").
+func (s *settings) durVar(p *time.Duration, name string, def time.Duration, lo, hi, usage string) {
+	s.fs.DurationVar(p, name, def, usage)
+	s.show(name)
+	s.check(func() error {
+		if *p < parseBound(lo) || *p > parseBound(hi) {
+			return fmt.Errorf("-%s %s: must be between %s and %s", name, *p, lo, hi)
+		}
+		return nil
+	})
+}
+
+// parseBound reads the text of a bound of durVar, "0" included.
+func parseBound(text string) time.Duration {
+	d, err := time.ParseDuration(text)
+	if err != nil {
+		panic("loadgen: a duration bound " + text)
+	}
+	return d
+}
+
+// durMax declares -name, a positive duration of at most hi.
+func (s *settings) durMax(p *time.Duration, name string, def, hi time.Duration, usage string) {
+	s.fs.DurationVar(p, name, def, usage)
+	s.show(name)
+	s.check(func() error {
+		if *p <= 0 || *p > hi {
+			return fmt.Errorf("-%s %s: must be positive and at most %s", name, *p, hi)
+		}
+		return nil
+	})
+}
+
+// oneOf declares -name, one of choices, the first its default.
+func (s *settings) oneOf(p *string, name, usage string, choices ...string) {
+	s.fs.StringVar(p, name, choices[0], usage)
+	s.show(name)
+	s.check(func() error {
+		for _, c := range choices {
+			if *p == c {
+				return nil
+			}
+		}
+		return fmt.Errorf("-%s %q: must be %s", name, *p, strings.Join(choices, " or "))
+	})
+}
+
+// boolVar declares -name, shown as -name=value.
+func (s *settings) boolVar(p *bool, name string, def bool, usage string) {
+	s.fs.BoolVar(p, name, def, usage)
+	s.showAs(name, func() string { return fmt.Sprintf("-%s=%t", name, *p) })
+}
+
+// load declares -c and -d, the clients and the window of joins, lag and
+// guard.
+func (s *settings) load(c *int, d *time.Duration, defC int, cUsage, dUsage string) {
+	s.intVar(c, "c", defC, 1, maxConcurrency, cUsage)
+	s.durMax(d, "d", 10*time.Second, maxDuration, dUsage)
+}
+
+// cluster declares -redis-cluster, of the measurements whose figures are
+// compared between one Redis and a cluster.
+func (s *settings) cluster(p *bool) {
+	s.boolVar(p, "redis-cluster", false, "run against a Redis Cluster of three masters (redis-server children, redis-cli --cluster create) instead of one redis-server")
+}
+
+// redis declares -redis, the Redis a measurement runs in (required; what
+// it is for names it in the error), checked as the services check
+// conn(): the URL, or with a cluster's seeds its options.
+func (s *settings) redis(p *string, what, usage string, conn func() redisstore.Conn) {
+	s.fs.StringVar(p, "redis", "", usage)
+	s.check(func() error {
+		if *p == "" {
+			return fmt.Errorf("-redis: required, the Redis %s (redis://HOST:PORT/0)", what)
+		}
+		if err := conn().Validate(); err != nil {
+			return fmt.Errorf("-redis %q: %w", *p, err)
+		}
+		return nil
+	})
+}
+
+// line returns the settings line.
+func (s *settings) line() string {
+	texts := make([]string, len(s.parts))
+	for i, p := range s.parts {
+		texts[i] = p.text()
+	}
+	return strings.Join(texts, " ")
 }
 
 // begin reads the flags of "loadgen <command>" from args into c (parseFlags)
@@ -70,23 +207,28 @@ func begin(command string, c config, args []string, stdout, stderr io.Writer) (b
 	return true, nil
 }
 
-// parseFlags reads the flags of "loadgen <command>" from args into c and
-// validates them. It returns false when the run ends there: with nil when
-// -h asked for the flags' help (printed to stderr), else with what is
-// wrong with the flags.
+// parseFlags reads the flags of "loadgen <command>" from args into c,
+// checks them and keeps the settings line in c. It returns false when the
+// run ends there: with nil when -h asked for the flags' help (printed to
+// stderr), else with what is wrong with the flags.
 func parseFlags(command string, c config, args []string, stderr io.Writer) (bool, error) {
-	fs := flag.NewFlagSet("loadgen "+command, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	c.bind(fs)
-	err := fs.Parse(args)
-	if err == nil && fs.NArg() > 0 {
-		err = fmt.Errorf("unexpected arguments %q", fs.Args())
+	s := &settings{fs: flag.NewFlagSet("loadgen "+command, flag.ContinueOnError)}
+	s.fs.SetOutput(stderr)
+	c.bind(s)
+	err := s.fs.Parse(args)
+	if err == nil && s.fs.NArg() > 0 {
+		err = fmt.Errorf("unexpected arguments %q", s.fs.Args())
 	}
 	if err == nil {
-		err = c.validate()
+		var errs []error
+		for _, f := range s.checks {
+			errs = append(errs, f())
+		}
+		err = errors.Join(errs...)
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return false, nil
 	}
+	c.setLine(s.line())
 	return err == nil, err
 }

@@ -3,11 +3,8 @@ package loadgen
 import (
 	"context"
 	"crypto/rand"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -24,46 +21,25 @@ import (
 
 // Fixed settings of "loadgen guard".
 const (
-	guardEvent   = "bench-guard"
-	guardPage    = "/product/1" // a protected path
-	maxGuardBody = 1 << 20
+	guardEvent = "bench-guard"
+	guardPage  = "/product/1" // a protected path
+	guardBody  = 2048         // bytes of the origin's page
 )
 
 // guardConfig are the settings of "loadgen guard".
 type guardConfig struct {
+	shown
 	concurrency int
 	duration    time.Duration
 	maxReqs     int64
-	warmup      time.Duration
-	body        int
 	originCPU   time.Duration
 }
 
 // bind declares the guard flags.
-func (c *guardConfig) bind(fs *flag.FlagSet) {
-	fs.IntVar(&c.concurrency, "c", 64, "admitted clients, each a keep-alive connection with its own entry token")
-	fs.DurationVar(&c.duration, "d", 10*time.Second, "duration of each measurement (at most 120s)")
-	fs.Int64Var(&c.maxReqs, "n", 1_000_000, "most requests of each measurement")
-	fs.DurationVar(&c.warmup, "warmup", time.Second, "unrecorded warm-up before each measurement")
-	fs.IntVar(&c.body, "body", 2048, "bytes of the origin's page")
-	fs.DurationVar(&c.originCPU, "origin-cpu", 0, "CPU time the origin spends on each page (0: a trivial origin), as a site rendering pages would")
-}
-
-// line returns the settings line of the guard table.
-func (c *guardConfig) line() string {
-	return fmt.Sprintf("-c %d -d %s -n %d -warmup %s -body %d -origin-cpu %s", c.concurrency, c.duration, c.maxReqs, c.warmup, c.body, c.originCPU)
-}
-
-// validate checks the guard flags.
-func (c *guardConfig) validate() error {
-	errs := warmedFlagErrors(c.concurrency, c.duration, c.warmup, c.maxReqs)
-	if c.originCPU < 0 || c.originCPU > time.Second {
-		errs = append(errs, fmt.Errorf("-origin-cpu %s: must be between 0 and 1s", c.originCPU))
-	}
-	if c.body < 0 || c.body > maxGuardBody {
-		errs = append(errs, fmt.Errorf("-body %d: must be between 0 and %d", c.body, maxGuardBody))
-	}
-	return errors.Join(errs...)
+func (c *guardConfig) bind(s *settings) {
+	s.load(&c.concurrency, &c.duration, 64, "admitted clients, each a keep-alive connection with its own entry token", "duration of each measurement (at most 120s)")
+	s.int64Var(&c.maxReqs, "n", 1_000_000, 1, maxRequests, "most requests of each measurement")
+	s.durVar(&c.originCPU, "origin-cpu", 0, "0", "1s", "CPU time the origin spends on each page (0: a trivial origin), as a site rendering pages would")
 }
 
 // RunGuard measures what waitq-guard costs an admitted visitor: pages/s and
@@ -78,7 +54,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if ok, err := begin("guard", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	originBase, stopOrigin, err := serveLoopback("origin", originHandler(cfg.body, cfg.originCPU))
+	originBase, stopOrigin, err := serveLoopback("origin", originHandler(guardBody, cfg.originCPU))
 	if err != nil {
 		return err
 	}
@@ -104,7 +80,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopProxy()
-	fmt.Fprintf(stdout, "target   waitq-guard in-process (cached cookie check, httputil reverse proxy), a bare httputil reverse proxy and the origin in-process: GET %s, %d-byte page, %s of CPU a page\n", guardPage, cfg.body, cfg.originCPU)
+	fmt.Fprintf(stdout, "target   waitq-guard in-process (cached cookie check, httputil reverse proxy), a bare httputil reverse proxy and the origin in-process: GET %s, %d-byte page, %s of CPU a page\n", guardPage, guardBody, cfg.originCPU)
 
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
@@ -172,26 +148,6 @@ func bareProxy(origin string) http.Handler {
 	}
 }
 
-// serveLoopback serves h on a free loopback port until stop.
-func serveLoopback(name string, h http.Handler) (base string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, fmt.Errorf("%s: listen: %w", name, err)
-	}
-	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 2 * time.Minute}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = srv.Serve(ln)
-	}()
-	return "http://" + ln.Addr().String(), func() {
-		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = srv.Shutdown(sctx)
-		<-done
-	}, nil
-}
-
 // startGuard runs waitq-guard in this process with its defaults, in front of
 // origin, with the keys of the gateway at gw, and waits until it is ready.
 func startGuard(ctx context.Context, origin, gw string, stderr io.Writer) (base string, stop func(), err error) {
@@ -246,7 +202,7 @@ func admitClients(ctx context.Context, c *http.Client, guardBase string, keys *e
 // measurePages runs the warm-up and then the recorded measurement of GETs
 // of t, worker i sending cookies[i].
 func measurePages(ctx context.Context, lc *loadClient, cfg guardConfig, t target, cookies []string, stderr io.Writer) (result, error) {
-	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, cfg.warmup, cfg.maxReqs, "",
+	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, "",
 		func(phase) request { return pagesOf(lc, t, cookies) }, stderr)
 	return r, err
 }

@@ -3,7 +3,6 @@ package loadgen
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -31,6 +30,7 @@ const (
 
 // ingestConfig are the settings of "loadgen ingest".
 type ingestConfig struct {
+	shown
 	n        int
 	maxBatch int
 	lanes    int
@@ -40,37 +40,13 @@ type ingestConfig struct {
 }
 
 // bind declares the ingest flags.
-func (c *ingestConfig) bind(fs *flag.FlagSet) {
-	fs.IntVar(&c.n, "n", 200_000, "join messages put in the topic before the consumer starts")
-	fs.IntVar(&c.maxBatch, "max-batch", 500, "consumer MaxBatch, and the size of the baseline's ZADD pipelines")
-	fs.IntVar(&c.lanes, "lanes", kafkajoin.DefaultConsumerConfig().Lanes, "consumer Lanes (WAITQ_WRITE_LANES): batches written at once")
-	fs.IntVar(&c.rounds, "rounds", 1, "times the consumer and the ZADD pipeline are measured, alternating (the rates move from run to run; the figures are the round of the median ratio)")
-	fs.DurationVar(&c.timeout, "timeout", 120*time.Second, "bound of each step: pre-fill, consume, baseline")
-	fs.BoolVar(&c.cluster, "redis-cluster", false, clusterFlagUsage)
-}
-
-// line returns the settings line of the ingest table.
-func (c *ingestConfig) line() string {
-	return fmt.Sprintf("-n %d -max-batch %d -lanes %d -rounds %d -timeout %s -redis-cluster=%t", c.n, c.maxBatch, c.lanes, c.rounds, c.timeout, c.cluster)
-}
-
-// validate checks the ingest flags.
-func (c *ingestConfig) validate() error {
-	var errs []error
-	if c.n < 1 || c.n > maxRequests {
-		errs = append(errs, fmt.Errorf("-n %d: must be between 1 and %d", c.n, maxRequests))
-	}
-	if c.maxBatch < 1 || c.maxBatch > maxIngestBatch {
-		errs = append(errs, fmt.Errorf("-max-batch %d: must be between 1 and %d", c.maxBatch, maxIngestBatch))
-	}
-	if c.lanes < 1 || c.lanes > maxIngestLanes {
-		errs = append(errs, fmt.Errorf("-lanes %d: must be between 1 and %d", c.lanes, maxIngestLanes))
-	}
-	errs = append(errs, roundsError(c.rounds)...)
-	if c.timeout <= 0 || c.timeout > maxIngestTimeout {
-		errs = append(errs, fmt.Errorf("-timeout %s: must be positive and at most %s", c.timeout, maxIngestTimeout))
-	}
-	return errors.Join(errs...)
+func (c *ingestConfig) bind(s *settings) {
+	s.intVar(&c.n, "n", 200_000, 1, maxRequests, "join messages put in the topic before the consumer starts")
+	s.intVar(&c.maxBatch, "max-batch", 500, 1, maxIngestBatch, "consumer MaxBatch, and the size of the baseline's ZADD pipelines")
+	s.intVar(&c.lanes, "lanes", kafkajoin.DefaultConsumerConfig().Lanes, 1, maxIngestLanes, "consumer Lanes (WAITQ_WRITE_LANES): batches written at once")
+	s.intVar(&c.rounds, "rounds", 1, 1, maxRounds, "times the consumer and the ZADD pipeline are measured, alternating (the rates move from run to run; the figures are the round of the median ratio)")
+	s.durMax(&c.timeout, "timeout", 120*time.Second, maxIngestTimeout, "bound of each step: pre-fill, consume, baseline")
+	s.cluster(&c.cluster)
 }
 
 // consumeResult is what the consumer measurement saw.
@@ -91,11 +67,11 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("ingest", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	st, err := startInfra(ctx, cfg.cluster)
+	st, err := startStack(ctx, cfg.cluster, true, stderr)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer st.close()
 	rc := st.client
 	store, err := redisstore.New(rc, redisstore.Options{})
 	if err != nil {

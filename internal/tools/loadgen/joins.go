@@ -1,13 +1,10 @@
 package loadgen
 
 import (
+	"cmp"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"net"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -21,79 +18,32 @@ import (
 
 // joinsConfig are the settings of "loadgen joins".
 type joinsConfig struct {
+	shown
 	concurrency  int
 	duration     time.Duration
 	maxReqs      int64
-	warmup       time.Duration
-	producerURL  string
-	adminToken   string
 	batchTimeout string
 	rounds       int
 	cluster      bool
 }
 
 // bind declares the joins flags.
-func (c *joinsConfig) bind(fs *flag.FlagSet) {
-	fs.IntVar(&c.concurrency, "c", 64, "concurrent keep-alive HTTP clients")
-	fs.DurationVar(&c.duration, "d", 10*time.Second, "duration of each measurement (at most 120s)")
-	fs.Int64Var(&c.maxReqs, "n", 200_000, "most requests of each measurement")
-	fs.DurationVar(&c.warmup, "warmup", time.Second, "unrecorded warm-up before each measurement")
-	fs.StringVar(&c.producerURL, "producer-url", "", "measure this running producer-api (loopback only) instead of starting one")
-	fs.StringVar(&c.adminToken, "admin-token", "", "admin token of the producer-api named by -producer-url")
-	fs.StringVar(&c.batchTimeout, "batch-timeout", "", "WAITQ_KAFKA_BATCH_TIMEOUT of the started producer-api (empty: the service default)")
-	fs.IntVar(&c.rounds, "rounds", 1, "times the bare echo handler and producer-api are measured, alternating (the rates move from run to run; the figures are the round of the median ratio)")
-	fs.BoolVar(&c.cluster, "redis-cluster", false, clusterFlagUsage)
-}
-
-// line returns the settings line of the joins table.
-func (c *joinsConfig) line() string {
-	return fmt.Sprintf("-c %d -d %s -n %d -warmup %s -rounds %d -redis-cluster=%t", c.concurrency, c.duration, c.maxReqs, c.warmup, c.rounds, c.cluster)
-}
-
-// validate checks the joins flags.
-func (c *joinsConfig) validate() error {
-	errs := warmedFlagErrors(c.concurrency, c.duration, c.warmup, c.maxReqs)
-	errs = append(errs, roundsError(c.rounds)...)
-	if c.batchTimeout != "" {
-		if _, err := time.ParseDuration(c.batchTimeout); err != nil {
-			errs = append(errs, fmt.Errorf("-batch-timeout: %w", err))
+func (c *joinsConfig) bind(s *settings) {
+	s.load(&c.concurrency, &c.duration, 64, "concurrent keep-alive HTTP clients", "duration of each measurement (at most 120s)")
+	s.int64Var(&c.maxReqs, "n", 200_000, 1, maxRequests, "most requests of each measurement")
+	s.fs.StringVar(&c.batchTimeout, "batch-timeout", "", "WAITQ_KAFKA_BATCH_TIMEOUT of the started producer-api (empty: the service default)")
+	s.check(func() error {
+		if _, err := time.ParseDuration(c.batchTimeout); c.batchTimeout != "" && err != nil {
+			return fmt.Errorf("-batch-timeout: %w", err)
 		}
-	}
-	if c.producerURL != "" {
-		if err := checkLoopbackURL(c.producerURL); err != nil {
-			errs = append(errs, fmt.Errorf("-producer-url: %w", err))
-		}
-		if c.adminToken == "" {
-			errs = append(errs, errors.New("-producer-url needs -admin-token to create the bench event"))
-		}
-		if c.cluster {
-			errs = append(errs, errors.New("-redis-cluster starts a producer-api of its own: leave out -producer-url"))
-		}
-		if c.batchTimeout != "" {
-			errs = append(errs, errors.New("-batch-timeout applies only to the producer-api loadgen starts, not to -producer-url"))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// checkLoopbackURL accepts only http URLs of this machine.
-func checkLoopbackURL(raw string) error {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return err
-	}
-	if u.Scheme != "http" {
-		return fmt.Errorf("%q: only http:// is supported", raw)
-	}
-	host := u.Hostname()
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return fmt.Errorf("%q: traffic must stay on this machine (127.0.0.1)", raw)
-	}
-	return nil
+		return nil
+	})
+	s.intVar(&c.rounds, "rounds", 1, 1, maxRounds, "times the bare echo handler and producer-api are measured, alternating (the rates move from run to run; the figures are the round of the median ratio)")
+	s.cluster(&c.cluster)
 }
 
 // RunJoins measures joins/s through producer-api, through a bare echo handler
-// with the same client and, when loadgen started the broker, straight into
+// with the same client and straight into
 // the broker with the service's Kafka writer from as many workers; it prints
 // the rows and the ratios of producer-api to each baseline.
 func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -102,12 +52,13 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
-	pt, err := producerBase(ctx, cfg, stdout, stderr)
+	pt, err := startProducerStack(ctx, cfg.cluster, map[string]string{"WAITQ_KAFKA_BATCH_TIMEOUT": cfg.batchTimeout}, stderr)
 	if err != nil {
 		return err
 	}
-	defer pt.stop()
-	if err := createBenchEvent(ctx, pt.base, pt.token); err != nil {
+	defer pt.close()
+	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, %s; kafka batch timeout: %s\n", pt.redisKind(ctx), cmp.Or(cfg.batchTimeout, "service default"))
+	if err := createBenchEvent(ctx, pt.producer, pt.token); err != nil {
 		return err
 	}
 	echoBase, stopEcho, err := startBareEcho()
@@ -130,7 +81,7 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return err
 		}
 		var warmOK int
-		if r.prod, warmOK, err = measureTarget(ctx, lc, cfg, target{"producer-api", pt.base + "/v1/events/" + benchEvent + "/queue"}, "p"+suffix, stderr); err != nil {
+		if r.prod, warmOK, err = measureTarget(ctx, lc, cfg, target{"producer-api", pt.producer + "/v1/events/" + benchEvent + "/queue"}, "p"+suffix, stderr); err != nil {
 			return err
 		}
 		accepted += warmOK + r.prod.ok
@@ -140,21 +91,15 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	// The topic is counted before the writer baseline adds to it, so that
 	// the check compares producer-api's messages with its own 202s.
 	var check strings.Builder
-	var writerRes result
-	if len(pt.brokers) > 0 {
-		printTopicCheck(ctx, &check, pt.brokers, accepted)
-		if writerRes, err = measureWriter(ctx, cfg, pt.brokers, "k"+runID, stderr); err != nil {
-			return err
-		}
+	printTopicCheck(ctx, &check, pt.Brokers(), accepted)
+	writerRes, err := measureWriter(ctx, cfg, pt.Brokers(), "k"+runID, stderr)
+	if err != nil {
+		return err
 	}
 	fmt.Fprintln(stdout)
 	printRounds(stdout, "joins", "producer-api/bare-echo", rounds)
 	printJoinRow(stdout, &prodRes)
-	if len(pt.brokers) > 0 {
-		printJoinRow(stdout, &writerRes)
-	} else {
-		fmt.Fprintf(stdout, "joins  %-12s  not measured: the brokers behind -producer-url are unknown\n", "kafka-writer")
-	}
+	printJoinRow(stdout, &writerRes)
 	printJoinRow(stdout, &echoRes)
 	report.Ratio(stdout, "producer-api/bare-echo", prodRes.rate(), echoRes.rate())
 	report.Ratio(stdout, "producer-api/kafka-writer", prodRes.rate(), writerRes.rate())
@@ -185,41 +130,8 @@ func (r joinRound) ratio() float64 {
 // measureTarget runs the warm-up and then the recorded measurement of t. It
 // also returns the number of 202 answers of the warm-up.
 func measureTarget(ctx context.Context, lc *loadClient, cfg joinsConfig, t target, prefix string, stderr io.Writer) (r result, warmOK int, err error) {
-	return warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, cfg.warmup, cfg.maxReqs, prefix,
+	return warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, prefix,
 		func(ph phase) request { return joinsOf(lc, t.url, ph.prefix) }, stderr)
-}
-
-// producerTarget is the producer-api under measurement.
-type producerTarget struct {
-	base    string   // http://host:port
-	token   string   // admin token
-	brokers []string // its brokers when loadgen started them, else nil
-	stop    func()
-}
-
-// producerBase returns the producer-api to measure, starting kfake,
-// redis-server and producer-api unless cfg names a running one.
-func producerBase(ctx context.Context, cfg joinsConfig, stdout, stderr io.Writer) (producerTarget, error) {
-	if cfg.producerURL != "" {
-		fmt.Fprintf(stdout, "target   %s (external)\n", cfg.producerURL)
-		return producerTarget{base: strings.TrimRight(cfg.producerURL, "/"), token: cfg.adminToken, stop: func() {}}, nil
-	}
-	st, err := startInfra(ctx, cfg.cluster)
-	if err != nil {
-		return producerTarget{}, err
-	}
-	token := stack.RandomHex(16)
-	base, stopProducer, err := startProducer(ctx, st, cfg.batchTimeout, token, nil, stderr)
-	if err != nil {
-		st.Close()
-		return producerTarget{}, err
-	}
-	bt := cfg.batchTimeout
-	if bt == "" {
-		bt = "service default"
-	}
-	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, %s; kafka batch timeout: %s\n", st.redisKind(ctx), bt)
-	return producerTarget{base: base, token: token, brokers: st.Brokers(), stop: func() { stopProducer(); st.Close() }}, nil
 }
 
 // printTopicCheck compares the messages in the bench topic with the joins

@@ -3,8 +3,6 @@ package loadgen
 import (
 	"cmp"
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -50,6 +48,7 @@ const (
 
 // lagConfig are the settings of "loadgen lag".
 type lagConfig struct {
+	shown
 	rate        int           // joins offered per second
 	duration    time.Duration // offered window
 	concurrency int           // keep-alive HTTP clients
@@ -62,31 +61,17 @@ func (c *lagConfig) total() int64 {
 }
 
 // bind declares the lag flags.
-func (c *lagConfig) bind(fs *flag.FlagSet) {
-	fs.IntVar(&c.rate, "rate", 20_000, "joins offered per second (open loop)")
-	fs.DurationVar(&c.duration, "d", 10*time.Second, "how long joins are offered (at most 120s)")
-	fs.IntVar(&c.concurrency, "c", 256, "keep-alive HTTP clients sending the offered joins")
-	fs.IntVar(&c.sample, "sample", 50, "follow every Nth join into Redis")
-}
-
-// line returns the settings line of the lag table.
-func (c *lagConfig) line() string {
-	return fmt.Sprintf("-rate %d -d %s -c %d -sample %d", c.rate, c.duration, c.concurrency, c.sample)
-}
-
-// validate checks the lag flags.
-func (c *lagConfig) validate() error {
-	errs := loadFlagErrors(c.concurrency, c.duration)
-	if c.rate < 1 || c.rate > maxLagRate {
-		errs = append(errs, fmt.Errorf("-rate %d: must be between 1 and %d", c.rate, maxLagRate))
-	}
-	if c.sample < 1 || c.sample > maxLagSample {
-		errs = append(errs, fmt.Errorf("-sample %d: must be between 1 and %d", c.sample, maxLagSample))
-	}
-	if n := c.total(); len(errs) == 0 && (n < 1 || n > maxRequests) {
-		errs = append(errs, fmt.Errorf("-rate × -d = %d joins: must be between 1 and %d", n, maxRequests))
-	}
-	return errors.Join(errs...)
+func (c *lagConfig) bind(s *settings) {
+	s.intVar(&c.rate, "rate", 20_000, 1, maxLagRate, "joins offered per second (open loop)")
+	s.durMax(&c.duration, "d", 10*time.Second, maxDuration, "how long joins are offered (at most 120s)")
+	s.intVar(&c.concurrency, "c", 256, 1, maxConcurrency, "keep-alive HTTP clients sending the offered joins")
+	s.intVar(&c.sample, "sample", 50, 1, maxLagSample, "follow every Nth join into Redis")
+	s.check(func() error {
+		if n := c.total(); c.rate >= 1 && c.duration > 0 && (n < 1 || n > maxRequests) {
+			return fmt.Errorf("-rate × -d = %d joins: must be between 1 and %d", n, maxRequests)
+		}
+		return nil
+	})
 }
 
 // RunLag measures how long after its 202 a join becomes visible in the
@@ -99,22 +84,20 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	p, err := startProducerOnInfra(ctx, nil, stderr)
+	st, err := startProducerStack(ctx, false, nil, stderr)
 	if err != nil {
 		return err
 	}
-	defer p.stop()
-	st, base, token := p.st, p.base, p.token
+	defer st.close()
+	base, token := st.producer, st.token
 	// The event (and its topic) exists before the consumer starts, so its
 	// first topic discovery finds it and no rebalance follows.
 	if err := createBenchEvent(ctx, base, token); err != nil {
 		return err
 	}
-	stopIngest, err := startIngest(ctx, st, stderr)
-	if err != nil {
+	if err := st.startIngest(ctx); err != nil {
 		return err
 	}
-	defer stopIngest()
 	fmt.Fprintf(stdout, "target   producer-api and ingest-consumer in-process (service defaults), kfake in-process, redis-server %s child; %d partitions\n",
 		st.redisVersion(ctx), benchPartitions)
 

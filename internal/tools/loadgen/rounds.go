@@ -7,18 +7,6 @@ import (
 	"slices"
 )
 
-// maxRounds bounds -rounds, of ingest and joins: how many times a
-// measurement and its baseline are taken, alternating.
-const maxRounds = 9
-
-// roundsError checks a -rounds flag.
-func roundsError(rounds int) []error {
-	if rounds < 1 || rounds > maxRounds {
-		return []error{fmt.Errorf("-rounds %d: must be between 1 and %d", rounds, maxRounds)}
-	}
-	return nil
-}
-
 // medianRound returns the round of the median ratio (of an even number,
 // the lower of the two middle ones).
 func medianRound[R interface{ ratio() float64 }](rounds []R) R {

@@ -20,7 +20,7 @@ import (
 // call, a few calls under way) as fast as it takes them; each, once in
 // line, connects to one of -gateways simulated gateways (no sockets: each
 // gateway's greeting, then status rounds every -interval over its 16
-// slices, through its own gateway.Tracker, as ws-gateway's), while a slot
+// slices, through its own gateway.Rounds, as ws-gateway's), while a slot
 // monitor ticks every 250 ms (Store.Tick) and admits at -rate a minute.
 // Each admitted person leaves their gateway (their presence let go). It
 // prints the joins' rate and join → in line p99, the gap between a
@@ -53,15 +53,14 @@ type saleUser struct {
 	slice int
 }
 
-// saleGateway is one simulated gateway: its Tracker, its people by slice
+// saleGateway is one simulated gateway: its rounds, its people by slice
 // and the newly connected ones to greet.
 type saleGateway struct {
-	tracker *gateway.Tracker
-	slicer  gateway.Slicer
-	mu      sync.Mutex
-	fresh   []*saleUser
-	slices  [gateway.StatusSlices]map[string]*saleUser
-	left    atomic.Int64 // people still followed or to greet
+	rounds *gateway.Rounds
+	mu     sync.Mutex
+	fresh  []*saleUser
+	slices []map[string]*saleUser
+	left   atomic.Int64 // people still followed or to greet
 }
 
 // saleTally is what the gateways measure.
@@ -91,7 +90,8 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 	}()
 	gws := make([]*saleGateway, cfg.gateways)
 	for i := range gws {
-		gws[i] = &saleGateway{tracker: gateway.NewTracker(store), slicer: gateway.NewSlicer()}
+		r := gateway.NewRounds(store, true)
+		gws[i] = &saleGateway{rounds: r, slices: make([]map[string]*saleUser, r.Slices())}
 		for j := range gws[i].slices {
 			gws[i].slices[j] = map[string]*saleUser{}
 		}
@@ -112,7 +112,7 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 		wg.Go(func() { g.roundLoop(loops, ev, cfg, &t) })
 		wg.Go(func() { // presences let go once a second, as ws-gateway's letGo
 			for sleepCtx(loops, time.Second) {
-				_ = g.tracker.Flush(loops, time.Now().UnixMilli())
+				_ = g.rounds.Flush(loops, time.Now().UnixMilli())
 			}
 		})
 	}
@@ -160,47 +160,18 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 // saleJoins puts cfg.joins people in line through Store.Ingest, each batch
 // stamped as it is sent, and hands each person, once in line, to a gateway.
 func saleJoins(ctx context.Context, store *redisstore.Store, cfg saleConfig, ev string, run uint64, gws []*saleGateway, t *saleTally, stderr io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	errs := make(chan error, statusesLoaders)
-	var wg sync.WaitGroup
-	for range statusesLoaders {
-		wg.Go(func() {
-			msgs := make([]queue.Message, 0, cfg.batch)
-			for ctx.Err() == nil {
-				from := int(next.Add(int64(cfg.batch))) - cfg.batch
-				if from >= cfg.joins {
-					return
-				}
-				msgs = msgs[:0]
-				stamp := time.Now().UnixMilli()
-				for i := from; i < min(from+cfg.batch, cfg.joins); i++ {
-					msgs = append(msgs, statusesJoin(ev, run, i, stamp-int64(i)))
-				}
-				r, err := store.Ingest(ctx, msgs, time.Now().UnixMilli())
-				if err == nil && r.Joined != len(msgs) {
-					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("joins %d-%d: %w", from, from+len(msgs)-1, err)
-					cancel()
-					return
-				}
-				inLine := time.Now()
-				for k, m := range msgs {
-					t.inLine.Record(inLine.UnixMicro() - stamp*1000)
-					gws[(from+k)%len(gws)].connect(&saleUser{id: m.UserID, stamp: stamp})
-				}
-				if n := from + len(msgs); n/200_000 != from/200_000 {
-					fmt.Fprintf(stderr, "sale: %d joined\n", n)
-				}
+	return ingestJoins(ctx, store, ev, run, cfg.joins, cfg.batch, cfg.timeout,
+		func(_ int, made int64) int64 { return made },
+		func(from int, msgs []queue.Message, stamp int64) {
+			inLine := time.Now()
+			for k, m := range msgs {
+				t.inLine.Record(inLine.UnixMicro() - stamp*1000)
+				gws[(from+k)%len(gws)].connect(&saleUser{id: m.UserID, stamp: stamp})
+			}
+			if n := from + len(msgs); n/200_000 != from/200_000 {
+				fmt.Fprintf(stderr, "sale: %d joined\n", n)
 			}
 		})
-	}
-	wg.Wait()
-	close(errs)
-	return errors.Join(<-errs)
 }
 
 func (g *saleGateway) connect(u *saleUser) {
@@ -222,7 +193,7 @@ func (g *saleGateway) greetLoop(ctx context.Context, ev string, cfg saleConfig, 
 			continue
 		}
 		for _, u := range fresh {
-			u.slice = g.slicer.Slice(ev, u.id)
+			u.slice = g.rounds.Slice(ev, u.id)
 		}
 		g.read(ctx, ev, cfg, t, fresh, true)
 	}
@@ -232,7 +203,7 @@ func (g *saleGateway) greetLoop(ctx context.Context, ev string, cfg saleConfig, 
 // over three quarters of it, as ws-gateway's.
 func (g *saleGateway) roundLoop(ctx context.Context, ev string, cfg saleConfig, t *saleTally) {
 	for sleepCtx(ctx, cfg.interval) {
-		gateway.RunRound(ctx, cfg.interval*3/4, func(j int) {
+		g.rounds.Run(ctx, cfg.interval*3/4, func(j int) {
 			g.mu.Lock()
 			us := make([]*saleUser, 0, len(g.slices[j]))
 			for _, u := range g.slices[j] {
@@ -246,8 +217,8 @@ func (g *saleGateway) roundLoop(ctx context.Context, ev string, cfg saleConfig, 
 	}
 }
 
-// read reads the places of us through the gateway's Tracker, as ReadEvents
-// does, and tallies them: a waiting person's gap since their last status
+// read reads the places of us through the gateway's rounds (Rounds.Read),
+// and tallies them: a waiting person's gap since their last status
 // and whether their position went up; an admitted one leaves. A read that
 // fails is read again: the next round reads a slice's people, the next
 // greeting (greeting: us are not in a slice yet) the newly connected.
@@ -257,45 +228,44 @@ func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *sa
 		ids[i] = u.id
 	}
 	begin := time.Now()
-	gateway.ReadEvents(ctx, g.tracker, map[string][]string{ev: ids}, cfg.interval, time.Now, func(_ string, b queue.StatusBatch, nowMs int64, err error) {
-		if err != nil {
-			if greeting { // in no slice yet: lost to every round
-				g.mu.Lock()
-				g.fresh = append(g.fresh, us...)
-				g.mu.Unlock()
-			}
-			return
+	b, _, err := g.rounds.Read(ctx, ev, ids, cfg.interval)
+	if err != nil {
+		if greeting { // in no slice yet: lost to every round
+			g.mu.Lock()
+			g.fresh = append(g.fresh, us...)
+			g.mu.Unlock()
 		}
-		now := time.Now()
-		t.read.Record(now.Sub(begin).Microseconds())
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		for i, u := range us {
-			p := b.Places[i]
-			t.statuses.Add(1)
-			switch {
-			case p.HoldUntil >= 0: // holding, or held already (holds last a second)
-				t.admitted.Add(1)
-				delete(g.slices[u.slice], u.id)
-				g.tracker.Leave(ev, u.id)
-				g.left.Add(-1)
-			case p.Rank >= 0:
-				if u.last.IsZero() {
-					t.firstTold.Record(now.UnixMicro() - u.stamp*1000)
-					g.slices[u.slice][u.id] = u
-				} else {
-					t.gap.Record(now.Sub(u.last).Microseconds())
-					if p.Rank+1 > u.pos {
-						t.rises.Add(1)
-					}
+		return
+	}
+	now := time.Now()
+	t.read.Record(now.Sub(begin).Microseconds())
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, u := range us {
+		p := b.Places[i]
+		t.statuses.Add(1)
+		switch {
+		case p.HoldUntil >= 0: // holding, or held already (holds last a second)
+			t.admitted.Add(1)
+			delete(g.slices[u.slice], u.id)
+			g.rounds.Leave(ev, u.id)
+			g.left.Add(-1)
+		case p.Rank >= 0:
+			if u.last.IsZero() {
+				t.firstTold.Record(now.UnixMicro() - u.stamp*1000)
+				g.slices[u.slice][u.id] = u
+			} else {
+				t.gap.Record(now.Sub(u.last).Microseconds())
+				if p.Rank+1 > u.pos {
+					t.rises.Add(1)
 				}
-				u.last, u.pos = now, p.Rank+1
-			default: // not in line yet, or no longer: read again (a person lost keeps the sale from draining)
-				delete(g.slices[u.slice], u.id)
-				g.fresh = append(g.fresh, u)
 			}
+			u.last, u.pos = now, p.Rank+1
+		default: // not in line yet, or no longer: read again (a person lost keeps the sale from draining)
+			delete(g.slices[u.slice], u.id)
+			g.fresh = append(g.fresh, u)
 		}
-	})
+	}
 }
 
 // saleMonitor ticks every 250 ms, as a gateway's slot monitor: holds end,
@@ -317,4 +287,73 @@ func sleepCtx(ctx context.Context, d time.Duration) bool {
 	case <-time.After(d):
 		return true
 	}
+}
+
+// Bounds of "loadgen sale".
+const (
+	maxSaleJoins    = 20_000_000
+	maxSaleGateways = 64
+	maxSaleTimeout  = time.Hour
+)
+
+// saleConfig are the settings of "loadgen sale".
+type saleConfig struct {
+	shown
+	redisURL string
+	joins    int
+	gateways int
+	rate     int           // admissions a minute
+	interval time.Duration // the gateways' status interval
+	batch    int           // joins per Store.Ingest call
+	timeout  time.Duration
+}
+
+// bind declares the sale flags.
+func (c *saleConfig) bind(s *settings) {
+	s.redis(&c.redisURL, "to run the sale in", "the Redis to run the sale in, redis://HOST:PORT/0 (required)", func() redisstore.Conn { return redisstore.Conn{URL: c.redisURL} })
+	s.intVar(&c.joins, "joins", 1_000_000, 1, maxSaleJoins, fmt.Sprintf("people who join the one event, as fast as the ingest path takes them (1 to %d)", maxSaleJoins))
+	s.intVar(&c.gateways, "gateways", 4, 1, maxSaleGateways, fmt.Sprintf("simulated gateways sharing the people's sockets, each with its own status rounds (1 to %d)", maxSaleGateways))
+	s.fs.IntVar(&c.rate, "rate", 600_000, "admissions a minute (the event's admitPerMinute)")
+	s.show("rate")
+	s.check(func() error {
+		if c.rate < 1 {
+			return fmt.Errorf("-rate %d: must be at least 1", c.rate)
+		}
+		return nil
+	})
+	s.durVar(&c.interval, "interval", 5*time.Second, "100ms", "1m", "the gateways' status interval (WAITQ_STATUS_INTERVAL)")
+	s.intVar(&c.batch, "batch", 500, 1, maxIngestBatch, "joins per Store.Ingest call (the ingest consumer's default MaxBatch)")
+	s.durMax(&c.timeout, "timeout", 20*time.Minute, maxSaleTimeout, "the longest the sale may take, drain included")
+}
+
+// saleResult is what one sale measured.
+type saleResult struct {
+	joins, gateways         int
+	joinWall, wall          time.Duration // the joins' wall time; the whole sale's, drain included
+	redisCPU                time.Duration
+	inLineP99, firstToldP99 time.Duration // join stamp → in Redis; → first status with a place
+	gapP99, gapMax          time.Duration // between two statuses of a waiting user
+	readP99                 time.Duration // a slice's read
+	statuses                int64
+	admitted, admittedTotal int64 // told admitted; the event's counter
+	waitingLeft, lost       int64
+	rises                   int64 // statuses whose position was above the user's previous one: someone joined ahead (a stamp equal or earlier)
+}
+
+// String is the sale's report.
+func (r saleResult) String() string {
+	drained := "yes"
+	if r.waitingLeft > 0 || r.lost > 0 || r.admittedTotal != int64(r.joins) {
+		drained = "NO"
+	}
+	return fmt.Sprintf(`sale: joins=%d gateways=%d
+  joins: %.0f/s over %.1fs; join → in line p99 %s; join → first status with a place p99 %s
+  statuses: %d; gap between a waiting user's statuses p99 %s (max %s); a slice's read p99 %s; positions that went up (a join stamped at or before theirs came in ahead) %d
+  Redis: %.1f%% of one core over the sale (%.1fs of CPU in %.1fs)
+  drained: %s (admittedTotal %d, told admitted %d, still waiting %d, joins neither admitted nor waiting %d)`,
+		r.joins, r.gateways,
+		float64(r.joins)/r.joinWall.Seconds(), r.joinWall.Seconds(), r.inLineP99, r.firstToldP99,
+		r.statuses, r.gapP99, r.gapMax, r.readP99, r.rises,
+		100*r.redisCPU.Seconds()/r.wall.Seconds(), r.redisCPU.Seconds(), r.wall.Seconds(),
+		drained, r.admittedTotal, r.admitted, r.waitingLeft, r.lost)
 }

@@ -37,11 +37,11 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "loadgen: nofile limit %d is below the %d this run needs in each process; dials past it will fail\n", soft, need)
 	}
 
-	st, err := startInfra(ctx, false)
+	st, err := startStack(ctx, false, true, stderr)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
+	defer st.close()
 	rc := st.client
 	events := socketEvents(cfg.events)
 	if err := seedLines(ctx, rc, kafkajoin.BrokerConfig{Brokers: st.Brokers()}, events, cfg.n, stderr); err != nil {
@@ -148,4 +148,104 @@ func seedLines(ctx context.Context, rc redis.UniversalClient, conn kafkajoin.Bro
 	}
 	fmt.Fprintf(stderr, "  seed %5.1fs  %d users in %d lines\n", time.Since(start).Seconds(), n, len(events))
 	return nil
+}
+
+// Bounds and fixed settings of "loadgen sockets".
+const (
+	maxSockets         = 250_000
+	maxSocketEvents    = 1000
+	maxSocketsDuration = 10 * time.Minute
+	minStatusInterval  = 100 * time.Millisecond
+	maxStatusInterval  = 5 * time.Minute
+	maxDialConcurrency = 5000
+	dialTimeout        = 15 * time.Second // one WebSocket handshake
+	maxDialPhase       = 15 * time.Minute // all handshakes together
+	seedChunk          = 5000             // join messages per Ingest call
+	seedTimeout        = 5 * time.Minute  // creating the events and filling the lines
+	firstSourceHost    = 2                // client source addresses 127.0.0.2 …
+	lastSourceHost     = 254              // … 127.0.0.254
+	probeSettle        = 1000             // ms after its connect before the probe's frames count as ticks
+	readersStopWait    = 15 * time.Second // closing the clients → every reader returned
+	metricsTimeout     = 10 * time.Second // one /metrics or INFO read
+	ticketLifetime     = time.Hour        // tickets outlive every run
+	clientReadLimit    = 64 << 10         // bytes of one frame a client accepts
+	minFailStreak      = 400              // failed dials in a row that end the dial phase (at least)
+	reservedFDs        = 64               // descriptors kept back during the dials for the measurement
+	socketEventPrefix  = "sockets-"       // event ids: sockets-1, sockets-2, …
+	sseReadBuffer      = 512              // bytes of an SSE client's read buffer: an event is ~250
+)
+
+// The transports "loadgen sockets" measures: the WebSocket, or the stream
+// route's server-sent events.
+const (
+	transportWS  = "ws"
+	transportSSE = "sse"
+)
+
+// socketsConfig are the settings of "loadgen sockets".
+type socketsConfig struct {
+	shown
+	n               int
+	events          int
+	interval        time.Duration
+	duration        time.Duration
+	dialConcurrency int
+	gatewayBin      string
+	transport       string
+}
+
+// bind declares the sockets flags.
+func (c *socketsConfig) bind(s *settings) {
+	s.intVar(&c.n, "n", 10_000, 1, maxSockets, "clients (WebSockets or SSE streams), one waiting user each")
+	s.fs.IntVar(&c.events, "events", 1, "events the users are spread over, round-robin")
+	s.show("events")
+	s.check(func() error {
+		if c.events < 1 || c.events > maxSocketEvents || c.events > max(c.n, 1) {
+			return fmt.Errorf("-events %d: must be between 1 and %d and at most -n", c.events, maxSocketEvents)
+		}
+		return nil
+	})
+	s.durVar(&c.interval, "interval", 5*time.Second, minStatusInterval.String(), maxStatusInterval.String(), "WAITQ_STATUS_INTERVAL of the gateway")
+	s.fs.DurationVar(&c.duration, "duration", 30*time.Second, "measurement window once every client is connected (at most 10m; whole status intervals)")
+	s.showAs("duration", func() string {
+		return fmt.Sprintf("-duration %s (%d ticks)", time.Duration(c.ticks())*c.interval, c.ticks())
+	})
+	s.check(func() error {
+		if c.duration < c.interval || c.duration > maxSocketsDuration {
+			return fmt.Errorf("-duration %s: must be at least -interval and at most %s", c.duration, maxSocketsDuration)
+		}
+		return nil
+	})
+	s.intVar(&c.dialConcurrency, "dial-concurrency", 200, 1, maxDialConcurrency, "handshakes in flight at once")
+	s.fs.StringVar(&c.gatewayBin, "gateway-bin", "", "ws-gateway binary to start (required; go build -o bin/ws-gateway ./cmd/ws-gateway)")
+	s.oneOf(&c.transport, "transport", "how the clients hear: ws (WebSocket, /queue-status) or sse (server-sent events, /v1/events/{id}/stream)", transportWS, transportSSE)
+	s.check(c.checkGatewayBin)
+}
+
+// checkGatewayBin checks -gateway-bin names an executable file.
+func (c *socketsConfig) checkGatewayBin() error {
+	if c.gatewayBin == "" {
+		return errors.New("-gateway-bin is required (go build -o bin/ws-gateway ./cmd/ws-gateway)")
+	}
+	if fi, err := os.Stat(c.gatewayBin); err != nil {
+		return fmt.Errorf("-gateway-bin: %w", err)
+	} else if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("-gateway-bin %s: not an executable file", c.gatewayBin)
+	}
+	return nil
+}
+
+// client names one client of the run's transport, clients several.
+func (c *socketsConfig) client() string {
+	if c.transport == transportSSE {
+		return "SSE stream"
+	}
+	return "socket"
+}
+
+func (c *socketsConfig) clients() string { return c.client() + "s" }
+
+// ticks returns the whole status intervals the measurement window spans.
+func (c *socketsConfig) ticks() int {
+	return max(1, int(c.duration/c.interval))
 }

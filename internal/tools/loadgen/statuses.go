@@ -2,18 +2,15 @@ package loadgen
 
 import (
 	"context"
-	"crypto/rand"
+	"encoding/base64"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
@@ -26,8 +23,7 @@ import (
 // connect round (every user's first read, as when their sockets open),
 // then -rounds status rounds over all of them as a gateway holding every
 // one of their sockets would (the gateway's own slicing, slice pacing and
-// reads: gateway.Slicer, RunRound, ReadEvents, and with -path journal its
-// Tracker, with -path store Store.Status for every user; presence
+// reads, through gateway.Rounds: with -path journal its tracker, with -path store Store.Status for every user; presence
 // included), and prints one line: the server's CPU (INFO cpu) per user and
 // round, the wall time per round, the server's memory (INFO memory) per
 // waiting user and the CPU per user of the connect round. The event's keys
@@ -47,30 +43,6 @@ func RunStatuses(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		fmt.Fprintln(stdout, res) // measured, whatever the clean-up did
 	}
 	return err
-}
-
-// newRun returns a run's random number and the event it measures with,
-// loadgen-<kind>-<the number in 16 hex digits>.
-func newRun(kind string) (ev string, run uint64) {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	run = binary.BigEndian.Uint64(b[:])
-	return fmt.Sprintf("loadgen-%s-%016x", kind, run), run
-}
-
-// openStore returns a Store on the Redis conn names, the fast track off,
-// and the function that closes its client.
-func openStore(conn redisstore.Conn) (*redisstore.Store, func(), error) {
-	rc, err := conn.Client()
-	if err != nil {
-		return nil, nil, err
-	}
-	store, err := redisstore.New(rc, redisstore.Options{})
-	if err != nil {
-		rc.Close()
-		return nil, nil, err
-	}
-	return store, func() { _ = rc.Close() }, nil
 }
 
 // measureStatuses is RunStatuses once the flags are read: the event made
@@ -118,16 +90,13 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	}
 	res.loadBytes = mem1 - mem0
 
-	slices := sliceUsers(ev, run, cfg.waiting)
-	var reader gateway.StatusReader = store
-	if cfg.path == statusesJournal {
-		reader = gateway.NewTracker(store)
-	}
+	rounds := gateway.NewRounds(store, cfg.path == statusesJournal)
+	slices := sliceUsers(rounds, ev, run, cfg.waiting)
 	cpuc, err := serverCPU(ctx, node)
 	if err != nil {
 		return res, err
 	}
-	if err := connectRound(ctx, reader, cfg, ev, run, slices); err != nil {
+	if err := connectRound(ctx, rounds, cfg, run, ev, slices); err != nil {
 		return res, fmt.Errorf("connect round: %w", err)
 	}
 	script0, scriptErr := scriptTime(ctx, node) // for a progress line only
@@ -139,7 +108,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	fmt.Fprintf(stderr, "statuses: connect round done: %.3f µs of Redis CPU per user\n", res.connectCPU.Seconds()*1e6/float64(cfg.waiting))
 	start := time.Now()
 	for r := range cfg.rounds {
-		if err := statusRound(ctx, reader, cfg, ev, run, slices); err != nil {
+		if err := statusRound(ctx, rounds, cfg, run, ev, slices); err != nil {
 			return res, fmt.Errorf("round %d: %w", r+1, err)
 		}
 		fmt.Fprintf(stderr, "statuses: round %d/%d done after %.1fs\n", r+1, cfg.rounds, time.Since(start).Seconds())
@@ -165,53 +134,23 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	return res, nil
 }
 
-// loadLine puts cfg.waiting users in line for ev through Store.Ingest,
-// cfg.batch joins a call, statusesLoaders calls under way, each batch made
-// as it is sent (nothing of all the users is held), and checks the line
-// holds them all.
+// loadLine puts cfg.waiting users in line for ev (ingestJoins), stamped
+// one a millisecond up to now, and checks the line holds them all.
 func loadLine(ctx context.Context, store *redisstore.Store, cfg statusesConfig, ev string, run uint64, stderr io.Writer) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	base := time.Now().UnixMilli() - int64(cfg.waiting)
 	start := time.Now()
-	var next, done atomic.Int64
-	errs := make(chan error, statusesLoaders)
-	var wg sync.WaitGroup
-	for range statusesLoaders {
-		wg.Go(func() {
-			msgs := make([]queue.Message, 0, cfg.batch)
-			for {
-				from := int(next.Add(int64(cfg.batch))) - cfg.batch
-				if from >= cfg.waiting || ctx.Err() != nil {
-					return
-				}
-				msgs = msgs[:0]
-				for i := from; i < min(from+cfg.batch, cfg.waiting); i++ {
-					msgs = append(msgs, statusesJoin(ev, run, i, base))
-				}
-				bctx, bcancel := context.WithTimeout(ctx, cfg.timeout)
-				r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
-				bcancel()
-				if err == nil && r.Joined != len(msgs) {
-					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("load: joins %d-%d: %w", from, from+len(msgs)-1, err)
-					cancel()
-					return
-				}
-				if n := done.Add(int64(len(msgs))); n/1_000_000 != (n-int64(len(msgs)))/1_000_000 {
-					fmt.Fprintf(stderr, "statuses: load %5.1fs  %d/%d in line\n", time.Since(start).Seconds(), n, cfg.waiting)
-				}
+	var done atomic.Int64
+	err := ingestJoins(ctx, store, ev, run, cfg.waiting, cfg.batch, cfg.timeout,
+		func(i int, _ int64) int64 { return base + int64(i) },
+		func(_ int, msgs []queue.Message, _ int64) {
+			if n := done.Add(int64(len(msgs))); n/1_000_000 != (n-int64(len(msgs)))/1_000_000 {
+				fmt.Fprintf(stderr, "statuses: load %5.1fs  %d/%d in line\n", time.Since(start).Seconds(), n, cfg.waiting)
 			}
 		})
+	if err == nil {
+		err = ctx.Err()
 	}
-	wg.Wait()
-	close(errs)
-	if err := errors.Join(<-errs); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
+	if err != nil {
 		return fmt.Errorf("load: %w", err)
 	}
 	n, err := store.Client().ZCard(ctx, redisstore.WaitingKey(ev)).Result()
@@ -222,37 +161,73 @@ func loadLine(ctx context.Context, store *redisstore.Store, cfg statusesConfig, 
 	return nil
 }
 
-// sliceUsers returns the users of each slice of a status round, by their
-// number: a gateway.Slicer's slicing, the hub's.
-func sliceUsers(ev string, run uint64, n int) [gateway.StatusSlices][]uint32 {
-	var out [gateway.StatusSlices][]uint32
-	slicer := gateway.NewSlicer()
-	for j := range out {
-		out[j] = make([]uint32, 0, n/gateway.StatusSlices+n/100+1)
+// ingestJoins puts users 0 to n-1 of run in line for ev through the ingest
+// path, Store.Ingest, batch joins a call bounded by timeout,
+// statusesLoaders calls under way, each batch made as it is sent (nothing
+// of all the users is held): join i stamped ts(i, the batch's making in
+// unix ms). queued gets each batch once in line, with its first user and
+// its making. It returns the first failure, which stops the others.
+func ingestJoins(ctx context.Context, store *redisstore.Store, ev string, run uint64, n, batch int, timeout time.Duration,
+	ts func(i int, made int64) int64, queued func(from int, msgs []queue.Message, made int64)) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var next atomic.Int64
+	errs := make(chan error, statusesLoaders)
+	var wg sync.WaitGroup
+	for range statusesLoaders {
+		wg.Go(func() {
+			msgs := make([]queue.Message, 0, batch)
+			for ctx.Err() == nil {
+				from := int(next.Add(int64(batch))) - batch
+				if from >= n {
+					return
+				}
+				msgs = msgs[:0]
+				made := time.Now().UnixMilli()
+				for i := from; i < min(from+batch, n); i++ {
+					msgs = append(msgs, statusesJoin(ev, run, i, ts(i, made)-int64(i)))
+				}
+				bctx, bcancel := context.WithTimeout(ctx, timeout)
+				r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
+				bcancel()
+				if err == nil && r.Joined != len(msgs) {
+					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
+				}
+				if err != nil {
+					errs <- fmt.Errorf("joins %d-%d: %w", from, from+len(msgs)-1, err)
+					cancel()
+					return
+				}
+				queued(from, msgs, made)
+			}
+		})
 	}
+	wg.Wait()
+	close(errs)
+	return errors.Join(<-errs)
+}
+
+// sliceUsers returns the users of each slice of r's rounds, by their
+// number: the hub's slicing.
+func sliceUsers(r *gateway.Rounds, ev string, run uint64, n int) [][]uint32 {
+	out := make([][]uint32, r.Slices())
 	for i := range n {
-		j := slicer.Slice(ev, statusesUser(run, i))
+		j := r.Slice(ev, statusesUser(run, i))
 		out[j] = append(out[j], uint32(i))
 	}
 	return out
 }
 
 // statusRound runs one status round over every user of ev as a gateway's
-// does (gateway.RunRound, its slices one after another at once;
-// gateway.ReadEvents, one read of store for the event's users of the
-// slice), and checks every user was read in line.
-func statusRound(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, run uint64, slices [gateway.StatusSlices][]uint32) error {
+// does (Rounds.Run, its slices one after another at once, one read of the
+// event's users of each slice), and checks every user was read in line.
+func statusRound(ctx context.Context, r *gateway.Rounds, cfg statusesConfig, run uint64, ev string, slices [][]uint32) error {
 	var errs []error
-	ok := gateway.RunRound(ctx, 0, func(j int) {
-		if len(errs) > 0 {
-			return
-		}
-		users := make([]string, len(slices[j]))
-		for k, i := range slices[j] {
-			users[k] = statusesUser(run, int(i))
-		}
-		if err := readStatuses(ctx, store, cfg, ev, users); err != nil {
-			errs = append(errs, fmt.Errorf("slice %d (%d users): %w", j, len(users), err))
+	ok := r.Run(ctx, 0, func(j int) {
+		if len(errs) == 0 {
+			if err := readStatuses(ctx, r, cfg, ev, run, slices[j]); err != nil {
+				errs = append(errs, fmt.Errorf("slice %d (%d users): %w", j, len(slices[j]), err))
+			}
 		}
 	})
 	if !ok {
@@ -265,15 +240,11 @@ func statusRound(ctx context.Context, store gateway.StatusReader, cfg statusesCo
 // gateway greets sockets as they open (its greeting reads those that
 // opened together): the first read of each, where the journal's path
 // learns their place.
-func connectRound(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, run uint64, slices [gateway.StatusSlices][]uint32) error {
+func connectRound(ctx context.Context, r *gateway.Rounds, cfg statusesConfig, run uint64, ev string, slices [][]uint32) error {
 	for j := range slices {
 		for from := 0; from < len(slices[j]); from += statusesGreeting {
 			part := slices[j][from:min(from+statusesGreeting, len(slices[j]))]
-			users := make([]string, len(part))
-			for k, i := range part {
-				users[k] = statusesUser(run, int(i))
-			}
-			if err := readStatuses(ctx, store, cfg, ev, users); err != nil {
+			if err := readStatuses(ctx, r, cfg, ev, run, part); err != nil {
 				return fmt.Errorf("slice %d, users %d-%d: %w", j, from, from+len(part)-1, err)
 			}
 		}
@@ -281,93 +252,124 @@ func connectRound(ctx context.Context, store gateway.StatusReader, cfg statusesC
 	return nil
 }
 
-// readStatuses reads users of ev as a gateway does (gateway.ReadEvents)
-// and checks each was read in line.
-func readStatuses(ctx context.Context, store gateway.StatusReader, cfg statusesConfig, ev string, users []string) error {
-	var rerr error
-	gateway.ReadEvents(ctx, store, map[string][]string{ev: users}, cfg.timeout, time.Now,
-		func(_ string, b queue.StatusBatch, _ int64, err error) {
-			if err == nil && len(b.Places) != len(users) {
-				err = fmt.Errorf("%d places for %d users", len(b.Places), len(users))
-			}
-			for k := 0; err == nil && k < len(b.Places); k++ {
-				if b.Places[k].Rank < 0 {
-					err = fmt.Errorf("user %s read out of line (rank %d)", users[k], b.Places[k].Rank)
-				}
-			}
-			rerr = err
-		})
-	return rerr
-}
-
-// deleteStatusesEvent deletes ev's keys and registration the way the admin
-// DELETE does (Store.DeleteEvent), then its tombstone: it has no log.
-func deleteStatusesEvent(store *redisstore.Store, ev string) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := store.DeleteEvent(ctx, ev, time.Now().UnixMilli()); err != nil {
-		return fmt.Errorf("delete the event %s: %w", ev, err)
+// readStatuses reads the users numbered nums of ev as a gateway does
+// (Rounds.Read) and checks each was read in line.
+func readStatuses(ctx context.Context, r *gateway.Rounds, cfg statusesConfig, ev string, run uint64, nums []uint32) error {
+	users := make([]string, len(nums))
+	for k, i := range nums {
+		users[k] = statusesUser(run, int(i))
 	}
-	return store.ClearTombstone(ctx, ev)
-}
-
-// eventNode returns a client of the server that holds ev's keys: the one
-// server, or a cluster's master of ev's hash slot.
-func eventNode(ctx context.Context, rc redis.UniversalClient, ev string) (*redis.Client, error) {
-	switch c := rc.(type) {
-	case *redis.Client:
-		return c, nil
-	case *redis.ClusterClient:
-		ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
-		defer cancel()
-		node, err := c.MasterForKey(ctx, redisstore.WaitingKey(ev))
-		if err != nil {
-			return nil, fmt.Errorf("the cluster's master of %s: %w", ev, err)
-		}
-		return node, nil
+	b, _, err := r.Read(ctx, ev, users, cfg.timeout)
+	if err == nil && len(b.Places) != len(users) {
+		err = fmt.Errorf("%d places for %d users", len(b.Places), len(users))
 	}
-	return nil, fmt.Errorf("a Redis client of type %T", rc)
-}
-
-// serverCPU returns the server's CPU time (redisstore.ServerCPU), within
-// metricsTimeout.
-func serverCPU(ctx context.Context, node *redis.Client) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
-	defer cancel()
-	return redisstore.ServerCPU(ctx, node)
-}
-
-// usedMemory returns the server's INFO memory used_memory, in bytes.
-func usedMemory(ctx context.Context, node *redis.Client) (int64, error) {
-	info, err := redisInfo(ctx, node, "memory")
-	if err != nil {
-		return 0, err
-	}
-	n, err := strconv.ParseInt(info["used_memory"], 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("INFO memory used_memory %q: %w", info["used_memory"], err)
-	}
-	return n, nil
-}
-
-// scriptTime returns the time the server spent running scripts (EVALSHA
-// and EVAL) since its statistics were last reset: INFO commandstats.
-func scriptTime(ctx context.Context, node *redis.Client) (time.Duration, error) {
-	info, err := redisInfo(ctx, node, "commandstats")
-	if err != nil {
-		return 0, err
-	}
-	var total time.Duration
-	for _, cmd := range []string{"cmdstat_evalsha", "cmdstat_eval"} {
-		for field := range strings.SplitSeq(info[cmd], ",") {
-			if v, ok := strings.CutPrefix(field, "usec="); ok {
-				us, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("INFO commandstats %s %q: %w", cmd, info[cmd], err)
-				}
-				total += time.Duration(us) * time.Microsecond
-			}
+	for k := 0; err == nil && k < len(b.Places); k++ {
+		if b.Places[k].Rank < 0 {
+			err = fmt.Errorf("user %s read out of line (rank %d)", users[k], b.Places[k].Rank)
 		}
 	}
-	return total, nil
+	return err
+}
+
+// Bounds and fixed settings of "loadgen statuses".
+const (
+	maxStatusesWaiting = 20_000_000
+	maxStatusesRounds  = 1000
+	maxStatusesTimeout = 10 * time.Minute
+	// statusesLoaders is how many ingest batches are under way at once.
+	statusesLoaders = 4
+	// statusesGreeting is how many users one read of the connect round
+	// reads: sockets that open together, greeted together.
+	statusesGreeting = 10_000
+)
+
+// statusesConfig are the settings of "loadgen statuses".
+type statusesConfig struct {
+	shown
+	redisURL string
+	seeds    string // a Redis Cluster's seed nodes, comma-separated ("": one server)
+	waiting  int
+	rounds   int
+	batch    int
+	timeout  time.Duration
+	keep     bool
+	path     string // statusesJournal or statusesStore
+}
+
+// The status paths "loadgen statuses" measures.
+const (
+	// statusesJournal reads as a gateway does: gateway.Rounds over its
+	// tracker, each user read once at connect, then kept from the line's
+	// journal.
+	statusesJournal = "journal"
+	// statusesStore reads every user from Redis every round
+	// (Store.Status): the path before the journal, kept for polls.
+	statusesStore = "store"
+)
+
+// bind declares the statuses flags.
+func (c *statusesConfig) bind(s *settings) {
+	s.redis(&c.redisURL, "to measure", "the Redis to measure, redis://HOST:PORT/0 (required); with -redis-cluster only its scheme, user, password and options", c.conn)
+	s.fs.StringVar(&c.seeds, "redis-cluster", "", "seed nodes (host:port, comma-separated) of a Redis Cluster, as the services' WAITQ_REDIS_CLUSTER; the CPU and memory are then the event's master's")
+	s.intVar(&c.waiting, "waiting", 100_000, 1, maxStatusesWaiting, fmt.Sprintf("users put in line for the event (1 to %d)", maxStatusesWaiting))
+	s.intVar(&c.rounds, "rounds", 1, 1, maxStatusesRounds, fmt.Sprintf("status rounds over every user (1 to %d)", maxStatusesRounds))
+	s.intVar(&c.batch, "batch", 500, 1, maxIngestBatch, "joins per Store.Ingest call while loading (the ingest consumer's default MaxBatch)")
+	s.durMax(&c.timeout, "timeout", gateway.DefaultConfig().StatusInterval, maxStatusesTimeout,
+		"bound of each Redis call: an ingest batch, a slice's status read (a gateway bounds that by its status interval)")
+	s.boolVar(&c.keep, "keep", false, "leave the event and its line in Redis (default: its keys are deleted at the end)")
+	s.oneOf(&c.path, "path", "the status path: journal (a gateway's: each user read once at connect, then kept from the line's journal) or store (every user read from Redis every round: the way before)", statusesJournal, statusesStore)
+}
+
+// conn returns where the Redis is, as the services take it.
+func (c *statusesConfig) conn() redisstore.Conn {
+	var seeds []string
+	for s := range strings.SplitSeq(c.seeds, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			seeds = append(seeds, s)
+		}
+	}
+	return redisstore.Conn{URL: c.redisURL, Cluster: seeds}
+}
+
+// statusesResult is what one run measured.
+type statusesResult struct {
+	waiting, rounds int
+	cpu             time.Duration // the server's CPU time over the rounds
+	wall            time.Duration // the rounds' wall time
+	connectCPU      time.Duration // the server's CPU time of the connect round (every user's first read)
+	loadBytes       int64         // used_memory after the load less before it
+	presenceBytes   int64         // used_memory after the rounds less before the load
+}
+
+// String is the command's one line of output: the fields issue 30 names,
+// then the memory per waiting user after the load and after the rounds
+// (their presence marks included), then the CPU per user of the connect
+// round that came before the rounds.
+func (r statusesResult) String() string {
+	userRounds := float64(r.waiting) * float64(r.rounds)
+	return fmt.Sprintf("statuses: waiting=%d rounds=%d redis_cpu_us_per_user_round=%.3f wall_ms_per_round=%.1f redis_bytes_per_user=%.1f redis_bytes_per_user_with_presence=%.1f redis_cpu_us_per_user_connect=%.3f",
+		r.waiting, r.rounds, r.cpu.Seconds()*1e6/userRounds,
+		float64(r.wall.Microseconds())/1000/float64(r.rounds),
+		float64(r.loadBytes)/float64(r.waiting), float64(r.presenceBytes)/float64(r.waiting),
+		r.connectCPU.Seconds()*1e6/float64(r.waiting))
+}
+
+// statusesUser returns the id of user i of run: shaped as an issued
+// visitor id (queue.VisitorPrefix and 22 characters of base64url), so the
+// members weigh what real ones do.
+func statusesUser(run uint64, i int) string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], run)
+	binary.BigEndian.PutUint64(b[8:], uint64(i))
+	return queue.VisitorPrefix + base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// statusesJoin returns the join of user i of run into event, stamped base+i
+// (one a millisecond) with a visit key of 32 hex digits, as the waiting
+// room page sends.
+func statusesJoin(event string, run uint64, i int, base int64) queue.Message {
+	return queue.Message{
+		V: queue.MessageVersion, Op: queue.OpJoin, EventID: event, UserID: statusesUser(run, i),
+		TS: base + int64(i), Visit: fmt.Sprintf("%016x%016x", run, i),
+	}
 }
