@@ -47,7 +47,7 @@ func TestDecodeElement(t *testing.T) {
 // An element line.lua returns that is not what journal_lib.lua writes
 // makes the read a reset: its reader learns every place again.
 func TestLineReplyWithABadElementResets(t *testing.T) {
-	head := []any{int64(3), int64(0), int64(-1), int64(0), int64(0), int64(10), int64(60000)}
+	head := []any{int64(3), int64(0), int64(-1), int64(0), int64(0), int64(10), int64(60000), int64(0), int64(0), int64(0), int64(0)}
 	var r queue.LineReply
 	if err := decodeLineReply([]any{head, "e", int64(3), int64(0), []any{"e 2\n+5 a", "e 3\n+five b"}, []any{}}, &r); err != nil {
 		t.Fatal(err)
