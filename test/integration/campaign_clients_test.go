@@ -85,6 +85,8 @@ type user struct {
 	// notQueuedFor of it the user is done (not in line: the checker tells
 	// whether it left or was lost). A join still in flight is "pending".
 	notQueued time.Time
+	// awayAt is when the user puts the phone away (zero: never).
+	awayAt time.Time
 }
 
 const notQueuedFor = 30 * time.Second
@@ -113,6 +115,11 @@ func (u *user) run(ctx context.Context) {
 		leaveAt = time.Now().Add(c.rng.Between(time.Second, 10*time.Second))
 	case p < 0.10:
 		reconnectAt = time.Now().Add(c.rng.Between(time.Second, 5*time.Second))
+	case p < 0.22:
+		// A phone put away: the page closes for longer than the grace,
+		// then opens again (the place, or the turn called meanwhile, is
+		// kept: away).
+		u.awayAt = time.Now().Add(c.rng.Between(time.Second, 10*time.Second))
 	}
 	u.last = time.Now()
 	for ctx.Err() == nil {
@@ -125,6 +132,11 @@ func (u *user) run(ctx context.Context) {
 		if !reconnectAt.IsZero() && time.Now().After(reconnectAt) {
 			reconnectAt = time.Time{}
 		}
+		if !done && admitted == nil && !u.awayAt.IsZero() && !time.Now().Before(u.awayAt) {
+			conn.Close(false)
+			u.stepAway(ctx)
+			continue
+		}
 		if done {
 			conn.Close(true)
 			return
@@ -135,6 +147,16 @@ func (u *user) run(ctx context.Context) {
 		}
 		conn.Close(false)
 	}
+}
+
+// stepAway keeps the page closed for longer than the gateways' grace (so
+// that a turn coming meanwhile is called), then lets the caller open it
+// again; the absence is recorded, not taken for a gap.
+func (u *user) stepAway(ctx context.Context) {
+	from := time.Now()
+	clock.Sleep(ctx, u.c.rng.Between(disconnectGrace+time.Second, disconnectGrace+15*time.Second))
+	u.last, u.awayAt, u.notQueued = time.Now(), time.Time{}, time.Time{}
+	u.c.h.AddAway(chaos.Away{Event: u.event, User: u.id, From: from, To: u.last})
 }
 
 // join joins through either producer-api, trying again (the other one
@@ -272,6 +294,9 @@ func (u *user) follow(ctx context.Context, conn statusConn, leaveAt, reconnectAt
 		if !reconnectAt.IsZero() {
 			wait = min(wait, max(time.Until(reconnectAt), time.Millisecond))
 		}
+		if !u.awayAt.IsZero() {
+			wait = min(wait, max(time.Until(u.awayAt), time.Millisecond))
+		}
 		rctx, cancel := context.WithTimeout(ctx, wait)
 		b, err := conn.Read(rctx)
 		cancel()
@@ -301,6 +326,11 @@ func (u *user) follow(ctx context.Context, conn statusConn, leaveAt, reconnectAt
 			u.state = f.State
 			c.states.Store(u.id, f.State)
 			switch {
+			case f.State == gateway.StateNoShow:
+				// Called while away and not back within the window: the
+				// checker holds it to an absence of the window at least.
+				c.h.AddLapse(chaos.TurnLapsed{Event: u.event, User: u.id, At: now})
+				return true, nil
 			case f.State == gateway.StateExpired:
 				// Admitted while away, and the hold is over: the checker
 				// holds it to a long absence (a turn never told of is

@@ -22,6 +22,7 @@ import (
 
 	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/testkit/testclient"
@@ -57,8 +58,11 @@ const (
 	maxDrain   = 10 * time.Minute
 	drainStall = 30 * time.Second
 	// disconnectGrace is the gateways' WAITQ_DISCONNECT_GRACE: a client
-	// that reaches no gateway for longer may be swept from the line.
-	disconnectGrace = 60 * time.Second
+	// that reaches no gateway for longer is away (its turn, when it comes,
+	// is called), and is swept from the line only after the events' away
+	// keep time (queue.DefaultAway: every event is created through the
+	// API, which gives it).
+	disconnectGrace = 10 * time.Second
 )
 
 // campaign is one run: the stack, the history and everything that writes it.
@@ -534,8 +538,11 @@ func (c *campaign) canaries(ctx context.Context) {
 func (c *campaign) checkConfig() chaos.Config {
 	t := c.t
 	ctx := context.Background()
-	cfg := chaos.Config{GapLimit: gapLimit, FaultGrace: faultGrace, Grace: disconnectGrace, Final: map[string]chaos.Final{},
-		TokenSkew: 2 * time.Second, ReleasedGrace: releasedGrace}
+	away := queue.DefaultAway()
+	cfg := chaos.Config{GapLimit: gapLimit, FaultGrace: faultGrace, Final: map[string]chaos.Final{},
+		Grace:       time.Duration(away.KeepSeconds) * time.Second,
+		ClaimWindow: time.Duration(away.ClaimSeconds) * time.Second,
+		TokenSkew:   2 * time.Second, ReleasedGrace: releasedGrace}
 	var pub struct {
 		Draw struct{ Seed string }
 	}

@@ -62,10 +62,16 @@ type Config struct {
 	// release was answered the guard may still pass its token (one poll of
 	// the released list, and the poll's own time).
 	TokenSkew, ReleasedGrace time.Duration
-	// Grace is the gateways' disconnect grace: an acknowledged join whose
+	// Grace is how long a client may go without a status and keep its
+	// place: the gateways' disconnect grace, or for events that keep
+	// places while away their keep time. An acknowledged join whose
 	// client went without a status for longer (it could not reach a
 	// gateway) may be swept from the line, as documented (SweptAway).
 	Grace time.Duration
+	// ClaimWindow is the events' claim window: a turn called while its
+	// client was away waits that long (0: no event keeps places while
+	// away).
+	ClaimWindow time.Duration
 }
 
 // Recovery is how long the system took to be whole again after a fault
@@ -127,6 +133,11 @@ type Report struct {
 	OriginOver       []string
 	Expired, Excused int      // hold-ended statuses to clients never told of the admission; those a long gap excuses
 	UntoldTurns      []string // of them, clients in touch all along
+	// Aways counts the clients that closed their page on purpose and came
+	// back; LostTurns are the turns told lapsed to a client never away for
+	// the claim window (it came back in time and lost the turn).
+	Aways     int
+	LostTurns []string
 	AdminChanges     map[Outcome]int
 
 	// The seat holds: the buyers' calls by op and the confirms by who sent
@@ -332,6 +343,7 @@ func Check(h *History, cfg Config) *Report {
 		r.Unfinished = append(r.Unfinished, fmt.Sprintf("%s/%s (last state %q, last frame %s at %s)", u.Event, u.User, u.State, u.LastFrame, u.At.Format("15:04:05.000")))
 	}
 
+	r.checkAway(h, cfg, away)
 	r.checkHolders(h, cfg)
 	r.checkRate(h, cfg)
 	r.checkLines(h, specs, stamps, possible, acked)
@@ -361,6 +373,7 @@ func (r *Report) Violations() []string {
 	addAll("origin: unadmitted request", r.Unadmitted)
 	addAll("origin: over capacity", r.OriginOver)
 	addAll("turn lost untold", r.UntoldTurns)
+	addAll("turn lost though back within the claim window", r.LostTurns)
 	addAll("double admission", r.DoubleAdmissions)
 	addAll("order", r.OrderViolations)
 	addAll("place", r.ScoreViolations)

@@ -202,6 +202,11 @@ func TestEachViolationIsFound(t *testing.T) {
 		{"a bad token", func(h *History, cfg *Config) {
 			h.Admissions[2].TokenValid = false
 		}, "entry tokens: 1 admitted frames"},
+		{"a turn lapsed though its client came back in time", func(h *History, cfg *Config) {
+			cfg.ClaimWindow = time.Minute
+			h.AddAway(Away{Event: "e", User: "b", From: at(1000), To: at(20_000)})
+			h.AddLapse(TurnLapsed{Event: "e", User: "b", At: at(21_000)})
+		}, "turn lost though back within the claim window: e/b"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -218,6 +223,19 @@ func TestEachViolationIsFound(t *testing.T) {
 // TestALateStepIsNoOvertaking: a step given the time 100 that Redis ran
 // only after a pause, after a line sample sent later, admitted v and u
 // together; the sample that still shows both proves nothing.
+// TestALapseAfterALongAbsenceIsNoViolation: a client away for longer than
+// the claim window may find its turn lapsed.
+func TestALapseAfterALongAbsenceIsNoViolation(t *testing.T) {
+	h, cfg := clean()
+	cfg.ClaimWindow = time.Minute
+	h.AddAway(Away{Event: "e", User: "b", From: at(1000), To: at(70_000)})
+	h.AddLapse(TurnLapsed{Event: "e", User: "b", At: at(71_000)})
+	r := Check(h, cfg)
+	if v := r.Violations(); len(v) != 0 || r.Aways != 1 {
+		t.Fatalf("violations %q, aways %d; want none, one away", v, r.Aways)
+	}
+}
+
 func TestALateStepIsNoOvertaking(t *testing.T) {
 	h := &History{}
 	for i, u := range []string{"v", "u"} {

@@ -208,6 +208,21 @@ func (s Sale) Forged() bool { return s.Via != ViaShop }
 // Sold reports whether the confirm was answered 200: the item sold.
 func (s Sale) Sold() bool { return s.Outcome == "200" }
 
+// Away is a client that closed its page on purpose (a phone put away)
+// from From to To, then opened it again; an event that keeps places while
+// away keeps theirs (docs/api.md, away).
+type Away struct {
+	Event, User string
+	From, To    time.Time
+}
+
+// TurnLapsed is a client told its turn lapsed (a status "no_show"): called
+// while away, not back within the claim window.
+type TurnLapsed struct {
+	Event, User string
+	At          time.Time
+}
+
 // Placed is a user at a score in a sample of the line.
 type Placed struct {
 	User  string
@@ -280,6 +295,8 @@ type History struct {
 	Expired    []Expired
 	ItemHolds  []ItemHold
 	Sales      []Sale
+	Aways      []Away
+	Lapses     []TurnLapsed
 	// Statuses counts the status frames read.
 	Statuses int64
 }
@@ -324,6 +341,8 @@ func (h *History) AddGuard(v GuardRequest)   { add(h, &h.Guard, v) }
 func (h *History) AddExpired(v Expired)      { add(h, &h.Expired, v) }
 func (h *History) AddItemHold(v ItemHold)    { add(h, &h.ItemHolds, v) }
 func (h *History) AddSale(v Sale)            { add(h, &h.Sales, v) }
+func (h *History) AddAway(v Away)            { add(h, &h.Aways, v) }
+func (h *History) AddLapse(v TurnLapsed)     { add(h, &h.Lapses, v) }
 
 // AddStatuses counts n status frames read.
 func (h *History) AddStatuses(n int64) {

@@ -37,6 +37,8 @@ func (r *Report) Markdown() string {
 	row("moments the origin saw more visitors than the capacity in force", len(r.OriginOver))
 	row("holds ended for clients never told of them, in touch all along", len(r.UntoldTurns))
 	row("holds ended for clients never told of them, out of touch half a hold or more (reported, not a violation)", r.Excused)
+	row("clients that put the page away past the grace and came back", r.Aways)
+	row("turns lapsed for clients back within the claim window", len(r.LostTurns))
 	row("double admissions", len(r.DoubleAdmissions))
 	row("order violations (admitted past someone waiting ahead)", len(r.OrderViolations))
 	row("places that are none of the user's stamps or drawn score", len(r.ScoreViolations))
