@@ -29,8 +29,12 @@
 //	                people join as fast as the ingest path takes them,
 //	                simulated gateways tell them their places every
 //	                interval, admission at a rate until the line drained
+//	loadgen turns   a sale in simulated time in the Redis given by -redis:
+//	                people step away, some for good, some admitted never
+//	                reach the shop; the shop's occupancy, turns lost by
+//	                people back in time, the estimate's error
 //
-// Except for statuses and sale, which use the Redis their -redis names (and
+// Except for statuses, sale and turns, which use the Redis their -redis names (and
 // delete their event afterwards), every part runs on this machine by
 // default: an in-process kfake broker, a redis-server child process on a
 // free loopback port and, for joins, producer-api in-process (guard: the
@@ -86,6 +90,7 @@ func commands() []command {
 		{"attack", loadgen.RunAttack, "places a script takes a minute, and their price, with no challenge, each difficulty, join tokens"},
 		{"statuses", loadgen.RunStatuses, "Redis CPU per waiting user and status round, and bytes per waiting user, in the Redis given"},
 		{"sale", loadgen.RunSale, "a whole sale in the Redis given: joins, statuses every interval, admission at a rate, drained"},
+		{"turns", loadgen.RunTurns, "a sale in simulated time where people step away and buyers never come: occupancy, lost turns, the estimate's error"},
 	}
 }
 

@@ -34,7 +34,7 @@
 //   - journal.go: the journal's elements parsed, and their changes counted
 //   - presence.go: the presence the tracker takes and lets go
 //   - eta.go: the wait a status frame estimates
-//   - rate.go: each event's measured admission rate, for the ETA
+//   - rate.go: each event's measured admission rate and the pace the ETA assumes; the Teller
 //
 // Admission
 //   - monitor.go: the slot monitor, its loop and ticks (sweeps, admissions, series)

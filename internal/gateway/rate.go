@@ -1,6 +1,10 @@
 package gateway
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/waitq/waitq/internal/queue"
+)
 
 // rates estimates each event's admission rate from the admittedTotal counter
 // that every status read returns: an exponentially weighted average of the
@@ -40,4 +44,62 @@ func (r *rates) observe(event string, admittedTotal, nowMs int64) float64 {
 	}
 	e.total, e.atMs = admittedTotal, nowMs
 	return e.perSecond
+}
+
+// pace is the pace the ETA assumes for event, its admissions measured by r. The rate is
+// the measured one (from admittedTotal), never above the rate in force (an
+// adaptive event's effective rate, else its admitPerMinute), and that rate
+// itself while nothing has been measured yet; 0 (no ETA) while an adaptive
+// event admits nobody. e is the event's configuration, nil when unknown.
+func (r *rates) pace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
+	p := r.admissionRate(e, event, b, nowMs)
+	if e != nil {
+		p.hold = int64(e.HoldSeconds)
+	}
+	p.admittedTotal, p.turns = b.AdmittedTotal, b.Turns
+	return p
+}
+
+// admissionRate is pace's rates.
+func (r *rates) admissionRate(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
+	measured := r.observe(event, b.AdmittedTotal, nowMs)
+	limit := int64(-1)
+	switch {
+	case b.AdmitPerMinute >= 0:
+		limit = b.AdmitPerMinute
+	case e != nil && e.AdmitPerMinute > 0:
+		limit = int64(e.AdmitPerMinute)
+	}
+	switch limit {
+	case -1:
+		return pace{perSecond: measured, limit: -1}
+	case 0:
+		return pace{}
+	}
+	ceiling := float64(limit) / 60
+	if measured <= 0 || measured > ceiling {
+		return pace{perSecond: ceiling, limit: ceiling}
+	}
+	return pace{perSecond: measured, limit: ceiling}
+}
+
+// Teller makes the status frames a gateway tells, its estimate's rates
+// measured from the reads it is given: the one door through which a
+// measurement (loadgen turns) reads what people are told (state,
+// position, estimate) as ws-gateway's sockets and polls are. It is safe
+// for concurrent use.
+type Teller struct{ rates *rates }
+
+// NewTeller returns a Teller with nothing measured yet.
+func NewTeller() *Teller { return &Teller{rates: newRates()} }
+
+// Frames returns the status frames of users (b's places, read at nowMs)
+// of event, configured as e, as a poll of each would answer them.
+func (t *Teller) Frames(e *queue.Event, event string, users []string, b queue.StatusBatch, nowMs int64) []StatusFrame {
+	pc := t.rates.pace(e, event, b, nowMs)
+	out := make([]StatusFrame, len(users))
+	for i, u := range users {
+		out[i] = statusFrame(e, event, u, b.Places[i], slotOf(b, i), b.Total, pc, nowMs, socketView{}, 0)
+	}
+	return out
 }

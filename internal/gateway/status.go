@@ -105,7 +105,7 @@ func (s *Server) pushAll(ctx context.Context, groups map[string][]*conn) {
 		}
 		e := s.eventOf(ctx, ev)
 		s.noteOpening(e, s.now().UnixMilli())
-		p := s.admissionPace(e, ev, b, nowMs)
+		p := s.rates.pace(e, ev, b, nowMs)
 		for _, c := range groups[ev] {
 			i := index[ev][c.userID]
 			s.deliver(c, e, b.Places[i], slotOf(b, i), b.Total, p, nowMs)
@@ -190,50 +190,13 @@ func (s *Server) pollStatus(c echo.Context) error {
 	}
 	e := s.eventOf(c.Request().Context(), id.eventID)
 	s.noteOpening(e, s.now().UnixMilli())
-	pc := s.admissionPace(e, id.eventID, b, nowMs)
+	pc := s.rates.pace(e, id.eventID, b, nowMs)
 	f := statusFrame(e, id.eventID, id.userID, b.Places[0], slotOf(b, 0), b.Total, pc, nowMs,
 		socketView{joinedAtMs: id.joinedAtMs}, s.cfg.PendingWindow.Milliseconds())
 	if f.State == StateCalled {
 		s.pokeClaims()
 	}
 	return c.JSON(http.StatusOK, f)
-}
-
-// admissionPace is the pace the ETA assumes for event (pace). The rate is
-// the measured one (from admittedTotal), never above the rate in force (an
-// adaptive event's effective rate, else its admitPerMinute), and that rate
-// itself while nothing has been measured yet; 0 (no ETA) while an adaptive
-// event admits nobody. e is the event's configuration, nil when unknown.
-func (s *Server) admissionPace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
-	p := s.admissionRate(e, event, b, nowMs)
-	if e != nil {
-		p.hold = int64(e.HoldSeconds)
-	}
-	p.admittedTotal, p.turns = b.AdmittedTotal, b.Turns
-	return p
-}
-
-// admissionRate is admissionPace's rates.
-func (s *Server) admissionRate(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
-	measured := s.rates.observe(event, b.AdmittedTotal, nowMs)
-	limit := int64(-1)
-	switch {
-	case b.AdmitPerMinute >= 0:
-		limit = b.AdmitPerMinute
-	case e != nil && e.AdmitPerMinute > 0:
-		limit = int64(e.AdmitPerMinute)
-	}
-	switch limit {
-	case -1:
-		return pace{perSecond: measured, limit: -1}
-	case 0:
-		return pace{}
-	}
-	ceiling := float64(limit) / 60
-	if measured <= 0 || measured > ceiling {
-		return pace{perSecond: ceiling, limit: ceiling}
-	}
-	return pace{perSecond: measured, limit: ceiling}
 }
 
 // slotOf is b's SlotAt of the i-th user (0 when the store gave none).

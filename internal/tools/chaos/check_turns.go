@@ -18,6 +18,13 @@ func (r *Report) checkTurns(h *History, specs map[string]EventSpec, admissions m
 		k := userKey{g.Event, g.User}
 		gaps[k] = append(gaps[k], g)
 	}
+	// A page put away on purpose is out of touch too: admitted within the
+	// grace after it closed (not away yet), its hold may end before it
+	// opens again.
+	for _, a := range h.Aways {
+		k := userKey{a.Event, a.User}
+		gaps[k] = append(gaps[k], Gap{Event: a.Event, User: a.User, From: a.From, To: a.To})
+	}
 	for _, x := range h.Expired {
 		k := userKey{x.Event, x.User}
 		if len(admissions[k]) > 0 {

@@ -1,0 +1,182 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"time"
+
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
+)
+
+// RunTurns simulates a sale in which people step away (issue 47), in
+// simulated time against the Redis given: -people join one event of
+// -capacity slots in its first minute; a share step away once for 1–15
+// minutes, a share close the page for good, and a share of the admitted
+// never reach the shop. Everything runs through the product's own steps
+// (Store.Ingest, Store.Tick every simulated second, Store.Status as a
+// page's poll every 5 s, Store.Release when a buyer is done, Store.Arrive
+// for an arrival when the event has an arrival window) and its own frames
+// (gateway.Teller: state, position, estimate), with the simulated clock as
+// every step's now. It prints the shop's occupancy while people wait, the
+// people who came back within the claim window and lost their turn, the
+// no-show share, and the estimate's error. The event is deleted at the
+// end.
+func RunTurns(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg turnsConfig
+	if ok, err := begin("turns", &cfg, args, stdout, stderr); !ok {
+		return err
+	}
+	store, closeStore, err := openStore(redisstore.Conn{URL: cfg.redisURL})
+	if err != nil {
+		return err
+	}
+	defer closeStore()
+	res, err := runTurns(ctx, store, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, res)
+	return nil
+}
+
+// turnsConfig are the settings of "loadgen turns".
+type turnsConfig struct {
+	shown
+	redisURL                string
+	people, capacity        int
+	stay, arrival           time.Duration
+	keep, claim             time.Duration
+	awayPct, gonePct, nsPct int
+	seed                    int64
+	timeout                 time.Duration
+}
+
+// bind declares the turns flags.
+func (c *turnsConfig) bind(s *settings) {
+	s.redis(&c.redisURL, "to run the sale in", "the Redis to run the simulated sale in, redis://HOST:PORT/0 (required)", func() redisstore.Conn { return redisstore.Conn{URL: c.redisURL} })
+	s.intVar(&c.people, "people", 3000, 10, 100_000, "people who join in the sale's first minute (10 to 100000)")
+	s.intVar(&c.capacity, "capacity", 100, 1, 10_000, "the event's capacity: buyers in the shop at once (1 to 10000)")
+	s.durVar(&c.stay, "stay", 5*time.Minute, "1m", "1h", "the event's holdSeconds: how long an admitted buyer may stay")
+	s.durVar(&c.keep, "keep", 30*time.Minute, "1m", "12h", "the event's away.keepSeconds")
+	s.durVar(&c.claim, "claim", 10*time.Minute, "1m", "2h", "the event's away.claimSeconds: the claim window")
+	s.intVar(&c.awayPct, "away", 30, 0, 100, "percent of the people who step away once, for 1 to 15 minutes")
+	s.intVar(&c.gonePct, "gone", 10, 0, 100, "percent of the people who close the page for good")
+	s.intVar(&c.nsPct, "noshow", 20, 0, 100, "percent of the admitted who never reach the shop")
+	s.int64Var(&c.seed, "seed", 1, 0, 1<<62, "the simulation's random seed")
+	s.durMax(&c.timeout, "timeout", 10*time.Minute, time.Hour, "the longest the simulation may take in wall time")
+	s.check(func() error {
+		if c.awayPct+c.gonePct > 100 {
+			return fmt.Errorf("-away %d and -gone %d: more than 100 percent", c.awayPct, c.gonePct)
+		}
+		return nil
+	})
+}
+
+// Simulated times of "loadgen turns".
+const (
+	turnsStep       = time.Second      // the simulated clock's step: a monitor tick each
+	turnsPoll       = 5 * time.Second  // a page's poll
+	turnsGrace      = 30 * time.Second // the disconnect grace
+	turnsJoinSpread = time.Minute      // everyone joins within it
+	turnsMinWait    = 30 * time.Second // waits shorter than this are left out of the estimate's error
+)
+
+// turnsPerson is one simulated person.
+type turnsPerson struct {
+	id                   string
+	awayFrom, awayTo     int64 // when the page is closed (ms; 0: never)
+	goneAt               int64 // when the page closes for good (0: never)
+	noShow               bool  // admitted, never reaches the shop
+	shopFor              int64 // how long they shop once in (ms)
+	toldAt, etaMs        int64 // the first status with a place, and its estimate
+	admittedAt, leaveAt  int64
+	inShop, released     bool
+	backInWindow, called bool // came back while their turn was called; were called
+	lost                 bool // came back in time, found their turn gone
+	done                 bool
+}
+
+// turnsSim is one simulated sale's state.
+type turnsSim struct {
+	cfg    turnsConfig
+	store  *redisstore.Store
+	teller *gateway.Teller
+	ev     string
+	e      queue.Event
+	people []*turnsPerson
+	byID   map[string]*turnsPerson
+	rng    *rand.Rand
+	res    turnsResult
+}
+
+func runTurns(ctx context.Context, store *redisstore.Store, cfg turnsConfig, stderr io.Writer) (turnsResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+	defer cancel()
+	ev, run := newRun("turns")
+	sim := &turnsSim{cfg: cfg, store: store, teller: gateway.NewTeller(), ev: ev, byID: map[string]*turnsPerson{},
+		rng: rand.New(rand.NewPCG(uint64(cfg.seed), run))}
+	sim.e = queue.Event{ID: ev, Capacity: cfg.capacity, HoldSeconds: int(cfg.stay / time.Second), State: queue.StateOpen, Partitions: 1,
+		Away: queue.Away{KeepSeconds: int(cfg.keep / time.Second), ClaimSeconds: int(cfg.claim / time.Second)}}
+	if _, err := store.PutEvent(ctx, sim.e); err != nil {
+		return sim.res, err
+	}
+	defer func() { _ = deleteStatusesEvent(store, ev) }()
+	start := time.Now()
+	t0 := start.UnixMilli()
+	sim.plan(t0)
+	fmt.Fprintf(stderr, "turns: event %s, %s\n", ev, cfg.line())
+	for now := t0; ; now += turnsStep.Milliseconds() {
+		if err := ctx.Err(); err != nil {
+			return sim.res, fmt.Errorf("the simulation did not end within -timeout %s: %w", cfg.timeout, err)
+		}
+		if err := sim.step(ctx, now-t0, now); err != nil {
+			return sim.res, err
+		}
+		if sim.over() {
+			sim.res.simulated = time.Duration(now-t0) * time.Millisecond
+			break
+		}
+	}
+	sim.etaErrors()
+	sim.res.wall = time.Since(start)
+	sim.res.people, sim.res.capacity = cfg.people, cfg.capacity
+	return sim.res, nil
+}
+
+// plan draws each person's behaviour and joins them.
+func (s *turnsSim) plan(t0 int64) {
+	for i := range s.cfg.people {
+		p := &turnsPerson{id: fmt.Sprintf("t%06d", i), shopFor: s.between(time.Minute, 4*time.Minute)}
+		joinAt := t0 + s.between(0, turnsJoinSpread)
+		switch r := s.rng.IntN(100); {
+		case r < s.cfg.awayPct:
+			p.awayFrom = joinAt + s.between(10*time.Second, 30*time.Minute)
+			p.awayTo = p.awayFrom + s.between(time.Minute, 15*time.Minute)
+		case r < s.cfg.awayPct+s.cfg.gonePct:
+			p.goneAt = joinAt + s.between(10*time.Second, 30*time.Minute)
+		}
+		p.noShow = s.rng.IntN(100) < s.cfg.nsPct
+		s.people = append(s.people, p)
+		s.byID[p.id] = p
+		p.toldAt = -joinAt // joined at -toldAt until told
+	}
+}
+
+func (s *turnsSim) between(lo, hi time.Duration) int64 {
+	return lo.Milliseconds() + s.rng.Int64N(max(1, (hi-lo).Milliseconds()))
+}
+
+// over reports whether everyone is done: admitted and gone from the shop,
+// lapsed, or swept.
+func (s *turnsSim) over() bool {
+	for _, p := range s.people {
+		if !p.done {
+			return false
+		}
+	}
+	return true
+}

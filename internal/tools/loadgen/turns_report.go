@@ -1,0 +1,71 @@
+package loadgen
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// turnsResult is what one simulated sale measured.
+type turnsResult struct {
+	people, capacity        int
+	simulated, wall         time.Duration
+	called, lapsed, swept   int
+	admitted, noShows, lost int
+	occupancy               []float64 // in the shop ÷ capacity, each second people waited
+	etaErr                  []float64 // |actual − estimate| ÷ actual of each wait of turnsMinWait or more
+}
+
+// etaErrors fills r.etaErr from the people who never stepped away: the
+// estimate they were first told against the wait they had.
+func (s *turnsSim) etaErrors() {
+	for _, p := range s.people {
+		if p.awayTo > 0 || p.goneAt > 0 || p.toldAt <= 0 || p.admittedAt == 0 || p.etaMs < 0 {
+			continue
+		}
+		actual := float64(p.admittedAt - p.toldAt)
+		if actual < float64(turnsMinWait.Milliseconds()) {
+			continue
+		}
+		s.res.etaErr = append(s.res.etaErr, math.Abs(actual-float64(p.etaMs))/actual)
+	}
+}
+
+// share is the p-quantile of xs (nearest rank; 0 when empty).
+func share(xs []float64, p float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := slices.Sorted(slices.Values(xs))
+	return s[max(0, int(math.Ceil(p*float64(len(s))))-1)]
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	t := 0.0
+	for _, x := range xs {
+		t += x
+	}
+	return t / float64(len(xs))
+}
+
+// String is the simulated sale's report.
+func (r turnsResult) String() string {
+	noShow := 0.0
+	if r.admitted > 0 {
+		noShow = float64(r.noShows) / float64(r.admitted)
+	}
+	return fmt.Sprintf(`turns: people=%d capacity=%d simulated %s in %.1fs
+  occupancy while people wait: mean %.2f, p10 %.2f of capacity (goal >= 0.90)
+  came back within the claim window (or the keep time) and lost the turn: %d (goal 0)
+  called %d, lapsed %d, swept %d; admitted %d
+  no-show share %.2f of the admitted
+  estimate error |actual - estimate| / actual: p50 %.0f%%, p90 %.0f%% over %d waits of %s or more (goal p90 <= 25%%)`,
+		r.people, r.capacity, r.simulated.Round(time.Second), r.wall.Seconds(),
+		mean(r.occupancy), share(r.occupancy, 0.10),
+		r.lost, r.called, r.lapsed, r.swept, r.admitted, noShow,
+		100*share(r.etaErr, 0.5), 100*share(r.etaErr, 0.9), len(r.etaErr), turnsMinWait)
+}

@@ -1,0 +1,172 @@
+package loadgen
+
+import (
+	"context"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/waitq/waitq/internal/gateway"
+	"github.com/waitq/waitq/internal/queue"
+)
+
+// step runs one simulated second at now (elapsed since the start): the
+// joins due, a monitor tick, the buyers who arrive or leave the shop, the
+// polls of the open pages, and an occupancy sample.
+func (s *turnsSim) step(ctx context.Context, elapsed, now int64) error {
+	if err := s.joins(ctx, now); err != nil {
+		return err
+	}
+	r, err := s.store.Tick(ctx, queue.TickRequest{EventIDs: []string{s.ev}, NowMs: now, AdmitBatch: 1000,
+		PresenceCutoffMs: now - turnsGrace.Milliseconds(), SweepLimit: 1000})
+	if err != nil {
+		return fmt.Errorf("tick: %w", err)
+	}
+	t := r[0]
+	s.res.called += len(t.Called)
+	s.res.lapsed += len(t.Lapsed)
+	s.res.swept += len(t.Swept)
+	for _, u := range append(t.Lapsed, t.Swept...) {
+		s.byID[u].done = true
+	}
+	if err := s.shop(ctx, now); err != nil {
+		return err
+	}
+	if err := s.polls(ctx, elapsed, now); err != nil {
+		return err
+	}
+	if t.Waiting > 0 {
+		s.res.occupancy = append(s.res.occupancy, float64(s.inShop(now))/float64(s.cfg.capacity))
+	}
+	return nil
+}
+
+// joins queues the people whose join is due (toldAt holds -joinAt until
+// they are told a place).
+func (s *turnsSim) joins(ctx context.Context, now int64) error {
+	var msgs []queue.Message
+	for _, p := range s.people {
+		if p.toldAt < 0 && -p.toldAt <= now {
+			msgs = append(msgs, queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: s.ev, UserID: p.id, TS: -p.toldAt, ID: "j"})
+			p.toldAt = 0
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	if _, err := s.store.Ingest(ctx, msgs, now); err != nil {
+		return fmt.Errorf("joins: %w", err)
+	}
+	return nil
+}
+
+// shop lets the admitted in (a few seconds after their admission, unless
+// they never come) and out (after their shopping, a release; at the end of
+// their stay at the latest).
+func (s *turnsSim) shop(ctx context.Context, now int64) error {
+	stayMs := s.cfg.stay.Milliseconds()
+	for _, p := range s.people {
+		switch {
+		case p.admittedAt == 0 || p.done:
+		case p.noShow:
+			if now >= p.admittedAt+stayMs {
+				p.done = true
+			}
+		case !p.inShop && now >= p.admittedAt+5000:
+			p.inShop, p.leaveAt = true, min(now+p.shopFor, p.admittedAt+stayMs)
+		case p.inShop && now >= p.leaveAt:
+			if _, _, err := s.store.Release(ctx, s.ev, p.id, now); err != nil {
+				return fmt.Errorf("release: %w", err)
+			}
+			p.released, p.done = true, true
+		}
+	}
+	return nil
+}
+
+// inShop counts the buyers in the shop at now.
+func (s *turnsSim) inShop(now int64) int {
+	n := 0
+	for _, p := range s.people {
+		if p.inShop && !p.released && now < p.admittedAt+s.cfg.stay.Milliseconds() {
+			n++
+		}
+	}
+	return n
+}
+
+// open reports whether p's page is open at now: joined, not yet in the
+// shop or done, not away, not gone.
+func (p *turnsPerson) open(now int64) bool {
+	return p.toldAt >= 0 && p.admittedAt == 0 && !p.done &&
+		!(p.awayFrom <= now && now < p.awayTo) && (p.goneAt == 0 || now < p.goneAt)
+}
+
+// polls reads the open pages due at now (each every turnsPoll), as polls,
+// and takes in what each is told.
+func (s *turnsSim) polls(ctx context.Context, elapsed, now int64) error {
+	var due []string
+	for _, p := range s.people {
+		if p.open(now) && (int64(pollSlot(p.id))+elapsed/1000)%int64(turnsPoll/turnsStep) == 0 {
+			due = append(due, p.id)
+		}
+	}
+	for len(due) > 0 {
+		n := min(len(due), redisstoreStatusChunk)
+		ids := due[:n]
+		due = due[n:]
+		b, err := s.store.Status(ctx, s.ev, ids, now)
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		for i, f := range s.teller.Frames(&s.e, s.ev, ids, b, now) {
+			s.told(s.byID[ids[i]], f, now)
+		}
+	}
+	return nil
+}
+
+// redisstoreStatusChunk bounds the users of one Store.Status call.
+const redisstoreStatusChunk = 1000
+
+func pollSlot(id string) uint32 {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(id))
+	return h.Sum32()
+}
+
+// told takes in the frame p's poll read at now.
+func (s *turnsSim) told(p *turnsPerson, f gateway.StatusFrame, now int64) {
+	back := p.awayTo > 0 && now >= p.awayTo && now < p.awayTo+turnsPoll.Milliseconds()
+	switch f.State {
+	case gateway.StateWaiting:
+		if p.toldAt == 0 {
+			p.toldAt, p.etaMs = now, -1
+			if f.ETASeconds != nil {
+				hi := *f.ETASeconds
+				if f.ETAMaxSeconds != nil {
+					hi = *f.ETAMaxSeconds
+				}
+				p.etaMs = (*f.ETASeconds + hi) * 500
+			}
+		}
+	case gateway.StateCalled:
+		p.called = true
+		if back && now < f.ClaimUntil {
+			p.backInWindow = true
+		}
+	case gateway.StateAdmitted:
+		p.admittedAt = now
+		s.res.admitted++
+		if p.noShow {
+			s.res.noShows++
+		}
+	case gateway.StateNoShow, gateway.StateNotQueued, gateway.StateExpired:
+		// Back within the claim window and lapsed, or back within the keep
+		// time (every absence here is shorter) and out of line: lost.
+		if p.backInWindow || (back && f.State != gateway.StateNoShow) {
+			p.lost = true
+			s.res.lost++
+		}
+		p.done = true
+	}
+}
