@@ -61,6 +61,8 @@ func (p *Producer) Bind(l *config.Loader) {
 	l.Duration(&cfg.VisitorTTL, "visitor-ttl", "WAITQ_VISITOR_TTL", def.VisitorTTL, "how long a visitor identity (the visitor cookie, __Host-waitq_visitor) lasts")
 	l.Bool(&cfg.CookieInsecure, "cookie-insecure", "WAITQ_COOKIE_INSECURE", false, "drop the visitor cookie's Secure attribute, for plain HTTP on a developer's machine (never in production)")
 	l.Duration(&cfg.ChallengeTTL, "challenge-ttl", "WAITQ_CHALLENGE_TTL", def.ChallengeTTL, "how long a proof-of-work challenge may be solved and used")
+	l.String(&cfg.PublicURL, "public-url", "WAITQ_PUBLIC_URL", "", "the waiting room page's public address, the base of resume links (empty: the origin of the page asking for one)")
+	l.Duration(&cfg.ResumeTTL, "resume-ttl", "WAITQ_RESUME_TTL", def.ResumeTTL, "how long a resume link lasts for an event with no away policy (with one: away.keepSeconds)")
 	l.Duration(&p.Publisher.BatchTimeout, "kafka-batch-timeout", "WAITQ_KAFKA_BATCH_TIMEOUT", kafkajoin.DefaultBatchTimeout, "longest a join waits to share a produce request")
 }
 

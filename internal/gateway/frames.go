@@ -26,6 +26,9 @@ const (
 	// StateNoShow: a turn that came while the user was away lapsed (they
 	// were not back within the claim window); they may join again.
 	StateNoShow UserState = "no_show"
+	// StateMoved: the user's place moved to another browser or device (a
+	// resume link); this page holds no place any more.
+	StateMoved UserState = "moved"
 	// StateRebuilding: the event's live state is being rebuilt from its
 	// log; no place can be told and nobody is admitted until it ends.
 	StateRebuilding UserState = "rebuilding"
@@ -183,6 +186,8 @@ func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (User
 		return StateCalled, 0
 	case p.Turn == queue.TurnLapsed:
 		return StateNoShow, 0
+	case p.Turn == queue.TurnMoved:
+		return StateMoved, 0
 	case p.HoldUntil >= 0 || h.admitted && h.admittedAtMs < nowMs:
 		return StateExpired, 0
 	case p.Rank == queue.RankPrequeue:

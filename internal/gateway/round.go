@@ -135,6 +135,12 @@ func (r *Rounds) Read(ctx context.Context, event string, users []string, timeout
 	return b, nowMs, err
 }
 
+// Status reads where users of event stand at nowMs as a round's read does,
+// with no bound but ctx's.
+func (r *Rounds) Status(ctx context.Context, event string, users []string, nowMs int64) (queue.StatusBatch, error) {
+	return r.reader.Status(ctx, event, users, nowMs)
+}
+
 // Leave lets go of user's presence in event, as a socket closing does
 // (tracker.Leave); nothing when reading the store's way.
 func (r *Rounds) Leave(event, user string) {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -66,6 +67,14 @@ type Config struct {
 	// ChallengeTTL is how long a proof-of-work challenge may be solved and
 	// used, WAITQ_CHALLENGE_TTL.
 	ChallengeTTL time.Duration
+	// PublicURL is the waiting room page's public address (the gateway
+	// that serves it, e.g. https://queue.example.com/), the base of resume
+	// links; empty: the origin of the page that asks for the link,
+	// WAITQ_PUBLIC_URL.
+	PublicURL string
+	// ResumeTTL is how long a resume link lasts for an event with no away
+	// policy (one with it: away.keepSeconds), WAITQ_RESUME_TTL.
+	ResumeTTL time.Duration
 }
 
 // DefaultConfig returns the defaults of every setting: the values producer-api
@@ -81,6 +90,7 @@ func DefaultConfig() Config {
 		JoinLimit:         httpkit.RateLimit{PerSecond: 10, Burst: 30},
 		VisitorTTL:        queue.DefaultVisitorTTL,
 		ChallengeTTL:      5 * time.Minute,
+		ResumeTTL:         10 * time.Minute,
 	}
 }
 
@@ -96,6 +106,7 @@ func (c Config) withDefaults() Config {
 	c.StatusPath = cmp.Or(c.StatusPath, d.StatusPath)
 	c.VisitorTTL = cmp.Or(c.VisitorTTL, d.VisitorTTL)
 	c.ChallengeTTL = cmp.Or(c.ChallengeTTL, d.ChallengeTTL)
+	c.ResumeTTL = cmp.Or(c.ResumeTTL, d.ResumeTTL)
 	return c
 }
 
@@ -106,8 +117,11 @@ func (c Config) Validate() error {
 	if c.TicketTTL <= 0 || c.PublishTimeout <= 0 {
 		errs = append(errs, errors.New("WAITQ_PUBLISH_TIMEOUT and WAITQ_TICKET_TTL must be positive"))
 	}
-	if c.VisitorTTL < 0 || c.ChallengeTTL < 0 {
-		errs = append(errs, errors.New("WAITQ_VISITOR_TTL and WAITQ_CHALLENGE_TTL must not be negative"))
+	if c.VisitorTTL < 0 || c.ChallengeTTL < 0 || c.ResumeTTL < 0 {
+		errs = append(errs, errors.New("WAITQ_VISITOR_TTL, WAITQ_CHALLENGE_TTL and WAITQ_RESUME_TTL must not be negative"))
+	}
+	if u, err := url.Parse(c.PublicURL); c.PublicURL != "" && (err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "") {
+		errs = append(errs, fmt.Errorf("WAITQ_PUBLIC_URL %q must be an absolute http(s) URL", c.PublicURL))
 	}
 	if c.MaxBodyBytes < 0 || c.EventCacheTTL < 0 || c.DefaultPartitions < 0 {
 		errs = append(errs, fmt.Errorf("producer: body limit %d, event cache TTL %s and default partitions %d must not be negative", c.MaxBodyBytes, c.EventCacheTTL, c.DefaultPartitions))
@@ -124,6 +138,8 @@ type Deps struct {
 	Topics    queue.Topics
 	Publisher queue.Publisher
 	Tickets   *queue.TicketSigner
+	// Resumes moves places by resume links (nil: Store, when it is one).
+	Resumes queue.ResumeStore
 	// Door keeps spent one-time proofs and the door's counters (nil: Store,
 	// when it is one).
 	Door queue.DoorStore
@@ -147,6 +163,7 @@ type Server struct {
 	// proxies are Config.TrustedProxies: X-User-Id is believed from them.
 	proxies *httpkit.ClientIPs
 	door    queue.DoorStore
+	resumes queue.ResumeStore
 	// rates are the door's join rates, for the spend-time difficulty.
 	rates *doorRates
 	// challenges issues and verifies the events' proof-of-work challenges.
@@ -173,6 +190,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Door == nil {
 		d.Door, _ = d.Store.(queue.DoorStore)
 	}
+	if d.Resumes == nil {
+		d.Resumes, _ = d.Store.(queue.ResumeStore)
+	}
 	if d.Challenges == nil {
 		if d.Challenges, err = challenge.NewIssuer([][]byte{queue.RandomKey()}, d.Now); err != nil {
 			return nil, err
@@ -180,7 +200,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets, proxies: ips,
-		door: d.Door, rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
+		door: d.Door, resumes: d.Resumes, rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
@@ -204,6 +224,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.POST("/v1/events/:eventId/challenge", s.issueChallenge, limit)
 	e.POST("/v1/events/:eventId/queue", s.join, limit)
 	e.DELETE("/v1/events/:eventId/queue", s.leave, limit)
+	e.POST("/v1/events/:eventId/resume-link", s.resumeLink, limit)
+	e.POST("/v1/events/:eventId/resume", s.resume, limit)
 	e.GET("/v1/events/:eventId", s.publicEvent, limit)
 
 	// Health reports take the admin token or the event's own report token.

@@ -51,7 +51,14 @@ const (
 	CodeInvalidChallenge  Code = "invalid_challenge"
 	CodeChallengeUsed     Code = "challenge_used"
 	CodeChallengeTooEasy  Code = "challenge_too_easy"
-	CodeInternal          Code = "internal"
+	// A place carried to another device (resume links, resume.go).
+	CodeNoPlace       Code = "no_place"
+	CodeInvalidResume Code = "invalid_resume"
+	CodeResumeExpired Code = "resume_expired"
+	CodeResumeUsed    Code = "resume_used"
+	CodePlaceChanged  Code = "place_changed"
+	CodeAlreadyQueued Code = "already_queued"
+	CodeInternal      Code = "internal"
 )
 
 // Error is a domain error: a contract code and a message fit for a person.

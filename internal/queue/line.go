@@ -20,7 +20,8 @@ type Place struct {
 	Drawn int64
 	// Turn is, for a user called while away (Away), the end of their claim
 	// window (unix ms); TurnLapsed when the call lapsed since they were
-	// last served; TurnNone otherwise.
+	// last served; TurnMoved when their place moved to another browser or
+	// device since (a resume link, resume.go); TurnNone otherwise.
 	Turn int64
 }
 
@@ -28,6 +29,7 @@ type Place struct {
 const (
 	TurnNone   = 0
 	TurnLapsed = -2
+	TurnMoved  = -3
 )
 
 // RankPrequeue is the Rank of a user in a drop's line before its opening.

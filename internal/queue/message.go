@@ -40,6 +40,16 @@ const (
 	// OpLapse records a called user's turn that lapsed: the claim window
 	// closed before they came back.
 	OpLapse Op = "lapse"
+	// OpMoved records a user's place moved to another user by a resume
+	// link (resume.go): out of the line from their place at Score, or the
+	// called turn that left it, served for the joins stamped up to JoinTS;
+	// ID is the link's nonce.
+	OpMoved Op = "moved"
+	// OpMovedIn records the place at Score taken by the user from another
+	// by a resume link: waiting at Score (ExpiresAt 0), or a called turn
+	// waiting until ExpiresAt, served for the joins stamped up to JoinTS;
+	// ID is the link's nonce, which names the move (applied once).
+	OpMovedIn Op = "movedin"
 	// OpConfig records the event's configuration (Event, with its draw
 	// seed in Seed) as an admin create or update left it.
 	OpConfig Op = "config"
@@ -56,11 +66,12 @@ const (
 )
 
 // Record reports whether op is a record of a change already made (admit,
-// release, expire, sweep, call, lapse, config, hold, unhold, sold, unsold) rather than a
+// release, expire, sweep, call, lapse, moved, movedin, config, hold, unhold,
+// sold, unsold) rather than a
 // request (join, leave).
 func (op Op) Record() bool {
 	switch op {
-	case OpAdmit, OpRelease, OpExpire, OpSweep, OpCall, OpLapse, OpConfig, OpHold, OpUnhold, OpSold, OpUnsold:
+	case OpAdmit, OpRelease, OpExpire, OpSweep, OpCall, OpLapse, OpMoved, OpMovedIn, OpConfig, OpHold, OpUnhold, OpSold, OpUnsold:
 		return true
 	}
 	return false
@@ -162,6 +173,8 @@ func (m *Message) Validate() error {
 		return fmt.Errorf("queue: sweep record of %q lacks its score", m.UserID)
 	case m.Op == OpCall && (m.ExpiresAt <= 0 || m.JoinTS == 0 || m.Score == 0):
 		return fmt.Errorf("queue: call record of %q lacks expiresAt, joinTs or score", m.UserID)
+	case (m.Op == OpMoved || m.Op == OpMovedIn) && (m.Score == 0 || m.ID == "" || (m.Op == OpMoved || m.ExpiresAt != 0) && m.JoinTS == 0):
+		return fmt.Errorf("queue: %s record of %q lacks its score, id or joinTs", m.Op, m.UserID)
 	case m.Op == OpConfig:
 		return m.validateConfig()
 	}

@@ -23,7 +23,10 @@ import (
 // served mark; a release or an expiry ends the
 // hold; a sweep removes the place it names; a call takes the user out of
 // the line, their turn waiting until its expiresAt (a join meanwhile takes
-// no place), until an admit record (they came back) or a lapse record. A hold record holds its item
+// no place), until an admit record (they came back) or a lapse record; a
+// moved record takes the place it names away (its served mark kept), a
+// movedin record gives it to its new user, a waiting place at its exact
+// score or a called turn (docs/data.md, "Resume links"). A hold record holds its item
 // for the user until its expiresAt, an unhold gives it back, a sold record
 // sells it (an item sold to two users, which only a sale Redis lost can
 // make, is the first one's: the earlier stamp), an unsold record undoes
@@ -51,6 +54,9 @@ type replayUser struct {
 	called   int64            // the end of the claim window of a call (Away); 0: not called
 	place    int64            // the place a call left (set with called)
 	lapsed   int64            // when a call lapsed; 0: never
+	exact    bool             // wait is the score of a place moved in, not a join's stamp
+	moved    int64            // when the place moved to another user (a resume link); 0: never
+	moves    map[string]bool  // the moves in applied, by their link's nonce
 }
 
 // NewReplay returns an empty fold.
@@ -73,27 +79,30 @@ func (r *Replay) Apply(m Message) {
 		return
 	}
 	u := r.user(m.UserID)
+	if !u.line(m) && !u.slot(m) && !u.move(m) {
+		r.Messages--
+		r.Unknown++
+	}
+}
+
+// line folds m when it is about u's place in line or their turn: a join,
+// a leave, a call, a lapse, a sweep. It reports whether it was.
+func (u *replayUser) line(m Message) bool {
 	switch m.Op {
 	case OpJoin:
-		u.join(m)
+		if u.firstJn == 0 || m.TS < u.firstJn {
+			u.firstJn = m.TS
+		}
+		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 || u.called != 0 ||
+			(u.served > 0 && m.Visit != "" && m.Visit == u.visit) {
+			return true
+		}
+		u.wait, u.exact = m.TS, false
+		if m.Visit != "" {
+			u.visit = m.Visit
+		}
 	case OpLeave:
 		u.wait = 0
-	case OpAdmit:
-		u.admit(m)
-	case OpRelease:
-		// A release names the admission it ends by its served mark
-		// (joinTs); one written late, after the user's next admission,
-		// ends nothing. Records before it (joinTs 0) end the hold.
-		if m.JoinTS != 0 && m.JoinTS != u.served {
-			return
-		}
-		u.hold, u.items = 0, nil
-	case OpExpire:
-		if u.hold <= m.TS {
-			u.hold, u.items = 0, nil
-		}
-	case OpHold, OpUnhold, OpSold, OpUnsold:
-		u.item(m)
 	case OpCall:
 		if m.JoinTS > u.served {
 			u.wait, u.called, u.place, u.served = 0, m.ExpiresAt, m.Score, m.JoinTS
@@ -103,34 +112,65 @@ func (r *Replay) Apply(m Message) {
 			u.called, u.lapsed = 0, m.TS
 		}
 	case OpSweep:
-		// A stamp names its place; a drawn (negative) score names the
-		// pre-queue place, which a join stamped before the sweep holds.
-		if u.wait != 0 && (m.Score == u.wait || (m.Score < 0 && u.wait < m.TS)) {
+		if u.holds(m) {
 			u.wait = 0
 		}
 	default:
-		r.Messages--
-		r.Unknown++
+		return false
 	}
+	return true
 }
 
-// join folds a join: a place unless the user waits, holds, was served
-// after its stamp, is called, or it is a try of the admitted visit.
-func (u *replayUser) join(m Message) {
-	if u.firstJn == 0 || m.TS < u.firstJn {
-		u.firstJn = m.TS
-	}
-	if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 || u.called != 0 ||
-		(u.served > 0 && m.Visit != "" && m.Visit == u.visit) {
-		return
-	}
-	u.wait = m.TS
-	if m.Visit != "" {
-		u.visit = m.Visit
-	}
+// holds reports whether u waits at the place m names: a stamp names its
+// place; a drawn (negative) score names the pre-queue place, which a join
+// stamped before m holds; a place moved in (exact) is named by its score.
+func (u *replayUser) holds(m Message) bool {
+	return u.wait != 0 && (m.Score == u.wait || (m.Score < 0 && !u.exact && u.wait < m.TS))
 }
 
-// admit folds an admit record (also the end of a call: a claim).
+// slot folds m when it is about u's slot or items: an admit, a release,
+// an expiry, a hold, an unhold, a sale, an unsale. It reports whether it
+// was.
+func (u *replayUser) slot(m Message) bool {
+	switch m.Op {
+	case OpAdmit:
+		u.admit(m)
+	case OpRelease:
+		// A release names the admission it ends by its served mark
+		// (joinTs); one written late, after the user's next admission,
+		// ends nothing. Records before it (joinTs 0) end the hold.
+		if m.JoinTS != 0 && m.JoinTS != u.served {
+			return true
+		}
+		u.hold, u.items = 0, nil
+	case OpExpire:
+		if u.hold <= m.TS {
+			u.hold, u.items = 0, nil
+		}
+	case OpHold:
+		if u.items == nil {
+			u.items = map[string]int64{}
+		}
+		u.items[m.Item] = m.ExpiresAt
+	case OpUnhold:
+		delete(u.items, m.Item)
+	case OpSold:
+		delete(u.items, m.Item)
+		if u.sold == nil {
+			u.sold = map[string]int64{}
+		}
+		if _, ok := u.sold[m.Item]; !ok { // a repeat of the confirm keeps the first stamp
+			u.sold[m.Item] = m.TS
+		}
+	case OpUnsold:
+		delete(u.sold, m.Item)
+	default:
+		return false
+	}
+	return true
+}
+
+// admit folds an admit record.
 func (u *replayUser) admit(m Message) {
 	u.wait, u.called = 0, 0
 	if m.JoinTS <= u.served && u.admitted > 0 {
@@ -150,27 +190,40 @@ func (u *replayUser) admit(m Message) {
 	u.served, u.hold = m.JoinTS, m.ExpiresAt
 }
 
-// item folds a hold, unhold, sold or unsold record of m.Item.
-func (u *replayUser) item(m Message) {
+// move folds a moved or movedin record (a resume link's use, move.lua).
+// A moved record takes away the place it names, if u still has it (one
+// written twice, or late, finds it gone); a movedin record, named by its
+// link's nonce (ID), gives its place once. It reports whether m was one.
+func (u *replayUser) move(m Message) bool {
 	switch m.Op {
-	case OpHold:
-		if u.items == nil {
-			u.items = map[string]int64{}
+	case OpMoved:
+		switch {
+		case u.holds(m):
+			u.wait = 0
+		case u.called != 0 && u.place == m.Score:
+			u.called = 0
+		default:
+			return true
 		}
-		u.items[m.Item] = m.ExpiresAt
-	case OpUnhold:
-		delete(u.items, m.Item)
-	case OpSold:
-		delete(u.items, m.Item)
-		if u.sold == nil {
-			u.sold = map[string]int64{}
+		u.moved, u.served = m.TS, max(u.served, m.JoinTS)
+	case OpMovedIn:
+		if u.moves[m.ID] {
+			return true
 		}
-		if _, ok := u.sold[m.Item]; !ok { // a repeat of the confirm keeps the first stamp
-			u.sold[m.Item] = m.TS
+		if u.moves == nil {
+			u.moves = map[string]bool{}
 		}
-	case OpUnsold:
-		delete(u.sold, m.Item)
+		u.moves[m.ID] = true
+		if m.ExpiresAt > 0 {
+			u.wait, u.called, u.place, u.served = 0, m.ExpiresAt, m.Score, max(u.served, m.JoinTS)
+		} else {
+			u.wait, u.exact = m.Score, true
+		}
+		u.moved = 0
+	default:
+		return false
 	}
+	return true
 }
 
 // Merge adds o's users and counts to r; o's config wins when it is newer.
@@ -200,6 +253,9 @@ type Rebuilt struct {
 	// window, CallPlaces to the place each left; Lapsed the users whose
 	// call lapsed to when (the keys called, callplaces, lapsed).
 	Called, CallPlaces, Lapsed map[string]int64
+	// Moved maps the users whose place moved to another user (a resume
+	// link) to when (the moved key).
+	Moved map[string]int64
 	// AdmittedTotal counts the admissions; AdmittedMaxScore is the highest
 	// place admitted from (0 when nobody was).
 	AdmittedTotal, AdmittedMaxScore int64
@@ -222,6 +278,9 @@ func (st *Rebuilt) turns(id string, u *replayUser) {
 	if u.lapsed != 0 {
 		st.Lapsed[id] = u.lapsed
 	}
+	if u.moved != 0 {
+		st.Moved[id] = u.moved
+	}
 }
 
 // State returns the state the fold describes at nowMs: holds that ended by
@@ -238,7 +297,7 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		Waiting:      map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
 		Visits: map[string]string{},
 		Holds:  map[string]Hold{}, Sold: map[string]string{},
-		Called: map[string]int64{}, CallPlaces: map[string]int64{}, Lapsed: map[string]int64{},
+		Called: map[string]int64{}, CallPlaces: map[string]int64{}, Lapsed: map[string]int64{}, Moved: map[string]int64{},
 	}
 	var drawer *draw.Drawer
 	if st.Event.Seed != nil && st.Event.OpensAt > 0 {
@@ -254,6 +313,8 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		}
 		switch {
 		case u.wait == 0:
+		case u.exact:
+			st.Waiting[id] = u.wait
 		case drawer != nil && u.wait < opensAt:
 			st.Waiting[id] = drawer.Score(id)
 		default:

@@ -19,6 +19,9 @@
 //   - sweeps and expiries whose write failed are kept (up to maxPending,
 //     the oldest dropped, counted in the warning) and written first with
 //     the next records;
+//   - a move (a resume link's use) is written after the change and before
+//     the answer; a write that fails is kept as a sweep is, and the link
+//     asked again answers the same move and writes it again (move.go);
 //   - a hold, unhold and sale are written after their change and before
 //     the answer; an unsold record is written before its change; a config
 //     record after the configuration is stored, with its stamp.

@@ -12,7 +12,8 @@ import (
 // another try while the log cannot be written (pendingRecords).
 const maxPending = 100_000
 
-// pendingRecords are the sweep, expiry, call and lapse records whose write failed.
+// pendingRecords are the sweep, expiry, call, lapse and move records whose
+// write failed.
 // Nothing in Redis keeps them, unlike an admission (it stays unrecorded)
 // or a release (its slot stays freeing), which a monitor tick finds and
 // records again: they are written with the Store's next records. Such a
@@ -40,7 +41,8 @@ func (p *pendingRecords) keep(recs []queue.Message) (int, int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	for _, m := range recs {
-		if m.Op == queue.OpSweep || m.Op == queue.OpExpire || m.Op == queue.OpCall || m.Op == queue.OpLapse {
+		switch m.Op {
+		case queue.OpSweep, queue.OpExpire, queue.OpCall, queue.OpLapse, queue.OpMoved, queue.OpMovedIn:
 			p.recs = append(p.recs, m)
 		}
 	}

@@ -18,6 +18,7 @@ type Live interface {
 	queue.RebuildStore
 	queue.DoorStore
 	queue.StepStore
+	queue.ResumeStore
 }
 
 // Store is the live state whose changes are recorded in the log before

@@ -54,6 +54,14 @@ const (
 	// codeNotHolder: the caller does not hold the item (unhold.lua,
 	// confirm.lua).
 	codeNotHolder int64 = -11
+	// codeResumeUsed: the resume link's nonce is spent (move.lua).
+	codeResumeUsed int64 = -12
+	// codePlaceChanged: the resume link's user no longer holds its place
+	// (move.lua).
+	codePlaceChanged int64 = -13
+	// codeAlreadyQueued: the user a place would move to waits, is called
+	// or holds a slot (move.lua).
+	codeAlreadyQueued int64 = -14
 
 	// valueNone: no such value in a field of status.lua's reply: not
 	// waiting, never admitted, no drawn place, a fixed rate (queue.Place).
@@ -92,6 +100,10 @@ var scriptCodes = []scriptCode{
 	{"ATTACHED_BASE", attachedBase, false},
 	{"TURN_NONE", queue.TurnNone, false},
 	{"TURN_LAPSED", queue.TurnLapsed, false},
+	{"TURN_MOVED", queue.TurnMoved, false},
+	{"RESUME_USED", codeResumeUsed, true},
+	{"PLACE_CHANGED", codePlaceChanged, true},
+	{"ALREADY_QUEUED", codeAlreadyQueued, true},
 }
 
 // codesPrelude is the Lua put ahead of every script: one local per

@@ -54,6 +54,12 @@ func ClaimsKey(eventID string) string { return "waitq:{" + eventID + "}:claims" 
 // LapsedKey is eventID's turns that lapsed, a ZSET (docs/data.md#keys).
 func LapsedKey(eventID string) string { return "waitq:{" + eventID + "}:lapsed" }
 
+// MovedKey is eventID's users whose place moved to another, a ZSET (docs/data.md#keys).
+func MovedKey(eventID string) string { return "waitq:{" + eventID + "}:moved" }
+
+// ResumesKey is eventID's spent resume links, a ZSET (docs/data.md#keys).
+func ResumesKey(eventID string) string { return "waitq:{" + eventID + "}:resumes" }
+
 // TombstoneKey is eventID's tombstone, a STRING (docs/data.md#deleting-an-event-the-tombstone).
 func TombstoneKey(eventID string) string { return "waitq:{" + eventID + "}:deleted" }
 
@@ -80,6 +86,7 @@ type eventKeys struct {
 	holds, sold, items, offsets, released, visits          string
 	journal, gateways                                      string
 	called, callplaces, claims, lapsed                     string
+	moved, resumes                                         string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -117,6 +124,8 @@ func keysOf(eventID string) eventKeys {
 		callplaces: CallPlacesKey(eventID),
 		claims:     ClaimsKey(eventID),
 		lapsed:     LapsedKey(eventID),
+		moved:      MovedKey(eventID),
+		resumes:    ResumesKey(eventID),
 	}
 }
 

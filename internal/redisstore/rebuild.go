@@ -44,7 +44,7 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
-// stamps, visits, pre-queue, called and lapsed turns, admission counters, item holds and sales with st (its presence is
+// stamps, visits, pre-queue, called and lapsed turns, moved places, admission counters, item holds and sales with st (its presence is
 // dropped: it is not in the log), sets the applied offsets (OffsetsKey) to
 // the ends the fold read (st.Ends), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
@@ -84,7 +84,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	}
 	p := s.c.Pipeline()
 	p.Unlink(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits, // freed in the background: a line of millions
-		k.called, k.callplaces, k.claims, k.lapsed)
+		k.called, k.callplaces, k.claims, k.lapsed, k.moved)
 	for part, end := range st.Ends {
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
@@ -96,7 +96,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		p.HSet(ctx, k.stats, "admittedMaxScore", st.AdmittedMaxScore)
 	}
 	for key, m := range map[string]map[string]int64{k.waiting: st.Waiting, k.active: st.Active, k.served: st.Served, k.prequeue: st.Prequeue,
-		k.called: st.Called, k.lapsed: st.Lapsed} {
+		k.called: st.Called, k.lapsed: st.Lapsed, k.moved: st.Moved} {
 		zs := make([]redis.Z, 0, rebuildChunk)
 		for user, score := range maps.All(m) {
 			zs = append(zs, redis.Z{Score: float64(score), Member: user})

@@ -84,7 +84,7 @@ func (s *Store) Detach(ctx context.Context, eventID string, users []string, nowM
 func statusCalls(eventID string, users []string, nowMs int64, gateway string) []scriptCall {
 	k := keysOf(eventID)
 	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served, k.journal,
-		k.called, k.callplaces, k.claims, k.lapsed}
+		k.called, k.callplaces, k.claims, k.lapsed, k.moved}
 	var calls []scriptCall
 	for start := 0; start == 0 || start < len(users); start += StatusChunk {
 		chunk := users[start:min(start+StatusChunk, len(users))]

@@ -6,7 +6,8 @@
 -- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH,
 -- KEYS[7] control HASH, KEYS[8] unrecorded ZSET, KEYS[9] served ZSET,
 -- KEYS[10] journal LIST, KEYS[11] called ZSET, KEYS[12] callplaces HASH,
--- KEYS[13] claims ZSET, KEYS[14] lapsed ZSET (away_lib.lua)
+-- KEYS[13] claims ZSET, KEYS[14] lapsed ZSET (away_lib.lua), KEYS[15] moved
+-- ZSET (move.lua)
 -- ARGV[1] now (unix ms), ARGV[2] the gateway that holds the users'
 -- sockets ('': a poll), ARGV[3..] user ids
 --
@@ -19,7 +20,9 @@
 -- time a slot frees for them (below) or NONE, and their score in the line
 -- (Redis's string; '' when not waiting), and their turn: the end of the
 -- claim window when they were called while away (queue.Away), TURN_LAPSED
--- when a call of theirs lapsed since they were last served, else TURN_NONE. What is told of these (hidden
+-- when a call of theirs lapsed since they were last served, TURN_MOVED when
+-- their place moved to another user since (a resume link, move.lua), else
+-- TURN_NONE. What is told of these (hidden
 -- before a drop's opening, nothing while rebuilt) is queue.Head.Told's.
 --
 -- Every user found waiting is marked present: a poll's presence is now,
@@ -97,8 +100,12 @@ for i = 3, #ARGV do
       redis.call('ZADD', KEYS[13], 'NX', redis.call('HGET', KEYS[12], user) or '0', user)
     else
       local lapsed = redis.call('ZSCORE', KEYS[14], user)
-      if lapsed and tonumber(lapsed) >= tonumber(redis.call('ZSCORE', KEYS[9], user) or '0') then
+      local mark = tonumber(redis.call('ZSCORE', KEYS[9], user) or '0')
+      local moved = redis.call('ZSCORE', KEYS[15], user)
+      if lapsed and tonumber(lapsed) >= mark then
         turn = TURN_LAPSED
+      elseif moved and tonumber(moved) >= mark then
+        turn = TURN_MOVED
       end
     end
   end

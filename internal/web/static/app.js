@@ -181,6 +181,12 @@ async function start() {
   eventId = params.get("event") || config.defaultEvent;
   returnTo = params.get("returnTo") || "";
   joinToken = params.get("joinToken") || "";
+  const resume = params.get("resume") || "";
+  if (resume) {
+    // Used once, here: a reload must not ask again.
+    params.delete("resume");
+    history.replaceState(null, "", `${location.pathname}?${params}`);
+  }
   if (joinToken) {
     // The token is kept with the place, not in the address bar.
     params.delete("joinToken");
@@ -209,8 +215,10 @@ async function start() {
   });
   $("leave").addEventListener("click", () => { send("leave"); finish(); $("released").textContent = i18n.t("left"); });
   $("done").addEventListener("click", () => { send("release"); setTimeout(finish, 200); });
+  startResume();
   const s = saved();
   if (s && s.joinToken && !joinToken) joinToken = s.joinToken;
+  if (resume && !(await resumeHere(resume))) return;
   watch();
 }
 

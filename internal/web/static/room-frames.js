@@ -23,6 +23,7 @@ function onFrame(f) {
     else if (f.state === "pending") setState("state.pending");
     else if (f.state === "admitted" && mode === "poll" && $("admitted").hidden) admittedWhilePolling();
     else if (f.state === "rebuilding") setState("state.rebuilding");
+    else if (f.state === "moved") return movedAway();
     else if (f.state === "expired" || f.state === "not_queued") {
       if (!$("admitted").hidden || f.state === "expired") return finish();
       setState("state.notQueued");
