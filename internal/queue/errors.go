@@ -41,6 +41,10 @@ const (
 	CodeHoldLimit         Code = "hold_limit"
 	CodeItemSold          Code = "item_sold"
 	CodeNotHolder         Code = "not_holder"
+	// Being called (notify.go).
+	CodeInvalidEmail Code = "invalid_email"
+	CodeEmailLimit   Code = "email_limit"
+	CodeNoPlace      Code = "no_place"
 	// Who may join (identity, join tokens, the proof-of-work challenge).
 	CodeMissingIdentity   Code = "missing_identity"
 	CodeInvalidIdentity   Code = "invalid_identity"

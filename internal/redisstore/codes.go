@@ -54,6 +54,11 @@ const (
 	// codeNotHolder: the caller does not hold the item (unhold.lua,
 	// confirm.lua).
 	codeNotHolder int64 = -11
+	// codeNoPlace: the user neither waits nor is called (address.lua).
+	codeNoPlace int64 = -12
+	// codeAddressLimit: queue.MaxUsersPerAddress others left the address
+	// (address.lua).
+	codeAddressLimit int64 = -13
 
 	// valueNone: no such value in a field of status.lua's reply: not
 	// waiting, never admitted, no drawn place, a fixed rate (queue.Place).
@@ -87,6 +92,8 @@ var scriptCodes = []scriptCode{
 	{"HOLD_LIMIT", codeHoldLimit, true},
 	{"ITEM_SOLD", codeItemSold, true},
 	{"NOT_HOLDER", codeNotHolder, true},
+	{"NO_PLACE", codeNoPlace, true},
+	{"ADDRESS_LIMIT", codeAddressLimit, true},
 	{"NONE", valueNone, false},
 	{"LAST", valueLast, false},
 	{"ATTACHED_BASE", attachedBase, false},

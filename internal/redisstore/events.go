@@ -128,9 +128,9 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		p.HDel(ctx, ControlKey(e.ID), controllerFields...)
 	}
 	if a := e.Away; a != nil {
-		p.HSet(ctx, key, "away.keepSeconds", a.KeepSeconds, "away.claimSeconds", a.ClaimSeconds)
+		p.HSet(ctx, key, "away.keepSeconds", a.KeepSeconds, "away.claimSeconds", a.ClaimSeconds, "away.notifyAhead", a.NotifyAhead)
 	} else {
-		p.HDel(ctx, key, "away.keepSeconds", "away.claimSeconds")
+		p.HDel(ctx, key, "away.keepSeconds", "away.claimSeconds", "away.notifyAhead")
 	}
 	putJSON(ctx, p, key, "challenge", e.Challenge, e.Challenge != nil)
 	putJSON(ctx, p, key, "joinToken", e.JoinToken, e.JoinToken != nil)
@@ -218,8 +218,12 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	}
 	if _, ok := h["away.keepSeconds"]; ok {
 		a := &queue.Away{}
-		for field, dst := range map[string]*int{"keepSeconds": &a.KeepSeconds, "claimSeconds": &a.ClaimSeconds} {
-			n, err := strconv.Atoi(h["away."+field])
+		for field, dst := range map[string]*int{"keepSeconds": &a.KeepSeconds, "claimSeconds": &a.ClaimSeconds, "notifyAhead": &a.NotifyAhead} {
+			v, ok := h["away."+field]
+			if !ok && field == "notifyAhead" {
+				continue // kept before there was one: off
+			}
+			n, err := strconv.Atoi(v)
 			if err != nil {
 				errs = append(errs, fmt.Errorf("field away.%s: %w", field, err))
 			}

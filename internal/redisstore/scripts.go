@@ -64,6 +64,10 @@ var (
 	detachSrc string
 	//go:embed lua/away_lib.lua
 	awayLibSrc string
+	//go:embed lua/address.lua
+	addressSrc string
+	//go:embed lua/mails.lua
+	mailsSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a dropped holder's holds), the adaptive
@@ -88,10 +92,12 @@ var (
 	itemScript         = newScript(holdLibSrc, itemSrc)
 	itemsScript        = newScript(holdLibSrc, itemsSrc)
 	spendScript        = newScript(spendSrc)
+	addressScript      = newScript(addressSrc)
+	mailsScript        = newScript(mailsSrc)
 	// seriesScript reads the reports through adaptive.lua's signal().
 	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, addressScript, mailsScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

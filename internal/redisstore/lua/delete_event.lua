@@ -9,7 +9,9 @@
 -- KEYS[11] unrecorded ZSET, KEYS[12] tombstone STRING, KEYS[13] holds HASH,
 -- KEYS[14] sold HASH, KEYS[15] items HASH, KEYS[16] offsets HASH, KEYS[17] released ZSET,
 -- KEYS[18] spent ZSET, KEYS[19] door HASH, KEYS[20] visits HASH, KEYS[21] freeing ZSET,
--- KEYS[22] series ZSET, KEYS[23] journal LIST, KEYS[24] gateways ZSET
+-- KEYS[22] series ZSET, KEYS[23] journal LIST, KEYS[24] gateways ZSET,
+-- KEYS[25] addresses HASH, KEYS[26] addresscount HASH (the addresses left
+-- to be mailed go with the event)
 -- ARGV[1] now (unix ms)
 --
 -- Returns OK when deleted (the tombstone set to now, in the same step),
@@ -26,6 +28,6 @@ redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', ARGV[1])
 if redis.call('ZCARD', KEYS[3]) > 0 then
   return SLOTS_IN_USE
 end
-redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24])
+redis.call('UNLINK', KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10], KEYS[11], KEYS[13], KEYS[14], KEYS[15], KEYS[16], KEYS[17], KEYS[18], KEYS[19], KEYS[20], KEYS[21], KEYS[22], KEYS[23], KEYS[24], KEYS[25], KEYS[26])
 redis.call('SET', KEYS[12], ARGV[1])
 return OK
