@@ -167,6 +167,23 @@ func (s *Store) Event(ctx context.Context, id string) (queue.Event, error) {
 	return parseEvent(id, h)
 }
 
+// parseAway reads the away.* fields of h, appending their faults to errs.
+func parseAway(h map[string]string, errs *[]error) *queue.Away {
+	a := &queue.Away{}
+	for field, dst := range map[string]*int{"keepSeconds": &a.KeepSeconds, "claimSeconds": &a.ClaimSeconds, "notifyAhead": &a.NotifyAhead} {
+		v, ok := h["away."+field]
+		if !ok && field == "notifyAhead" {
+			continue // kept before there was one: off
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("field away.%s: %w", field, err))
+		}
+		*dst = n
+	}
+	return a
+}
+
 func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	if len(h) == 0 {
 		return queue.Event{}, queue.ErrEventNotFound
@@ -217,19 +234,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 		e.Adaptive = a
 	}
 	if _, ok := h["away.keepSeconds"]; ok {
-		a := &queue.Away{}
-		for field, dst := range map[string]*int{"keepSeconds": &a.KeepSeconds, "claimSeconds": &a.ClaimSeconds, "notifyAhead": &a.NotifyAhead} {
-			v, ok := h["away."+field]
-			if !ok && field == "notifyAhead" {
-				continue // kept before there was one: off
-			}
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("field away.%s: %w", field, err))
-			}
-			*dst = n
-		}
-		e.Away = a
+		e.Away = parseAway(h, &errs)
 	}
 	for field, dst := range map[string]any{"challenge": &e.Challenge, "joinToken": &e.JoinToken, "page": &e.Page} {
 		if js, ok := h[field]; ok {
