@@ -1,6 +1,7 @@
 package mail
 
 import (
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -25,6 +26,9 @@ type Config struct {
 	// StartTLS upgrades the connection before anything else is sent and
 	// fails when the relay does not offer it, WAITQ_SMTP_STARTTLS.
 	StartTLS bool
+	// RootCAs are the CAs the relay's certificate is checked against (nil:
+	// the system's); not a setting: for a relay of a private CA, and tests.
+	RootCAs *x509.CertPool
 	// Timeout bounds one delivery: connect, the whole transaction.
 	Timeout time.Duration
 	// Queue is how many mails wait to be sent; past it a mail is dropped

@@ -153,3 +153,49 @@ func TestConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestStartTLSAndAuthPlain: a relay that requires STARTTLS and AUTH takes
+// the mail of a Sender configured for both; without STARTTLS, or with a
+// wrong password, the mail fails (counted, nothing received).
+func TestStartTLSAndAuthPlain(t *testing.T) {
+	srv, roots := testsmtp.StartSecure(t, "waitq", "s3cret")
+	send := func(name string, mod func(*mail.Config)) float64 {
+		t.Helper()
+		cfg := mail.DefaultConfig()
+		cfg.Addr, cfg.From, cfg.RetryWait, cfg.Attempts = srv.Addr, "queue@waitq.example", 10*time.Millisecond, 1
+		cfg.StartTLS, cfg.RootCAs, cfg.User, cfg.Password = true, roots, "waitq", "s3cret"
+		cfg.Timeout = 3 * time.Second // aiosmtpd answers a failed AUTH slowly
+		mod(&cfg)
+		reg := prometheus.NewRegistry()
+		var logs bytes.Buffer
+		s, err := mail.NewSender(cfg, slog.New(slog.NewTextHandler(&logs, nil)), reg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		go func() { _ = s.Run(ctx) }()
+		s.Send(mail.Compose("visitor@example.com", mail.Turn{Title: name, Link: "https://q.example/"}))
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if value(t, reg, "waitq_mail_sent_total")+value(t, reg, "waitq_mail_failed_total") > 0 {
+				break
+			}
+		}
+		if strings.Contains(logs.String(), "visitor@") || strings.Contains(logs.String(), "s3cret") {
+			t.Errorf("%s: the log holds the address or the password:\n%s", name, logs.String())
+		}
+		return value(t, reg, "waitq_mail_sent_total")
+	}
+	if send("plain text", func(c *mail.Config) { c.StartTLS = false }) != 0 {
+		t.Fatal("sent without STARTTLS to a relay that requires it")
+	}
+	if send("wrong password", func(c *mail.Config) { c.Password = "wrong" }) != 0 {
+		t.Fatal("sent with a wrong password")
+	}
+	if send("tls and auth", func(*mail.Config) {}) != 1 {
+		t.Fatal("not sent over STARTTLS with AUTH PLAIN")
+	}
+	if ms := srv.WaitFor(t, 1, 5*time.Second); len(ms) != 1 || ms[0].Header.Get("To") != "visitor@example.com" {
+		t.Fatalf("received %d", len(ms))
+	}
+}

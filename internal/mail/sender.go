@@ -117,7 +117,7 @@ func (s *Sender) send(ctx context.Context, m Message) error {
 	}
 	defer c.Close()
 	if s.cfg.StartTLS {
-		if err := c.StartTLS(&tls.Config{ServerName: host, MinVersion: tls.VersionTLS12}); err != nil {
+		if err := c.StartTLS(&tls.Config{ServerName: host, MinVersion: tls.VersionTLS12, RootCAs: s.cfg.RootCAs}); err != nil {
 			return err
 		}
 	}
