@@ -74,6 +74,13 @@ ensure_pyjwt() {
     apt_install python3 python3-jwt python3-cryptography
 }
 
+# ensure_aiosmtpd installs Debian's aiosmtpd (python3-aiosmtpd, for
+# /usr/bin/python3): the mail tests send through it, a real SMTP server
+# (internal/testkit/testsmtp).
+ensure_aiosmtpd() {
+  /usr/bin/python3 -c 'import aiosmtpd' 2>/dev/null || apt_install python3 python3-aiosmtpd
+}
+
 # ensure_node_jose installs Debian's node-jose (panva's jose 4.x, under
 # /usr/share/nodejs) and node when missing: the interop test verifies the
 # gateway's entry tokens with it too (test/interop_test.go).

@@ -15,6 +15,7 @@ ensure_redis
 ensure_locale
 ensure_chromium
 ensure_pyjwt
+ensure_aiosmtpd
 ensure_node_jose
 ensure_prometheus
 ensure_helm

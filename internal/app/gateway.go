@@ -13,6 +13,7 @@ import (
 	"github.com/waitq/waitq/internal/config"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/mail"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/recording"
 	"github.com/waitq/waitq/internal/redisstore"
@@ -29,6 +30,9 @@ type Gateway struct {
 	TicketSecret string
 	EntryKey     string
 	EntryOldKeys []string
+	// Mail is the SMTP relay of the mails of being called (off without
+	// WAITQ_SMTP_ADDR).
+	Mail mail.Config
 }
 
 var _ Service = (*Gateway)(nil)
@@ -67,12 +71,26 @@ func (g *Gateway) Bind(l *config.Loader) {
 	l.String(&cfg.PublicURL, "public-url", "WAITQ_PUBLIC_URL", def.PublicURL, `the gateway's public base URL, the iss of its entry tokens (empty: "waitq")`)
 	l.String(&cfg.ProducerURL, "producer-url", "WAITQ_PRODUCER_URL", def.ProducerURL, "producer-api's public base URL for the waiting-room page (empty: same origin)")
 	l.Duration(&cfg.PingInterval, "ws-ping-interval", "WAITQ_WS_PING_INTERVAL", def.PingInterval, "how often idle sockets are pinged")
+	g.bindMail(l)
+}
+
+// bindMail binds the SMTP relay's settings.
+func (g *Gateway) bindMail(l *config.Loader) {
+	g.Mail = mail.DefaultConfig()
+	l.String(&g.Mail.Addr, "smtp-addr", "WAITQ_SMTP_ADDR", "", "host:port of the SMTP relay the mails of being called go through (empty: no mail; needs WAITQ_PUBLIC_URL)")
+	l.String(&g.Mail.From, "smtp-from", "WAITQ_SMTP_FROM", "", "the mails' sender address (required with WAITQ_SMTP_ADDR)")
+	l.String(&g.Mail.User, "smtp-user", "WAITQ_SMTP_USER", "", "user of the relay's AUTH PLAIN (empty: no authentication; sent only over TLS or to the local host)")
+	l.Secret(&g.Mail.Password, "smtp-password", "WAITQ_SMTP_PASSWORD", "password of the relay's AUTH PLAIN")
+	l.Bool(&g.Mail.StartTLS, "smtp-starttls", "WAITQ_SMTP_STARTTLS", false, "upgrade the relay's connection with STARTTLS before anything is sent (fails when it is not offered)")
 }
 
 // Validate implements Service: the gateway's own settings (gateway.Config's
 // Validate) and the program's keys.
 func (g *Gateway) Validate() error {
-	errs := []error{validateTicketSecret(g.TicketSecret), g.Config.Validate(), g.Broker.Validate(), g.Redis.validate()}
+	errs := []error{validateTicketSecret(g.TicketSecret), g.Config.Validate(), g.Broker.Validate(), g.Redis.validate(), g.Mail.Validate()}
+	if g.Mail.Enabled() && g.Config.PublicURL == "" {
+		errs = append(errs, errors.New("WAITQ_SMTP_ADDR needs WAITQ_PUBLIC_URL, the base of the mails' resume links"))
+	}
 	if _, err := g.keyring(); err != nil {
 		errs = append(errs, fmt.Errorf("WAITQ_ENTRY_KEY / WAITQ_ENTRY_OLD_KEYS: %w", err))
 	}
@@ -101,11 +119,24 @@ func (g *Gateway) Run(ctx context.Context, log *slog.Logger) error {
 	}
 	defer live.Close()
 	store := recording.New(live, pub, log)
-	srv, err := gateway.New(g.Config, gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: newRegistry()})
+	reg := newRegistry()
+	deps := gateway.Deps{Store: store, Publisher: pub, Tickets: tickets, Entry: keys, Logger: log, Registry: reg}
+	var sender *mail.Sender
+	if g.Mail.Enabled() {
+		if sender, err = mail.NewSender(g.Mail, log, reg); err != nil {
+			return err
+		}
+		deps.Mails, deps.Mailer = live, sender
+		log.Info("mail on", "relay", g.Mail.Addr, "starttls", g.Mail.StartTLS)
+	}
+	srv, err := gateway.New(g.Config, deps)
 	if err != nil {
 		return err
 	}
 	eg, egctx := errgroup.WithContext(ctx)
+	if sender != nil {
+		eg.Go(func() error { return sender.Run(egctx) })
+	}
 	eg.Go(func() error { return srv.Run(egctx) })
 	eg.Go(func() error {
 		return serveHTTP(egctx, log, g.HTTPAddr, srv, g.ShutdownTimeout, func(l net.Listener) net.Listener {

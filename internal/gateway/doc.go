@@ -39,6 +39,7 @@
 // Admission
 //   - monitor.go: the slot monitor, its loop and ticks (sweeps, admissions, series)
 //   - openings.go: the drop openings the monitor ticks once more at
+//   - mails.go: the mails of being called the monitor sends after its tick (an address never logged)
 //   - admitted.go: telling a user they are admitted, its three routes and the once-only send
 //
 // Admitted users

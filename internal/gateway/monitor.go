@@ -102,6 +102,7 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		}
 		s.notifyAdmittedUsers(r.EventID, r.Admitted, r.ExpiresAt)
 	}
+	s.sendMails(tctx, ids, now)
 	s.sampleSeries(tctx, ids, now.UnixMilli())
 	s.noteOpeningsOf(tctx, ids)
 }

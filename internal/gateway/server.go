@@ -88,8 +88,9 @@ type Config struct {
 	HoldLimit httpkit.RateLimit
 	// PublicURL is the gateway's public base URL (such as
 	// https://queue.example.com), the iss of its entry tokens and what
-	// their verifiers check it against, WAITQ_PUBLIC_URL; empty:
-	// entry.DefaultIssuer ("waitq").
+	// their verifiers check it against, and the base of the resume links
+	// its mails carry (the page is served at its /), WAITQ_PUBLIC_URL;
+	// empty: entry.DefaultIssuer ("waitq"), and no mail.
 	PublicURL string
 	// TrustedProxies are the proxies (CIDRs or addresses) whose
 	// X-Forwarded-For names the client (empty: the direct peer),
@@ -186,9 +187,14 @@ type Deps struct {
 	Publisher queue.Publisher // carries leaves through the join topic
 	Tickets   *queue.TicketSigner
 	Entry     *entry.Keyring // signs entry tokens; verifies them with older keys too
-	Logger    *slog.Logger
-	Registry  *prometheus.Registry
-	Now       func() time.Time
+	// Mails finds the mails of being called due after each tick, and Mailer
+	// sends them (mails.go); both nil: no mail. A Mailer needs
+	// Config.PublicURL, the base of the links.
+	Mails    queue.MailStore
+	Mailer   Mailer
+	Logger   *slog.Logger
+	Registry *prometheus.Registry
+	Now      func() time.Time
 }
 
 // Server is ws-gateway.
@@ -199,6 +205,8 @@ type Server struct {
 	pub     queue.Publisher
 	tickets *queue.TicketSigner
 	entry   *entry.Keyring
+	mails   queue.MailStore
+	mailer  Mailer
 	// proxies are Config.TrustedProxies: X-User-Id is believed from them.
 	proxies *httpkit.ClientIPs
 	log     *slog.Logger
@@ -243,6 +251,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	d.Logger, d.Registry, d.Now = httpkit.RuntimeDefaults(d.Logger, d.Registry, d.Now)
+	if d.Mailer != nil && cfg.PublicURL == "" {
+		return nil, errors.New("WAITQ_PUBLIC_URL is required to mail (the base of the resume links)")
+	}
 	if d.Entry == nil {
 		// Tokens of an ephemeral key verify only here: fine for a single
 		// gateway in tests, never what the app wires.
@@ -251,7 +262,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		d.Entry, _ = entry.NewKeyring("ephemeral", seed[:], nil)
 	}
 	s := &Server{
-		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, entry: d.Entry.WithIssuer(cfg.PublicURL), proxies: ips, log: d.Logger, now: d.Now,
+		cfg: cfg, store: d.Store, pub: d.Publisher, tickets: d.Tickets, mails: d.Mails, mailer: d.Mailer, entry: d.Entry.WithIssuer(cfg.PublicURL), proxies: ips, log: d.Logger, now: d.Now,
 		hub: newHub(), tracker: newTracker(d.Store), rates: newRates(), ready: make(chan struct{}), greetSig: make(chan struct{}, 1),
 		openings: newOpenings(),
 		claims:   make(chan struct{}, 1),

@@ -143,6 +143,9 @@ type Deps struct {
 	// Door keeps spent one-time proofs and the door's counters (nil: Store,
 	// when it is one).
 	Door queue.DoorStore
+	// Addresses keeps the addresses left to be called by mail (nil:
+	// Store, when it is one).
+	Addresses queue.AddressStore
 	// Challenges issues and verifies proof-of-work challenges (nil: an
 	// issuer with a random key, good for one replica only).
 	Challenges *challenge.Issuer
@@ -164,6 +167,8 @@ type Server struct {
 	proxies *httpkit.ClientIPs
 	door    queue.DoorStore
 	resumes queue.ResumeStore
+	// addresses keeps the addresses left to be called by mail (notify.go).
+	addresses queue.AddressStore
 	// rates are the door's join rates, for the spend-time difficulty.
 	rates *doorRates
 	// challenges issues and verifies the events' proof-of-work challenges.
@@ -193,6 +198,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Resumes == nil {
 		d.Resumes, _ = d.Store.(queue.ResumeStore)
 	}
+	if d.Addresses == nil {
+		d.Addresses, _ = d.Store.(queue.AddressStore)
+	}
 	if d.Challenges == nil {
 		if d.Challenges, err = challenge.NewIssuer([][]byte{queue.RandomKey()}, d.Now); err != nil {
 			return nil, err
@@ -200,7 +208,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets, proxies: ips,
-		door: d.Door, resumes: d.Resumes, rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
+		door: d.Door, resumes: d.Resumes, addresses: d.Addresses, rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
@@ -227,6 +235,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.POST("/v1/events/:eventId/resume-link", s.resumeLink, limit)
 	e.POST("/v1/events/:eventId/resume", s.resume, limit)
 	e.GET("/v1/events/:eventId", s.publicEvent, limit)
+	e.PUT("/v1/events/:eventId/notify", s.notify, limit)
+	e.DELETE("/v1/events/:eventId/notify", s.unnotify, limit)
 
 	// Health reports take the admin token or the event's own report token.
 	e.POST("/v1/admin/events/:eventId/health", s.reportHealth)

@@ -20,6 +20,10 @@ type Away struct {
 	// ClaimSeconds is the claim window: how long a turn that came while
 	// its person was away waits for them.
 	ClaimSeconds int `json:"claimSeconds"`
+	// NotifyAhead, when positive, sends the early mail of a person who
+	// left an address once at most this many people are ahead of them
+	// (notify.go); 0: only the mail of the call.
+	NotifyAhead int `json:"notifyAhead,omitempty"`
 }
 
 // Limits and defaults of Away.
@@ -39,6 +43,9 @@ const (
 	MinAwaySeconds          = 60
 	MaxAwayKeepSeconds      = 12 * 3600
 	MaxAwayClaimSeconds     = 2 * 3600
+	// MaxNotifyAhead bounds NotifyAhead: the slot monitor reads that many
+	// of the line's head every tick for the addresses among them.
+	MaxNotifyAhead = 10000
 )
 
 // DefaultAway is the keeping an event created without one gets.
@@ -57,6 +64,8 @@ func (a *Away) Validate() error {
 		return Errorf(CodeInvalidConfig, "away.keepSeconds must be between %d and %d", MinAwaySeconds, MaxAwayKeepSeconds)
 	case a.ClaimSeconds < MinAwaySeconds || a.ClaimSeconds > MaxAwayClaimSeconds:
 		return Errorf(CodeInvalidConfig, "away.claimSeconds must be between %d and %d", MinAwaySeconds, MaxAwayClaimSeconds)
+	case a.NotifyAhead < 0 || a.NotifyAhead > MaxNotifyAhead:
+		return Errorf(CodeInvalidConfig, "away.notifyAhead must be between 0 (off) and %d", MaxNotifyAhead)
 	}
 	return nil
 }

@@ -41,6 +41,9 @@ const (
 	CodeHoldLimit         Code = "hold_limit"
 	CodeItemSold          Code = "item_sold"
 	CodeNotHolder         Code = "not_holder"
+	// Being called (notify.go).
+	CodeInvalidEmail Code = "invalid_email"
+	CodeEmailLimit   Code = "email_limit"
 	// Who may join (identity, join tokens, the proof-of-work challenge).
 	CodeMissingIdentity   Code = "missing_identity"
 	CodeInvalidIdentity   Code = "invalid_identity"
@@ -51,7 +54,8 @@ const (
 	CodeInvalidChallenge  Code = "invalid_challenge"
 	CodeChallengeUsed     Code = "challenge_used"
 	CodeChallengeTooEasy  Code = "challenge_too_easy"
-	// A place carried to another device (resume links, resume.go).
+	// A place to carry to another device (resume links, resume.go) or to be
+	// called for (notify.go).
 	CodeNoPlace       Code = "no_place"
 	CodeInvalidResume Code = "invalid_resume"
 	CodeResumeExpired Code = "resume_expired"

@@ -62,6 +62,11 @@ const (
 	// codeAlreadyQueued: the user a place would move to waits, is called
 	// or holds a slot (move.lua).
 	codeAlreadyQueued int64 = -14
+	// codeNoPlace: the user neither waits nor is called (address.lua).
+	codeNoPlace int64 = -15
+	// codeAddressLimit: queue.MaxUsersPerAddress others left the address
+	// (address.lua).
+	codeAddressLimit int64 = -16
 
 	// valueNone: no such value in a field of status.lua's reply: not
 	// waiting, never admitted, no drawn place, a fixed rate (queue.Place).
@@ -95,6 +100,8 @@ var scriptCodes = []scriptCode{
 	{"HOLD_LIMIT", codeHoldLimit, true},
 	{"ITEM_SOLD", codeItemSold, true},
 	{"NOT_HOLDER", codeNotHolder, true},
+	{"NO_PLACE", codeNoPlace, true},
+	{"ADDRESS_LIMIT", codeAddressLimit, true},
 	{"NONE", valueNone, false},
 	{"LAST", valueLast, false},
 	{"ATTACHED_BASE", attachedBase, false},

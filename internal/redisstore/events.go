@@ -128,9 +128,9 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		p.HDel(ctx, ControlKey(e.ID), controllerFields...)
 	}
 	if a := e.Away; a.On() {
-		p.HSet(ctx, key, "away.keepSeconds", a.KeepSeconds, "away.claimSeconds", a.ClaimSeconds)
+		p.HSet(ctx, key, "away.keepSeconds", a.KeepSeconds, "away.claimSeconds", a.ClaimSeconds, "away.notifyAhead", a.NotifyAhead)
 	} else {
-		p.HDel(ctx, key, "away.keepSeconds", "away.claimSeconds")
+		p.HDel(ctx, key, "away.keepSeconds", "away.claimSeconds", "away.notifyAhead")
 	}
 	putJSON(ctx, p, key, "challenge", e.Challenge, e.Challenge != nil)
 	putJSON(ctx, p, key, "joinToken", e.JoinToken, e.JoinToken != nil)
@@ -165,6 +165,23 @@ func (s *Store) Event(ctx context.Context, id string) (queue.Event, error) {
 		return queue.Event{}, fmt.Errorf("redisstore: event %s: %w", id, err)
 	}
 	return parseEvent(id, h)
+}
+
+// parseAway reads the away.* fields of h, appending their faults to errs.
+func parseAway(h map[string]string, errs *[]error) queue.Away {
+	var a queue.Away
+	for field, dst := range map[string]*int{"keepSeconds": &a.KeepSeconds, "claimSeconds": &a.ClaimSeconds, "notifyAhead": &a.NotifyAhead} {
+		v, ok := h["away."+field]
+		if !ok && field == "notifyAhead" {
+			continue // kept before there was one: off
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("field away.%s: %w", field, err))
+		}
+		*dst = n
+	}
+	return a
 }
 
 func parseEvent(id string, h map[string]string) (queue.Event, error) {
@@ -217,14 +234,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 		e.Adaptive = a
 	}
 	if _, ok := h["away.keepSeconds"]; ok {
-		a := &e.Away
-		for field, dst := range map[string]*int{"keepSeconds": &a.KeepSeconds, "claimSeconds": &a.ClaimSeconds} {
-			n, err := strconv.Atoi(h["away."+field])
-			if err != nil {
-				errs = append(errs, fmt.Errorf("field away.%s: %w", field, err))
-			}
-			*dst = n
-		}
+		e.Away = parseAway(h, &errs)
 	}
 	for field, dst := range map[string]any{"challenge": &e.Challenge, "joinToken": &e.JoinToken, "page": &e.Page} {
 		if js, ok := h[field]; ok {

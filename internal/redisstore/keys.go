@@ -146,3 +146,9 @@ func DoorKey(eventID string) string { return "waitq:{" + eventID + "}:door" }
 
 // SeriesKey is eventID's series, a ZSET (docs/data.md#keys).
 func SeriesKey(eventID string) string { return "waitq:{" + eventID + "}:series" }
+
+// AddressesKey is eventID's addresses to mail, a HASH (docs/data.md#keys).
+func AddressesKey(eventID string) string { return "waitq:{" + eventID + "}:addresses" }
+
+// AddressCountKey is how many users of eventID left each address, a HASH (docs/data.md#keys).
+func AddressCountKey(eventID string) string { return "waitq:{" + eventID + "}:addresscount" }

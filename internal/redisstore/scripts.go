@@ -66,6 +66,10 @@ var (
 	awayLibSrc string
 	//go:embed lua/move.lua
 	moveSrc string
+	//go:embed lua/address.lua
+	addressSrc string
+	//go:embed lua/mails.lua
+	mailsSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a dropped holder's holds), the adaptive
@@ -91,10 +95,12 @@ var (
 	itemsScript        = newScript(holdLibSrc, itemsSrc)
 	spendScript        = newScript(spendSrc)
 	moveScript         = newScript(journalLibSrc, moveSrc)
+	addressScript      = newScript(addressSrc)
+	mailsScript        = newScript(mailsSrc)
 	// seriesScript reads the reports through adaptive.lua's signal().
 	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, moveScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, moveScript, addressScript, mailsScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

@@ -19,7 +19,8 @@
 //
 // Plain scripts sharing one global scope, this one loaded last: it holds
 // the page's state and starts it; room-join.js joins, room-watch.js hears
-// of the place, room-frames.js shows it.
+// of the place, room-frames.js shows it, room-call.js calls the
+// turn and keeps the mail form.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -199,6 +200,7 @@ async function start() {
   texts();
   phaseNotice(e);
   notifications();
+  startCalls();
   setInterval(async () => { if (!finished) phaseNotice(await readEvent(eventId)); }, 60000);
   setInterval(flushAnnouncement, 5000);
   // The language applies as it is chosen (the form's button is for pages

@@ -11,6 +11,7 @@ function setState(key) {
 
 function onFrame(f) {
   if (f.type === "status") {
+    mailForm(f.state);
     prequeue(f);
     setTime($("updated-at"), Date.now()); // received now, by this browser's clock
     if (f.drawnPlace) {
@@ -24,6 +25,10 @@ function onFrame(f) {
     else if (f.state === "admitted" && mode === "poll" && $("admitted").hidden) admittedWhilePolling();
     else if (f.state === "rebuilding") setState("state.rebuilding");
     else if (f.state === "moved") return movedAway();
+    else if (f.state === "called") {
+      setState("state.called");
+      callTurn("title.called", i18n.t("notify.called", { title: brand.tabTitle() }));
+    }
     else if (f.state === "expired" || f.state === "not_queued") {
       if (!$("admitted").hidden || f.state === "expired") return finish();
       setState("state.notQueued");
@@ -108,14 +113,10 @@ function roundWait(s) {
 function admitted(f) {
   stopOpening();
   show("admitted");
-  const title = brand.tabTitle();
-  document.title = i18n.t("title.turn", { title });
   $("admitted-title").focus();
   expiresAt = f.expiresAt;
   const left = i18n.duration(Math.max(0, Math.round((expiresAt - Date.now()) / 1000)));
-  if (document.hidden && "Notification" in window && Notification.permission === "granted") {
-    try { new Notification(i18n.t("notify.title"), { body: i18n.t("notify.body", { title, countdown: left }) }); } catch { /* not here */ }
-  }
+  callTurn("title.turn", i18n.t("notify.body", { title: brand.tabTitle(), countdown: left }));
   if (f.redirectUrl) {
     announce(i18n.t("a11y.redirect"), true);
     return goToShop(f);
