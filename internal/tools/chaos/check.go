@@ -136,9 +136,9 @@ type Report struct {
 	// Aways counts the clients that closed their page on purpose and came
 	// back; LostTurns are the turns told lapsed to a client never away for
 	// the claim window (it came back in time and lost the turn).
-	Aways     int
-	LostTurns []string
-	AdminChanges     map[Outcome]int
+	Aways        int
+	LostTurns    []string
+	AdminChanges map[Outcome]int
 
 	// The seat holds: the buyers' calls by op and the confirms by who sent
 	// them ("shop", "forged: …"), each by outcome; the items sold at the
