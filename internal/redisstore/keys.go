@@ -54,6 +54,9 @@ func ClaimsKey(eventID string) string { return "waitq:{" + eventID + "}:claims" 
 // LapsedKey is eventID's turns that lapsed, a ZSET (docs/data.md#keys).
 func LapsedKey(eventID string) string { return "waitq:{" + eventID + "}:lapsed" }
 
+// ArrivedKey is eventID's admissions that arrived at the shop, a ZSET (docs/data.md#keys).
+func ArrivedKey(eventID string) string { return "waitq:{" + eventID + "}:arrived" }
+
 // TombstoneKey is eventID's tombstone, a STRING (docs/data.md#deleting-an-event-the-tombstone).
 func TombstoneKey(eventID string) string { return "waitq:{" + eventID + "}:deleted" }
 
@@ -80,6 +83,7 @@ type eventKeys struct {
 	holds, sold, items, offsets, released, visits          string
 	journal, gateways                                      string
 	called, callplaces, claims, lapsed                     string
+	arrived                                                string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -89,6 +93,12 @@ type eventKeys struct {
 func (k eventKeys) admission() []string {
 	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
 		k.holds, k.items, k.sold, k.freeing, k.journal, k.called, k.callplaces, k.claims, k.lapsed}
+}
+
+// tick returns the keys of tick.lua: the admission keys, then released
+// and arrived (a no-show's slot is freed as a release frees it).
+func (k eventKeys) tick() []string {
+	return append(k.admission(), k.released, k.arrived)
 }
 
 func keysOf(eventID string) eventKeys {
@@ -117,6 +127,7 @@ func keysOf(eventID string) eventKeys {
 		callplaces: CallPlacesKey(eventID),
 		claims:     ClaimsKey(eventID),
 		lapsed:     LapsedKey(eventID),
+		arrived:    ArrivedKey(eventID),
 	}
 }
 
