@@ -41,6 +41,9 @@ const (
 	CodeHoldLimit         Code = "hold_limit"
 	CodeItemSold          Code = "item_sold"
 	CodeNotHolder         Code = "not_holder"
+	// CodeNotAdmitted: an arrival for an admission that is not the user's
+	// current one.
+	CodeNotAdmitted Code = "not_admitted"
 	// Who may join (identity, join tokens, the proof-of-work challenge).
 	CodeMissingIdentity   Code = "missing_identity"
 	CodeInvalidIdentity   Code = "invalid_identity"
