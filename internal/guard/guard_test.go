@@ -87,7 +87,7 @@ type fixture struct {
 	client   *http.Client // follows no redirect
 	keys     *entry.Keyring
 	releases chan string
-	arrivals chan string // the tokens reported arrived with testReportToken
+	arrivals chan string     // the tokens reported arrived with testReportToken
 	logs     *testenv.Buffer // the guard's log, shown when the test fails
 
 	mu       sync.Mutex
