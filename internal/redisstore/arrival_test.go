@@ -266,3 +266,40 @@ func TestTheMakeUpNeverExceedsTheCapacity(t *testing.T) {
 		}
 	}
 }
+
+// TestARebuildFreesNoneItRestoresAsANoShow: arrivals are not in the log, so
+// after Redis was lost the holders a rebuild restores keep their slots to
+// the end of their holds; an admission after the rebuild is looked at.
+func TestARebuildFreesNoneItRestoresAsANoShow(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putArrivalLine(t, s, ev, 2, 0, 0)
+	e, err := s.Event(ctx, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.FlushAll(ctx)
+	end := arrivalT0 + 60_000
+	st := queue.Rebuilt{Event: e, ConfiguredAt: 1, Active: map[string]int64{"u0": end}, Served: map[string]int64{"u0": arrivalT0},
+		Waiting: map[string]int64{"u1": 2}, AdmittedTotal: 1}
+	if err := s.BeginRebuild(ctx, ev, arrivalT0+1_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.WriteRebuilt(ctx, st, arrivalT0+1_000); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.EndRebuild(ctx, ev); err != nil {
+		t.Fatal(err)
+	}
+	r := awayTick(t, s, ev, arrivalT0+2_000, 10)
+	if !slices.Equal(r.Admitted, []string{"u1"}) {
+		t.Fatalf("tick after the rebuild %+v, want u1 admitted", r)
+	}
+	if r := awayTick(t, s, ev, arrivalT0+30_000, 10); r.NoShows != 1 || r.Holders != 1 {
+		t.Fatalf("tick past the windows %+v, want u1 freed, u0 (restored) holding", r)
+	}
+	if p := placeOf(t, s, ev, "u0", end-1); p.HoldUntil != end {
+		t.Fatalf("u0 restored: %+v, want holding to %d", p, end)
+	}
+}
