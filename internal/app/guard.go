@@ -45,7 +45,7 @@ func (g *Guard) Bind(l *config.Loader) {
 	l.Bool(&cfg.ForwardToken, "forward-token", "WAITQ_FORWARD_TOKEN", false, "hand the entry token to the origin in X-Waitq-Token, for a shop that holds seats with it (off: the origin never sees it)")
 	l.Duration(&cfg.OriginTimeout, "origin-timeout", "WAITQ_ORIGIN_TIMEOUT", def.OriginTimeout, "longest wait for the origin's response headers; past it the visitor gets 504 and the health figures count an error")
 	l.String(&cfg.Report.URL, "health-url", "WAITQ_HEALTH_URL", "", "producer-api's base URL, where the origin's health is reported (POST /v1/admin/events/<event id>/health; empty: no reports)")
-	l.Secret(&cfg.Report.Token, "health-token", "WAITQ_HEALTH_TOKEN", "bearer token of the health reports: the admin token or the event's report token (required with WAITQ_HEALTH_URL)")
+	l.Secret(&cfg.Report.Token, "health-token", "WAITQ_HEALTH_TOKEN", "bearer token of the health reports: the admin token or the event's report token (required with WAITQ_HEALTH_URL); the event's report token also reports arrivals to WAITQ_GATEWAY_URL")
 	l.Duration(&cfg.Report.Interval, "health-interval", "WAITQ_HEALTH_INTERVAL", def.Report.Interval, "time between health reports")
 	l.Duration(&cfg.HealthWindow, "health-window", "WAITQ_HEALTH_WINDOW", def.HealthWindow, "span of the origin's answers each health report covers (at least WAITQ_HEALTH_INTERVAL)")
 	l.Bool(&cfg.ForwardAuth, "forward-auth", "WAITQ_FORWARD_AUTH", false, "serve /waitq-guard/auth, the forward-auth endpoint of nginx auth_request, Caddy forward_auth or Traefik ForwardAuth (WAITQ_ORIGIN_URL then optional)")

@@ -45,6 +45,7 @@
 // Admitted users
 //   - actions.go: leave and release over WebSocket and HTTP; released admissions
 //   - entry.go: entry tokens: verify and the JWKS
+//   - arrivals.go: the reporters' arrivals, which keep an admission from being a no-show
 //   - holds.go: seat holds for admitted buyers
 //
 // What clients and operators read

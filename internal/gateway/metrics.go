@@ -4,7 +4,7 @@ import "github.com/prometheus/client_golang/prometheus"
 
 type metrics struct {
 	frames, slow, admitted, admittedLate, swept, called, lapsed, roundTrips, statusErrors, notices, framesRefused prometheus.Counter
-	refused, legacyTokens                                                                                         *prometheus.CounterVec
+	refused, legacyTokens, arrivals, noShows                                                                      *prometheus.CounterVec
 	holders, waiting                                                                                              *prometheus.GaugeVec
 	statusRound, monitorTick                                                                                      prometheus.Histogram
 }
@@ -34,6 +34,12 @@ func newMetrics(reg prometheus.Registerer, h *hub, t *tracker) *metrics {
 		legacyTokens: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "waitq_gateway_legacy_entry_tokens_total", Help: "Entry tokens of the format before JWTs (e2.…) verified by the release and verify routes, accepted during the upgrade only.",
 		}, []string{"route"}),
+		arrivals: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "waitq_arrivals_total", Help: "Admissions whose first arrival at the shop this gateway marked (POST …/arrivals), by event.",
+		}, []string{"event"}),
+		noShows: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "waitq_no_shows_total", Help: "Admissions whose slot this gateway's slot monitor freed, not arrived within the event's arrivalSeconds, by event.",
+		}, []string{"event"}),
 		holders: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "waitq_event_holders", Help: "Users holding a slot, by event, at the last monitor tick.",
 		}, []string{"event"}),
@@ -52,6 +58,6 @@ func newMetrics(reg prometheus.Registerer, h *hub, t *tracker) *metrics {
 		Help: "Times an event's line journal started again for this gateway (a rebuild's end, a point no longer kept): its users are read again, 20,000 a read at most."},
 		func() float64 { return float64(t.Resets()) })
 	reg.MustRegister(placesRead, resets)
-	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.called, m.lapsed, m.roundTrips, m.statusErrors, m.notices, m.refused, m.legacyTokens, m.holders, m.waiting, m.statusRound, m.monitorTick, sockets)
+	reg.MustRegister(m.frames, m.framesRefused, m.slow, m.admitted, m.admittedLate, m.swept, m.called, m.lapsed, m.roundTrips, m.statusErrors, m.notices, m.refused, m.legacyTokens, m.arrivals, m.noShows, m.holders, m.waiting, m.statusRound, m.monitorTick, sockets)
 	return m
 }

@@ -93,6 +93,10 @@ func (s *Server) MonitorTick(ctx context.Context) {
 		s.metrics.swept.Add(float64(len(r.Swept)))
 		s.metrics.called.Add(float64(len(r.Called)))
 		s.metrics.lapsed.Add(float64(len(r.Lapsed)))
+		if r.NoShows > 0 {
+			s.metrics.noShows.WithLabelValues(r.EventID).Add(float64(r.NoShows))
+			s.log.Info("freed the slots of admissions not arrived within the arrival window", "event", r.EventID, "users", r.NoShows)
+		}
 		s.holdsExpired(r.EventID, r.HoldsExpired)
 		if len(r.Swept) > 0 {
 			s.log.Info("removed users gone past the disconnect grace", "event", r.EventID, "users", len(r.Swept))

@@ -286,6 +286,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.POST("/v1/events/:eventId/release", s.releaseHTTP, holdLimit)
 	e.GET("/v1/events/:eventId/released", s.released, httpkit.Limit(cfg.StatusLimit, ips, d.Now))
 	e.POST("/v1/entry/verify", s.verifyEntry, holdLimit)
+	e.POST("/v1/events/:eventId/arrivals", s.arrive, holdLimit)
 	s.holdRoutes(e, httpkit.Limit(cfg.StatusLimit, ips, d.Now), holdLimit)
 	e.GET("/.well-known/jwks.json", s.jwks)
 	web.Register(e, web.Config{ProducerURL: cfg.ProducerURL, DefaultEvent: "demo"})

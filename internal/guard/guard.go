@@ -261,6 +261,26 @@ type Proxy struct {
 	forwardToken    bool
 }
 
+// gatewayCalls sets gc's calls to ws-gateway: the release after the done
+// path, and the arrival of each token that comes from the waiting room
+// (with the event's report token, WAITQ_HEALTH_TOKEN), so that an event
+// with an arrival window does not free the slot of someone in the shop.
+func (g *Proxy) gatewayCalls(gc *entry.GuardConfig, cfg Config, client *http.Client) {
+	if cfg.DonePath != "" {
+		gc.Release = func(ctx context.Context, token string) error {
+			held, err := entry.Release(ctx, client, cfg.GatewayURL, cfg.EventID, token)
+			g.m.released(held, err)
+			return err
+		}
+	}
+	if cfg.GatewayURL != "" && cfg.Report.Token != "" {
+		gc.Arrive = func(ctx context.Context, token string) error {
+			_, err := entry.Arrive(ctx, client, cfg.GatewayURL, cfg.EventID, cfg.Report.Token, token)
+			return err
+		}
+	}
+}
+
 // NewTransport returns the transport to the origin: http.DefaultTransport's
 // settings, without proxies from the environment, and enough idle
 // connections to keep one per busy client.
@@ -310,13 +330,7 @@ func New(cfg Config, deps Deps) (*Proxy, error) {
 		Observe: g.m.decided, Now: deps.Now, Logger: deps.Logger,
 		Released: g.newReleased(cfg, deps.Client),
 	}
-	if cfg.DonePath != "" {
-		gc.Release = func(ctx context.Context, token string) error {
-			held, err := entry.Release(ctx, deps.Client, cfg.GatewayURL, cfg.EventID, token)
-			g.m.released(held, err)
-			return err
-		}
-	}
+	g.gatewayCalls(&gc, cfg, deps.Client)
 	var err error
 	if g.guard, err = entry.NewGuard(gc); err != nil {
 		return nil, fmt.Errorf("guard: %w", err)

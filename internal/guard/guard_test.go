@@ -87,6 +87,7 @@ type fixture struct {
 	client   *http.Client // follows no redirect
 	keys     *entry.Keyring
 	releases chan string
+	arrivals chan string     // the tokens reported arrived with testReportToken
 	logs     *testenv.Buffer // the guard's log, shown when the test fails
 
 	mu       sync.Mutex
@@ -99,7 +100,7 @@ func newFixture(t *testing.T, mod func(*guard.Config)) *fixture {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixture{origin: newOrigin(t), keys: k, releases: make(chan string, 10), logs: &testenv.Buffer{}}
+	f := &fixture{origin: newOrigin(t), keys: k, releases: make(chan string, 10), arrivals: make(chan string, 10), logs: &testenv.Buffer{}}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("the guard's log:\n%s", f.logs.String())
@@ -122,6 +123,18 @@ func newFixture(t *testing.T, mod func(*guard.Config)) *fixture {
 			f.releases <- b.Token
 			w.Header().Set("Content-Type", "application/json")
 			io.WriteString(w, `{"released":true}`)
+		case "/v1/events/" + event + "/arrivals":
+			var b struct{ Token string }
+			_ = json.NewDecoder(r.Body).Decode(&b)
+			w.Header().Set("Content-Type", "application/json")
+			if r.Header.Get("Authorization") != "Bearer "+testReportToken {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="waitq-admin"`)
+				w.WriteHeader(http.StatusUnauthorized)
+				io.WriteString(w, `{"error":{"code":"unauthorized","message":"the report token is required"}}`)
+				return
+			}
+			f.arrivals <- b.Token
+			io.WriteString(w, `{"arrived":true}`)
 		case "/v1/events/" + event + "/released":
 			type admission struct {
 				JTI string `json:"jti"`

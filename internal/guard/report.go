@@ -37,7 +37,9 @@ type ReportConfig struct {
 	// URL/v1/admin/events/{eventId}/health. WAITQ_HEALTH_URL.
 	URL string
 	// Token is the Bearer token: the admin token or the event's report
-	// token (required with URL), WAITQ_HEALTH_TOKEN.
+	// token (required with URL), WAITQ_HEALTH_TOKEN. The event's report
+	// token is also what the guard reports arrivals with (ws-gateway's
+	// POST …/arrivals, with GatewayURL), with or without URL.
 	Token string
 	// Reporter names this guard among the event's reporters (empty:
 	// DefaultReporterName()), WAITQ_HEALTH_REPORTER.

@@ -26,6 +26,7 @@ var statusOf = map[queue.Code]int{
 	queue.CodeItemHeld:          http.StatusConflict,
 	queue.CodeHoldLimit:         http.StatusConflict,
 	queue.CodeItemSold:          http.StatusConflict,
+	queue.CodeNotAdmitted:       http.StatusConflict,
 	queue.CodeMissingUserID:     http.StatusUnauthorized,
 	queue.CodeUnauthorized:      http.StatusUnauthorized,
 	queue.CodeInvalidTicket:     http.StatusUnauthorized,

@@ -50,6 +50,9 @@ type EventBody struct {
 	// Away replaces the keeping of places while their people are away (an
 	// object) or turns it off (null); absent keeps it.
 	Away json.RawMessage `json:"away"`
+	// ArrivalSeconds is how long an admitted person has to arrive before
+	// their slot is freed as a no-show's (0: off).
+	ArrivalSeconds *int `json:"arrivalSeconds"`
 }
 
 // apply merges b's plain fields into ev: a field given replaces ev's, an
@@ -66,6 +69,7 @@ func (b EventBody) apply(ev *queue.Event) {
 	set(&ev.ReportToken, b.ReportToken)
 	set(&ev.ShopToken, b.ShopToken)
 	set(&ev.MaxItemsPerUser, b.MaxItemsPerUser)
+	set(&ev.ArrivalSeconds, b.ArrivalSeconds)
 }
 
 // set replaces *dst with *v unless v is nil (the field was omitted).
@@ -136,6 +140,6 @@ func replacePolicy[T any](dst **T, raw json.RawMessage, want string) error {
 
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive, reportToken, shopToken, maxItemsPerUser, challenge, joinToken and page")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive, reportToken, shopToken, maxItemsPerUser, challenge, joinToken, page, away and arrivalSeconds")
 	return b, err
 }

@@ -44,6 +44,9 @@ const (
 	// Being called (notify.go).
 	CodeInvalidEmail Code = "invalid_email"
 	CodeEmailLimit   Code = "email_limit"
+	// CodeNotAdmitted: an arrival for an admission that is not the user's
+	// current one.
+	CodeNotAdmitted Code = "not_admitted"
 	// Who may join (identity, join tokens, the proof-of-work challenge).
 	CodeMissingIdentity   Code = "missing_identity"
 	CodeInvalidIdentity   Code = "invalid_identity"

@@ -79,6 +79,12 @@ type Event struct {
 	// the disconnect grace). An event created through the admin API gets
 	// DefaultAway.
 	Away Away `json:"away,omitzero"`
+	// ArrivalSeconds, when not 0, is how long an admitted person has to
+	// arrive at the shop (their first request with the entry token,
+	// reported by the guard, the middleware or forward-auth) before their
+	// slot is freed as a no-show's (0: off, the default: a shop whose
+	// integration reports no arrivals keeps its buyers; arrival.go).
+	ArrivalSeconds int `json:"arrivalSeconds,omitempty"`
 	Schedule
 	// Seed is the secret of the event's draw, drawn when it was first
 	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
@@ -192,6 +198,8 @@ func (e *Event) Validate() error {
 		return e.Page.Validate()
 	case e.Away.On() && e.Away.Validate() != nil:
 		return e.Away.Validate()
+	case e.checkArrival() != nil:
+		return e.checkArrival()
 	case e.OpensAt < 0:
 		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")
 	case e.PrequeueSeconds < 0 || e.PrequeueSeconds > MaxPrequeueSeconds:

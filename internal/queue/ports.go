@@ -91,6 +91,8 @@ type EventStatus struct {
 	// Turns are the turns of people away (nil: the event keeps no places
 	// while away, Event.Away).
 	Turns *Turns `json:"turns,omitempty"`
+	// Arrivals counts arrivals and no-shows (nil: no arrival window).
+	Arrivals *Arrivals `json:"arrivals,omitempty"`
 }
 
 // Fairness is what tells an operator whether the line kept its order.
@@ -128,6 +130,10 @@ type GatewayStore interface {
 	// nowMs less ReleasedKeep: the tokens the guards refuse though they
 	// verify.
 	Released(ctx context.Context, eventID string, nowMs int64) ([]ReleasedAdmission, error)
+	// Arrive marks userID's admission ending at holdUntil arrived, if it
+	// is their current one (arrival.go): arrived, and first when not
+	// marked before (ErrRebuilding while the event is rebuilt).
+	Arrive(ctx context.Context, eventID, userID string, holdUntil, nowMs int64) (arrived, first bool, err error)
 	// SubscribeAdmissions calls f with the notice of every admission made
 	// anywhere (slot monitor, fast track, release) until ctx ends.
 	SubscribeAdmissions(ctx context.Context, f func(AdmissionNotice)) error

@@ -186,6 +186,8 @@ func TestEventValidate(t *testing.T) {
 		func(e *queue.Event) { e.State = queue.StatePaused },
 		func(e *queue.Event) { e.State = queue.StateClosed },
 		func(e *queue.Event) { e.AdmitPerMinute = queue.MaxAdmitPerMinute },
+		func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 300, queue.MinArrivalSeconds },
+		func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 7200, queue.MaxArrivalSeconds },
 	} {
 		e := ok
 		fine(&e)
@@ -203,6 +205,10 @@ func TestEventValidate(t *testing.T) {
 		"rate negative": func(e *queue.Event) { e.AdmitPerMinute = -1 },
 		"rate huge":     func(e *queue.Event) { e.AdmitPerMinute = queue.MaxAdmitPerMinute + 1 },
 		"partitions 0":  func(e *queue.Event) { e.Partitions = 0 },
+		"arrival short": func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 300, queue.MinArrivalSeconds-1 },
+		"arrival long":  func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 7200, queue.MaxArrivalSeconds+1 },
+		"arrival stay":  func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 60, 60 },
+		"arrival -1":    func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 60, -1 },
 	} {
 		e := ok
 		mut(&e)

@@ -42,4 +42,7 @@ type TickResult struct {
 	// HoldsExpired counts the item holds that ended unconfirmed with the
 	// dropped holders' slots (deleted in the tick's step).
 	HoldsExpired int
+	// NoShows counts the holders whose slots the tick freed: not arrived
+	// within the event's arrival window (arrival.go).
+	NoShows int
 }

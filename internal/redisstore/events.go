@@ -109,7 +109,8 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		"prequeueSeconds", e.PrequeueSeconds,
 		"closesAt", e.ClosesAt,
 		"targetUrl", e.TargetURL,
-		"maxItemsPerUser", e.MaxItemsPerUser)
+		"maxItemsPerUser", e.MaxItemsPerUser,
+		"arrivalSeconds", e.ArrivalSeconds)
 	if a := e.Adaptive; a != nil {
 		p.HSet(ctx, key,
 			"adaptive.targetLatencyMs", a.TargetLatencyMs,
@@ -195,13 +196,13 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	}
 	e := queue.Event{ID: id, State: queue.EventState(h["state"]), TargetURL: h["targetUrl"], ReportToken: h["reportToken"], ShopToken: h["shopToken"]}
 	// Settings added later are absent from configurations written before.
-	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt", "maxItemsPerUser"} {
+	for _, f := range []string{"admitPerMinute", "opensAt", "prequeueSeconds", "closesAt", "maxItemsPerUser", "arrivalSeconds"} {
 		if _, ok := h[f]; !ok {
 			h[f] = "0"
 		}
 	}
 	var errs []error
-	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds, "maxItemsPerUser": &e.MaxItemsPerUser} {
+	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds, "maxItemsPerUser": &e.MaxItemsPerUser, "arrivalSeconds": &e.ArrivalSeconds} {
 		n, err := strconv.Atoi(h[field])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("field %s: %w", field, err))

@@ -60,6 +60,9 @@ func MovedKey(eventID string) string { return "waitq:{" + eventID + "}:moved" }
 // ResumesKey is eventID's spent resume links, a ZSET (docs/data.md#keys).
 func ResumesKey(eventID string) string { return "waitq:{" + eventID + "}:resumes" }
 
+// ArrivedKey is eventID's admissions that arrived at the shop, a ZSET (docs/data.md#keys).
+func ArrivedKey(eventID string) string { return "waitq:{" + eventID + "}:arrived" }
+
 // TombstoneKey is eventID's tombstone, a STRING (docs/data.md#deleting-an-event-the-tombstone).
 func TombstoneKey(eventID string) string { return "waitq:{" + eventID + "}:deleted" }
 
@@ -87,6 +90,7 @@ type eventKeys struct {
 	journal, gateways                                      string
 	called, callplaces, claims, lapsed                     string
 	moved, resumes                                         string
+	arrived                                                string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -96,6 +100,12 @@ type eventKeys struct {
 func (k eventKeys) admission() []string {
 	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
 		k.holds, k.items, k.sold, k.freeing, k.journal, k.called, k.callplaces, k.claims, k.lapsed}
+}
+
+// tick returns the keys of tick.lua: the admission keys, then released
+// and arrived (a no-show's slot is freed as a release frees it).
+func (k eventKeys) tick() []string {
+	return append(k.admission(), k.released, k.arrived)
 }
 
 func keysOf(eventID string) eventKeys {
@@ -126,6 +136,7 @@ func keysOf(eventID string) eventKeys {
 		lapsed:     LapsedKey(eventID),
 		moved:      MovedKey(eventID),
 		resumes:    ResumesKey(eventID),
+		arrived:    ArrivedKey(eventID),
 	}
 }
 

@@ -42,6 +42,19 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 	return nil
 }
 
+// noShowsFrom is where a rebuild starts looking for no-shows (tick.lua's
+// noShowCheckedTo): past every hold it restores. Arrivals are not in the
+// log, so a holder it restores may be in the shop without an arrival Redis
+// still knows of: none is freed as a no-show (the monitor looks only at
+// admissions made after the rebuild, or renewed by it).
+func noShowsFrom(active map[string]int64) int64 {
+	var last int64
+	for _, end := range active {
+		last = max(last, end)
+	}
+	return last
+}
+
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
 // stamps, visits, pre-queue, called and lapsed turns, moved places, admission counters, item holds and sales with st (its presence is
@@ -91,7 +104,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p.HDel(ctx, k.stats, "admittedMaxScore")
-	p.HSet(ctx, k.stats, "admittedTotal", st.AdmittedTotal, "tokens", 0, "tokensAt", nowMs)
+	p.HSet(ctx, k.stats, "admittedTotal", st.AdmittedTotal, "tokens", 0, "tokensAt", nowMs, "noShowCheckedTo", noShowsFrom(st.Active))
 	if st.AdmittedTotal > 0 {
 		p.HSet(ctx, k.stats, "admittedMaxScore", st.AdmittedMaxScore)
 	}

@@ -101,7 +101,7 @@ func (s *Store) HandOn(ctx context.Context, eventID string, nowMs int64) (int, q
 		return 0, queue.Changes{EventID: eventID}, nil
 	}
 	k := keysOf(eventID)
-	v, err := runScript(ctx, s.c, tickScript, k.admission(), nowMs, s.fastTrack, eventID, AdmissionsChannel, recordArg(true), 0).Result()
+	v, err := runScript(ctx, s.c, tickScript, k.tick(), nowMs, s.fastTrack, eventID, AdmissionsChannel, recordArg(true), 0, 0, queue.ReleasedKeep.Milliseconds()).Result()
 	if err != nil {
 		return 0, queue.Changes{}, fmt.Errorf("redisstore: hand on in %s: %w", eventID, err)
 	}

@@ -25,16 +25,16 @@ func TestDecodeAdmittingReplies(t *testing.T) {
 	}
 
 	tk, err := decodeTickReply([]any{int64(5000), int64(7), int64(40), adm, []any{"z"}, []any{"s", int64(6000), int64(80)}, int64(2), []any{"m"},
-		[]any{"c", int64(100), int64(9000), int64(4000)}, []any{"l"}})
+		[]any{"c", int64(100), int64(9000), int64(4000)}, []any{"l"}, int64(3)})
 	wantTick := tickReply{admit: wantAdmit, holders: 7, waiting: 40, stale: []admittedUser{{user: "s", score: 6000, served: 80}}, holdsExpired: 2, freeing: []string{"m"},
-		called: []admittedUser{{user: "c", score: 100, expires: 9000, served: 4000}}, lapsed: []string{"l"}}
+		called: []admittedUser{{user: "c", score: 100, expires: 9000, served: 4000}}, lapsed: []string{"l"}, noShows: 3}
 	if err != nil || !reflect.DeepEqual(tk, wantTick) {
 		t.Errorf("tick reply %+v, %v; want %+v", tk, err, wantTick)
 	}
-	if _, err := decodeTickReply([]any{int64(5000), int64(7), int64(40), []any{"a", int64(1)}, []any{}, []any{}, int64(0), []any{}, []any{}, []any{}}); err == nil {
+	if _, err := decodeTickReply([]any{int64(5000), int64(7), int64(40), []any{"a", int64(1)}, []any{}, []any{}, int64(0), []any{}, []any{}, []any{}, int64(0)}); err == nil {
 		t.Error("a tick reply with a broken triple read")
 	}
-	if _, err := decodeTickReply([]any{int64(5000), int64(7), int64(40), []any{}, []any{}, []any{}, int64(0), []any{}, []any{"c", int64(1)}, []any{}}); err == nil {
+	if _, err := decodeTickReply([]any{int64(5000), int64(7), int64(40), []any{}, []any{}, []any{}, int64(0), []any{}, []any{"c", int64(1)}, []any{}, int64(0)}); err == nil {
 		t.Error("a tick reply with a broken call read")
 	}
 

@@ -70,6 +70,8 @@ var (
 	addressSrc string
 	//go:embed lua/mails.lua
 	mailsSrc string
+	//go:embed lua/arrive.lua
+	arriveSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a dropped holder's holds), the adaptive
@@ -97,10 +99,11 @@ var (
 	moveScript         = newScript(journalLibSrc, moveSrc)
 	addressScript      = newScript(addressSrc)
 	mailsScript        = newScript(mailsSrc)
+	arriveScript       = newScript(arriveSrc)
 	// seriesScript reads the reports through adaptive.lua's signal().
 	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, moveScript, addressScript, mailsScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, moveScript, addressScript, mailsScript, arriveScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

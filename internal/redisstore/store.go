@@ -136,8 +136,12 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 			return queue.EventStatus{}, fmt.Errorf("redisstore: event status %s: %w", id, err)
 		}
 	}
+	var arrivals *queue.Arrivals
+	if e.ArrivalSeconds > 0 {
+		arrivals = &queue.Arrivals{ArrivedTotal: num("arrivedTotal"), NoShowTotal: num("noShowTotal")}
+	}
 	return queue.EventStatus{
-		Turns: turns,
+		Turns: turns, Arrivals: arrivals,
 		Door:  doorStats,
 		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Active: active.Val(), AdmittedTotal: num("admittedTotal"),
 		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
@@ -182,7 +186,7 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
 	keys := []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unrecorded, TombstoneKey(id), k.holds, k.sold, k.items, k.offsets, k.released, SpentKey(id), DoorKey(id), k.visits, k.freeing, SeriesKey(id), k.journal, k.gateways,
-		k.called, k.callplaces, k.claims, k.lapsed, k.moved, k.resumes, AddressesKey(id), AddressCountKey(id)}
+		k.called, k.callplaces, k.claims, k.lapsed, k.moved, k.resumes, AddressesKey(id), AddressCountKey(id), k.arrived}
 	n, err := runScript(ctx, s.c, deleteEventScript, keys, nowMs).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)

@@ -51,7 +51,7 @@ func (s *Store) tick(ctx context.Context, req queue.TickRequest, recorded bool) 
 		k := keysOf(ev)
 		calls = append(calls,
 			scriptCall{sweepScript, []string{k.waiting, k.seen, k.config, k.journal, k.gateways}, []any{req.PresenceCutoffMs, req.SweepLimit, silent, req.NowMs}},
-			scriptCall{tickScript, k.admission(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, recordArg(recorded), staleCutoff, awayAfter}})
+			scriptCall{tickScript, k.tick(), []any{req.NowMs, req.AdmitBatch, ev, AdmissionsChannel, recordArg(recorded), staleCutoff, awayAfter, queue.ReleasedKeep.Milliseconds()}})
 	}
 	if len(calls) == 0 {
 		return nil, nil, nil
@@ -101,7 +101,7 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 			return c, err
 		}
 		r.ExpiresAt, r.Holders, r.Waiting = t.admit.expiresAt, t.holders, t.waiting
-		r.HoldsExpired = int(t.holdsExpired)
+		r.HoldsExpired, r.NoShows = int(t.holdsExpired), int(t.noShows)
 		for _, a := range t.admit.admitted {
 			r.Admitted = append(r.Admitted, a.user)
 			c.fresh = append(c.fresh, a.user)
@@ -170,14 +170,15 @@ type tickReply struct {
 	freeing          []string       // the releases to record again
 	called           []admittedUser // user, place score, end of the claim window (as expires), served mark
 	lapsed           []string       // the turns that lapsed
+	noShows          int64          // no-shows whose slots were freed (their releases among freeing)
 }
 
 // decodeTickReply reads tick.lua's list reply (its header's "Returns":
 // {expiresAt, holders, waiting, admitted, dropped, stale, ended, freeing,
-// called, lapsed}).
+// called, lapsed, noShows}).
 func decodeTickReply(v []any) (tickReply, error) {
 	var t tickReply
-	if len(v) != 10 {
+	if len(v) != 11 {
 		return t, fmt.Errorf("tick: unexpected reply %v", v)
 	}
 	var err error
@@ -187,6 +188,7 @@ func decodeTickReply(v []any) (tickReply, error) {
 	t.holders, _ = v[1].(int64)
 	t.waiting, _ = v[2].(int64)
 	t.holdsExpired, _ = v[6].(int64)
+	t.noShows, _ = v[10].(int64)
 	if t.stale, err = triples(v[5]); err != nil {
 		return t, fmt.Errorf("tick: %w", err)
 	}

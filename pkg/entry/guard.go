@@ -23,7 +23,8 @@ const (
 	// that a cookie seen before costs a hash and a map lookup, not an
 	// Ed25519 verification.
 	DefaultCacheSize = 10_000
-	// ReleaseTimeout bounds one release after the done path.
+	// ReleaseTimeout bounds one release after the done path, and one
+	// arrival report (GuardConfig.Arrive).
 	ReleaseTimeout = 5 * time.Second
 )
 
@@ -64,6 +65,13 @@ type GuardConfig struct {
 	// Release gives the slot back (see the package function Release). Its
 	// errors are logged, never shown to the visitor.
 	Release func(ctx context.Context, token string) error
+	// Arrive, when set, reports the arrival of a token's admission (see
+	// the package function Arrive): called in the background, bounded by
+	// ReleaseTimeout, each time a valid token comes from the waiting room
+	// in the waitq_token parameter (Entered), so that an event with an
+	// arrival window does not free the slot of someone in the shop. Its
+	// errors are logged, never shown to the visitor.
+	Arrive func(ctx context.Context, token string) error
 	// CacheSize bounds the verified-token cache (0: DefaultCacheSize;
 	// negative: no cache, every request verifies, for measurements).
 	CacheSize int
@@ -93,6 +101,7 @@ type Guard struct {
 	trustProto   bool
 	doneKey      string // PathKey(DonePath); "" without one
 	release      func(context.Context, string) error
+	arrive       func(context.Context, string) error
 	cache        *tokenCache
 	observe      func(*http.Request, Decision)
 	now          func() time.Time
@@ -117,7 +126,7 @@ func NewGuard(c GuardConfig) (*Guard, error) {
 	g := &Guard{
 		eventID: c.EventID, keys: c.Keys, released: c.Released, cookieName: c.CookieName, cookiePath: c.CookiePath,
 		secure: !c.CookieInsecure, trustProto: c.TrustForwardedProto,
-		release: c.Release, observe: c.Observe, now: c.Now, log: c.Logger,
+		release: c.Release, arrive: c.Arrive, observe: c.Observe, now: c.Now, log: c.Logger,
 	}
 	if g.cookieName == "" {
 		g.cookieName = "waitq_entry_" + c.EventID
@@ -163,8 +172,8 @@ func NewGuard(c GuardConfig) (*Guard, error) {
 // CookieName returns the name of the cookie the token is kept in.
 func (g *Guard) CookieName() string { return g.cookieName }
 
-// Wait waits for the releases of finished visits still in flight; call it
-// at shutdown, after the server stopped serving.
+// Wait waits for the releases of finished visits and the arrival reports
+// still in flight; call it at shutdown, after the server stopped serving.
 func (g *Guard) Wait() { g.releases.Wait() }
 
 // Handler returns next behind the guard. The token of a passed request is
@@ -234,10 +243,12 @@ func (g *Guard) Check(w http.ResponseWriter, r *http.Request) (*http.Request, bo
 			w.Header().Set("Location", sameHostURI(r.URL))
 			w.WriteHeader(http.StatusFound)
 			g.decided(r, Decision{Outcome: Entered, Legacy: t.Legacy})
+			g.arrived(r, q)
 			return r, false
 		default:
 			http.SetCookie(w, g.cookie(q, t))
 			d.Outcome, d.Legacy, a, ok = Entered, t.Legacy, admission{t, q}, true
+			g.arrived(r, q)
 		}
 	}
 	if !ok {
@@ -267,6 +278,22 @@ func (g *Guard) Check(w http.ResponseWriter, r *http.Request) (*http.Request, bo
 	}
 	g.decided(r, d)
 	return r.WithContext(context.WithValue(r.Context(), admissionKey{}, a)), true
+}
+
+// arrived reports the arrival of token, which came from the waiting room
+// with r, in the background (GuardConfig.Arrive).
+func (g *Guard) arrived(r *http.Request, token string) {
+	if g.arrive == nil {
+		return
+	}
+	ctx := context.WithoutCancel(r.Context())
+	g.releases.Go(func() {
+		ctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+		defer cancel()
+		if err := g.arrive(ctx, token); err != nil {
+			g.log.Warn("reporting an arrival failed", "event", g.eventID, "err", err)
+		}
+	})
 }
 
 // decided reports d to the observer and refusals to the log.

@@ -4,6 +4,20 @@
 -- admission_keys.lua, adaptive.lua and this file followed by its own body,
 -- so that every way into a slot keeps the same limits.
 
+-- made_up returns rate raised to make up for the no-shows measured (an
+-- event with arrivalSeconds: tick.lua frees their slots): once 20
+-- admissions were resolved (arrived, or freed as no-shows), rate / (1 -
+-- the no-show share), the share taken at most 0.5 (the rate at most
+-- doubled). The capacity is not raised: holders never exceed it.
+local function made_up(rate)
+  local st = redis.call('HMGET', K.stats, 'arrivedTotal', 'noShowTotal')
+  local arrived, missed = tonumber(st[1] or '0') or 0, tonumber(st[2] or '0') or 0
+  if arrived + missed < 20 then
+    return rate
+  end
+  return rate / (1 - math.min(missed / (arrived + missed), 0.5))
+end
+
 -- admit(event, now, batch, channel, record, call) drops holders whose hold
 -- ended (score <= now), then, unless the event is paused, admits
 -- min(capacity - holders, batch, rate budget) users from the head of the
@@ -74,6 +88,9 @@
 -- admitted first, in line order, within the same room and rate; their
 -- served mark is now. A turn claimed in time never lapses (away_lib.lua).
 --
+-- No-shows (config arrivalSeconds set): the rate is made up for the
+-- no-shows measured (made_up, above); the capacity stays.
+--
 -- Returns nil when the event has no configuration, else expiresAt, the
 -- users whose recorded hold ended (dropped now; never an unrecorded one), the admitted users in
 -- line order as a flat list of triples: user, place score, served mark, and
@@ -85,7 +102,7 @@ local function admit(event, now, batch, channel, record, call)
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
     'adaptive.startAdmitPerMinute', 'adaptive.increasePerStep', 'adaptive.decreaseFactor', 'adaptive.stepMs',
     'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds', 'rebuilding',
-    'away.keepSeconds', 'away.claimSeconds')
+    'away.keepSeconds', 'away.claimSeconds', 'arrivalSeconds')
   if not conf[1] then
     return nil
   end
@@ -120,6 +137,9 @@ local function admit(event, now, batch, channel, record, call)
       factor = tonumber(conf[12]), step = tonumber(conf[13]), timeout = tonumber(conf[14]) * 1000,
       keep = conf[15] == 'keep', ceiling = rate, settle = math.min(hold, tonumber(conf[16])) * 1000,
     }, holders)
+  end
+  if rate > 0 and (tonumber(conf[20] or '0') or 0) > 0 then
+    rate = made_up(rate)
   end
   local n = room
   if conf[3] == 'paused' or now < opensAt then

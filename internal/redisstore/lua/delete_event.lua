@@ -11,7 +11,8 @@
 -- KEYS[18] spent ZSET, KEYS[19] door HASH, KEYS[20] visits HASH, KEYS[21] freeing ZSET,
 -- KEYS[22] series ZSET, KEYS[23] journal LIST, KEYS[24] gateways ZSET,
 -- then the event's other keys (every one after KEYS[24] is unlinked too:
--- the away turns' called, callplaces, claims, lapsed, and those added later)
+-- the away turns' called, callplaces, claims, lapsed, the arrived
+-- admissions, and those added later)
 -- ARGV[1] now (unix ms)
 --
 -- Returns OK when deleted (the tombstone set to now, in the same step),

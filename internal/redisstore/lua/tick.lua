@@ -24,28 +24,99 @@
 -- gone for longer is away (kept in stats.awayAfterMs for every admission
 -- step); the tick calls the away people whose turn comes (admit()'s call),
 -- then ends the turns whose claim window closed (away_lib.lua)
+-- ARGV[8] keep (ms): how long past its end a released admission stays
+-- listed (queue.ReleasedKeep), as release.lua keeps it
+-- KEYS[20] released ZSET, KEYS[21] arrived ZSET (arrive.lua)
+--
+-- No-shows (config arrivalSeconds set): before the admission step, each
+-- recorded holder admitted at least arrivalSeconds ago (hold end - stay
+-- <= now - arrivalSeconds) whose arrival is not marked for that hold
+-- (arrived's score is not their hold end) loses the slot as a release
+-- takes it (release.lua): out of active, listed in released (the guards
+-- refuse the token), their item holds ended; with record '1' the slot
+-- goes to freeing, still counted, its member returned among freeing for
+-- the caller to write the release record; without, it is free at once
+-- and the admission step hands it on. Counted in stats.noShowTotal. Each
+-- holder is looked at once, when their deadline passes: stats.
+-- noShowCheckedTo is the hold end up to which holders were looked at
+-- (a ZRANGEBYSCORE of active from there, not a scan of every holder).
+-- An arrived holder is never freed; arrived is trimmed of ended holds.
 --
 -- Runs admit() (admission.lua): atomic, so any number of gateways may call
 -- it at once: holders never exceed capacity, admissions never exceed the
 -- rate.
 --
 -- Returns {expiresAt, holders, waiting, admitted, dropped, stale, ended,
--- freeing, called, lapsed} (holders and waiting after the admission): admitted a flat list
+-- freeing, called, lapsed, noShows} (holders and waiting after the admission): admitted a flat list
 -- of triples user, place score, served mark; dropped the users whose
 -- recorded hold ended; stale a flat list of triples user, end of hold
 -- (renewed), served mark; ended the item holds that ended with the dropped
 -- users' slots (admit()); freeing the restamped members of the releases
 -- to record again; called the quads user, place score, end of the claim
 -- window, served mark of the people called; lapsed the users whose turn
--- lapsed. NO_EVENT when the event has no configuration.
+-- lapsed; noShows how many no-shows' slots were freed (their members
+-- among freeing when recorded). NO_EVENT when the event has no
+-- configuration.
+
+-- free_no_shows frees the slots of the no-shows whose deadline passed
+-- since the last look (above): returns how many, the item holds that
+-- ended with them, and the freeing members added.
+local function free_no_shows(now, record)
+  redis.call('ZREMRANGEBYSCORE', KEYS[21], '-inf', now)
+  local conf = redis.call('HMGET', K.config, 'arrivalSeconds', 'holdSeconds', 'rebuilding')
+  local arrival, hold = tonumber(conf[1] or '0') or 0, tonumber(conf[2] or '')
+  if arrival <= 0 or not hold or conf[3] then
+    return 0, 0, {}
+  end
+  local bound = now + (hold - arrival) * 1000 -- the hold end of an admission made arrival ago
+  local from = math.max(now, tonumber(redis.call('HGET', K.stats, 'noShowCheckedTo') or '') or now)
+  if bound <= from then
+    return 0, 0, {}
+  end
+  local l = redis.call('ZRANGEBYSCORE', K.active, '(' .. from, bound, 'WITHSCORES', 'LIMIT', 0, 1000)
+  local n, ended, members = 0, 0, {}
+  for i = 1, #l, 2 do
+    local user, ends = l[i], l[i + 1]
+    if not redis.call('ZSCORE', K.unrecorded, user) and tonumber(redis.call('ZSCORE', KEYS[21], user) or '') ~= tonumber(ends) then
+      redis.call('ZREM', K.active, user)
+      ended = ended + end_holds(K.holds, K.items, K.sold, user)
+      redis.call('ZADD', KEYS[20], ends, ends .. '|' .. user)
+      if record == '1' then
+        local served = tonumber(redis.call('ZSCORE', K.served, user) or '0')
+        local member = string.format('%d|%d|', now, served) .. user
+        redis.call('ZADD', K.freeing, ends, member)
+        members[#members + 1] = member
+      end
+      n = n + 1
+    end
+  end
+  if #l == 2000 then
+    -- A full page: the next look starts at its last end (again, unless
+    -- the page was one end: then past it, those left keeping their slots).
+    local last = tonumber(l[#l])
+    bound = last > tonumber(l[2]) and last - 1 or last
+  end
+  redis.call('HSET', K.stats, 'noShowCheckedTo', string.format('%d', bound))
+  if n > 0 then
+    redis.call('HINCRBY', K.stats, 'noShowTotal', n)
+  end
+  return n, ended, members
+end
+
 local now = tonumber(ARGV[1])
 if ARGV[7] and ARGV[7] ~= '0' then
   redis.call('HSET', K.stats, 'awayAfterMs', ARGV[7])
 end
+local keep = tonumber(ARGV[8] or '')
+if keep then
+  redis.call('ZREMRANGEBYSCORE', KEYS[20], '-inf', now - keep)
+end
+local noShows, noShowHolds, noShowMembers = free_no_shows(now, ARGV[5])
 local expires, dropped, admitted, ended, called = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5], '1')
 if not expires then
   return NO_EVENT
 end
+ended = ended + noShowHolds
 local lapsed = {}
 if redis.call('HEXISTS', K.config, 'rebuilding') == 0 then
   lapsed = lapse_turns(now, 1000)
@@ -67,7 +138,7 @@ if cutoff > 0 then
     end
   end
 end
-local freeing = {}
+local freeing = noShowMembers
 if cutoff > 0 then
   local members = redis.call('ZRANGE', K.freeing, 0, 999, 'WITHSCORES')
   for i = 1, #members, 2 do
@@ -81,4 +152,4 @@ if cutoff > 0 then
     end
   end
 end
-return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing, called, lapsed}
+return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing, called, lapsed, noShows}

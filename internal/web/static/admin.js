@@ -1,5 +1,5 @@
-// waitq console: events with their live sizes, phase, draw, fairness and
-// door figures; the chosen event's charts over time (charts.js); its page,
+// waitq console: events with their live sizes, phase, draw, fairness,
+// door and turns figures (away, called, lapsed, arrivals, no-shows); the chosen event's charts over time (charts.js); its page,
 // challenge and join tokens (settings.js); each event's admission (a fixed rate, or the adaptive
 // controller's state, its recent changes and the health reporters) with the
 // settings a guard needs to report; changes of capacity, admission rate and
@@ -148,6 +148,18 @@ function fairnessCell(e) {
   return td;
 }
 
+// turnsCell shows the turns of people away (away now, called now, lapsed
+// ever) and, for an event with an arrival window, its arrivals and
+// no-shows (docs/api.md).
+function turnsCell(e) {
+  const td = el("td", undefined, "turns");
+  const t = e.turns, a = e.arrivals;
+  if (t) td.append(el("div", i18n.t("c.turns.away", { away: i18n.num(t.away), called: i18n.num(t.called), lapsed: i18n.num(t.lapsedTotal) })));
+  if (a) td.append(el("div", i18n.t("c.turns.arrivals", { arrived: i18n.num(a.arrivedTotal), noShows: i18n.num(a.noShowTotal) }), a.noShowTotal ? "no-shows" : ""));
+  if (!t && !a) td.append(el("div", i18n.t("c.turns.none")));
+  return td;
+}
+
 async function refresh() {
   try {
     const r = await api("/v1/admin/events");
@@ -165,7 +177,7 @@ async function refresh() {
       }
       const door = el("td", undefined, "door");
       for (const line of doorText(e)) door.append(el("div", line));
-      tr.append(scheduleCell(e), drawCell(e), fairnessCell(e), door);
+      tr.append(scheduleCell(e), drawCell(e), fairnessCell(e), door, turnsCell(e));
       return tr;
     });
     $("events").querySelector("tbody").replaceChildren(...rows);

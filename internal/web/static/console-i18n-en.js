@@ -18,7 +18,7 @@ i18n.extend({
     "c.events.caption": "Events, refreshed every 2 seconds",
     "c.col.event": "Event", "c.col.state": "State", "c.col.waiting": "Waiting", "c.col.active": "Active",
     "c.col.capacity": "Capacity", "c.col.admitted": "Admitted", "c.col.rate": "Per minute", "c.col.phase": "Phase",
-    "c.col.schedule": "Schedule", "c.col.draw": "Draw", "c.col.fairness": "Fairness", "c.col.door": "Door",
+    "c.col.schedule": "Schedule", "c.col.draw": "Draw", "c.col.fairness": "Fairness", "c.col.door": "Door", "c.col.turns": "Turns",
     "c.unreachable": "producer-api cannot be reached.",
     "c.error": "Error {status}",
     "c.view.title": "The sale as it happens",
@@ -142,6 +142,7 @@ i18n.extend({
     "c.draw.none": "none", "c.draw.size": "{v} in the pre-queue", "c.draw.commitment": "commitment:", "c.draw.seed": "seed:",
     "c.draw.export": "Export the draw", "c.draw.later": "seed: revealed at the opening",
     "c.fair.inversions": "{v} inversions", "c.fair.delay": "ingest delay p50 ≤ {p50}, p99 ≤ {p99} ({v} joins)", "c.fair.none": "no joins ingested",
+    "c.turns.away": "{away} away, {called} called, {lapsed} lapsed", "c.turns.arrivals": "{arrived} arrived, {noShows} no-shows", "c.turns.none": "—",
     "c.chmode.fixed": "fixed", "c.chmode.adaptive": "adaptive",
     // Units, ages and counts.
     "c.list.sep": ", ", "c.u.ms": "{v} ms", "c.u.s": "{v} s", "c.u.pct": "{v} %", "c.u.perMinute": "{v} a minute",

@@ -12,7 +12,7 @@ i18n.extend({
     "c.events.caption": "イベント（2 秒ごとに更新）",
     "c.col.event": "イベント", "c.col.state": "状態", "c.col.waiting": "待機", "c.col.active": "入場中",
     "c.col.capacity": "定員", "c.col.admitted": "入場累計", "c.col.rate": "毎分", "c.col.phase": "フェーズ",
-    "c.col.schedule": "予定", "c.col.draw": "抽選", "c.col.fairness": "公平性", "c.col.door": "入口",
+    "c.col.schedule": "予定", "c.col.draw": "抽選", "c.col.fairness": "公平性", "c.col.door": "入口", "c.col.turns": "順番",
     "c.unreachable": "producer-api に接続できません。",
     "c.error": "エラー {status}",
     "c.view.title": "販売の状況（リアルタイム）",
@@ -135,6 +135,7 @@ i18n.extend({
     "c.draw.none": "なし", "c.draw.size": "事前待機列 {v} 人", "c.draw.commitment": "コミットメント:", "c.draw.seed": "シード:",
     "c.draw.export": "抽選結果をエクスポート", "c.draw.later": "シード: 開始時刻に公開",
     "c.fair.inversions": "順番の逆転 {v} 件", "c.fair.delay": "取り込み遅延 p50 ≤ {p50}、p99 ≤ {p99}（参加 {v} 件）", "c.fair.none": "取り込んだ参加なし",
+    "c.turns.away": "離席 {away}、呼び出し中 {called}、失効 {lapsed}", "c.turns.arrivals": "来店 {arrived}、不来店 {noShows}", "c.turns.none": "—",
     "c.chmode.fixed": "固定", "c.chmode.adaptive": "適応型",
     // 単位、経過時間、件数。
     "c.list.sep": "、", "c.u.ms": "{v} ms", "c.u.s": "{v} 秒", "c.u.pct": "{v}%", "c.u.perMinute": "毎分 {v} 人",

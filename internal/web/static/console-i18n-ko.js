@@ -12,7 +12,7 @@ i18n.extend({
     "c.events.caption": "이벤트 (2초마다 새로 고침)",
     "c.col.event": "이벤트", "c.col.state": "상태", "c.col.waiting": "대기", "c.col.active": "입장 중",
     "c.col.capacity": "수용 인원", "c.col.admitted": "입장 누계", "c.col.rate": "분당", "c.col.phase": "단계",
-    "c.col.schedule": "일정", "c.col.draw": "추첨", "c.col.fairness": "공정성", "c.col.door": "입구",
+    "c.col.schedule": "일정", "c.col.draw": "추첨", "c.col.fairness": "공정성", "c.col.door": "입구", "c.col.turns": "차례",
     "c.unreachable": "producer-api에 연결할 수 없습니다.",
     "c.error": "오류 {status}",
     "c.view.title": "판매 현황 (실시간)",
@@ -135,6 +135,7 @@ i18n.extend({
     "c.draw.none": "없음", "c.draw.size": "사전 대기열 {v}명", "c.draw.commitment": "커밋값:", "c.draw.seed": "시드:",
     "c.draw.export": "추첨 결과 내보내기", "c.draw.later": "시드: 시작 시각에 공개",
     "c.fair.inversions": "순서 역전 {v}건", "c.fair.delay": "반영 지연 p50 ≤ {p50}, p99 ≤ {p99} (참여 {v}건)", "c.fair.none": "반영된 참여 없음",
+    "c.turns.away": "자리 비움 {away}, 호출 중 {called}, 만료 {lapsed}", "c.turns.arrivals": "도착 {arrived}, 노쇼 {noShows}", "c.turns.none": "—",
     "c.chmode.fixed": "고정", "c.chmode.adaptive": "적응형",
     // 단위, 경과 시간, 개수.
     "c.list.sep": ", ", "c.u.ms": "{v}ms", "c.u.s": "{v}초", "c.u.pct": "{v}%", "c.u.perMinute": "분당 {v}명",
