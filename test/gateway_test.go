@@ -33,7 +33,7 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 
 	ev := testenv.EventID(t)
 	base := producer.URL()
-	req, _ := http.NewRequest(http.MethodPut, base+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":2,"holdSeconds":600,"partitions":2}`))
+	req, _ := http.NewRequest(http.MethodPut, base+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":2,"staySeconds":600,"partitions":2}`))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create event: %v %v", resp, err)

@@ -169,7 +169,7 @@ func TestEntryTokenVerifiesWithJWTLibraries(t *testing.T) {
 	gw := startProc(t, "ws-gateway", append(common, "WAITQ_STATUS_INTERVAL=100ms", "WAITQ_ADMIT_INTERVAL=200ms", "WAITQ_PUBLIC_URL="+iss)...)
 
 	ev := testenv.EventID(t)
-	req, _ := http.NewRequest(http.MethodPut, producer.URL()+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":1,"holdSeconds":12,"partitions":1}`))
+	req, _ := http.NewRequest(http.MethodPut, producer.URL()+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":1,"staySeconds":12,"partitions":1}`))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create event: %v %v", resp, err)

@@ -110,7 +110,7 @@ func (s *Server) released(c echo.Context) error {
 	}
 	out := ReleasedResponse{EventID: ev, Released: make([]ReleasedAdmission, len(l))}
 	for i, a := range l {
-		out.Released[i] = ReleasedAdmission{JTI: entry.AdmissionID(ev, a.UserID, a.HoldUntil), Exp: (a.HoldUntil + 999) / 1000}
+		out.Released[i] = ReleasedAdmission{JTI: entry.AdmissionID(ev, a.UserID, a.StayUntil), Exp: (a.StayUntil + 999) / 1000}
 	}
 	return c.JSON(http.StatusOK, out)
 }

@@ -99,10 +99,10 @@ func TestRateHoldsAcrossTwoGateways(t *testing.T) {
 	ev := testenv.EventID(t)
 	const (
 		users, perMinute, burst = 600, 120, 10
-		holdSeconds             = 3600
+		staySeconds             = 3600
 	)
 	ctx := context.Background()
-	if _, err := sys.Store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10_000, HoldSeconds: holdSeconds, AdmitPerMinute: perMinute, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := sys.Store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10_000, StaySeconds: staySeconds, AdmitPerMinute: perMinute, State: queue.StateOpen, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := make([]queue.Message, users)
@@ -134,7 +134,7 @@ func TestRateHoldsAcrossTwoGateways(t *testing.T) {
 	// Admission time (seconds after start) of each user, from its hold's end.
 	at := make(map[string]int64, users)
 	for _, z := range held {
-		at[z.Member.(string)] = (int64(z.Score) - holdSeconds*1000 - start.UnixMilli()) / 1000
+		at[z.Member.(string)] = (int64(z.Score) - staySeconds*1000 - start.UnixMilli()) / 1000
 	}
 	perSecond := map[int64]int{}
 	for _, s := range at {

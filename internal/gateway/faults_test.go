@@ -259,7 +259,7 @@ func TestAdmissionToldAfterItsHoldSendsNoToken(t *testing.T) {
 
 	// The admission runs as of a moment more than a hold ago, so its
 	// notice carries a hold that has already ended when it arrives.
-	hold := time.Duration(created.HoldSeconds) * time.Second
+	hold := time.Duration(created.StaySeconds) * time.Second
 	then := e.clock.Now().Add(-hold - time.Second).UnixMilli()
 	res, err := sys.Store.Tick(context.Background(), queue.TickRequest{EventIDs: []string{ev}, NowMs: then, AdmitBatch: 10})
 	if err != nil {

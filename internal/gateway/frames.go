@@ -165,11 +165,11 @@ type socketView struct {
 // opening a user has no position: it is drawn at the opening.
 func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (UserState, int64) {
 	switch {
-	case p.HoldUntil > nowMs:
+	case p.StayUntil > nowMs:
 		return StateAdmitted, 0
 	case p.Rank == queue.RankRebuilding:
 		return StateRebuilding, 0
-	case p.HoldUntil >= 0 || h.admitted && h.admittedAtMs < nowMs:
+	case p.StayUntil >= 0 || h.admitted && h.admittedAtMs < nowMs:
 		return StateExpired, 0
 	case p.Rank == queue.RankPrequeue:
 		return StatePrequeue, 0

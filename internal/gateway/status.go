@@ -128,7 +128,7 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total i
 		c.placed.Store(true)
 	}
 	if f.State == StateAdmitted {
-		s.notifyAdmitted(c, p.HoldUntil)
+		s.notifyAdmitted(c, p.StayUntil)
 	}
 	s.writers.status(c, &f)
 }
@@ -188,7 +188,7 @@ func (s *Server) pollStatus(c echo.Context) error {
 func (s *Server) admissionPace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
 	p := s.admissionRate(e, event, b, nowMs)
 	if e != nil {
-		p.hold = int64(e.HoldSeconds)
+		p.hold = int64(e.StaySeconds)
 	}
 	return p
 }

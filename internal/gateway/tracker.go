@@ -145,9 +145,9 @@ func (t *Tracker) Status(ctx context.Context, eventID string, users []string, no
 			}
 		}
 		if f != nil {
-			r = queue.RawPlace{Rank: f.rank, HoldUntil: valueNone, Drawn: f.drawn, SlotAt: slotAt(l.head, l.ends, f.rank)}
+			r = queue.RawPlace{Rank: f.rank, StayUntil: valueNone, Drawn: f.drawn, SlotAt: slotAt(l.head, l.ends, f.rank)}
 		} else if !ok {
-			r = queue.RawPlace{Rank: valueNone, HoldUntil: valueNone, Drawn: valueNone}
+			r = queue.RawPlace{Rank: valueNone, StayUntil: valueNone, Drawn: valueNone}
 		}
 		b.Places = append(b.Places, l.head.Told(r, nowMs))
 		b.SlotAt = append(b.SlotAt, l.head.SlotTold(r, nowMs))
@@ -177,7 +177,7 @@ func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []str
 		l.unfollow(u)
 		// Followed: waiting with no hold, read at a point the elements
 		// kept reach back to.
-		if p.Rank >= 0 && p.HoldUntil < 0 && !p.Unrecorded && p.At.Epoch == l.pos.Epoch && p.At.Seq >= l.base && p.At.Seq <= l.pos.Seq {
+		if p.Rank >= 0 && p.StayUntil < 0 && !p.Unrecorded && p.At.Epoch == l.pos.Epoch && p.At.Seq >= l.base && p.At.Seq <= l.pos.Seq {
 			again := nowMs + rereadMs + rand.Int64N(rereadJitterMs)
 			l.followAt(u, &follow{key: queue.LineKey{Score: p.Score, User: u}, rank: p.Rank, drawn: p.Drawn, seq: p.At.Seq, readAgainMs: again})
 		}

@@ -24,7 +24,7 @@ const (
 // Limits on an event's configuration.
 const (
 	MaxCapacity    = 1_000_000
-	MaxHoldSeconds = 24 * 3600
+	MaxStaySeconds = 24 * 3600
 	MaxPartitions  = 256
 	// MaxAdmitPerMinute bounds an event's admission rate.
 	MaxAdmitPerMinute = 1_000_000
@@ -42,7 +42,7 @@ const (
 type Event struct {
 	ID          string `json:"eventId"`
 	Capacity    int    `json:"capacity"`
-	HoldSeconds int    `json:"holdSeconds"`
+	StaySeconds int    `json:"staySeconds"`
 	// AdmitPerMinute is the most users admitted per minute, smoothed by a
 	// token bucket (0: no rate limit; capacity alone holds).
 	AdmitPerMinute int        `json:"admitPerMinute"`
@@ -161,8 +161,8 @@ func (e *Event) Validate() error {
 		return CheckEventID(e.ID)
 	case e.Capacity < 1 || e.Capacity > MaxCapacity:
 		return Errorf(CodeInvalidConfig, "capacity must be between 1 and %d", MaxCapacity)
-	case e.HoldSeconds < 1 || e.HoldSeconds > MaxHoldSeconds:
-		return Errorf(CodeInvalidConfig, "holdSeconds must be between 1 and %d", MaxHoldSeconds)
+	case e.StaySeconds < 1 || e.StaySeconds > MaxStaySeconds:
+		return Errorf(CodeInvalidConfig, "staySeconds must be between 1 and %d", MaxStaySeconds)
 	case e.State != StateOpen && e.State != StatePaused && e.State != StateClosed:
 		return Errorf(CodeInvalidConfig, "state must be %q, %q or %q", StateOpen, StatePaused, StateClosed)
 	case e.Partitions < 1 || e.Partitions > MaxPartitions:
@@ -234,7 +234,7 @@ func (e *Event) DrawStatus(nowMs, prequeueSize int64) *DrawStatus {
 
 // String returns a short description of e for logs.
 func (e Event) String() string {
-	s := fmt.Sprintf("event %s (capacity %d, hold %ds, %d a minute, %s, %d partitions", e.ID, e.Capacity, e.HoldSeconds, e.AdmitPerMinute, e.State, e.Partitions)
+	s := fmt.Sprintf("event %s (capacity %d, hold %ds, %d a minute, %s, %d partitions", e.ID, e.Capacity, e.StaySeconds, e.AdmitPerMinute, e.State, e.Partitions)
 	if e.OpensAt > 0 {
 		s += fmt.Sprintf(", opens %s after a %ds pre-queue", time.UnixMilli(e.OpensAt).UTC().Format(time.RFC3339), e.PrequeueSeconds)
 	}

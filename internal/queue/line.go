@@ -14,7 +14,7 @@ type Place struct {
 	// RankPrequeue when waiting in a drop's line before its opening: no
 	// position exists until the draw, and none is told.
 	Rank      int64
-	HoldUntil int64 // end of the user's hold (unix ms); 0 when a hold ended and the user is not in line; -1 when never admitted
+	StayUntil int64 // end of the user's hold (unix ms); 0 when a hold ended and the user is not in line; -1 when never admitted
 	// Drawn is the 1-based place the draw gave the user among a drop's
 	// pre-queue; 0 when they were not in it, or before the opening.
 	Drawn int64
@@ -59,7 +59,7 @@ type Head struct {
 // chosen (Head.Told).
 type RawPlace struct {
 	Rank       int64 // 0-based rank in the waiting line; -1 when not waiting
-	HoldUntil  int64 // as Place's
+	StayUntil  int64 // as Place's
 	Unrecorded bool  // the hold's admission is not yet in the log
 	Drawn      int64 // 0-based place among the drop's pre-queue; -1 when not in it
 	SlotAt     int64 // when a slot frees for the user if holders keep theirs (unix ms; 0: one is free)
@@ -74,12 +74,12 @@ type RawPlace struct {
 // user is never told a hold ended). The SlotAt that goes with it is
 // Head.SlotTold's.
 func (h Head) Told(raw RawPlace, nowMs int64) Place {
-	p := Place{Rank: raw.Rank, HoldUntil: raw.HoldUntil}
+	p := Place{Rank: raw.Rank, StayUntil: raw.StayUntil}
 	if p.Rank >= 0 && nowMs < h.OpensAt {
 		p.Rank = RankPrequeue
 	}
 	if raw.Unrecorded {
-		p.Rank, p.HoldUntil = 0, -1
+		p.Rank, p.StayUntil = 0, -1
 	}
 	if h.Rebuilding {
 		p.Rank = RankRebuilding

@@ -3,6 +3,7 @@ package queue
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	"github.com/waitq/waitq/pkg/draw"
@@ -200,6 +201,17 @@ func DecodeMessage(b []byte) (Message, error) {
 	var m Message
 	if err := unmarshalMessage(b, &m); err != nil {
 		return Message{}, fmt.Errorf("queue: decode message: %w", err)
+	}
+	if m.Event != nil && m.Event.StaySeconds == 0 {
+		// A config record written before staySeconds was named holdSeconds.
+		var older struct {
+			Event struct {
+				HoldSeconds int `json:"holdSeconds"`
+			} `json:"event"`
+		}
+		if json.Unmarshal(b, &older) == nil {
+			m.Event.StaySeconds = older.Event.HoldSeconds
+		}
 	}
 	if err := m.Validate(); err != nil {
 		return Message{}, err

@@ -143,10 +143,10 @@ type GatewayStore interface {
 const ReleasedKeep = 2 * time.Second
 
 // ReleasedAdmission is an admission whose slot was released before its
-// hold ended; its token's jti is entry.AdmissionID(event, UserID, HoldUntil).
+// hold ended; its token's jti is entry.AdmissionID(event, UserID, StayUntil).
 type ReleasedAdmission struct {
 	UserID    string
-	HoldUntil int64 // end of the released hold (unix ms)
+	StayUntil int64 // end of the released hold (unix ms)
 }
 
 // AdmissionNotice is the news of one admission step, published on the

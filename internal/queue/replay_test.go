@@ -41,7 +41,7 @@ func admitRec(user string, ts, expires, joinTS int64) queue.Message {
 // TestReplayFoldsTheLog: each kind of message does to the fold what it did
 // live, and the fold of a log applied twice is the fold of the log.
 func TestReplayFoldsTheLog(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	log := []queue.Message{
 		queue.NewConfigRecord(ev, 1),
 		join("waits", 10), join("waits", 11), // the first place stands
@@ -95,7 +95,7 @@ func TestReplayFoldsTheLog(t *testing.T) {
 // until the later end; once given back, a late copy does not take the slot
 // again.
 func TestReplayKeepsTheRenewedHold(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	r := queue.NewReplay()
 	for _, m := range []queue.Message{
 		queue.NewConfigRecord(ev, 1),
@@ -125,7 +125,7 @@ func TestReplayKeepsTheRenewedHold(t *testing.T) {
 // admission, and must not end that one; a release of the current admission,
 // and one of a record written before the mark was named, do.
 func TestALateReleaseEndsOnlyItsAdmission(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	release := func(user string, ts, served int64) queue.Message {
 		return record(queue.OpRelease, user, ts, func(m *queue.Message) { m.JoinTS = served })
 	}
@@ -144,7 +144,7 @@ func TestReplayDrawsTheDropsPrequeue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := queue.Event{ID: "e1", Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1,
+	ev := queue.Event{ID: "e1", Capacity: 1, StaySeconds: 60, State: queue.StateOpen, Partitions: 1,
 		Schedule: queue.Schedule{OpensAt: 1000, PrequeueSeconds: 1}, Seed: &seed}
 	r := queue.NewReplay()
 	for _, m := range []queue.Message{queue.NewConfigRecord(ev, 1), join("early", 100), join("late", 2000)} {
@@ -163,7 +163,7 @@ func TestReplayDrawsTheDropsPrequeue(t *testing.T) {
 // and sold; a release or expiry of the holder's slot ends their holds, not
 // their purchases; a hold from an earlier admission is dead.
 func TestReplayFoldsHolds(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	item := func(op queue.Op, user, it string, ts, exp int64) queue.Message {
 		return record(op, user, ts, func(m *queue.Message) { m.Item, m.ExpiresAt = it, exp })
 	}
@@ -204,7 +204,7 @@ func TestReplayFoldsHolds(t *testing.T) {
 // sent after its admission takes no place; a new visit does; the state
 // names the visit of the join that last took each user a place.
 func TestReplayKeepsTheVisit(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	visit := func(user string, ts int64, v string) queue.Message {
 		m := join(user, ts)
 		m.Visit = v

@@ -97,7 +97,7 @@ func TestRebuildKeepsAnAdmissionRecordedPastItsEnd(t *testing.T) {
 	if _, err := rb.Rebuild(e.ctx, e.ev); err != nil {
 		t.Fatal(err)
 	}
-	if len(during.Admitted) != 0 || duringPlace.HoldUntil > 0 {
+	if len(during.Admitted) != 0 || duringPlace.StayUntil > 0 {
 		t.Errorf("during the rebuild u000 was told of an admission the rebuild did not read: tick told %v, status %+v", during.Admitted, duringPlace)
 	}
 	if got := e.zset(redisstore.ActiveKey(e.ev)); len(got) != 1 || got[user(0)] == 0 {
@@ -118,7 +118,7 @@ func TestRebuildKeepsAnAdmissionRecordedPastItsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Places[0].HoldUntil <= 0 || b.Places[1].Rank != 0 {
+	if b.Places[0].StayUntil <= 0 || b.Places[1].Rank != 0 {
 		t.Fatalf("statuses after the record %+v: want u000 holding, u001 first in line", b.Places)
 	}
 	if got := e.admittedTotal(); got != "1" {

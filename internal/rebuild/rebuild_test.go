@@ -37,7 +37,7 @@ func newEnv(t *testing.T, capacity int) *env {
 	if err := sys.Pub.Admin().EnsureTopic(e.ctx, e.ev, 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.PutEvent(e.ctx, queue.Event{ID: e.ev, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: 3}); err != nil {
+	if _, err := e.store.PutEvent(e.ctx, queue.Event{ID: e.ev, Capacity: capacity, StaySeconds: 60, State: queue.StateOpen, Partitions: 3}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -250,7 +250,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := b.Places[0]; p.HoldUntil != -1 || p.Rank != 0 {
+	if p := b.Places[0]; p.StayUntil != -1 || p.Rank != 0 {
 		t.Fatalf("an unrecorded holder's status %+v: want no hold, rank 0", p)
 	}
 	select {
@@ -373,7 +373,7 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Places[0].Rank != 0 || b.Places[1].HoldUntil <= 0 {
+	if b.Places[0].Rank != 0 || b.Places[1].StayUntil <= 0 {
 		t.Fatalf("statuses after the rebuild %+v: want u002 first in line, u000 holding", b.Places)
 	}
 	if r := e.tick(time.Now().Add(61*time.Second), 0); !slices.Equal(r.Admitted, []string{user(2), user(3)}) {
@@ -397,7 +397,7 @@ func TestRebuildKeepsTheDrawnOrder(t *testing.T) {
 	if err := sys.Pub.Admin().EnsureTopic(ctx, ev, 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 3,
+	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 3,
 		Schedule: queue.Schedule{OpensAt: opensAt, PrequeueSeconds: 7200}, Seed: &seed}); err != nil {
 		t.Fatal(err)
 	}

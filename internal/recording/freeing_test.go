@@ -16,10 +16,10 @@ import (
 
 // replayed folds a recorder's log the way a rebuild does after Redis was
 // lost, and returns the holders it restores at nowMs.
-func replayed(t *testing.T, ev string, capacity, holdSeconds int, log []queue.Message, nowMs int64) map[string]int64 {
+func replayed(t *testing.T, ev string, capacity, staySeconds int, log []queue.Message, nowMs int64) map[string]int64 {
 	t.Helper()
 	r := queue.NewReplay()
-	r.Apply(queue.NewConfigRecord(queue.Event{ID: ev, Capacity: capacity, HoldSeconds: holdSeconds, State: queue.StateOpen, Partitions: 1}, 1))
+	r.Apply(queue.NewConfigRecord(queue.Event{ID: ev, Capacity: capacity, StaySeconds: staySeconds, State: queue.StateOpen, Partitions: 1}, 1))
 	for _, m := range log {
 		r.Apply(m)
 	}
@@ -107,7 +107,7 @@ func TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Places[0].HoldUntil > 0 || b.Places[1].Rank != 0 {
+	if b.Places[0].StayUntil > 0 || b.Places[1].Rank != 0 {
 		t.Errorf("places while the release is unrecorded %+v: u0 released, u1 first in line", b.Places)
 	}
 
@@ -146,8 +146,8 @@ func TestAReleaseRecordedHandsTheSlotOnAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (queue.Place{Rank: -1, HoldUntil: t0 + 61_000}); b.Places[0] != want {
-		t.Errorf("u1 after the release: %+v, want told of a hold until %d", b.Places[0], want.HoldUntil)
+	if want := (queue.Place{Rank: -1, StayUntil: t0 + 61_000}); b.Places[0] != want {
+		t.Errorf("u1 after the release: %+v, want told of a hold until %d", b.Places[0], want.StayUntil)
 	}
 	if got, want := ops(rec), []string{"admit u0", "release u0", "admit u1"}; !slices.Equal(got, want) {
 		t.Errorf("log %v, want %v", got, want)

@@ -82,13 +82,13 @@ func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range b.Places {
-		if p.HoldUntil == 0 {
+		if p.StayUntil == 0 {
 			t.Errorf("%s is told the hold ended (%+v) though never told of an admission", who[i], p)
 		}
 	}
 	// u0 and u1 are admitted, not yet told (the next ones); u2 and u3 wait
 	// at their own places.
-	want := []queue.Place{{Rank: 0, HoldUntil: -1}, {Rank: 0, HoldUntil: -1}, {Rank: 0, HoldUntil: -1}, {Rank: 1, HoldUntil: -1}}
+	want := []queue.Place{{Rank: 0, StayUntil: -1}, {Rank: 0, StayUntil: -1}, {Rank: 0, StayUntil: -1}, {Rank: 1, StayUntil: -1}}
 	if !slices.Equal(b.Places, want) {
 		t.Errorf("places after the outage %+v, want %+v", b.Places, want)
 	}
@@ -117,7 +117,7 @@ func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := now + 60_000
-	want = []queue.Place{{Rank: -1, HoldUntil: end}, {Rank: -1, HoldUntil: end}, {Rank: 0, HoldUntil: -1}, {Rank: 1, HoldUntil: -1}}
+	want = []queue.Place{{Rank: -1, StayUntil: end}, {Rank: -1, StayUntil: end}, {Rank: 0, StayUntil: -1}, {Rank: 1, StayUntil: -1}}
 	if !slices.Equal(b.Places, want) {
 		t.Fatalf("places once recorded %+v, want %+v", b.Places, want)
 	}

@@ -401,3 +401,20 @@ func TestLoweredRateAdmitsNoMoreThanTheNewBurst(t *testing.T) {
 		})
 	}
 }
+
+// TestOlderStaySpellingIsRead: a configuration stored with holdSeconds, the
+// older spelling of staySeconds, reads back and admits for that stay.
+func TestOlderStaySpellingIsRead(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 3, 10, 2)
+	c.HDel(ctx, redisstore.ConfigKey(ev), "staySeconds")
+	c.HSet(ctx, redisstore.ConfigKey(ev), "holdSeconds", 20)
+	if e, err := s.Event(ctx, ev); err != nil || e.StaySeconds != 20 {
+		t.Fatalf("event %+v, %v; want a stay of 20 s", e, err)
+	}
+	if r := tick(t, s, ev, 1000, 10); r.ExpiresAt != 21000 {
+		t.Fatalf("tick %+v, want stays until 21000", r)
+	}
+}

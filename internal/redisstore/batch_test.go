@@ -120,7 +120,7 @@ const batchNow = opens + 10_000
 func putBatchEvent(t *testing.T, s *redisstore.Store, c redis.UniversalClient, ev string, drop bool, seed draw.Seed) {
 	t.Helper()
 	ctx := context.Background()
-	e := queue.Event{ID: ev, Capacity: 100, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}
+	e := queue.Event{ID: ev, Capacity: 100, StaySeconds: 60, State: queue.StatePaused, Partitions: 1}
 	if drop {
 		e.Schedule = queue.Schedule{OpensAt: opens, PrequeueSeconds: 60}
 		e.Seed = &seed

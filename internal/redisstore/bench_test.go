@@ -21,7 +21,7 @@ func benchStore(b *testing.B, n int) (*redisstore.Store, []string) {
 	c := srv.Client()
 	s := mustNew(b, c, redisstore.Options{})
 	ctx := context.Background()
-	if _, err := s.PutEvent(ctx, queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: "sale1", Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
 		b.Fatal(err)
 	}
 	users := make([]string, n)
@@ -85,7 +85,7 @@ func BenchmarkIngest500(b *testing.B) {
 			if drop {
 				seed, _ := draw.NewSeed()
 				opens = int64(1) << 50
-				e := queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1,
+				e := queue.Event{ID: "sale1", Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1,
 					Schedule: queue.Schedule{OpensAt: opens}, Seed: &seed}
 				if _, err := s.PutEvent(ctx, e); err != nil {
 					b.Fatal(err)

@@ -101,7 +101,7 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 	p.HSet(ctx, key,
 		"configuredAt", stamp,
 		"capacity", e.Capacity,
-		"holdSeconds", e.HoldSeconds,
+		"staySeconds", e.StaySeconds,
 		"state", string(e.State),
 		"partitions", e.Partitions,
 		"admitPerMinute", e.AdmitPerMinute,
@@ -178,8 +178,11 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 			h[f] = "0"
 		}
 	}
+	if _, ok := h["staySeconds"]; !ok {
+		h["staySeconds"] = h["holdSeconds"] // its older spelling, in configurations written before
+	}
 	var errs []error
-	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds, "maxItemsPerUser": &e.MaxItemsPerUser} {
+	for field, dst := range map[string]*int{"capacity": &e.Capacity, "staySeconds": &e.StaySeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds, "maxItemsPerUser": &e.MaxItemsPerUser} {
 		n, err := strconv.Atoi(h[field])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("field %s: %w", field, err))

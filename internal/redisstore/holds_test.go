@@ -107,7 +107,7 @@ func TestHoldEndsWithTheSlot(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
-	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1, MaxItemsPerUser: 2}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10, StaySeconds: 60, State: queue.StateOpen, Partitions: 1, MaxItemsPerUser: 2}); err != nil {
 		t.Fatal(err)
 	}
 	const now = int64(1_000_000)

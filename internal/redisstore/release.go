@@ -130,7 +130,7 @@ func (s *Store) Released(ctx context.Context, eventID string, nowMs int64) ([]qu
 		if !ok || err != nil {
 			return nil, fmt.Errorf("redisstore: released of %s: bad member %q", eventID, m)
 		}
-		out = append(out, queue.ReleasedAdmission{UserID: user, HoldUntil: ms})
+		out = append(out, queue.ReleasedAdmission{UserID: user, StayUntil: ms})
 	}
 	return out, nil
 }

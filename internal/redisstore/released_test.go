@@ -26,7 +26,7 @@ func TestReleasedListsUnexpiredReleasesAndStaysBounded(t *testing.T) {
 		t.Fatalf("release u0: %v %v", ok, err)
 	}
 	got, err := s.Released(ctx, ev, 2000)
-	want := []queue.ReleasedAdmission{{UserID: "u0", HoldUntil: 11000}}
+	want := []queue.ReleasedAdmission{{UserID: "u0", StayUntil: 11000}}
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("released = %v, %v; want %v", got, err, want)
 	}

@@ -23,11 +23,11 @@ func TestSeriesSamplesOncePerPeriod(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	fixed, adaptive := testenv.EventID(t)+"-f", testenv.EventID(t)+"-a"
-	if _, err := s.PutEvent(ctx, queue.Event{ID: fixed, Capacity: 2, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1, AdmitPerMinute: 30}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: fixed, Capacity: 2, StaySeconds: 60, State: queue.StateOpen, Partitions: 1, AdmitPerMinute: 30}); err != nil {
 		t.Fatal(err)
 	}
 	ad := queue.Adaptive{TargetLatencyMs: 400}.WithDefaults(600)
-	if _, err := s.PutEvent(ctx, queue.Event{ID: adaptive, Capacity: 5, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1, AdmitPerMinute: 600, Adaptive: &ad}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: adaptive, Capacity: 5, StaySeconds: 60, State: queue.StatePaused, Partitions: 1, AdmitPerMinute: 600, Adaptive: &ad}); err != nil {
 		t.Fatal(err)
 	}
 	const t0 = int64(1_800_000_000_000) // a multiple of the period

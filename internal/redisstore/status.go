@@ -149,7 +149,7 @@ func decodeStatusReply(v []any) (statusReply, error) {
 			}
 			nums[f] = n
 		}
-		p.Rank, p.HoldUntil, p.Unrecorded, p.Drawn, p.SlotAt = nums[0], nums[1], nums[2] == 1, nums[3], max(nums[4], 0)
+		p.Rank, p.StayUntil, p.Unrecorded, p.Drawn, p.SlotAt = nums[0], nums[1], nums[2] == 1, nums[3], max(nums[4], 0)
 		if sc, _ := v[j+5].(string); sc != "" {
 			if p.Score, err = strconv.ParseFloat(sc, 64); err != nil {
 				return st, fmt.Errorf("unexpected score %q", sc)

@@ -31,7 +31,7 @@ func TestStatusTellsAnEndedHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []queue.Place{{Rank: -1, HoldUntil: 0}, {Rank: 0, HoldUntil: -1}, {Rank: -1, HoldUntil: -1}}
+	want := []queue.Place{{Rank: -1, StayUntil: 0}, {Rank: 0, StayUntil: -1}, {Rank: -1, StayUntil: -1}}
 	if !slices.Equal(b.Places, want) {
 		t.Fatalf("places %+v, want %+v", b.Places, want)
 	}
@@ -47,7 +47,7 @@ func TestStatusReadsPlacesAndMarksPresence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := queue.StatusBatch{Total: 3, AdmittedTotal: 1, Places: []queue.Place{{Rank: 1, HoldUntil: -1}, {Rank: -1, HoldUntil: 11000}, {Rank: -1, HoldUntil: -1}, {Rank: 0, HoldUntil: -1}}}
+	want := queue.StatusBatch{Total: 3, AdmittedTotal: 1, Places: []queue.Place{{Rank: 1, StayUntil: -1}, {Rank: -1, StayUntil: 11000}, {Rank: -1, StayUntil: -1}, {Rank: 0, StayUntil: -1}}}
 	if b.Total != want.Total || b.AdmittedTotal != want.AdmittedTotal || !slices.Equal(b.Places, want.Places) {
 		t.Fatalf("status %+v, want %+v", b, want)
 	}

@@ -26,7 +26,7 @@ func withFastTrack(tb testing.TB, s *redisstore.Store, batch int) *redisstore.St
 
 func mustPut(t *testing.T, s *redisstore.Store, id string) {
 	t.Helper()
-	if _, err := s.PutEvent(context.Background(), queue.Event{ID: id, Capacity: 2, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := s.PutEvent(context.Background(), queue.Event{ID: id, Capacity: 2, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -132,7 +132,7 @@ func TestEventLifecycle(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
-	e := queue.Event{ID: ev, Capacity: 3, HoldSeconds: 90, State: queue.StateOpen, Partitions: 4}
+	e := queue.Event{ID: ev, Capacity: 3, StaySeconds: 90, State: queue.StateOpen, Partitions: 4}
 	if created, err := s.PutEvent(ctx, e); err != nil || !created {
 		t.Fatalf("create: %v %v", created, err)
 	}
@@ -193,7 +193,7 @@ func TestDeleteLeavesATombstone(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
-	e := queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	e := queue.Event{ID: ev, Capacity: 1, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	if _, err := s.PutEvent(ctx, e); err != nil {
 		t.Fatal(err)
 	}

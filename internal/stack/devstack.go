@@ -270,7 +270,7 @@ Create another event:
   curl -s -X PUT -H 'Authorization: Bearer %[7]s' -d '{"capacity":100,"partitions":3}' %[1]s/v1/admin/events/sale1
 
 `, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr,
-		demo.Capacity, demo.HoldSeconds, gw.AdmitInterval, gw.StatusInterval)
+		demo.Capacity, demo.StaySeconds, gw.AdmitInterval, gw.StatusInterval)
 	if d.DemoShop != "" {
 		fmt.Fprintf(w, `Walk the whole path in a browser: open the demo shop, protected by waitq-guard
 (event %[2]s, %[3]d visitor at a time; a second window waits in line):

@@ -300,7 +300,7 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 	}
 	partitions := map[string]int{c.main: 6, c.drop: 6, c.canary: 2}
 	for _, e := range c.events {
-		body := fmt.Sprintf(`{"capacity":%d,"holdSeconds":%d,"partitions":%d`, e.Capacity, e.HoldMs/1000, partitions[e.ID])
+		body := fmt.Sprintf(`{"capacity":%d,"staySeconds":%d,"partitions":%d`, e.Capacity, e.HoldMs/1000, partitions[e.ID])
 		if e.OpensAt > 0 {
 			body += fmt.Sprintf(`,"opensAt":%d,"prequeueSeconds":3600`, e.OpensAt)
 		}

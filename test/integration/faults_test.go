@@ -61,7 +61,7 @@ func TestRedisPaused(t *testing.T) {
 	consumer := s.Ingest("ingest")
 	gw := s.Gateway("gateway", 250*time.Millisecond)
 	ev := testenv.EventID(t)
-	api.CreateEvent(t, ev, `{"capacity":5,"holdSeconds":600,"partitions":4}`)
+	api.CreateEvent(t, ev, `{"capacity":5,"staySeconds":600,"partitions":4}`)
 
 	// A watcher behind the first five, who will be admitted, sees the
 	// line before, during and after the outage.
@@ -195,7 +195,7 @@ func TestGatewayKilled(t *testing.T) {
 	gwA := s.Gateway("gateway-a", 250*time.Millisecond)
 	gwB := s.Gateway("gateway-b", 250*time.Millisecond)
 	ev := testenv.EventID(t)
-	api.CreateEvent(t, ev, `{"capacity":1,"holdSeconds":600,"partitions":2}`)
+	api.CreateEvent(t, ev, `{"capacity":1,"staySeconds":600,"partitions":2}`)
 
 	joins := make([]producer.JoinResponse, 6)
 	for i := range joins {

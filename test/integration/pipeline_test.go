@@ -28,7 +28,7 @@ func TestPipeline(t *testing.T) {
 	s.IngestTickOnly("ingest")
 
 	ev := testenv.EventID(t)
-	api.CreateEvent(t, ev, `{"capacity":3,"holdSeconds":300,"partitions":3}`)
+	api.CreateEvent(t, ev, `{"capacity":3,"staySeconds":300,"partitions":3}`)
 	// Everyone is in line before the gateway, and so its slot monitor,
 	// starts: who is admitted first is then decided by the join order alone.
 	joins := make([]producer.JoinResponse, 8)

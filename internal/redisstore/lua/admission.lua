@@ -7,7 +7,7 @@
 -- admit(event, now, batch, channel, record) drops holders whose hold
 -- ended (score <= now), then, unless the event is paused, admits
 -- min(capacity - holders, batch, rate budget) users from the head of the
--- line into active with score now + holdSeconds * 1000. Before
+-- line into active with score now + staySeconds * 1000. Before
 -- config.opensAt (a scheduled drop) nobody is admitted. For each admitted
 -- user it sets the served mark in served: now, or the join's stamp when
 -- later (clocks that disagree; for a drawn pre-queue place, whose score is
@@ -63,16 +63,17 @@
 -- line order as a flat list of triples: user, place score, served mark, and
 -- the number of item holds that ended with the dropped users' slots.
 local function admit(event, now, batch, channel, record)
-  local conf = redis.call('HMGET', K.config, 'capacity', 'holdSeconds', 'state', 'admitPerMinute', 'opensAt',
+  local conf = redis.call('HMGET', K.config, 'capacity', 'staySeconds', 'state', 'admitPerMinute', 'opensAt',
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
     'adaptive.startAdmitPerMinute', 'adaptive.increasePerStep', 'adaptive.decreaseFactor', 'adaptive.stepMs',
-    'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds', 'rebuilding')
+    'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds', 'rebuilding', 'holdSeconds')
   if not conf[1] then
     return nil
   end
-  local capacity, hold = tonumber(conf[1]), tonumber(conf[2])
+  -- holdSeconds: the older spelling of staySeconds, in configs stored before.
+  local capacity, stay = tonumber(conf[1]), tonumber(conf[2] or conf[18])
   local opensAt = tonumber(conf[5] or '0') or 0
-  local expires = now + hold * 1000
+  local expires = now + stay * 1000
   local dropped, admitted, ended = {}, {}, 0
   if conf[17] then
     return expires, dropped, admitted, ended
@@ -99,7 +100,7 @@ local function admit(event, now, batch, channel, record)
       target = tonumber(conf[6]), maxErrors = tonumber(conf[7]), maxLoad = tonumber(conf[8]),
       floor = tonumber(conf[9]), start = tonumber(conf[10]), increase = tonumber(conf[11]),
       factor = tonumber(conf[12]), step = tonumber(conf[13]), timeout = tonumber(conf[14]) * 1000,
-      keep = conf[15] == 'keep', ceiling = rate, settle = math.min(hold, tonumber(conf[16])) * 1000,
+      keep = conf[15] == 'keep', ceiling = rate, settle = math.min(stay, tonumber(conf[16])) * 1000,
     }, holders)
   end
   local n = room

@@ -57,7 +57,7 @@
 -- later join), whenever it arrives; such a join is also kept in the
 -- prequeue ZSET (userId -> drawn score), the draw's list. It is added
 -- unless the user is already waiting (their first place stands), holds an
--- unexpired slot (or an unrecorded one, whose hold does not end before it
+-- unexpired slot (or an unrecorded one, whose stay does not end before it
 -- is recorded: admission.lua), or was admitted after this join was stamped (served, the
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
@@ -276,8 +276,8 @@ else
       -- reads nothing more.
       local served, refused = servedAt[i], at
       if served and not at then
-        local hold = redis.call('ZSCORE', K.active, user)
-        if hold and (tonumber(hold) > now or redis.call('ZSCORE', K.unrecorded, user)) then
+        local stay = redis.call('ZSCORE', K.active, user)
+        if stay and (tonumber(stay) > now or redis.call('ZSCORE', K.unrecorded, user)) then
           refused = true
         elseif ts <= tonumber(served) then
           refused = true

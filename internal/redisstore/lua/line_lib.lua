@@ -7,7 +7,7 @@
 -- rate or a controller that has not run yet; then ended, the holds of
 -- active ending at or before now, and holders, the others.
 local function line_head(now, waiting, active, stats, config, control)
-  local conf = redis.call('HMGET', config, 'opensAt', 'adaptive.targetLatencyMs', 'rebuilding', 'capacity', 'holdSeconds')
+  local conf = redis.call('HMGET', config, 'opensAt', 'adaptive.targetLatencyMs', 'rebuilding', 'capacity', 'staySeconds', 'holdSeconds')
   local rate = NONE
   if conf[2] then
     rate = tonumber(redis.call('HGET', control, 'effective') or '') or NONE
@@ -17,7 +17,7 @@ local function line_head(now, waiting, active, stats, config, control)
   local head = {
     redis.call('ZCARD', waiting), tonumber(redis.call('HGET', stats, 'admittedTotal') or '0'), rate,
     tonumber(conf[1] or '0') or 0, conf[3] and 1 or 0,
-    tonumber(conf[4] or '0') or 0, 1000 * (tonumber(conf[5] or '0') or 0),
+    tonumber(conf[4] or '0') or 0, 1000 * (tonumber(conf[5] or conf[6] or '0') or 0),
   }
   return head, ended, holders
 end

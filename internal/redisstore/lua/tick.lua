@@ -13,10 +13,10 @@
 -- were admitted by a caller that died before recording them, or whose
 -- write failed (no broker answered); they are returned for this caller to
 -- record (and stamped now in unrecorded, so that another monitor does not
--- record them too before the cutoff passes again), each with a whole hold
--- from now (active re-scored now + holdSeconds): their users hear of the
--- admission only once it is recorded, so the hold runs from then, however
--- long the log was out (an unrecorded hold never ends, admission.lua);
+-- record them too before the cutoff passes again), each with a whole stay
+-- from now (active re-scored now + staySeconds): their users hear of the
+-- admission only once it is recorded, so the stay runs from then, however
+-- long the log was out (an unrecorded stay never ends, admission.lua);
 -- likewise the released slots in freeing released before it, whose
 -- release record was never acknowledged: returned for this caller to
 -- record, restamped now (release.lua); 0: none
@@ -28,7 +28,7 @@
 -- Returns {expiresAt, holders, waiting, admitted, dropped, stale, ended,
 -- freeing} (holders and waiting after the admission): admitted a flat list
 -- of triples user, place score, served mark; dropped the users whose
--- recorded hold ended; stale a flat list of triples user, end of hold
+-- recorded stay ended; stale a flat list of triples user, end of stay
 -- (renewed), served mark; ended the item holds that ended with the dropped
 -- users' slots (admit()); freeing the restamped members of the releases
 -- to record again. NO_EVENT when the event has no configuration.
@@ -41,9 +41,9 @@ local stale = {}
 local cutoff = tonumber(ARGV[6])
 if cutoff > 0 then
   for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.unrecorded, '-inf', cutoff, 'LIMIT', 0, 1000)) do
-    local hold = redis.call('ZSCORE', K.active, user)
+    local stay = redis.call('ZSCORE', K.active, user)
     local served = redis.call('ZSCORE', K.served, user)
-    if hold and served then
+    if stay and served then
       redis.call('ZADD', K.unrecorded, now, user)
       redis.call('ZADD', K.active, expires, user)
       stale[#stale + 1] = user

@@ -153,7 +153,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
+	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
 }
 
 // benchJoin returns the i-th join message of the bench event.

@@ -93,7 +93,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err != nil {
 		return res, err
 	}
-	e := queue.Event{ID: ev, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	e := queue.Event{ID: ev, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	switch created, err := store.PutEvent(ctx, e); {
 	case err != nil:
 		return res, err
