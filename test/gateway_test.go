@@ -88,7 +88,7 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 	}
 	u2.Admitted(10 * time.Second)
 	clients[3].Status(testws.Waiting(1, 1), 10*time.Second)
-	if st, err := sys.Store.EventStatus(t.Context(), ev, time.Now().UnixMilli()); err != nil || st.Active != 2 || st.AdmittedTotal != 3 || st.Waiting != 1 {
+	if st, err := sys.Store.EventStatus(t.Context(), ev, time.Now().UnixMilli()); err != nil || st.Holders != 2 || st.AdmittedTotal != 3 || st.Waiting != 1 {
 		t.Fatalf("event after the release: %+v %v", st, err)
 	}
 }

@@ -80,7 +80,7 @@ func TestReleaseAdmitsTheNextOnAnotherGateway(t *testing.T) {
 	if f.UserID != "second" {
 		t.Fatalf("admitted frame %+v", f)
 	}
-	holders, err := sys.Store.Client().ZCard(context.Background(), redisstore.ActiveKey(ev)).Result()
+	holders, err := sys.Store.Client().ZCard(context.Background(), redisstore.HoldersKey(ev)).Result()
 	if err != nil || holders != 1 {
 		t.Fatalf("holders %d (%v), want 1", holders, err)
 	}
@@ -124,7 +124,7 @@ func TestRateHoldsAcrossTwoGateways(t *testing.T) {
 		wg.Wait()
 	}
 
-	held, err := sys.Store.Client().ZRangeWithScores(ctx, redisstore.ActiveKey(ev), 0, -1).Result()
+	held, err := sys.Store.Client().ZRangeWithScores(ctx, redisstore.HoldersKey(ev), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -180,7 +180,7 @@ func rebuildFromRedis(t *testing.T, store *redisstore.Store, c redis.UniversalCl
 		return m
 	}
 	total, _ := c.HGet(ctx, redisstore.StatsKey(e.ID), "admittedTotal").Int64()
-	st := queue.Rebuilt{Event: e, Waiting: read(redisstore.WaitingKey(e.ID)), Active: read(redisstore.ActiveKey(e.ID)),
+	st := queue.Rebuilt{Event: e, Waiting: read(redisstore.WaitingKey(e.ID)), Holders: read(redisstore.HoldersKey(e.ID)),
 		Served: read(redisstore.ServedKey(e.ID)), Prequeue: read(redisstore.PrequeueKey(e.ID)), AdmittedTotal: total}
 	if err := store.WriteRebuilt(ctx, st, now); err != nil {
 		t.Fatal(err)

@@ -202,7 +202,7 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	}
 	var raw map[string]any
 	_ = json.Unmarshal(r.body, &raw)
-	for _, k := range []string{"eventId", "capacity", "staySeconds", "state", "phase", "waiting", "active", "admittedTotal", "fairness"} {
+	for _, k := range []string{"eventId", "capacity", "staySeconds", "state", "phase", "waiting", "holders", "active", "admittedTotal", "fairness"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("event JSON lacks %q: %s", k, r.body)
 		}
@@ -228,7 +228,7 @@ func TestHTTPErrors(t *testing.T) {
 		t.Fatalf("create paused: %d %s", r.status, r.body)
 	}
 	// Someone holds a slot of "held" for another minute.
-	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.ActiveKey(held),
+	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.HoldersKey(held),
 		redis.Z{Member: "holder", Score: float64(time.Now().Add(time.Minute).UnixMilli())}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -305,7 +305,7 @@ func TestHTTPErrors(t *testing.T) {
 		t.Errorf("a refused PUT created event x: %d %s", r.status, r.body)
 	}
 	// The refused delete changed nothing; once the hold expires it succeeds.
-	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.ActiveKey(held),
+	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.HoldersKey(held),
 		redis.Z{Member: "holder", Score: float64(time.Now().Add(-time.Second).UnixMilli())}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestHTTPErrors(t *testing.T) {
 	if r := e.do(t, "GET", "/v1/admin/events/"+held, admin(), nil); r.status != 404 {
 		t.Fatalf("deleted event still readable: %d %s", r.status, r.body)
 	}
-	if n, _ := sys.Store.Client().Exists(context.Background(), redisstore.ActiveKey(held), redisstore.ConfigKey(held)).Result(); n != 0 {
+	if n, _ := sys.Store.Client().Exists(context.Background(), redisstore.HoldersKey(held), redisstore.ConfigKey(held)).Result(); n != 0 {
 		t.Errorf("%d keys of the deleted event remain", n)
 	}
 }

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -245,4 +246,14 @@ func (e Event) String() string {
 		s += ", closes " + time.UnixMilli(e.ClosesAt).UTC().Format(time.RFC3339)
 	}
 	return s + ")"
+}
+
+// MarshalJSON writes s with Holders also as active, the field's older
+// name, kept for the clients that read it (docs/api.md).
+func (s EventStatus) MarshalJSON() ([]byte, error) {
+	type plain EventStatus // without this method
+	return json.Marshal(struct {
+		plain
+		Active int64 `json:"active"`
+	}{plain(s), s.Holders})
 }

@@ -77,7 +77,7 @@ type EventStatus struct {
 	Event
 	Phase         Phase       `json:"phase"`
 	Waiting       int64       `json:"waiting"`
-	Active        int64       `json:"active"`
+	Holders       int64       `json:"holders"` // also answered as active, its older name (MarshalJSON)
 	AdmittedTotal int64       `json:"admittedTotal"`
 	Draw          *DrawStatus `json:"draw,omitempty"`
 	Fairness      Fairness    `json:"fairness"`

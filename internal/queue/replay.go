@@ -158,9 +158,10 @@ type Rebuilt struct {
 	// later is newer than the log's (its record lies past the end read).
 	Event        Event
 	ConfiguredAt int64
-	// Waiting, Active, Served and Prequeue map user ids to the scores of
-	// the keys of the same names (docs/data.md).
-	Waiting, Active, Served, Prequeue map[string]int64
+	// Waiting, Holders, Served and Prequeue map user ids to the scores of
+	// the keys of the same names (docs/data.md; the holders' key is named
+	// :active).
+	Waiting, Holders, Served, Prequeue map[string]int64
 	// Visits maps user ids to the visit of the join that last took them a
 	// place (the visits key).
 	Visits map[string]string
@@ -189,7 +190,7 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 	st = Rebuilt{
 		Event:        r.Config.ConfiguredEvent(),
 		ConfiguredAt: r.Config.TS,
-		Waiting:      map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
+		Waiting:      map[string]int64{}, Holders: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
 		Visits: map[string]string{},
 		Holds:  map[string]Hold{}, Sold: map[string]string{},
 	}
@@ -216,7 +217,7 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 			st.Visits[id] = u.visit
 		}
 		if u.hold > nowMs {
-			st.Active[id] = u.hold
+			st.Holders[id] = u.hold
 			for item, end := range u.items {
 				if cur, ok := st.Holds[item]; end > nowMs && (!ok || end > cur.ExpiresAt || end == cur.ExpiresAt && id < cur.UserID) {
 					st.Holds[item] = Hold{EventID: st.Event.ID, Item: item, UserID: id, ExpiresAt: end}

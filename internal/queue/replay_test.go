@@ -71,8 +71,8 @@ func TestReplayFoldsTheLog(t *testing.T) {
 	if want := map[string]int64{"waits": 10, "back": 700, "sweptlate": 19}; !maps.Equal(st.Waiting, want) {
 		t.Errorf("waiting %v, want %v", st.Waiting, want)
 	}
-	if want := map[string]int64{"holds": 5000}; !maps.Equal(st.Active, want) {
-		t.Errorf("active %v, want %v", st.Active, want)
+	if want := map[string]int64{"holds": 5000}; !maps.Equal(st.Holders, want) {
+		t.Errorf("active %v, want %v", st.Holders, want)
 	}
 	if want := map[string]int64{"holds": 14, "released": 15, "replayed": 16, "back": 17}; !maps.Equal(st.Served, want) {
 		t.Errorf("served %v, want %v", st.Served, want)
@@ -81,7 +81,7 @@ func TestReplayFoldsTheLog(t *testing.T) {
 		t.Errorf("admittedTotal %d, max score %d, capacity %d: want 4, 17, 5", st.AdmittedTotal, st.AdmittedMaxScore, st.Event.Capacity)
 	}
 	twice := fold(2)
-	if !maps.Equal(twice.Waiting, st.Waiting) || !maps.Equal(twice.Active, st.Active) || !maps.Equal(twice.Served, st.Served) || twice.AdmittedTotal != st.AdmittedTotal {
+	if !maps.Equal(twice.Waiting, st.Waiting) || !maps.Equal(twice.Holders, st.Holders) || !maps.Equal(twice.Served, st.Served) || twice.AdmittedTotal != st.AdmittedTotal {
 		t.Errorf("the log applied twice folds to %+v, once to %+v", twice, st)
 	}
 	if _, ok := queue.NewReplay().State(0); ok {
@@ -109,8 +109,8 @@ func TestReplayKeepsTheRenewedHold(t *testing.T) {
 	if !ok {
 		t.Fatal("no config")
 	}
-	if want := map[string]int64{"renewed": 6000, "late": 6000}; !maps.Equal(st.Active, want) {
-		t.Errorf("active %v, want %v", st.Active, want)
+	if want := map[string]int64{"renewed": 6000, "late": 6000}; !maps.Equal(st.Holders, want) {
+		t.Errorf("active %v, want %v", st.Holders, want)
 	}
 	if st.AdmittedTotal != 3 {
 		t.Errorf("admittedTotal %d, want 3: each admission once", st.AdmittedTotal)
@@ -134,8 +134,8 @@ func TestALateReleaseEndsOnlyItsAdmission(t *testing.T) {
 		join("current", 11), admitRec("current", 21, 4000, 21), release("current", 22, 21),
 		join("unnamed", 12), admitRec("unnamed", 22, 4000, 22), record(queue.OpRelease, "unnamed", 23, nil),
 	)
-	if want := map[string]int64{"again": 6000}; !maps.Equal(st.Active, want) {
-		t.Errorf("active %v, want %v: only the late release of an earlier admission ends nothing", st.Active, want)
+	if want := map[string]int64{"again": 6000}; !maps.Equal(st.Holders, want) {
+		t.Errorf("active %v, want %v: only the late release of an earlier admission ends nothing", st.Holders, want)
 	}
 }
 

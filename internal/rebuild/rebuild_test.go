@@ -129,9 +129,9 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	}
 	e.waitLine(145)
 
-	wantLine, wantActive, wantServed, wantTotal := e.line(), e.zset(redisstore.ActiveKey(e.ev)), e.zset(redisstore.ServedKey(e.ev)), e.admittedTotal()
-	if len(wantActive) != 20 || len(wantServed) != 45 || wantTotal != "45" {
-		t.Fatalf("before: %d holders, %d served, admittedTotal %s: want 20, 45, 45", len(wantActive), len(wantServed), wantTotal)
+	wantLine, wantHolders, wantServed, wantTotal := e.line(), e.zset(redisstore.HoldersKey(e.ev)), e.zset(redisstore.ServedKey(e.ev)), e.admittedTotal()
+	if len(wantHolders) != 20 || len(wantServed) != 45 || wantTotal != "45" {
+		t.Fatalf("before: %d holders, %d served, admittedTotal %s: want 20, 45, 45", len(wantHolders), len(wantServed), wantTotal)
 	}
 
 	if err := e.sys.Store.Client().FlushAll(e.ctx).Err(); err != nil {
@@ -158,8 +158,8 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	if got := e.line(); !slices.Equal(got, wantLine) {
 		t.Fatalf("line after the rebuild:\n got %v\nwant %v", got, wantLine)
 	}
-	if got := e.zset(redisstore.ActiveKey(e.ev)); !maps.Equal(got, wantActive) {
-		t.Fatalf("holders after the rebuild:\n got %v\nwant %v", got, wantActive)
+	if got := e.zset(redisstore.HoldersKey(e.ev)); !maps.Equal(got, wantHolders) {
+		t.Fatalf("holders after the rebuild:\n got %v\nwant %v", got, wantHolders)
 	}
 	if got := e.zset(redisstore.ServedKey(e.ev)); !maps.Equal(got, wantServed) {
 		t.Fatalf("served after the rebuild:\n got %v\nwant %v", got, wantServed)
@@ -168,7 +168,7 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 		t.Fatalf("admittedTotal %s, want %s", got, wantTotal)
 	}
 	for _, w := range e.line() {
-		if _, ok := wantActive[w.User]; ok {
+		if _, ok := wantHolders[w.User]; ok {
 			t.Errorf("%s both waits and holds", w.User)
 		}
 	}
@@ -180,8 +180,8 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	if got := e.line(); !slices.Equal(got, wantLine) {
 		t.Fatalf("line after a second rebuild differs:\n got %v\nwant %v", got, wantLine)
 	}
-	if got := e.zset(redisstore.ActiveKey(e.ev)); !maps.Equal(got, wantActive) {
-		t.Fatalf("holders after a second rebuild differ:\n got %v\nwant %v", got, wantActive)
+	if got := e.zset(redisstore.HoldersKey(e.ev)); !maps.Equal(got, wantHolders) {
+		t.Fatalf("holders after a second rebuild differ:\n got %v\nwant %v", got, wantHolders)
 	}
 
 	// Joins go on after the rebuild; replayed joins of everyone served
@@ -276,7 +276,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 		if _, err := e.rebuilder().Rebuild(e.ctx, e.ev); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.zset(redisstore.ActiveKey(e.ev)); len(got) != 1 || got[user(0)] == 0 {
+		if got := e.zset(redisstore.HoldersKey(e.ev)); len(got) != 1 || got[user(0)] == 0 {
 			t.Fatalf("holders after the rebuild %v, want u000", got)
 		}
 		// Release it so the crash below starts from an empty slot.
@@ -300,7 +300,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 	if got := e.line(); !slices.Equal(got, want) {
 		t.Fatalf("line after the rebuild %v, want u001 back at its own place: %v", got, want)
 	}
-	if got := e.zset(redisstore.ActiveKey(e.ev)); len(got) != 0 {
+	if got := e.zset(redisstore.HoldersKey(e.ev)); len(got) != 0 {
 		t.Fatalf("holders after the rebuild %v, want none", got)
 	}
 	// The capacity holds: one tick admits u001 alone, once.

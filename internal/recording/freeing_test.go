@@ -27,7 +27,7 @@ func replayed(t *testing.T, ev string, capacity, staySeconds int, log []queue.Me
 	if !ok {
 		t.Fatal("no config in the replay")
 	}
-	return st.Active
+	return st.Holders
 }
 
 // released is the scene of these tests: an event of one slot held 60 s, u0
@@ -171,7 +171,7 @@ func TestARebuildKeepsALiveReleaseWhoseRecordIsMissing(t *testing.T) {
 	// The rebuild reads the log (u1's join, admit u0, no release) and
 	// writes it back.
 	rebuild(t, s, ev, e, append([]queue.Message{msg(queue.OpJoin, ev, "u1", 2)}, rec.records()...), t0+2_000)
-	if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n != 0 {
+	if n := c.ZCard(ctx, redisstore.HoldersKey(ev)).Val(); n != 0 {
 		t.Errorf("%d holders after the rebuild, want 0: u0 released the slot", n)
 	}
 	if res := tick(t, rs, ev, t0+3_000, 10); len(res.Admitted) != 0 {

@@ -52,7 +52,7 @@ func TestAdmitFillsFreeSlotsFromTheHead(t *testing.T) {
 		t.Fatalf("tick after expiry %+v", r)
 	}
 	st, _ := s.EventStatus(ctx, ev, 11000)
-	if st.AdmittedTotal != 5 || st.Active != 3 || st.Waiting != 1 {
+	if st.AdmittedTotal != 5 || st.Holders != 3 || st.Waiting != 1 {
 		t.Fatalf("status %+v", st)
 	}
 	if c.ZScore(ctx, redisstore.SeenKey(ev), "u0").Err() != redis.Nil {
@@ -214,12 +214,12 @@ func TestRacingMonitorsNeverExceedCapacity(t *testing.T) {
 					}
 				}
 				// Some holder finishes, so slots keep turning over.
-				for _, u := range c.ZRandMember(ctx, redisstore.ActiveKey(ev), 1).Val() {
+				for _, u := range c.ZRandMember(ctx, redisstore.HoldersKey(ev), 1).Val() {
 					if _, _, err := s.Release(ctx, ev, u, now.Load()); err != nil {
 						t.Error(err)
 					}
 				}
-				if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n > capacity {
+				if n := c.ZCard(ctx, redisstore.HoldersKey(ev)).Val(); n > capacity {
 					over.Add(1)
 				}
 			}
@@ -229,12 +229,12 @@ func TestRacingMonitorsNeverExceedCapacity(t *testing.T) {
 	total := 0
 	admitted.Range(func(any, any) bool { total++; return true })
 	st, _ := s.EventStatus(ctx, ev, now.Load())
-	t.Logf("3 monitors × 1000 ticks: %d admitted, %d holding, %d waiting", total, st.Active, st.Waiting)
+	t.Logf("3 monitors × 1000 ticks: %d admitted, %d holding, %d waiting", total, st.Holders, st.Waiting)
 	if over.Load() != 0 || dups.Load() != 0 {
 		t.Fatalf("capacity exceeded after %d ticks, %d users admitted twice", over.Load(), dups.Load())
 	}
-	if int64(total) != st.AdmittedTotal || st.Active > capacity || int64(total)+st.Waiting != users {
-		t.Fatalf("admitted %d, counter %d, holding %d, waiting %d of %d users", total, st.AdmittedTotal, st.Active, st.Waiting, users)
+	if int64(total) != st.AdmittedTotal || st.Holders > capacity || int64(total)+st.Waiting != users {
+		t.Fatalf("admitted %d, counter %d, holding %d, waiting %d of %d users", total, st.AdmittedTotal, st.Holders, st.Waiting, users)
 	}
 	if total < 1000 {
 		t.Fatalf("only %d admitted: the monitors hardly raced", total)
@@ -314,7 +314,7 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 	)
 	now.Store(1000)
 	checkCapacity := func() {
-		if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n > capacity {
+		if n := c.ZCard(ctx, redisstore.HoldersKey(ev)).Val(); n > capacity {
 			over.Add(1)
 		}
 	}
@@ -323,7 +323,7 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 			for range 500 {
 				tick(t, s, ev, now.Add(1), 3)
 				checkCapacity()
-				for _, u := range c.ZRandMember(ctx, redisstore.ActiveKey(ev), 1).Val() {
+				for _, u := range c.ZRandMember(ctx, redisstore.HoldersKey(ev), 1).Val() {
 					if _, _, err := fast.Release(ctx, ev, u, now.Load()); err != nil {
 						t.Error(err)
 					}
@@ -357,12 +357,12 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 		}
 		return true
 	})
-	t.Logf("%d admitted (%d holding, %d waiting) by ticks, releases and joins", st.AdmittedTotal, st.Active, st.Waiting)
+	t.Logf("%d admitted (%d holding, %d waiting) by ticks, releases and joins", st.AdmittedTotal, st.Holders, st.Waiting)
 	if over.Load() != 0 || twice != 0 {
 		t.Fatalf("capacity exceeded %d times, %d users admitted twice", over.Load(), twice)
 	}
-	if st.AdmittedTotal+st.Waiting != users+late || st.Active > capacity {
-		t.Fatalf("admitted %d + waiting %d ≠ %d joins, or %d holding", st.AdmittedTotal, st.Waiting, users+late, st.Active)
+	if st.AdmittedTotal+st.Waiting != users+late || st.Holders > capacity {
+		t.Fatalf("admitted %d + waiting %d ≠ %d joins, or %d holding", st.AdmittedTotal, st.Waiting, users+late, st.Holders)
 	}
 	if st.AdmittedTotal < 1000 {
 		t.Fatalf("only %d admitted: the ways in hardly raced", st.AdmittedTotal)

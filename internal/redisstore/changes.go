@@ -110,7 +110,7 @@ func (s *Store) MarkRecorded(ctx context.Context, marks []queue.Marks) ([]string
 		for _, m := range mk.Freeing {
 			args = append(args, m)
 		}
-		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.active, k.config, k.freeing}, args})
+		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.holders, k.config, k.freeing}, args})
 		events = append(events, mk.EventID)
 	}
 	if len(calls) == 0 {

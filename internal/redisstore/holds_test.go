@@ -18,7 +18,7 @@ import (
 func admitFor(t *testing.T, c *redis.Client, ev string, until int64, users ...string) {
 	t.Helper()
 	for _, u := range users {
-		if err := c.ZAdd(context.Background(), redisstore.ActiveKey(ev), redis.Z{Score: float64(until), Member: u}).Err(); err != nil {
+		if err := c.ZAdd(context.Background(), redisstore.HoldersKey(ev), redis.Z{Score: float64(until), Member: u}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -9,8 +9,9 @@ const AdmissionsChannel = "waitq:admitted"
 // WaitingKey is eventID's waiting line, a ZSET (docs/data.md#keys).
 func WaitingKey(eventID string) string { return "waitq:{" + eventID + "}:waiting" }
 
-// ActiveKey is eventID's holders of a slot, a ZSET (docs/data.md#keys).
-func ActiveKey(eventID string) string { return "waitq:{" + eventID + "}:active" }
+// HoldersKey is eventID's holders of a slot, a ZSET (docs/data.md#keys);
+// named :active, its name before the word holders, so stored data stays.
+func HoldersKey(eventID string) string { return "waitq:{" + eventID + "}:active" }
 
 // ConfigKey is eventID's configuration, a HASH (docs/data.md#keys).
 func ConfigKey(eventID string) string { return "waitq:{" + eventID + "}:config" }
@@ -63,10 +64,10 @@ func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:releas
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
-	config, waiting, active, stats, seen, served, prequeue string
-	control, health, changes, unrecorded, freeing          string
-	holds, sold, items, offsets, released, visits          string
-	journal, gateways                                      string
+	config, waiting, holders, stats, seen, served, prequeue string
+	control, health, changes, unrecorded, freeing           string
+	holds, sold, items, offsets, released, visits           string
+	journal, gateways                                       string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -74,7 +75,7 @@ type eventKeys struct {
 // order admission_keys.lua names them (the hold keys last: a holder dropped
 // loses their holds in the same step).
 func (k eventKeys) admission() []string {
-	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
+	return []string{k.config, k.waiting, k.holders, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
 		k.holds, k.items, k.sold, k.freeing, k.journal}
 }
 
@@ -82,7 +83,7 @@ func keysOf(eventID string) eventKeys {
 	return eventKeys{
 		config:     ConfigKey(eventID),
 		waiting:    WaitingKey(eventID),
-		active:     ActiveKey(eventID),
+		holders:    HoldersKey(eventID),
 		stats:      StatsKey(eventID),
 		seen:       SeenKey(eventID),
 		served:     ServedKey(eventID),

@@ -83,7 +83,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Unlink(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits) // freed in the background: a line of millions
+	p.Unlink(ctx, k.waiting, k.holders, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits) // freed in the background: a line of millions
 	for part, end := range st.Ends {
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
@@ -94,7 +94,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	if st.AdmittedTotal > 0 {
 		p.HSet(ctx, k.stats, "admittedMaxScore", st.AdmittedMaxScore)
 	}
-	for key, m := range map[string]map[string]int64{k.waiting: st.Waiting, k.active: st.Active, k.served: st.Served, k.prequeue: st.Prequeue} {
+	for key, m := range map[string]map[string]int64{k.waiting: st.Waiting, k.holders: st.Holders, k.served: st.Served, k.prequeue: st.Prequeue} {
 		zs := make([]redis.Z, 0, rebuildChunk)
 		for user, score := range maps.All(m) {
 			zs = append(zs, redis.Z{Score: float64(score), Member: user})
@@ -153,7 +153,7 @@ func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int
 	for i, z := range zs {
 		ids[i], _ = z.Member.(string)
 	}
-	holds, err := s.c.ZMScore(ctx, k.active, ids...).Result()
+	holds, err := s.c.ZMScore(ctx, k.holders, ids...).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -161,7 +161,7 @@ func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int
 	if err != nil {
 		return nil, err
 	}
-	st.Waiting, st.Active, st.Served = maps.Clone(st.Waiting), maps.Clone(st.Active), maps.Clone(st.Served)
+	st.Waiting, st.Holders, st.Served = maps.Clone(st.Waiting), maps.Clone(st.Holders), maps.Clone(st.Served)
 	var keep []redis.Z
 	for i, u := range ids {
 		hold, mark := int64(holds[i]), int64(served[i])
@@ -169,8 +169,8 @@ func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int
 			continue // ended: never told, it is as the log says
 		}
 		keep = append(keep, zs[i])
-		if st.Active[u] < hold {
-			st.Active[u] = hold
+		if st.Holders[u] < hold {
+			st.Holders[u] = hold
 		}
 		if logged, ok := st.Served[u]; !ok || logged < mark {
 			st.Served[u] = mark
@@ -194,16 +194,16 @@ func (s *Store) keepFreeing(ctx context.Context, st *queue.Rebuilt, nowMs int64)
 	if err != nil || len(members) == 0 {
 		return err
 	}
-	st.Active, st.Holds = maps.Clone(st.Active), maps.Clone(st.Holds)
+	st.Holders, st.Holds = maps.Clone(st.Holders), maps.Clone(st.Holds)
 	for _, member := range members {
 		m, err := freeingRelease(st.Event.ID, member, nowMs)
 		if err != nil {
 			return err
 		}
-		if _, held := st.Active[m.UserID]; !held || st.Served[m.UserID] != m.JoinTS {
+		if _, held := st.Holders[m.UserID]; !held || st.Served[m.UserID] != m.JoinTS {
 			continue
 		}
-		delete(st.Active, m.UserID)
+		delete(st.Holders, m.UserID)
 		maps.DeleteFunc(st.Holds, func(_ string, h queue.Hold) bool { return h.UserID == m.UserID })
 	}
 	return nil

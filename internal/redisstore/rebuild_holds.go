@@ -45,7 +45,7 @@ func (s *Store) writeHolds(ctx context.Context, st queue.Rebuilt, nowMs int64) e
 			continue
 		}
 		exp, _ := strconv.ParseInt(end, 10, 64)
-		if _, taken := merged[item]; !taken && exp > nowMs && st.Active[user] > nowMs {
+		if _, taken := merged[item]; !taken && exp > nowMs && st.Holders[user] > nowMs {
 			merged[item] = queue.Hold{EventID: ev, Item: item, UserID: user, ExpiresAt: exp}
 		}
 	}

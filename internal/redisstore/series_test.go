@@ -32,7 +32,7 @@ func TestSeriesSamplesOncePerPeriod(t *testing.T) {
 	}
 	const t0 = int64(1_800_000_000_000) // a multiple of the period
 	c.ZAdd(ctx, redisstore.WaitingKey(fixed), redis.Z{Member: "a", Score: 1}, redis.Z{Member: "b", Score: 2}, redis.Z{Member: "c", Score: 3})
-	c.ZAdd(ctx, redisstore.ActiveKey(fixed), redis.Z{Member: "h", Score: float64(t0 + 60_000)}, redis.Z{Member: "gone", Score: float64(t0 - 1)})
+	c.ZAdd(ctx, redisstore.HoldersKey(fixed), redis.Z{Member: "h", Score: float64(t0 + 60_000)}, redis.Z{Member: "gone", Score: float64(t0 - 1)})
 	c.HSet(ctx, redisstore.StatsKey(fixed), "admittedTotal", 10)
 	c.HSet(ctx, redisstore.ControlKey(adaptive), "effective", 120)
 	for _, r := range []queue.HealthReport{
@@ -92,7 +92,7 @@ func TestSeriesSamplesOncePerPeriod(t *testing.T) {
 	if ttl, _ := c.PTTL(ctx, redisstore.SeriesKey(fixed)).Result(); ttl <= 0 {
 		t.Fatalf("the series key has no expiry: %v", ttl)
 	}
-	c.Del(ctx, redisstore.ActiveKey(fixed))
+	c.Del(ctx, redisstore.HoldersKey(fixed))
 	if err := s.DeleteEvent(ctx, fixed, later); err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (s *Store) Line(ctx context.Context, eventID string, req queue.LineRequest)
 		calls = statusCalls(eventID, req.Sync, req.NowMs, strconv.FormatUint(req.Gateway, 10))
 	}
 	k := keysOf(eventID)
-	calls = append(calls, scriptCall{lineScript, []string{k.journal, k.waiting, k.active, k.stats, k.config, k.control, k.gateways},
+	calls = append(calls, scriptCall{lineScript, []string{k.journal, k.waiting, k.holders, k.stats, k.config, k.control, k.gateways},
 		[]any{req.NowMs, req.Gateway, req.Since.Epoch, req.Since.Seq}})
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Store) Detach(ctx context.Context, eventID string, users []string, nowM
 // statusCalls are the status.lua calls that read users, StatusChunk a call.
 func statusCalls(eventID string, users []string, nowMs int64, gateway string) []scriptCall {
 	k := keysOf(eventID)
-	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served, k.journal}
+	keys := []string{k.waiting, k.holders, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served, k.journal}
 	var calls []scriptCall
 	for start := 0; start == 0 || start < len(users); start += StatusChunk {
 		chunk := users[start:min(start+StatusChunk, len(users))]

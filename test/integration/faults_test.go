@@ -74,7 +74,7 @@ func TestRedisPaused(t *testing.T) {
 	// four partitions, and a watcher written before one of them would take
 	// its slot.
 	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
-		n, err := s.RDB.ZCard(t.Context(), redisstore.ActiveKey(ev)).Result()
+		n, err := s.RDB.ZCard(t.Context(), redisstore.HoldersKey(ev)).Result()
 		return err == nil && n == 5, fmt.Sprintf("%d of 5 holding (%v)", n, err)
 	})
 	watcher := api.MustJoin(t, ev, "watcher")
@@ -230,7 +230,7 @@ func TestGatewayKilled(t *testing.T) {
 	}
 	clients[1].Admitted(10 * time.Second)
 	clients[2].Status(testws.Waiting(1, 4), 10*time.Second)
-	if n, err := s.RDB.ZCard(t.Context(), redisstore.ActiveKey(ev)).Result(); err != nil || n != 1 {
+	if n, err := s.RDB.ZCard(t.Context(), redisstore.HoldersKey(ev)).Result(); err != nil || n != 1 {
 		t.Errorf("holders = %d (%v), want 1", n, err)
 	}
 }

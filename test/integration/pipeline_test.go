@@ -75,7 +75,7 @@ func TestPipeline(t *testing.T) {
 	clients[7].Send(`{"type":"leave"}`)
 	clients[4].Status(testws.Waiting(1, 3), 10*time.Second)
 	clients[6].Status(testws.Waiting(3, 3), 10*time.Second)
-	holders, err := s.RDB.ZCard(t.Context(), redisstore.ActiveKey(ev)).Result()
+	holders, err := s.RDB.ZCard(t.Context(), redisstore.HoldersKey(ev)).Result()
 	if err != nil || holders != 3 {
 		t.Errorf("holders = %d (%v), want the capacity 3", holders, err)
 	}

@@ -41,7 +41,7 @@ func TestTwoGatewaysTwoConsumers(t *testing.T) {
 	var sampler sync.WaitGroup
 	sampler.Go(func() {
 		for ctx.Err() == nil {
-			n, err := s.RDB.ZCard(ctx, redisstore.ActiveKey(ev)).Result()
+			n, err := s.RDB.ZCard(ctx, redisstore.HoldersKey(ev)).Result()
 			if err == nil {
 				samples.Add(1)
 				if n > maxHolders.Load() {

@@ -7,7 +7,7 @@
 -- admit(event, now, batch, channel, record) drops holders whose hold
 -- ended (score <= now), then, unless the event is paused, admits
 -- min(capacity - holders, batch, rate budget) users from the head of the
--- line into active with score now + staySeconds * 1000. Before
+-- line into holders with score now + staySeconds * 1000. Before
 -- config.opensAt (a scheduled drop) nobody is admitted. For each admitted
 -- user it sets the served mark in served: now, or the join's stamp when
 -- later (clocks that disagree; for a drawn pre-queue place, whose score is
@@ -51,7 +51,7 @@
 -- A holder dropped loses their item holds in the same step (hold_lib.lua's
 -- end_holds): their unconfirmed items are free again.
 --
--- The holders counted against the capacity are active and freeing: a slot
+-- The holders counted against the capacity are holders and freeing: a slot
 -- released with record '1' is not free until its release record is in the
 -- log (release.lua, mark_recorded.lua), or its hold would have ended (then
 -- the log ends it by itself: the admit record's expiresAt). Otherwise a
@@ -81,9 +81,9 @@ local function admit(event, now, batch, channel, record)
   -- A hold still unrecorded was never told: it does not end (its user
   -- keeps the slot until the hold is recorded, tick.lua, and then gets a
   -- whole hold).
-  for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.active, '-inf', now)) do
+  for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.holders, '-inf', now)) do
     if not redis.call('ZSCORE', K.unrecorded, user) then
-      redis.call('ZREM', K.active, user)
+      redis.call('ZREM', K.holders, user)
       dropped[#dropped + 1] = user
       ended = ended + end_holds(K.holds, K.items, K.sold, user)
     end
@@ -91,7 +91,7 @@ local function admit(event, now, batch, channel, record)
   -- A released slot whose release record is not yet in the log is still
   -- taken (freeing, release.lua), until its hold would have ended.
   redis.call('ZREMRANGEBYSCORE', K.freeing, '-inf', now)
-  local holders = redis.call('ZCARD', K.active) + redis.call('ZCARD', K.freeing)
+  local holders = redis.call('ZCARD', K.holders) + redis.call('ZCARD', K.freeing)
   local room = math.min(capacity - holders, batch)
   local rate = tonumber(conf[4] or '0') or 0
   local adaptive = conf[6] ~= false
@@ -145,7 +145,7 @@ local function admit(event, now, batch, channel, record)
     if score < 0 then
       served = math.max(opensAt - 1, now)
     end
-    redis.call('ZADD', K.active, expires, user)
+    redis.call('ZADD', K.holders, expires, user)
     redis.call('ZADD', K.served, served, user)
     redis.call('ZREM', K.seen, user)
     if record == '1' then

@@ -4,7 +4,7 @@
 -- and release.lua).
 --
 -- Those scripts take the admission keys first, in this order:
--- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
+-- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] holders ZSET,
 -- KEYS[4] stats HASH, KEYS[5] seen ZSET, KEYS[6] served ZSET,
 -- KEYS[7] control HASH, KEYS[8] health HASH, KEYS[9] changes LIST,
 -- KEYS[10] unrecorded ZSET (the key waitq:{<eventId>}:unlogged),
@@ -14,7 +14,7 @@
 -- the log: still counted against the capacity), KEYS[15] journal LIST (the
 -- line's journal: journal_lib.lua)
 local K = {
-  config = KEYS[1], waiting = KEYS[2], active = KEYS[3], stats = KEYS[4], seen = KEYS[5], served = KEYS[6],
+  config = KEYS[1], waiting = KEYS[2], holders = KEYS[3], stats = KEYS[4], seen = KEYS[5], served = KEYS[6],
   control = KEYS[7], health = KEYS[8], changes = KEYS[9], unrecorded = KEYS[10],
   holds = KEYS[11], items = KEYS[12], sold = KEYS[13], freeing = KEYS[14], journal = KEYS[15],
 }

@@ -1,7 +1,7 @@
 -- hold.lua: hold an item for a user holding a slot (hold_lib.lua is put
 -- ahead of it).
 --
--- KEYS[1] config HASH, KEYS[2] active ZSET, KEYS[3] unrecorded ZSET,
+-- KEYS[1] config HASH, KEYS[2] holders ZSET, KEYS[3] unrecorded ZSET,
 -- KEYS[4] holds HASH, KEYS[5] sold HASH, KEYS[6] items HASH
 -- ARGV[1] user id, ARGV[2] item id, ARGV[3] now (unix ms)
 --

@@ -35,19 +35,19 @@ local function set_user_items(key, user, items)
 end
 
 -- hold_live reports whether a hold ending at exp taken by holder is live
--- at now: its end ahead, and its holder still holding a slot (active ZSET)
+-- at now: its end ahead, and its holder still holding a slot (holders ZSET)
 -- beyond now. A slot that expired, or a new admission after it, leaves the
 -- hold dead without a write.
-local function hold_live(active, exp, holder, now)
+local function hold_live(holders, exp, holder, now)
   if exp <= now then
     return false
   end
-  local slot = redis.call('ZSCORE', active, holder)
+  local slot = redis.call('ZSCORE', holders, holder)
   return slot ~= false and tonumber(slot) > now
 end
 
 -- end_holds ends user's holds because their slot ended (released, or
--- expired and dropped from active): their holds not confirmed are deleted,
+-- expired and dropped from holders): their holds not confirmed are deleted,
 -- and their items HASH entry keeps only what they bought. Returns how many
 -- holds it deleted: holds that ended without a confirm or a DELETE
 -- (waitq_holds_expired_total).

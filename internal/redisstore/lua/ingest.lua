@@ -276,7 +276,7 @@ else
       -- reads nothing more.
       local served, refused = servedAt[i], at
       if served and not at then
-        local stay = redis.call('ZSCORE', K.active, user)
+        local stay = redis.call('ZSCORE', K.holders, user)
         if stay and (tonumber(stay) > now or redis.call('ZSCORE', K.unrecorded, user)) then
           refused = true
         elseif ts <= tonumber(served) then

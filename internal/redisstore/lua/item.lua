@@ -1,6 +1,6 @@
 -- item.lua: one item's state (hold_lib.lua is put ahead of it).
 --
--- KEYS[1] config HASH, KEYS[2] active ZSET, KEYS[3] holds HASH,
+-- KEYS[1] config HASH, KEYS[2] holders ZSET, KEYS[3] holds HASH,
 -- KEYS[4] sold HASH
 -- ARGV[1] item id, ARGV[2] now (unix ms)
 --

@@ -1,7 +1,7 @@
 -- items.lua: the event's items held live or sold, for a seat map
 -- (hold_lib.lua is put ahead of it).
 --
--- KEYS[1] active ZSET, KEYS[2] holds HASH, KEYS[3] sold HASH
+-- KEYS[1] holders ZSET, KEYS[2] holds HASH, KEYS[3] sold HASH
 -- ARGV[1] now (unix ms)
 --
 -- Returns a flat list item, state ('held' or 'sold'); items absent are

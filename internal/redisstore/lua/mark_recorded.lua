@@ -1,7 +1,7 @@
 -- mark_recorded.lua: admissions are recorded (in the log) now; tell their
 -- users.
 --
--- KEYS[1] unrecorded ZSET, KEYS[2] active ZSET, KEYS[3] config HASH,
+-- KEYS[1] unrecorded ZSET, KEYS[2] holders ZSET, KEYS[3] config HASH,
 -- KEYS[4] freeing ZSET
 -- ARGV[1] event id, ARGV[2] the admissions channel ('' : publish nothing),
 -- ARGV[3] n, ARGV[4..3+n] user ids whose admit records the broker
@@ -16,7 +16,7 @@
 -- caller runs the admission step for them).
 -- Returns the number of users marked, or REBUILDING while the event is
 -- being rebuilt (config.rebuilding): nobody is marked, nobody told, no
--- slot freed (the rebuild keeps a stay released live out of active while
+-- slot freed (the rebuild keeps a stay released live out of holders while
 -- its member stays in freeing: keepFreeing, rebuild.go). The
 -- rebuild read the log to an end taken after its mark, so a record
 -- acknowledged now may lie past it; the users stay unrecorded, the rebuild

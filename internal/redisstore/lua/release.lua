@@ -12,7 +12,7 @@
 -- listed (queue.ReleasedKeep, the guards' tolerated skew)
 -- KEYS[16] released ZSET
 --
--- Removes the user from active. A stay not yet recorded (in unrecorded) is not
+-- Removes the user from holders. A stay not yet recorded (in unrecorded) is not
 -- the user's to give back: they were never told of it, and it stays. When
 -- a slot was freed and batch > 0 it runs admit() (admission.lua), so the
 -- next in line gets it within the same step.
@@ -48,11 +48,11 @@
 if redis.call('HEXISTS', K.config, 'rebuilding') == 1 then
   return REBUILDING
 end
-local stay = redis.call('ZSCORE', K.active, ARGV[1])
+local stay = redis.call('ZSCORE', K.holders, ARGV[1])
 if not stay or redis.call('ZSCORE', K.unrecorded, ARGV[1]) then
   return {0, 0, {}, {}, 0, 0, ''}
 end
-redis.call('ZREM', K.active, ARGV[1])
+redis.call('ZREM', K.holders, ARGV[1])
 local now = tonumber(ARGV[2])
 local ended = end_holds(K.holds, K.items, K.sold, ARGV[1])
 redis.call('ZREMRANGEBYSCORE', KEYS[16], '-inf', now - tonumber(ARGV[7]))

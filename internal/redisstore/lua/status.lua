@@ -2,7 +2,7 @@
 -- status, and a gateway's for the users it does not follow yet
 -- (gateway.Tracker; redisstore.Status and Store.Line).
 --
--- KEYS[1] waiting ZSET, KEYS[2] active ZSET, KEYS[3] seen ZSET,
+-- KEYS[1] waiting ZSET, KEYS[2] holders ZSET, KEYS[3] seen ZSET,
 -- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH,
 -- KEYS[7] control HASH, KEYS[8] unrecorded ZSET, KEYS[9] served ZSET,
 -- KEYS[10] journal LIST

@@ -14,7 +14,7 @@
 -- write failed (no broker answered); they are returned for this caller to
 -- record (and stamped now in unrecorded, so that another monitor does not
 -- record them too before the cutoff passes again), each with a whole stay
--- from now (active re-scored now + staySeconds): their users hear of the
+-- from now (holders re-scored now + staySeconds): their users hear of the
 -- admission only once it is recorded, so the stay runs from then, however
 -- long the log was out (an unrecorded stay never ends, admission.lua);
 -- likewise the released slots in freeing released before it, whose
@@ -41,11 +41,11 @@ local stale = {}
 local cutoff = tonumber(ARGV[6])
 if cutoff > 0 then
   for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.unrecorded, '-inf', cutoff, 'LIMIT', 0, 1000)) do
-    local stay = redis.call('ZSCORE', K.active, user)
+    local stay = redis.call('ZSCORE', K.holders, user)
     local served = redis.call('ZSCORE', K.served, user)
     if stay and served then
       redis.call('ZADD', K.unrecorded, now, user)
-      redis.call('ZADD', K.active, expires, user)
+      redis.call('ZADD', K.holders, expires, user)
       stale[#stale + 1] = user
       stale[#stale + 1] = expires
       stale[#stale + 1] = tonumber(served)
@@ -68,4 +68,4 @@ if cutoff > 0 then
     end
   end
 end
-return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing}
+return {expires, redis.call('ZCARD', K.holders), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing}

@@ -1,7 +1,7 @@
 -- unhold.lua: compare-and-delete: give an item back if the caller holds it
 -- (hold_lib.lua is put ahead of it).
 --
--- KEYS[1] config HASH, KEYS[2] active ZSET, KEYS[3] holds HASH,
+-- KEYS[1] config HASH, KEYS[2] holders ZSET, KEYS[3] holds HASH,
 -- KEYS[4] sold HASH, KEYS[5] items HASH
 -- ARGV[1] user id, ARGV[2] item id, ARGV[3] now (unix ms)
 --

@@ -266,7 +266,7 @@ func (s *Stream) WaitForLine(rdb redis.UniversalClient, event string, within tim
 		var err error
 		line, err = rdb.ZRangeWithScores(ctx, redisstore.WaitingKey(event), 0, -1).Result()
 		if err == nil {
-			holders, err = rdb.ZRange(ctx, redisstore.ActiveKey(event), 0, -1).Result()
+			holders, err = rdb.ZRange(ctx, redisstore.HoldersKey(event), 0, -1).Result()
 		}
 		if err == nil && s.acknowledgedIn(line, holders) >= int(s.Acked.Load()) || time.Now().After(deadline) {
 			break

@@ -275,7 +275,7 @@ func rebuildLine(ctx context.Context, conn kafkajoin.BrokerConfig, store *rediss
 // offsets (not its configuration), for a second run over the same topic.
 func clearLine(ctx context.Context, rc redis.UniversalClient) error {
 	ev := benchEvent
-	err := rc.Del(ctx, redisstore.WaitingKey(ev), redisstore.ActiveKey(ev), redisstore.StatsKey(ev),
+	err := rc.Del(ctx, redisstore.WaitingKey(ev), redisstore.HoldersKey(ev), redisstore.StatsKey(ev),
 		redisstore.SeenKey(ev), redisstore.ServedKey(ev), redisstore.OffsetsKey(ev)).Err()
 	if err != nil {
 		return fmt.Errorf("clear the line of %s: %w", ev, err)
