@@ -204,13 +204,13 @@ type TickResult struct {
 // highest offset already applied on its partition changes nothing (a
 // redelivery, or the late batch of a member whose partition moved).
 type IngestStore interface {
-	IngestLogged(ctx context.Context, msgs []Logged, nowMs int64) (IngestResult, error)
+	IngestLog(ctx context.Context, msgs []LogMessage, nowMs int64) (IngestResult, error)
 }
 
-// Logged is a message with its place in its event's log: the partition and
+// LogMessage is a message with its place in its event's log: the partition and
 // offset it was read at. Offset NoOffset: no place (applied whatever was
 // applied before, marking nothing).
-type Logged struct {
+type LogMessage struct {
 	Message
 	Partition int
 	Offset    int64
@@ -255,8 +255,8 @@ type RebuildStore interface {
 // (changes.go), and the marks that follow the records. Admissions stay
 // unrecorded (told to nobody) and released slots counted until marked.
 type StepStore interface {
-	// IngestStep is IngestStore.IngestLogged, with the fast track's changes.
-	IngestStep(ctx context.Context, msgs []Logged, nowMs int64) (IngestResult, []Changes, error)
+	// IngestStep is IngestStore.IngestLog, with the fast track's changes.
+	IngestStep(ctx context.Context, msgs []LogMessage, nowMs int64) (IngestResult, []Changes, error)
 	// TickStep is GatewayStore.Tick with its changes, late ones included.
 	TickStep(ctx context.Context, req TickRequest) ([]TickResult, []Changes, error)
 	// ReleaseStep is GatewayStore.Release, its slot counted until marked.

@@ -49,7 +49,7 @@ func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
 				} else {
 					msgs = randomBatch(rng, ev, drop)
 				}
-				logged := inTheLog(rng, msgs, !plain)
+				inLog := inTheLog(rng, msgs, !plain)
 				var got [2]state
 				for i, c := range []redis.UniversalClient{batched, single} {
 					s := mustNew(t, c, redisstore.Options{})
@@ -76,14 +76,14 @@ func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
 					}
 					var res queue.IngestResult
 					if i == 0 {
-						res = mustIngestLogged(t, s, byPartition(logged, plain))
+						res = mustIngestLog(t, s, byPartition(inLog, plain))
 					} else {
 						// Each message with a leave of nobody, which only
 						// rules out the plain step: the reference is the
 						// message-by-message one.
-						nobody := queue.Logged{Message: msg(queue.OpLeave, ev, "nobody", batchNow), Offset: queue.NoOffset}
-						for _, m := range logged {
-							r := mustIngestLogged(t, s, []queue.Logged{m, nobody})
+						nobody := queue.LogMessage{Message: msg(queue.OpLeave, ev, "nobody", batchNow), Offset: queue.NoOffset}
+						for _, m := range inLog {
+							r := mustIngestLog(t, s, []queue.LogMessage{m, nobody})
 							res.Joined, res.Left, res.Ignored = res.Joined+r.Joined, res.Left+r.Left, res.Ignored+r.Ignored-1
 						}
 					}
@@ -192,20 +192,20 @@ func plainBatch(rng *rand.Rand, ev string, kind int) []queue.Message {
 // partition 1 starts at its mark (3, set by the test) so that its first
 // messages were applied already, and a message now and then is delivered
 // again later in the batch; without, partition 1 starts after its mark.
-func inTheLog(rng *rand.Rand, msgs []queue.Message, again bool) []queue.Logged {
+func inTheLog(rng *rand.Rand, msgs []queue.Message, again bool) []queue.LogMessage {
 	var next [3]int64
 	next[1] = 4
 	if again {
 		next[1] = 2
 	}
-	var out []queue.Logged
+	var out []queue.LogMessage
 	for _, m := range msgs {
 		p := rng.IntN(3)
 		if rng.IntN(6) == 0 {
-			out = append(out, queue.Logged{Message: msg(queue.OpAdmit, m.EventID, "r", m.TS), Partition: p, Offset: next[p]})
+			out = append(out, queue.LogMessage{Message: msg(queue.OpAdmit, m.EventID, "r", m.TS), Partition: p, Offset: next[p]})
 			next[p]++
 		}
-		out = append(out, queue.Logged{Message: m, Partition: p, Offset: next[p]})
+		out = append(out, queue.LogMessage{Message: m, Partition: p, Offset: next[p]})
 		next[p]++
 		if again && rng.IntN(8) == 0 {
 			out = append(out, out[rng.IntN(len(out))])
@@ -214,21 +214,21 @@ func inTheLog(rng *rand.Rand, msgs []queue.Message, again bool) []queue.Logged {
 	return out
 }
 
-// byPartition is logged as a consumer's batch holds a plain batch: each
+// byPartition is inLog as a consumer's batch holds a plain batch: each
 // partition's run after the other's (offsets rising in each, stamps not
 // in order); other batches as they are.
-func byPartition(logged []queue.Logged, plain bool) []queue.Logged {
+func byPartition(inLog []queue.LogMessage, plain bool) []queue.LogMessage {
 	if !plain {
-		return logged
+		return inLog
 	}
-	out := slices.Clone(logged)
-	slices.SortStableFunc(out, func(a, b queue.Logged) int { return b.Partition - a.Partition })
+	out := slices.Clone(inLog)
+	slices.SortStableFunc(out, func(a, b queue.LogMessage) int { return b.Partition - a.Partition })
 	return out
 }
 
-func mustIngestLogged(t *testing.T, s *redisstore.Store, msgs []queue.Logged) queue.IngestResult {
+func mustIngestLog(t *testing.T, s *redisstore.Store, msgs []queue.LogMessage) queue.IngestResult {
 	t.Helper()
-	res, err := s.IngestLogged(context.Background(), msgs, batchNow)
+	res, err := s.IngestLog(context.Background(), msgs, batchNow)
 	if err != nil {
 		t.Fatal(err)
 	}

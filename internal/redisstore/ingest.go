@@ -13,12 +13,12 @@ import (
 )
 
 // Ingest applies msgs, which have no place in the log (queue.NoOffset), as
-// IngestLogged does.
+// IngestLog does.
 func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error) {
-	return s.IngestLogged(ctx, queue.Unlogged(msgs), nowMs)
+	return s.IngestLog(ctx, queue.NoOffsets(msgs), nowMs)
 }
 
-// IngestLogged applies msgs to the waiting lines, in order per event, with one
+// IngestLog applies msgs to the waiting lines, in order per event, with one
 // script call per event, all in one pipelined round trip; with the fast
 // track on (Options.FastTrack) each call then admits from the head of the line
 // while there is room, telling the users (IngestStep: recorded first,
@@ -31,15 +31,15 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 // pre-queue joins take their drawn places (package draw), computed here
 // from the event's seed. On error nothing can be assumed written; applying
 // the same messages again is harmless.
-func (s *Store) IngestLogged(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, error) {
+func (s *Store) IngestLog(ctx context.Context, msgs []queue.LogMessage, nowMs int64) (queue.IngestResult, error) {
 	res, _, err := s.ingest(ctx, msgs, nowMs, false)
 	return res, err
 }
 
-// IngestStep is IngestLogged for a caller that records the fast track's
+// IngestStep is IngestLog for a caller that records the fast track's
 // admissions (package recording): they stay unrecorded, told to nobody,
 // until MarkRecorded.
-func (s *Store) IngestStep(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, []queue.Changes, error) {
+func (s *Store) IngestStep(ctx context.Context, msgs []queue.LogMessage, nowMs int64) (queue.IngestResult, []queue.Changes, error) {
 	res, cs, err := s.ingest(ctx, msgs, nowMs, true)
 	if err != nil {
 		return res, nil, err
@@ -47,10 +47,10 @@ func (s *Store) IngestStep(ctx context.Context, msgs []queue.Logged, nowMs int64
 	return res, steps(cs, nowMs), nil
 }
 
-func (s *Store) ingest(ctx context.Context, msgs []queue.Logged, nowMs int64, recorded bool) (queue.IngestResult, []changes, error) {
+func (s *Store) ingest(ctx context.Context, msgs []queue.LogMessage, nowMs int64, recorded bool) (queue.IngestResult, []changes, error) {
 	var (
 		order []string
-		byEv  = map[string][]*queue.Logged{}
+		byEv  = map[string][]*queue.LogMessage{}
 		live  = map[string]bool{} // events with a join or a leave in msgs
 		res   queue.IngestResult
 	)
@@ -91,7 +91,7 @@ func (s *Store) ingest(ctx context.Context, msgs []queue.Logged, nowMs int64, re
 // theirs was written). An event of order not in live sent records only: it
 // is listed neither as unknown nor as being rebuilt (its records were
 // never to be written).
-func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.Logged, live map[string]bool, nowMs int64, recorded bool, res *queue.IngestResult, cs *[]changes) ([]string, error) {
+func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.LogMessage, live map[string]bool, nowMs int64, recorded bool, res *queue.IngestResult, cs *[]changes) ([]string, error) {
 	draws, err := s.draws.get(ctx, s, order)
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func decodeIngestReply(v []any) (ingestReply, error) {
 // one string that ingest.lua reads only for a redelivery). A plain batch
 // carries its journal notes unless last (the line's last score as last
 // seen, lineLasts) says every join of it goes behind the line.
-func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs int64, head ...any) ([]any, int) {
+func ingestArgs(msgs []*queue.LogMessage, drawer *draw.Drawer, last lineLast, nowMs int64, head ...any) ([]any, int) {
 	b := newIngestBatch(msgs)
 	listed := b.listed
 	n := len(listed)
@@ -240,7 +240,7 @@ type ingestPartition struct {
 
 // ingestEntry is a join or a leave ingest.lua lists.
 type ingestEntry struct {
-	m    *queue.Logged
+	m    *queue.LogMessage
 	slot int // its partition's triple (1..), 0: not from the log
 }
 
@@ -257,7 +257,7 @@ type ingestBatch struct {
 // newIngestBatch sorts msgs: a message at or below an earlier offset of
 // its partition is dropped (counted unless a record); a record only raises
 // its partition's mark; the rest are listed in their order.
-func newIngestBatch(msgs []*queue.Logged) ingestBatch {
+func newIngestBatch(msgs []*queue.LogMessage) ingestBatch {
 	b := ingestBatch{parts: map[int]*ingestPartition{}, listed: make([]ingestEntry, 0, len(msgs))}
 	for _, m := range msgs {
 		slot := 0

@@ -172,7 +172,7 @@ func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int
 		if st.Holders[u] < hold {
 			st.Holders[u] = hold
 		}
-		if logged, ok := st.Served[u]; !ok || logged < mark {
+		if recorded, ok := st.Served[u]; !ok || recorded < mark {
 			st.Served[u] = mark
 			if place, waiting := st.Waiting[u]; waiting && (st.AdmittedTotal == 0 || place > st.AdmittedMaxScore) {
 				st.AdmittedMaxScore = place
