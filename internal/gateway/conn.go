@@ -35,7 +35,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	busy    bool    // a worker is writing this conn's frames
-	ended   bool    // closed: frames are dropped
+	ended   bool    // closed: frames are discarded
 	pending []frame // frames that came while busy, oldest first
 
 	closeOnce sync.Once

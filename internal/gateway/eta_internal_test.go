@@ -30,7 +30,7 @@ func TestEstimateNeverPromisesLessThanTheHolds(t *testing.T) {
 		{"slots taken, a slower measured pace: a range", 20, pace{perSecond: 0.1, limit: 1, hold: 300}, now + 12_000, 20, 200},
 		{"slots taken, a much slower pace: at most one hold more", 20, pace{perSecond: 0.01, limit: 1, hold: 60}, now + 12_000, 20, 80},
 		{"slots taken, the hold unknown: no range", 20, pace{perSecond: 0.1, limit: 1}, now + 12_000, 20, -1},
-		{"the hold has ended, not yet dropped: any moment", 1, unlimited(1), now - 500, 0, 1},
+		{"the stay has ended, not yet expired: any moment", 1, unlimited(1), now - 500, 0, 1},
 		{"admission stopped", 1, pace{}, now + 10_000, -1, -1},
 		{"not waiting", 0, unlimited(1), now + 10_000, -1, -1},
 	} {

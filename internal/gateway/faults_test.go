@@ -104,9 +104,9 @@ func TestPresenceOutlivesADeadGateway(t *testing.T) {
 	moved.Status(waiting(1, 2), 5*time.Second)
 }
 
-// TestSlowReaderIsDropped: a client that stops reading is closed as too slow
+// TestSlowReaderIsClosed: a client that stops reading is closed as too slow
 // while the others keep getting every status on schedule.
-func TestSlowReaderIsDropped(t *testing.T) {
+func TestSlowReaderIsClosed(t *testing.T) {
 	slowReaderIsDropped(t, 4, (*gwEnv).connect, func(t *testing.T, e *gwEnv, ev, user string) io.Closer {
 		ws := dialNoRead(t, e.wsURL("/queue-status/"+ev+"?ticket="+e.ticket(ev, user)))
 		return closerFunc(ws.CloseNow)
@@ -192,7 +192,7 @@ func slowReaderIsDropped(t *testing.T, sendQueue int, connect func(e *gwEnv, t *
 	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
 		return e.gw.Sockets() == good, fmt.Sprintf("%d sockets open", e.gw.Sockets())
 	})
-	t.Logf("slow reader dropped after %v", time.Since(start))
+	t.Logf("slow reader closed after %v", time.Since(start))
 	time.Sleep(200 * time.Millisecond) // and the others go on
 	close(stop)
 	for i := range good {

@@ -19,7 +19,7 @@ func TestPlaceState(t *testing.T) {
 		pos   int64
 	}{
 		{"holding", queue.Place{Rank: -1, StayUntil: now + 1}, socketView{}, StateAdmitted, 0},
-		{"hold ended, not yet dropped", queue.Place{Rank: -1, StayUntil: now}, socketView{admitted: true}, StateExpired, 0},
+		{"stay ended, not yet expired", queue.Place{Rank: -1, StayUntil: now}, socketView{admitted: true}, StateExpired, 0},
 		{"released after admission", queue.Place{Rank: -1, StayUntil: -1}, socketView{admitted: true}, StateExpired, 0},
 		{"released after admission, read after the frame", queue.Place{Rank: -1, StayUntil: -1}, socketView{admitted: true, admittedAtMs: now - 1}, StateExpired, 0},
 		// A read begun before the admitted frame was sent (the campaign's
@@ -27,7 +27,7 @@ func TestPlaceState(t *testing.T) {
 		// that the turn passed.
 		{"admitted just after the read", queue.Place{Rank: 0, StayUntil: -1}, socketView{admitted: true, admittedAtMs: now}, StateWaiting, 1},
 		{"fast-tracked just after the read", queue.Place{Rank: -1, StayUntil: -1}, socketView{admitted: true, admittedAtMs: now + 5, joinedAtMs: now - 100}, StatePending, 0},
-		{"admitted while away, the hold over and dropped", queue.Place{Rank: -1, StayUntil: 0}, socketView{joinedAtMs: now - 100}, StateExpired, 0},
+		{"admitted while away, the stay over and expired", queue.Place{Rank: -1, StayUntil: 0}, socketView{joinedAtMs: now - 100}, StateExpired, 0},
 		{"head of line", queue.Place{Rank: 0, StayUntil: -1}, socketView{}, StateWaiting, 1},
 		{"twelfth", queue.Place{Rank: 11, StayUntil: -1}, socketView{}, StateWaiting, 12},
 		{"joined a moment ago", queue.Place{Rank: -1, StayUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},

@@ -130,7 +130,7 @@ func bearer(c echo.Context) string {
 
 // holdsExpired counts n holds of ev that ended with their holder's slot,
 // unconfirmed and not given back: deleted by a release or by the admission
-// step that dropped the holder (Release, Tick), or found ended and replaced
+// step that expired the buyer (Release, Tick), or found ended and replaced
 // by a hold (HoldResult.Replaced).
 func (s *Server) holdsExpired(ev string, n int) {
 	if n > 0 {

@@ -207,7 +207,7 @@ func (s *Server) admitNow(ctx context.Context, id string) {
 		}
 		if r.HoldsExpired > 0 {
 			// ws-gateway's waitq_holds_expired_total counts the others.
-			s.log.Info("item holds ended with the slots dropped after the change", "event", id, "holds", r.HoldsExpired)
+			s.log.Info("item holds ended with the slots expired after the change", "event", id, "holds", r.HoldsExpired)
 		}
 	}
 }

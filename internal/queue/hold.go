@@ -44,8 +44,8 @@ type HoldResult struct {
 	// Created is false when the user held the item already (the same hold).
 	Created bool
 	// Replaced is true when the item's previous hold, another user's, had
-	// ended with their slot and was still stored (its holder not yet
-	// dropped): it ended unconfirmed, counted as expired here.
+	// ended with their slot and was still stored (its buyer not yet
+	// expired): it ended unconfirmed, counted as expired here.
 	Replaced bool
 }
 

@@ -28,7 +28,7 @@ const (
 	// admission whose served mark is JoinTS (0, in records written before
 	// it was named: the user's hold, whichever).
 	OpRelease Op = "release"
-	// OpExpire records a hold that ended (dropped at TS).
+	// OpExpire records a stay that ended (expired at TS).
 	OpExpire Op = "expire"
 	// OpSweep records a waiting user removed after the disconnect grace
 	// from their place at Score.

@@ -118,7 +118,7 @@ type GatewayStore interface {
 	Tick(ctx context.Context, req TickRequest) ([]TickResult, error)
 	// Release gives userID's slot back and reports whether they held an
 	// unexpired one, and how many item holds ended unconfirmed with it and
-	// with the slots of holders its admission step dropped (ErrRebuilding
+	// with the slots of holders its admission step expired (ErrRebuilding
 	// while the event is rebuilt).
 	Release(ctx context.Context, eventID, userID string, nowMs int64) (released bool, holdsExpired int, err error)
 	// Released lists eventID's released admissions whose hold ends after
@@ -183,7 +183,7 @@ type TickResult struct {
 	EventID   string
 	Admitted  []string // moved from the head of the line into slots, in order
 	ExpiresAt int64    // end of the admitted users' hold (unix ms)
-	Dropped   int64    // holders whose hold had ended
+	Expired   int64    // holders whose stay had ended
 	Holders   int64    // users holding a slot after the tick
 	Waiting   int64    // users waiting after the tick
 	Swept     []string // waiting users removed after the disconnect grace
@@ -193,7 +193,7 @@ type TickResult struct {
 	// channel).
 	Recovered int
 	// HoldsExpired counts the item holds that ended unconfirmed with the
-	// dropped holders' slots (deleted in the tick's step).
+	// expired holders' slots (deleted in the tick's step).
 	HoldsExpired int
 }
 
@@ -230,7 +230,7 @@ type IngestResult struct {
 	// them who was already admitted (queue.Fairness).
 	Inversions int
 	// HoldsExpired counts the item holds that ended unconfirmed with the
-	// slots of holders the fast track's admission step dropped.
+	// slots of holders the fast track's admission step expired.
 	HoldsExpired int
 	// UnknownEvents lists the events with no configuration: none of their
 	// messages was written.

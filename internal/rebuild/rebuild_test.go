@@ -124,8 +124,8 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	// A monitor tick 61 s on: every hold ends, u025-u044 are admitted,
 	// u190-u194 are swept.
 	r := e.tick(time.Now().Add(61*time.Second), time.Now().UnixMilli()+1)
-	if len(r.Admitted) != 20 || len(r.Swept) != 5 || r.Dropped != 20 {
-		t.Fatalf("tick admitted %d, swept %d, dropped %d: want 20, 5, 20", len(r.Admitted), len(r.Swept), r.Dropped)
+	if len(r.Admitted) != 20 || len(r.Swept) != 5 || r.Expired != 20 {
+		t.Fatalf("tick admitted %d, swept %d, dropped %d: want 20, 5, 20", len(r.Admitted), len(r.Swept), r.Expired)
 	}
 	e.waitLine(145)
 
@@ -356,8 +356,8 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 	if _, _, err := e.store.Release(e.ctx, e.ev, user(1), time.Now().UnixMilli()); !errors.Is(err, queue.ErrRebuilding) {
 		t.Errorf("release while rebuilding: %v, want ErrRebuilding", err)
 	}
-	if r := e.tick(time.Now().Add(61*time.Second), 0); len(r.Admitted) != 0 || r.Dropped != 0 {
-		t.Fatalf("tick while rebuilding admitted %v, dropped %d: want nothing", r.Admitted, r.Dropped)
+	if r := e.tick(time.Now().Add(61*time.Second), 0); len(r.Admitted) != 0 || r.Expired != 0 {
+		t.Fatalf("tick while rebuilding admitted %v, dropped %d: want nothing", r.Admitted, r.Expired)
 	}
 	e.sys.Join(e.ev, user(3), base+3)
 	time.Sleep(500 * time.Millisecond)

@@ -17,7 +17,7 @@
 //     (HandOn), whose admissions are recorded in turn: the successor's
 //     admit record follows the release in the log;
 //   - sweeps and expiries whose write failed are kept (up to maxPending,
-//     the oldest dropped, counted in the warning) and written first with
+//     the oldest discarded, counted in the warning) and written first with
 //     the next records;
 //   - a hold, unhold and sale are written after their change and before
 //     the answer; an unsold record is written before its change; a config

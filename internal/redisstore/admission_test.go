@@ -48,7 +48,7 @@ func TestAdmitFillsFreeSlotsFromTheHead(t *testing.T) {
 	}
 	// u0 and u1 hold until 11000: at 11000 their holds end and two more get in.
 	r = tick(t, s, ev, 11000, 10)
-	if !slices.Equal(r.Admitted, []string{"u3", "u4"}) || r.Dropped != 2 || r.Holders != 3 || r.Waiting != 1 {
+	if !slices.Equal(r.Admitted, []string{"u3", "u4"}) || r.Expired != 2 || r.Holders != 3 || r.Waiting != 1 {
 		t.Fatalf("tick after expiry %+v", r)
 	}
 	st, _ := s.EventStatus(ctx, ev, 11000)

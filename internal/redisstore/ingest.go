@@ -97,7 +97,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 		return nil, err
 	}
 	calls := make([]scriptCall, len(order))
-	dropped := make([]int, len(order))
+	skipped := make([]int, len(order))
 	for i, ev := range order {
 		d := draws[ev]
 		var drawer *draw.Drawer
@@ -105,7 +105,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			drawer = draw.NewDrawer(*d.seed)
 		}
 		var args []any
-		args, dropped[i] = ingestArgs(byEv[ev], drawer, s.lasts.get(ev), nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, recordArg(recorded))
+		args, skipped[i] = ingestArgs(byEv[ev], drawer, s.lasts.get(ev), nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, recordArg(recorded))
 		k := keysOf(ev)
 		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.visits), args}
 	}
@@ -139,7 +139,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			s.lasts.set(order[i], r.last)
 			res.Joined += r.joined
 			res.Left += r.left
-			res.Ignored += r.ignored + dropped[i]
+			res.Ignored += r.ignored + skipped[i]
 			res.Admitted += r.admitted
 			res.Inversions += r.inversions
 			res.HoldsExpired += r.holdsExpired
@@ -155,13 +155,13 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 type ingestReply struct {
 	joined, left, ignored, admitted, inversions int
 	admit                                       admitReply
-	holdsExpired                                int      // item holds ended with the dropped holders
+	holdsExpired                                int      // item holds ended with the expired holders
 	last                                        lineLast // the line's last as the script left it
 }
 
 // decodeIngestReply reads ingest.lua's list reply (its header's "Returns":
 // {joined, left, ignored, admitted, inversions, expiresAt, admittedUsers,
-// dropped, ended, last}).
+// expired, ended, last}).
 func decodeIngestReply(v []any) (ingestReply, error) {
 	var r ingestReply
 	if len(v) != 10 {
@@ -190,7 +190,7 @@ func decodeIngestReply(v []any) (ingestReply, error) {
 
 // ingestArgs returns ingest.lua's arguments for one event's messages,
 // after nowMs and head (ARGV[1], ARGV[2..6]), and how many messages it
-// dropped as applied: a message at or below an earlier offset of its
+// skipped as applied: a message at or below an earlier offset of its
 // partition in msgs (a redelivery in the same batch). The records only raise their partitions'
 // marks; the joins and leaves are listed in columns, one argument per
 // field the common join needs (the partition and offset of each are in
@@ -227,7 +227,7 @@ func ingestArgs(msgs []*queue.LogMessage, drawer *draw.Drawer, last lineLast, no
 	if plain != "" {
 		args = append(args, ingestNotes(listed, last))
 	}
-	return args, b.dropped
+	return args, b.skipped
 }
 
 // ingestPartition is one partition's run in an ingest batch: its triple's
@@ -246,16 +246,16 @@ type ingestEntry struct {
 
 // ingestBatch is one event's messages sorted for ingest.lua: the
 // partitions in the order first met, the joins and leaves to apply, and
-// how many were dropped as redelivered within the batch.
+// how many were skipped as redelivered within the batch.
 type ingestBatch struct {
 	parts   map[int]*ingestPartition
 	order   []int
 	listed  []ingestEntry
-	dropped int
+	skipped int
 }
 
 // newIngestBatch sorts msgs: a message at or below an earlier offset of
-// its partition is dropped (counted unless a record); a record only raises
+// its partition is skipped (counted unless a record); a record only raises
 // its partition's mark; the rest are listed in their order.
 func newIngestBatch(msgs []*queue.LogMessage) ingestBatch {
 	b := ingestBatch{parts: map[int]*ingestPartition{}, listed: make([]ingestEntry, 0, len(msgs))}
@@ -270,7 +270,7 @@ func newIngestBatch(msgs []*queue.LogMessage) ingestBatch {
 			}
 			if m.Offset <= p.high {
 				if !m.Op.Record() {
-					b.dropped++
+					b.skipped++
 				}
 				continue
 			}

@@ -72,7 +72,7 @@ type eventKeys struct {
 
 // admission returns the admission keys, the admission step's: every script
 // that admits (tick.lua, ingest.lua, release.lua) takes them first, in the
-// order admission_keys.lua names them (the hold keys last: a holder dropped
+// order admission_keys.lua names them (the hold keys last: a holder expired
 // loses their holds in the same step).
 func (k eventKeys) admission() []string {
 	return []string{k.config, k.waiting, k.holders, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,

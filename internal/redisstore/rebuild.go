@@ -45,7 +45,7 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
 // stamps, visits, pre-queue, admission counters, item holds and sales with st (its presence is
-// dropped: it is not in the log), sets the applied offsets (OffsetsKey) to
+// left out: it is not in the log), sets the applied offsets (OffsetsKey) to
 // the ends the fold read (st.Ends), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
 // empty at nowMs, so the rebuild adds no burst.

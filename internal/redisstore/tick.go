@@ -102,8 +102,8 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 			r.Admitted = append(r.Admitted, a.user)
 			c.fresh = append(c.fresh, a.user)
 		}
-		r.Dropped = int64(len(t.admit.dropped))
-		c.admitted, c.ended = t.admit.admitted, t.admit.dropped
+		r.Expired = int64(len(t.admit.expired))
+		c.admitted, c.ended = t.admit.admitted, t.admit.expired
 		// A stale triple is user, end of hold, served mark: the place it
 		// left is not known any more; the served mark (at or after it)
 		// stands for it.
@@ -152,12 +152,12 @@ type tickReply struct {
 	admit            admitReply
 	holders, waiting int64          // after the admission
 	stale            []admittedUser // user, renewed end of hold (as score), served mark
-	holdsExpired     int64          // item holds ended with the dropped holders
+	holdsExpired     int64          // item holds ended with the expired holders
 	freeing          []string       // the releases to record again
 }
 
 // decodeTickReply reads tick.lua's list reply (its header's "Returns":
-// {expiresAt, holders, waiting, admitted, dropped, stale, ended, freeing}).
+// {expiresAt, holders, waiting, admitted, expired, stale, ended, freeing}).
 func decodeTickReply(v []any) (tickReply, error) {
 	var t tickReply
 	if len(v) != 8 {

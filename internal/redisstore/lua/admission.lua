@@ -4,7 +4,7 @@
 -- admission_keys.lua, adaptive.lua and this file followed by its own body,
 -- so that every way into a slot keeps the same limits.
 
--- admit(event, now, batch, channel, record) drops holders whose hold
+-- admit(event, now, batch, channel, record) expires holders whose stay
 -- ended (score <= now), then, unless the event is paused, admits
 -- min(capacity - holders, batch, rate budget) users from the head of the
 -- line into holders with score now + staySeconds * 1000. Before
@@ -24,16 +24,16 @@
 -- the log), each admitted user is also put in unrecorded (score now) and
 -- nothing is published: the caller writes the records, then
 -- mark_recorded.lua takes them out of unrecorded and publishes the notice.
--- Until then status.lua shows them no hold, so nobody holds an entry token
+-- Until then status.lua shows them no stay, so nobody holds an entry token
 -- for an admission the log does not have. A holder still unrecorded when
--- its hold ends was never told of it, so the hold does not end: it keeps
+-- its stay ends was never told of it, so the stay does not end: it keeps
 -- its slot (counted in the capacity) until a monitor tick records it and
--- gives it a whole hold from then (tick.lua). An outage of the log longer
--- than a hold therefore spends nobody's turn; while it lasts, the slots
+-- gives it a whole stay from then (tick.lua). An outage of the log longer
+-- than a stay therefore spends nobody's turn; while it lasts, the slots
 -- fill with admissions waiting to be told and admission stops by itself.
 --
 -- While the event is being rebuilt (config.rebuilding) nothing happens:
--- no hold is dropped, nobody is admitted.
+-- no stay ends, nobody is admitted.
 --
 -- The rate is config.admitPerMinute, or for an adaptive event (config
 -- adaptive.targetLatencyMs set) the effective rate control() returns, 0
@@ -48,20 +48,20 @@
 -- current rate: after the rate is lowered no step admits more than the new
 -- burst.
 --
--- A holder dropped loses their item holds in the same step (hold_lib.lua's
+-- An expired holder loses their item holds in the same step (hold_lib.lua's
 -- end_holds): their unconfirmed items are free again.
 --
 -- The holders counted against the capacity are holders and freeing: a slot
 -- released with record '1' is not free until its release record is in the
--- log (release.lua, mark_recorded.lua), or its hold would have ended (then
+-- log (release.lua, mark_recorded.lua), or its stay would have ended (then
 -- the log ends it by itself: the admit record's expiresAt). Otherwise a
 -- successor's admit record could reach the log while the release record is
 -- lost, and a rebuild would restore both holders.
 --
 -- Returns nil when the event has no configuration, else expiresAt, the
--- users whose recorded hold ended (dropped now; never an unrecorded one), the admitted users in
+-- users whose recorded stay ended (expired now; never an unrecorded one), the admitted users in
 -- line order as a flat list of triples: user, place score, served mark, and
--- the number of item holds that ended with the dropped users' slots.
+-- the number of item holds that ended with the expired users' slots.
 local function admit(event, now, batch, channel, record)
   local conf = redis.call('HMGET', K.config, 'capacity', 'staySeconds', 'state', 'admitPerMinute', 'opensAt',
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
@@ -74,22 +74,22 @@ local function admit(event, now, batch, channel, record)
   local capacity, stay = tonumber(conf[1]), tonumber(conf[2] or conf[18])
   local opensAt = tonumber(conf[5] or '0') or 0
   local expires = now + stay * 1000
-  local dropped, admitted, ended = {}, {}, 0
+  local expired, admitted, ended = {}, {}, 0
   if conf[17] then
-    return expires, dropped, admitted, ended
+    return expires, expired, admitted, ended
   end
-  -- A hold still unrecorded was never told: it does not end (its user
-  -- keeps the slot until the hold is recorded, tick.lua, and then gets a
-  -- whole hold).
+  -- A stay still unrecorded was never told: it does not end (its user
+  -- keeps the slot until the stay is recorded, tick.lua, and then gets a
+  -- whole stay).
   for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.holders, '-inf', now)) do
     if not redis.call('ZSCORE', K.unrecorded, user) then
       redis.call('ZREM', K.holders, user)
-      dropped[#dropped + 1] = user
+      expired[#expired + 1] = user
       ended = ended + end_holds(K.holds, K.items, K.sold, user)
     end
   end
   -- A released slot whose release record is not yet in the log is still
-  -- taken (freeing, release.lua), until its hold would have ended.
+  -- taken (freeing, release.lua), until its stay would have ended.
   redis.call('ZREMRANGEBYSCORE', K.freeing, '-inf', now)
   local holders = redis.call('ZCARD', K.holders) + redis.call('ZCARD', K.freeing)
   local room = math.min(capacity - holders, batch)
@@ -127,7 +127,7 @@ local function admit(event, now, batch, channel, record)
     redis.call('HSET', K.control, 'limited', '1')
   end
   if n <= 0 then
-    return expires, dropped, admitted, ended
+    return expires, expired, admitted, ended
   end
   local popped = redis.call('ZPOPMIN', K.waiting, n)
   if #popped > 0 then
@@ -169,5 +169,5 @@ local function admit(event, now, batch, channel, record)
       redis.call('PUBLISH', channel, cjson.encode({eventId = event, expiresAt = expires, users = users}))
     end
   end
-  return expires, dropped, admitted, ended
+  return expires, expired, admitted, ended
 end

@@ -8,8 +8,8 @@
 -- KEYS[4] stats HASH, KEYS[5] seen ZSET, KEYS[6] served ZSET,
 -- KEYS[7] control HASH, KEYS[8] health HASH, KEYS[9] changes LIST,
 -- KEYS[10] unrecorded ZSET (the key waitq:{<eventId>}:unlogged),
--- KEYS[11] holds HASH, KEYS[12] items HASH, KEYS[13] sold HASH (a dropped
--- holder's holds end in the step that drops them: hold_lib.lua's end_holds),
+-- KEYS[11] holds HASH, KEYS[12] items HASH, KEYS[13] sold HASH (an expired
+-- holder's holds end in the step that expires them: hold_lib.lua's end_holds),
 -- KEYS[14] freeing ZSET (released slots whose release record is not yet in
 -- the log: still counted against the capacity), KEYS[15] journal LIST (the
 -- line's journal: journal_lib.lua)

@@ -1,6 +1,6 @@
 -- hold_lib.lua: reading and ending holds, put ahead of hold.lua,
 -- unhold.lua, confirm.lua, item.lua and items.lua, and in the admission
--- step ahead of admission.lua (its admit() ends a dropped holder's holds),
+-- step ahead of admission.lua (its admit() ends an expired holder's holds),
 -- so also ahead of tick.lua, ingest.lua and release.lua (scripts.go).
 --
 -- A hold is the HoldsKey value "<expiresAt>|<user>": the end of the
@@ -47,7 +47,7 @@ local function hold_live(holders, exp, holder, now)
 end
 
 -- end_holds ends user's holds because their slot ended (released, or
--- expired and dropped from holders): their holds not confirmed are deleted,
+-- expired and taken out of holders): their holds not confirmed are deleted,
 -- and their items HASH entry keeps only what they bought. Returns how many
 -- holds it deleted: holds that ended without a confirm or a DELETE
 -- (waitq_holds_expired_total).

@@ -43,7 +43,7 @@
 -- The caller lists each message once, in the order read (joins of users
 -- listed once: by stamp, then user, since their order changes nothing but
 -- the journal's notes), offsets rising within a partition: a message at or
--- below an earlier offset of its partition in the same batch is dropped by
+-- below an earlier offset of its partition in the same batch is skipped by
 -- the caller, as applied.
 --
 -- The offsets: a message at or below its partition's mark in KEYS[17] was
@@ -85,13 +85,13 @@
 -- atomic step that keeps the capacity: there is no second way into a slot.
 --
 -- Returns {joined, left, ignored, admitted, inversions, expiresAt,
--- admittedUsers, dropped, ended, last} where last is the score of the
+-- admittedUsers, expired, ended, last} where last is the score of the
 -- line's last member after the batch as far as it knows (nil: none; a
 -- leave or an admission since may have taken it out), the caller's hint
 -- for its next batch's notes, and ignored counts joins of users who
 -- were already waiting, holding a slot or served, and leaves of users not
 -- waiting, admitted the users the fast track let in, and admittedUsers,
--- dropped and ended are as tick.lua returns them; NO_EVENT when the event has no
+-- expired and ended are as tick.lua returns them; NO_EVENT when the event has no
 -- configuration (unknown or deleted event), STALE_DRAW when ARGV[5] is not
 -- the event's commitment (the caller's draw is stale), REBUILDING while the
 -- event is being rebuilt (config.rebuilding; the caller holds the messages
@@ -342,10 +342,10 @@ for b, count in pairs(delays) do
     redis.call('HINCRBY', K.stats, 'delay:' .. b, count)
   end
 end
-local expires, dropped, admitted, ended = 0, {}, {}, 0
+local expires, expired, admitted, ended = 0, {}, {}, 0
 local batch = tonumber(ARGV[2])
 if batch > 0 then
-  expires, dropped, admitted, ended = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
+  expires, expired, admitted, ended = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
 end
 journal_flush(K.journal)
 -- An overtaken join still waits unless a later message of the batch took
@@ -363,4 +363,4 @@ end
 if inversions > 0 then
   redis.call('HINCRBY', K.stats, 'inversions', inversions)
 end
-return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, dropped, ended, lastScore or false}
+return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, expired, ended, lastScore or false}

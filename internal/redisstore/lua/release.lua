@@ -35,12 +35,12 @@
 -- end_holds): their items not sold are free again (the sold ones stay
 -- among their items).
 --
--- Returns {released, expiresAt, admitted, dropped, ended, served, freeing}:
+-- Returns {released, expiresAt, admitted, expired, ended, served, freeing}:
 -- released 1 when the user held an unexpired slot, else 0 (releasing twice
 -- frees one slot, and nobody frees a slot they did not hold); admitted and
--- dropped as tick.lua returns them (empty unless the freed slot admitted
+-- expired as tick.lua returns them (empty unless the freed slot admitted
 -- someone); ended the item holds that ended with the user's slot and with
--- the dropped users'; served the released admission's served mark (0 when
+-- the expired users'; served the released admission's served mark (0 when
 -- none: what the release record names); freeing the member added to
 -- freeing ('' when none).
 -- REBUILDING while the event is being rebuilt (config.rebuilding): nothing
@@ -70,5 +70,5 @@ local batch = tonumber(ARGV[3])
 if batch <= 0 then
   return {1, 0, {}, {}, ended, served, ''}
 end
-local expires, dropped, admitted, more = admit(ARGV[4], now, batch, ARGV[5], ARGV[6])
-return {1, expires or 0, admitted or {}, dropped or {}, ended + (more or 0), served, ''}
+local expires, expired, admitted, more = admit(ARGV[4], now, batch, ARGV[5], ARGV[6])
+return {1, expires or 0, admitted or {}, expired or {}, ended + (more or 0), served, ''}

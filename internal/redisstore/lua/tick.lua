@@ -25,15 +25,15 @@
 -- it at once: holders never exceed capacity, admissions never exceed the
 -- rate.
 --
--- Returns {expiresAt, holders, waiting, admitted, dropped, stale, ended,
+-- Returns {expiresAt, holders, waiting, admitted, expired, stale, ended,
 -- freeing} (holders and waiting after the admission): admitted a flat list
--- of triples user, place score, served mark; dropped the users whose
+-- of triples user, place score, served mark; expired the users whose
 -- recorded stay ended; stale a flat list of triples user, end of stay
--- (renewed), served mark; ended the item holds that ended with the dropped
+-- (renewed), served mark; ended the item holds that ended with the expired
 -- users' slots (admit()); freeing the restamped members of the releases
 -- to record again. NO_EVENT when the event has no configuration.
 local now = tonumber(ARGV[1])
-local expires, dropped, admitted, ended = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5])
+local expires, expired, admitted, ended = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5])
 if not expires then
   return NO_EVENT
 end
@@ -68,4 +68,4 @@ if cutoff > 0 then
     end
   end
 end
-return {expires, redis.call('ZCARD', K.holders), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing}
+return {expires, redis.call('ZCARD', K.holders), redis.call('ZCARD', K.waiting), admitted, expired, stale, ended, freeing}

@@ -89,7 +89,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	fl.collectErrors(&res)
-	res.gwLogDropped = gw.Dropped()
+	res.gwLogDropped = gw.Discarded()
 	fmt.Fprintln(stdout)
 	printSockets(stdout, &res)
 	return err
