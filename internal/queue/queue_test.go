@@ -96,7 +96,7 @@ func TestRecordsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	admit := queue.NewRecord(queue.OpAdmit, "e1", "u1", 9)
-	admit.ExpiresAt, admit.Score, admit.JoinTS = 99, -5, 4
+	admit.ExpiresAt, admit.Score, admit.ServedMark = 99, -5, 4
 	sweep := queue.NewRecord(queue.OpSweep, "e1", "u1", 9)
 	sweep.Score = 7
 	ev := queue.Event{ID: "e1", Capacity: 3, StaySeconds: 60, State: queue.StatePaused, Partitions: 2, Schedule: queue.Schedule{OpensAt: 5000, PrequeueSeconds: 2}, Seed: &seed}

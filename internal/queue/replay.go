@@ -16,8 +16,8 @@ import (
 // apply live: a join takes a place unless the user waits already (the
 // first place stands), holds a slot whose hold ends after the join's stamp,
 // was admitted after it was stamped (the served mark), or was admitted and
-// the join carries the visit of the join that last took them a place (a
-// try of the admitted visit sent after its admission); a leave removes
+// the join carries the join key of the join that last took them a place (a
+// try of the admitted join sent after its admission); a leave removes
 // the place; an admit record moves the user from the line to a slot until
 // its expiresAt (the latest of an admission written twice) and records its
 // served mark; a release or an expiry ends the
@@ -38,7 +38,7 @@ type Replay struct {
 
 type replayUser struct {
 	wait     int64            // the stamp of the join holding the place; 0: not waiting
-	visit    string           // the visit of the join that last took a place ("": none)
+	joinKey  string           // the join key of the join that last took a place ("": none)
 	served   int64            // the served mark of the last admission; 0: never
 	hold     int64            // the end of the hold; 0: none
 	firstJn  int64            // the earliest join stamp: a drop's pre-queue membership
@@ -74,23 +74,23 @@ func (r *Replay) Apply(m Message) {
 			u.firstJn = m.TS
 		}
 		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 ||
-			(u.served > 0 && m.Visit != "" && m.Visit == u.visit) {
+			(u.served > 0 && m.JoinKey != "" && m.JoinKey == u.joinKey) {
 			return
 		}
 		u.wait = m.TS
-		if m.Visit != "" {
-			u.visit = m.Visit
+		if m.JoinKey != "" {
+			u.joinKey = m.JoinKey
 		}
 	case OpLeave:
 		u.wait = 0
 	case OpAdmit:
 		u.wait = 0
-		if m.JoinTS <= u.served && u.admitted > 0 {
+		if m.ServedMark <= u.served && u.admitted > 0 {
 			// The same admission written twice: by its admitter and by a
 			// monitor tick that recorded it after RecordGrace, which gave
 			// the hold a whole length from then (tick.lua). The later end
 			// stands, unless the hold was given back meanwhile.
-			if m.JoinTS == u.served && u.hold != 0 && m.ExpiresAt > u.hold {
+			if m.ServedMark == u.served && u.hold != 0 && m.ExpiresAt > u.hold {
 				u.hold = m.ExpiresAt
 			}
 			return
@@ -99,12 +99,12 @@ func (r *Replay) Apply(m Message) {
 			u.topScore = m.Score
 		}
 		u.admitted++
-		u.served, u.hold = m.JoinTS, m.ExpiresAt
+		u.served, u.hold = m.ServedMark, m.ExpiresAt
 	case OpRelease:
 		// A release names the admission it ends by its served mark
 		// (joinTs); one written late, after the user's next admission,
 		// ends nothing. Records before it (joinTs 0) end the hold.
-		if m.JoinTS != 0 && m.JoinTS != u.served {
+		if m.ServedMark != 0 && m.ServedMark != u.served {
 			return
 		}
 		u.hold, u.items = 0, nil
@@ -162,9 +162,9 @@ type Rebuilt struct {
 	// the keys of the same names (docs/data.md; the holders' key is named
 	// :active).
 	Waiting, Holders, Served, Prequeue map[string]int64
-	// Visits maps user ids to the visit of the join that last took them a
-	// place (the visits key).
-	Visits map[string]string
+	// JoinKeys maps user ids to the join key of the join that last took
+	// them a place (the key :visits).
+	JoinKeys map[string]string
 	// AdmittedTotal counts the admissions; AdmittedMaxScore is the highest
 	// place admitted from (0 when nobody was).
 	AdmittedTotal, AdmittedMaxScore int64
@@ -191,8 +191,8 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		Event:        r.Config.ConfiguredEvent(),
 		ConfiguredAt: r.Config.TS,
 		Waiting:      map[string]int64{}, Holders: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
-		Visits: map[string]string{},
-		Holds:  map[string]Hold{}, Sold: map[string]string{},
+		JoinKeys: map[string]string{},
+		Holds:    map[string]Hold{}, Sold: map[string]string{},
 	}
 	var drawer *draw.Drawer
 	if st.Event.Seed != nil && st.Event.OpensAt > 0 {
@@ -213,8 +213,8 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		default:
 			st.Waiting[id] = u.wait
 		}
-		if u.visit != "" {
-			st.Visits[id] = u.visit
+		if u.joinKey != "" {
+			st.JoinKeys[id] = u.joinKey
 		}
 		if u.hold > nowMs {
 			st.Holders[id] = u.hold

@@ -34,8 +34,8 @@ func join(user string, ts int64) queue.Message {
 	return queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: "e1", UserID: user, TS: ts}
 }
 
-func admitRec(user string, ts, expires, joinTS int64) queue.Message {
-	return record(queue.OpAdmit, user, ts, func(m *queue.Message) { m.ExpiresAt, m.Score, m.JoinTS = expires, joinTS, joinTS })
+func admitRec(user string, ts, expires, servedMark int64) queue.Message {
+	return record(queue.OpAdmit, user, ts, func(m *queue.Message) { m.ExpiresAt, m.Score, m.ServedMark = expires, servedMark, servedMark })
 }
 
 // TestReplayFoldsTheLog: each kind of message does to the fold what it did
@@ -127,7 +127,7 @@ func TestReplayKeepsTheRenewedHold(t *testing.T) {
 func TestALateReleaseEndsOnlyItsAdmission(t *testing.T) {
 	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	release := func(user string, ts, served int64) queue.Message {
-		return record(queue.OpRelease, user, ts, func(m *queue.Message) { m.JoinTS = served })
+		return record(queue.OpRelease, user, ts, func(m *queue.Message) { m.ServedMark = served })
 	}
 	st := fold(t, 1000, queue.NewConfigRecord(ev, 1),
 		join("again", 10), admitRec("again", 20, 4000, 20), join("again", 30), admitRec("again", 40, 6000, 40), release("again", 41, 20),
@@ -207,7 +207,7 @@ func TestReplayKeepsTheVisit(t *testing.T) {
 	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	visit := func(user string, ts int64, v string) queue.Message {
 		m := join(user, ts)
-		m.Visit = v
+		m.JoinKey = v
 		return m
 	}
 	st := fold(t, 100, queue.NewConfigRecord(ev, 1),
@@ -217,7 +217,7 @@ func TestReplayKeepsTheVisit(t *testing.T) {
 	if want := map[string]int64{"again": 40}; !maps.Equal(st.Waiting, want) {
 		t.Errorf("waiting %v, want %v: only the new visit takes a place", st.Waiting, want)
 	}
-	if want := map[string]string{"retried": "a", "again": "c"}; !maps.Equal(st.Visits, want) {
-		t.Errorf("visits %v, want %v", st.Visits, want)
+	if want := map[string]string{"retried": "a", "again": "c"}; !maps.Equal(st.JoinKeys, want) {
+		t.Errorf("visits %v, want %v", st.JoinKeys, want)
 	}
 }

@@ -124,7 +124,7 @@ func TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten(t *testing.T) {
 		t.Fatalf("tick after the release was written: %+v, want u1 admitted", r)
 	}
 	for _, m := range rec.records() {
-		if m.Op == queue.OpRelease && m.JoinTS == 0 {
+		if m.Op == queue.OpRelease && m.ServedMark == 0 {
 			t.Errorf("release record %+v names no admission", m)
 		}
 	}
@@ -197,7 +197,7 @@ func TestARebuildKeepsTheVisits(t *testing.T) {
 	putLine(t, s, ev, 1, 10, 0)
 	visit := func(ts int64, v string) queue.Message {
 		m := msg(queue.OpJoin, ev, "u0", ts)
-		m.Visit = v
+		m.JoinKey = v
 		return m
 	}
 	first := visit(100, "visit-a")
@@ -218,7 +218,7 @@ func TestARebuildKeepsTheVisits(t *testing.T) {
 		t.Fatal(err)
 	}
 	rebuild(t, s, ev, e, append([]queue.Message{first}, rec.records()...), 1600)
-	if got := c.HGet(ctx, redisstore.VisitsKey(ev), "u0").Val(); got != "visit-a" {
+	if got := c.HGet(ctx, redisstore.JoinKeysKey(ev), "u0").Val(); got != "visit-a" {
 		t.Fatalf("visit after the rebuild %q, want visit-a", got)
 	}
 	res, err := rs.Ingest(ctx, []queue.Message{visit(1200, "visit-a")}, 2000)

@@ -115,7 +115,7 @@ func TestRetryOfTheAdmittedVisitSentAfterTheAdmission(t *testing.T) {
 	putLine(t, s, ev, 1, 10, 0)
 	visit := func(ts int64, v string) queue.Message {
 		m := msg(queue.OpJoin, ev, "u0", ts)
-		m.Visit = v
+		m.JoinKey = v
 		return m
 	}
 	if res, err := s.Ingest(ctx, []queue.Message{visit(100, "visit-a")}, 200); err != nil || res.Joined != 1 {

@@ -132,7 +132,7 @@ func putBatchEvent(t *testing.T, s *redisstore.Store, c redis.UniversalClient, e
 	p.ZAdd(ctx, redisstore.ServedKey(ev), redis.Z{Score: float64(batchNow - 2_000), Member: "u0"}, redis.Z{Score: float64(batchNow - 90_000), Member: "u1"},
 		redis.Z{Score: float64(batchNow - 500_000), Member: "u2"})
 	p.ZAdd(ctx, redisstore.HoldersKey(ev), redis.Z{Score: float64(batchNow + 58_000), Member: "u0"}, redis.Z{Score: float64(batchNow - 30_000), Member: "u1"})
-	p.HSet(ctx, redisstore.VisitsKey(ev), "u1", "v1")
+	p.HSet(ctx, redisstore.JoinKeysKey(ev), "u1", "v1")
 	if _, err := p.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func randomBatch(rng *rand.Rand, ev string, drop bool) []queue.Message {
 			continue
 		}
 		m := msg(queue.OpJoin, ev, user, ts)
-		m.Visit = []string{"", "v1", "v2"}[rng.IntN(3)]
+		m.JoinKey = []string{"", "v1", "v2"}[rng.IntN(3)]
 		msgs[i] = m
 	}
 	return msgs
@@ -170,7 +170,7 @@ func plainBatch(rng *rand.Rand, ev string, kind int) []queue.Message {
 	for i := range msgs {
 		m := msg(queue.OpJoin, ev, fmt.Sprintf("p%02d", i), batchNow-3_000+int64(i)*50)
 		if rng.IntN(2) == 0 {
-			m.Visit = fmt.Sprintf("pv%d", i)
+			m.JoinKey = fmt.Sprintf("pv%d", i)
 		}
 		msgs[i] = m
 	}
@@ -271,7 +271,7 @@ func readState(t *testing.T, c redis.UniversalClient, ev string) state {
 	}
 	st := state{waiting: zmap(redisstore.WaitingKey(ev)), prequeue: zmap(redisstore.PrequeueKey(ev))}
 	var err error
-	if st.visits, err = c.HGetAll(ctx, redisstore.VisitsKey(ev)).Result(); err != nil {
+	if st.visits, err = c.HGetAll(ctx, redisstore.JoinKeysKey(ev)).Result(); err != nil {
 		t.Fatal(err)
 	}
 	if st.stats, err = c.HGetAll(ctx, redisstore.StatsKey(ev)).Result(); err != nil {

@@ -143,7 +143,7 @@ func fillJoins(msgs []queue.LogMessage, offsets *[6]int64, round int, visits boo
 		seq := round*len(msgs) + i
 		m := queue.Message{V: 1, Op: queue.OpJoin, EventID: "sale1", UserID: fmt.Sprintf("u%d-%d", round, i), TS: int64(seq + 1)}
 		if visits {
-			m.Visit = fmt.Sprintf("8f14e45f-ceea-467f-a8f0-%012d", seq)
+			m.JoinKey = fmt.Sprintf("8f14e45f-ceea-467f-a8f0-%012d", seq)
 		}
 		msgs[i] = queue.LogMessage{Message: m, Partition: p, Offset: offsets[p]}
 	}

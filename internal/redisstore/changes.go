@@ -58,7 +58,7 @@ func freeingRelease(event, member string, nowMs int64) (queue.Message, error) {
 		return queue.Message{}, fmt.Errorf("bad freeing member %q", member)
 	}
 	m := queue.NewRecord(queue.OpRelease, event, user, nowMs)
-	m.JoinTS = mark
+	m.ServedMark = mark
 	return m, nil
 }
 
@@ -68,7 +68,7 @@ func (c changes) step(nowMs int64) queue.Changes {
 	out := queue.Changes{EventID: c.event, Fresh: c.fresh, Freeing: c.freed}
 	for _, a := range c.admitted {
 		m := queue.NewRecord(queue.OpAdmit, c.event, a.user, nowMs)
-		m.ExpiresAt, m.Score, m.JoinTS = a.expires, a.score, a.served
+		m.ExpiresAt, m.Score, m.ServedMark = a.expires, a.score, a.served
 		out.Records = append(out.Records, m)
 		out.Admitted = append(out.Admitted, a.user)
 	}

@@ -107,7 +107,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 		var args []any
 		args, skipped[i] = ingestArgs(byEv[ev], drawer, s.lasts.get(ev), nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, recordArg(recorded))
 		k := keysOf(ev)
-		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.visits), args}
+		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.joinKeys), args}
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
@@ -204,7 +204,7 @@ func ingestArgs(msgs []*queue.LogMessage, drawer *draw.Drawer, last lineLast, no
 	once, plain := b.shape()
 	where, buckets, histogram := ingestPositions(listed, nowMs)
 	cols, columns := 2, ""
-	if slices.ContainsFunc(listed, func(e ingestEntry) bool { return e.m.Visit != "" }) {
+	if slices.ContainsFunc(listed, func(e ingestEntry) bool { return e.m.JoinKey != "" }) {
 		cols, columns = cols+1, "v"
 	}
 	if drawer != nil {
@@ -342,7 +342,7 @@ func ingestPositions(listed []ingestEntry, nowMs int64) (where, buckets, histogr
 }
 
 // ingestColumns appends listed's columns to args: the users, the stamps
-// ("-" for a leave), the visits when columns has "v", the drawn scores
+// ("-" for a leave), the join keys when columns has "v", the drawn scores
 // ("" for a leave) when it has "d".
 func ingestColumns(args []any, listed []ingestEntry, columns string, drawer *draw.Drawer) []any {
 	for _, e := range listed {
@@ -357,7 +357,7 @@ func ingestColumns(args []any, listed []ingestEntry, columns string, drawer *dra
 	}
 	if strings.Contains(columns, "v") {
 		for _, e := range listed {
-			args = append(args, e.m.Visit)
+			args = append(args, e.m.JoinKey)
 		}
 	}
 	if drawer != nil {

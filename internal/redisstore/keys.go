@@ -66,7 +66,7 @@ func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:releas
 type eventKeys struct {
 	config, waiting, holders, stats, seen, served, prequeue string
 	control, health, changes, unrecorded, freeing           string
-	holds, sold, items, offsets, released, visits           string
+	holds, sold, items, offsets, released, joinKeys         string
 	journal, gateways                                       string
 }
 
@@ -98,7 +98,7 @@ func keysOf(eventID string) eventKeys {
 		items:      ItemsKey(eventID),
 		offsets:    OffsetsKey(eventID),
 		released:   ReleasedKey(eventID),
-		visits:     VisitsKey(eventID),
+		joinKeys:   JoinKeysKey(eventID),
 		journal:    JournalKey(eventID),
 		gateways:   GatewaysKey(eventID),
 	}
@@ -110,8 +110,9 @@ func JournalKey(eventID string) string { return "waitq:{" + eventID + "}:journal
 // GatewaysKey is the gateways reading eventID's line, a ZSET (docs/data.md#keys).
 func GatewaysKey(eventID string) string { return "waitq:{" + eventID + "}:gateways" }
 
-// VisitsKey is eventID's users' visits, a HASH (docs/data.md#keys).
-func VisitsKey(eventID string) string { return "waitq:{" + eventID + "}:visits" }
+// JoinKeysKey is eventID's users' join keys, a HASH named :visits
+// (docs/data.md#keys).
+func JoinKeysKey(eventID string) string { return "waitq:{" + eventID + "}:visits" }
 
 // SpentKey is eventID's spent one-time proofs, a ZSET (docs/data.md#keys).
 func SpentKey(eventID string) string { return "waitq:{" + eventID + "}:spent" }

@@ -44,7 +44,7 @@ func (s *Store) BeginRebuild(ctx context.Context, eventID string, nowMs int64) e
 
 // WriteRebuilt replaces the event's configuration (unless the one stored
 // is newer: stamped after the log's latest config record), line, holds, served
-// stamps, visits, pre-queue, admission counters, item holds and sales with st (its presence is
+// stamps, join keys, pre-queue, admission counters, item holds and sales with st (its presence is
 // left out: it is not in the log), sets the applied offsets (OffsetsKey) to
 // the ends the fold read (st.Ends), and registers the event. The rebuild
 // mark stays: EndRebuild removes it. The rate's token bucket restarts
@@ -83,7 +83,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Unlink(ctx, k.waiting, k.holders, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits) // freed in the background: a line of millions
+	p.Unlink(ctx, k.waiting, k.holders, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.joinKeys) // freed in the background: a line of millions
 	for part, end := range st.Ends {
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
@@ -115,15 +115,15 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	if len(unrecorded) > 0 {
 		p.ZAdd(ctx, k.unrecorded, unrecorded...)
 	}
-	visits := make([]any, 0, 2*rebuildChunk)
-	for user, visit := range maps.All(st.Visits) {
-		if visits = append(visits, user, visit); len(visits) == 2*rebuildChunk {
-			p.HSet(ctx, k.visits, visits...)
-			visits = make([]any, 0, 2*rebuildChunk)
+	keys := make([]any, 0, 2*rebuildChunk)
+	for user, key := range maps.All(st.JoinKeys) {
+		if keys = append(keys, user, key); len(keys) == 2*rebuildChunk {
+			p.HSet(ctx, k.joinKeys, keys...)
+			keys = make([]any, 0, 2*rebuildChunk)
 		}
 	}
-	if len(visits) > 0 {
-		p.HSet(ctx, k.visits, visits...)
+	if len(keys) > 0 {
+		p.HSet(ctx, k.joinKeys, keys...)
 	}
 	if _, err := p.Exec(ctx); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
@@ -200,7 +200,7 @@ func (s *Store) keepFreeing(ctx context.Context, st *queue.Rebuilt, nowMs int64)
 		if err != nil {
 			return err
 		}
-		if _, held := st.Holders[m.UserID]; !held || st.Served[m.UserID] != m.JoinTS {
+		if _, held := st.Holders[m.UserID]; !held || st.Served[m.UserID] != m.ServedMark {
 			continue
 		}
 		delete(st.Holders, m.UserID)

@@ -53,7 +53,7 @@ func (s *Store) release(ctx context.Context, eventID, userID string, nowMs int64
 	c := r.admit.changes(eventID)
 	if r.released {
 		m := queue.NewRecord(queue.OpRelease, eventID, userID, nowMs)
-		m.JoinTS = r.served
+		m.ServedMark = r.served
 		c.other = append(c.other, m)
 	}
 	if r.freeing != "" {

@@ -164,7 +164,7 @@ func (u *user) joinOnce(ctx context.Context, p *node) (ok, retry bool) {
 	c := u.c
 	at := time.Now()
 	jctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	j, ref, err := c.api(p).JoinVisit(jctx, u.event, u.id, u.visit)
+	j, ref, err := c.api(p).JoinWithKey(jctx, u.event, u.id, u.visit)
 	cancel()
 	rec := joinRecord(u.event, u.id, at, j.JoinedAt, ref, err)
 	rec.Visit = u.visit

@@ -8,7 +8,7 @@
 -- KEYS[8] control HASH, KEYS[9] health HASH, KEYS[10] changes LIST,
 -- KEYS[11] unrecorded ZSET, KEYS[12] tombstone STRING, KEYS[13] holds HASH,
 -- KEYS[14] sold HASH, KEYS[15] items HASH, KEYS[16] offsets HASH, KEYS[17] released ZSET,
--- KEYS[18] spent ZSET, KEYS[19] door HASH, KEYS[20] visits HASH, KEYS[21] freeing ZSET,
+-- KEYS[18] spent ZSET, KEYS[19] door HASH, KEYS[20] join keys HASH (:visits), KEYS[21] freeing ZSET,
 -- KEYS[22] series ZSET, KEYS[23] journal LIST, KEYS[24] gateways ZSET
 -- ARGV[1] now (unix ms)
 --

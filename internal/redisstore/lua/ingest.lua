@@ -6,7 +6,7 @@
 --
 -- KEYS[1..15] the admission keys (admission_keys.lua), KEYS[16] prequeue ZSET,
 -- KEYS[17] offsets HASH (partition -> the highest offset applied),
--- KEYS[18] visits HASH (user -> the visit of the join that last queued them)
+-- KEYS[18] join keys HASH (the key :visits; user -> the join key of the join that last queued them)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -16,7 +16,7 @@
 -- ARGV[6] record ('1': the caller records the fast track's admissions in
 -- the log, admission.lua)
 -- ARGV[7] n, the joins and leaves listed (records are not listed)
--- ARGV[8] the columns after userId and stamp: 'v' visits, 'd' drawn
+-- ARGV[8] the columns after userId and stamp: 'v' join keys, 'd' drawn
 -- scores, 'vd' both ('': neither)
 -- ARGV[9] '1' when no user is listed twice ('': some may be)
 -- ARGV[10] '1' when the batch is plain: joins only, their (stamp, user)
@@ -31,7 +31,7 @@
 -- 1..p, the triple it was read from; 0 and -1: not from the log), read
 -- only when a partition's mark is at or above its low
 -- then columns of n: userId; stamp (unix ms; '-' for a leave); with 'v'
--- the visit (a join's Idempotency-Key, '' none: without the column, none
+-- the join key (a join's Idempotency-Key, '' none: without the column, none
 -- has one); with 'd' the drawn score (package draw's Score of the user;
 -- the caller knows of a draw)
 -- then, when ARGV[10] is '1', the notes of the joins listed: "+<stamp>
@@ -62,8 +62,8 @@
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
 -- while a new join after a release (stamped later) queues again, unless it
--- carries the visit of the join that queued the user last (KEYS[18], kept
--- when a join is added): then it is a try of that admitted visit sent after
+-- carries the join key of the join that queued the user last (KEYS[18], kept
+-- when a join is added): then it is a try of that admitted join sent after
 -- the admission (a retry of a try answered 503 that landed), and queues
 -- nobody. A leave removes the user from the waiting line.
 --
@@ -122,15 +122,15 @@ end
 local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
 local n, once, plain = tonumber(ARGV[7]), ARGV[9] == '1', ARGV[10] == '1'
-local visited, drawn = string.find(ARGV[8], 'v', 1, true) ~= nil, string.find(ARGV[8], 'd', 1, true) ~= nil
+local keyed, drawn = string.find(ARGV[8], 'v', 1, true) ~= nil, string.find(ARGV[8], 'd', 1, true) ~= nil
 local parts = tonumber(ARGV[13])
 -- The columns: ARGV[U + i] is message i's user, ARGV[S + i] its stamp,
--- ARGV[V + i] its visit, ARGV[D + i] its drawn score.
+-- ARGV[V + i] its join key, ARGV[D + i] its drawn score.
 local U = 14 + 3 * parts
 local S, V = U + n, U + 2 * n
-local D = visited and U + 3 * n or V
+local D = keyed and U + 3 * n or V
 -- ARGV[T] is a plain batch's notes, after the last column.
-local T = U + (2 + (visited and 1 or 0) + (drawn and 1 or 0)) * n + 1
+local T = U + (2 + (keyed and 1 or 0) + (drawn and 1 or 0)) * n + 1
 
 -- The marks: each partition's is raised to its high; the messages of a
 -- partition whose low is at or below its mark are found in the where list,
@@ -157,7 +157,7 @@ for b, count in string.gmatch(ARGV[11], '(%d+) (%d+) ') do
   delays[tonumber(b)] = tonumber(count)
 end
 local joined, left, ignored = 0, 0, 0
-local adds, removes, preAdded, visits, overtaken = {}, {}, {}, {}, {}
+local adds, removes, preAdded, joinKeys, overtaken = {}, {}, {}, {}, {}
 -- cur: the general step's last change of each user it changed (below).
 local cur
 
@@ -211,12 +211,12 @@ if plain and n > 0 and not skip then
   for i = 1, n do
     adds[2 * i - 1], adds[2 * i] = ARGV[S + i], ARGV[U + i]
   end
-  if visited then
+  if keyed then
     for i = 1, n do
-      local visit = ARGV[V + i]
-      if visit ~= '' then
-        visits[#visits + 1] = ARGV[U + i]
-        visits[#visits + 1] = visit
+      local key = ARGV[V + i]
+      if key ~= '' then
+        joinKeys[#joinKeys + 1] = ARGV[U + i]
+        joinKeys[#joinKeys + 1] = key
       end
     end
   end
@@ -226,7 +226,7 @@ else
   -- line), unless each user is listed once; the others are at
   -- waitingAt[i]. adds and removes are the changes while nobody is changed
   -- twice (again: then they are worked out afresh).
-  local preCur, visitOf, again = {}, {}, false
+  local preCur, keyOf, again = {}, {}, false
   cur = {}
   -- notAdded takes message i's join out of the delays.
   local function notAdded(i)
@@ -259,7 +259,7 @@ else
     else
       -- The score goes to ZADD as the caller's string (no number
       -- formatting); place is its value.
-      local visit, ts = visited and ARGV[V + i] or '', tonumber(stamp)
+      local key, ts = keyed and ARGV[V + i] or '', tonumber(stamp)
       local score, place = stamp, ts
       if drawn and ts < opensAt and ARGV[D + i] ~= '' then
         score = ARGV[D + i]
@@ -281,11 +281,11 @@ else
           refused = true
         elseif ts <= tonumber(served) then
           refused = true
-        elseif visit ~= '' and (visitOf[user] or redis.call('HGET', KEYS[18], user)) == visit then
-          -- a try of the visit that was admitted, sent after its admission
+        elseif key ~= '' and (keyOf[user] or redis.call('HGET', KEYS[18], user)) == key then
+          -- a try of the join that was admitted, sent after its admission
           refused = true
-        elseif visit ~= '' then
-          visitOf[user] = visit
+        elseif key ~= '' then
+          keyOf[user] = key
         end
       end
       if refused then
@@ -303,9 +303,9 @@ else
         else
           lastScore, lastUser = place, user
         end
-        if visit ~= '' then
-          visits[#visits + 1] = user
-          visits[#visits + 1] = visit
+        if key ~= '' then
+          joinKeys[#joinKeys + 1] = user
+          joinKeys[#joinKeys + 1] = key
         end
         if maxAdmitted and place < maxAdmitted then
           overtaken[#overtaken + 1] = user
@@ -336,7 +336,7 @@ end
 bulk_write('ZREM', K.waiting, removes)
 bulk_write('ZADD', K.waiting, adds)
 bulk_write('ZADD', KEYS[16], preAdded, 'NX')
-bulk_write('HSET', KEYS[18], visits)
+bulk_write('HSET', KEYS[18], joinKeys)
 for b, count in pairs(delays) do
   if count > 0 then
     redis.call('HINCRBY', K.stats, 'delay:' .. b, count)

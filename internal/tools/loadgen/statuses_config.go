@@ -145,6 +145,6 @@ func statusesUser(run uint64, i int) string {
 func statusesJoin(event string, run uint64, i int, base int64) queue.Message {
 	return queue.Message{
 		V: queue.MessageVersion, Op: queue.OpJoin, EventID: event, UserID: statusesUser(run, i),
-		TS: base + int64(i), Visit: fmt.Sprintf("%016x%016x", run, i),
+		TS: base + int64(i), JoinKey: fmt.Sprintf("%016x%016x", run, i),
 	}
 }
