@@ -39,7 +39,7 @@ const (
 	// OpHold records Item held for the user until ExpiresAt (the end of
 	// their slot then); the hold ends earlier with the slot.
 	OpHold Op = "hold"
-	// OpUnhold records Item given back by its holder.
+	// OpUnhold records Item given back by its buyer.
 	OpUnhold Op = "unhold"
 	// OpSold records Item sold to the user: never held again.
 	OpSold Op = "sold"

@@ -26,7 +26,7 @@ import (
 // sells it (an item sold to two users, which only a sale Redis lost can
 // make, is the first one's: the earlier stamp), an unsold record undoes
 // the user's sale of it; a release or an expiry of the user's slot ends
-// their holds (a hold is live only while its holder's slot is).
+// their holds (a hold is live only while its buyer's slot is).
 type Replay struct {
 	users map[string]*replayUser
 	// Config is the latest config record (nil: none read).
@@ -168,7 +168,7 @@ type Rebuilt struct {
 	// AdmittedTotal counts the admissions; AdmittedMaxScore is the highest
 	// place admitted from (0 when nobody was).
 	AdmittedTotal, AdmittedMaxScore int64
-	// Holds are the items held live (their holder's slot and the hold
+	// Holds are the items held live (their buyer's slot and the hold
 	// both ending after now), Sold the items sold, item -> buyer (of two
 	// buyers, the one whose sale was recorded first).
 	Holds map[string]Hold

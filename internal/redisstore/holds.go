@@ -228,7 +228,7 @@ func decodeItemsReply(v []string) map[string]queue.ItemState {
 }
 
 // Item returns the state of item in eventID at nowMs (item.lua): sold to
-// its buyer, held live until its end by its holder, or free.
+// its buyer, held live until its end by its buyer, or free.
 func (s *Store) Item(ctx context.Context, eventID, item string, nowMs int64) (queue.ItemHold, error) {
 	k := keysOf(eventID)
 	v, err := runScript(ctx, s.c, itemScript, []string{k.config, k.holders, k.holds, k.sold}, item, nowMs).Result()

@@ -30,8 +30,8 @@ local cur = redis.call('HGET', KEYS[4], item)
 if not cur then
   return NOT_HOLDER
 end
-local exp, holder = parse_hold(cur)
-if holder ~= user or exp <= now then
+local exp, buyer = parse_hold(cur)
+if buyer ~= user or exp <= now then
   return NOT_HOLDER
 end
 redis.call('HDEL', KEYS[4], item)

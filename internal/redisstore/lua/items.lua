@@ -15,8 +15,8 @@ end
 local holds = redis.call('HGETALL', KEYS[2])
 local now = tonumber(ARGV[1])
 for i = 1, #holds, 2 do
-  local exp, holder = parse_hold(holds[i + 1])
-  if hold_live(KEYS[1], exp, holder, now) then
+  local exp, buyer = parse_hold(holds[i + 1])
+  if hold_live(KEYS[1], exp, buyer, now) then
     out[#out + 1] = holds[i]
     out[#out + 1] = 'held'
   end

@@ -21,8 +21,8 @@ local cur = redis.call('HGET', KEYS[3], item)
 if not cur then
   return {0, 0}
 end
-local exp, holder = parse_hold(cur)
-if holder == user then
+local exp, buyer = parse_hold(cur)
+if buyer == user then
   redis.call('HDEL', KEYS[3], item)
   local kept = {}
   for _, it in ipairs(user_items(KEYS[5], user)) do
@@ -36,7 +36,7 @@ if holder == user then
   end
   return {1, 0}
 end
-if hold_live(KEYS[2], exp, holder, now) then
+if hold_live(KEYS[2], exp, buyer, now) then
   return NOT_HOLDER
 end
 return {0, 0}
