@@ -159,7 +159,7 @@ func (l jwtLibrary) verify(t *testing.T, jwks, iss string, cases map[string]jwtC
 // signed verifies with JWT libraries nobody here wrote, in two other
 // runtimes (PyJWT, and Node's jose), each fed the gateway's JWKS; each
 // also refuses it tampered, for another event, from another issuer and,
-// once its hold has ended, expired.
+// once its stay has ended, expired.
 func TestEntryTokenVerifiesWithJWTLibraries(t *testing.T) {
 	const iss = "https://queue.example.test"
 	sys := testsys.Start(t, testsys.Options{})

@@ -97,7 +97,7 @@ type ReleasedResponse struct {
 }
 
 // released serves the refusal list of an event (ReleasedResponse): every
-// admission released before its hold ended, until it ends. An unknown event
+// admission released before its stay ended, until it ends. An unknown event
 // has none.
 func (s *Server) released(c echo.Context) error {
 	ev := c.Param("eventId")

@@ -131,7 +131,7 @@ func TestRateHoldsAcrossTwoGateways(t *testing.T) {
 	if len(held) != users {
 		t.Fatalf("%d of %d admitted after six minutes at %d a minute", len(held), users, perMinute)
 	}
-	// Admission time (seconds after start) of each user, from its hold's end.
+	// Admission time (seconds after start) of each user, from its stay's end.
 	at := make(map[string]int64, users)
 	for _, z := range held {
 		at[z.Member.(string)] = (int64(z.Score) - staySeconds*1000 - start.UnixMilli()) / 1000

@@ -242,7 +242,7 @@ func tinyReceiveBuffer() *net.Dialer {
 }
 
 // TestAdmissionToldAfterItsHoldSendsNoToken: an admission whose notice
-// reaches the gateway only after its hold ended (Redis froze between the
+// reaches the gateway only after its stay ended (Redis froze between the
 // admission and its reply, as the fault campaign saw after Redis pauses)
 // sends no admitted frame with an already dead token: the user is told
 // "expired", and the gateway counts it.
@@ -257,7 +257,7 @@ func TestAdmissionToldAfterItsHoldSendsNoToken(t *testing.T) {
 	c := e.connect(t, ev, "late")
 	c.Status(waiting(1, 1), 10*time.Second)
 
-	// The admission runs as of a moment more than a hold ago, so its
+	// The admission runs as of a moment more than a stay ago, so its
 	// notice carries a hold that has already ended when it arrives.
 	hold := time.Duration(created.StaySeconds) * time.Second
 	then := e.clock.Now().Add(-hold - time.Second).UnixMilli()

@@ -17,7 +17,7 @@ const (
 	StatePrequeue  UserState = "prequeue"   // in a drop's pre-queue: no place until the draw at the opening
 	StateWaiting   UserState = "waiting"    // in line
 	StateAdmitted  UserState = "admitted"   // holding a slot
-	StateExpired   UserState = "expired"    // the hold ended or was released
+	StateExpired   UserState = "expired"    // the stay ended or was released
 	StateNotQueued UserState = "not_queued" // not in line
 	// StateRebuilding: the event's live state is being rebuilt from its
 	// log; no place can be told and nobody is admitted until it ends.
@@ -126,7 +126,7 @@ func appendStatus(b []byte, f *StatusFrame) []byte {
 // admission's token again.
 func admittedID(expiresAt int64) string { return "a" + strconv.FormatInt(expiresAt, 10) }
 
-// parseAdmittedID returns the hold end an admitted frame's id names, or 0
+// parseAdmittedID returns the stay end an admitted frame's id names, or 0
 // when id is not such an id (a malformed Last-Event-ID is ignored).
 func parseAdmittedID(id string) int64 {
 	digits, ok := strings.CutPrefix(id, "a")

@@ -188,7 +188,7 @@ func (s *Server) pollStatus(c echo.Context) error {
 func (s *Server) admissionPace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
 	p := s.admissionRate(e, event, b, nowMs)
 	if e != nil {
-		p.hold = int64(e.StaySeconds)
+		p.stay = int64(e.StaySeconds)
 	}
 	return p
 }

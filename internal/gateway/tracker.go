@@ -175,7 +175,7 @@ func (t *Tracker) read(ctx context.Context, eventID string, l *line, users []str
 		raw[u] = p
 		delete(l.known, u)
 		l.unfollow(u)
-		// Followed: waiting with no hold, read at a point the elements
+		// Followed: waiting with no stay, read at a point the elements
 		// kept reach back to.
 		if p.Rank >= 0 && p.StayUntil < 0 && !p.Unrecorded && p.At.Epoch == l.pos.Epoch && p.At.Seq >= l.base && p.At.Seq <= l.pos.Seq {
 			again := nowMs + rereadMs + rand.Int64N(rereadJitterMs)
@@ -309,7 +309,7 @@ func (l *line) trim() {
 }
 
 // slotAt is status.lua's slot_at for a followed user at rank, from the
-// ends of the holds running: when a slot frees for them if every holder
+// ends of the stays running: when a slot frees for them if every holder
 // keeps theirs to the end (0: one is free).
 func slotAt(h queue.Head, ends []int64, rank int64) int64 {
 	holders := int64(len(ends))

@@ -43,7 +43,7 @@ type Adaptive struct {
 	StepMs int `json:"stepMs"`
 	// MaxSettleSeconds bounds how long an increase waits for the users of
 	// the last change to weigh on the shop: the average time a slot is held
-	// at the current rate (holders / rate, Little's law), at most the hold
+	// at the current rate (holders / rate, Little's law), at most the stay
 	// and at most this.
 	MaxSettleSeconds int `json:"maxSettleSeconds"`
 	// SignalTimeoutSeconds is how old the newest report may be before the

@@ -135,7 +135,7 @@ type GatewayStore interface {
 	Ping(ctx context.Context) error
 }
 
-// ReleasedKeep is how long past its hold's end a released admission stays
+// ReleasedKeep is how long past its stay's end a released admission stays
 // listed (Store.Released): a guard accepts a token until its end plus the
 // difference of clocks it tolerates (pkg/entry's DefaultSkew), so it must
 // be able to refuse a released one as long. Shorter, a released token
@@ -143,15 +143,15 @@ type GatewayStore interface {
 const ReleasedKeep = 2 * time.Second
 
 // ReleasedAdmission is an admission whose slot was released before its
-// hold ended; its token's jti is entry.AdmissionID(event, UserID, StayUntil).
+// stay ended; its token's jti is entry.AdmissionID(event, UserID, StayUntil).
 type ReleasedAdmission struct {
 	UserID    string
-	StayUntil int64 // end of the released hold (unix ms)
+	StayUntil int64 // end of the released stay (unix ms)
 }
 
 // AdmissionNotice is the news of one admission step, published on the
 // admissions channel to every gateway: the users let in, in line order,
-// and the end of their hold.
+// and the end of their stay.
 type AdmissionNotice struct {
 	EventID   string   `json:"eventId"`
 	ExpiresAt int64    `json:"expiresAt"` // unix ms
@@ -161,7 +161,7 @@ type AdmissionNotice struct {
 // TickRequest is one slot-monitor tick over several events.
 type TickRequest struct {
 	EventIDs []string
-	NowMs    int64 // the tick's time (unix ms): holds end before it, new ones run from it
+	NowMs    int64 // the tick's time (unix ms): stays end before it, new ones run from it
 	// AdmitBatch is the most users one event admits in the tick.
 	AdmitBatch int
 	// PresenceCutoffMs removes waiting users last seen before it (unix ms):
@@ -182,7 +182,7 @@ type TickRequest struct {
 type TickResult struct {
 	EventID   string
 	Admitted  []string // moved from the head of the line into slots, in order
-	ExpiresAt int64    // end of the admitted users' hold (unix ms)
+	ExpiresAt int64    // end of the admitted users' stay (unix ms)
 	Expired   int64    // holders whose stay had ended
 	Holders   int64    // users holding a slot after the tick
 	Waiting   int64    // users waiting after the tick

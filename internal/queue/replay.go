@@ -40,7 +40,7 @@ type replayUser struct {
 	wait     int64            // the stamp of the join holding the place; 0: not waiting
 	joinKey  string           // the join key of the join that last took a place ("": none)
 	served   int64            // the served mark of the last admission; 0: never
-	hold     int64            // the end of the hold; 0: none
+	hold     int64            // the end of the stay; 0: none
 	firstJn  int64            // the earliest join stamp: a drop's pre-queue membership
 	admitted int64            // admissions, each with a newer served mark
 	topScore int64            // the highest place admitted from (set when admitted > 0)

@@ -219,7 +219,7 @@ func (failing) Record(context.Context, []queue.Message) error {
 }
 
 // TestCrashWindowRequeuesAtTheOwnPlace: an admission whose record is never
-// written gives no token (status shows no hold, no notice), and after a
+// written gives no token (status shows no stay, no notice), and after a
 // Redis loss and a rebuild its user is back at their own place; nobody is
 // over-admitted. Without the loss a later monitor tick writes the record.
 func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {

@@ -64,7 +64,7 @@ func duringOutage(t *testing.T, capacity, users int) (s *redisstore.Store, rs *r
 // not end as "your turn came and passed", and the next users must not be
 // admitted and dropped the same way. Nobody loses a turn they were never
 // told of: once the broker answers again the admissions are recorded and
-// told, with a whole hold from then on.
+// told, with a whole stay from then on.
 func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 	s, rs, c, ev, rec := duringOutage(t, 2, 4) // u0…u3 stamped 1…4
 	ctx := context.Background()
@@ -105,7 +105,7 @@ func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 	}
 
 	// The broker answers again: the next tick records u0 and u1 and tells
-	// them, with a whole hold from now.
+	// them, with a whole stay from now.
 	rec.setDown(false)
 	now := t0 + 124_000
 	r := tick(t, rs, ev, now, 10)

@@ -160,7 +160,7 @@ func TestReleaseIsIdempotentAndOnlyFreesHeldSlots(t *testing.T) {
 	if r := tick(t, s, ev, 2000, 10); !slices.Equal(r.Admitted, []string{"u1"}) {
 		t.Fatalf("after the releases %+v", r)
 	}
-	// Releasing after the hold ended frees nothing (the slot is already free).
+	// Releasing after the stay ended frees nothing (the slot is already free).
 	if ok, _, _ := s.Release(ctx, ev, "u1", 20000); ok {
 		t.Fatal("an expired hold was released as held")
 	}

@@ -10,7 +10,7 @@ import (
 // lists those replies are made of.
 
 // admitReply is what admit() changed: the end of the holds it gave, the
-// users it admitted, the holders it expired (their recorded hold ended).
+// users it admitted, the holders it expired (their recorded stay ended).
 type admitReply struct {
 	expiresAt int64
 	admitted  []admittedUser

@@ -33,7 +33,7 @@ func recordArg(recorded bool) string {
 type admittedUser struct {
 	user          string
 	score, served int64 // the place left, the join stamp served
-	expires       int64 // the end of the hold
+	expires       int64 // the end of the stay
 }
 
 // changes is what the scripts changed in one event, to be recorded.

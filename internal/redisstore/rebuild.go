@@ -139,7 +139,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 // back. Each was admitted live before the rebuild's mark (admission stops
 // at the mark) and nobody was told (mark_recorded.lua refuses while the
 // event is rebuilt); its record, when written, may lie past the end the
-// rebuild read. So it keeps its hold and served mark and leaves the line,
+// rebuild read. So it keeps its stay and served mark and leaves the line,
 // its admission counts once (not again when the log held its record), and
 // it stays unrecorded: a monitor tick records it after the rebuild and
 // tells it. Nothing changes these keys while the mark stands.

@@ -15,7 +15,7 @@ import (
 // admitted while away (the socket's gateway down, Redis paused) whose hold
 // ended and was swept before they came back was told "pending", then
 // "not_queued", as if the join had never landed. A served user neither
-// waiting nor holding is told the hold ended (0): the gateway says
+// waiting nor holding is told the stay ended (0): the gateway says
 // "expired". One who joined again and waits is told the place.
 func TestStatusTellsAnEndedHold(t *testing.T) {
 	s, _ := newStore(t)

@@ -23,7 +23,7 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 // TickStep is Tick whose admissions stay unrecorded (told to nobody) until
 // the caller records them (MarkRecorded). Its changes hold, besides the
 // tick's own, the admissions an admitter left unrecorded for longer than
-// RecordGrace (each given a whole hold from req.NowMs: an unrecorded hold
+// RecordGrace (each given a whole stay from req.NowMs: an unrecorded stay
 // never ends, its user was never told) and the releases whose records a
 // writer failed to write for as long (their slots stay counted until
 // then). A result's Admitted lists the tick's own admissions.

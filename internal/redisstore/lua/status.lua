@@ -39,7 +39,7 @@
 -- journal stands (journal_lib.lua; the places are those of that point).
 local now = tonumber(ARGV[1])
 local head, ended, holders = line_head(now, KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7])
-local capacity, holdMs = head[6], head[7]
+local capacity, stayMs = head[6], head[7]
 local epoch, seq = journal_head(KEYS[10])
 -- slot_at is when a slot frees for the user at place p under full holds,
 -- or NONE (above).
@@ -53,7 +53,7 @@ local function slot_at(p)
   if not e[2] then
     return NONE
   end
-  return tonumber(e[2]) + math.floor((k - 1) / holders) * holdMs
+  return tonumber(e[2]) + math.floor((k - 1) / holders) * stayMs
 end
 local gateway = ARGV[2]
 local out = {head, epoch, seq}
