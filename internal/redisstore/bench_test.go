@@ -108,12 +108,12 @@ func BenchmarkIngest500(b *testing.B) {
 	}
 }
 
-// BenchmarkIngestLogged500 is the consumer's common case: batches of 500 new
+// BenchmarkIngestLog500 is the consumer's common case: batches of 500 new
 // joins read from six partitions, each with its offset and its visit (an
 // Idempotency-Key), into one event without a schedule. It reports the Redis
 // server's CPU per join (redisstore.ServerCPU), the figure docs/performance.md
 // plans with.
-func BenchmarkIngestLogged500(b *testing.B) {
+func BenchmarkIngestLog500(b *testing.B) {
 	s, _ := benchStore(b, 0)
 	c := s.Client().(*redis.Client)
 	ctx := context.Background()

@@ -87,7 +87,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	var (
 		conf     *redis.MapStringStringCmd
 		waiting  *redis.IntCmd
-		active   *redis.IntCmd
+		holders  *redis.IntCmd
 		stats    *redis.MapStringStringCmd
 		prequeue *redis.IntCmd
 		door     *redis.SliceCmd
@@ -97,7 +97,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		health = readHealth(ctx, p, keysOf(id))
 		conf = p.HGetAll(ctx, ConfigKey(id))
 		waiting = p.ZCard(ctx, WaitingKey(id))
-		active = p.ZCount(ctx, HoldersKey(id), "("+strconv.FormatInt(nowMs, 10), "+inf")
+		holders = p.ZCount(ctx, HoldersKey(id), "("+strconv.FormatInt(nowMs, 10), "+inf")
 		stats = p.HGetAll(ctx, StatsKey(id))
 		prequeue = p.ZCard(ctx, PrequeueKey(id))
 		door = p.HMGet(ctx, DoorKey(id), doorFields...)
@@ -129,7 +129,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	}
 	return queue.EventStatus{
 		Door:  doorStats,
-		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Holders: active.Val(), AdmittedTotal: num("admittedTotal"),
+		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Holders: holders.Val(), AdmittedTotal: num("admittedTotal"),
 		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
 		Fairness: queue.Fairness{Inversions: num("inversions"), IngestDelayMs: queue.SummarizeDelays(delays)},
 		Control:  control, Health: reports,

@@ -263,7 +263,7 @@ Watch the place live over WebSocket (wsdump comes with Debian's python3-websocke
 Or poll it:
   curl -s "%[2]s/v1/events/%[8]s/status?ticket=$TICKET"
 
-See the event (waiting, active, capacity):
+See the event (waiting, holders, capacity):
   curl -s -H 'Authorization: Bearer %[7]s' %[1]s/v1/admin/events/%[8]s
 
 Create another event:
