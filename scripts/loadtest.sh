@@ -5,7 +5,7 @@
 #
 # Settings (environment), with defaults:
 #   PRODUCER_URL=http://127.0.0.1:8080  GATEWAY_URL=http://127.0.0.1:8081
-#   ADMIN_TOKEN (required)  EVENT=loadtest-<time>  CAPACITY=50  HOLD=30
+#   ADMIN_TOKEN (required)  EVENT=loadtest-<time>  CAPACITY=50  STAY=30 (HOLD, its older name, still read)
 #   USERS=50  SPAWN_RATE=10  DURATION=60s  USER_CLASS=QueueUser
 #   ADMISSION_TIMEOUT=120  THINK_SECONDS=2
 #   CHALLENGE_BITS=0 (>0: the event asks each join for a proof of work of
@@ -31,9 +31,9 @@ challenge=""
 if [ "${CHALLENGE_BITS:-0}" -gt 0 ]; then
   challenge=",\"challenge\":{\"mode\":\"fixed\",\"difficulty\":$CHALLENGE_BITS}"
 fi
-log "creating event $EVENT (capacity ${CAPACITY:-50}, hold ${HOLD:-30}s, challenge ${CHALLENGE_BITS:-0} bits)"
+log "creating event $EVENT (capacity ${CAPACITY:-50}, stay ${STAY:-${HOLD:-30}}s, challenge ${CHALLENGE_BITS:-0} bits)"
 curl -fsS -X PUT -H "Authorization: Bearer $ADMIN_TOKEN" \
-  -d "{\"capacity\":${CAPACITY:-50},\"holdSeconds\":${HOLD:-30},\"partitions\":3$challenge}" \
+  -d "{\"capacity\":${CAPACITY:-50},\"staySeconds\":${STAY:-${HOLD:-30}},\"partitions\":3$challenge}" \
   "$PRODUCER_URL/v1/admin/events/$EVENT" >/dev/null
 
 mkdir -p bench/out

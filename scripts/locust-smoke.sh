@@ -23,7 +23,7 @@ for _ in $(seq 1 150); do
 done
 
 ADMIN_TOKEN=$WAITQ_ADMIN_TOKEN PRODUCER_URL=http://$WAITQ_PRODUCER_ADDR GATEWAY_URL=http://$WAITQ_GATEWAY_ADDR \
-  EVENT=smoke CAPACITY=10 HOLD=10 USERS=20 SPAWN_RATE=10 DURATION=15s THINK_SECONDS=1 ADMISSION_TIMEOUT=12 CHALLENGE_BITS=12 \
+  EVENT=smoke CAPACITY=10 STAY=10 USERS=20 SPAWN_RATE=10 DURATION=15s THINK_SECONDS=1 ADMISSION_TIMEOUT=12 CHALLENGE_BITS=12 \
   bash scripts/loadtest.sh | tee /tmp/waitq-locust-smoke.txt
 # At least one user got in (time-to-admission counted successes).
 awk '$2 == "time-to-admission" && $3 > 0 { ok = 1 } END { exit !ok }' /tmp/waitq-locust-smoke.txt \

@@ -306,9 +306,9 @@ func TestClusterSlotMovesWhileJoinsFlow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.Active > capacity || st.Active+st.Waiting != workers*perWorker || st.AdmittedTotal != st.Active {
+	if st.Holders > capacity || st.Holders+st.Waiting != workers*perWorker || st.AdmittedTotal != st.Holders {
 		t.Errorf("after the move: %d holders, %d waiting, %d admitted in all; want at most %d holders, %d in all, every admitted user still holding",
-			st.Active, st.Waiting, st.AdmittedTotal, capacity, workers*perWorker)
+			st.Holders, st.Waiting, st.AdmittedTotal, capacity, workers*perWorker)
 	}
 }
 

@@ -33,7 +33,7 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 
 	ev := testenv.EventID(t)
 	base := producer.URL()
-	req, _ := http.NewRequest(http.MethodPut, base+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":2,"holdSeconds":600,"partitions":2}`))
+	req, _ := http.NewRequest(http.MethodPut, base+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":2,"staySeconds":600,"partitions":2}`))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create event: %v %v", resp, err)
@@ -88,7 +88,7 @@ func TestTwoGatewaysOneKilled(t *testing.T) {
 	}
 	u2.Admitted(10 * time.Second)
 	clients[3].Status(testws.Waiting(1, 1), 10*time.Second)
-	if st, err := sys.Store.EventStatus(t.Context(), ev, time.Now().UnixMilli()); err != nil || st.Active != 2 || st.AdmittedTotal != 3 || st.Waiting != 1 {
+	if st, err := sys.Store.EventStatus(t.Context(), ev, time.Now().UnixMilli()); err != nil || st.Holders != 2 || st.AdmittedTotal != 3 || st.Waiting != 1 {
 		t.Fatalf("event after the release: %+v %v", st, err)
 	}
 }

@@ -52,7 +52,7 @@ func TestHoldRaceAcrossTwoGateways(t *testing.T) {
 	jw.Wait()
 	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
 		st, err := sys.Store.EventStatus(t.Context(), ev, time.Now().UnixMilli())
-		return err == nil && st.Active == buyers, fmt.Sprintf("%d admitted (%v)", st.Active, err)
+		return err == nil && st.Holders == buyers, fmt.Sprintf("%d admitted (%v)", st.Holders, err)
 	})
 
 	common := []string{"WAITQ_KAFKA_BROKERS=" + strings.Join(sys.Kafka.ListenAddrs(), ","), "WAITQ_REDIS_URL=" + sys.Redis.URL(), "WAITQ_TICKET_SECRET=" + ticketSecret,
@@ -64,7 +64,7 @@ func TestHoldRaceAcrossTwoGateways(t *testing.T) {
 	}
 	token := make([]string, buyers)
 	for i := range buyers {
-		hold, err := sys.Store.Client().ZScore(t.Context(), redisstore.ActiveKey(ev), fmt.Sprintf("b%04d", i)).Result()
+		hold, err := sys.Store.Client().ZScore(t.Context(), redisstore.HoldersKey(ev), fmt.Sprintf("b%04d", i)).Result()
 		if err != nil {
 			t.Fatal(err)
 		}

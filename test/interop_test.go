@@ -159,7 +159,7 @@ func (l jwtLibrary) verify(t *testing.T, jwks, iss string, cases map[string]jwtC
 // signed verifies with JWT libraries nobody here wrote, in two other
 // runtimes (PyJWT, and Node's jose), each fed the gateway's JWKS; each
 // also refuses it tampered, for another event, from another issuer and,
-// once its hold has ended, expired.
+// once its stay has ended, expired.
 func TestEntryTokenVerifiesWithJWTLibraries(t *testing.T) {
 	const iss = "https://queue.example.test"
 	sys := testsys.Start(t, testsys.Options{})
@@ -169,7 +169,7 @@ func TestEntryTokenVerifiesWithJWTLibraries(t *testing.T) {
 	gw := startProc(t, "ws-gateway", append(common, "WAITQ_STATUS_INTERVAL=100ms", "WAITQ_ADMIT_INTERVAL=200ms", "WAITQ_PUBLIC_URL="+iss)...)
 
 	ev := testenv.EventID(t)
-	req, _ := http.NewRequest(http.MethodPut, producer.URL()+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":1,"holdSeconds":12,"partitions":1}`))
+	req, _ := http.NewRequest(http.MethodPut, producer.URL()+"/v1/admin/events/"+ev, strings.NewReader(`{"capacity":1,"staySeconds":12,"partitions":1}`))
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	if resp, err := http.DefaultClient.Do(req); err != nil || resp.StatusCode != http.StatusCreated {
 		t.Fatalf("create event: %v %v", resp, err)

@@ -26,7 +26,7 @@ func TestRebuildKeepsAMove(t *testing.T) {
 	if err := sys.Pub.Admin().EnsureTopic(ctx, ev, 2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, HoldSeconds: 30, State: queue.StatePaused, Partitions: 2}); err != nil {
+	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, StaySeconds: 30, State: queue.StatePaused, Partitions: 2}); err != nil {
 		t.Fatal(err)
 	}
 	for _, j := range []struct {

@@ -26,7 +26,7 @@ func TestRebuildCommandRestoresEveryEvent(t *testing.T) {
 		if err := sys.Pub.Admin().EnsureTopic(ctx, ev, 2); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, HoldSeconds: 30, State: queue.StatePaused, Partitions: 2}); err != nil {
+		if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, StaySeconds: 30, State: queue.StatePaused, Partitions: 2}); err != nil {
 			t.Fatal(err)
 		}
 		sys.Join(ev, "alice", 100)
@@ -48,7 +48,7 @@ func TestRebuildCommandRestoresEveryEvent(t *testing.T) {
 	}
 	for _, ev := range events {
 		e, err := sys.Store.Event(ctx, ev)
-		if err != nil || e.Capacity != 5 || e.HoldSeconds != 30 || e.State != queue.StatePaused {
+		if err != nil || e.Capacity != 5 || e.StaySeconds != 30 || e.State != queue.StatePaused {
 			t.Errorf("configuration of %s after the rebuild: %+v, %v", ev, e, err)
 		}
 		if got, want := sys.Waiting(ev), []testsys.WaitingUser{{User: "bob", TS: 50}, {User: "alice", TS: 100}}; !slices.Equal(got, want) {
@@ -69,7 +69,7 @@ func TestRebuildAllSkipsADeletedEventsTopic(t *testing.T) {
 		if err := sys.Pub.Admin().EnsureTopic(ctx, ev, 1); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, HoldSeconds: 30, State: queue.StatePaused, Partitions: 1}); err != nil {
+		if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, StaySeconds: 30, State: queue.StatePaused, Partitions: 1}); err != nil {
 			t.Fatal(err)
 		}
 		sys.Join(ev, "alice", 100)

@@ -42,7 +42,7 @@ type seat struct {
 type seatMap struct {
 	Rows    [][]seat
 	Held    string // the seat held for the buyer, as their hold's redirect named it (the gateway decides what they may order)
-	Until   string // the end of their hold, hh:mm:ss
+	Until   string // the end of their stay, hh:mm:ss
 	Message string
 }
 

@@ -46,7 +46,7 @@ func TestSeatMap(t *testing.T) {
 	until := time.Now().Add(time.Minute).UnixMilli()
 	token := map[string]string{}
 	for _, u := range []string{"alice", "bob"} {
-		if err := sys.Store.Client().ZAdd(context.Background(), redisstore.ActiveKey(ev), redis.Z{Score: float64(until), Member: u}).Err(); err != nil {
+		if err := sys.Store.Client().ZAdd(context.Background(), redisstore.HoldersKey(ev), redis.Z{Score: float64(until), Member: u}).Err(); err != nil {
 			t.Fatal(err)
 		}
 		token[u] = keys.Sign(entry.Token{EventID: ev, UserID: u, Expires: until, IssuedAt: time.Now().UnixMilli()})

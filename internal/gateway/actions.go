@@ -97,7 +97,7 @@ type ReleasedResponse struct {
 }
 
 // released serves the refusal list of an event (ReleasedResponse): every
-// admission released before its hold ended, until it ends. An unknown event
+// admission released before its stay ended, until it ends. An unknown event
 // has none.
 func (s *Server) released(c echo.Context) error {
 	ev := c.Param("eventId")
@@ -110,7 +110,7 @@ func (s *Server) released(c echo.Context) error {
 	}
 	out := ReleasedResponse{EventID: ev, Released: make([]ReleasedAdmission, len(l))}
 	for i, a := range l {
-		out.Released[i] = ReleasedAdmission{JTI: entry.AdmissionID(ev, a.UserID, a.HoldUntil), Exp: (a.HoldUntil + 999) / 1000}
+		out.Released[i] = ReleasedAdmission{JTI: entry.AdmissionID(ev, a.UserID, a.StayUntil), Exp: (a.StayUntil + 999) / 1000}
 	}
 	return c.JSON(http.StatusOK, out)
 }

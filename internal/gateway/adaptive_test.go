@@ -22,7 +22,7 @@ func TestETAFollowsTheEffectiveRate(t *testing.T) {
 	ev := testenv.EventID(t)
 	ctx := context.Background()
 	a := queue.Adaptive{TargetLatencyMs: 300, StepMs: 1000, SignalTimeoutSeconds: 10, StartAdmitPerMinute: 60, IncreasePerStep: 30}.WithDefaults(600)
-	if _, err := sys.Store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10_000, HoldSeconds: 3600, AdmitPerMinute: 600, State: queue.StateOpen, Partitions: 1, Adaptive: &a}); err != nil {
+	if _, err := sys.Store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10_000, StaySeconds: 3600, AdmitPerMinute: 600, State: queue.StateOpen, Partitions: 1, Adaptive: &a}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := make([]queue.Message, 2000)

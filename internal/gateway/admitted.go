@@ -52,8 +52,8 @@ func (s *Server) notifyAdmittedUsers(event string, users []string, expiresAt int
 }
 
 // notifyAdmitted sends c its admitted frame with a signed entry token,
-// once, while the hold runs: every route above ends here. An admission
-// told only after its hold ended (Redis froze between the admission and
+// once, while the stay runs: every route above ends here. An admission
+// told only after its stay ended (Redis froze between the admission and
 // its reply) sends nothing: a token already dead would send the user to
 // the shop to be refused; the next status tells them "expired".
 //

@@ -113,7 +113,7 @@ func TestANoShowIsCountedOnTheMetrics(t *testing.T) {
 	h.admit(t, "bob", time.Minute)
 	h.clock.Add(50 * time.Second) // admitted 10 s ago by the hold's end: the window closed
 	h.gw.MonitorTick(context.Background())
-	if n := h.sys.Store.Client().ZCard(context.Background(), redisstore.ActiveKey(h.ev)).Val(); n != 0 {
+	if n := h.sys.Store.Client().ZCard(context.Background(), redisstore.HoldersKey(h.ev)).Val(); n != 0 {
 		t.Fatalf("%d holders after the window, want bob's slot freed", n)
 	}
 	if got := scrape(t, h.gwEnv); !strings.Contains(got, `waitq_no_shows_total{event="`+h.ev+`"} 1`) {

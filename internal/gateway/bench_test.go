@@ -31,7 +31,7 @@ func BenchmarkStatusFrames10k(b *testing.B) {
 	places := make([]queue.Place, n)
 	for i := range conns {
 		conns[i] = s.newConn(identity{eventID: "sale1", userID: fmt.Sprintf("user%05d", i)}, t)
-		places[i] = queue.Place{Rank: int64(i), HoldUntil: -1}
+		places[i] = queue.Place{Rank: int64(i), StayUntil: -1}
 	}
 	now := time.Now().UnixMilli()
 	b.ReportAllocs()

@@ -27,15 +27,15 @@ type conn struct {
 	placed     atomic.Bool // the user was seen in line or holding, or left
 	pinging    atomic.Bool // a keep-alive is under way
 	lastPing   int64       // unix ns of the last keep-alive; the status loop's alone
-	// resumed is the hold end of the admission an SSE client says it
-	// received (Last-Event-ID): while it is the user's hold, the conn counts
+	// resumed is the stay end of the admission an SSE client says it
+	// received (Last-Event-ID): while it is the user's stay, the conn counts
 	// as admitted without a second token. 0: none. Set before the conn is
 	// in the hub.
 	resumed int64
 
 	mu      sync.Mutex
 	busy    bool    // a worker is writing this conn's frames
-	ended   bool    // closed: frames are dropped
+	ended   bool    // closed: frames are discarded
 	pending []frame // frames that came while busy, oldest first
 
 	closeOnce sync.Once

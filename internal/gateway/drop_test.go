@@ -48,7 +48,7 @@ func TestDropAdmitsNobodyBeforeTheOpening(t *testing.T) {
 		a.gw.MonitorTick(ctx)
 		b.gw.MonitorTick(ctx)
 	}
-	if n, _ := sys.Store.Client().ZCard(ctx, redisstore.ActiveKey(ev)).Result(); n != 0 {
+	if n, _ := sys.Store.Client().ZCard(ctx, redisstore.HoldersKey(ev)).Result(); n != 0 {
 		t.Fatalf("%d admitted before the opening", n)
 	}
 

@@ -49,8 +49,8 @@ func (s *Server) verifyEntry(c echo.Context) error {
 	}
 	r := VerifyResponse{EventID: t.EventID, UserID: t.UserID, ExpiresAt: t.Expires}
 	switch p := b.Places[0]; {
-	case p.HoldUntil > now.UnixMilli():
-		r.Valid, r.State, r.ExpiresAt = true, "admitted", p.HoldUntil
+	case p.StayUntil > now.UnixMilli():
+		r.Valid, r.State, r.ExpiresAt = true, "admitted", p.StayUntil
 	case p.InLine():
 		r.State = "waiting"
 	default:

@@ -11,11 +11,11 @@ import (
 // pace is what the ETA knows of an event's admissions: the rate it
 // assumes (users a second; 0: unknown, or admission stopped), the rate in
 // force (users a second; -1: no rate limit, 0: admission stopped) and the
-// hold (seconds; 0: unknown).
+// stay (seconds; 0: unknown).
 type pace struct {
 	perSecond float64
 	limit     float64
-	hold      int64
+	stay      int64
 	// admittedTotal and turns are the event's admissions and away turns,
 	// for admissionsUntil.
 	admittedTotal int64
@@ -64,8 +64,8 @@ func etaSeconds(position int64, perSecond float64) *int64 {
 // every holder keeps theirs to the end), nobody is admitted before a slot
 // frees, so lo is at least the time until then, and at least the time the
 // rate in force needs for position users; a measured pace slower than that
-// makes it a range up to position ÷ that pace, at most one hold more (a
-// slot is not held longer than a hold: what the pace adds beyond is the
+// makes it a range up to position ÷ that pace, at most one stay more (a
+// slot is not held longer than a stay: what the pace adds beyond is the
 // bursts of admissions a full event has, not a longer wait). Holders who leave early
 // (a release) only make it sooner, which the page's own reading of the
 // line's movement shows. With a slot free for the user the estimate is
@@ -86,8 +86,8 @@ func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
 	if p.limit > 0 {
 		wait = max(wait, *etaSeconds(position, p.limit))
 	}
-	if paced := etaSeconds(position, p.perSecond); paced != nil && *paced > wait && p.hold > 0 {
-		hi := min(*paced, wait+p.hold)
+	if paced := etaSeconds(position, p.perSecond); paced != nil && *paced > wait && p.stay > 0 {
+		hi := min(*paced, wait+p.stay)
 		return &wait, &hi
 	}
 	return &wait, nil

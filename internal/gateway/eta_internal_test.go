@@ -13,7 +13,7 @@ import (
 // force allows, and a range up to a slower measured pace.
 func TestEstimateNeverPromisesLessThanTheHolds(t *testing.T) {
 	const now = 1_000_000
-	unlimited := func(perSecond float64) pace { return pace{perSecond: perSecond, limit: -1, hold: 60} }
+	unlimited := func(perSecond float64) pace { return pace{perSecond: perSecond, limit: -1, stay: 60} }
 	for _, c := range []struct {
 		name     string
 		position int64
@@ -29,10 +29,10 @@ func TestEstimateNeverPromisesLessThanTheHolds(t *testing.T) {
 		{"a slot free, no rate known", 3, unlimited(0), 0, -1, -1},
 		{"slots taken, no rate known: the holds say", 3, unlimited(0), now + 30_500, 31, -1},
 		{"slots taken, the rate in force slower than the holds", 100, pace{perSecond: 1, limit: 1}, now + 10_000, 100, -1},
-		{"slots taken, a slower measured pace: a range", 20, pace{perSecond: 0.1, limit: 1, hold: 300}, now + 12_000, 20, 200},
-		{"slots taken, a much slower pace: at most one hold more", 20, pace{perSecond: 0.01, limit: 1, hold: 60}, now + 12_000, 20, 80},
+		{"slots taken, a slower measured pace: a range", 20, pace{perSecond: 0.1, limit: 1, stay: 300}, now + 12_000, 20, 200},
+		{"slots taken, a much slower pace: at most one stay more", 20, pace{perSecond: 0.01, limit: 1, stay: 60}, now + 12_000, 20, 80},
 		{"slots taken, the hold unknown: no range", 20, pace{perSecond: 0.1, limit: 1}, now + 12_000, 20, -1},
-		{"the hold has ended, not yet dropped: any moment", 1, unlimited(1), now - 500, 0, 1},
+		{"the stay has ended, not yet expired: any moment", 1, unlimited(1), now - 500, 0, 1},
 		{"admission stopped", 1, pace{}, now + 10_000, -1, -1},
 		{"not waiting", 0, unlimited(1), now + 10_000, -1, -1},
 	} {

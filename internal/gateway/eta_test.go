@@ -19,7 +19,7 @@ func TestETAWaitsForTheHoldToEnd(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{})
 	ev := testenv.EventID(t)
 	ctx := context.Background()
-	if _, err := sys.Store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := sys.Store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 	clk := newClock()

@@ -80,7 +80,7 @@ func TestReleaseAdmitsTheNextOnAnotherGateway(t *testing.T) {
 	if f.UserID != "second" {
 		t.Fatalf("admitted frame %+v", f)
 	}
-	holders, err := sys.Store.Client().ZCard(context.Background(), redisstore.ActiveKey(ev)).Result()
+	holders, err := sys.Store.Client().ZCard(context.Background(), redisstore.HoldersKey(ev)).Result()
 	if err != nil || holders != 1 {
 		t.Fatalf("holders %d (%v), want 1", holders, err)
 	}
@@ -99,10 +99,10 @@ func TestRateHoldsAcrossTwoGateways(t *testing.T) {
 	ev := testenv.EventID(t)
 	const (
 		users, perMinute, burst = 600, 120, 10
-		holdSeconds             = 3600
+		staySeconds             = 3600
 	)
 	ctx := context.Background()
-	if _, err := sys.Store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10_000, HoldSeconds: holdSeconds, AdmitPerMinute: perMinute, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := sys.Store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10_000, StaySeconds: staySeconds, AdmitPerMinute: perMinute, State: queue.StateOpen, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := make([]queue.Message, users)
@@ -124,17 +124,17 @@ func TestRateHoldsAcrossTwoGateways(t *testing.T) {
 		wg.Wait()
 	}
 
-	held, err := sys.Store.Client().ZRangeWithScores(ctx, redisstore.ActiveKey(ev), 0, -1).Result()
+	held, err := sys.Store.Client().ZRangeWithScores(ctx, redisstore.HoldersKey(ev), 0, -1).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(held) != users {
 		t.Fatalf("%d of %d admitted after six minutes at %d a minute", len(held), users, perMinute)
 	}
-	// Admission time (seconds after start) of each user, from its hold's end.
+	// Admission time (seconds after start) of each user, from its stay's end.
 	at := make(map[string]int64, users)
 	for _, z := range held {
-		at[z.Member.(string)] = (int64(z.Score) - holdSeconds*1000 - start.UnixMilli()) / 1000
+		at[z.Member.(string)] = (int64(z.Score) - staySeconds*1000 - start.UnixMilli()) / 1000
 	}
 	perSecond := map[int64]int{}
 	for _, s := range at {

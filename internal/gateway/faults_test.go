@@ -104,9 +104,9 @@ func TestPresenceOutlivesADeadGateway(t *testing.T) {
 	moved.Status(waiting(1, 2), 5*time.Second)
 }
 
-// TestSlowReaderIsDropped: a client that stops reading is closed as too slow
+// TestSlowReaderIsClosed: a client that stops reading is closed as too slow
 // while the others keep getting every status on schedule.
-func TestSlowReaderIsDropped(t *testing.T) {
+func TestSlowReaderIsClosed(t *testing.T) {
 	slowReaderIsDropped(t, 4, (*gwEnv).connect, func(t *testing.T, e *gwEnv, ev, user string) io.Closer {
 		ws := dialNoRead(t, e.wsURL("/queue-status/"+ev+"?ticket="+e.ticket(ev, user)))
 		return closerFunc(ws.CloseNow)
@@ -192,7 +192,7 @@ func slowReaderIsDropped(t *testing.T, sendQueue int, connect func(e *gwEnv, t *
 	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
 		return e.gw.Sockets() == good, fmt.Sprintf("%d sockets open", e.gw.Sockets())
 	})
-	t.Logf("slow reader dropped after %v", time.Since(start))
+	t.Logf("slow reader closed after %v", time.Since(start))
 	time.Sleep(200 * time.Millisecond) // and the others go on
 	close(stop)
 	for i := range good {
@@ -242,7 +242,7 @@ func tinyReceiveBuffer() *net.Dialer {
 }
 
 // TestAdmissionToldAfterItsHoldSendsNoToken: an admission whose notice
-// reaches the gateway only after its hold ended (Redis froze between the
+// reaches the gateway only after its stay ended (Redis froze between the
 // admission and its reply, as the fault campaign saw after Redis pauses)
 // sends no admitted frame with an already dead token: the user is told
 // "expired", and the gateway counts it.
@@ -257,9 +257,9 @@ func TestAdmissionToldAfterItsHoldSendsNoToken(t *testing.T) {
 	c := e.connect(t, ev, "late")
 	c.Status(waiting(1, 1), 10*time.Second)
 
-	// The admission runs as of a moment more than a hold ago, so its
+	// The admission runs as of a moment more than a stay ago, so its
 	// notice carries a hold that has already ended when it arrives.
-	hold := time.Duration(created.HoldSeconds) * time.Second
+	hold := time.Duration(created.StaySeconds) * time.Second
 	then := e.clock.Now().Add(-hold - time.Second).UnixMilli()
 	res, err := sys.Store.Tick(context.Background(), queue.TickRequest{EventIDs: []string{ev}, NowMs: then, AdmitBatch: 10})
 	if err != nil {

@@ -17,7 +17,7 @@ const (
 	StatePrequeue  UserState = "prequeue"   // in a drop's pre-queue: no place until the draw at the opening
 	StateWaiting   UserState = "waiting"    // in line
 	StateAdmitted  UserState = "admitted"   // holding a slot
-	StateExpired   UserState = "expired"    // the hold ended or was released
+	StateExpired   UserState = "expired"    // the stay ended or was released
 	StateNotQueued UserState = "not_queued" // not in line
 	// StateCalled: the turn came while the user was away (queue.Away); it
 	// waits for them until claimUntil, and a page of theirs that reads it
@@ -139,7 +139,7 @@ func appendStatus(b []byte, f *StatusFrame) []byte {
 // admission's token again.
 func admittedID(expiresAt int64) string { return "a" + strconv.FormatInt(expiresAt, 10) }
 
-// parseAdmittedID returns the hold end an admitted frame's id names, or 0
+// parseAdmittedID returns the stay end an admitted frame's id names, or 0
 // when id is not such an id (a malformed Last-Event-ID is ignored).
 func parseAdmittedID(id string) int64 {
 	digits, ok := strings.CutPrefix(id, "a")
@@ -178,7 +178,7 @@ type socketView struct {
 // opening a user has no position: it is drawn at the opening.
 func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (UserState, int64) {
 	switch {
-	case p.HoldUntil > nowMs:
+	case p.StayUntil > nowMs:
 		return StateAdmitted, 0
 	case p.Rank == queue.RankRebuilding:
 		return StateRebuilding, 0
@@ -188,7 +188,7 @@ func placeState(p queue.Place, nowMs int64, h socketView, pendingMs int64) (User
 		return StateNoShow, 0
 	case p.Turn == queue.TurnMoved:
 		return StateMoved, 0
-	case p.HoldUntil >= 0 || h.admitted && h.admittedAtMs < nowMs:
+	case p.StayUntil >= 0 || h.admitted && h.admittedAtMs < nowMs:
 		return StateExpired, 0
 	case p.Rank == queue.RankPrequeue:
 		return StatePrequeue, 0

@@ -18,28 +18,28 @@ func TestPlaceState(t *testing.T) {
 		state UserState
 		pos   int64
 	}{
-		{"holding", queue.Place{Rank: -1, HoldUntil: now + 1}, socketView{}, StateAdmitted, 0},
-		{"hold ended, not yet dropped", queue.Place{Rank: -1, HoldUntil: now}, socketView{admitted: true}, StateExpired, 0},
-		{"released after admission", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true}, StateExpired, 0},
-		{"released after admission, read after the frame", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true, admittedAtMs: now - 1}, StateExpired, 0},
+		{"holding", queue.Place{Rank: -1, StayUntil: now + 1}, socketView{}, StateAdmitted, 0},
+		{"stay ended, not yet expired", queue.Place{Rank: -1, StayUntil: now}, socketView{admitted: true}, StateExpired, 0},
+		{"released after admission", queue.Place{Rank: -1, StayUntil: -1}, socketView{admitted: true}, StateExpired, 0},
+		{"released after admission, read after the frame", queue.Place{Rank: -1, StayUntil: -1}, socketView{admitted: true, admittedAtMs: now - 1}, StateExpired, 0},
 		// A read begun before the admitted frame was sent (the campaign's
 		// finding): the user is still in line there, and is told so, not
 		// that the turn passed.
-		{"admitted just after the read", queue.Place{Rank: 0, HoldUntil: -1}, socketView{admitted: true, admittedAtMs: now}, StateWaiting, 1},
-		{"fast-tracked just after the read", queue.Place{Rank: -1, HoldUntil: -1}, socketView{admitted: true, admittedAtMs: now + 5, joinedAtMs: now - 100}, StatePending, 0},
-		{"admitted while away, the hold over and dropped", queue.Place{Rank: -1, HoldUntil: 0}, socketView{joinedAtMs: now - 100}, StateExpired, 0},
-		{"head of line", queue.Place{Rank: 0, HoldUntil: -1}, socketView{}, StateWaiting, 1},
-		{"twelfth", queue.Place{Rank: 11, HoldUntil: -1}, socketView{}, StateWaiting, 12},
-		{"joined a moment ago", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
-		{"joined, was in line, left", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100, placed: true}, StateNotQueued, 0},
-		{"joined long ago, gone", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - pending}, StateNotQueued, 0},
-		{"never joined", queue.Place{Rank: -1, HoldUntil: -1}, socketView{}, StateNotQueued, 0},
-		{"in a drop's pre-queue: no position", queue.Place{Rank: queue.RankPrequeue, HoldUntil: -1}, socketView{}, StatePrequeue, 0},
-		{"pre-queue join not yet in Redis", queue.Place{Rank: -1, HoldUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
-		{"drawn, after the opening", queue.Place{Rank: 4, HoldUntil: -1, Drawn: 9}, socketView{}, StateWaiting, 5},
-		{"waiting while the event is rebuilt", queue.Place{Rank: queue.RankRebuilding, HoldUntil: -1}, socketView{placed: true}, StateRebuilding, 0},
-		{"admitted, rebuilt hold not yet written", queue.Place{Rank: queue.RankRebuilding, HoldUntil: -1}, socketView{admitted: true}, StateRebuilding, 0},
-		{"holding while the event is rebuilt", queue.Place{Rank: queue.RankRebuilding, HoldUntil: now + 1}, socketView{admitted: true}, StateAdmitted, 0},
+		{"admitted just after the read", queue.Place{Rank: 0, StayUntil: -1}, socketView{admitted: true, admittedAtMs: now}, StateWaiting, 1},
+		{"fast-tracked just after the read", queue.Place{Rank: -1, StayUntil: -1}, socketView{admitted: true, admittedAtMs: now + 5, joinedAtMs: now - 100}, StatePending, 0},
+		{"admitted while away, the stay over and expired", queue.Place{Rank: -1, StayUntil: 0}, socketView{joinedAtMs: now - 100}, StateExpired, 0},
+		{"head of line", queue.Place{Rank: 0, StayUntil: -1}, socketView{}, StateWaiting, 1},
+		{"twelfth", queue.Place{Rank: 11, StayUntil: -1}, socketView{}, StateWaiting, 12},
+		{"joined a moment ago", queue.Place{Rank: -1, StayUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
+		{"joined, was in line, left", queue.Place{Rank: -1, StayUntil: -1}, socketView{joinedAtMs: now - 100, placed: true}, StateNotQueued, 0},
+		{"joined long ago, gone", queue.Place{Rank: -1, StayUntil: -1}, socketView{joinedAtMs: now - pending}, StateNotQueued, 0},
+		{"never joined", queue.Place{Rank: -1, StayUntil: -1}, socketView{}, StateNotQueued, 0},
+		{"in a drop's pre-queue: no position", queue.Place{Rank: queue.RankPrequeue, StayUntil: -1}, socketView{}, StatePrequeue, 0},
+		{"pre-queue join not yet in Redis", queue.Place{Rank: -1, StayUntil: -1}, socketView{joinedAtMs: now - 100}, StatePending, 0},
+		{"drawn, after the opening", queue.Place{Rank: 4, StayUntil: -1, Drawn: 9}, socketView{}, StateWaiting, 5},
+		{"waiting while the event is rebuilt", queue.Place{Rank: queue.RankRebuilding, StayUntil: -1}, socketView{placed: true}, StateRebuilding, 0},
+		{"admitted, rebuilt hold not yet written", queue.Place{Rank: queue.RankRebuilding, StayUntil: -1}, socketView{admitted: true}, StateRebuilding, 0},
+		{"holding while the event is rebuilt", queue.Place{Rank: queue.RankRebuilding, StayUntil: now + 1}, socketView{admitted: true}, StateAdmitted, 0},
 	}
 	for _, tc := range tests {
 		st, pos := placeState(tc.p, now, tc.h, pending)

@@ -92,7 +92,7 @@ func TestWholePipeline(t *testing.T) {
 	e.gw.MonitorTick(context.Background())
 	clients[3].Admitted(5 * time.Second)
 	clients[4].Status(waiting(1, n-4), 5*time.Second)
-	if st, _ := sys.Store.EventStatus(context.Background(), ev, e.clock.Now().UnixMilli()); st.Active != 3 || st.AdmittedTotal != 4 {
+	if st, _ := sys.Store.EventStatus(context.Background(), ev, e.clock.Now().UnixMilli()); st.Holders != 3 || st.AdmittedTotal != 4 {
 		t.Fatalf("after one release: %+v", st)
 	}
 
@@ -104,7 +104,7 @@ func TestWholePipeline(t *testing.T) {
 	}
 	clients[7].Status(waiting(1, 1), 5*time.Second)
 	clients[1].Status(inState(gateway.StateExpired), 5*time.Second)
-	if st, _ := sys.Store.EventStatus(context.Background(), ev, e.clock.Now().UnixMilli()); st.Active != 3 || st.AdmittedTotal != 7 || st.Waiting != 1 {
+	if st, _ := sys.Store.EventStatus(context.Background(), ev, e.clock.Now().UnixMilli()); st.Holders != 3 || st.AdmittedTotal != 7 || st.Waiting != 1 {
 		t.Fatalf("after the holds ended: %+v", st)
 	}
 	resp, err := http.Get(e.srv.URL + "/metrics")

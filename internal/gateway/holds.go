@@ -27,7 +27,7 @@ import (
 //	GET    /v1/events/{eventId}/holds                the seat map: items held or sold
 //	GET    /v1/events/{eventId}/holds/{item}         one item: held until when, free or sold
 //
-// ws-gateway knows no admin token: GET of one item shows the holder's (or
+// ws-gateway knows no admin token: GET of one item shows the buyer's (or
 // buyer's) user id only to a request bearing that user's own entry token.
 
 // HoldBody is the body of POST /v1/events/{eventId}/holds.
@@ -55,8 +55,8 @@ func newHoldMetrics(reg prometheus.Registerer) *holdMetrics {
 	m := &holdMetrics{
 		taken:    vec("waitq_holds_taken_total", "Item holds taken (201), by event."),
 		refused:  vec("waitq_holds_refused_total", "Item holds refused, by event and reason (the error code).", "reason"),
-		released: vec("waitq_holds_released_total", "Item holds given back by their holder (DELETE), by event."),
-		expired:  vec("waitq_holds_expired_total", "Item holds that ended unconfirmed and not given back because their holder's slot ended (released or expired), by event."),
+		released: vec("waitq_holds_released_total", "Item holds given back by their buyer (DELETE), by event."),
+		expired:  vec("waitq_holds_expired_total", "Item holds that ended unconfirmed and not given back because their buyer's slot ended (released or expired), by event."),
 		sold:     vec("waitq_items_sold_total", "Items sold (confirmed), by event."),
 		unsold:   vec("waitq_items_unsold_total", "Sales undone by the shop (DELETE …/sale), by event."),
 	}
@@ -128,9 +128,9 @@ func bearer(c echo.Context) string {
 	return token
 }
 
-// holdsExpired counts n holds of ev that ended with their holder's slot,
+// holdsExpired counts n holds of ev that ended with their buyer's slot,
 // unconfirmed and not given back: deleted by a release or by the admission
-// step that dropped the holder (Release, Tick), or found ended and replaced
+// step that expired the buyer (Release, Tick), or found ended and replaced
 // by a hold (HoldResult.Replaced).
 func (s *Server) holdsExpired(ev string, n int) {
 	if n > 0 {
@@ -260,7 +260,7 @@ func (s *Server) items(c echo.Context) error {
 
 // item answers the state of one item (queue.ItemHold): held (until when),
 // sold or free. The user id is shown only when the request bears an entry
-// token of the event that verifies and whose user is the holder or buyer.
+// token of the event that verifies and whose user is the buyer (holding the item or having bought it).
 func (s *Server) item(c echo.Context) error {
 	ev, item, err := itemParams(c)
 	if err != nil {

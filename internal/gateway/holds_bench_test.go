@@ -52,7 +52,7 @@ func BenchmarkHolds(b *testing.B) {
 		zs[i] = redis.Z{Score: float64(until), Member: u}
 		tokens[i] = keys.Sign(entry.Token{EventID: ev, UserID: u, Expires: until, IssuedAt: time.Now().UnixMilli()})
 	}
-	if err := rc.ZAdd(ctx, redisstore.ActiveKey(ev), zs...).Err(); err != nil {
+	if err := rc.ZAdd(ctx, redisstore.HoldersKey(ev), zs...).Err(); err != nil {
 		b.Fatal(err)
 	}
 	var next atomic.Int64 // every hold of the run takes a new item

@@ -74,7 +74,7 @@ func TestHoldItemRoute(t *testing.T) {
 			}
 		})
 	}
-	// Carol's slot ends: C-1 is free at once, before any tick drops her.
+	// Carol's slot ends: C-1 is free at once, before any tick expires her.
 	h.clock.Add(11 * time.Second)
 	if code, body := h.call(t, "GET", item+"C-1", "", carol); code != 200 || !strings.Contains(string(body), `"state":"free"`) {
 		t.Fatalf("GET C-1 after carol's slot ended: %d %s", code, body)
@@ -84,7 +84,7 @@ func TestHoldItemRoute(t *testing.T) {
 // TestHoldsExpiredMetric: waitq_holds_expired_total counts every hold
 // that ended unconfirmed and not given back because its holder's slot
 // ended: released (the release route), expired (the slot monitor's tick
-// drops the holder), or found ended and taken by another buyer first; a
+// expires the buyer), or found ended and taken by another buyer first; a
 // confirmed item, a hold given back and a live hold are not counted.
 func TestHoldsExpiredMetric(t *testing.T) {
 	t.Parallel()
@@ -109,8 +109,8 @@ func TestHoldsExpiredMetric(t *testing.T) {
 	if code, _ := h.call(t, "POST", "/v1/events/"+h.ev+"/release", `{"token":"`+bob+`"}`, ""); code != 200 {
 		t.Fatal("release bob")
 	}
-	// Carol's and dave's slots end; erin takes D-1 before a tick drops
-	// dave (2); the tick drops carol and dave: C-1 ends (3).
+	// Carol's and dave's slots end; erin takes D-1 before a tick expires
+	// dave (2); the tick expires carol and dave: C-1 ends (3).
 	h.clock.Add(11 * time.Second)
 	erin := h.admit(t, "erin", time.Minute)
 	if code, body := h.hold(t, erin, "D-1"); code != 201 {
@@ -129,7 +129,7 @@ func TestHoldsExpiredMetric(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	if code, body := h.call(t, "GET", holds+"C-1", "", ""); code != 200 || !strings.Contains(string(body), `"state":"free"`) {
-		t.Fatalf("C-1 after carol was dropped: %d %s", code, body)
+		t.Fatalf("C-1 after carol expired: %d %s", code, body)
 	}
 	// Ticks go on: nothing is counted twice.
 	time.Sleep(300 * time.Millisecond)

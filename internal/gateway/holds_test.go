@@ -33,7 +33,7 @@ type holdEnv struct {
 func (h holdEnv) admit(t *testing.T, user string, d time.Duration) string {
 	t.Helper()
 	until := h.clock.Now().Add(d).UnixMilli()
-	if err := h.sys.Store.Client().ZAdd(context.Background(), redisstore.ActiveKey(h.ev), redis.Z{Score: float64(until), Member: user}).Err(); err != nil {
+	if err := h.sys.Store.Client().ZAdd(context.Background(), redisstore.HoldersKey(h.ev), redis.Z{Score: float64(until), Member: user}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	return h.entry.Sign(entry.Token{EventID: h.ev, UserID: user, Expires: until, IssuedAt: h.clock.Now().UnixMilli()})

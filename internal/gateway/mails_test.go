@@ -49,7 +49,7 @@ func TestACalledAddressIsMailedItsResumeLink(t *testing.T) {
 	}
 	ev := testenv.EventID(t)
 	away := queue.Away{KeepSeconds: 1800, ClaimSeconds: 600, NotifyAhead: 1}
-	e := queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1, Away: away, Page: &queue.Page{Title: "Sale", Locale: "ja"}}
+	e := queue.Event{ID: ev, Capacity: 1, StaySeconds: 60, State: queue.StateOpen, Partitions: 1, Away: away, Page: &queue.Page{Title: "Sale", Locale: "ja"}}
 	if _, err := sys.Store.PutEvent(ctx, e); err != nil {
 		t.Fatal(err)
 	}

@@ -45,7 +45,7 @@ func TestDropOpeningAdmitsWithoutWaitingForTheTick(t *testing.T) {
 			}
 			// Well before the tick a minute after the start.
 			testenv.Eventually(t, time.Until(time.UnixMilli(opensAt))+5*time.Second, func() (bool, string) {
-				n, err := sys.Store.Client().ZCard(context.Background(), redisstore.ActiveKey(ev)).Result()
+				n, err := sys.Store.Client().ZCard(context.Background(), redisstore.HoldersKey(ev)).Result()
 				return n == 1, fmt.Sprintf("%d hold a slot (%v)", n, err)
 			})
 		})

@@ -54,7 +54,7 @@ func (r *rates) observe(event string, admittedTotal, nowMs int64) float64 {
 func (r *rates) pace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
 	p := r.admissionRate(e, event, b, nowMs)
 	if e != nil {
-		p.hold = int64(e.HoldSeconds)
+		p.stay = int64(e.StaySeconds)
 	}
 	p.admittedTotal, p.turns = b.AdmittedTotal, b.Turns
 	return p

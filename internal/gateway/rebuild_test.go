@@ -27,7 +27,7 @@ func TestFramesSayRebuilding(t *testing.T) {
 	if err := sys.Pub.Admin().EnsureTopic(ctx, ev, 1); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}); err != nil {
+	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, StaySeconds: 60, State: queue.StatePaused, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 	sys.StartConsumer(sys.ConsumerConfig())

@@ -22,8 +22,8 @@ func TestAdmittedFrameSendsTheUserOn(t *testing.T) {
 	ctx := context.Background()
 	shop, plain := testenv.EventID(t)+"-shop", testenv.EventID(t)+"-plain"
 	for _, ev := range []queue.Event{
-		{ID: shop, Capacity: 10, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1, TargetURL: "https://shop.example/sale"},
-		{ID: plain, Capacity: 10, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1},
+		{ID: shop, Capacity: 10, StaySeconds: 60, State: queue.StateOpen, Partitions: 1, TargetURL: "https://shop.example/sale"},
+		{ID: plain, Capacity: 10, StaySeconds: 60, State: queue.StateOpen, Partitions: 1},
 	} {
 		if _, err := sys.Store.PutEvent(ctx, ev); err != nil {
 			t.Fatal(err)

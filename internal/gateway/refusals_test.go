@@ -270,7 +270,7 @@ func TestHTTPRoutes(t *testing.T) {
 
 	// Admit "first", then release and verify with its entry token.
 	e.gw.MonitorTick(context.Background())
-	score, err := sys.Store.Client().ZScore(context.Background(), redisstore.ActiveKey(ev), "first").Result()
+	score, err := sys.Store.Client().ZScore(context.Background(), redisstore.HoldersKey(ev), "first").Result()
 	if err != nil {
 		t.Fatalf("first was not admitted: %v", err)
 	}

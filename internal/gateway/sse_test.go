@@ -186,12 +186,12 @@ func drain(c *testws.Client) []testws.Frame {
 	}
 }
 
-// TestSlowStreamReaderIsDropped: an SSE client that stops reading is
-// dropped as too slow while the other streams keep their cadence. Its send
+// TestSlowStreamReaderIsClosed: an SSE client that stops reading is
+// closed as too slow while the other streams keep their cadence. Its send
 // queue is too long to overflow first: the write watchdog aborts its stuck
 // write (through the connection's write deadline), and its handler leaves
 // the hub.
-func TestSlowStreamReaderIsDropped(t *testing.T) {
+func TestSlowStreamReaderIsClosed(t *testing.T) {
 	slowReaderIsDropped(t, 4096, func(e *gwEnv, t *testing.T, ev, user string) *testws.Client {
 		c, _ := e.stream(t, ev, user, nil)
 		return c

@@ -128,7 +128,7 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total i
 		c.placed.Store(true)
 	}
 	if f.State == StateAdmitted {
-		s.notifyAdmitted(c, p.HoldUntil)
+		s.notifyAdmitted(c, p.StayUntil)
 	}
 	if f.State == StateCalled {
 		s.pokeClaims()

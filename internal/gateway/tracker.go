@@ -145,9 +145,9 @@ func (t *tracker) Status(ctx context.Context, eventID string, users []string, no
 			}
 		}
 		if f != nil {
-			r = queue.RawPlace{Rank: f.rank, HoldUntil: valueNone, Drawn: f.drawn, SlotAt: slotAt(l.head, l.ends, f.rank)}
+			r = queue.RawPlace{Rank: f.rank, StayUntil: valueNone, Drawn: f.drawn, SlotAt: slotAt(l.head, l.ends, f.rank)}
 		} else if !ok {
-			r = queue.RawPlace{Rank: valueNone, HoldUntil: valueNone, Drawn: valueNone}
+			r = queue.RawPlace{Rank: valueNone, StayUntil: valueNone, Drawn: valueNone}
 		}
 		b.Places = append(b.Places, l.head.Told(r, nowMs))
 		b.SlotAt = append(b.SlotAt, l.head.SlotTold(r, nowMs))
@@ -175,9 +175,9 @@ func (t *tracker) read(ctx context.Context, eventID string, l *line, users []str
 		raw[u] = p
 		delete(l.known, u)
 		l.unfollow(u)
-		// Followed: waiting with no hold, read at a point the elements
+		// Followed: waiting with no stay, read at a point the elements
 		// kept reach back to.
-		if p.Rank >= 0 && p.HoldUntil < 0 && !p.Unrecorded && p.At.Epoch == l.pos.Epoch && p.At.Seq >= l.base && p.At.Seq <= l.pos.Seq {
+		if p.Rank >= 0 && p.StayUntil < 0 && !p.Unrecorded && p.At.Epoch == l.pos.Epoch && p.At.Seq >= l.base && p.At.Seq <= l.pos.Seq {
 			again := nowMs + rereadMs + rand.Int64N(rereadJitterMs)
 			l.followAt(u, &follow{key: queue.LineKey{Score: p.Score, User: u}, rank: p.Rank, drawn: p.Drawn, seq: p.At.Seq, readAgainMs: again})
 		}
@@ -309,7 +309,7 @@ func (l *line) trim() {
 }
 
 // slotAt is status.lua's slot_at for a followed user at rank, from the
-// ends of the holds running: when a slot frees for them if every holder
+// ends of the stays running: when a slot frees for them if every holder
 // keeps theirs to the end (0: one is free).
 func slotAt(h queue.Head, ends []int64, rank int64) int64 {
 	holders := int64(len(ends))

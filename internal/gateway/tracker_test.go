@@ -45,7 +45,7 @@ func agree(t *testing.T, c redis.UniversalClient, drop bool, seed uint64) {
 		t.Fatal(err)
 	}
 	ev := fmt.Sprintf("%s-%d", testenv.EventID(t), seed)
-	e := queue.Event{ID: ev, Capacity: 2 + rng.IntN(4), HoldSeconds: 20, State: queue.StateOpen, Partitions: 1}
+	e := queue.Event{ID: ev, Capacity: 2 + rng.IntN(4), StaySeconds: 20, State: queue.StateOpen, Partitions: 1}
 	now := opensAt - 30_000
 	if drop {
 		s, err := draw.NewSeed()
@@ -180,7 +180,7 @@ func rebuildFromRedis(t *testing.T, store *redisstore.Store, c redis.UniversalCl
 		return m
 	}
 	total, _ := c.HGet(ctx, redisstore.StatsKey(e.ID), "admittedTotal").Int64()
-	st := queue.Rebuilt{Event: e, Waiting: read(redisstore.WaitingKey(e.ID)), Active: read(redisstore.ActiveKey(e.ID)),
+	st := queue.Rebuilt{Event: e, Waiting: read(redisstore.WaitingKey(e.ID)), Holders: read(redisstore.HoldersKey(e.ID)),
 		Served: read(redisstore.ServedKey(e.ID)), Prequeue: read(redisstore.PrequeueKey(e.ID)), AdmittedTotal: total}
 	if err := store.WriteRebuilt(ctx, st, now); err != nil {
 		t.Fatal(err)
@@ -413,7 +413,7 @@ func pausedEvent(t *testing.T) (*redisstore.Store, *redis.Client, queue.Event) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := queue.Event{ID: testenv.EventID(t), Capacity: 1, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}
+	e := queue.Event{ID: testenv.EventID(t), Capacity: 1, StaySeconds: 60, State: queue.StatePaused, Partitions: 1}
 	if _, err := store.PutEvent(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}

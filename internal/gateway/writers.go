@@ -74,7 +74,7 @@ func (w *writers) status(c *conn, f *StatusFrame) { w.hand(writeJob{c: c, status
 func (w *writers) send(c *conn, f frame) { w.hand(writeJob{c: c, f: f}) }
 
 // hand waits for room among the jobs (the workers' pace is the only
-// backpressure), or drops j once the workers have stopped.
+// backpressure), or discards j once the workers have stopped.
 func (w *writers) hand(j writeJob) {
 	select {
 	case w.jobs <- j:

@@ -20,7 +20,7 @@
 // refuses to report health.
 //
 // The forwarded request carries the verified user in X-Waitq-User-Id and
-// the end of the hold (unix ms) in X-Waitq-Expires; the guard drops those
+// the end of the stay (unix ms) in X-Waitq-Expires; the guard drops those
 // headers from what clients send, in every spelling (X_Waitq_User_Id too),
 // and drops its cookie and the waitq_token parameter, so the origin never
 // sees the token.

@@ -57,7 +57,7 @@ func TestReleasedTokenRefusedByEveryGuard(t *testing.T) {
 	// alice and bob hold a slot for a minute; the gateway signed their tokens.
 	admit := func(user string) string {
 		until := time.Now().Add(time.Minute).UnixMilli()
-		if err := sys.Store.Client().ZAdd(ctx, redisstore.ActiveKey(ev), redis.Z{Score: float64(until), Member: user}).Err(); err != nil {
+		if err := sys.Store.Client().ZAdd(ctx, redisstore.HoldersKey(ev), redis.Z{Score: float64(until), Member: user}).Err(); err != nil {
 			t.Fatal(err)
 		}
 		return keys.Sign(entry.Token{EventID: ev, UserID: user, Expires: until, IssuedAt: time.Now().UnixMilli()})

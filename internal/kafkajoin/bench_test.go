@@ -20,7 +20,7 @@ type sleepingStore struct {
 	written    atomic.Int64
 }
 
-func (s *sleepingStore) IngestLogged(_ context.Context, msgs []queue.Logged, _ int64) (queue.IngestResult, error) {
+func (s *sleepingStore) IngestLog(_ context.Context, msgs []queue.LogMessage, _ int64) (queue.IngestResult, error) {
 	time.Sleep(time.Duration(len(msgs)) * s.perMessage)
 	s.written.Add(int64(len(msgs)))
 	return queue.IngestResult{Joined: len(msgs)}, nil

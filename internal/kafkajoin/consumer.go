@@ -23,7 +23,7 @@ type ConsumerStats struct {
 	// was already admitted (queue.Fairness).
 	Inversions int64
 	// HoldsExpired counts the item holds that ended unconfirmed with the
-	// slots of holders the fast track's admission step dropped.
+	// slots of holders the fast track's admission step expired.
 	HoldsExpired int64
 	// Lag is the consumer-group lag of the partitions this member has
 	// fetched from: log end (high-water mark) minus committed offset.

@@ -439,7 +439,7 @@ func TestDeletedEventTopicIsDropped(t *testing.T) {
 
 // TestReplayNeverAdmitsTwice: Kafka delivers at least once, so after a
 // crash a batch can be applied again. A user admitted and gone (released,
-// or the hold ended) between the first delivery and the replay must not
+// or the stay ended) between the first delivery and the replay must not
 // come back in line for that join; a new join of theirs still queues.
 func TestReplayNeverAdmitsTwice(t *testing.T) {
 	sys := testsys.Start(t, testsys.Options{Brokers: 3})

@@ -47,7 +47,7 @@ func TestDropLineIsTheDrawThenStampOrder(t *testing.T) {
 	if time.Now().UnixMilli() >= opensAt {
 		t.Fatal("the pre-queue took longer than the 4 s before the opening; the test proves nothing")
 	}
-	if active, _ := sys.Store.Client().ZCard(ctx, redisstore.ActiveKey(ev)).Result(); active != 0 {
+	if active, _ := sys.Store.Client().ZCard(ctx, redisstore.HoldersKey(ev)).Result(); active != 0 {
 		t.Fatalf("%d users admitted before the opening", active)
 	}
 
@@ -66,7 +66,7 @@ func TestDropLineIsTheDrawThenStampOrder(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("line after the opening is not the drawn order then stamp order\n got %v\nwant %v", got[:8], want[:8])
 	}
-	holders, _ := sys.Store.Client().ZRange(ctx, redisstore.ActiveKey(ev), 0, -1).Result()
+	holders, _ := sys.Store.Client().ZRange(ctx, redisstore.HoldersKey(ev), 0, -1).Result()
 	slices.Sort(holders)
 	first := slices.Sorted(slices.Values(drawn[:2]))
 	if !slices.Equal(holders, first) {

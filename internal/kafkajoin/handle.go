@@ -62,13 +62,13 @@ func (c *Consumer) classify(batch []fetchedMessage) (good []decoded, dead []dead
 // meanwhile. ok is false when ctx ended first.
 func (c *Consumer) write(ctx context.Context, good []decoded) (dead []deadLetter, ok bool) {
 	for len(good) > 0 {
-		msgs := make([]queue.Logged, len(good))
+		msgs := make([]queue.LogMessage, len(good))
 		for i, g := range good {
-			msgs[i] = queue.Logged{Message: g.msg, Partition: g.src.Partition, Offset: g.src.Offset}
+			msgs[i] = queue.LogMessage{Message: g.msg, Partition: g.src.Partition, Offset: g.src.Offset}
 		}
 		var res queue.IngestResult
 		if !c.retry(ctx, "write to store", &c.storeOK, func(ctx context.Context) (err error) {
-			res, err = c.sink.IngestLogged(ctx, msgs, time.Now().UnixMilli())
+			res, err = c.sink.IngestLog(ctx, msgs, time.Now().UnixMilli())
 			return err
 		}) {
 			return nil, false

@@ -14,7 +14,7 @@ func (c *Consumer) RegisterMetrics(reg prometheus.Registerer) {
 		counter("waitq_ingest_ignored_total", "Repeated joins and leaves of absent users.", func(s ConsumerStats) int64 { return s.Ignored }),
 		counter("waitq_ingest_admitted_total", "Users the fast track admitted as their joins were written.", func(s ConsumerStats) int64 { return s.Admitted }),
 		counter("waitq_ingest_inversions_total", "Joins written behind a user placed after them who was already admitted, that then had to wait.", func(s ConsumerStats) int64 { return s.Inversions }),
-		counter("waitq_ingest_holds_expired_total", "Item holds that ended unconfirmed with the slots of holders the fast track's admission step dropped (ws-gateway's waitq_holds_expired_total counts the others, by event).", func(s ConsumerStats) int64 { return s.HoldsExpired }),
+		counter("waitq_ingest_holds_expired_total", "Item holds that ended unconfirmed with the slots of holders the fast track's admission step expired (ws-gateway's waitq_holds_expired_total counts the others, by event).", func(s ConsumerStats) int64 { return s.HoldsExpired }),
 		counter("waitq_ingest_dead_lettered_total", "Messages sent to the dead-letter topic.", func(s ConsumerStats) int64 { return s.DeadLettered }),
 		counter("waitq_ingest_retries_total", "Failed write attempts that were retried.", func(s ConsumerStats) int64 { return s.Retries }),
 		counter("waitq_ingest_commit_errors_total", "Offset commits that failed (the batch is redelivered).", func(s ConsumerStats) int64 { return s.CommitErrors }),

@@ -22,15 +22,15 @@ type heldSink struct {
 	after         func()
 }
 
-func (h *heldSink) IngestLogged(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, error) {
+func (h *heldSink) IngestLog(ctx context.Context, msgs []queue.LogMessage, nowMs int64) (queue.IngestResult, error) {
 	first := false
 	h.once.Do(func() { first = true })
 	if !first {
-		return h.IngestStore.IngestLogged(ctx, msgs, nowMs)
+		return h.IngestStore.IngestLog(ctx, msgs, nowMs)
 	}
 	close(h.held)
 	<-h.release
-	res, err := h.IngestStore.IngestLogged(context.WithoutCancel(ctx), msgs, nowMs)
+	res, err := h.IngestStore.IngestLog(context.WithoutCancel(ctx), msgs, nowMs)
 	h.after()
 	return res, err
 }

@@ -20,7 +20,7 @@ import (
 
 // Defaults of a new event's configuration.
 const (
-	DefaultHoldSeconds = 300
+	DefaultStaySeconds = 300
 )
 
 // AdminMaxBodyBytes caps the bodies of the admin API (64 KiB): an event's
@@ -119,7 +119,7 @@ func (s *Server) putEvent(c echo.Context) error {
 // stored), or of a new event's defaults: the body applied, a report and a
 // shop token minted where it has none, its schedule set, then checked.
 func (s *Server) eventFrom(id string, cur queue.Event, exists bool, body EventBody) (queue.Event, error) {
-	ev := queue.Event{ID: id, Capacity: 0, HoldSeconds: DefaultHoldSeconds, State: queue.StateOpen, Partitions: s.cfg.DefaultPartitions, Away: queue.DefaultAway()}
+	ev := queue.Event{ID: id, Capacity: 0, StaySeconds: DefaultStaySeconds, State: queue.StateOpen, Partitions: s.cfg.DefaultPartitions, Away: queue.DefaultAway()}
 	if exists {
 		ev = cur
 	}
@@ -210,7 +210,7 @@ func (s *Server) admitNow(ctx context.Context, id string) {
 		}
 		if r.HoldsExpired > 0 {
 			// ws-gateway's waitq_holds_expired_total counts the others.
-			s.log.Info("item holds ended with the slots dropped after the change", "event", id, "holds", r.HoldsExpired)
+			s.log.Info("item holds ended with the slots expired after the change", "event", id, "holds", r.HoldsExpired)
 		}
 	}
 }

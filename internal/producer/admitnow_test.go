@@ -108,7 +108,7 @@ func startAPIOn(t *testing.T, sys *testsys.System, store *recording.Store) *apiE
 
 func holders(t *testing.T, sys *testsys.System, ev string) int64 {
 	t.Helper()
-	n, err := sys.Store.Client().ZCard(context.Background(), redisstore.ActiveKey(ev)).Result()
+	n, err := sys.Store.Client().ZCard(context.Background(), redisstore.HoldersKey(ev)).Result()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -145,10 +145,10 @@ func TestTrustUserHeader(t *testing.T) {
 		t.Fatalf("join with nothing: %d %s", r.status, r.body)
 	}
 	// A visit's key: well formed, taken; malformed, refused.
-	if r := e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", map[string]string{"X-User-Id": "bob", producer.VisitHeader: "v-123_abc"}, nil); r.status != http.StatusAccepted {
+	if r := e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", map[string]string{"X-User-Id": "bob", producer.JoinKeyHeader: "v-123_abc"}, nil); r.status != http.StatusAccepted {
 		t.Fatalf("join with a visit: %d %s", r.status, r.body)
 	}
-	if r := e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", map[string]string{"X-User-Id": "bob", producer.VisitHeader: "no spaces"}, nil); r.status != http.StatusBadRequest || r.errorCode(t) != queue.CodeInvalidBody {
+	if r := e.do(t, http.MethodPost, "/v1/events/"+ev+"/queue", map[string]string{"X-User-Id": "bob", producer.JoinKeyHeader: "no spaces"}, nil); r.status != http.StatusBadRequest || r.errorCode(t) != queue.CodeInvalidBody {
 		t.Fatalf("join with a bad visit: %d %s", r.status, r.body)
 	}
 }

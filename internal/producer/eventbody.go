@@ -2,6 +2,7 @@ package producer
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"io"
 
@@ -15,6 +16,9 @@ import (
 // (or take the default on creation).
 type EventBody struct {
 	Capacity    *int `json:"capacity"`
+	StaySeconds *int `json:"staySeconds"`
+	// HoldSeconds is staySeconds' older spelling, taken when staySeconds
+	// is absent.
 	HoldSeconds *int `json:"holdSeconds"`
 	// AdmitPerMinute is the admission rate (0: no rate limit).
 	AdmitPerMinute *int              `json:"admitPerMinute"`
@@ -61,7 +65,7 @@ type EventBody struct {
 // partitions, which cannot change after creation (putEvent).
 func (b EventBody) apply(ev *queue.Event) {
 	set(&ev.Capacity, b.Capacity)
-	set(&ev.HoldSeconds, b.HoldSeconds)
+	set(&ev.StaySeconds, cmp.Or(b.StaySeconds, b.HoldSeconds))
 	set(&ev.AdmitPerMinute, b.AdmitPerMinute)
 	set(&ev.Partitions, b.Partitions)
 	set(&ev.State, b.State)
@@ -140,6 +144,6 @@ func replacePolicy[T any](dst **T, raw json.RawMessage, want string) error {
 
 func decodeEventBody(r io.Reader) (EventBody, error) {
 	var b EventBody
-	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, holdSeconds, admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive, reportToken, shopToken, maxItemsPerUser, challenge, joinToken, page, away and arrivalSeconds")
+	err := httpkit.DecodeJSON(r, &b, queue.CodeInvalidConfig, "a JSON object with capacity, staySeconds (or its older spelling holdSeconds), admitPerMinute, partitions, state, targetUrl, opensAt, prequeueSeconds, closesAt, adaptive, reportToken, shopToken, maxItemsPerUser, challenge, joinToken, page, away and arrivalSeconds")
 	return b, err
 }

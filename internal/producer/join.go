@@ -15,10 +15,10 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 )
 
-// VisitHeader carries a join's visit: the same key on every try of one
-// visit, so that a retry landing after the visit was admitted queues
-// nobody again (queue.Message.Visit).
-const VisitHeader = "Idempotency-Key"
+// JoinKeyHeader carries a join's join key: the same key on every try of one
+// join, so that a retry landing after that join was admitted queues
+// nobody again (queue.Message.JoinKey).
+const JoinKeyHeader = "Idempotency-Key"
 
 // JoinResponse is the 202 body of a join.
 type JoinResponse struct {
@@ -122,11 +122,11 @@ func (s *Server) enqueue(c echo.Context, op queue.Op) (queue.Message, error) {
 	if op == queue.OpLeave {
 		return m, s.publish(c.Request().Context(), m)
 	}
-	if v := c.Request().Header.Get(VisitHeader); v != "" {
-		if !queue.ValidVisit(v) {
-			return queue.Message{}, queue.Errorf(queue.CodeInvalidBody, "%s must be 1-%d characters of [A-Za-z0-9_-]", VisitHeader, queue.MaxVisitLen)
+	if v := c.Request().Header.Get(JoinKeyHeader); v != "" {
+		if !queue.ValidJoinKey(v) {
+			return queue.Message{}, queue.Errorf(queue.CodeInvalidBody, "%s must be 1-%d characters of [A-Za-z0-9_-]", JoinKeyHeader, queue.MaxJoinKeyLen)
 		}
-		m.Visit = v
+		m.JoinKey = v
 	}
 	// The stamp decides: a join stamped before the opening is in the
 	// pre-queue's draw, wherever and whenever it reaches the line.

@@ -73,7 +73,7 @@ func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.L
 	}
 	return &eventCollector{store: store, now: now, log: log, timeout: 2 * time.Second, every: eventMetricsEvery, wall: time.Now, descs: map[string]*prometheus.Desc{
 		"waiting":    desc("waitq_event_waiting", "Users waiting in the event's line."),
-		"active":     desc("waitq_event_active", "Users holding a slot."),
+		"holders":    desc("waitq_event_holders", "Users holding a slot (the holders)."),
 		"capacity":   desc("waitq_event_capacity", "How many users may hold a slot at once."),
 		"admitted":   desc("waitq_event_admitted_total", "Users ever admitted."),
 		"inversions": desc("waitq_event_inversions_total", "Joins that reached the line after a user placed behind them was admitted, and had to wait (consumer lag made the line unfair)."),
@@ -143,7 +143,7 @@ func (c *eventCollector) read(emit func(prometheus.Metric)) {
 			emit(prometheus.MustNewConstMetric(c.descs[name], t, v, id))
 		}
 		put("waiting", prometheus.GaugeValue, float64(st.Waiting))
-		put("active", prometheus.GaugeValue, float64(st.Active))
+		put("holders", prometheus.GaugeValue, float64(st.Holders))
 		put("capacity", prometheus.GaugeValue, float64(st.Capacity))
 		put("admitted", prometheus.CounterValue, float64(st.AdmittedTotal))
 		put("inversions", prometheus.CounterValue, float64(st.Fairness.Inversions))

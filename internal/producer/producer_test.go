@@ -128,7 +128,7 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	sys.StartConsumer(sys.ConsumerConfig())
 	ev := testenv.EventID(t)
 
-	if r := e.putEvent(t, ev, `{"capacity":5,"holdSeconds":120,"partitions":2}`); r.status != http.StatusCreated {
+	if r := e.putEvent(t, ev, `{"capacity":5,"staySeconds":120,"partitions":2}`); r.status != http.StatusCreated {
 		t.Fatalf("create event: %d %s", r.status, r.body)
 	}
 	before := time.Now().UnixMilli()
@@ -195,7 +195,7 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	if err := queue.CheckShopToken(st.ShopToken); err != nil || st.ShopToken == st.ReportToken {
 		t.Errorf("shop token %q: %v", st.ShopToken, err)
 	}
-	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, HoldSeconds: 120, State: queue.StateOpen, Partitions: 2, ReportToken: st.ReportToken, ShopToken: st.ShopToken,
+	want := queue.EventStatus{Event: queue.Event{ID: ev, Capacity: 5, StaySeconds: 120, State: queue.StateOpen, Partitions: 2, ReportToken: st.ReportToken, ShopToken: st.ShopToken,
 		Away: queue.DefaultAway()}, // an event created through the API keeps places while away
 		Phase: queue.PhaseOpen, Waiting: 1, Fairness: st.Fairness, Turns: &queue.Turns{}}
 	if !reflect.DeepEqual(st, want) {
@@ -203,7 +203,7 @@ func TestJoinIsAcknowledgedAndReachesTheLine(t *testing.T) {
 	}
 	var raw map[string]any
 	_ = json.Unmarshal(r.body, &raw)
-	for _, k := range []string{"eventId", "capacity", "holdSeconds", "state", "phase", "waiting", "active", "admittedTotal", "fairness"} {
+	for _, k := range []string{"eventId", "capacity", "staySeconds", "state", "phase", "waiting", "holders", "active", "admittedTotal", "fairness"} {
 		if _, ok := raw[k]; !ok {
 			t.Errorf("event JSON lacks %q: %s", k, r.body)
 		}
@@ -229,7 +229,7 @@ func TestHTTPErrors(t *testing.T) {
 		t.Fatalf("create paused: %d %s", r.status, r.body)
 	}
 	// Someone holds a slot of "held" for another minute.
-	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.ActiveKey(held),
+	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.HoldersKey(held),
 		redis.Z{Member: "holder", Score: float64(time.Now().Add(time.Minute).UnixMilli())}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -264,7 +264,7 @@ func TestHTTPErrors(t *testing.T) {
 		{"put two objects", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":3}{}`), 400, queue.CodeInvalidConfig},
 		{"put no capacity", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{}`), 400, queue.CodeInvalidConfig},
 		{"put zero capacity", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":0}`), 400, queue.CodeInvalidConfig},
-		{"put negative hold", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"holdSeconds":-1}`), 400, queue.CodeInvalidConfig},
+		{"put negative hold", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"staySeconds":-1}`), 400, queue.CodeInvalidConfig},
 		{"put negative rate", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"admitPerMinute":-1}`), 400, queue.CodeInvalidConfig},
 		{"put huge rate", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"admitPerMinute":1000001}`), 400, queue.CodeInvalidConfig},
 		{"put rate not a number", "PUT", "/v1/admin/events/x", admin(), strings.NewReader(`{"capacity":1,"admitPerMinute":"fast"}`), 400, queue.CodeInvalidConfig},
@@ -306,7 +306,7 @@ func TestHTTPErrors(t *testing.T) {
 		t.Errorf("a refused PUT created event x: %d %s", r.status, r.body)
 	}
 	// The refused delete changed nothing; once the hold expires it succeeds.
-	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.ActiveKey(held),
+	if err := sys.Store.Client().ZAdd(context.Background(), redisstore.HoldersKey(held),
 		redis.Z{Member: "holder", Score: float64(time.Now().Add(-time.Second).UnixMilli())}).Err(); err != nil {
 		t.Fatal(err)
 	}
@@ -316,7 +316,7 @@ func TestHTTPErrors(t *testing.T) {
 	if r := e.do(t, "GET", "/v1/admin/events/"+held, admin(), nil); r.status != 404 {
 		t.Fatalf("deleted event still readable: %d %s", r.status, r.body)
 	}
-	if n, _ := sys.Store.Client().Exists(context.Background(), redisstore.ActiveKey(held), redisstore.ConfigKey(held)).Result(); n != 0 {
+	if n, _ := sys.Store.Client().Exists(context.Background(), redisstore.HoldersKey(held), redisstore.ConfigKey(held)).Result(); n != 0 {
 		t.Errorf("%d keys of the deleted event remain", n)
 	}
 }
@@ -348,7 +348,7 @@ func TestAdminUpdateAndList(t *testing.T) {
 	if err := json.Unmarshal(r.body, &list); err != nil || r.status != 200 {
 		t.Fatalf("list: %d %s", r.status, r.body)
 	}
-	want := queue.Event{ID: ev, Capacity: 9, HoldSeconds: producer.DefaultHoldSeconds, AdmitPerMinute: 120, State: queue.StateClosed, Partitions: 3,
+	want := queue.Event{ID: ev, Capacity: 9, StaySeconds: producer.DefaultStaySeconds, AdmitPerMinute: 120, State: queue.StateClosed, Partitions: 3,
 		Away: queue.DefaultAway()}
 	if len(list.Events) == 1 {
 		want.ReportToken = list.Events[0].ReportToken // made at creation, kept by the update
@@ -366,6 +366,29 @@ func TestAdminUpdateAndList(t *testing.T) {
 	}
 	if r := e.do(t, "POST", "/v1/events/"+ev+"/queue", user("u"), nil); r.status != 404 {
 		t.Fatalf("join after delete: %d %s", r.status, r.body)
+	}
+}
+
+// TestOlderStaySpellingIsTaken: the admin PUT takes holdSeconds, the older
+// spelling of staySeconds, when staySeconds is absent, and the GET answers
+// staySeconds alone.
+func TestOlderStaySpellingIsTaken(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
+	ev := testenv.EventID(t)
+	for _, c := range []struct {
+		body string
+		want int
+	}{{`{"capacity":5,"holdSeconds":42}`, 42}, {`{"holdSeconds":7,"staySeconds":9}`, 9}} {
+		body, want := c.body, c.want
+		if r := e.putEvent(t, ev, body); r.status != 201 && r.status != 200 {
+			t.Fatalf("put %s: %d %s", body, r.status, r.body)
+		}
+		r := e.do(t, "GET", "/v1/admin/events/"+ev, admin(), nil)
+		var got map[string]any
+		if err := json.Unmarshal(r.body, &got); err != nil || got["staySeconds"] != float64(want) || got["holdSeconds"] != nil {
+			t.Fatalf("after %s: %d %s, want staySeconds %d alone", body, r.status, r.body, want)
+		}
 	}
 }
 

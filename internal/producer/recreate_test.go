@@ -226,7 +226,7 @@ func TestCreateOverATombstoneIsRefusedWhileTheTopicRemains(t *testing.T) {
 	if _, err := e.store.Event(t.Context(), ev); !errors.Is(err, queue.ErrEventNotFound) {
 		t.Errorf("the refused PUT stored a configuration (err %v)", err)
 	}
-	if _, err := e.store.PutEvent(t.Context(), queue.Event{ID: ev, Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}); !errors.Is(err, queue.ErrLogNotDeleted) {
+	if _, err := e.store.PutEvent(t.Context(), queue.Event{ID: ev, Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); !errors.Is(err, queue.ErrLogNotDeleted) {
 		t.Errorf("Store.PutEvent over the tombstone: %v, want ErrLogNotDeleted", err)
 	}
 	if got := e.joined(t, ev); !slices.Equal(got, []string{"old-user"}) {

@@ -220,7 +220,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.Use(middleware.CORSWithConfig(middleware.CORSConfig{
 		AllowOriginFunc: func(origin string) (bool, error) { return httpkit.OriginAllowed(origin, cfg.AllowedOrigins), nil },
 		AllowMethods:    []string{http.MethodGet, http.MethodPost, http.MethodPut, http.MethodDelete},
-		AllowHeaders:    []string{httpkit.UserHeader, JoinTokenHeader, VisitHeader, echo.HeaderContentType, echo.HeaderAuthorization},
+		AllowHeaders:    []string{httpkit.UserHeader, JoinTokenHeader, JoinKeyHeader, echo.HeaderContentType, echo.HeaderAuthorization},
 		// The page on the gateway's origin sends the visitor cookie.
 		AllowCredentials: true,
 		// A page on another origin reads when to try again (429, 503, and

@@ -43,7 +43,7 @@ type Adaptive struct {
 	StepMs int `json:"stepMs"`
 	// MaxSettleSeconds bounds how long an increase waits for the users of
 	// the last change to weigh on the shop: the average time a slot is held
-	// at the current rate (holders / rate, Little's law), at most the hold
+	// at the current rate (holders / rate, Little's law), at most the stay
 	// and at most this.
 	MaxSettleSeconds int `json:"maxSettleSeconds"`
 	// SignalTimeoutSeconds is how old the newest report may be before the
@@ -132,8 +132,8 @@ func (a *Adaptive) Validate(ceiling int) error {
 		return Errorf(CodeInvalidConfig, "adaptive.decreaseFactor must be between 0.1 and 0.95")
 	case a.StepMs < MinStepMs || a.StepMs > MaxStepMs:
 		return Errorf(CodeInvalidConfig, "adaptive.stepMs must be between %d and %d", MinStepMs, MaxStepMs)
-	case a.MaxSettleSeconds < 1 || a.MaxSettleSeconds > MaxHoldSeconds:
-		return Errorf(CodeInvalidConfig, "adaptive.maxSettleSeconds must be between 1 and %d", MaxHoldSeconds)
+	case a.MaxSettleSeconds < 1 || a.MaxSettleSeconds > MaxStaySeconds:
+		return Errorf(CodeInvalidConfig, "adaptive.maxSettleSeconds must be between 1 and %d", MaxStaySeconds)
 	case a.SignalTimeoutSeconds < 1 || a.SignalTimeoutSeconds > MaxSignalTimeoutSeconds || a.SignalTimeoutSeconds*1000 < a.StepMs:
 		return Errorf(CodeInvalidConfig, "adaptive.signalTimeoutSeconds must be between 1 and %d, and at least stepMs", MaxSignalTimeoutSeconds)
 	case a.OnSignalLoss != SignalLossStop && a.OnSignalLoss != SignalLossKeep:

@@ -26,8 +26,8 @@ func (e *Event) checkArrival() error {
 	if a == 0 {
 		return nil
 	}
-	if a < MinArrivalSeconds || a > MaxArrivalSeconds || a >= e.HoldSeconds {
-		return Errorf(CodeInvalidConfig, "arrivalSeconds must be between %d and %d and less than holdSeconds, or 0 for off", MinArrivalSeconds, MaxArrivalSeconds)
+	if a < MinArrivalSeconds || a > MaxArrivalSeconds || a >= e.StaySeconds {
+		return Errorf(CodeInvalidConfig, "arrivalSeconds must be between %d and %d and less than staySeconds, or 0 for off", MinArrivalSeconds, MaxArrivalSeconds)
 	}
 	return nil
 }

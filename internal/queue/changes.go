@@ -22,11 +22,11 @@ type Marks struct {
 	Freeing []string
 }
 
-// Unlogged returns msgs as messages not read from the log (NoOffset).
-func Unlogged(msgs []Message) []Logged {
-	logged := make([]Logged, len(msgs))
+// NoOffsets returns msgs as messages not read from the log (NoOffset).
+func NoOffsets(msgs []Message) []LogMessage {
+	out := make([]LogMessage, len(msgs))
 	for i, m := range msgs {
-		logged[i] = Logged{Message: m, Offset: NoOffset}
+		out[i] = LogMessage{Message: m, Offset: NoOffset}
 	}
-	return logged
+	return out
 }

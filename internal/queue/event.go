@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -24,7 +25,7 @@ const (
 // Limits on an event's configuration.
 const (
 	MaxCapacity    = 1_000_000
-	MaxHoldSeconds = 24 * 3600
+	MaxStaySeconds = 24 * 3600
 	MaxPartitions  = 256
 	// MaxAdmitPerMinute bounds an event's admission rate.
 	MaxAdmitPerMinute = 1_000_000
@@ -42,7 +43,7 @@ const (
 type Event struct {
 	ID          string `json:"eventId"`
 	Capacity    int    `json:"capacity"`
-	HoldSeconds int    `json:"holdSeconds"`
+	StaySeconds int    `json:"staySeconds"`
 	// AdmitPerMinute is the most users admitted per minute, smoothed by a
 	// token bucket (0: no rate limit; capacity alone holds).
 	AdmitPerMinute int        `json:"admitPerMinute"`
@@ -172,8 +173,8 @@ func (e *Event) Validate() error {
 		return CheckEventID(e.ID)
 	case e.Capacity < 1 || e.Capacity > MaxCapacity:
 		return Errorf(CodeInvalidConfig, "capacity must be between 1 and %d", MaxCapacity)
-	case e.HoldSeconds < 1 || e.HoldSeconds > MaxHoldSeconds:
-		return Errorf(CodeInvalidConfig, "holdSeconds must be between 1 and %d", MaxHoldSeconds)
+	case e.StaySeconds < 1 || e.StaySeconds > MaxStaySeconds:
+		return Errorf(CodeInvalidConfig, "staySeconds must be between 1 and %d", MaxStaySeconds)
 	case e.State != StateOpen && e.State != StatePaused && e.State != StateClosed:
 		return Errorf(CodeInvalidConfig, "state must be %q, %q or %q", StateOpen, StatePaused, StateClosed)
 	case e.Partitions < 1 || e.Partitions > MaxPartitions:
@@ -249,7 +250,7 @@ func (e *Event) DrawStatus(nowMs, prequeueSize int64) *DrawStatus {
 
 // String returns a short description of e for logs.
 func (e Event) String() string {
-	s := fmt.Sprintf("event %s (capacity %d, hold %ds, %d a minute, %s, %d partitions", e.ID, e.Capacity, e.HoldSeconds, e.AdmitPerMinute, e.State, e.Partitions)
+	s := fmt.Sprintf("event %s (capacity %d, hold %ds, %d a minute, %s, %d partitions", e.ID, e.Capacity, e.StaySeconds, e.AdmitPerMinute, e.State, e.Partitions)
 	if e.OpensAt > 0 {
 		s += fmt.Sprintf(", opens %s after a %ds pre-queue", time.UnixMilli(e.OpensAt).UTC().Format(time.RFC3339), e.PrequeueSeconds)
 	}
@@ -260,4 +261,14 @@ func (e Event) String() string {
 		s += ", closes " + time.UnixMilli(e.ClosesAt).UTC().Format(time.RFC3339)
 	}
 	return s + ")"
+}
+
+// MarshalJSON writes s with Holders also as active, the field's older
+// name, kept for the clients that read it (docs/api.md).
+func (s EventStatus) MarshalJSON() ([]byte, error) {
+	type plain EventStatus // without this method
+	return json.Marshal(struct {
+		plain
+		Active int64 `json:"active"`
+	}{plain(s), s.Holders})
 }

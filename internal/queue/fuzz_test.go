@@ -75,7 +75,7 @@ func FuzzDecodeMessage(f *testing.F) {
 	f.Add([]byte(`{"v":1,"op":"join","eventId":"e 1","userId":"u1","ts":5}`))
 	f.Add([]byte(`null`))
 	f.Add([]byte(`{"v":2,"op":"admit","eventId":"e1","userId":"u1","ts":9,"expiresAt":99,"score":5,"joinTs":5}`))
-	f.Add([]byte(`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e1","capacity":1,"holdSeconds":1,"state":"open","partitions":1}}`))
+	f.Add([]byte(`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e1","capacity":1,"staySeconds":1,"state":"open","partitions":1}}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := queue.DecodeMessage(b)
 		if err != nil {

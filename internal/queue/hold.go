@@ -4,7 +4,7 @@ import "context"
 
 // Seat holds: an admitted buyer holds an item (a seat) of the event while
 // they decide, so that two buyers never book the same one. A hold lasts
-// while its holder holds their slot: it ends with the slot (released or
+// while its buyer holds their slot: it ends with the slot (released or
 // expired) unless confirmed, and a confirmed item is sold for good.
 
 // DefaultMaxItemsPerUser is how many items one user may hold or buy in an
@@ -30,7 +30,7 @@ func CheckItemID(id string) error {
 }
 
 // Hold is an item held for a user until ExpiresAt (unix ms): the end of the
-// holder's slot when the hold was taken.
+// buyer's slot when the hold was taken.
 type Hold struct {
 	EventID   string `json:"eventId"`
 	Item      string `json:"item"`
@@ -44,8 +44,8 @@ type HoldResult struct {
 	// Created is false when the user held the item already (the same hold).
 	Created bool
 	// Replaced is true when the item's previous hold, another user's, had
-	// ended with their slot and was still stored (its holder not yet
-	// dropped): it ended unconfirmed, counted as expired here.
+	// ended with their slot and was still stored (its buyer not yet
+	// expired): it ended unconfirmed, counted as expired here.
 	Replaced bool
 }
 

@@ -56,13 +56,13 @@ func CheckUserID(id string) error {
 	return nil
 }
 
-// MaxVisitLen bounds a join's visit (its Idempotency-Key).
-const MaxVisitLen = 64
+// MaxJoinKeyLen bounds a join's join key (its Idempotency-Key).
+const MaxJoinKeyLen = 64
 
-// ValidVisit reports whether v can be a join's visit: 1-64 characters of
+// ValidJoinKey reports whether v can be a join's join key: 1-64 characters of
 // [A-Za-z0-9_-].
-func ValidVisit(v string) bool {
-	if len(v) == 0 || len(v) > MaxVisitLen {
+func ValidJoinKey(v string) bool {
+	if len(v) == 0 || len(v) > MaxJoinKeyLen {
 		return false
 	}
 	for i := 0; i < len(v); i++ {

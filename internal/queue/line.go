@@ -14,7 +14,7 @@ type Place struct {
 	// RankPrequeue when waiting in a drop's line before its opening: no
 	// position exists until the draw, and none is told.
 	Rank      int64
-	HoldUntil int64 // end of the user's hold (unix ms); 0 when a hold ended and the user is not in line; -1 when never admitted
+	StayUntil int64 // end of the user's stay (unix ms); 0 when a stay ended and the user is not in line; -1 when never admitted
 	// Drawn is the 1-based place the draw gave the user among a drop's
 	// pre-queue; 0 when they were not in it, or before the opening.
 	Drawn int64
@@ -84,8 +84,8 @@ type Turns struct {
 // chosen (Head.Told).
 type RawPlace struct {
 	Rank       int64 // 0-based rank in the waiting line; -1 when not waiting
-	HoldUntil  int64 // as Place's
-	Unrecorded bool  // the hold's admission is not yet in the log
+	StayUntil  int64 // as Place's
+	Unrecorded bool  // the stay's admission is not yet in the log
 	Drawn      int64 // 0-based place among the drop's pre-queue; -1 when not in it
 	SlotAt     int64 // when a slot frees for the user if holders keep theirs (unix ms; 0: one is free)
 	Score      float64
@@ -95,17 +95,17 @@ type RawPlace struct {
 
 // Told is what a status says of raw at nowMs: no position before a drop's
 // opening (RankPrequeue) nor while the event is rebuilt (RankRebuilding);
-// the drawn place only from the opening; an unrecorded hold as no hold,
-// the next in line (its hold does not end before it is recorded, so its
-// user is never told a hold ended). The SlotAt that goes with it is
+// the drawn place only from the opening; an unrecorded stay as no stay,
+// the next in line (its stay does not end before it is recorded, so its
+// user is never told a stay ended). The SlotAt that goes with it is
 // Head.SlotTold's.
 func (h Head) Told(raw RawPlace, nowMs int64) Place {
-	p := Place{Rank: raw.Rank, HoldUntil: raw.HoldUntil, Turn: raw.Turn}
+	p := Place{Rank: raw.Rank, StayUntil: raw.StayUntil, Turn: raw.Turn}
 	if p.Rank >= 0 && nowMs < h.OpensAt {
 		p.Rank = RankPrequeue
 	}
 	if raw.Unrecorded {
-		p.Rank, p.HoldUntil = 0, -1
+		p.Rank, p.StayUntil = 0, -1
 	}
 	if h.Rebuilding {
 		p.Rank, p.Turn = RankRebuilding, TurnNone
@@ -180,7 +180,7 @@ type LineReply struct {
 	// learnt again.
 	Reset    bool
 	Elements []JournalElement // the journal's elements after Since, in order
-	Ends     []int64          // the ends of the holds running, in order (unix ms)
+	Ends     []int64          // the ends of the stays running, in order (unix ms)
 }
 
 // LineStore is what a gateway keeps its users' places with.

@@ -3,6 +3,7 @@ package queue
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 
 	"github.com/waitq/waitq/pkg/draw"
@@ -21,13 +22,13 @@ const (
 	OpJoin  Op = "join"
 	OpLeave Op = "leave"
 	// OpAdmit records an admission: the user left the line at Score and
-	// holds a slot until ExpiresAt, served for the join stamped JoinTS.
+	// holds a slot until ExpiresAt, with the served mark ServedMark.
 	OpAdmit Op = "admit"
-	// OpRelease records a slot given back before its hold ended: the
-	// admission whose served mark is JoinTS (0, in records written before
-	// it was named: the user's hold, whichever).
+	// OpRelease records a slot given back before its stay ended: the
+	// admission whose served mark is ServedMark (0, in records written before
+	// it was named: the user's stay, whichever).
 	OpRelease Op = "release"
-	// OpExpire records a hold that ended (dropped at TS).
+	// OpExpire records a stay that ended (expired at TS).
 	OpExpire Op = "expire"
 	// OpSweep records a waiting user removed after the disconnect grace
 	// from their place at Score.
@@ -35,19 +36,19 @@ const (
 	// OpCall records a waiting user called while away (queue.Away): out of
 	// the line from their place at Score, their turn waiting for them
 	// until ExpiresAt (the claim window), served for the joins stamped up
-	// to JoinTS. An admit record ends the call (they came back).
+	// to ServedMark. An admit record ends the call (they came back).
 	OpCall Op = "call"
 	// OpLapse records a called user's turn that lapsed: the claim window
 	// closed before they came back.
 	OpLapse Op = "lapse"
 	// OpMoved records a user's place moved to another user by a resume
 	// link (resume.go): out of the line from their place at Score, or the
-	// called turn that left it, served for the joins stamped up to JoinTS;
+	// called turn that left it, served for the joins stamped up to ServedMark;
 	// ID is the link's nonce.
 	OpMoved Op = "moved"
 	// OpMovedIn records the place at Score taken by the user from another
 	// by a resume link: waiting at Score (ExpiresAt 0), or a called turn
-	// waiting until ExpiresAt, served for the joins stamped up to JoinTS;
+	// waiting until ExpiresAt, served for the joins stamped up to ServedMark;
 	// ID is the link's nonce, which names the move (applied once).
 	OpMovedIn Op = "movedin"
 	// OpConfig records the event's configuration (Event, with its draw
@@ -56,7 +57,7 @@ const (
 	// OpHold records Item held for the user until ExpiresAt (the end of
 	// their slot then); the hold ends earlier with the slot.
 	OpHold Op = "hold"
-	// OpUnhold records Item given back by its holder.
+	// OpUnhold records Item given back by its buyer.
 	OpUnhold Op = "unhold"
 	// OpSold records Item sold to the user: never held again.
 	OpSold Op = "sold"
@@ -96,27 +97,27 @@ type Message struct {
 	UserID  string `json:"userId,omitempty"`
 	TS      int64  `json:"ts"`
 	ID      string `json:"id,omitempty"`
-	// ExpiresAt is the end of an admission's hold (unix ms; admit).
+	// ExpiresAt is the end of an admission's stay (unix ms; admit).
 	ExpiresAt int64 `json:"expiresAt,omitempty"`
 	// Score is the place the user left: the admitted one (admit) or the
 	// swept one (sweep); a stamp, or a drop's negative drawn score.
 	Score int64 `json:"score,omitempty"`
-	// JoinTS is an admission's served mark (admit): what the served record
+	// ServedMark is an admission's served mark (admit): what the served record
 	// keeps, the admission's time, or the admitted join's stamp (opensAt - 1
 	// for a drawn place) if later. Joins stamped at or before it are not
-	// queued again. (Named for what it held before the mark was the time.)
-	// A release names the admission it ends by the same mark.
-	JoinTS int64 `json:"joinTs,omitempty"`
+	// queued again. A release names the admission it ends by the same mark.
+	// On the wire joinTs, named for what it held before the mark was the time.
+	ServedMark int64 `json:"joinTs,omitempty"`
 	// Event is the configuration of a config record, and Seed its draw
 	// seed in hex ("": none).
 	Event *Event `json:"event,omitempty"`
 	Seed  string `json:"seed,omitempty"`
 	// Item is the item of a hold, unhold, sold or unsold record.
 	Item string `json:"item,omitempty"`
-	// Visit is a join's idempotency key (Idempotency-Key): the same for
-	// every try of one visit, so a retry that lands after the visit was
-	// admitted queues nobody again ("": none).
-	Visit string `json:"visit,omitempty"`
+	// JoinKey is a join's join key (Idempotency-Key; visit on the wire):
+	// the same on every try of one join, so a retry that lands after that
+	// join was admitted queues nobody again ("": none).
+	JoinKey string `json:"visit,omitempty"`
 }
 
 // NewMessage returns a message of op by userID in eventID stamped ts (unix
@@ -161,19 +162,19 @@ func (m *Message) Validate() error {
 		return fmt.Errorf("queue: message user id %q is invalid", m.UserID)
 	case m.TS <= 0:
 		return fmt.Errorf("queue: message stamp %d is not a positive unix ms time", m.TS)
-	case m.Op == OpAdmit && (m.ExpiresAt <= 0 || m.JoinTS == 0 || m.Score == 0):
+	case m.Op == OpAdmit && (m.ExpiresAt <= 0 || m.ServedMark == 0 || m.Score == 0):
 		return fmt.Errorf("queue: admit record of %q lacks expiresAt, joinTs or score", m.UserID)
 	case (m.Op == OpHold || m.Op == OpUnhold || m.Op == OpSold || m.Op == OpUnsold) && !ValidItemID(m.Item):
 		return fmt.Errorf("queue: %s record of %q has an invalid item %q", m.Op, m.UserID, m.Item)
 	case m.Op == OpHold && m.ExpiresAt <= 0:
 		return fmt.Errorf("queue: hold record of %q lacks expiresAt", m.UserID)
-	case m.Visit != "" && (m.Op != OpJoin || !ValidVisit(m.Visit)):
-		return fmt.Errorf("queue: %s of %q has an invalid visit %q", m.Op, m.UserID, m.Visit)
+	case m.JoinKey != "" && (m.Op != OpJoin || !ValidJoinKey(m.JoinKey)):
+		return fmt.Errorf("queue: %s of %q has an invalid join key %q", m.Op, m.UserID, m.JoinKey)
 	case m.Op == OpSweep && m.Score == 0:
 		return fmt.Errorf("queue: sweep record of %q lacks its score", m.UserID)
-	case m.Op == OpCall && (m.ExpiresAt <= 0 || m.JoinTS == 0 || m.Score == 0):
+	case m.Op == OpCall && (m.ExpiresAt <= 0 || m.ServedMark == 0 || m.Score == 0):
 		return fmt.Errorf("queue: call record of %q lacks expiresAt, joinTs or score", m.UserID)
-	case (m.Op == OpMoved || m.Op == OpMovedIn) && (m.Score == 0 || m.ID == "" || (m.Op == OpMoved || m.ExpiresAt != 0) && m.JoinTS == 0):
+	case (m.Op == OpMoved || m.Op == OpMovedIn) && (m.Score == 0 || m.ID == "" || (m.Op == OpMoved || m.ExpiresAt != 0) && m.ServedMark == 0):
 		return fmt.Errorf("queue: %s record of %q lacks its score, id or joinTs", m.Op, m.UserID)
 	case m.Op == OpConfig:
 		return m.validateConfig()
@@ -224,6 +225,17 @@ func DecodeMessage(b []byte) (Message, error) {
 	var m Message
 	if err := unmarshalMessage(b, &m); err != nil {
 		return Message{}, fmt.Errorf("queue: decode message: %w", err)
+	}
+	if m.Event != nil && m.Event.StaySeconds == 0 {
+		// A config record written before staySeconds was named holdSeconds.
+		var older struct {
+			Event struct {
+				HoldSeconds int `json:"holdSeconds"`
+			} `json:"event"`
+		}
+		if json.Unmarshal(b, &older) == nil {
+			m.Event.StaySeconds = older.Event.HoldSeconds
+		}
 	}
 	if err := m.Validate(); err != nil {
 		return Message{}, err

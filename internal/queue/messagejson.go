@@ -27,10 +27,10 @@ func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 	dst = appendStringField(dst, `,"id":`, m.ID)
 	dst = appendIntField(dst, `,"expiresAt":`, m.ExpiresAt)
 	dst = appendIntField(dst, `,"score":`, m.Score)
-	dst = appendIntField(dst, `,"joinTs":`, m.JoinTS)
+	dst = appendIntField(dst, `,"joinTs":`, m.ServedMark)
 	dst = appendStringField(dst, `,"seed":`, m.Seed)
 	dst = appendStringField(dst, `,"item":`, m.Item)
-	dst = appendStringField(dst, `,"visit":`, m.Visit)
+	dst = appendStringField(dst, `,"visit":`, m.JoinKey)
 	return append(dst, '}'), nil
 }
 
@@ -119,7 +119,7 @@ func (m *Message) flatInt(key string) *int64 {
 	case "score":
 		return &m.Score
 	case "joinTs":
-		return &m.JoinTS
+		return &m.ServedMark
 	}
 	return nil
 }
@@ -136,7 +136,7 @@ func (m *Message) flatString(key string) *string {
 	case "id":
 		return &m.ID
 	case "visit":
-		return &m.Visit
+		return &m.JoinKey
 	case "item":
 		return &m.Item
 	case "seed":

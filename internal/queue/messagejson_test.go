@@ -46,9 +46,9 @@ func TestScanFlatMessageReadsTheUsualShapes(t *testing.T) {
 		}
 	}
 	join := NewMessage(OpJoin, "e1", "user-1@x", 1764300000123)
-	join.Visit = "8f14e45f-ceea-467f-a8f0-000000000001"
+	join.JoinKey = "8f14e45f-ceea-467f-a8f0-000000000001"
 	rec := NewRecord(OpAdmit, "e1", "user-1@x", 1764300000999)
-	rec.ExpiresAt, rec.Score, rec.JoinTS = 1764300060999, -42, 1764300000123
+	rec.ExpiresAt, rec.Score, rec.ServedMark = 1764300060999, -42, 1764300000123
 	for _, m := range []Message{join, rec} {
 		b, err := m.Encode()
 		if err != nil {
@@ -133,8 +133,8 @@ func TestAppendJSONIsMarshal(t *testing.T) {
 func FuzzAppendJSON(f *testing.F) {
 	f.Add(1, "join", "ev", "alice", int64(1000), "id", int64(0), int64(0), int64(0), "", "", "visit")
 	f.Add(2, "admit", "ev<", "a&b\u2028", int64(-5), "", int64(9), int64(-3), int64(7), "00ff", "it\xffem", "")
-	f.Fuzz(func(t *testing.T, v int, op, ev, user string, ts int64, id string, exp, score, joinTS int64, seed, item, visit string) {
-		m := Message{V: v, Op: Op(op), EventID: ev, UserID: user, TS: ts, ID: id, ExpiresAt: exp, Score: score, JoinTS: joinTS, Seed: seed, Item: item, Visit: visit}
+	f.Fuzz(func(t *testing.T, v int, op, ev, user string, ts int64, id string, exp, score, servedMark int64, seed, item, visit string) {
+		m := Message{V: v, Op: Op(op), EventID: ev, UserID: user, TS: ts, ID: id, ExpiresAt: exp, Score: score, ServedMark: servedMark, Seed: seed, Item: item, JoinKey: visit}
 		want, err := json.Marshal(&m)
 		if err != nil {
 			t.Fatal(err)

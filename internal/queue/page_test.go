@@ -55,7 +55,7 @@ func TestPageValidate(t *testing.T) {
 		}
 	}
 	// The event's Validate checks its page.
-	e := queue.Event{ID: "e", Capacity: 1, HoldSeconds: 1, State: queue.StateOpen, Partitions: 1, Page: &queue.Page{AccentColor: "blue"}}
+	e := queue.Event{ID: "e", Capacity: 1, StaySeconds: 1, State: queue.StateOpen, Partitions: 1, Page: &queue.Page{AccentColor: "blue"}}
 	if queue.ErrorCode(e.Validate()) != queue.CodeInvalidConfig {
 		t.Errorf("an event with a bad page: %v", e.Validate())
 	}

@@ -77,7 +77,7 @@ type EventStatus struct {
 	Event
 	Phase         Phase       `json:"phase"`
 	Waiting       int64       `json:"waiting"`
-	Active        int64       `json:"active"`
+	Holders       int64       `json:"holders"` // also answered as active, its older name (MarshalJSON)
 	AdmittedTotal int64       `json:"admittedTotal"`
 	Draw          *DrawStatus `json:"draw,omitempty"`
 	Fairness      Fairness    `json:"fairness"`
@@ -123,7 +123,7 @@ type GatewayStore interface {
 	Tick(ctx context.Context, req TickRequest) ([]TickResult, error)
 	// Release gives userID's slot back and reports whether they held an
 	// unexpired one, and how many item holds ended unconfirmed with it and
-	// with the slots of holders its admission step dropped (ErrRebuilding
+	// with the slots of holders its admission step expired (ErrRebuilding
 	// while the event is rebuilt).
 	Release(ctx context.Context, eventID, userID string, nowMs int64) (released bool, holdsExpired int, err error)
 	// Released lists eventID's released admissions whose hold ends after
@@ -144,7 +144,7 @@ type GatewayStore interface {
 	Ping(ctx context.Context) error
 }
 
-// ReleasedKeep is how long past its hold's end a released admission stays
+// ReleasedKeep is how long past its stay's end a released admission stays
 // listed (Store.Released): a guard accepts a token until its end plus the
 // difference of clocks it tolerates (pkg/entry's DefaultSkew), so it must
 // be able to refuse a released one as long. Shorter, a released token
@@ -152,15 +152,15 @@ type GatewayStore interface {
 const ReleasedKeep = 2 * time.Second
 
 // ReleasedAdmission is an admission whose slot was released before its
-// hold ended; its token's jti is entry.AdmissionID(event, UserID, HoldUntil).
+// stay ended; its token's jti is entry.AdmissionID(event, UserID, StayUntil).
 type ReleasedAdmission struct {
 	UserID    string
-	HoldUntil int64 // end of the released hold (unix ms)
+	StayUntil int64 // end of the released stay (unix ms)
 }
 
 // AdmissionNotice is the news of one admission step, published on the
 // admissions channel to every gateway: the users let in, in line order,
-// and the end of their hold.
+// and the end of their stay.
 type AdmissionNotice struct {
 	EventID   string   `json:"eventId"`
 	ExpiresAt int64    `json:"expiresAt"` // unix ms
@@ -174,13 +174,13 @@ type AdmissionNotice struct {
 // highest offset already applied on its partition changes nothing (a
 // redelivery, or the late batch of a member whose partition moved).
 type IngestStore interface {
-	IngestLogged(ctx context.Context, msgs []Logged, nowMs int64) (IngestResult, error)
+	IngestLog(ctx context.Context, msgs []LogMessage, nowMs int64) (IngestResult, error)
 }
 
-// Logged is a message with its place in its event's log: the partition and
+// LogMessage is a message with its place in its event's log: the partition and
 // offset it was read at. Offset NoOffset: no place (applied whatever was
 // applied before, marking nothing).
-type Logged struct {
+type LogMessage struct {
 	Message
 	Partition int
 	Offset    int64
@@ -200,7 +200,7 @@ type IngestResult struct {
 	// them who was already admitted (queue.Fairness).
 	Inversions int
 	// HoldsExpired counts the item holds that ended unconfirmed with the
-	// slots of holders the fast track's admission step dropped.
+	// slots of holders the fast track's admission step expired.
 	HoldsExpired int
 	// UnknownEvents lists the events with no configuration: none of their
 	// messages was written.
@@ -225,8 +225,8 @@ type RebuildStore interface {
 // (changes.go), and the marks that follow the records. Admissions stay
 // unrecorded (told to nobody) and released slots counted until marked.
 type StepStore interface {
-	// IngestStep is IngestStore.IngestLogged, with the fast track's changes.
-	IngestStep(ctx context.Context, msgs []Logged, nowMs int64) (IngestResult, []Changes, error)
+	// IngestStep is IngestStore.IngestLog, with the fast track's changes.
+	IngestStep(ctx context.Context, msgs []LogMessage, nowMs int64) (IngestResult, []Changes, error)
 	// TickStep is GatewayStore.Tick with its changes, late ones included.
 	TickStep(ctx context.Context, req TickRequest) ([]TickResult, []Changes, error)
 	// ReleaseStep is GatewayStore.Release, its slot counted until marked.

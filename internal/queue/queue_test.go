@@ -67,15 +67,24 @@ func TestMessageRoundTripAndRejects(t *testing.T) {
 		`{"v":2,"op":"sweep","eventId":"e1","userId":"u1","ts":9}`,
 		`{"v":2,"op":"release","eventId":"e1","ts":9}`,
 		`{"v":2,"op":"config","eventId":"e1","ts":9}`,
-		`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e2","capacity":1,"holdSeconds":1,"state":"open","partitions":1}}`,
-		`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e1","capacity":0,"holdSeconds":1,"state":"open","partitions":1}}`,
-		`{"v":2,"op":"config","eventId":"e1","ts":9,"seed":"zz","event":{"eventId":"e1","capacity":1,"holdSeconds":1,"state":"open","partitions":1}}`,
+		`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e2","capacity":1,"staySeconds":1,"state":"open","partitions":1}}`,
+		`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e1","capacity":0,"staySeconds":1,"state":"open","partitions":1}}`,
+		`{"v":2,"op":"config","eventId":"e1","ts":9,"seed":"zz","event":{"eventId":"e1","capacity":1,"staySeconds":1,"state":"open","partitions":1}}`,
 		`{"v":3,"op":"admit","eventId":"e1","userId":"u1","ts":9,"expiresAt":99,"score":5,"joinTs":5}`,
 	}
 	for _, s := range bad {
 		if m, err := queue.DecodeMessage([]byte(s)); err == nil {
 			t.Errorf("DecodeMessage(%s) = %+v, want an error", s, m)
 		}
+	}
+}
+
+// TestConfigRecordOfTheOlderSpelling: a config record written before
+// staySeconds was named (holdSeconds) decodes to the same stay.
+func TestConfigRecordOfTheOlderSpelling(t *testing.T) {
+	m, err := queue.DecodeMessage([]byte(`{"v":2,"op":"config","eventId":"e1","ts":9,"event":{"eventId":"e1","capacity":1,"holdSeconds":42,"state":"open","partitions":1}}`))
+	if err != nil || m.Event.StaySeconds != 42 {
+		t.Fatalf("DecodeMessage = %+v, %v; want a stay of 42 s", m.Event, err)
 	}
 }
 
@@ -87,10 +96,10 @@ func TestRecordsRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	admit := queue.NewRecord(queue.OpAdmit, "e1", "u1", 9)
-	admit.ExpiresAt, admit.Score, admit.JoinTS = 99, -5, 4
+	admit.ExpiresAt, admit.Score, admit.ServedMark = 99, -5, 4
 	sweep := queue.NewRecord(queue.OpSweep, "e1", "u1", 9)
 	sweep.Score = 7
-	ev := queue.Event{ID: "e1", Capacity: 3, HoldSeconds: 60, State: queue.StatePaused, Partitions: 2, Schedule: queue.Schedule{OpensAt: 5000, PrequeueSeconds: 2}, Seed: &seed}
+	ev := queue.Event{ID: "e1", Capacity: 3, StaySeconds: 60, State: queue.StatePaused, Partitions: 2, Schedule: queue.Schedule{OpensAt: 5000, PrequeueSeconds: 2}, Seed: &seed}
 	for _, m := range []queue.Message{admit, sweep, queue.NewRecord(queue.OpRelease, "e1", "u1", 9), queue.NewRecord(queue.OpExpire, "e1", "u1", 9), queue.NewConfigRecord(ev, 9)} {
 		t.Run(string(m.Op), func(t *testing.T) {
 			if !m.Op.Record() {
@@ -178,7 +187,7 @@ func mustDecode(t *testing.T, s string) []byte {
 }
 
 func TestEventValidate(t *testing.T) {
-	ok := queue.Event{ID: "e1", Capacity: 1, HoldSeconds: 1, State: queue.StateOpen, Partitions: 1}
+	ok := queue.Event{ID: "e1", Capacity: 1, StaySeconds: 1, State: queue.StateOpen, Partitions: 1}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -186,8 +195,8 @@ func TestEventValidate(t *testing.T) {
 		func(e *queue.Event) { e.State = queue.StatePaused },
 		func(e *queue.Event) { e.State = queue.StateClosed },
 		func(e *queue.Event) { e.AdmitPerMinute = queue.MaxAdmitPerMinute },
-		func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 300, queue.MinArrivalSeconds },
-		func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 7200, queue.MaxArrivalSeconds },
+		func(e *queue.Event) { e.StaySeconds, e.ArrivalSeconds = 300, queue.MinArrivalSeconds },
+		func(e *queue.Event) { e.StaySeconds, e.ArrivalSeconds = 7200, queue.MaxArrivalSeconds },
 	} {
 		e := ok
 		fine(&e)
@@ -199,16 +208,16 @@ func TestEventValidate(t *testing.T) {
 		"id":            func(e *queue.Event) { e.ID = "a b" },
 		"capacity 0":    func(e *queue.Event) { e.Capacity = 0 },
 		"capacity huge": func(e *queue.Event) { e.Capacity = queue.MaxCapacity + 1 },
-		"hold 0":        func(e *queue.Event) { e.HoldSeconds = 0 },
-		"hold huge":     func(e *queue.Event) { e.HoldSeconds = queue.MaxHoldSeconds + 1 },
+		"hold 0":        func(e *queue.Event) { e.StaySeconds = 0 },
+		"hold huge":     func(e *queue.Event) { e.StaySeconds = queue.MaxStaySeconds + 1 },
 		"state":         func(e *queue.Event) { e.State = "asleep" },
 		"rate negative": func(e *queue.Event) { e.AdmitPerMinute = -1 },
 		"rate huge":     func(e *queue.Event) { e.AdmitPerMinute = queue.MaxAdmitPerMinute + 1 },
 		"partitions 0":  func(e *queue.Event) { e.Partitions = 0 },
-		"arrival short": func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 300, queue.MinArrivalSeconds-1 },
-		"arrival long":  func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 7200, queue.MaxArrivalSeconds+1 },
-		"arrival stay":  func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 60, 60 },
-		"arrival -1":    func(e *queue.Event) { e.HoldSeconds, e.ArrivalSeconds = 60, -1 },
+		"arrival short": func(e *queue.Event) { e.StaySeconds, e.ArrivalSeconds = 300, queue.MinArrivalSeconds-1 },
+		"arrival long":  func(e *queue.Event) { e.StaySeconds, e.ArrivalSeconds = 7200, queue.MaxArrivalSeconds+1 },
+		"arrival stay":  func(e *queue.Event) { e.StaySeconds, e.ArrivalSeconds = 60, 60 },
+		"arrival -1":    func(e *queue.Event) { e.StaySeconds, e.ArrivalSeconds = 60, -1 },
 	} {
 		e := ok
 		mut(&e)

@@ -16,8 +16,8 @@ import (
 // apply live: a join takes a place unless the user waits already (the
 // first place stands), holds a slot whose hold ends after the join's stamp,
 // was admitted after it was stamped (the served mark), or was admitted and
-// the join carries the visit of the join that last took them a place (a
-// try of the admitted visit sent after its admission); a leave removes
+// the join carries the join key of the join that last took them a place (a
+// try of the admitted join sent after its admission); a leave removes
 // the place; an admit record moves the user from the line to a slot until
 // its expiresAt (the latest of an admission written twice) and records its
 // served mark; a release or an expiry ends the
@@ -31,7 +31,7 @@ import (
 // sells it (an item sold to two users, which only a sale Redis lost can
 // make, is the first one's: the earlier stamp), an unsold record undoes
 // the user's sale of it; a release or an expiry of the user's slot ends
-// their holds (a hold is live only while its holder's slot is).
+// their holds (a hold is live only while its buyer's slot is).
 type Replay struct {
 	users map[string]*replayUser
 	// Config is the latest config record (nil: none read).
@@ -43,9 +43,9 @@ type Replay struct {
 
 type replayUser struct {
 	wait     int64            // the stamp of the join holding the place; 0: not waiting
-	visit    string           // the visit of the join that last took a place ("": none)
+	joinKey  string           // the join key of the join that last took a place ("": none)
 	served   int64            // the served mark of the last admission; 0: never
-	hold     int64            // the end of the hold; 0: none
+	hold     int64            // the end of the stay; 0: none
 	firstJn  int64            // the earliest join stamp: a drop's pre-queue membership
 	admitted int64            // admissions, each with a newer served mark
 	topScore int64            // the highest place admitted from (set when admitted > 0)
@@ -94,18 +94,18 @@ func (u *replayUser) line(m Message) bool {
 			u.firstJn = m.TS
 		}
 		if u.hold > m.TS || (u.served > 0 && m.TS <= u.served) || u.wait != 0 || u.called != 0 ||
-			(u.served > 0 && m.Visit != "" && m.Visit == u.visit) {
+			(u.served > 0 && m.JoinKey != "" && m.JoinKey == u.joinKey) {
 			return true
 		}
 		u.wait, u.exact = m.TS, false
-		if m.Visit != "" {
-			u.visit = m.Visit
+		if m.JoinKey != "" {
+			u.joinKey = m.JoinKey
 		}
 	case OpLeave:
 		u.wait = 0
 	case OpCall:
-		if m.JoinTS > u.served {
-			u.wait, u.called, u.place, u.served = 0, m.ExpiresAt, m.Score, m.JoinTS
+		if m.ServedMark > u.served {
+			u.wait, u.called, u.place, u.served = 0, m.ExpiresAt, m.Score, m.ServedMark
 		}
 	case OpLapse:
 		if u.called != 0 {
@@ -139,7 +139,7 @@ func (u *replayUser) slot(m Message) bool {
 		// A release names the admission it ends by its served mark
 		// (joinTs); one written late, after the user's next admission,
 		// ends nothing. Records before it (joinTs 0) end the hold.
-		if m.JoinTS != 0 && m.JoinTS != u.served {
+		if m.ServedMark != 0 && m.ServedMark != u.served {
 			return true
 		}
 		u.hold, u.items = 0, nil
@@ -173,12 +173,12 @@ func (u *replayUser) slot(m Message) bool {
 // admit folds an admit record.
 func (u *replayUser) admit(m Message) {
 	u.wait, u.called = 0, 0
-	if m.JoinTS <= u.served && u.admitted > 0 {
+	if m.ServedMark <= u.served && u.admitted > 0 {
 		// The same admission written twice: by its admitter and by a
 		// monitor tick that recorded it after RecordGrace, which gave
 		// the hold a whole length from then (tick.lua). The later end
 		// stands, unless the hold was given back meanwhile.
-		if m.JoinTS == u.served && u.hold != 0 && m.ExpiresAt > u.hold {
+		if m.ServedMark == u.served && u.hold != 0 && m.ExpiresAt > u.hold {
 			u.hold = m.ExpiresAt
 		}
 		return
@@ -187,7 +187,7 @@ func (u *replayUser) admit(m Message) {
 		u.topScore = m.Score
 	}
 	u.admitted++
-	u.served, u.hold = m.JoinTS, m.ExpiresAt
+	u.served, u.hold = m.ServedMark, m.ExpiresAt
 }
 
 // move folds a moved or movedin record (a resume link's use, move.lua).
@@ -205,7 +205,7 @@ func (u *replayUser) move(m Message) bool {
 		default:
 			return true
 		}
-		u.moved, u.served = m.TS, max(u.served, m.JoinTS)
+		u.moved, u.served = m.TS, max(u.served, m.ServedMark)
 	case OpMovedIn:
 		if u.moves[m.ID] {
 			return true
@@ -215,7 +215,7 @@ func (u *replayUser) move(m Message) bool {
 		}
 		u.moves[m.ID] = true
 		if m.ExpiresAt > 0 {
-			u.wait, u.called, u.place, u.served = 0, m.ExpiresAt, m.Score, max(u.served, m.JoinTS)
+			u.wait, u.called, u.place, u.served = 0, m.ExpiresAt, m.Score, max(u.served, m.ServedMark)
 		} else {
 			u.wait, u.exact = m.Score, true
 		}
@@ -243,12 +243,12 @@ type Rebuilt struct {
 	// later is newer than the log's (its record lies past the end read).
 	Event        Event
 	ConfiguredAt int64
-	// Waiting, Active, Served and Prequeue map user ids to the scores of
+	// Waiting, Holders, Served and Prequeue map user ids to the scores of
 	// the keys of the same names (docs/data.md).
-	Waiting, Active, Served, Prequeue map[string]int64
-	// Visits maps user ids to the visit of the join that last took them a
-	// place (the visits key).
-	Visits map[string]string
+	Waiting, Holders, Served, Prequeue map[string]int64
+	// JoinKeys maps user ids to the join key of the join that last took
+	// them a place (the key :visits).
+	JoinKeys map[string]string
 	// Called maps the users called while away to the end of their claim
 	// window, CallPlaces to the place each left; Lapsed the users whose
 	// call lapsed to when (the keys called, callplaces, lapsed).
@@ -259,7 +259,7 @@ type Rebuilt struct {
 	// AdmittedTotal counts the admissions; AdmittedMaxScore is the highest
 	// place admitted from (0 when nobody was).
 	AdmittedTotal, AdmittedMaxScore int64
-	// Holds are the items held live (their holder's slot and the hold
+	// Holds are the items held live (their buyer's slot and the hold
 	// both ending after now), Sold the items sold, item -> buyer (of two
 	// buyers, the one whose sale was recorded first).
 	Holds map[string]Hold
@@ -294,8 +294,8 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 	st = Rebuilt{
 		Event:        r.Config.ConfiguredEvent(),
 		ConfiguredAt: r.Config.TS,
-		Waiting:      map[string]int64{}, Active: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
-		Visits: map[string]string{},
+		Waiting:      map[string]int64{}, Holders: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
+		JoinKeys: map[string]string{},
 		Holds:  map[string]Hold{}, Sold: map[string]string{},
 		Called: map[string]int64{}, CallPlaces: map[string]int64{}, Lapsed: map[string]int64{}, Moved: map[string]int64{},
 	}
@@ -320,11 +320,11 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		default:
 			st.Waiting[id] = u.wait
 		}
-		if u.visit != "" {
-			st.Visits[id] = u.visit
+		if u.joinKey != "" {
+			st.JoinKeys[id] = u.joinKey
 		}
 		if u.hold > nowMs {
-			st.Active[id] = u.hold
+			st.Holders[id] = u.hold
 			for item, end := range u.items {
 				if cur, ok := st.Holds[item]; end > nowMs && (!ok || end > cur.ExpiresAt || end == cur.ExpiresAt && id < cur.UserID) {
 					st.Holds[item] = Hold{EventID: st.Event.ID, Item: item, UserID: id, ExpiresAt: end}

@@ -34,14 +34,14 @@ func join(user string, ts int64) queue.Message {
 	return queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: "e1", UserID: user, TS: ts}
 }
 
-func admitRec(user string, ts, expires, joinTS int64) queue.Message {
-	return record(queue.OpAdmit, user, ts, func(m *queue.Message) { m.ExpiresAt, m.Score, m.JoinTS = expires, joinTS, joinTS })
+func admitRec(user string, ts, expires, servedMark int64) queue.Message {
+	return record(queue.OpAdmit, user, ts, func(m *queue.Message) { m.ExpiresAt, m.Score, m.ServedMark = expires, servedMark, servedMark })
 }
 
 // TestReplayFoldsTheLog: each kind of message does to the fold what it did
 // live, and the fold of a log applied twice is the fold of the log.
 func TestReplayFoldsTheLog(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	log := []queue.Message{
 		queue.NewConfigRecord(ev, 1),
 		join("waits", 10), join("waits", 11), // the first place stands
@@ -71,8 +71,8 @@ func TestReplayFoldsTheLog(t *testing.T) {
 	if want := map[string]int64{"waits": 10, "back": 700, "sweptlate": 19}; !maps.Equal(st.Waiting, want) {
 		t.Errorf("waiting %v, want %v", st.Waiting, want)
 	}
-	if want := map[string]int64{"holds": 5000}; !maps.Equal(st.Active, want) {
-		t.Errorf("active %v, want %v", st.Active, want)
+	if want := map[string]int64{"holds": 5000}; !maps.Equal(st.Holders, want) {
+		t.Errorf("active %v, want %v", st.Holders, want)
 	}
 	if want := map[string]int64{"holds": 14, "released": 15, "replayed": 16, "back": 17}; !maps.Equal(st.Served, want) {
 		t.Errorf("served %v, want %v", st.Served, want)
@@ -81,7 +81,7 @@ func TestReplayFoldsTheLog(t *testing.T) {
 		t.Errorf("admittedTotal %d, max score %d, capacity %d: want 4, 17, 5", st.AdmittedTotal, st.AdmittedMaxScore, st.Event.Capacity)
 	}
 	twice := fold(2)
-	if !maps.Equal(twice.Waiting, st.Waiting) || !maps.Equal(twice.Active, st.Active) || !maps.Equal(twice.Served, st.Served) || twice.AdmittedTotal != st.AdmittedTotal {
+	if !maps.Equal(twice.Waiting, st.Waiting) || !maps.Equal(twice.Holders, st.Holders) || !maps.Equal(twice.Served, st.Served) || twice.AdmittedTotal != st.AdmittedTotal {
 		t.Errorf("the log applied twice folds to %+v, once to %+v", twice, st)
 	}
 	if _, ok := queue.NewReplay().State(0); ok {
@@ -95,7 +95,7 @@ func TestReplayFoldsTheLog(t *testing.T) {
 // until the later end; once given back, a late copy does not take the slot
 // again.
 func TestReplayKeepsTheRenewedHold(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	r := queue.NewReplay()
 	for _, m := range []queue.Message{
 		queue.NewConfigRecord(ev, 1),
@@ -109,8 +109,8 @@ func TestReplayKeepsTheRenewedHold(t *testing.T) {
 	if !ok {
 		t.Fatal("no config")
 	}
-	if want := map[string]int64{"renewed": 6000, "late": 6000}; !maps.Equal(st.Active, want) {
-		t.Errorf("active %v, want %v", st.Active, want)
+	if want := map[string]int64{"renewed": 6000, "late": 6000}; !maps.Equal(st.Holders, want) {
+		t.Errorf("active %v, want %v", st.Holders, want)
 	}
 	if st.AdmittedTotal != 3 {
 		t.Errorf("admittedTotal %d, want 3: each admission once", st.AdmittedTotal)
@@ -125,17 +125,17 @@ func TestReplayKeepsTheRenewedHold(t *testing.T) {
 // admission, and must not end that one; a release of the current admission,
 // and one of a record written before the mark was named, do.
 func TestALateReleaseEndsOnlyItsAdmission(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	release := func(user string, ts, served int64) queue.Message {
-		return record(queue.OpRelease, user, ts, func(m *queue.Message) { m.JoinTS = served })
+		return record(queue.OpRelease, user, ts, func(m *queue.Message) { m.ServedMark = served })
 	}
 	st := fold(t, 1000, queue.NewConfigRecord(ev, 1),
 		join("again", 10), admitRec("again", 20, 4000, 20), join("again", 30), admitRec("again", 40, 6000, 40), release("again", 41, 20),
 		join("current", 11), admitRec("current", 21, 4000, 21), release("current", 22, 21),
 		join("unnamed", 12), admitRec("unnamed", 22, 4000, 22), record(queue.OpRelease, "unnamed", 23, nil),
 	)
-	if want := map[string]int64{"again": 6000}; !maps.Equal(st.Active, want) {
-		t.Errorf("active %v, want %v: only the late release of an earlier admission ends nothing", st.Active, want)
+	if want := map[string]int64{"again": 6000}; !maps.Equal(st.Holders, want) {
+		t.Errorf("active %v, want %v: only the late release of an earlier admission ends nothing", st.Holders, want)
 	}
 }
 
@@ -144,7 +144,7 @@ func TestReplayDrawsTheDropsPrequeue(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ev := queue.Event{ID: "e1", Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1,
+	ev := queue.Event{ID: "e1", Capacity: 1, StaySeconds: 60, State: queue.StateOpen, Partitions: 1,
 		Schedule: queue.Schedule{OpensAt: 1000, PrequeueSeconds: 1}, Seed: &seed}
 	r := queue.NewReplay()
 	for _, m := range []queue.Message{queue.NewConfigRecord(ev, 1), join("early", 100), join("late", 2000)} {
@@ -163,7 +163,7 @@ func TestReplayDrawsTheDropsPrequeue(t *testing.T) {
 // and sold; a release or expiry of the holder's slot ends their holds, not
 // their purchases; a hold from an earlier admission is dead.
 func TestReplayFoldsHolds(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	item := func(op queue.Op, user, it string, ts, exp int64) queue.Message {
 		return record(op, user, ts, func(m *queue.Message) { m.Item, m.ExpiresAt = it, exp })
 	}
@@ -204,10 +204,10 @@ func TestReplayFoldsHolds(t *testing.T) {
 // sent after its admission takes no place; a new visit does; the state
 // names the visit of the join that last took each user a place.
 func TestReplayKeepsTheVisit(t *testing.T) {
-	ev := queue.Event{ID: "e1", Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	ev := queue.Event{ID: "e1", Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	visit := func(user string, ts int64, v string) queue.Message {
 		m := join(user, ts)
-		m.Visit = v
+		m.JoinKey = v
 		return m
 	}
 	st := fold(t, 100, queue.NewConfigRecord(ev, 1),
@@ -217,7 +217,7 @@ func TestReplayKeepsTheVisit(t *testing.T) {
 	if want := map[string]int64{"again": 40}; !maps.Equal(st.Waiting, want) {
 		t.Errorf("waiting %v, want %v: only the new visit takes a place", st.Waiting, want)
 	}
-	if want := map[string]string{"retried": "a", "again": "c"}; !maps.Equal(st.Visits, want) {
-		t.Errorf("visits %v, want %v", st.Visits, want)
+	if want := map[string]string{"retried": "a", "again": "c"}; !maps.Equal(st.JoinKeys, want) {
+		t.Errorf("visits %v, want %v", st.JoinKeys, want)
 	}
 }

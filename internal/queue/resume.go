@@ -78,11 +78,11 @@ type Moved struct {
 // messages share one partition, which replays them: Replay).
 func (m Moved) Records(event string, mv Move) []Message {
 	out := NewRecord(OpMoved, event, mv.Resume.UserID, m.At)
-	out.Score, out.JoinTS, out.ID = m.Score, m.Served, mv.Resume.Nonce
+	out.Score, out.ServedMark, out.ID = m.Score, m.Served, mv.Resume.Nonce
 	in := NewRecord(OpMovedIn, event, mv.To, m.At)
 	in.Score, in.ID = m.Score, mv.Resume.Nonce
 	if m.ClaimUntil > 0 {
-		in.ExpiresAt, in.JoinTS = m.ClaimUntil, m.Served
+		in.ExpiresAt, in.ServedMark = m.ClaimUntil, m.Served
 	}
 	return []Message{out, in}
 }

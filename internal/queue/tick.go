@@ -28,7 +28,7 @@ type TickResult struct {
 	EventID   string
 	Admitted  []string // moved from the head of the line into slots, in order
 	ExpiresAt int64    // end of the admitted users' hold (unix ms)
-	Dropped   int64    // holders whose hold had ended
+	Expired   int64    // holders whose stay had ended
 	Holders   int64    // users holding a slot after the tick
 	Waiting   int64    // users waiting after the tick
 	Swept     []string // waiting users removed after the disconnect grace (or the away keep time)

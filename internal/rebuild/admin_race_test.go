@@ -17,7 +17,7 @@ import (
 // and changes nothing.
 func TestRebuildKeepsAnAdminChange(t *testing.T) {
 	e := newEnv(t, 5)
-	paused := queue.Event{ID: e.ev, Capacity: 2, HoldSeconds: 60, State: queue.StatePaused, Partitions: 3}
+	paused := queue.Event{ID: e.ev, Capacity: 2, StaySeconds: 60, State: queue.StatePaused, Partitions: 3}
 
 	t.Run("a change whose record lies past the end read", func(t *testing.T) {
 		g := newGate(e.sys.Pub)

@@ -97,10 +97,10 @@ func TestRebuildKeepsAnAdmissionRecordedPastItsEnd(t *testing.T) {
 	if _, err := rb.Rebuild(e.ctx, e.ev); err != nil {
 		t.Fatal(err)
 	}
-	if len(during.Admitted) != 0 || duringPlace.HoldUntil > 0 {
+	if len(during.Admitted) != 0 || duringPlace.StayUntil > 0 {
 		t.Errorf("during the rebuild u000 was told of an admission the rebuild did not read: tick told %v, status %+v", during.Admitted, duringPlace)
 	}
-	if got := e.zset(redisstore.ActiveKey(e.ev)); len(got) != 1 || got[user(0)] == 0 {
+	if got := e.zset(redisstore.HoldersKey(e.ev)); len(got) != 1 || got[user(0)] == 0 {
 		t.Fatalf("holders after the rebuild %v, want u000 still holding", got)
 	}
 	want := []string{user(1)}
@@ -118,19 +118,19 @@ func TestRebuildKeepsAnAdmissionRecordedPastItsEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Places[0].HoldUntil <= 0 || b.Places[1].Rank != 0 {
+	if b.Places[0].StayUntil <= 0 || b.Places[1].Rank != 0 {
 		t.Fatalf("statuses after the record %+v: want u000 holding, u001 first in line", b.Places)
 	}
 	if got := e.admittedTotal(); got != "1" {
 		t.Fatalf("admittedTotal %s, want 1", got)
 	}
-	active, served := e.zset(redisstore.ActiveKey(e.ev)), e.zset(redisstore.ServedKey(e.ev))
+	active, served := e.zset(redisstore.HoldersKey(e.ev)), e.zset(redisstore.ServedKey(e.ev))
 
 	// The log now holds u000's admission (twice: read as one).
 	if _, err := e.rebuilder().Rebuild(e.ctx, e.ev); err != nil {
 		t.Fatal(err)
 	}
-	if got := e.zset(redisstore.ActiveKey(e.ev)); !equalMaps(got, active) {
+	if got := e.zset(redisstore.HoldersKey(e.ev)); !equalMaps(got, active) {
 		t.Fatalf("holders after a second rebuild %v, want %v", got, active)
 	}
 	if got := e.zset(redisstore.ServedKey(e.ev)); !equalMaps(got, served) {

@@ -17,8 +17,8 @@ type Result struct {
 	// Unknown counts valid messages of an op the fold does not know.
 	Unknown int64
 	// The sizes of the state written.
-	Waiting, Active, Served, Prequeue int
-	AdmittedTotal                     int64
+	Waiting, Holders, Served, Prequeue int
+	AdmittedTotal                      int64
 	// Read is the time spent reading and folding the log, Paused the time
 	// the event's admission was stopped (from the mark to its removal).
 	Read, Paused time.Duration
@@ -93,7 +93,7 @@ func (r *Rebuilder) Finish(ctx context.Context, eventID string, began time.Time)
 		return res, fmt.Errorf("rebuild %s: the log holds no config record (%d messages): the line has no event; PUT the event's configuration, then rebuild", eventID, stats.Messages)
 	}
 	st.Ends = stats.Ends
-	res.Waiting, res.Active, res.Served, res.Prequeue = len(st.Waiting), len(st.Active), len(st.Served), len(st.Prequeue)
+	res.Waiting, res.Holders, res.Served, res.Prequeue = len(st.Waiting), len(st.Holders), len(st.Served), len(st.Prequeue)
 	res.AdmittedTotal = st.AdmittedTotal
 	if err := r.Store.WriteRebuilt(ctx, st, now.UnixMilli()); err != nil {
 		return res, fmt.Errorf("rebuild %s: %w", eventID, err)
@@ -104,7 +104,7 @@ func (r *Rebuilder) Finish(ctx context.Context, eventID string, began time.Time)
 	res.Paused = r.now().Sub(began)
 	if r.Logger != nil {
 		r.Logger.Info("event rebuilt from its log", "event", eventID, "messages", stats.Messages, "partitions", stats.Partitions,
-			"invalid", stats.Invalid, "unknown", res.Unknown, "waiting", res.Waiting, "holders", res.Active, "served", res.Served,
+			"invalid", stats.Invalid, "unknown", res.Unknown, "waiting", res.Waiting, "holders", res.Holders, "served", res.Served,
 			"admittedTotal", res.AdmittedTotal, "read", res.Read.String(), "paused", res.Paused.String())
 	}
 	return res, nil

@@ -37,7 +37,7 @@ func newEnv(t *testing.T, capacity int) *env {
 	if err := sys.Pub.Admin().EnsureTopic(e.ctx, e.ev, 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.PutEvent(e.ctx, queue.Event{ID: e.ev, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: 3}); err != nil {
+	if _, err := e.store.PutEvent(e.ctx, queue.Event{ID: e.ev, Capacity: capacity, StaySeconds: 60, State: queue.StateOpen, Partitions: 3}); err != nil {
 		t.Fatal(err)
 	}
 	return e
@@ -124,14 +124,14 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	// A monitor tick 61 s on: every hold ends, u025-u044 are admitted,
 	// u190-u194 are swept.
 	r := e.tick(time.Now().Add(61*time.Second), time.Now().UnixMilli()+1)
-	if len(r.Admitted) != 20 || len(r.Swept) != 5 || r.Dropped != 20 {
-		t.Fatalf("tick admitted %d, swept %d, dropped %d: want 20, 5, 20", len(r.Admitted), len(r.Swept), r.Dropped)
+	if len(r.Admitted) != 20 || len(r.Swept) != 5 || r.Expired != 20 {
+		t.Fatalf("tick admitted %d, swept %d, dropped %d: want 20, 5, 20", len(r.Admitted), len(r.Swept), r.Expired)
 	}
 	e.waitLine(145)
 
-	wantLine, wantActive, wantServed, wantTotal := e.line(), e.zset(redisstore.ActiveKey(e.ev)), e.zset(redisstore.ServedKey(e.ev)), e.admittedTotal()
-	if len(wantActive) != 20 || len(wantServed) != 45 || wantTotal != "45" {
-		t.Fatalf("before: %d holders, %d served, admittedTotal %s: want 20, 45, 45", len(wantActive), len(wantServed), wantTotal)
+	wantLine, wantHolders, wantServed, wantTotal := e.line(), e.zset(redisstore.HoldersKey(e.ev)), e.zset(redisstore.ServedKey(e.ev)), e.admittedTotal()
+	if len(wantHolders) != 20 || len(wantServed) != 45 || wantTotal != "45" {
+		t.Fatalf("before: %d holders, %d served, admittedTotal %s: want 20, 45, 45", len(wantHolders), len(wantServed), wantTotal)
 	}
 
 	if err := e.sys.Store.Client().FlushAll(e.ctx).Err(); err != nil {
@@ -158,8 +158,8 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	if got := e.line(); !slices.Equal(got, wantLine) {
 		t.Fatalf("line after the rebuild:\n got %v\nwant %v", got, wantLine)
 	}
-	if got := e.zset(redisstore.ActiveKey(e.ev)); !maps.Equal(got, wantActive) {
-		t.Fatalf("holders after the rebuild:\n got %v\nwant %v", got, wantActive)
+	if got := e.zset(redisstore.HoldersKey(e.ev)); !maps.Equal(got, wantHolders) {
+		t.Fatalf("holders after the rebuild:\n got %v\nwant %v", got, wantHolders)
 	}
 	if got := e.zset(redisstore.ServedKey(e.ev)); !maps.Equal(got, wantServed) {
 		t.Fatalf("served after the rebuild:\n got %v\nwant %v", got, wantServed)
@@ -168,7 +168,7 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 		t.Fatalf("admittedTotal %s, want %s", got, wantTotal)
 	}
 	for _, w := range e.line() {
-		if _, ok := wantActive[w.User]; ok {
+		if _, ok := wantHolders[w.User]; ok {
 			t.Errorf("%s both waits and holds", w.User)
 		}
 	}
@@ -180,8 +180,8 @@ func TestRebuildAfterFlushAll(t *testing.T) {
 	if got := e.line(); !slices.Equal(got, wantLine) {
 		t.Fatalf("line after a second rebuild differs:\n got %v\nwant %v", got, wantLine)
 	}
-	if got := e.zset(redisstore.ActiveKey(e.ev)); !maps.Equal(got, wantActive) {
-		t.Fatalf("holders after a second rebuild differ:\n got %v\nwant %v", got, wantActive)
+	if got := e.zset(redisstore.HoldersKey(e.ev)); !maps.Equal(got, wantHolders) {
+		t.Fatalf("holders after a second rebuild differ:\n got %v\nwant %v", got, wantHolders)
 	}
 
 	// Joins go on after the rebuild; replayed joins of everyone served
@@ -219,7 +219,7 @@ func (failing) Record(context.Context, []queue.Message) error {
 }
 
 // TestCrashWindowRequeuesAtTheOwnPlace: an admission whose record is never
-// written gives no token (status shows no hold, no notice), and after a
+// written gives no token (status shows no stay, no notice), and after a
 // Redis loss and a rebuild its user is back at their own place; nobody is
 // over-admitted. Without the loss a later monitor tick writes the record.
 func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
@@ -250,7 +250,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p := b.Places[0]; p.HoldUntil != -1 || p.Rank != 0 {
+	if p := b.Places[0]; p.StayUntil != -1 || p.Rank != 0 {
 		t.Fatalf("an unrecorded holder's status %+v: want no hold, rank 0", p)
 	}
 	select {
@@ -276,7 +276,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 		if _, err := e.rebuilder().Rebuild(e.ctx, e.ev); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.zset(redisstore.ActiveKey(e.ev)); len(got) != 1 || got[user(0)] == 0 {
+		if got := e.zset(redisstore.HoldersKey(e.ev)); len(got) != 1 || got[user(0)] == 0 {
 			t.Fatalf("holders after the rebuild %v, want u000", got)
 		}
 		// Release it so the crash below starts from an empty slot.
@@ -300,7 +300,7 @@ func TestCrashWindowRequeuesAtTheOwnPlace(t *testing.T) {
 	if got := e.line(); !slices.Equal(got, want) {
 		t.Fatalf("line after the rebuild %v, want u001 back at its own place: %v", got, want)
 	}
-	if got := e.zset(redisstore.ActiveKey(e.ev)); len(got) != 0 {
+	if got := e.zset(redisstore.HoldersKey(e.ev)); len(got) != 0 {
 		t.Fatalf("holders after the rebuild %v, want none", got)
 	}
 	// The capacity holds: one tick admits u001 alone, once.
@@ -356,8 +356,8 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 	if _, _, err := e.store.Release(e.ctx, e.ev, user(1), time.Now().UnixMilli()); !errors.Is(err, queue.ErrRebuilding) {
 		t.Errorf("release while rebuilding: %v, want ErrRebuilding", err)
 	}
-	if r := e.tick(time.Now().Add(61*time.Second), 0); len(r.Admitted) != 0 || r.Dropped != 0 {
-		t.Fatalf("tick while rebuilding admitted %v, dropped %d: want nothing", r.Admitted, r.Dropped)
+	if r := e.tick(time.Now().Add(61*time.Second), 0); len(r.Admitted) != 0 || r.Expired != 0 {
+		t.Fatalf("tick while rebuilding admitted %v, dropped %d: want nothing", r.Admitted, r.Expired)
 	}
 	e.sys.Join(e.ev, user(3), base+3)
 	time.Sleep(500 * time.Millisecond)
@@ -373,7 +373,7 @@ func TestStatusesSayRebuildingAndAdmissionPauses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Places[0].Rank != 0 || b.Places[1].HoldUntil <= 0 {
+	if b.Places[0].Rank != 0 || b.Places[1].StayUntil <= 0 {
 		t.Fatalf("statuses after the rebuild %+v: want u002 first in line, u000 holding", b.Places)
 	}
 	if r := e.tick(time.Now().Add(61*time.Second), 0); !slices.Equal(r.Admitted, []string{user(2), user(3)}) {
@@ -397,7 +397,7 @@ func TestRebuildKeepsTheDrawnOrder(t *testing.T) {
 	if err := sys.Pub.Admin().EnsureTopic(ctx, ev, 3); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, HoldSeconds: 60, State: queue.StateOpen, Partitions: 3,
+	if _, err := store.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 3,
 		Schedule: queue.Schedule{OpensAt: opensAt, PrequeueSeconds: 7200}, Seed: &seed}); err != nil {
 		t.Fatal(err)
 	}

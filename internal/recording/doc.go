@@ -17,7 +17,7 @@
 //     (HandOn), whose admissions are recorded in turn: the successor's
 //     admit record follows the release in the log;
 //   - sweeps and expiries whose write failed are kept (up to maxPending,
-//     the oldest dropped, counted in the warning) and written first with
+//     the oldest discarded, counted in the warning) and written first with
 //     the next records;
 //   - a move (a resume link's use) is written after the change and before
 //     the answer; a write that fails is kept as a sweep is, and the link

@@ -16,10 +16,10 @@ import (
 
 // replayed folds a recorder's log the way a rebuild does after Redis was
 // lost, and returns the holders it restores at nowMs.
-func replayed(t *testing.T, ev string, capacity, holdSeconds int, log []queue.Message, nowMs int64) map[string]int64 {
+func replayed(t *testing.T, ev string, capacity, staySeconds int, log []queue.Message, nowMs int64) map[string]int64 {
 	t.Helper()
 	r := queue.NewReplay()
-	r.Apply(queue.NewConfigRecord(queue.Event{ID: ev, Capacity: capacity, HoldSeconds: holdSeconds, State: queue.StateOpen, Partitions: 1}, 1))
+	r.Apply(queue.NewConfigRecord(queue.Event{ID: ev, Capacity: capacity, StaySeconds: staySeconds, State: queue.StateOpen, Partitions: 1}, 1))
 	for _, m := range log {
 		r.Apply(m)
 	}
@@ -27,7 +27,7 @@ func replayed(t *testing.T, ev string, capacity, holdSeconds int, log []queue.Me
 	if !ok {
 		t.Fatal("no config in the replay")
 	}
-	return st.Active
+	return st.Holders
 }
 
 // released is the scene of these tests: an event of one slot held 60 s, u0
@@ -107,7 +107,7 @@ func TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.Places[0].HoldUntil > 0 || b.Places[1].Rank != 0 {
+	if b.Places[0].StayUntil > 0 || b.Places[1].Rank != 0 {
 		t.Errorf("places while the release is unrecorded %+v: u0 released, u1 first in line", b.Places)
 	}
 
@@ -124,7 +124,7 @@ func TestALostReleaseRecordHandsTheSlotOnOnlyOnceWritten(t *testing.T) {
 		t.Fatalf("tick after the release was written: %+v, want u1 admitted", r)
 	}
 	for _, m := range rec.records() {
-		if m.Op == queue.OpRelease && m.JoinTS == 0 {
+		if m.Op == queue.OpRelease && m.ServedMark == 0 {
 			t.Errorf("release record %+v names no admission", m)
 		}
 	}
@@ -146,8 +146,8 @@ func TestAReleaseRecordedHandsTheSlotOnAtOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (queue.Place{Rank: -1, HoldUntil: t0 + 61_000}); b.Places[0] != want {
-		t.Errorf("u1 after the release: %+v, want told of a hold until %d", b.Places[0], want.HoldUntil)
+	if want := (queue.Place{Rank: -1, StayUntil: t0 + 61_000}); b.Places[0] != want {
+		t.Errorf("u1 after the release: %+v, want told of a hold until %d", b.Places[0], want.StayUntil)
 	}
 	if got, want := ops(rec), []string{"admit u0", "release u0", "admit u1"}; !slices.Equal(got, want) {
 		t.Errorf("log %v, want %v", got, want)
@@ -171,7 +171,7 @@ func TestARebuildKeepsALiveReleaseWhoseRecordIsMissing(t *testing.T) {
 	// The rebuild reads the log (u1's join, admit u0, no release) and
 	// writes it back.
 	rebuild(t, s, ev, e, append([]queue.Message{msg(queue.OpJoin, ev, "u1", 2)}, rec.records()...), t0+2_000)
-	if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n != 0 {
+	if n := c.ZCard(ctx, redisstore.HoldersKey(ev)).Val(); n != 0 {
 		t.Errorf("%d holders after the rebuild, want 0: u0 released the slot", n)
 	}
 	if res := tick(t, rs, ev, t0+3_000, 10); len(res.Admitted) != 0 {
@@ -197,7 +197,7 @@ func TestARebuildKeepsTheVisits(t *testing.T) {
 	putLine(t, s, ev, 1, 10, 0)
 	visit := func(ts int64, v string) queue.Message {
 		m := msg(queue.OpJoin, ev, "u0", ts)
-		m.Visit = v
+		m.JoinKey = v
 		return m
 	}
 	first := visit(100, "visit-a")
@@ -218,7 +218,7 @@ func TestARebuildKeepsTheVisits(t *testing.T) {
 		t.Fatal(err)
 	}
 	rebuild(t, s, ev, e, append([]queue.Message{first}, rec.records()...), 1600)
-	if got := c.HGet(ctx, redisstore.VisitsKey(ev), "u0").Val(); got != "visit-a" {
+	if got := c.HGet(ctx, redisstore.JoinKeysKey(ev), "u0").Val(); got != "visit-a" {
 		t.Fatalf("visit after the rebuild %q, want visit-a", got)
 	}
 	res, err := rs.Ingest(ctx, []queue.Message{visit(1200, "visit-a")}, 2000)

@@ -21,7 +21,7 @@ func TestEventPageRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	page := &queue.Page{Title: "콘서트 <b>티켓</b>", Message: "기다려 주세요.\n\n탭을 열어 두세요.", LogoURL: "https://cdn.example/logo.png", AccentColor: "#c2185b", Template: "{{title}}: {{position}}", Locale: "ko"}
-	e := queue.Event{ID: ev, Capacity: 2, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1, Page: page,
+	e := queue.Event{ID: ev, Capacity: 2, StaySeconds: 60, State: queue.StateOpen, Partitions: 1, Page: page,
 		Challenge: &queue.ChallengePolicy{Mode: queue.ChallengeFixed, Difficulty: 8}}
 	if _, err := s.PutEvent(ctx, e); err != nil {
 		t.Fatal(err)

@@ -19,11 +19,11 @@ const maxPending = 100_000
 // records again: they are written with the Store's next records. Such a
 // record names the place or hold it ended (queue.Replay), so writing it
 // late, after the user's later messages, changes nothing else. Past
-// maxPending the oldest are dropped, counted.
+// maxPending the oldest are discarded, counted.
 type pendingRecords struct {
-	mu      sync.Mutex
-	recs    []queue.Message
-	dropped int64
+	mu        sync.Mutex
+	recs      []queue.Message
+	discarded int64
 }
 
 // take returns the records kept, keeping none.
@@ -36,7 +36,7 @@ func (p *pendingRecords) take() []queue.Message {
 }
 
 // keep keeps the sweep and expiry records of recs for another try and
-// returns how many are kept in all and how many were dropped so far.
+// returns how many are kept in all and how many were discarded so far.
 func (p *pendingRecords) keep(recs []queue.Message) (int, int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -48,9 +48,9 @@ func (p *pendingRecords) keep(recs []queue.Message) (int, int64) {
 	}
 	if over := len(p.recs) - maxPending; over > 0 {
 		p.recs = slices.Delete(p.recs, 0, over)
-		p.dropped += int64(over)
+		p.discarded += int64(over)
 	}
-	return len(p.recs), p.dropped
+	return len(p.recs), p.discarded
 }
 
 // record writes the records of cs to the log, the kept ones first, then
@@ -75,9 +75,9 @@ func (s *Store) record(ctx context.Context, nowMs int64, cs []queue.Changes) (ma
 		return recorded, nil
 	}
 	if err := s.log.Record(ctx, recs); err != nil {
-		kept, dropped := s.pending.keep(recs)
+		kept, discarded := s.pending.keep(recs)
 		s.logger.Warn("writing records to the log failed; admissions and released slots wait for a monitor tick to record them, sweeps and expiries for the next records",
-			"records", len(recs), "kept", kept, "dropped", dropped, "err", err)
+			"records", len(recs), "kept", kept, "discarded", discarded, "err", err)
 		return nil, nil
 	}
 	var marks []queue.Marks

@@ -64,7 +64,7 @@ func duringOutage(t *testing.T, capacity, users int) (s *redisstore.Store, rs *r
 // not end as "your turn came and passed", and the next users must not be
 // admitted and dropped the same way. Nobody loses a turn they were never
 // told of: once the broker answers again the admissions are recorded and
-// told, with a whole hold from then on.
+// told, with a whole stay from then on.
 func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 	s, rs, c, ev, rec := duringOutage(t, 2, 4) // u0…u3 stamped 1…4
 	ctx := context.Background()
@@ -82,13 +82,13 @@ func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range b.Places {
-		if p.HoldUntil == 0 {
+		if p.StayUntil == 0 {
 			t.Errorf("%s is told the hold ended (%+v) though never told of an admission", who[i], p)
 		}
 	}
 	// u0 and u1 are admitted, not yet told (the next ones); u2 and u3 wait
 	// at their own places.
-	want := []queue.Place{{Rank: 0, HoldUntil: -1}, {Rank: 0, HoldUntil: -1}, {Rank: 0, HoldUntil: -1}, {Rank: 1, HoldUntil: -1}}
+	want := []queue.Place{{Rank: 0, StayUntil: -1}, {Rank: 0, StayUntil: -1}, {Rank: 0, StayUntil: -1}, {Rank: 1, StayUntil: -1}}
 	if !slices.Equal(b.Places, want) {
 		t.Errorf("places after the outage %+v, want %+v", b.Places, want)
 	}
@@ -105,7 +105,7 @@ func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 	}
 
 	// The broker answers again: the next tick records u0 and u1 and tells
-	// them, with a whole hold from now.
+	// them, with a whole stay from now.
 	rec.setDown(false)
 	now := t0 + 124_000
 	r := tick(t, rs, ev, now, 10)
@@ -117,7 +117,7 @@ func TestOutageLongerThanAHoldSpendsNoTurn(t *testing.T) {
 		t.Fatal(err)
 	}
 	end := now + 60_000
-	want = []queue.Place{{Rank: -1, HoldUntil: end}, {Rank: -1, HoldUntil: end}, {Rank: 0, HoldUntil: -1}, {Rank: 1, HoldUntil: -1}}
+	want = []queue.Place{{Rank: -1, StayUntil: end}, {Rank: -1, StayUntil: end}, {Rank: 0, StayUntil: -1}, {Rank: 1, StayUntil: -1}}
 	if !slices.Equal(b.Places, want) {
 		t.Fatalf("places once recorded %+v, want %+v", b.Places, want)
 	}

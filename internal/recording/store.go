@@ -49,14 +49,14 @@ func New(live Live, log queue.Recorder, logger *slog.Logger) *Store {
 }
 
 // Ingest applies msgs, which have no place in the log (queue.NoOffset), as
-// IngestLogged does.
+// IngestLog does.
 func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error) {
-	return s.IngestLogged(ctx, queue.Unlogged(msgs), nowMs)
+	return s.IngestLog(ctx, queue.NoOffsets(msgs), nowMs)
 }
 
-// IngestLogged applies msgs (queue.IngestStore) and records the fast
+// IngestLog applies msgs (queue.IngestStore) and records the fast
 // track's admissions before their users are told.
-func (s *Store) IngestLogged(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, error) {
+func (s *Store) IngestLog(ctx context.Context, msgs []queue.LogMessage, nowMs int64) (queue.IngestResult, error) {
 	res, cs, err := s.Live.IngestStep(ctx, msgs, nowMs)
 	if err != nil {
 		return res, err

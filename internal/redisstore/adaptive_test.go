@@ -143,7 +143,7 @@ func adaptiveEvent(t *testing.T, s *redisstore.Store, ev string, users, hold, ce
 	t.Helper()
 	ctx := context.Background()
 	a = a.WithDefaults(ceiling)
-	e := queue.Event{ID: ev, Capacity: 100_000, HoldSeconds: hold, AdmitPerMinute: ceiling, State: queue.StateOpen, Partitions: 1, Adaptive: &a}
+	e := queue.Event{ID: ev, Capacity: 100_000, StaySeconds: hold, AdmitPerMinute: ceiling, State: queue.StateOpen, Partitions: 1, Adaptive: &a}
 	if err := e.Validate(); err != nil {
 		t.Fatal(err)
 	}

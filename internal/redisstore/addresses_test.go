@@ -83,7 +83,7 @@ func TestDueMailsEarlyThenCallThenForgotten(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
-	e := queue.Event{ID: ev, Capacity: 1, HoldSeconds: 10, State: queue.StateOpen, Partitions: 1, Away: queue.DefaultAway()}
+	e := queue.Event{ID: ev, Capacity: 1, StaySeconds: 10, State: queue.StateOpen, Partitions: 1, Away: queue.DefaultAway()}
 	e.Away.NotifyAhead = 2
 	if _, err := s.PutEvent(ctx, e); err != nil {
 		t.Fatal(err)

@@ -48,11 +48,11 @@ func TestAdmitFillsFreeSlotsFromTheHead(t *testing.T) {
 	}
 	// u0 and u1 hold until 11000: at 11000 their holds end and two more get in.
 	r = tick(t, s, ev, 11000, 10)
-	if !slices.Equal(r.Admitted, []string{"u3", "u4"}) || r.Dropped != 2 || r.Holders != 3 || r.Waiting != 1 {
+	if !slices.Equal(r.Admitted, []string{"u3", "u4"}) || r.Expired != 2 || r.Holders != 3 || r.Waiting != 1 {
 		t.Fatalf("tick after expiry %+v", r)
 	}
 	st, _ := s.EventStatus(ctx, ev, 11000)
-	if st.AdmittedTotal != 5 || st.Active != 3 || st.Waiting != 1 {
+	if st.AdmittedTotal != 5 || st.Holders != 3 || st.Waiting != 1 {
 		t.Fatalf("status %+v", st)
 	}
 	if c.ZScore(ctx, redisstore.SeenKey(ev), "u0").Err() != redis.Nil {
@@ -115,7 +115,7 @@ func TestRetryOfTheAdmittedVisitSentAfterTheAdmission(t *testing.T) {
 	putLine(t, s, ev, 1, 10, 0)
 	visit := func(ts int64, v string) queue.Message {
 		m := msg(queue.OpJoin, ev, "u0", ts)
-		m.Visit = v
+		m.JoinKey = v
 		return m
 	}
 	if res, err := s.Ingest(ctx, []queue.Message{visit(100, "visit-a")}, 200); err != nil || res.Joined != 1 {
@@ -160,7 +160,7 @@ func TestReleaseIsIdempotentAndOnlyFreesHeldSlots(t *testing.T) {
 	if r := tick(t, s, ev, 2000, 10); !slices.Equal(r.Admitted, []string{"u1"}) {
 		t.Fatalf("after the releases %+v", r)
 	}
-	// Releasing after the hold ended frees nothing (the slot is already free).
+	// Releasing after the stay ended frees nothing (the slot is already free).
 	if ok, _, _ := s.Release(ctx, ev, "u1", 20000); ok {
 		t.Fatal("an expired hold was released as held")
 	}
@@ -214,12 +214,12 @@ func TestRacingMonitorsNeverExceedCapacity(t *testing.T) {
 					}
 				}
 				// Some holder finishes, so slots keep turning over.
-				for _, u := range c.ZRandMember(ctx, redisstore.ActiveKey(ev), 1).Val() {
+				for _, u := range c.ZRandMember(ctx, redisstore.HoldersKey(ev), 1).Val() {
 					if _, _, err := s.Release(ctx, ev, u, now.Load()); err != nil {
 						t.Error(err)
 					}
 				}
-				if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n > capacity {
+				if n := c.ZCard(ctx, redisstore.HoldersKey(ev)).Val(); n > capacity {
 					over.Add(1)
 				}
 			}
@@ -229,12 +229,12 @@ func TestRacingMonitorsNeverExceedCapacity(t *testing.T) {
 	total := 0
 	admitted.Range(func(any, any) bool { total++; return true })
 	st, _ := s.EventStatus(ctx, ev, now.Load())
-	t.Logf("3 monitors × 1000 ticks: %d admitted, %d holding, %d waiting", total, st.Active, st.Waiting)
+	t.Logf("3 monitors × 1000 ticks: %d admitted, %d holding, %d waiting", total, st.Holders, st.Waiting)
 	if over.Load() != 0 || dups.Load() != 0 {
 		t.Fatalf("capacity exceeded after %d ticks, %d users admitted twice", over.Load(), dups.Load())
 	}
-	if int64(total) != st.AdmittedTotal || st.Active > capacity || int64(total)+st.Waiting != users {
-		t.Fatalf("admitted %d, counter %d, holding %d, waiting %d of %d users", total, st.AdmittedTotal, st.Active, st.Waiting, users)
+	if int64(total) != st.AdmittedTotal || st.Holders > capacity || int64(total)+st.Waiting != users {
+		t.Fatalf("admitted %d, counter %d, holding %d, waiting %d of %d users", total, st.AdmittedTotal, st.Holders, st.Waiting, users)
 	}
 	if total < 1000 {
 		t.Fatalf("only %d admitted: the monitors hardly raced", total)
@@ -314,7 +314,7 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 	)
 	now.Store(1000)
 	checkCapacity := func() {
-		if n := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val(); n > capacity {
+		if n := c.ZCard(ctx, redisstore.HoldersKey(ev)).Val(); n > capacity {
 			over.Add(1)
 		}
 	}
@@ -323,7 +323,7 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 			for range 500 {
 				tick(t, s, ev, now.Add(1), 3)
 				checkCapacity()
-				for _, u := range c.ZRandMember(ctx, redisstore.ActiveKey(ev), 1).Val() {
+				for _, u := range c.ZRandMember(ctx, redisstore.HoldersKey(ev), 1).Val() {
 					if _, _, err := fast.Release(ctx, ev, u, now.Load()); err != nil {
 						t.Error(err)
 					}
@@ -357,12 +357,12 @@ func TestEveryWayInKeepsTheCapacity(t *testing.T) {
 		}
 		return true
 	})
-	t.Logf("%d admitted (%d holding, %d waiting) by ticks, releases and joins", st.AdmittedTotal, st.Active, st.Waiting)
+	t.Logf("%d admitted (%d holding, %d waiting) by ticks, releases and joins", st.AdmittedTotal, st.Holders, st.Waiting)
 	if over.Load() != 0 || twice != 0 {
 		t.Fatalf("capacity exceeded %d times, %d users admitted twice", over.Load(), twice)
 	}
-	if st.AdmittedTotal+st.Waiting != users+late || st.Active > capacity {
-		t.Fatalf("admitted %d + waiting %d ≠ %d joins, or %d holding", st.AdmittedTotal, st.Waiting, users+late, st.Active)
+	if st.AdmittedTotal+st.Waiting != users+late || st.Holders > capacity {
+		t.Fatalf("admitted %d + waiting %d ≠ %d joins, or %d holding", st.AdmittedTotal, st.Waiting, users+late, st.Holders)
 	}
 	if st.AdmittedTotal < 1000 {
 		t.Fatalf("only %d admitted: the ways in hardly raced", st.AdmittedTotal)
@@ -399,5 +399,22 @@ func TestLoweredRateAdmitsNoMoreThanTheNewBurst(t *testing.T) {
 				t.Fatalf("after lowering the rate to 60 a minute one step admitted %d, more than the burst of 5", len(r.Admitted))
 			}
 		})
+	}
+}
+
+// TestOlderStaySpellingIsRead: a configuration stored with holdSeconds, the
+// older spelling of staySeconds, reads back and admits for that stay.
+func TestOlderStaySpellingIsRead(t *testing.T) {
+	s, c := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	putLine(t, s, ev, 3, 10, 2)
+	c.HDel(ctx, redisstore.ConfigKey(ev), "staySeconds")
+	c.HSet(ctx, redisstore.ConfigKey(ev), "holdSeconds", 20)
+	if e, err := s.Event(ctx, ev); err != nil || e.StaySeconds != 20 {
+		t.Fatalf("event %+v, %v; want a stay of 20 s", e, err)
+	}
+	if r := tick(t, s, ev, 1000, 10); r.ExpiresAt != 21000 {
+		t.Fatalf("tick %+v, want stays until 21000", r)
 	}
 }

@@ -10,16 +10,16 @@ import (
 // lists those replies are made of.
 
 // admitReply is what admit() changed: the end of the holds it gave, the
-// users it admitted, the holders it dropped (their recorded hold ended).
+// users it admitted, the holders it expired (their recorded stay ended).
 type admitReply struct {
 	expiresAt int64
 	admitted  []admittedUser
-	dropped   []string
+	expired   []string
 }
 
 // decodeAdmit reads admit()'s part of a reply: expiresAt, the admitted
-// triples (user, place score, served mark), the dropped users.
-func decodeAdmit(expires, adm, dropped any) (admitReply, error) {
+// triples (user, place score, served mark), the expired users.
+func decodeAdmit(expires, adm, expired any) (admitReply, error) {
 	var a admitReply
 	a.expiresAt, _ = expires.(int64)
 	var err1, err2 error
@@ -27,13 +27,13 @@ func decodeAdmit(expires, adm, dropped any) (admitReply, error) {
 	for i := range a.admitted {
 		a.admitted[i].expires = a.expiresAt
 	}
-	a.dropped, err2 = users(dropped)
+	a.expired, err2 = users(expired)
 	return a, errors.Join(err1, err2)
 }
 
 // changes are a's changes in event, to record.
 func (a admitReply) changes(event string) changes {
-	return changes{event: event, admitted: a.admitted, ended: a.dropped}
+	return changes{event: event, admitted: a.admitted, ended: a.expired}
 }
 
 // triples reads a script's flat list of triples (user, a, b).

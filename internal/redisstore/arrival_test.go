@@ -23,7 +23,7 @@ const arrivalT0 = int64(1_000_000)
 // window of 10 s and rate (0: none), and queues u0…u(n-1) stamped 1…n.
 func putArrivalLine(t *testing.T, s *redisstore.Store, ev string, capacity, rate, n int) {
 	t.Helper()
-	e := queue.Event{ID: ev, Capacity: capacity, HoldSeconds: 60, AdmitPerMinute: rate, State: queue.StateOpen, Partitions: 1, ArrivalSeconds: 10}
+	e := queue.Event{ID: ev, Capacity: capacity, StaySeconds: 60, AdmitPerMinute: rate, State: queue.StateOpen, Partitions: 1, ArrivalSeconds: 10}
 	if _, err := s.PutEvent(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}
@@ -59,11 +59,11 @@ func TestANoShowFreesTheSlotAnArrivalKeepsIt(t *testing.T) {
 		t.Fatalf("tick at the window's close %+v, want u1 freed, u2 admitted", r)
 	}
 	arrive(t, s, ev, "u2", r.ExpiresAt, arrivalT0+10_000)
-	if p := placeOf(t, s, ev, "u1", arrivalT0+10_001); p.HoldUntil > 0 {
+	if p := placeOf(t, s, ev, "u1", arrivalT0+10_001); p.StayUntil > 0 {
 		t.Fatalf("u1 after the window: %+v, want no hold", p)
 	}
 	l, err := s.Released(context.Background(), ev, arrivalT0+10_001)
-	if err != nil || !slices.Equal(l, []queue.ReleasedAdmission{{UserID: "u1", HoldUntil: end}}) {
+	if err != nil || !slices.Equal(l, []queue.ReleasedAdmission{{UserID: "u1", StayUntil: end}}) {
 		t.Fatalf("released %v %v, want u1's admission listed", l, err)
 	}
 	if a, _ := arrive(t, s, ev, "u1", end, arrivalT0+10_002); a {
@@ -74,7 +74,7 @@ func TestANoShowFreesTheSlotAnArrivalKeepsIt(t *testing.T) {
 		if r := awayTick(t, s, ev, now, 10); r.NoShows != 0 {
 			t.Fatalf("tick at %d: %+v, want nobody freed", now, r)
 		}
-		if p := placeOf(t, s, ev, "u0", now); p.HoldUntil != end {
+		if p := placeOf(t, s, ev, "u0", now); p.StayUntil != end {
 			t.Fatalf("u0 at %d: %+v, want holding to %d", now, p, end)
 		}
 	}
@@ -110,7 +110,7 @@ func TestARecordedNoShowIsReleasedInTheLogBeforeItsSlotIsFree(t *testing.T) {
 			releases = append(releases, m)
 		}
 	}
-	if r.NoShows != 1 || len(r.Admitted) != 0 || len(releases) != 1 || releases[0].UserID != "u1" || releases[0].JoinTS != arrivalT0 || len(cs.Freeing) != 1 {
+	if r.NoShows != 1 || len(r.Admitted) != 0 || len(releases) != 1 || releases[0].UserID != "u1" || releases[0].ServedMark != arrivalT0 || len(cs.Freeing) != 1 {
 		t.Fatalf("tick %+v, changes %+v: want u1's release recorded (served mark %d), its slot still counted", r, cs, arrivalT0)
 	}
 	if n := c.ZCard(ctx, redisstore.FreeingKey(ev)).Val(); n != 1 {
@@ -246,7 +246,7 @@ func TestTheMakeUpNeverExceedsTheCapacity(t *testing.T) {
 				}
 				marks = queue.Marks{}
 			case 3:
-				for _, z := range c.ZRangeWithScores(ctx, redisstore.ActiveKey(ev), 0, -1).Val() {
+				for _, z := range c.ZRangeWithScores(ctx, redisstore.HoldersKey(ev), 0, -1).Val() {
 					if rnd.IntN(2) == 0 {
 						arrive(t, s, ev, z.Member.(string), int64(z.Score), now)
 					}
@@ -259,7 +259,7 @@ func TestTheMakeUpNeverExceedsTheCapacity(t *testing.T) {
 				join(t, s, ev, joined, joined+3, now)
 				joined += 3
 			}
-			holders := c.ZCard(ctx, redisstore.ActiveKey(ev)).Val() + c.ZCard(ctx, redisstore.FreeingKey(ev)).Val()
+			holders := c.ZCard(ctx, redisstore.HoldersKey(ev)).Val() + c.ZCard(ctx, redisstore.FreeingKey(ev)).Val()
 			if holders > 3 {
 				t.Fatalf("run %d at %d: %d holders, capacity 3", run, now, holders)
 			}
@@ -281,7 +281,7 @@ func TestARebuildFreesNoneItRestoresAsANoShow(t *testing.T) {
 	}
 	c.FlushAll(ctx)
 	end := arrivalT0 + 60_000
-	st := queue.Rebuilt{Event: e, ConfiguredAt: 1, Active: map[string]int64{"u0": end}, Served: map[string]int64{"u0": arrivalT0},
+	st := queue.Rebuilt{Event: e, ConfiguredAt: 1, Holders: map[string]int64{"u0": end}, Served: map[string]int64{"u0": arrivalT0},
 		Waiting: map[string]int64{"u1": 2}, AdmittedTotal: 1}
 	if err := s.BeginRebuild(ctx, ev, arrivalT0+1_000); err != nil {
 		t.Fatal(err)
@@ -299,7 +299,7 @@ func TestARebuildFreesNoneItRestoresAsANoShow(t *testing.T) {
 	if r := awayTick(t, s, ev, arrivalT0+30_000, 10); r.NoShows != 1 || r.Holders != 1 {
 		t.Fatalf("tick past the windows %+v, want u1 freed, u0 (restored) holding", r)
 	}
-	if p := placeOf(t, s, ev, "u0", end-1); p.HoldUntil != end {
+	if p := placeOf(t, s, ev, "u0", end-1); p.StayUntil != end {
 		t.Fatalf("u0 restored: %+v, want holding to %d", p, end)
 	}
 }

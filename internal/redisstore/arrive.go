@@ -13,7 +13,7 @@ import (
 // stats.arrivedTotal.
 func (s *Store) Arrive(ctx context.Context, eventID, userID string, holdUntil, nowMs int64) (arrived, first bool, err error) {
 	k := keysOf(eventID)
-	n, err := runScript(ctx, s.c, arriveScript, []string{k.config, k.active, k.unrecorded, k.arrived, k.stats}, userID, holdUntil, nowMs).Int64()
+	n, err := runScript(ctx, s.c, arriveScript, []string{k.config, k.holders, k.unrecorded, k.arrived, k.stats}, userID, holdUntil, nowMs).Int64()
 	if err != nil {
 		return false, false, fmt.Errorf("redisstore: arrival of %s in %s: %w", userID, eventID, err)
 	}

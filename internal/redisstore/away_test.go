@@ -35,7 +35,7 @@ func awayTick(t *testing.T, s *redisstore.Store, ev string, now int64, batch int
 func putAwayLine(t *testing.T, s *redisstore.Store, ev string, capacity, n int) {
 	t.Helper()
 	ctx := context.Background()
-	e := queue.Event{ID: ev, Capacity: capacity, HoldSeconds: 10, State: queue.StateOpen, Partitions: 1, Away: queue.DefaultAway()}
+	e := queue.Event{ID: ev, Capacity: capacity, StaySeconds: 10, State: queue.StateOpen, Partitions: 1, Away: queue.DefaultAway()}
 	if _, err := s.PutEvent(ctx, e); err != nil {
 		t.Fatal(err)
 	}
@@ -88,14 +88,14 @@ func TestAwayAtTheTurnIsCalledAndAdmittedAheadWhenBack(t *testing.T) {
 	if !slices.Equal(r.Admitted, []string{"u0"}) || len(r.Called) != 0 {
 		t.Fatalf("tick after u0 came back: %+v; want u0 admitted", r)
 	}
-	if p := placeOf(t, s, ev, "u0", now+10_001); p.HoldUntil != now+20_000 || p.Turn != queue.TurnNone {
+	if p := placeOf(t, s, ev, "u0", now+10_001); p.StayUntil != now+20_000 || p.Turn != queue.TurnNone {
 		t.Fatalf("u0 after the claim: %+v", p)
 	}
 	if p := placeOf(t, s, ev, "u2", now+10_001); p.Rank != 0 {
 		t.Fatalf("u2 after the claim: %+v; want first in line", p)
 	}
 	st, _ := s.EventStatus(ctx, ev, now+10_001)
-	if st.AdmittedTotal != 2 || st.Active != 1 {
+	if st.AdmittedTotal != 2 || st.Holders != 1 {
 		t.Fatalf("status %+v; want 2 admitted, one holder", st)
 	}
 }
@@ -199,7 +199,7 @@ func TestAwayInterleavingsKeepEveryLimit(t *testing.T) {
 		ev := fmt.Sprintf("%s-%d", testenv.EventID(t), seed)
 		rng := rand.New(rand.NewPCG(seed, 7))
 		const users, capacity, perMinute = 40, 3, 30
-		e := queue.Event{ID: ev, Capacity: capacity, HoldSeconds: 20, AdmitPerMinute: perMinute, State: queue.StateOpen, Partitions: 1,
+		e := queue.Event{ID: ev, Capacity: capacity, StaySeconds: 20, AdmitPerMinute: perMinute, State: queue.StateOpen, Partitions: 1,
 			Away: queue.Away{KeepSeconds: 3600, ClaimSeconds: 60}}
 		if _, err := s.PutEvent(ctx, e); err != nil {
 			t.Fatal(err)
@@ -248,7 +248,7 @@ func TestAwayInterleavingsKeepEveryLimit(t *testing.T) {
 					admissions = append(admissions, now)
 				}
 			}
-			holders, err := c.ZCount(ctx, redisstore.ActiveKey(ev), fmt.Sprint(now+1), "+inf").Result()
+			holders, err := c.ZCount(ctx, redisstore.HoldersKey(ev), fmt.Sprint(now+1), "+inf").Result()
 			if err != nil {
 				t.Fatal(err)
 			}

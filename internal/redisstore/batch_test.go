@@ -49,7 +49,7 @@ func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
 				} else {
 					msgs = randomBatch(rng, ev, drop)
 				}
-				logged := inTheLog(rng, msgs, !plain)
+				inLog := inTheLog(rng, msgs, !plain)
 				var got [2]state
 				for i, c := range []redis.UniversalClient{batched, single} {
 					s := mustNew(t, c, redisstore.Options{})
@@ -76,14 +76,14 @@ func TestBatchAppliesAsItsMessagesOneByOne(t *testing.T) {
 					}
 					var res queue.IngestResult
 					if i == 0 {
-						res = mustIngestLogged(t, s, byPartition(logged, plain))
+						res = mustIngestLog(t, s, byPartition(inLog, plain))
 					} else {
 						// Each message with a leave of nobody, which only
 						// rules out the plain step: the reference is the
 						// message-by-message one.
-						nobody := queue.Logged{Message: msg(queue.OpLeave, ev, "nobody", batchNow), Offset: queue.NoOffset}
-						for _, m := range logged {
-							r := mustIngestLogged(t, s, []queue.Logged{m, nobody})
+						nobody := queue.LogMessage{Message: msg(queue.OpLeave, ev, "nobody", batchNow), Offset: queue.NoOffset}
+						for _, m := range inLog {
+							r := mustIngestLog(t, s, []queue.LogMessage{m, nobody})
 							res.Joined, res.Left, res.Ignored = res.Joined+r.Joined, res.Left+r.Left, res.Ignored+r.Ignored-1
 						}
 					}
@@ -120,7 +120,7 @@ const batchNow = opens + 10_000
 func putBatchEvent(t *testing.T, s *redisstore.Store, c redis.UniversalClient, ev string, drop bool, seed draw.Seed) {
 	t.Helper()
 	ctx := context.Background()
-	e := queue.Event{ID: ev, Capacity: 100, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1}
+	e := queue.Event{ID: ev, Capacity: 100, StaySeconds: 60, State: queue.StatePaused, Partitions: 1}
 	if drop {
 		e.Schedule = queue.Schedule{OpensAt: opens, PrequeueSeconds: 60}
 		e.Seed = &seed
@@ -131,8 +131,8 @@ func putBatchEvent(t *testing.T, s *redisstore.Store, c redis.UniversalClient, e
 	p := c.TxPipeline()
 	p.ZAdd(ctx, redisstore.ServedKey(ev), redis.Z{Score: float64(batchNow - 2_000), Member: "u0"}, redis.Z{Score: float64(batchNow - 90_000), Member: "u1"},
 		redis.Z{Score: float64(batchNow - 500_000), Member: "u2"})
-	p.ZAdd(ctx, redisstore.ActiveKey(ev), redis.Z{Score: float64(batchNow + 58_000), Member: "u0"}, redis.Z{Score: float64(batchNow - 30_000), Member: "u1"})
-	p.HSet(ctx, redisstore.VisitsKey(ev), "u1", "v1")
+	p.ZAdd(ctx, redisstore.HoldersKey(ev), redis.Z{Score: float64(batchNow + 58_000), Member: "u0"}, redis.Z{Score: float64(batchNow - 30_000), Member: "u1"})
+	p.HSet(ctx, redisstore.JoinKeysKey(ev), "u1", "v1")
 	if _, err := p.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func randomBatch(rng *rand.Rand, ev string, drop bool) []queue.Message {
 			continue
 		}
 		m := msg(queue.OpJoin, ev, user, ts)
-		m.Visit = []string{"", "v1", "v2"}[rng.IntN(3)]
+		m.JoinKey = []string{"", "v1", "v2"}[rng.IntN(3)]
 		msgs[i] = m
 	}
 	return msgs
@@ -170,7 +170,7 @@ func plainBatch(rng *rand.Rand, ev string, kind int) []queue.Message {
 	for i := range msgs {
 		m := msg(queue.OpJoin, ev, fmt.Sprintf("p%02d", i), batchNow-3_000+int64(i)*50)
 		if rng.IntN(2) == 0 {
-			m.Visit = fmt.Sprintf("pv%d", i)
+			m.JoinKey = fmt.Sprintf("pv%d", i)
 		}
 		msgs[i] = m
 	}
@@ -192,20 +192,20 @@ func plainBatch(rng *rand.Rand, ev string, kind int) []queue.Message {
 // partition 1 starts at its mark (3, set by the test) so that its first
 // messages were applied already, and a message now and then is delivered
 // again later in the batch; without, partition 1 starts after its mark.
-func inTheLog(rng *rand.Rand, msgs []queue.Message, again bool) []queue.Logged {
+func inTheLog(rng *rand.Rand, msgs []queue.Message, again bool) []queue.LogMessage {
 	var next [3]int64
 	next[1] = 4
 	if again {
 		next[1] = 2
 	}
-	var out []queue.Logged
+	var out []queue.LogMessage
 	for _, m := range msgs {
 		p := rng.IntN(3)
 		if rng.IntN(6) == 0 {
-			out = append(out, queue.Logged{Message: msg(queue.OpAdmit, m.EventID, "r", m.TS), Partition: p, Offset: next[p]})
+			out = append(out, queue.LogMessage{Message: msg(queue.OpAdmit, m.EventID, "r", m.TS), Partition: p, Offset: next[p]})
 			next[p]++
 		}
-		out = append(out, queue.Logged{Message: m, Partition: p, Offset: next[p]})
+		out = append(out, queue.LogMessage{Message: m, Partition: p, Offset: next[p]})
 		next[p]++
 		if again && rng.IntN(8) == 0 {
 			out = append(out, out[rng.IntN(len(out))])
@@ -214,21 +214,21 @@ func inTheLog(rng *rand.Rand, msgs []queue.Message, again bool) []queue.Logged {
 	return out
 }
 
-// byPartition is logged as a consumer's batch holds a plain batch: each
+// byPartition is inLog as a consumer's batch holds a plain batch: each
 // partition's run after the other's (offsets rising in each, stamps not
 // in order); other batches as they are.
-func byPartition(logged []queue.Logged, plain bool) []queue.Logged {
+func byPartition(inLog []queue.LogMessage, plain bool) []queue.LogMessage {
 	if !plain {
-		return logged
+		return inLog
 	}
-	out := slices.Clone(logged)
-	slices.SortStableFunc(out, func(a, b queue.Logged) int { return b.Partition - a.Partition })
+	out := slices.Clone(inLog)
+	slices.SortStableFunc(out, func(a, b queue.LogMessage) int { return b.Partition - a.Partition })
 	return out
 }
 
-func mustIngestLogged(t *testing.T, s *redisstore.Store, msgs []queue.Logged) queue.IngestResult {
+func mustIngestLog(t *testing.T, s *redisstore.Store, msgs []queue.LogMessage) queue.IngestResult {
 	t.Helper()
-	res, err := s.IngestLogged(context.Background(), msgs, batchNow)
+	res, err := s.IngestLog(context.Background(), msgs, batchNow)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -271,7 +271,7 @@ func readState(t *testing.T, c redis.UniversalClient, ev string) state {
 	}
 	st := state{waiting: zmap(redisstore.WaitingKey(ev)), prequeue: zmap(redisstore.PrequeueKey(ev))}
 	var err error
-	if st.visits, err = c.HGetAll(ctx, redisstore.VisitsKey(ev)).Result(); err != nil {
+	if st.visits, err = c.HGetAll(ctx, redisstore.JoinKeysKey(ev)).Result(); err != nil {
 		t.Fatal(err)
 	}
 	if st.stats, err = c.HGetAll(ctx, redisstore.StatsKey(ev)).Result(); err != nil {

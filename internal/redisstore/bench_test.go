@@ -21,7 +21,7 @@ func benchStore(b *testing.B, n int) (*redisstore.Store, []string) {
 	c := srv.Client()
 	s := mustNew(b, c, redisstore.Options{})
 	ctx := context.Background()
-	if _, err := s.PutEvent(ctx, queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: "sale1", Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
 		b.Fatal(err)
 	}
 	users := make([]string, n)
@@ -85,7 +85,7 @@ func BenchmarkIngest500(b *testing.B) {
 			if drop {
 				seed, _ := draw.NewSeed()
 				opens = int64(1) << 50
-				e := queue.Event{ID: "sale1", Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1,
+				e := queue.Event{ID: "sale1", Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1,
 					Schedule: queue.Schedule{OpensAt: opens}, Seed: &seed}
 				if _, err := s.PutEvent(ctx, e); err != nil {
 					b.Fatal(err)
@@ -108,16 +108,16 @@ func BenchmarkIngest500(b *testing.B) {
 	}
 }
 
-// BenchmarkIngestLogged500 is the consumer's common case: batches of 500 new
+// BenchmarkIngestLog500 is the consumer's common case: batches of 500 new
 // joins read from six partitions, each with its offset and its visit (an
 // Idempotency-Key), into one event without a schedule. It reports the Redis
 // server's CPU per join (redisstore.ServerCPU), the figure docs/performance.md
 // plans with.
-func BenchmarkIngestLogged500(b *testing.B) {
+func BenchmarkIngestLog500(b *testing.B) {
 	s, _ := benchStore(b, 0)
 	c := s.Client().(*redis.Client)
 	ctx := context.Background()
-	msgs := make([]queue.Logged, 500)
+	msgs := make([]queue.LogMessage, 500)
 	var offsets [6]int64
 	batch := 0
 	cpu0 := mustServerCPU(b, c)
@@ -125,7 +125,7 @@ func BenchmarkIngestLogged500(b *testing.B) {
 	for b.Loop() {
 		fillJoins(msgs, &offsets, batch, true)
 		batch++
-		if r, err := s.IngestLogged(ctx, msgs, int64(batch*500)); err != nil || r.Joined != len(msgs) {
+		if r, err := s.IngestLog(ctx, msgs, int64(batch*500)); err != nil || r.Joined != len(msgs) {
 			b.Fatalf("%+v %v", r, err)
 		}
 	}
@@ -136,16 +136,16 @@ func BenchmarkIngestLogged500(b *testing.B) {
 // stamped after every earlier round's, dealt over the partitions of offsets
 // in turn (their offsets rising), each with a visit (an Idempotency-Key)
 // when visits.
-func fillJoins(msgs []queue.Logged, offsets *[6]int64, round int, visits bool) {
+func fillJoins(msgs []queue.LogMessage, offsets *[6]int64, round int, visits bool) {
 	for i := range msgs {
 		p := i % len(offsets)
 		offsets[p]++
 		seq := round*len(msgs) + i
 		m := queue.Message{V: 1, Op: queue.OpJoin, EventID: "sale1", UserID: fmt.Sprintf("u%d-%d", round, i), TS: int64(seq + 1)}
 		if visits {
-			m.Visit = fmt.Sprintf("8f14e45f-ceea-467f-a8f0-%012d", seq)
+			m.JoinKey = fmt.Sprintf("8f14e45f-ceea-467f-a8f0-%012d", seq)
 		}
-		msgs[i] = queue.Logged{Message: m, Partition: p, Offset: offsets[p]}
+		msgs[i] = queue.LogMessage{Message: m, Partition: p, Offset: offsets[p]}
 	}
 }
 
@@ -178,9 +178,9 @@ return redis.call('ZADD', KEYS[1], unpack(adds))`)
 	// write writes batch's joins (user i-th, stamp) one way.
 	ways := []struct {
 		name  string
-		write func(ctx context.Context, s *redisstore.Store, c *redis.Client, batch []queue.Logged) error
+		write func(ctx context.Context, s *redisstore.Store, c *redis.Client, batch []queue.LogMessage) error
 	}{
-		{"zadd-pipeline", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.Logged) error {
+		{"zadd-pipeline", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.LogMessage) error {
 			_, err := c.Pipelined(ctx, func(p redis.Pipeliner) error {
 				for _, m := range batch {
 					p.ZAdd(ctx, redisstore.WaitingKey("sale1"), redis.Z{Score: float64(m.TS), Member: m.UserID})
@@ -189,29 +189,29 @@ return redis.call('ZADD', KEYS[1], unpack(adds))`)
 			})
 			return err
 		}},
-		{"zadd-variadic", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.Logged) error {
+		{"zadd-variadic", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.LogMessage) error {
 			zs := make([]redis.Z, len(batch))
 			for i, m := range batch {
 				zs[i] = redis.Z{Score: float64(m.TS), Member: m.UserID}
 			}
 			return c.ZAdd(ctx, redisstore.WaitingKey("sale1"), zs...).Err()
 		}},
-		{"script-zadd", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.Logged) error {
+		{"script-zadd", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.LogMessage) error {
 			args := make([]any, 0, 2*len(batch))
 			for _, m := range batch {
 				args = append(args, m.TS, m.UserID)
 			}
 			return addOnly.Run(ctx, c, []string{redisstore.WaitingKey("sale1")}, args...).Err()
 		}},
-		{"script-zmscore-zadd", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.Logged) error {
+		{"script-zmscore-zadd", func(ctx context.Context, _ *redisstore.Store, c *redis.Client, batch []queue.LogMessage) error {
 			args := make([]any, 2*len(batch))
 			for i, m := range batch {
 				args[i], args[len(batch)+i] = m.UserID, m.TS
 			}
 			return lookupAndAdd.Run(ctx, c, []string{redisstore.WaitingKey("sale1")}, args...).Err()
 		}},
-		{"ingest", func(ctx context.Context, s *redisstore.Store, _ *redis.Client, batch []queue.Logged) error {
-			r, err := s.IngestLogged(ctx, batch, batch[len(batch)-1].TS)
+		{"ingest", func(ctx context.Context, s *redisstore.Store, _ *redis.Client, batch []queue.LogMessage) error {
+			r, err := s.IngestLog(ctx, batch, batch[len(batch)-1].TS)
 			if err == nil && r.Joined != len(batch) {
 				err = fmt.Errorf("ingest %+v, want %d joined", r, len(batch))
 			}
@@ -223,7 +223,7 @@ return redis.call('ZADD', KEYS[1], unpack(adds))`)
 			s, _ := benchStore(b, 0)
 			c := s.Client().(*redis.Client)
 			ctx := context.Background()
-			batch := make([]queue.Logged, n)
+			batch := make([]queue.LogMessage, n)
 			var offsets [6]int64
 			round := 0
 			cpu0 := mustServerCPU(b, c)

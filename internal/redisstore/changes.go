@@ -33,7 +33,7 @@ func recordArg(recorded bool) string {
 type admittedUser struct {
 	user          string
 	score, served int64 // the place left, the join stamp served
-	expires       int64 // the end of the hold
+	expires       int64 // the end of the stay
 }
 
 // changes is what the scripts changed in one event, to be recorded.
@@ -58,7 +58,7 @@ func freeingRelease(event, member string, nowMs int64) (queue.Message, error) {
 		return queue.Message{}, fmt.Errorf("bad freeing member %q", member)
 	}
 	m := queue.NewRecord(queue.OpRelease, event, user, nowMs)
-	m.JoinTS = mark
+	m.ServedMark = mark
 	return m, nil
 }
 
@@ -68,7 +68,7 @@ func (c changes) step(nowMs int64) queue.Changes {
 	out := queue.Changes{EventID: c.event, Fresh: c.fresh, Freeing: c.freed}
 	for _, a := range c.admitted {
 		m := queue.NewRecord(queue.OpAdmit, c.event, a.user, nowMs)
-		m.ExpiresAt, m.Score, m.JoinTS = a.expires, a.score, a.served
+		m.ExpiresAt, m.Score, m.ServedMark = a.expires, a.score, a.served
 		out.Records = append(out.Records, m)
 		out.Admitted = append(out.Admitted, a.user)
 	}
@@ -110,7 +110,7 @@ func (s *Store) MarkRecorded(ctx context.Context, marks []queue.Marks) ([]string
 		for _, m := range mk.Freeing {
 			args = append(args, m)
 		}
-		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.active, k.config, k.freeing}, args})
+		calls = append(calls, scriptCall{markRecordedScript, []string{k.unrecorded, k.holders, k.config, k.freeing}, args})
 		events = append(events, mk.EventID)
 	}
 	if len(calls) == 0 {

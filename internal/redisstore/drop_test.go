@@ -27,7 +27,7 @@ func putDrop(t *testing.T, s *redisstore.Store, ev string, capacity int) draw.Se
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := queue.Event{ID: ev, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1,
+	e := queue.Event{ID: ev, Capacity: capacity, StaySeconds: 60, State: queue.StateOpen, Partitions: 1,
 		Schedule: queue.Schedule{OpensAt: opens, PrequeueSeconds: 60}, Seed: &seed}
 	if _, err := s.PutEvent(context.Background(), e); err != nil {
 		t.Fatal(err)
@@ -207,7 +207,7 @@ func TestInversionsLeaveOutWhoIsNoLongerWaiting(t *testing.T) {
 	base, _ := newStore(t)
 	s := withFastTrack(t, base, 10)
 	ev := testenv.EventID(t)
-	if _, err := s.PutEvent(context.Background(), queue.Event{ID: ev, Capacity: 2, HoldSeconds: 60, State: queue.StateOpen, Partitions: 2}); err != nil {
+	if _, err := s.PutEvent(context.Background(), queue.Event{ID: ev, Capacity: 2, StaySeconds: 60, State: queue.StateOpen, Partitions: 2}); err != nil {
 		t.Fatal(err)
 	}
 	if r := ingest(t, s, 2100, msg(queue.OpJoin, ev, "late", 2000)); r.Admitted != 1 {
@@ -240,7 +240,7 @@ func TestInversionsCountOvertakenJoins(t *testing.T) {
 	ctx := context.Background()
 	inOrder, heldBack := testenv.EventID(t)+"-a", testenv.EventID(t)+"-b"
 	for _, ev := range []string{inOrder, heldBack} {
-		if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 2}); err != nil {
+		if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 1, StaySeconds: 60, State: queue.StateOpen, Partitions: 2}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -33,14 +33,14 @@ func (s *Store) PutEventStep(ctx context.Context, e queue.Event) (bool, int64, e
 	return s.putEvent(ctx, e, 0)
 }
 
-// putEvent is PutEvent; with logged > 0 it is a rebuild's write of the
-// log's latest config record, made at logged: written while the event is
-// rebuilt, stamped logged. Otherwise the configuration is stamped
+// putEvent is PutEvent; with recordedAt > 0 it is a rebuild's write of the
+// log's latest config record, made at recordedAt: written while the event is
+// rebuilt, stamped recordedAt. Otherwise the configuration is stamped
 // (config.configuredAt) now, or just after the stamp stored if that is
 // later, and its config record carries the same stamp: the stored
 // configuration is newer than every config record in the log exactly when
 // its stamp is higher than theirs (a rebuild keeps it then, WriteRebuilt).
-func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool, int64, error) {
+func (s *Store) putEvent(ctx context.Context, e queue.Event, recordedAt int64) (bool, int64, error) {
 	key, tomb := ConfigKey(e.ID), TombstoneKey(e.ID)
 	var (
 		created bool
@@ -51,7 +51,7 @@ func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool
 		if err != nil {
 			return err
 		}
-		if h[0] != nil && logged == 0 {
+		if h[0] != nil && recordedAt == 0 {
 			return queue.ErrRebuilding
 		}
 		n, err := tx.Exists(ctx, key).Result()
@@ -67,7 +67,7 @@ func (s *Store) putEvent(ctx context.Context, e queue.Event, logged int64) (bool
 				return queue.ErrLogNotDeleted
 			}
 		}
-		created, stamp = n == 0, logged
+		created, stamp = n == 0, recordedAt
 		if stamp == 0 {
 			prev, _ := h[1].(string)
 			last, _ := strconv.ParseInt(prev, 10, 64)
@@ -101,7 +101,7 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 	p.HSet(ctx, key,
 		"configuredAt", stamp,
 		"capacity", e.Capacity,
-		"holdSeconds", e.HoldSeconds,
+		"staySeconds", e.StaySeconds,
 		"state", string(e.State),
 		"partitions", e.Partitions,
 		"admitPerMinute", e.AdmitPerMinute,
@@ -201,8 +201,11 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 			h[f] = "0"
 		}
 	}
+	if _, ok := h["staySeconds"]; !ok {
+		h["staySeconds"] = h["holdSeconds"] // its older spelling, in configurations written before
+	}
 	var errs []error
-	for field, dst := range map[string]*int{"capacity": &e.Capacity, "holdSeconds": &e.HoldSeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds, "maxItemsPerUser": &e.MaxItemsPerUser, "arrivalSeconds": &e.ArrivalSeconds} {
+	for field, dst := range map[string]*int{"capacity": &e.Capacity, "staySeconds": &e.StaySeconds, "partitions": &e.Partitions, "admitPerMinute": &e.AdmitPerMinute, "prequeueSeconds": &e.PrequeueSeconds, "maxItemsPerUser": &e.MaxItemsPerUser, "arrivalSeconds": &e.ArrivalSeconds} {
 		n, err := strconv.Atoi(h[field])
 		if err != nil {
 			errs = append(errs, fmt.Errorf("field %s: %w", field, err))

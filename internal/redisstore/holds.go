@@ -50,7 +50,7 @@ func (s *Store) Hold(ctx context.Context, eventID, userID, item string, nowMs in
 	k := keysOf(eventID)
 	what := fmt.Sprintf("hold %s for %s in %s", item, userID, eventID)
 	v, err := s.runHold(ctx, what, scriptCall{holdScript,
-		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, k.items},
+		[]string{k.config, k.holders, k.unrecorded, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
 		return queue.HoldResult{}, err
@@ -92,7 +92,7 @@ func (s *Store) UnholdStep(ctx context.Context, eventID, userID, item string, no
 	k := keysOf(eventID)
 	what := fmt.Sprintf("unhold %s by %s in %s", item, userID, eventID)
 	v, err := s.runHold(ctx, what, scriptCall{unholdScript,
-		[]string{k.config, k.active, k.holds, k.sold, k.items},
+		[]string{k.config, k.holders, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
 		return false, false, err
@@ -126,7 +126,7 @@ func (s *Store) Confirm(ctx context.Context, eventID, userID, item string, nowMs
 	k := keysOf(eventID)
 	what := fmt.Sprintf("confirm %s for %s in %s", item, userID, eventID)
 	v, err := s.runHold(ctx, what, scriptCall{confirmScript,
-		[]string{k.config, k.active, k.unrecorded, k.holds, k.sold, k.items},
+		[]string{k.config, k.holders, k.unrecorded, k.holds, k.sold, k.items},
 		[]any{userID, item, nowMs}})
 	if err != nil {
 		return queue.Sale{}, false, err
@@ -210,7 +210,7 @@ func decodeUnsellReply(v any) (undone bool, buyer string, err error) {
 // Items returns eventID's items held live or sold at nowMs (items.lua).
 func (s *Store) Items(ctx context.Context, eventID string, nowMs int64) (map[string]queue.ItemState, error) {
 	k := keysOf(eventID)
-	v, err := runScript(ctx, s.c, itemsScript, []string{k.active, k.holds, k.sold}, nowMs).StringSlice()
+	v, err := runScript(ctx, s.c, itemsScript, []string{k.holders, k.holds, k.sold}, nowMs).StringSlice()
 	if err != nil {
 		return nil, fmt.Errorf("redisstore: items of %s: %w", eventID, err)
 	}
@@ -228,10 +228,10 @@ func decodeItemsReply(v []string) map[string]queue.ItemState {
 }
 
 // Item returns the state of item in eventID at nowMs (item.lua): sold to
-// its buyer, held live until its end by its holder, or free.
+// its buyer, held live until its end by its buyer, or free.
 func (s *Store) Item(ctx context.Context, eventID, item string, nowMs int64) (queue.ItemHold, error) {
 	k := keysOf(eventID)
-	v, err := runScript(ctx, s.c, itemScript, []string{k.config, k.active, k.holds, k.sold}, item, nowMs).Result()
+	v, err := runScript(ctx, s.c, itemScript, []string{k.config, k.holders, k.holds, k.sold}, item, nowMs).Result()
 	if err != nil {
 		return queue.ItemHold{}, fmt.Errorf("redisstore: item %s of %s: %w", item, eventID, err)
 	}

@@ -20,7 +20,7 @@ func TestHoldsExpiredCounted(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
-	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1, MaxItemsPerUser: 2}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10, StaySeconds: 60, State: queue.StateOpen, Partitions: 1, MaxItemsPerUser: 2}); err != nil {
 		t.Fatal(err)
 	}
 	const now = int64(1_000_000)
@@ -53,7 +53,7 @@ func TestHoldsExpiredCounted(t *testing.T) {
 	}
 	// The tick drops alice, bob and dave: A1 and B1 end (A2 is sold, D1
 	// is erin's now).
-	if r := tick(now + 2000); r.Dropped != 3 || r.HoldsExpired != 2 {
+	if r := tick(now + 2000); r.Expired != 3 || r.HoldsExpired != 2 {
 		t.Fatalf("tick dropping alice, bob, dave = %+v, want 3 dropped, 2 holds expired", r)
 	}
 	holds := c.HGetAll(ctx, redisstore.HoldsKey(ev)).Val()

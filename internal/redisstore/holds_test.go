@@ -18,7 +18,7 @@ import (
 func admitFor(t *testing.T, c *redis.Client, ev string, until int64, users ...string) {
 	t.Helper()
 	for _, u := range users {
-		if err := c.ZAdd(context.Background(), redisstore.ActiveKey(ev), redis.Z{Score: float64(until), Member: u}).Err(); err != nil {
+		if err := c.ZAdd(context.Background(), redisstore.HoldersKey(ev), redis.Z{Score: float64(until), Member: u}).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -107,7 +107,7 @@ func TestHoldEndsWithTheSlot(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
-	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1, MaxItemsPerUser: 2}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 10, StaySeconds: 60, State: queue.StateOpen, Partitions: 1, MaxItemsPerUser: 2}); err != nil {
 		t.Fatal(err)
 	}
 	const now = int64(1_000_000)

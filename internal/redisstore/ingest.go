@@ -13,12 +13,12 @@ import (
 )
 
 // Ingest applies msgs, which have no place in the log (queue.NoOffset), as
-// IngestLogged does.
+// IngestLog does.
 func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (queue.IngestResult, error) {
-	return s.IngestLogged(ctx, queue.Unlogged(msgs), nowMs)
+	return s.IngestLog(ctx, queue.NoOffsets(msgs), nowMs)
 }
 
-// IngestLogged applies msgs to the waiting lines, in order per event, with one
+// IngestLog applies msgs to the waiting lines, in order per event, with one
 // script call per event, all in one pipelined round trip; with the fast
 // track on (Options.FastTrack) each call then admits from the head of the line
 // while there is room, telling the users (IngestStep: recorded first,
@@ -31,15 +31,15 @@ func (s *Store) Ingest(ctx context.Context, msgs []queue.Message, nowMs int64) (
 // pre-queue joins take their drawn places (package draw), computed here
 // from the event's seed. On error nothing can be assumed written; applying
 // the same messages again is harmless.
-func (s *Store) IngestLogged(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, error) {
+func (s *Store) IngestLog(ctx context.Context, msgs []queue.LogMessage, nowMs int64) (queue.IngestResult, error) {
 	res, _, err := s.ingest(ctx, msgs, nowMs, false)
 	return res, err
 }
 
-// IngestStep is IngestLogged for a caller that records the fast track's
+// IngestStep is IngestLog for a caller that records the fast track's
 // admissions (package recording): they stay unrecorded, told to nobody,
 // until MarkRecorded.
-func (s *Store) IngestStep(ctx context.Context, msgs []queue.Logged, nowMs int64) (queue.IngestResult, []queue.Changes, error) {
+func (s *Store) IngestStep(ctx context.Context, msgs []queue.LogMessage, nowMs int64) (queue.IngestResult, []queue.Changes, error) {
 	res, cs, err := s.ingest(ctx, msgs, nowMs, true)
 	if err != nil {
 		return res, nil, err
@@ -47,10 +47,10 @@ func (s *Store) IngestStep(ctx context.Context, msgs []queue.Logged, nowMs int64
 	return res, steps(cs, nowMs), nil
 }
 
-func (s *Store) ingest(ctx context.Context, msgs []queue.Logged, nowMs int64, recorded bool) (queue.IngestResult, []changes, error) {
+func (s *Store) ingest(ctx context.Context, msgs []queue.LogMessage, nowMs int64, recorded bool) (queue.IngestResult, []changes, error) {
 	var (
 		order []string
-		byEv  = map[string][]*queue.Logged{}
+		byEv  = map[string][]*queue.LogMessage{}
 		live  = map[string]bool{} // events with a join or a leave in msgs
 		res   queue.IngestResult
 	)
@@ -91,13 +91,13 @@ func (s *Store) ingest(ctx context.Context, msgs []queue.Logged, nowMs int64, re
 // theirs was written). An event of order not in live sent records only: it
 // is listed neither as unknown nor as being rebuilt (its records were
 // never to be written).
-func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.Logged, live map[string]bool, nowMs int64, recorded bool, res *queue.IngestResult, cs *[]changes) ([]string, error) {
+func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[string][]*queue.LogMessage, live map[string]bool, nowMs int64, recorded bool, res *queue.IngestResult, cs *[]changes) ([]string, error) {
 	draws, err := s.draws.get(ctx, s, order)
 	if err != nil {
 		return nil, err
 	}
 	calls := make([]scriptCall, len(order))
-	dropped := make([]int, len(order))
+	skipped := make([]int, len(order))
 	for i, ev := range order {
 		d := draws[ev]
 		var drawer *draw.Drawer
@@ -105,9 +105,9 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			drawer = draw.NewDrawer(*d.seed)
 		}
 		var args []any
-		args, dropped[i] = ingestArgs(byEv[ev], drawer, s.lasts.get(ev), nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, recordArg(recorded))
+		args, skipped[i] = ingestArgs(byEv[ev], drawer, s.lasts.get(ev), nowMs, s.fastTrack, ev, AdmissionsChannel, d.commitment, recordArg(recorded))
 		k := keysOf(ev)
-		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.visits), args}
+		calls[i] = scriptCall{ingestScript, append(k.admission(), k.prequeue, k.offsets, k.joinKeys), args}
 	}
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
@@ -139,7 +139,7 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 			s.lasts.set(order[i], r.last)
 			res.Joined += r.joined
 			res.Left += r.left
-			res.Ignored += r.ignored + dropped[i]
+			res.Ignored += r.ignored + skipped[i]
 			res.Admitted += r.admitted
 			res.Inversions += r.inversions
 			res.HoldsExpired += r.holdsExpired
@@ -155,13 +155,13 @@ func (s *Store) ingestEvents(ctx context.Context, order []string, byEv map[strin
 type ingestReply struct {
 	joined, left, ignored, admitted, inversions int
 	admit                                       admitReply
-	holdsExpired                                int      // item holds ended with the dropped holders
+	holdsExpired                                int      // item holds ended with the expired holders
 	last                                        lineLast // the line's last as the script left it
 }
 
 // decodeIngestReply reads ingest.lua's list reply (its header's "Returns":
 // {joined, left, ignored, admitted, inversions, expiresAt, admittedUsers,
-// dropped, ended, last}).
+// expired, ended, last}).
 func decodeIngestReply(v []any) (ingestReply, error) {
 	var r ingestReply
 	if len(v) != 10 {
@@ -190,21 +190,21 @@ func decodeIngestReply(v []any) (ingestReply, error) {
 
 // ingestArgs returns ingest.lua's arguments for one event's messages,
 // after nowMs and head (ARGV[1], ARGV[2..6]), and how many messages it
-// dropped as applied: a message at or below an earlier offset of its
+// skipped as applied: a message at or below an earlier offset of its
 // partition in msgs (a redelivery in the same batch). The records only raise their partitions'
 // marks; the joins and leaves are listed in columns, one argument per
 // field the common join needs (the partition and offset of each are in
 // one string that ingest.lua reads only for a redelivery). A plain batch
 // carries its journal notes unless last (the line's last score as last
 // seen, lineLasts) says every join of it goes behind the line.
-func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs int64, head ...any) ([]any, int) {
+func ingestArgs(msgs []*queue.LogMessage, drawer *draw.Drawer, last lineLast, nowMs int64, head ...any) ([]any, int) {
 	b := newIngestBatch(msgs)
 	listed := b.listed
 	n := len(listed)
 	once, plain := b.shape()
 	where, buckets, histogram := ingestPositions(listed, nowMs)
 	cols, columns := 2, ""
-	if slices.ContainsFunc(listed, func(e ingestEntry) bool { return e.m.Visit != "" }) {
+	if slices.ContainsFunc(listed, func(e ingestEntry) bool { return e.m.JoinKey != "" }) {
 		cols, columns = cols+1, "v"
 	}
 	if drawer != nil {
@@ -227,7 +227,7 @@ func ingestArgs(msgs []*queue.Logged, drawer *draw.Drawer, last lineLast, nowMs 
 	if plain != "" {
 		args = append(args, ingestNotes(listed, last))
 	}
-	return args, b.dropped
+	return args, b.skipped
 }
 
 // ingestPartition is one partition's run in an ingest batch: its triple's
@@ -240,24 +240,24 @@ type ingestPartition struct {
 
 // ingestEntry is a join or a leave ingest.lua lists.
 type ingestEntry struct {
-	m    *queue.Logged
+	m    *queue.LogMessage
 	slot int // its partition's triple (1..), 0: not from the log
 }
 
 // ingestBatch is one event's messages sorted for ingest.lua: the
 // partitions in the order first met, the joins and leaves to apply, and
-// how many were dropped as redelivered within the batch.
+// how many were skipped as redelivered within the batch.
 type ingestBatch struct {
 	parts   map[int]*ingestPartition
 	order   []int
 	listed  []ingestEntry
-	dropped int
+	skipped int
 }
 
 // newIngestBatch sorts msgs: a message at or below an earlier offset of
-// its partition is dropped (counted unless a record); a record only raises
+// its partition is skipped (counted unless a record); a record only raises
 // its partition's mark; the rest are listed in their order.
-func newIngestBatch(msgs []*queue.Logged) ingestBatch {
+func newIngestBatch(msgs []*queue.LogMessage) ingestBatch {
 	b := ingestBatch{parts: map[int]*ingestPartition{}, listed: make([]ingestEntry, 0, len(msgs))}
 	for _, m := range msgs {
 		slot := 0
@@ -270,7 +270,7 @@ func newIngestBatch(msgs []*queue.Logged) ingestBatch {
 			}
 			if m.Offset <= p.high {
 				if !m.Op.Record() {
-					b.dropped++
+					b.skipped++
 				}
 				continue
 			}
@@ -342,7 +342,7 @@ func ingestPositions(listed []ingestEntry, nowMs int64) (where, buckets, histogr
 }
 
 // ingestColumns appends listed's columns to args: the users, the stamps
-// ("-" for a leave), the visits when columns has "v", the drawn scores
+// ("-" for a leave), the join keys when columns has "v", the drawn scores
 // ("" for a leave) when it has "d".
 func ingestColumns(args []any, listed []ingestEntry, columns string, drawer *draw.Drawer) []any {
 	for _, e := range listed {
@@ -357,7 +357,7 @@ func ingestColumns(args []any, listed []ingestEntry, columns string, drawer *dra
 	}
 	if strings.Contains(columns, "v") {
 		for _, e := range listed {
-			args = append(args, e.m.Visit)
+			args = append(args, e.m.JoinKey)
 		}
 	}
 	if drawer != nil {

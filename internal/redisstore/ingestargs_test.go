@@ -11,17 +11,17 @@ import (
 // last says every join of it goes behind; a batch that is not plain has no
 // notes argument.
 func TestPlainBatchCarriesNotesUnlessBehindTheLast(t *testing.T) {
-	joins := func(ops ...queue.Op) []*queue.Logged {
-		var out []*queue.Logged
+	joins := func(ops ...queue.Op) []*queue.LogMessage {
+		var out []*queue.LogMessage
 		for i, op := range ops {
-			out = append(out, &queue.Logged{Message: queue.Message{V: 1, Op: op, EventID: "e", UserID: "u" + string(rune('a'+i)), TS: int64(100 + i)}, Offset: queue.NoOffset})
+			out = append(out, &queue.LogMessage{Message: queue.Message{V: 1, Op: op, EventID: "e", UserID: "u" + string(rune('a'+i)), TS: int64(100 + i)}, Offset: queue.NoOffset})
 		}
 		return out
 	}
 	const notes = "+100 ua\n+101 ub\n"
 	for _, tc := range []struct {
 		name string
-		msgs []*queue.Logged
+		msgs []*queue.LogMessage
 		last lineLast
 		want any // the last argument
 	}{

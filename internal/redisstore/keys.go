@@ -9,8 +9,9 @@ const AdmissionsChannel = "waitq:admitted"
 // WaitingKey is eventID's waiting line, a ZSET (docs/data.md#keys).
 func WaitingKey(eventID string) string { return "waitq:{" + eventID + "}:waiting" }
 
-// ActiveKey is eventID's holders of a slot, a ZSET (docs/data.md#keys).
-func ActiveKey(eventID string) string { return "waitq:{" + eventID + "}:active" }
+// HoldersKey is eventID's holders of a slot, a ZSET (docs/data.md#keys);
+// named :active, its name before the word holders, so stored data stays.
+func HoldersKey(eventID string) string { return "waitq:{" + eventID + "}:active" }
 
 // ConfigKey is eventID's configuration, a HASH (docs/data.md#keys).
 func ConfigKey(eventID string) string { return "waitq:{" + eventID + "}:config" }
@@ -84,21 +85,21 @@ func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:releas
 // eventKeys are the keys of one event, named so that each script call lists
 // its KEYS explicitly, in the order its header gives.
 type eventKeys struct {
-	config, waiting, active, stats, seen, served, prequeue string
-	control, health, changes, unrecorded, freeing          string
-	holds, sold, items, offsets, released, visits          string
-	journal, gateways                                      string
-	called, callplaces, claims, lapsed                     string
-	moved, resumes                                         string
-	arrived                                                string
+	config, waiting, holders, stats, seen, served, prequeue string
+	control, health, changes, unrecorded, freeing           string
+	holds, sold, items, offsets, released, joinKeys         string
+	journal, gateways                                       string
+	called, callplaces, claims, lapsed                      string
+	moved, resumes                                          string
+	arrived                                                 string
 }
 
 // admission returns the admission keys, the admission step's: every script
 // that admits (tick.lua, ingest.lua, release.lua) takes them first, in the
-// order admission_keys.lua names them (the hold keys last: a holder dropped
+// order admission_keys.lua names them (the hold keys last: a holder expired
 // loses their holds in the same step).
 func (k eventKeys) admission() []string {
-	return []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
+	return []string{k.config, k.waiting, k.holders, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
 		k.holds, k.items, k.sold, k.freeing, k.journal, k.called, k.callplaces, k.claims, k.lapsed}
 }
 
@@ -112,7 +113,7 @@ func keysOf(eventID string) eventKeys {
 	return eventKeys{
 		config:     ConfigKey(eventID),
 		waiting:    WaitingKey(eventID),
-		active:     ActiveKey(eventID),
+		holders:    HoldersKey(eventID),
 		stats:      StatsKey(eventID),
 		seen:       SeenKey(eventID),
 		served:     ServedKey(eventID),
@@ -127,7 +128,7 @@ func keysOf(eventID string) eventKeys {
 		items:      ItemsKey(eventID),
 		offsets:    OffsetsKey(eventID),
 		released:   ReleasedKey(eventID),
-		visits:     VisitsKey(eventID),
+		joinKeys:   JoinKeysKey(eventID),
 		journal:    JournalKey(eventID),
 		gateways:   GatewaysKey(eventID),
 		called:     CalledKey(eventID),
@@ -146,8 +147,9 @@ func JournalKey(eventID string) string { return "waitq:{" + eventID + "}:journal
 // GatewaysKey is the gateways reading eventID's line, a ZSET (docs/data.md#keys).
 func GatewaysKey(eventID string) string { return "waitq:{" + eventID + "}:gateways" }
 
-// VisitsKey is eventID's users' visits, a HASH (docs/data.md#keys).
-func VisitsKey(eventID string) string { return "waitq:{" + eventID + "}:visits" }
+// JoinKeysKey is eventID's users' join keys, a HASH named :visits
+// (docs/data.md#keys).
+func JoinKeysKey(eventID string) string { return "waitq:{" + eventID + "}:visits" }
 
 // SpentKey is eventID's spent one-time proofs, a ZSET (docs/data.md#keys).
 func SpentKey(eventID string) string { return "waitq:{" + eventID + "}:spent" }

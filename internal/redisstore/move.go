@@ -43,7 +43,7 @@ func (s *Store) Holding(ctx context.Context, eventID, userID string) (queue.Held
 func (s *Store) Move(ctx context.Context, m queue.Move) (queue.Moved, error) {
 	ev := m.Resume.EventID
 	k := keysOf(ev)
-	keys := []string{k.config, k.waiting, k.active, k.seen, k.served, k.unrecorded, k.called, k.callplaces, k.claims, k.moved, k.resumes, k.journal}
+	keys := []string{k.config, k.waiting, k.holders, k.seen, k.served, k.unrecorded, k.called, k.callplaces, k.claims, k.moved, k.resumes, k.journal}
 	v, err := runScript(ctx, s.c, moveScript, keys, m.NowMs, m.Resume.UserID, m.To, m.Resume.Place, m.Resume.Nonce,
 		m.Resume.Expires, SpentKeep.Milliseconds()).Result()
 	if err != nil {

@@ -62,7 +62,7 @@ func TestAMoveGivesTheSamePlaceToTheNewUser(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []queue.Place{{Rank: 0, HoldUntil: -1}, {Rank: -1, HoldUntil: 0, Turn: queue.TurnMoved}, {Rank: 2, HoldUntil: -1}, {Rank: 1, HoldUntil: -1}}
+	want := []queue.Place{{Rank: 0, StayUntil: -1}, {Rank: -1, StayUntil: 0, Turn: queue.TurnMoved}, {Rank: 2, StayUntil: -1}, {Rank: 1, StayUntil: -1}}
 	for i, p := range b.Places {
 		if p != want[i] {
 			t.Errorf("tracker's place %d: %+v; want %+v", i, p, want[i])
@@ -193,7 +193,7 @@ func dumpEvent(t *testing.T, c *redis.Client, ev string) string {
 	ctx := context.Background()
 	var out string
 	for _, k := range []string{redisstore.WaitingKey(ev), redisstore.ServedKey(ev), redisstore.CalledKey(ev), redisstore.MovedKey(ev),
-		redisstore.ActiveKey(ev), redisstore.ResumesKey(ev)} {
+		redisstore.HoldersKey(ev), redisstore.ResumesKey(ev)} {
 		zs, err := c.ZRangeWithScores(ctx, k, 0, -1).Result()
 		if err != nil {
 			t.Fatal(err)

@@ -9,8 +9,8 @@ import (
 	"github.com/waitq/waitq/internal/testkit/testenv"
 )
 
-func at(m queue.Message, partition int, offset int64) queue.Logged {
-	return queue.Logged{Message: m, Partition: partition, Offset: offset}
+func at(m queue.Message, partition int, offset int64) queue.LogMessage {
+	return queue.LogMessage{Message: m, Partition: partition, Offset: offset}
 }
 
 // A member stuck in backoff whose partition moved writes its old batch
@@ -21,16 +21,16 @@ func TestStaleMembersLateBatchChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	mustPut(t, s, ev)
-	stale := []queue.Logged{at(msg(queue.OpJoin, ev, "u1", 100), 0, 1)}
+	stale := []queue.LogMessage{at(msg(queue.OpJoin, ev, "u1", 100), 0, 1)}
 	// The new member: join@1, then leave@2.
-	if _, err := s.IngestLogged(ctx, stale, 1000); err != nil {
+	if _, err := s.IngestLog(ctx, stale, 1000); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.IngestLogged(ctx, []queue.Logged{at(msg(queue.OpLeave, ev, "u1", 200), 0, 2)}, 1000); err != nil {
+	if _, err := s.IngestLog(ctx, []queue.LogMessage{at(msg(queue.OpLeave, ev, "u1", 200), 0, 2)}, 1000); err != nil {
 		t.Fatal(err)
 	}
 	// The stale member's late write of join@1.
-	res, err := s.IngestLogged(ctx, stale, 2000)
+	res, err := s.IngestLog(ctx, stale, 2000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,13 +54,13 @@ func TestReplayedBatchChangesNothing(t *testing.T) {
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	mustPut(t, s, ev)
-	batch := []queue.Logged{
+	batch := []queue.LogMessage{
 		at(msg(queue.OpJoin, ev, "u1", 100), 0, 5),
 		at(msg(queue.OpJoin, ev, "u2", 110), 1, 7),
 		at(msg(queue.OpLeave, ev, "u1", 120), 0, 6),
 		at(msg(queue.OpAdmit, ev, "u9", 130), 1, 8),
 	}
-	first, err := s.IngestLogged(ctx, batch, 1000)
+	first, err := s.IngestLog(ctx, batch, 1000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,11 +68,11 @@ func TestReplayedBatchChangesNothing(t *testing.T) {
 		t.Fatalf("first: %+v, want 2 joined, 1 left, the record ignored", first)
 	}
 	// u1 joins again later; then the old batch is redelivered.
-	if _, err := s.IngestLogged(ctx, []queue.Logged{at(msg(queue.OpJoin, ev, "u1", 300), 0, 9)}, 1000); err != nil {
+	if _, err := s.IngestLog(ctx, []queue.LogMessage{at(msg(queue.OpJoin, ev, "u1", 300), 0, 9)}, 1000); err != nil {
 		t.Fatal(err)
 	}
 	before := line(t, c, ev)
-	again, err := s.IngestLogged(ctx, batch, 2000)
+	again, err := s.IngestLog(ctx, batch, 2000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +106,7 @@ func TestRebuildSetsTheMarks(t *testing.T) {
 	ctx := context.Background()
 	ev := testenv.EventID(t)
 	mustPut(t, s, ev)
-	if _, err := s.IngestLogged(ctx, []queue.Logged{at(msg(queue.OpJoin, ev, "u1", 100), 2, 40)}, 1000); err != nil {
+	if _, err := s.IngestLog(ctx, []queue.LogMessage{at(msg(queue.OpJoin, ev, "u1", 100), 2, 40)}, 1000); err != nil {
 		t.Fatal(err)
 	}
 	e, err := s.Event(ctx, ev)
@@ -126,7 +126,7 @@ func TestRebuildSetsTheMarks(t *testing.T) {
 	if marks := c.HGetAll(ctx, redisstore.OffsetsKey(ev)).Val(); len(marks) != 1 || marks["0"] != "2" {
 		t.Fatalf("marks %v after the rebuild, want only 0:2", marks)
 	}
-	res, err := s.IngestLogged(ctx, []queue.Logged{
+	res, err := s.IngestLog(ctx, []queue.LogMessage{
 		at(msg(queue.OpJoin, ev, "u2", 110), 0, 2), // folded already
 		at(msg(queue.OpJoin, ev, "u3", 120), 0, 3), // past the end read
 		at(msg(queue.OpJoin, ev, "u4", 130), 2, 0), // partition 2 ended at 0

@@ -96,7 +96,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p := s.c.Pipeline()
-	p.Unlink(ctx, k.waiting, k.active, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.visits, // freed in the background: a line of millions
+	p.Unlink(ctx, k.waiting, k.holders, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.joinKeys, // freed in the background: a line of millions
 		k.called, k.callplaces, k.claims, k.lapsed, k.moved)
 	for part, end := range st.Ends {
 		if end > 0 {
@@ -104,11 +104,11 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		}
 	}
 	p.HDel(ctx, k.stats, "admittedMaxScore")
-	p.HSet(ctx, k.stats, "admittedTotal", st.AdmittedTotal, "tokens", 0, "tokensAt", nowMs, "noShowCheckedTo", noShowsFrom(st.Active))
+	p.HSet(ctx, k.stats, "admittedTotal", st.AdmittedTotal, "tokens", 0, "tokensAt", nowMs, "noShowCheckedTo", noShowsFrom(st.Holders))
 	if st.AdmittedTotal > 0 {
 		p.HSet(ctx, k.stats, "admittedMaxScore", st.AdmittedMaxScore)
 	}
-	for key, m := range map[string]map[string]int64{k.waiting: st.Waiting, k.active: st.Active, k.served: st.Served, k.prequeue: st.Prequeue,
+	for key, m := range map[string]map[string]int64{k.waiting: st.Waiting, k.holders: st.Holders, k.served: st.Served, k.prequeue: st.Prequeue,
 		k.called: st.Called, k.lapsed: st.Lapsed, k.moved: st.Moved} {
 		zs := make([]redis.Z, 0, rebuildChunk)
 		for user, score := range maps.All(m) {
@@ -130,7 +130,7 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	if len(unrecorded) > 0 {
 		p.ZAdd(ctx, k.unrecorded, unrecorded...)
 	}
-	hsetAll(ctx, p, k.visits, st.Visits)
+	hsetAll(ctx, p, k.joinKeys, st.JoinKeys)
 	places := make(map[string]string, len(st.CallPlaces))
 	for user, place := range st.CallPlaces {
 		places[user] = strconv.FormatInt(place, 10)
@@ -165,7 +165,7 @@ func hsetAll(ctx context.Context, p redis.Pipeliner, key string, m map[string]st
 // back. Each was admitted live before the rebuild's mark (admission stops
 // at the mark) and nobody was told (mark_recorded.lua refuses while the
 // event is rebuilt); its record, when written, may lie past the end the
-// rebuild read. So it keeps its hold and served mark and leaves the line,
+// rebuild read. So it keeps its stay and served mark and leaves the line,
 // its admission counts once (not again when the log held its record), and
 // it stays unrecorded: a monitor tick records it after the rebuild and
 // tells it. Nothing changes these keys while the mark stands.
@@ -179,7 +179,7 @@ func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int
 	for i, z := range zs {
 		ids[i], _ = z.Member.(string)
 	}
-	holds, err := s.c.ZMScore(ctx, k.active, ids...).Result()
+	holds, err := s.c.ZMScore(ctx, k.holders, ids...).Result()
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int
 	if err != nil {
 		return nil, err
 	}
-	st.Waiting, st.Active, st.Served = maps.Clone(st.Waiting), maps.Clone(st.Active), maps.Clone(st.Served)
+	st.Waiting, st.Holders, st.Served = maps.Clone(st.Waiting), maps.Clone(st.Holders), maps.Clone(st.Served)
 	var keep []redis.Z
 	for i, u := range ids {
 		hold, mark := int64(holds[i]), int64(served[i])
@@ -195,10 +195,10 @@ func (s *Store) keepUnrecorded(ctx context.Context, st *queue.Rebuilt, nowMs int
 			continue // ended: never told, it is as the log says
 		}
 		keep = append(keep, zs[i])
-		if st.Active[u] < hold {
-			st.Active[u] = hold
+		if st.Holders[u] < hold {
+			st.Holders[u] = hold
 		}
-		if logged, ok := st.Served[u]; !ok || logged < mark {
+		if recorded, ok := st.Served[u]; !ok || recorded < mark {
 			st.Served[u] = mark
 			if place, waiting := st.Waiting[u]; waiting && (st.AdmittedTotal == 0 || place > st.AdmittedMaxScore) {
 				st.AdmittedMaxScore = place
@@ -220,16 +220,16 @@ func (s *Store) keepFreeing(ctx context.Context, st *queue.Rebuilt, nowMs int64)
 	if err != nil || len(members) == 0 {
 		return err
 	}
-	st.Active, st.Holds = maps.Clone(st.Active), maps.Clone(st.Holds)
+	st.Holders, st.Holds = maps.Clone(st.Holders), maps.Clone(st.Holds)
 	for _, member := range members {
 		m, err := freeingRelease(st.Event.ID, member, nowMs)
 		if err != nil {
 			return err
 		}
-		if _, held := st.Active[m.UserID]; !held || st.Served[m.UserID] != m.JoinTS {
+		if _, held := st.Holders[m.UserID]; !held || st.Served[m.UserID] != m.ServedMark {
 			continue
 		}
-		delete(st.Active, m.UserID)
+		delete(st.Holders, m.UserID)
 		maps.DeleteFunc(st.Holds, func(_ string, h queue.Hold) bool { return h.UserID == m.UserID })
 	}
 	return nil

@@ -14,7 +14,7 @@ import (
 // Redis still has: its sales, and its holds still live by st's holders
 // (nothing changes them while the rebuild mark stands, and a hold's record
 // acknowledged after the end the rebuild read is not in st). A hold whose
-// item is sold is dropped.
+// item is sold is left out.
 func (s *Store) writeHolds(ctx context.Context, st queue.Rebuilt, nowMs int64) error {
 	ev := st.Event.ID
 	k := keysOf(ev)
@@ -45,7 +45,7 @@ func (s *Store) writeHolds(ctx context.Context, st queue.Rebuilt, nowMs int64) e
 			continue
 		}
 		exp, _ := strconv.ParseInt(end, 10, 64)
-		if _, taken := merged[item]; !taken && exp > nowMs && st.Active[user] > nowMs {
+		if _, taken := merged[item]; !taken && exp > nowMs && st.Holders[user] > nowMs {
 			merged[item] = queue.Hold{EventID: ev, Item: item, UserID: user, ExpiresAt: exp}
 		}
 	}

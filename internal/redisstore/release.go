@@ -14,7 +14,7 @@ import (
 // Release gives userID's slot of eventID back; it reports whether they held
 // an unexpired slot (so releasing twice frees one slot), and how many item
 // holds ended unconfirmed: the user's, deleted in the same step, and those
-// of holders dropped by the admission the fast track (Options.FastTrack)
+// of holders expired by the admission the fast track (Options.FastTrack)
 // runs for the freed slot in the release's step, telling its users.
 // ReleaseStep is the release of a caller that records it.
 // While the event is rebuilt it fails with queue.ErrRebuilding.
@@ -53,14 +53,14 @@ func (s *Store) release(ctx context.Context, eventID, userID string, nowMs int64
 	c := r.admit.changes(eventID)
 	if r.released {
 		m := queue.NewRecord(queue.OpRelease, eventID, userID, nowMs)
-		m.JoinTS = r.served
+		m.ServedMark = r.served
 		c.other = append(c.other, m)
 	}
 	if r.freeing != "" {
 		c.freed = []string{r.freeing}
 	}
 	// The holds ended need no record of their own: the release record, and
-	// the expire record of a holder dropped, end their holds in the log
+	// the expire record of a holder expired, end their holds in the log
 	// too (queue.Replay).
 	return r.released, int(r.holdsExpired), c, nil
 }
@@ -69,13 +69,13 @@ func (s *Store) release(ctx context.Context, eventID, userID string, nowMs int64
 type releaseReply struct {
 	released     bool // the user held an unexpired slot
 	admit        admitReply
-	holdsExpired int64  // item holds ended: the user's, and the dropped holders'
+	holdsExpired int64  // item holds ended: the user's, and the expired holders'
 	served       int64  // the released admission's served mark (0: none)
 	freeing      string // the member added to freeing ("": none)
 }
 
 // decodeReleaseReply reads release.lua's reply (its header's "Returns":
-// {released, expiresAt, admitted, dropped, ended, served, freeing}).
+// {released, expiresAt, admitted, expired, ended, served, freeing}).
 func decodeReleaseReply(v any) (releaseReply, error) {
 	var r releaseReply
 	l, ok := v.([]any)
@@ -95,7 +95,7 @@ func decodeReleaseReply(v any) (releaseReply, error) {
 // HandOn runs the admission step for eventID's room freed by a release
 // whose record is in the log (the fast track's batch at most; nothing
 // without a fast track), its admissions unrecorded, and returns the item
-// holds that ended with dropped holders, and its changes.
+// holds that ended with expired holders, and its changes.
 func (s *Store) HandOn(ctx context.Context, eventID string, nowMs int64) (int, queue.Changes, error) {
 	if s.fastTrack <= 0 {
 		return 0, queue.Changes{EventID: eventID}, nil
@@ -130,7 +130,7 @@ func (s *Store) Released(ctx context.Context, eventID string, nowMs int64) ([]qu
 		if !ok || err != nil {
 			return nil, fmt.Errorf("redisstore: released of %s: bad member %q", eventID, m)
 		}
-		out = append(out, queue.ReleasedAdmission{UserID: user, HoldUntil: ms})
+		out = append(out, queue.ReleasedAdmission{UserID: user, StayUntil: ms})
 	}
 	return out, nil
 }

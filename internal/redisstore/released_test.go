@@ -14,7 +14,7 @@ import (
 // hold's end lists the admission until that end and queue.ReleasedKeep
 // after it (a guard accepts the token through its skew past the end); a
 // release after the end lists nothing; each release trims the admissions
-// whose hold ended longer ago than that.
+// whose stay ended longer ago than that.
 func TestReleasedListsUnexpiredReleasesAndStaysBounded(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
@@ -26,12 +26,12 @@ func TestReleasedListsUnexpiredReleasesAndStaysBounded(t *testing.T) {
 		t.Fatalf("release u0: %v %v", ok, err)
 	}
 	got, err := s.Released(ctx, ev, 2000)
-	want := []queue.ReleasedAdmission{{UserID: "u0", HoldUntil: 11000}}
+	want := []queue.ReleasedAdmission{{UserID: "u0", StayUntil: 11000}}
 	if err != nil || !slices.Equal(got, want) {
 		t.Fatalf("released = %v, %v; want %v", got, err, want)
 	}
 	tick(t, s, ev, 3000, 10) // u2 holds until 13000
-	// u1's hold ended: releasing it lists nothing, and trims nothing the
+	// u1's stay ended: releasing it lists nothing, and trims nothing the
 	// guards may still accept.
 	if ok, _, _ := s.Release(ctx, ev, "u1", 12000); ok {
 		t.Fatal("an ended hold was released")

@@ -8,7 +8,7 @@ import (
 // The admitting scripts' replies read as their headers' "Returns" say.
 func TestDecodeAdmittingReplies(t *testing.T) {
 	adm := []any{"a", int64(100), int64(90), "b", int64(101), int64(91)}
-	wantAdmit := admitReply{expiresAt: 5000, dropped: []string{"z"},
+	wantAdmit := admitReply{expiresAt: 5000, expired: []string{"z"},
 		admitted: []admittedUser{{user: "a", score: 100, served: 90, expires: 5000}, {user: "b", score: 101, served: 91, expires: 5000}}}
 
 	in, err := decodeIngestReply([]any{int64(3), int64(1), int64(2), int64(2), int64(1), int64(5000), adm, []any{"z"}, int64(4), int64(1234)})

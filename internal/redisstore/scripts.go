@@ -74,7 +74,7 @@ var (
 	arriveSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
-	// library (admit() ends a dropped holder's holds), the adaptive
+	// library (admit() ends a expired holder's holds), the adaptive
 	// controller and admit(), one copy that every script that admits
 	// (tick, ingest, release) is run behind.
 	admissionStep = admissionKeysSrc + journalLibSrc + holdLibSrc + adaptiveSrc + awayLibSrc + admissionSrc

@@ -23,16 +23,16 @@ func TestSeriesSamplesOncePerPeriod(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	fixed, adaptive := testenv.EventID(t)+"-f", testenv.EventID(t)+"-a"
-	if _, err := s.PutEvent(ctx, queue.Event{ID: fixed, Capacity: 2, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1, AdmitPerMinute: 30}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: fixed, Capacity: 2, StaySeconds: 60, State: queue.StateOpen, Partitions: 1, AdmitPerMinute: 30}); err != nil {
 		t.Fatal(err)
 	}
 	ad := queue.Adaptive{TargetLatencyMs: 400}.WithDefaults(600)
-	if _, err := s.PutEvent(ctx, queue.Event{ID: adaptive, Capacity: 5, HoldSeconds: 60, State: queue.StatePaused, Partitions: 1, AdmitPerMinute: 600, Adaptive: &ad}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: adaptive, Capacity: 5, StaySeconds: 60, State: queue.StatePaused, Partitions: 1, AdmitPerMinute: 600, Adaptive: &ad}); err != nil {
 		t.Fatal(err)
 	}
 	const t0 = int64(1_800_000_000_000) // a multiple of the period
 	c.ZAdd(ctx, redisstore.WaitingKey(fixed), redis.Z{Member: "a", Score: 1}, redis.Z{Member: "b", Score: 2}, redis.Z{Member: "c", Score: 3})
-	c.ZAdd(ctx, redisstore.ActiveKey(fixed), redis.Z{Member: "h", Score: float64(t0 + 60_000)}, redis.Z{Member: "gone", Score: float64(t0 - 1)})
+	c.ZAdd(ctx, redisstore.HoldersKey(fixed), redis.Z{Member: "h", Score: float64(t0 + 60_000)}, redis.Z{Member: "gone", Score: float64(t0 - 1)})
 	c.HSet(ctx, redisstore.StatsKey(fixed), "admittedTotal", 10)
 	c.HSet(ctx, redisstore.ControlKey(adaptive), "effective", 120)
 	for _, r := range []queue.HealthReport{
@@ -92,7 +92,7 @@ func TestSeriesSamplesOncePerPeriod(t *testing.T) {
 	if ttl, _ := c.PTTL(ctx, redisstore.SeriesKey(fixed)).Result(); ttl <= 0 {
 		t.Fatalf("the series key has no expiry: %v", ttl)
 	}
-	c.Del(ctx, redisstore.ActiveKey(fixed))
+	c.Del(ctx, redisstore.HoldersKey(fixed))
 	if err := s.DeleteEvent(ctx, fixed, later); err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (s *Store) Line(ctx context.Context, eventID string, req queue.LineRequest)
 		calls = statusCalls(eventID, req.Sync, req.NowMs, strconv.FormatUint(req.Gateway, 10))
 	}
 	k := keysOf(eventID)
-	calls = append(calls, scriptCall{lineScript, []string{k.journal, k.waiting, k.active, k.stats, k.config, k.control, k.gateways, k.called},
+	calls = append(calls, scriptCall{lineScript, []string{k.journal, k.waiting, k.holders, k.stats, k.config, k.control, k.gateways, k.called},
 		[]any{req.NowMs, req.Gateway, req.Since.Epoch, req.Since.Seq}})
 	cmds, err := s.pipeline(ctx, calls)
 	if err != nil {
@@ -83,7 +83,7 @@ func (s *Store) Detach(ctx context.Context, eventID string, users []string, nowM
 // statusCalls are the status.lua calls that read users, StatusChunk a call.
 func statusCalls(eventID string, users []string, nowMs int64, gateway string) []scriptCall {
 	k := keysOf(eventID)
-	keys := []string{k.waiting, k.active, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served, k.journal,
+	keys := []string{k.waiting, k.holders, k.seen, k.stats, k.prequeue, k.config, k.control, k.unrecorded, k.served, k.journal,
 		k.called, k.callplaces, k.claims, k.lapsed, k.moved}
 	var calls []scriptCall
 	for start := 0; start == 0 || start < len(users); start += StatusChunk {
@@ -153,7 +153,7 @@ func decodeStatusReply(v []any) (statusReply, error) {
 			}
 			nums[f] = n
 		}
-		p.Rank, p.HoldUntil, p.Unrecorded, p.Drawn, p.SlotAt = nums[0], nums[1], nums[2] == 1, nums[3], max(nums[4], 0)
+		p.Rank, p.StayUntil, p.Unrecorded, p.Drawn, p.SlotAt = nums[0], nums[1], nums[2] == 1, nums[3], max(nums[4], 0)
 		if sc, _ := v[j+5].(string); sc != "" {
 			if p.Score, err = strconv.ParseFloat(sc, 64); err != nil {
 				return st, fmt.Errorf("unexpected score %q", sc)

@@ -15,7 +15,7 @@ import (
 // admitted while away (the socket's gateway down, Redis paused) whose hold
 // ended and was swept before they came back was told "pending", then
 // "not_queued", as if the join had never landed. A served user neither
-// waiting nor holding is told the hold ended (0): the gateway says
+// waiting nor holding is told the stay ended (0): the gateway says
 // "expired". One who joined again and waits is told the place.
 func TestStatusTellsAnEndedHold(t *testing.T) {
 	s, _ := newStore(t)
@@ -31,7 +31,7 @@ func TestStatusTellsAnEndedHold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []queue.Place{{Rank: -1, HoldUntil: 0}, {Rank: 0, HoldUntil: -1}, {Rank: -1, HoldUntil: -1}}
+	want := []queue.Place{{Rank: -1, StayUntil: 0}, {Rank: 0, StayUntil: -1}, {Rank: -1, StayUntil: -1}}
 	if !slices.Equal(b.Places, want) {
 		t.Fatalf("places %+v, want %+v", b.Places, want)
 	}
@@ -47,7 +47,7 @@ func TestStatusReadsPlacesAndMarksPresence(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := queue.StatusBatch{Total: 3, AdmittedTotal: 1, Places: []queue.Place{{Rank: 1, HoldUntil: -1}, {Rank: -1, HoldUntil: 11000}, {Rank: -1, HoldUntil: -1}, {Rank: 0, HoldUntil: -1}}}
+	want := queue.StatusBatch{Total: 3, AdmittedTotal: 1, Places: []queue.Place{{Rank: 1, StayUntil: -1}, {Rank: -1, StayUntil: 11000}, {Rank: -1, StayUntil: -1}, {Rank: 0, StayUntil: -1}}}
 	if b.Total != want.Total || b.AdmittedTotal != want.AdmittedTotal || !slices.Equal(b.Places, want.Places) {
 		t.Fatalf("status %+v, want %+v", b, want)
 	}

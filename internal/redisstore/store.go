@@ -87,7 +87,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	var (
 		conf     *redis.MapStringStringCmd
 		waiting  *redis.IntCmd
-		active   *redis.IntCmd
+		holders  *redis.IntCmd
 		stats    *redis.MapStringStringCmd
 		prequeue *redis.IntCmd
 		door     *redis.SliceCmd
@@ -98,7 +98,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		health = readHealth(ctx, p, keysOf(id))
 		conf = p.HGetAll(ctx, ConfigKey(id))
 		waiting = p.ZCard(ctx, WaitingKey(id))
-		active = p.ZCount(ctx, ActiveKey(id), "("+strconv.FormatInt(nowMs, 10), "+inf")
+		holders = p.ZCount(ctx, HoldersKey(id), "("+strconv.FormatInt(nowMs, 10), "+inf")
 		stats = p.HGetAll(ctx, StatsKey(id))
 		prequeue = p.ZCard(ctx, PrequeueKey(id))
 		door = p.HMGet(ctx, DoorKey(id), doorFields...)
@@ -143,7 +143,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	return queue.EventStatus{
 		Turns: turns, Arrivals: arrivals,
 		Door:  doorStats,
-		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Active: active.Val(), AdmittedTotal: num("admittedTotal"),
+		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Holders: holders.Val(), AdmittedTotal: num("admittedTotal"),
 		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
 		Fairness: queue.Fairness{Inversions: num("inversions"), IngestDelayMs: queue.SummarizeDelays(delays)},
 		Control:  control, Health: reports,
@@ -185,7 +185,7 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 // tombstone still stands is no error: its log is still to delete.
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
-	keys := []string{k.config, k.waiting, k.active, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unrecorded, TombstoneKey(id), k.holds, k.sold, k.items, k.offsets, k.released, SpentKey(id), DoorKey(id), k.visits, k.freeing, SeriesKey(id), k.journal, k.gateways,
+	keys := []string{k.config, k.waiting, k.holders, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unrecorded, TombstoneKey(id), k.holds, k.sold, k.items, k.offsets, k.released, SpentKey(id), DoorKey(id), k.joinKeys, k.freeing, SeriesKey(id), k.journal, k.gateways,
 		k.called, k.callplaces, k.claims, k.lapsed, k.moved, k.resumes, AddressesKey(id), AddressCountKey(id), k.arrived}
 	n, err := runScript(ctx, s.c, deleteEventScript, keys, nowMs).Int64()
 	if err != nil {

@@ -26,7 +26,7 @@ func withFastTrack(tb testing.TB, s *redisstore.Store, batch int) *redisstore.St
 
 func mustPut(t *testing.T, s *redisstore.Store, id string) {
 	t.Helper()
-	if _, err := s.PutEvent(context.Background(), queue.Event{ID: id, Capacity: 2, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := s.PutEvent(context.Background(), queue.Event{ID: id, Capacity: 2, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -53,7 +53,7 @@ func TestIngestSemantics(t *testing.T) {
 	// "holder" holds an unexpired slot, "expired" held one that ran out;
 	// both were admitted (served) before their joins below were stamped,
 	// as every holder has a served mark.
-	c.ZAdd(ctx, redisstore.ActiveKey(ev), redis.Z{Member: "holder", Score: now + 1000}, redis.Z{Member: "expired", Score: now - 1})
+	c.ZAdd(ctx, redisstore.HoldersKey(ev), redis.Z{Member: "holder", Score: now + 1000}, redis.Z{Member: "expired", Score: now - 1})
 	c.ZAdd(ctx, redisstore.ServedKey(ev), redis.Z{Member: "holder", Score: 0}, redis.Z{Member: "expired", Score: 25})
 
 	res, err := s.Ingest(ctx, []queue.Message{
@@ -132,7 +132,7 @@ func TestEventLifecycle(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
-	e := queue.Event{ID: ev, Capacity: 3, HoldSeconds: 90, State: queue.StateOpen, Partitions: 4}
+	e := queue.Event{ID: ev, Capacity: 3, StaySeconds: 90, State: queue.StateOpen, Partitions: 4}
 	if created, err := s.PutEvent(ctx, e); err != nil || !created {
 		t.Fatalf("create: %v %v", created, err)
 	}
@@ -148,12 +148,12 @@ func TestEventLifecycle(t *testing.T) {
 	}
 	now := time.Now().UnixMilli()
 	c.ZAdd(ctx, redisstore.WaitingKey(ev), redis.Z{Member: "w", Score: 1})
-	c.ZAdd(ctx, redisstore.ActiveKey(ev), redis.Z{Member: "h", Score: float64(now + 5000)}, redis.Z{Member: "gone", Score: float64(now - 5000)})
+	c.ZAdd(ctx, redisstore.HoldersKey(ev), redis.Z{Member: "h", Score: float64(now + 5000)}, redis.Z{Member: "gone", Score: float64(now - 5000)})
 	c.HSet(ctx, redisstore.StatsKey(ev), "admittedTotal", 7)
 	c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: "w", Score: 1})
 	c.ZAdd(ctx, redisstore.ServedKey(ev), redis.Z{Member: "x", Score: 1})
 	st, err := s.EventStatus(ctx, ev, now)
-	if err != nil || st.Waiting != 1 || st.Active != 1 || st.AdmittedTotal != 7 || st.Event != e {
+	if err != nil || st.Waiting != 1 || st.Holders != 1 || st.AdmittedTotal != 7 || st.Event != e {
 		t.Fatalf("EventStatus = %+v, %v", st, err)
 	}
 	if err := s.DeleteEvent(ctx, ev, now); queue.ErrorCode(err) != queue.CodeSlotsInUse {
@@ -168,7 +168,7 @@ func TestEventLifecycle(t *testing.T) {
 	if _, err := s.Event(ctx, ev); !errors.Is(err, queue.ErrEventNotFound) {
 		t.Fatalf("Event after delete: %v", err)
 	}
-	if n := c.Exists(ctx, redisstore.WaitingKey(ev), redisstore.ActiveKey(ev), redisstore.StatsKey(ev), redisstore.ConfigKey(ev),
+	if n := c.Exists(ctx, redisstore.WaitingKey(ev), redisstore.HoldersKey(ev), redisstore.StatsKey(ev), redisstore.ConfigKey(ev),
 		redisstore.SeenKey(ev), redisstore.ServedKey(ev)).Val(); n != 0 {
 		t.Fatalf("%d keys left", n)
 	}
@@ -193,7 +193,7 @@ func TestDeleteLeavesATombstone(t *testing.T) {
 	s, c := newStore(t)
 	ctx := context.Background()
 	ev := testenv.EventID(t)
-	e := queue.Event{ID: ev, Capacity: 1, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	e := queue.Event{ID: ev, Capacity: 1, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	if _, err := s.PutEvent(ctx, e); err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +237,7 @@ func TestCorruptConfigIsAnError(t *testing.T) {
 }
 
 func TestKeysShareTheEventsClusterSlot(t *testing.T) {
-	keys := []string{redisstore.WaitingKey("e1"), redisstore.ActiveKey("e1"), redisstore.ConfigKey("e1"), redisstore.StatsKey("e1"),
+	keys := []string{redisstore.WaitingKey("e1"), redisstore.HoldersKey("e1"), redisstore.ConfigKey("e1"), redisstore.StatsKey("e1"),
 		redisstore.SeenKey("e1"), redisstore.ServedKey("e1"), redisstore.SeriesKey("e1")}
 	for _, k := range keys {
 		start := len("waitq:{")

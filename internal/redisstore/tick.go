@@ -23,7 +23,7 @@ func (s *Store) Tick(ctx context.Context, req queue.TickRequest) ([]queue.TickRe
 // TickStep is Tick whose admissions stay unrecorded (told to nobody) until
 // the caller records them (MarkRecorded). Its changes hold, besides the
 // tick's own, the admissions an admitter left unrecorded for longer than
-// RecordGrace (each given a whole hold from req.NowMs: an unrecorded hold
+// RecordGrace (each given a whole stay from req.NowMs: an unrecorded stay
 // never ends, its user was never told) and the releases whose records a
 // writer failed to write for as long (their slots stay counted until
 // then). A result's Admitted lists the tick's own admissions.
@@ -106,8 +106,8 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 			r.Admitted = append(r.Admitted, a.user)
 			c.fresh = append(c.fresh, a.user)
 		}
-		r.Dropped = int64(len(t.admit.dropped))
-		c.admitted, c.ended = t.admit.admitted, t.admit.dropped
+		r.Expired = int64(len(t.admit.expired))
+		c.admitted, c.ended = t.admit.admitted, t.admit.expired
 		// A stale triple is user, end of hold, served mark: the place it
 		// left is not known any more; the served mark (at or after it)
 		// stands for it.
@@ -119,7 +119,7 @@ func tickChanges(ev string, sweep, tick any, nowMs int64, r *queue.TickResult) (
 		for _, cl := range t.called {
 			r.Called = append(r.Called, cl.user)
 			m := queue.NewRecord(queue.OpCall, ev, cl.user, nowMs)
-			m.Score, m.ExpiresAt, m.JoinTS = cl.score, cl.expires, cl.served
+			m.Score, m.ExpiresAt, m.ServedMark = cl.score, cl.expires, cl.served
 			c.other = append(c.other, m)
 		}
 		for _, u := range t.lapsed {
@@ -166,7 +166,7 @@ type tickReply struct {
 	admit            admitReply
 	holders, waiting int64          // after the admission
 	stale            []admittedUser // user, renewed end of hold (as score), served mark
-	holdsExpired     int64          // item holds ended with the dropped holders
+	holdsExpired     int64          // item holds ended with the expired holders
 	freeing          []string       // the releases to record again
 	called           []admittedUser // user, place score, end of the claim window (as expires), served mark
 	lapsed           []string       // the turns that lapsed

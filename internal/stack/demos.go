@@ -21,7 +21,7 @@ import (
 // through the admin API.
 
 // demo is the configuration of the demo event and of the demo drop.
-var demo = queue.Event{Capacity: 10, HoldSeconds: 60, Partitions: 3}
+var demo = queue.Event{Capacity: 10, StaySeconds: 60, Partitions: 3}
 
 // demoShopCapacity is how many visitors the demo shop takes at once: few,
 // so that a second browser window waits in line.
@@ -60,19 +60,19 @@ const demoDropDelay = time.Minute
 // pre-queue already started keeps its schedule: it cannot move.
 func (d *Devstack) createDemos(ctx context.Context, base, reportToken, shopToken string) error {
 	if d.DemoEvent != "" {
-		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
+		body := producer.EventBody{Capacity: &demo.Capacity, StaySeconds: &demo.StaySeconds, Partitions: &demo.Partitions,
 			Page: demoPage("데모 공연 티켓 예매", "잠시만 기다려 주세요. 차례가 되면 자동으로 입장합니다.\n\n1인 1매만 예매할 수 있습니다.")}
 		if err := d.putEvent(ctx, base, d.DemoEvent, body); err != nil {
 			return err
 		}
 	}
 	if d.DemoShop != "" {
-		capacity, hold, target, rate := demoShopCapacity, demo.HoldSeconds, "http://"+d.ShopAddr+"/", demoShopPerMinute
+		capacity, hold, target, rate := demoShopCapacity, demo.StaySeconds, "http://"+d.ShopAddr+"/", demoShopPerMinute
 		adaptive, err := json.Marshal(queue.Adaptive{TargetLatencyMs: demoShopTargetMs, StepMs: 2000, SignalTimeoutSeconds: 10}.WithDefaults(rate))
 		if err != nil {
 			return err
 		}
-		body := producer.EventBody{Capacity: &capacity, HoldSeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target,
+		body := producer.EventBody{Capacity: &capacity, StaySeconds: &hold, Partitions: &demo.Partitions, TargetURL: &target,
 			AdmitPerMinute: &rate, Adaptive: adaptive, ReportToken: &reportToken, ShopToken: &shopToken,
 			Page: demoPage("데모 상점 봄 세일", "상점이 붐비고 있습니다. 순서대로 입장합니다.")}
 		if err := d.putEvent(ctx, base, d.DemoShop, body); err != nil {
@@ -86,7 +86,7 @@ func (d *Devstack) createDemos(ctx context.Context, base, reportToken, shopToken
 		if err != nil {
 			return err
 		}
-		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions, JoinToken: policy,
+		body := producer.EventBody{Capacity: &demo.Capacity, StaySeconds: &demo.StaySeconds, Partitions: &demo.Partitions, JoinToken: policy,
 			Page: demoPage("회원 선예매", "데모 상점 회원 전용 선예매입니다. 계정 하나에 자리 하나.")}
 		if err := d.putEvent(ctx, base, d.DemoMembers, body); err != nil {
 			return err
@@ -98,7 +98,7 @@ func (d *Devstack) createDemos(ctx context.Context, base, reportToken, shopToken
 		if err != nil {
 			return err
 		}
-		body := producer.EventBody{Capacity: &demo.Capacity, HoldSeconds: &demo.HoldSeconds, Partitions: &demo.Partitions,
+		body := producer.EventBody{Capacity: &demo.Capacity, StaySeconds: &demo.StaySeconds, Partitions: &demo.Partitions,
 			OpensAt: &opensAt, PrequeueSeconds: &prequeue, Challenge: pow,
 			Page: demoPage("한정판 스니커즈 드롭", "사전 대기열에 들어온 모든 분은 시작 시각에 공정한 추첨으로 순서를 받습니다.")}
 		if err := d.putEvent(ctx, base, d.DemoDrop, body); err != nil && queue.ErrorCode(err) != queue.CodeScheduleLocked {

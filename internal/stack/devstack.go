@@ -263,14 +263,14 @@ Watch the place live over WebSocket (wsdump comes with Debian's python3-websocke
 Or poll it:
   curl -s "%[2]s/v1/events/%[8]s/status?ticket=$TICKET"
 
-See the event (waiting, active, capacity):
+See the event (waiting, holders, capacity):
   curl -s -H 'Authorization: Bearer %[7]s' %[1]s/v1/admin/events/%[8]s
 
 Create another event:
   curl -s -X PUT -H 'Authorization: Bearer %[7]s' -d '{"capacity":100,"partitions":3}' %[1]s/v1/admin/events/sale1
 
 `, p, g, d.IngestAddr, strings.Join(brokers, ","), redisURL, redisKind, d.AdminToken, d.DemoEvent, d.GatewayAddr,
-		demo.Capacity, demo.HoldSeconds, gw.AdmitInterval, gw.StatusInterval)
+		demo.Capacity, demo.StaySeconds, gw.AdmitInterval, gw.StatusInterval)
 	if d.DemoShop != "" {
 		fmt.Fprintf(w, `Walk the whole path in a browser: open the demo shop, protected by waitq-guard
 (event %[2]s, %[3]d visitor at a time; a second window waits in line):

@@ -102,7 +102,7 @@ func TestDevstackRunsTheJoinPath(t *testing.T) {
 				if err := adminGet(base, d.AdminToken, "demo", &st); err != nil {
 					return false, err.Error()
 				}
-				return st.Active == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
+				return st.Holders == 1 && st.Capacity == 10, fmt.Sprintf("demo event %+v", st)
 			})
 
 			// The demo shop sits behind the guard: a visitor without a token

@@ -172,7 +172,7 @@ func pressDone(ctx context.Context, t *testing.T, sys *testsys.System, ev string
 	}
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
 		st, err := sys.Store.EventStatus(context.Background(), ev, time.Now().UnixMilli())
-		return err == nil && st.Active == 0, fmt.Sprintf("after done: %+v %v", st, err)
+		return err == nil && st.Holders == 0, fmt.Sprintf("after done: %+v %v", st, err)
 	})
 }
 
@@ -732,11 +732,11 @@ func TestShopThroughTheGuardInARealBrowser(t *testing.T) {
 		return err == nil && h == "Order placed", fmt.Sprintf("heading %q, %v", h, err)
 	})
 	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
-		holders, _ := sys.Store.Client().ZRange(ctx, redisstore.ActiveKey(ev), 0, -1).Result()
+		holders, _ := sys.Store.Client().ZRange(ctx, redisstore.HoldersKey(ev), 0, -1).Result()
 		return len(holders) == 0, fmt.Sprintf("holders after the order %v", holders)
 	})
 	st.gw.MonitorTick(ctx)
-	holders, _ := sys.Store.Client().ZRange(ctx, redisstore.ActiveKey(ev), 0, -1).Result()
+	holders, _ := sys.Store.Client().ZRange(ctx, redisstore.HoldersKey(ev), 0, -1).Result()
 	if len(holders) != 1 || holders[0] != "next" {
 		t.Fatalf("holders %v, want the next in line", holders)
 	}

@@ -74,7 +74,7 @@ func TestConsoleChartsTheSaleAsItHappens(t *testing.T) {
 	st.gw.MonitorTick(context.Background()) // two are admitted: the capacity
 	var shot []byte
 	if err := chromedp.Run(ctx,
-		chartNow("holders", `n.active === 2 && n.capacity === 2`),
+		chartNow("holders", `n.holders === 2 && n.capacity === 2`),
 		chartNow("waiting", `n.waiting === 1`),
 		chartNow("admissions", `n.perMinute > 0 && n.rate > 0`),
 		chartNow("p95", `n.p95 === 250 && n.target === 400`),

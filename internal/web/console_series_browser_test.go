@@ -58,7 +58,7 @@ func TestConsoleDrawsTheSeriesOfARunningSale(t *testing.T) {
 		chartNow("waiting", `Number(f.dataset.sampled) === 7 && points >= 8 && n.waiting === 4`),
 		eval(`document.querySelector('figure[data-chart=waiting] svg polyline').getAttribute("points").split(" ").length >= 8`),
 		eval(`/over the last [67] min/.test(document.querySelector('figure[data-chart=waiting] svg').getAttribute("aria-label"))`),
-		chartNow("holders", `n.active === 2 && n.capacity === 2`),
+		chartNow("holders", `n.holders === 2 && n.capacity === 2`),
 		chartNow("errors", `Math.abs(n.errors - 0.02) < 1e-9 && n.maxErrors === 0.05`),
 		eval(`document.querySelector('figure[data-chart=errors] svg').getAttribute("aria-label").startsWith("Shop's error share against the limit: now errors 2%, limit 5%")`),
 		chartNow("rate", `n.rate > 0`),

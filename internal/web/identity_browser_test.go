@@ -65,7 +65,7 @@ func TestOnePlacePerBrowser(t *testing.T) {
 	}
 
 	// The page's joins carried its visit's key (Idempotency-Key).
-	if v := st.sys.Store.Client().HGet(context.Background(), redisstore.VisitsKey(ev), user).Val(); len(v) != 32 {
+	if v := st.sys.Store.Client().HGet(context.Background(), redisstore.JoinKeysKey(ev), user).Val(); len(v) != 32 {
 		t.Fatalf("the visit kept for %s is %q: the page sent no Idempotency-Key", user, v)
 	}
 

@@ -33,7 +33,7 @@ func TestSeatMapInARealBrowser(t *testing.T) {
 	t.Cleanup(origin.Close)
 	shop, _ := guardedShop(t, st, ev, origin.URL, 2, true)
 	// Another buyer, admitted, holds A2.
-	if err := sys.Store.Client().ZAdd(ctx, redisstore.ActiveKey(ev), redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: "other"}).Err(); err != nil {
+	if err := sys.Store.Client().ZAdd(ctx, redisstore.HoldersKey(ev), redis.Z{Score: float64(time.Now().Add(time.Minute).UnixMilli()), Member: "other"}).Err(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := sys.Store.Hold(ctx, ev, "other", "A2", time.Now().UnixMilli()); err != nil {

@@ -21,7 +21,7 @@ func TestConsoleShowsTurnsArrivalsAndNoShows(t *testing.T) {
 	st := startStack(t, "admin-secret")
 	ev := testenv.EventID(t)
 	e := st.sys.CreateEvent(ev, 4, 1)
-	e.HoldSeconds, e.ArrivalSeconds, e.Away = 60, 20, queue.DefaultAway()
+	e.StaySeconds, e.ArrivalSeconds, e.Away = 60, 20, queue.DefaultAway()
 	if _, err := st.sys.Store.PutEvent(context.Background(), e); err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// cookie returns the cookie holding token until the end of its hold.
+// cookie returns the cookie holding token until the end of its stay.
 func (g *Guard) cookie(token string, t Token) *http.Cookie {
 	return &http.Cookie{
 		Name: g.cookieName, Value: token, Path: g.cookiePath, Expires: time.UnixMilli(t.Expires),

@@ -6,7 +6,7 @@
 // A token is a JWT (RFC 7519) in the JWS compact serialization, signed with
 // EdDSA (RFC 8037): header {"alg":"EdDSA","kid":…,"typ":"JWT"}, claims iss
 // (the gateway), sub (the user), aud (the event), iat, nbf, exp, jti (the
-// admission) and exp_ms (the end of the hold in unix ms). Signing, parsing
+// admission) and exp_ms (the end of the stay in unix ms). Signing, parsing
 // and the signature check are go-jose's (github.com/go-jose/go-jose/v4);
 // only EdDSA is accepted, the key is only ever one of the gateway's JWK Set
 // chosen by kid, and headers beyond alg, kid and typ are refused. The key id
@@ -52,7 +52,7 @@ import (
 type Token struct {
 	EventID  string // aud
 	UserID   string // sub
-	Expires  int64  // unix ms: the end of the hold (exp_ms; exp is it in seconds, rounded up)
+	Expires  int64  // unix ms: the end of the stay (exp_ms; exp is it in seconds, rounded up)
 	IssuedAt int64  // unix ms, whole seconds (iat)
 	// ID is the admission's id (jti), the same on every gateway for one
 	// admission (AdmissionID): the handle of a refusal list. Sign fills it
@@ -95,7 +95,7 @@ const (
 // ("none", HS256, RS256, …) fails to parse before any key is looked at.
 var algorithms = []jose.SignatureAlgorithm{Algorithm}
 
-// claims is the JSON a token signs. exp_ms keeps the hold's end to the
+// claims is the JSON a token signs. exp_ms keeps the stay's end to the
 // millisecond, as Redis and the admitted frame have it; the registered
 // claims are whole seconds, as every JWT library reads them.
 type claims struct {

@@ -40,7 +40,7 @@ type GuardConfig struct {
 	// StaticKeys for keys held offline.
 	Keys *KeySource
 	// Released, when set, lists the admissions given back before their
-	// hold ended (NewReleasedSource; run its Run): their tokens are
+	// stay ended (NewReleasedSource; run its Run): their tokens are
 	// refused (ErrReleased) though they verify, the cookie cleared.
 	Released *ReleasedSource
 	// CookieName holds the token after arrival (empty:

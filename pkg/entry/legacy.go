@@ -3,7 +3,7 @@ package entry
 // The token format before JWTs, "e2.<kid>.<base64url JSON {"e","u","x","iat"}>.<base64url
 // Ed25519 signature of everything before the last dot>. Nothing signs it any
 // more; tokens a gateway of the previous release issued still verify, with
-// the same keys, until the longest hold after the upgrade has passed
+// the same keys, until the longest stay after the upgrade has passed
 // (docs/api.md, "Upgrading from e2 tokens"). Token.Legacy marks them, and
 // waitq counts them (waitq_guard_legacy_tokens_total,
 // waitq_gateway_legacy_entry_tokens_total). Remove this file in the release

@@ -14,7 +14,7 @@ import (
 )
 
 // ErrReleased: the token verifies but its slot was given back before its
-// hold ended; the gateway lists its jti (ReleasedSource).
+// stay ended; the gateway lists its jti (ReleasedSource).
 var ErrReleased = errors.New("entry: the token's slot was released")
 
 // DefaultReleasedInterval is how often a guard polls the gateway's list of

@@ -186,7 +186,7 @@ func (u *user) joinOnce(ctx context.Context, p *node) (ok, retry bool) {
 	c := u.c
 	at := time.Now()
 	jctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	j, ref, err := c.api(p).JoinVisit(jctx, u.event, u.id, u.visit)
+	j, ref, err := c.api(p).JoinWithKey(jctx, u.event, u.id, u.visit)
 	cancel()
 	rec := joinRecord(u.event, u.id, at, j.JoinedAt, ref, err)
 	rec.Visit = u.visit
@@ -281,7 +281,7 @@ func (u *user) dial(ctx context.Context, addr string) (statusConn, chaos.Outcome
 }
 
 // follow reads the socket until the user is admitted (admitted), is done
-// without an admission (done: it left, or its hold passed while it was
+// without an admission (done: it left, or its stay passed while it was
 // away), or the socket dies or stays silent for idleTimeout (neither: the
 // caller reconnects).
 func (u *user) follow(ctx context.Context, conn statusConn, leaveAt, reconnectAt time.Time) (done bool, admitted *gateway.AdmittedFrame) {
@@ -350,9 +350,9 @@ func (u *user) follow(ctx context.Context, conn statusConn, leaveAt, reconnectAt
 				c.t.Errorf("%s: admitted frame %s: %v", u.id, b, err)
 				return true, nil
 			}
-			// The token as of its hold: a JWT (not an e2 token) signed, this
+			// The token as of its stay: a JWT (not an e2 token) signed, this
 			// event's and user's, its expiry the frame's and its jti this
-			// admission's. A frame read after the hold ended (Redis or the
+			// admission's. A frame read after the stay ended (Redis or the
 			// gateway paused longer than the hold) is counted apart.
 			tok, verr := c.verifier.Verify(a.EntryToken, u.event, time.UnixMilli(a.ExpiresAt-1))
 			if u.event == c.drop {

@@ -265,7 +265,7 @@ func (u *user) visitShop(ctx context.Context, a gateway.AdmittedFrame) (released
 	return true
 }
 
-// probeExpired comes back with the token after its hold ended (and the
+// probeExpired comes back with the token after its stay ended (and the
 // guard's skew): the guard must send it to the line.
 func (u *user) probeExpired(ctx context.Context, a gateway.AdmittedFrame) {
 	clock.Sleep(ctx, time.Until(time.UnixMilli(a.ExpiresAt).Add(3*time.Second)))

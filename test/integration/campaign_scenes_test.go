@@ -37,7 +37,7 @@ func (c *campaign) scenes() []chaos.Scene {
 	}
 }
 
-// outage stops every broker (the stack's one) for longer than a hold: paused
+// outage stops every broker (the stack's one) for longer than a stay: paused
 // one time, stopped gracefully (and started again) the next.
 func (c *campaign) outage(n *node) (inject, heal func() error) {
 	if c.outages.Add(1)%2 == 1 {

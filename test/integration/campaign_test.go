@@ -244,7 +244,7 @@ func (c *campaign) following() string {
 	defer cancel()
 	return fmt.Sprintf("%v; waiting %d and %d, holding %d and %d", n,
 		c.rdb.ZCard(ctx, redisstore.WaitingKey(c.main)).Val(), c.rdb.ZCard(ctx, redisstore.WaitingKey(c.drop)).Val(),
-		c.rdb.ZCard(ctx, redisstore.ActiveKey(c.main)).Val(), c.rdb.ZCard(ctx, redisstore.ActiveKey(c.drop)).Val())
+		c.rdb.ZCard(ctx, redisstore.HoldersKey(c.main)).Val(), c.rdb.ZCard(ctx, redisstore.HoldersKey(c.drop)).Val())
 }
 
 // newCampaign starts the stack and creates the events: main (an open
@@ -304,7 +304,7 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 	}
 	partitions := map[string]int{c.main: 6, c.drop: 6, c.canary: 2}
 	for _, e := range c.events {
-		body := fmt.Sprintf(`{"capacity":%d,"holdSeconds":%d,"partitions":%d`, e.Capacity, e.HoldMs/1000, partitions[e.ID])
+		body := fmt.Sprintf(`{"capacity":%d,"staySeconds":%d,"partitions":%d`, e.Capacity, e.HoldMs/1000, partitions[e.ID])
 		if e.OpensAt > 0 {
 			body += fmt.Sprintf(`,"opensAt":%d,"prequeueSeconds":3600`, e.OpensAt)
 		}
@@ -452,7 +452,7 @@ func (c *campaign) groupSettled() bool {
 func (c *campaign) sampleHolders(ctx context.Context) {
 	for ctx.Err() == nil {
 		p := c.rdb.Pipeline()
-		mainN, dropN := p.ZCard(ctx, redisstore.ActiveKey(c.main)), p.ZCard(ctx, redisstore.ActiveKey(c.drop))
+		mainN, dropN := p.ZCard(ctx, redisstore.HoldersKey(c.main)), p.ZCard(ctx, redisstore.HoldersKey(c.drop))
 		sent := time.Now()
 		if _, err := p.Exec(ctx); err == nil {
 			now := time.Now()
@@ -518,7 +518,7 @@ func (c *campaign) canaries(ctx context.Context) {
 			deadline := time.Now().Add(60 * time.Second)
 			for time.Now().Before(deadline) {
 				pipe := c.rdb.Pipeline()
-				a := pipe.ZScore(context.Background(), redisstore.ActiveKey(c.canary), user)
+				a := pipe.ZScore(context.Background(), redisstore.HoldersKey(c.canary), user)
 				w := pipe.ZScore(context.Background(), redisstore.WaitingKey(c.canary), user)
 				sv := pipe.ZScore(context.Background(), redisstore.ServedKey(c.canary), user)
 				_, _ = pipe.Exec(context.Background())
@@ -560,7 +560,7 @@ func (c *campaign) checkConfig() chaos.Config {
 		if f.Waiting, err = c.line(ctx, e.ID); err != nil {
 			t.Fatalf("read the line of %s: %v", e.ID, err)
 		}
-		if f.Holders, err = c.rdb.ZRange(ctx, redisstore.ActiveKey(e.ID), 0, -1).Result(); err != nil {
+		if f.Holders, err = c.rdb.ZRange(ctx, redisstore.HoldersKey(e.ID), 0, -1).Result(); err != nil {
 			t.Fatal(err)
 		}
 		served, err := c.rdb.ZRangeWithScores(ctx, redisstore.ServedKey(e.ID), 0, -1).Result()

@@ -61,7 +61,7 @@ func TestRedisPaused(t *testing.T) {
 	consumer := s.Ingest("ingest")
 	gw := s.Gateway("gateway", 250*time.Millisecond)
 	ev := testenv.EventID(t)
-	api.CreateEvent(t, ev, `{"capacity":5,"holdSeconds":600,"partitions":4}`)
+	api.CreateEvent(t, ev, `{"capacity":5,"staySeconds":600,"partitions":4}`)
 
 	// A watcher behind the first five, who will be admitted, sees the
 	// line before, during and after the outage.
@@ -74,7 +74,7 @@ func TestRedisPaused(t *testing.T) {
 	// four partitions, and a watcher written before one of them would take
 	// its slot.
 	testenv.Eventually(t, 30*time.Second, func() (bool, string) {
-		n, err := s.RDB.ZCard(t.Context(), redisstore.ActiveKey(ev)).Result()
+		n, err := s.RDB.ZCard(t.Context(), redisstore.HoldersKey(ev)).Result()
 		return err == nil && n == 5, fmt.Sprintf("%d of 5 holding (%v)", n, err)
 	})
 	watcher := api.MustJoin(t, ev, "watcher")
@@ -195,7 +195,7 @@ func TestGatewayKilled(t *testing.T) {
 	gwA := s.Gateway("gateway-a", 250*time.Millisecond)
 	gwB := s.Gateway("gateway-b", 250*time.Millisecond)
 	ev := testenv.EventID(t)
-	api.CreateEvent(t, ev, `{"capacity":1,"holdSeconds":600,"partitions":2}`)
+	api.CreateEvent(t, ev, `{"capacity":1,"staySeconds":600,"partitions":2}`)
 
 	joins := make([]producer.JoinResponse, 6)
 	for i := range joins {
@@ -230,7 +230,7 @@ func TestGatewayKilled(t *testing.T) {
 	}
 	clients[1].Admitted(10 * time.Second)
 	clients[2].Status(testws.Waiting(1, 4), 10*time.Second)
-	if n, err := s.RDB.ZCard(t.Context(), redisstore.ActiveKey(ev)).Result(); err != nil || n != 1 {
+	if n, err := s.RDB.ZCard(t.Context(), redisstore.HoldersKey(ev)).Result(); err != nil || n != 1 {
 		t.Errorf("holders = %d (%v), want 1", n, err)
 	}
 }

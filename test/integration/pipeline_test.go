@@ -28,7 +28,7 @@ func TestPipeline(t *testing.T) {
 	s.IngestTickOnly("ingest")
 
 	ev := testenv.EventID(t)
-	api.CreateEvent(t, ev, `{"capacity":3,"holdSeconds":300,"partitions":3}`)
+	api.CreateEvent(t, ev, `{"capacity":3,"staySeconds":300,"partitions":3}`)
 	// Everyone is in line before the gateway, and so its slot monitor,
 	// starts: who is admitted first is then decided by the join order alone.
 	joins := make([]producer.JoinResponse, 8)
@@ -75,7 +75,7 @@ func TestPipeline(t *testing.T) {
 	clients[7].Send(`{"type":"leave"}`)
 	clients[4].Status(testws.Waiting(1, 3), 10*time.Second)
 	clients[6].Status(testws.Waiting(3, 3), 10*time.Second)
-	holders, err := s.RDB.ZCard(t.Context(), redisstore.ActiveKey(ev)).Result()
+	holders, err := s.RDB.ZCard(t.Context(), redisstore.HoldersKey(ev)).Result()
 	if err != nil || holders != 3 {
 		t.Errorf("holders = %d (%v), want the capacity 3", holders, err)
 	}

@@ -33,7 +33,7 @@ func TestTwoGatewaysTwoConsumers(t *testing.T) {
 	gws := []*node{s.Gateway("gateway-a", 100*time.Millisecond), s.Gateway("gateway-b", 100*time.Millisecond)}
 	ev := testenv.EventID(t)
 	const capacity, users = 5, 120
-	api.CreateEvent(t, ev, `{"capacity":`+strconv.Itoa(capacity)+`,"holdSeconds":2,"partitions":4}`)
+	api.CreateEvent(t, ev, `{"capacity":`+strconv.Itoa(capacity)+`,"staySeconds":2,"partitions":4}`)
 
 	// Sample the holders as often as Redis answers until the test ends.
 	var maxHolders, samples atomic.Int64
@@ -41,7 +41,7 @@ func TestTwoGatewaysTwoConsumers(t *testing.T) {
 	var sampler sync.WaitGroup
 	sampler.Go(func() {
 		for ctx.Err() == nil {
-			n, err := s.RDB.ZCard(ctx, redisstore.ActiveKey(ev)).Result()
+			n, err := s.RDB.ZCard(ctx, redisstore.HoldersKey(ev)).Result()
 			if err == nil {
 				samples.Add(1)
 				if n > maxHolders.Load() {

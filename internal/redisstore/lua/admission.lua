@@ -18,10 +18,10 @@ local function made_up(rate)
   return rate / (1 - math.min(missed / (arrived + missed), 0.5))
 end
 
--- admit(event, now, batch, channel, record, call) drops holders whose hold
+-- admit(event, now, batch, channel, record, call) expires holders whose stay
 -- ended (score <= now), then, unless the event is paused, admits
 -- min(capacity - holders, batch, rate budget) users from the head of the
--- line into active with score now + holdSeconds * 1000. Before
+-- line into holders with score now + staySeconds * 1000. Before
 -- config.opensAt (a scheduled drop) nobody is admitted. For each admitted
 -- user it sets the served mark in served: now, or the join's stamp when
 -- later (clocks that disagree; for a drawn pre-queue place, whose score is
@@ -38,16 +38,16 @@ end
 -- the log), each admitted user is also put in unrecorded (score now) and
 -- nothing is published: the caller writes the records, then
 -- mark_recorded.lua takes them out of unrecorded and publishes the notice.
--- Until then status.lua shows them no hold, so nobody holds an entry token
+-- Until then status.lua shows them no stay, so nobody holds an entry token
 -- for an admission the log does not have. A holder still unrecorded when
--- its hold ends was never told of it, so the hold does not end: it keeps
+-- its stay ends was never told of it, so the stay does not end: it keeps
 -- its slot (counted in the capacity) until a monitor tick records it and
--- gives it a whole hold from then (tick.lua). An outage of the log longer
--- than a hold therefore spends nobody's turn; while it lasts, the slots
+-- gives it a whole stay from then (tick.lua). An outage of the log longer
+-- than a stay therefore spends nobody's turn; while it lasts, the slots
 -- fill with admissions waiting to be told and admission stops by itself.
 --
 -- While the event is being rebuilt (config.rebuilding) nothing happens:
--- no hold is dropped, nobody is admitted.
+-- no stay ends, nobody is admitted.
 --
 -- The rate is config.admitPerMinute, or for an adaptive event (config
 -- adaptive.targetLatencyMs set) the effective rate control() returns, 0
@@ -62,12 +62,12 @@ end
 -- current rate: after the rate is lowered no step admits more than the new
 -- burst.
 --
--- A holder dropped loses their item holds in the same step (hold_lib.lua's
+-- An expired holder loses their item holds in the same step (hold_lib.lua's
 -- end_holds): their unconfirmed items are free again.
 --
--- The holders counted against the capacity are active and freeing: a slot
+-- The holders counted against the capacity are holders and freeing: a slot
 -- released with record '1' is not free until its release record is in the
--- log (release.lua, mark_recorded.lua), or its hold would have ended (then
+-- log (release.lua, mark_recorded.lua), or its stay would have ended (then
 -- the log ends it by itself: the admit record's expiresAt). Otherwise a
 -- successor's admit record could reach the log while the release record is
 -- lost, and a rebuild would restore both holders.
@@ -92,41 +92,42 @@ end
 -- no-shows measured (made_up, above); the capacity stays.
 --
 -- Returns nil when the event has no configuration, else expiresAt, the
--- users whose recorded hold ended (dropped now; never an unrecorded one), the admitted users in
+-- users whose recorded stay ended (expired now; never an unrecorded one), the admitted users in
 -- line order as a flat list of triples: user, place score, served mark, and
--- the number of item holds that ended with the dropped users' slots, and
+-- the number of item holds that ended with the expired users' slots, and
 -- the people called, quads user, place score, end of the claim window,
 -- served mark.
 local function admit(event, now, batch, channel, record, call)
-  local conf = redis.call('HMGET', K.config, 'capacity', 'holdSeconds', 'state', 'admitPerMinute', 'opensAt',
+  local conf = redis.call('HMGET', K.config, 'capacity', 'staySeconds', 'state', 'admitPerMinute', 'opensAt',
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
     'adaptive.startAdmitPerMinute', 'adaptive.increasePerStep', 'adaptive.decreaseFactor', 'adaptive.stepMs',
     'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds', 'rebuilding',
-    'away.keepSeconds', 'away.claimSeconds', 'arrivalSeconds')
+    'away.keepSeconds', 'away.claimSeconds', 'arrivalSeconds', 'holdSeconds')
   if not conf[1] then
     return nil
   end
-  local capacity, hold = tonumber(conf[1]), tonumber(conf[2])
+  -- holdSeconds: the older spelling of staySeconds, in configs stored before.
+  local capacity, stay = tonumber(conf[1]), tonumber(conf[2] or conf[21])
   local opensAt = tonumber(conf[5] or '0') or 0
-  local expires = now + hold * 1000
-  local dropped, admitted, ended, calls = {}, {}, 0, {}
+  local expires = now + stay * 1000
+  local expired, admitted, ended, calls = {}, {}, 0, {}
   if conf[17] then
-    return expires, dropped, admitted, ended, calls
+    return expires, expired, admitted, ended, calls
   end
-  -- A hold still unrecorded was never told: it does not end (its user
-  -- keeps the slot until the hold is recorded, tick.lua, and then gets a
-  -- whole hold).
-  for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.active, '-inf', now)) do
+  -- A stay still unrecorded was never told: it does not end (its user
+  -- keeps the slot until the stay is recorded, tick.lua, and then gets a
+  -- whole stay).
+  for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.holders, '-inf', now)) do
     if not redis.call('ZSCORE', K.unrecorded, user) then
-      redis.call('ZREM', K.active, user)
-      dropped[#dropped + 1] = user
+      redis.call('ZREM', K.holders, user)
+      expired[#expired + 1] = user
       ended = ended + end_holds(K.holds, K.items, K.sold, user)
     end
   end
   -- A released slot whose release record is not yet in the log is still
-  -- taken (freeing, release.lua), until its hold would have ended.
+  -- taken (freeing, release.lua), until its stay would have ended.
   redis.call('ZREMRANGEBYSCORE', K.freeing, '-inf', now)
-  local holders = redis.call('ZCARD', K.active) + redis.call('ZCARD', K.freeing)
+  local holders = redis.call('ZCARD', K.holders) + redis.call('ZCARD', K.freeing)
   local room = math.min(capacity - holders, batch)
   local rate = tonumber(conf[4] or '0') or 0
   local adaptive = conf[6] ~= false
@@ -135,7 +136,7 @@ local function admit(event, now, batch, channel, record, call)
       target = tonumber(conf[6]), maxErrors = tonumber(conf[7]), maxLoad = tonumber(conf[8]),
       floor = tonumber(conf[9]), start = tonumber(conf[10]), increase = tonumber(conf[11]),
       factor = tonumber(conf[12]), step = tonumber(conf[13]), timeout = tonumber(conf[14]) * 1000,
-      keep = conf[15] == 'keep', ceiling = rate, settle = math.min(hold, tonumber(conf[16])) * 1000,
+      keep = conf[15] == 'keep', ceiling = rate, settle = math.min(stay, tonumber(conf[16])) * 1000,
     }, holders)
   end
   if rate > 0 and (tonumber(conf[20] or '0') or 0) > 0 then
@@ -165,7 +166,7 @@ local function admit(event, now, batch, channel, record, call)
     redis.call('HSET', K.control, 'limited', '1')
   end
   if n <= 0 then
-    return expires, dropped, admitted, ended, calls
+    return expires, expired, admitted, ended, calls
   end
   local top
   local users = {}
@@ -178,7 +179,7 @@ local function admit(event, now, batch, channel, record, call)
     return math.max(score, now)
   end
   local function seat(user, score, served)
-    redis.call('ZADD', K.active, expires, user)
+    redis.call('ZADD', K.holders, expires, user)
     redis.call('ZADD', K.served, served, user)
     redis.call('ZREM', K.seen, user)
     if record == '1' then
@@ -244,5 +245,5 @@ local function admit(event, now, batch, channel, record, call)
       redis.call('PUBLISH', channel, cjson.encode({eventId = event, expiresAt = expires, users = users}))
     end
   end
-  return expires, dropped, admitted, ended, calls
+  return expires, expired, admitted, ended, calls
 end

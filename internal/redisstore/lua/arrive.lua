@@ -25,14 +25,14 @@ end
 if redis.call('HEXISTS', KEYS[1], 'rebuilding') == 1 then
   return REBUILDING
 end
-local hold = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]) or '')
+local stay = tonumber(redis.call('ZSCORE', KEYS[2], ARGV[1]) or '')
 local want, now = tonumber(ARGV[2]), tonumber(ARGV[3])
-if not hold or hold ~= want or hold <= now or redis.call('ZSCORE', KEYS[3], ARGV[1]) then
+if not stay or stay ~= want or stay <= now or redis.call('ZSCORE', KEYS[3], ARGV[1]) then
   return 0
 end
-if tonumber(redis.call('ZSCORE', KEYS[4], ARGV[1]) or '') == hold then
+if tonumber(redis.call('ZSCORE', KEYS[4], ARGV[1]) or '') == stay then
   return 2
 end
-redis.call('ZADD', KEYS[4], hold, ARGV[1])
+redis.call('ZADD', KEYS[4], stay, ARGV[1])
 redis.call('HINCRBY', KEYS[5], 'arrivedTotal', 1)
 return 1

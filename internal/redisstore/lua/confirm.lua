@@ -1,7 +1,7 @@
 -- confirm.lua: sell an item to the user holding it (hold_lib.lua is put
 -- ahead of it).
 --
--- KEYS[1] config HASH, KEYS[2] active ZSET, KEYS[3] unrecorded ZSET,
+-- KEYS[1] config HASH, KEYS[2] holders ZSET, KEYS[3] unrecorded ZSET,
 -- KEYS[4] holds HASH, KEYS[5] sold HASH, KEYS[6] items HASH
 -- ARGV[1] user id, ARGV[2] item id, ARGV[3] now (unix ms)
 --
@@ -30,8 +30,8 @@ local cur = redis.call('HGET', KEYS[4], item)
 if not cur then
   return NOT_HOLDER
 end
-local exp, holder = parse_hold(cur)
-if holder ~= user or exp <= now then
+local exp, buyer = parse_hold(cur)
+if buyer ~= user or exp <= now then
   return NOT_HOLDER
 end
 redis.call('HDEL', KEYS[4], item)

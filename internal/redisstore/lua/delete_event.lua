@@ -3,7 +3,7 @@
 -- unlinked (UNLINK): gone at once, their memory freed in the background,
 -- so deleting a line of millions does not stall Redis.
 --
--- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] active ZSET, KEYS[4] stats HASH,
+-- KEYS[1] config HASH, KEYS[2] waiting ZSET, KEYS[3] holders ZSET, KEYS[4] stats HASH,
 -- KEYS[5] seen ZSET, KEYS[6] served ZSET, KEYS[7] prequeue ZSET,
 -- KEYS[8] control HASH, KEYS[9] health HASH, KEYS[10] changes LIST,
 -- KEYS[11] unrecorded ZSET, KEYS[12] tombstone STRING, KEYS[13] holds HASH,

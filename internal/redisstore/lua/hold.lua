@@ -1,7 +1,7 @@
 -- hold.lua: hold an item for a user holding a slot (hold_lib.lua is put
 -- ahead of it).
 --
--- KEYS[1] config HASH, KEYS[2] active ZSET, KEYS[3] unrecorded ZSET,
+-- KEYS[1] config HASH, KEYS[2] holders ZSET, KEYS[3] unrecorded ZSET,
 -- KEYS[4] holds HASH, KEYS[5] sold HASH, KEYS[6] items HASH
 -- ARGV[1] user id, ARGV[2] item id, ARGV[3] now (unix ms)
 --
@@ -37,15 +37,15 @@ local value = slot .. '|' .. user
 local replaced = 0
 local cur = redis.call('HGET', KEYS[4], item)
 if cur then
-  local exp, holder = parse_hold(cur)
-  if holder == user and exp > now then
+  local exp, buyer = parse_hold(cur)
+  if buyer == user and exp > now then
     redis.call('HSET', KEYS[4], item, value)
     return {0, slot, 0}
   end
-  if holder ~= user and hold_live(KEYS[2], exp, holder, now) then
+  if buyer ~= user and hold_live(KEYS[2], exp, buyer, now) then
     return ITEM_HELD
   end
-  if holder ~= user then
+  if buyer ~= user then
     replaced = 1
   end
 end
@@ -56,8 +56,8 @@ for _, it in ipairs(user_items(KEYS[6], user)) do
   if redis.call('HGET', KEYS[5], it) == user then
     mine = true
   elseif v then
-    local exp, holder = parse_hold(v)
-    mine = holder == user and exp > now
+    local exp, buyer = parse_hold(v)
+    mine = buyer == user and exp > now
   end
   if mine and it ~= item then
     kept[#kept + 1] = it

@@ -6,7 +6,7 @@
 --
 -- KEYS[1..19] the admission keys (admission_keys.lua), KEYS[20] prequeue ZSET,
 -- KEYS[21] offsets HASH (partition -> the highest offset applied),
--- KEYS[22] visits HASH (user -> the visit of the join that last queued them)
+-- KEYS[22] join keys HASH (the key :visits; user -> the join key of the join that last queued them)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -16,7 +16,7 @@
 -- ARGV[6] record ('1': the caller records the fast track's admissions in
 -- the log, admission.lua)
 -- ARGV[7] n, the joins and leaves listed (records are not listed)
--- ARGV[8] the columns after userId and stamp: 'v' visits, 'd' drawn
+-- ARGV[8] the columns after userId and stamp: 'v' join keys, 'd' drawn
 -- scores, 'vd' both ('': neither)
 -- ARGV[9] '1' when no user is listed twice ('': some may be)
 -- ARGV[10] '1' when the batch is plain: joins only, their (stamp, user)
@@ -31,7 +31,7 @@
 -- 1..p, the triple it was read from; 0 and -1: not from the log), read
 -- only when a partition's mark is at or above its low
 -- then columns of n: userId; stamp (unix ms; '-' for a leave); with 'v'
--- the visit (a join's Idempotency-Key, '' none: without the column, none
+-- the join key (a join's Idempotency-Key, '' none: without the column, none
 -- has one); with 'd' the drawn score (package draw's Score of the user;
 -- the caller knows of a draw)
 -- then, when ARGV[10] is '1', the notes of the joins listed: "+<stamp>
@@ -43,7 +43,7 @@
 -- The caller lists each message once, in the order read (joins of users
 -- listed once: by stamp, then user, since their order changes nothing but
 -- the journal's notes), offsets rising within a partition: a message at or
--- below an earlier offset of its partition in the same batch is dropped by
+-- below an earlier offset of its partition in the same batch is skipped by
 -- the caller, as applied.
 --
 -- The offsets: a message at or below its partition's mark in KEYS[21] was
@@ -57,7 +57,7 @@
 -- later join), whenever it arrives; such a join is also kept in the
 -- prequeue ZSET (userId -> drawn score), the draw's list. It is added
 -- unless the user is already waiting (their first place stands), holds an
--- unexpired slot (or an unrecorded one, whose hold does not end before it
+-- unexpired slot (or an unrecorded one, whose stay does not end before it
 -- is recorded: admission.lua), or was admitted after this join was stamped (served, the
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
@@ -85,13 +85,13 @@
 -- atomic step that keeps the capacity: there is no second way into a slot.
 --
 -- Returns {joined, left, ignored, admitted, inversions, expiresAt,
--- admittedUsers, dropped, ended, last} where last is the score of the
+-- admittedUsers, expired, ended, last} where last is the score of the
 -- line's last member after the batch as far as it knows (nil: none; a
 -- leave or an admission since may have taken it out), the caller's hint
 -- for its next batch's notes, and ignored counts joins of users who
 -- were already waiting, holding a slot or served, and leaves of users not
 -- waiting, admitted the users the fast track let in, and admittedUsers,
--- dropped and ended are as tick.lua returns them; NO_EVENT when the event has no
+-- expired and ended are as tick.lua returns them; NO_EVENT when the event has no
 -- configuration (unknown or deleted event), STALE_DRAW when ARGV[5] is not
 -- the event's commitment (the caller's draw is stale), REBUILDING while the
 -- event is being rebuilt (config.rebuilding; the caller holds the messages
@@ -122,15 +122,15 @@ end
 local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
 local n, once, plain = tonumber(ARGV[7]), ARGV[9] == '1', ARGV[10] == '1'
-local visited, drawn = string.find(ARGV[8], 'v', 1, true) ~= nil, string.find(ARGV[8], 'd', 1, true) ~= nil
+local keyed, drawn = string.find(ARGV[8], 'v', 1, true) ~= nil, string.find(ARGV[8], 'd', 1, true) ~= nil
 local parts = tonumber(ARGV[13])
 -- The columns: ARGV[U + i] is message i's user, ARGV[S + i] its stamp,
--- ARGV[V + i] its visit, ARGV[D + i] its drawn score.
+-- ARGV[V + i] its join key, ARGV[D + i] its drawn score.
 local U = 14 + 3 * parts
 local S, V = U + n, U + 2 * n
-local D = visited and U + 3 * n or V
+local D = keyed and U + 3 * n or V
 -- ARGV[T] is a plain batch's notes, after the last column.
-local T = U + (2 + (visited and 1 or 0) + (drawn and 1 or 0)) * n + 1
+local T = U + (2 + (keyed and 1 or 0) + (drawn and 1 or 0)) * n + 1
 
 -- The marks: each partition's is raised to its high; the messages of a
 -- partition whose low is at or below its mark are found in the where list,
@@ -157,7 +157,7 @@ for b, count in string.gmatch(ARGV[11], '(%d+) (%d+) ') do
   delays[tonumber(b)] = tonumber(count)
 end
 local joined, left, ignored = 0, 0, 0
-local adds, removes, preAdded, visits, overtaken = {}, {}, {}, {}, {}
+local adds, removes, preAdded, joinKeys, overtaken = {}, {}, {}, {}, {}
 -- cur: the general step's last change of each user it changed (below).
 local cur
 
@@ -211,12 +211,12 @@ if plain and n > 0 and not skip then
   for i = 1, n do
     adds[2 * i - 1], adds[2 * i] = ARGV[S + i], ARGV[U + i]
   end
-  if visited then
+  if keyed then
     for i = 1, n do
-      local visit = ARGV[V + i]
-      if visit ~= '' then
-        visits[#visits + 1] = ARGV[U + i]
-        visits[#visits + 1] = visit
+      local key = ARGV[V + i]
+      if key ~= '' then
+        joinKeys[#joinKeys + 1] = ARGV[U + i]
+        joinKeys[#joinKeys + 1] = key
       end
     end
   end
@@ -226,7 +226,7 @@ else
   -- line), unless each user is listed once; the others are at
   -- waitingAt[i]. adds and removes are the changes while nobody is changed
   -- twice (again: then they are worked out afresh).
-  local preCur, visitOf, again = {}, {}, false
+  local preCur, keyOf, again = {}, {}, false
   cur = {}
   -- notAdded takes message i's join out of the delays.
   local function notAdded(i)
@@ -259,7 +259,7 @@ else
     else
       -- The score goes to ZADD as the caller's string (no number
       -- formatting); place is its value.
-      local visit, ts = visited and ARGV[V + i] or '', tonumber(stamp)
+      local key, ts = keyed and ARGV[V + i] or '', tonumber(stamp)
       local score, place = stamp, ts
       if drawn and ts < opensAt and ARGV[D + i] ~= '' then
         score = ARGV[D + i]
@@ -276,18 +276,18 @@ else
       -- reads nothing more.
       local served, refused = servedAt[i], at
       if served and not at then
-        local hold = redis.call('ZSCORE', K.active, user)
-        if hold and (tonumber(hold) > now or redis.call('ZSCORE', K.unrecorded, user)) then
+        local stay = redis.call('ZSCORE', K.holders, user)
+        if stay and (tonumber(stay) > now or redis.call('ZSCORE', K.unrecorded, user)) then
           refused = true
         elseif redis.call('ZSCORE', K.called, user) then
           refused = true -- called: the turn waits for them (admission.lua)
         elseif ts <= tonumber(served) then
           refused = true
-        elseif visit ~= '' and (visitOf[user] or redis.call('HGET', KEYS[22], user)) == visit then
-          -- a try of the visit that was admitted, sent after its admission
+        elseif key ~= '' and (keyOf[user] or redis.call('HGET', KEYS[22], user)) == key then
+          -- a try of the join that was admitted, sent after its admission
           refused = true
-        elseif visit ~= '' then
-          visitOf[user] = visit
+        elseif key ~= '' then
+          keyOf[user] = key
         end
       end
       if refused then
@@ -305,9 +305,9 @@ else
         else
           lastScore, lastUser = place, user
         end
-        if visit ~= '' then
-          visits[#visits + 1] = user
-          visits[#visits + 1] = visit
+        if key ~= '' then
+          joinKeys[#joinKeys + 1] = user
+          joinKeys[#joinKeys + 1] = key
         end
         if maxAdmitted and place < maxAdmitted then
           overtaken[#overtaken + 1] = user
@@ -338,16 +338,16 @@ end
 bulk_write('ZREM', K.waiting, removes)
 bulk_write('ZADD', K.waiting, adds)
 bulk_write('ZADD', KEYS[20], preAdded, 'NX')
-bulk_write('HSET', KEYS[22], visits)
+bulk_write('HSET', KEYS[22], joinKeys)
 for b, count in pairs(delays) do
   if count > 0 then
     redis.call('HINCRBY', K.stats, 'delay:' .. b, count)
   end
 end
-local expires, dropped, admitted, ended = 0, {}, {}, 0
+local expires, expired, admitted, ended = 0, {}, {}, 0
 local batch = tonumber(ARGV[2])
 if batch > 0 then
-  expires, dropped, admitted, ended = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
+  expires, expired, admitted, ended = admit(ARGV[3], now, batch, ARGV[4], ARGV[6])
 end
 journal_flush(K.journal)
 -- An overtaken join still waits unless a later message of the batch took
@@ -365,4 +365,4 @@ end
 if inversions > 0 then
   redis.call('HINCRBY', K.stats, 'inversions', inversions)
 end
-return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, dropped, ended, lastScore or false}
+return {joined, left, ignored, #admitted / 3, inversions, expires, admitted, expired, ended, lastScore or false}

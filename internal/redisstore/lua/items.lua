@@ -1,7 +1,7 @@
 -- items.lua: the event's items held live or sold, for a seat map
 -- (hold_lib.lua is put ahead of it).
 --
--- KEYS[1] active ZSET, KEYS[2] holds HASH, KEYS[3] sold HASH
+-- KEYS[1] holders ZSET, KEYS[2] holds HASH, KEYS[3] sold HASH
 -- ARGV[1] now (unix ms)
 --
 -- Returns a flat list item, state ('held' or 'sold'); items absent are
@@ -15,8 +15,8 @@ end
 local holds = redis.call('HGETALL', KEYS[2])
 local now = tonumber(ARGV[1])
 for i = 1, #holds, 2 do
-  local exp, holder = parse_hold(holds[i + 1])
-  if hold_live(KEYS[1], exp, holder, now) then
+  local exp, buyer = parse_hold(holds[i + 1])
+  if hold_live(KEYS[1], exp, buyer, now) then
     out[#out + 1] = holds[i]
     out[#out + 1] = 'held'
   end

@@ -1,9 +1,9 @@
 -- line.lua: what a gateway reads of an event once per slice of its
 -- status round to keep the places of the users it follows
 -- (gateway.Tracker): the event's head, the line's journal since the point
--- it read last, and the ends of the holds running.
+-- it read last, and the ends of the stays running.
 --
--- KEYS[1] journal LIST, KEYS[2] waiting ZSET, KEYS[3] active ZSET,
+-- KEYS[1] journal LIST, KEYS[2] waiting ZSET, KEYS[3] holders ZSET,
 -- KEYS[4] stats HASH, KEYS[5] config HASH, KEYS[6] control HASH,
 -- KEYS[7] gateways ZSET, KEYS[8] called ZSET
 -- ARGV[1] now (unix ms), ARGV[2] the gateway, ARGV[3] the epoch and

@@ -2,13 +2,13 @@
 --
 -- line_head(now, waiting, active, stats, config, control, called) returns
 -- the event's head {total waiting, admittedTotal, rate, opensAt, rebuilding
--- (1 or 0), capacity, hold (ms), called (their turns waiting for them),
+-- (1 or 0), capacity, stay (ms; staySeconds, or its older spelling holdSeconds), called (their turns waiting for them),
 -- calledTotal, claimedTotal, lapsedTotal (away_lib.lua)}, where rate is an adaptive event's effective
 -- rate (control.effective, users a minute), NONE for an event with a fixed
 -- rate or a controller that has not run yet; then ended, the holds of
 -- active ending at or before now, and holders, the others.
 local function line_head(now, waiting, active, stats, config, control, called)
-  local conf = redis.call('HMGET', config, 'opensAt', 'adaptive.targetLatencyMs', 'rebuilding', 'capacity', 'holdSeconds')
+  local conf = redis.call('HMGET', config, 'opensAt', 'adaptive.targetLatencyMs', 'rebuilding', 'capacity', 'staySeconds', 'holdSeconds')
   local rate = NONE
   if conf[2] then
     rate = tonumber(redis.call('HGET', control, 'effective') or '') or NONE
@@ -19,7 +19,7 @@ local function line_head(now, waiting, active, stats, config, control, called)
   local head = {
     redis.call('ZCARD', waiting), tonumber(counts[1] or '0'), rate,
     tonumber(conf[1] or '0') or 0, conf[3] and 1 or 0,
-    tonumber(conf[4] or '0') or 0, 1000 * (tonumber(conf[5] or '0') or 0),
+    tonumber(conf[4] or '0') or 0, 1000 * (tonumber(conf[5] or conf[6] or '0') or 0),
     redis.call('ZCARD', called), tonumber(counts[2] or '0'), tonumber(counts[3] or '0'), tonumber(counts[4] or '0'),
   }
   return head, ended, holders

@@ -83,8 +83,8 @@ if from == to then
   redis.call('ZADD', KEYS[11], ARGV[6], ARGV[5])
   return {'same', place, 0, 0, now}
 end
-local hold = tonumber(redis.call('ZSCORE', KEYS[3], to) or '')
-if redis.call('ZSCORE', KEYS[2], to) or redis.call('ZSCORE', KEYS[7], to) or (hold and hold > now)
+local stay = tonumber(redis.call('ZSCORE', KEYS[3], to) or '')
+if redis.call('ZSCORE', KEYS[2], to) or redis.call('ZSCORE', KEYS[7], to) or (stay and stay > now)
     or redis.call('ZSCORE', KEYS[6], to) then
   return ALREADY_QUEUED
 end

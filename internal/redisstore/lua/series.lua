@@ -5,7 +5,7 @@
 -- combines the health reports as the adaptive controller does.
 --
 -- KEYS: the admission keys (admission_keys.lua; this script reads config,
--- waiting, active, stats, control and health), then, last, the series ZSET
+-- waiting, holders, stats, control and health), then, last, the series ZSET
 -- ARGV[1] now (unix ms), ARGV[2] period (ms), ARGV[3] span (ms),
 -- ARGV[4] signal timeout of an event without adaptive admission (ms)
 --
@@ -34,7 +34,7 @@ local sample = {
   at = at,
   state = conf[3],
   waiting = redis.call('ZCARD', K.waiting),
-  holders = redis.call('ZCOUNT', K.active, '(' .. now, '+inf'),
+  holders = redis.call('ZCOUNT', K.holders, '(' .. now, '+inf'),
   capacity = tonumber(conf[1]),
   admittedTotal = tonumber(redis.call('HGET', K.stats, 'admittedTotal') or '0'),
 }

@@ -2,7 +2,7 @@
 -- status, and a gateway's for the users it does not follow yet
 -- (gateway.Tracker; redisstore.Status and Store.Line).
 --
--- KEYS[1] waiting ZSET, KEYS[2] active ZSET, KEYS[3] seen ZSET,
+-- KEYS[1] waiting ZSET, KEYS[2] holders ZSET, KEYS[3] seen ZSET,
 -- KEYS[4] stats HASH, KEYS[5] prequeue ZSET, KEYS[6] config HASH,
 -- KEYS[7] control HASH, KEYS[8] unrecorded ZSET, KEYS[9] served ZSET,
 -- KEYS[10] journal LIST, KEYS[11] called ZSET, KEYS[12] callplaces HASH,
@@ -12,10 +12,10 @@
 -- sockets ('': a poll), ARGV[3..] user ids
 --
 -- For each user: the 0-based rank in the waiting line or NONE, the end of
--- their hold (unix ms), 0 when a hold of theirs ended (served, neither
+-- their stay (unix ms), 0 when a stay of theirs ended (served, neither
 -- waiting nor holding: a user admitted while away is told the turn passed,
--- not "pending"), or NONE, 1 when the hold is unrecorded (its admission
--- is not yet in the log, admission.lua: it is told as no hold, the next in
+-- not "pending"), or NONE, 1 when the stay is unrecorded (its admission
+-- is not yet in the log, admission.lua: it is told as no stay, the next in
 -- line), else 0, the 0-based place among the drop's pre-queue or NONE, the
 -- time a slot frees for them (below) or NONE, and their score in the line
 -- (Redis's string; '' when not waiting), and their turn: the end of the
@@ -35,10 +35,10 @@
 -- For a user waiting at place p (rank + 1) of an event whose slots are all
 -- taken for them (k = p - (capacity - holders) >= 1, holders counting the
 -- holds ending after now), the time (unix ms) a slot frees for them if
--- every holder keeps their slot to the end of the hold and each freed slot
--- is taken at once: the k-th end of hold, the current holds' ends in
--- order, then each slot again a hold later (the end of the
--- ((k - 1) mod holders + 1)-th hold plus floor((k - 1) / holders) holds);
+-- every holder keeps their slot to the end of the stay and each freed slot
+-- is taken at once: the k-th end of stay, the current stays' ends in
+-- order, then each slot again a stay later (the end of the
+-- ((k - 1) mod holders + 1)-th stay plus floor((k - 1) / holders) stays);
 -- NONE when a slot is free for them (or nobody holds one). gateway.slotAt
 -- is the same for the users a gateway follows.
 --
@@ -47,7 +47,7 @@
 -- journal stands (journal_lib.lua; the places are those of that point).
 local now = tonumber(ARGV[1])
 local head, ended, holders = line_head(now, KEYS[1], KEYS[2], KEYS[4], KEYS[6], KEYS[7], KEYS[11])
-local capacity, holdMs = head[6], head[7]
+local capacity, stayMs = head[6], head[7]
 local epoch, seq = journal_head(KEYS[10])
 -- slot_at is when a slot frees for the user at place p under full holds,
 -- or NONE (above).
@@ -61,7 +61,7 @@ local function slot_at(p)
   if not e[2] then
     return NONE
   end
-  return tonumber(e[2]) + math.floor((k - 1) / holders) * holdMs
+  return tonumber(e[2]) + math.floor((k - 1) / holders) * stayMs
 end
 local gateway = ARGV[2]
 local out = {head, epoch, seq}
@@ -79,21 +79,21 @@ for i = 3, #ARGV do
   else
     rank = NONE
   end
-  local hold = redis.call('ZSCORE', KEYS[2], user)
+  local stay = redis.call('ZSCORE', KEYS[2], user)
   local unrecorded = 0
-  if hold and redis.call('ZSCORE', KEYS[8], user) then
+  if stay and redis.call('ZSCORE', KEYS[8], user) then
     unrecorded = 1
-  elseif not hold and rank == NONE and redis.call('ZSCORE', KEYS[9], user) then
-    hold = 0
+  elseif not stay and rank == NONE and redis.call('ZSCORE', KEYS[9], user) then
+    stay = 0
   end
   out[#out + 1] = rank
-  out[#out + 1] = hold and tonumber(hold) or NONE
+  out[#out + 1] = stay and tonumber(stay) or NONE
   out[#out + 1] = unrecorded
   out[#out + 1] = redis.call('ZRANK', KEYS[5], user) or NONE
   out[#out + 1] = (rank >= 0 and unrecorded == 0) and slot_at(rank + 1) or NONE
   out[#out + 1] = score
   local turn = TURN_NONE
-  if rank == NONE and hold == 0 then
+  if rank == NONE and stay == 0 then
     local deadline = redis.call('ZSCORE', KEYS[11], user)
     if deadline then
       turn = tonumber(deadline)

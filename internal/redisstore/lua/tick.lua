@@ -13,10 +13,10 @@
 -- were admitted by a caller that died before recording them, or whose
 -- write failed (no broker answered); they are returned for this caller to
 -- record (and stamped now in unrecorded, so that another monitor does not
--- record them too before the cutoff passes again), each with a whole hold
--- from now (active re-scored now + holdSeconds): their users hear of the
--- admission only once it is recorded, so the hold runs from then, however
--- long the log was out (an unrecorded hold never ends, admission.lua);
+-- record them too before the cutoff passes again), each with a whole stay
+-- from now (holders re-scored now + staySeconds): their users hear of the
+-- admission only once it is recorded, so the stay runs from then, however
+-- long the log was out (an unrecorded stay never ends, admission.lua);
 -- likewise the released slots in freeing released before it, whose
 -- release record was never acknowledged: returned for this caller to
 -- record, restamped now (release.lua); 0: none
@@ -46,11 +46,11 @@
 -- it at once: holders never exceed capacity, admissions never exceed the
 -- rate.
 --
--- Returns {expiresAt, holders, waiting, admitted, dropped, stale, ended,
+-- Returns {expiresAt, holders, waiting, admitted, expired, stale, ended,
 -- freeing, called, lapsed, noShows} (holders and waiting after the admission): admitted a flat list
--- of triples user, place score, served mark; dropped the users whose
--- recorded hold ended; stale a flat list of triples user, end of hold
--- (renewed), served mark; ended the item holds that ended with the dropped
+-- of triples user, place score, served mark; expired the users whose
+-- recorded stay ended; stale a flat list of triples user, end of stay
+-- (renewed), served mark; ended the item holds that ended with the expired
 -- users' slots (admit()); freeing the restamped members of the releases
 -- to record again; called the quads user, place score, end of the claim
 -- window, served mark of the people called; lapsed the users whose turn
@@ -63,22 +63,22 @@
 -- ended with them, and the freeing members added.
 local function free_no_shows(now, record)
   redis.call('ZREMRANGEBYSCORE', KEYS[21], '-inf', now)
-  local conf = redis.call('HMGET', K.config, 'arrivalSeconds', 'holdSeconds', 'rebuilding')
-  local arrival, hold = tonumber(conf[1] or '0') or 0, tonumber(conf[2] or '')
-  if arrival <= 0 or not hold or conf[3] then
+  local conf = redis.call('HMGET', K.config, 'arrivalSeconds', 'staySeconds', 'rebuilding', 'holdSeconds')
+  local arrival, stay = tonumber(conf[1] or '0') or 0, tonumber(conf[2] or conf[4] or '')
+  if arrival <= 0 or not stay or conf[3] then
     return 0, 0, {}
   end
-  local bound = now + (hold - arrival) * 1000 -- the hold end of an admission made arrival ago
+  local bound = now + (stay - arrival) * 1000 -- the hold end of an admission made arrival ago
   local from = math.max(now, tonumber(redis.call('HGET', K.stats, 'noShowCheckedTo') or '') or now)
   if bound <= from then
     return 0, 0, {}
   end
-  local l = redis.call('ZRANGEBYSCORE', K.active, '(' .. from, bound, 'WITHSCORES', 'LIMIT', 0, 1000)
+  local l = redis.call('ZRANGEBYSCORE', K.holders, '(' .. from, bound, 'WITHSCORES', 'LIMIT', 0, 1000)
   local n, ended, members = 0, 0, {}
   for i = 1, #l, 2 do
     local user, ends = l[i], l[i + 1]
     if not redis.call('ZSCORE', K.unrecorded, user) and tonumber(redis.call('ZSCORE', KEYS[21], user) or '') ~= tonumber(ends) then
-      redis.call('ZREM', K.active, user)
+      redis.call('ZREM', K.holders, user)
       ended = ended + end_holds(K.holds, K.items, K.sold, user)
       redis.call('ZADD', KEYS[20], ends, ends .. '|' .. user)
       if record == '1' then
@@ -112,7 +112,7 @@ if keep then
   redis.call('ZREMRANGEBYSCORE', KEYS[20], '-inf', now - keep)
 end
 local noShows, noShowHolds, noShowMembers = free_no_shows(now, ARGV[5])
-local expires, dropped, admitted, ended, called = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5], '1')
+local expires, expired, admitted, ended, called = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5], '1')
 if not expires then
   return NO_EVENT
 end
@@ -125,11 +125,11 @@ local stale = {}
 local cutoff = tonumber(ARGV[6])
 if cutoff > 0 then
   for _, user in ipairs(redis.call('ZRANGEBYSCORE', K.unrecorded, '-inf', cutoff, 'LIMIT', 0, 1000)) do
-    local hold = redis.call('ZSCORE', K.active, user)
+    local stay = redis.call('ZSCORE', K.holders, user)
     local served = redis.call('ZSCORE', K.served, user)
-    if hold and served then
+    if stay and served then
       redis.call('ZADD', K.unrecorded, now, user)
-      redis.call('ZADD', K.active, expires, user)
+      redis.call('ZADD', K.holders, expires, user)
       stale[#stale + 1] = user
       stale[#stale + 1] = expires
       stale[#stale + 1] = tonumber(served)
@@ -152,4 +152,4 @@ if cutoff > 0 then
     end
   end
 end
-return {expires, redis.call('ZCARD', K.active), redis.call('ZCARD', K.waiting), admitted, dropped, stale, ended, freeing, called, lapsed, noShows}
+return {expires, redis.call('ZCARD', K.holders), redis.call('ZCARD', K.waiting), admitted, expired, stale, ended, freeing, called, lapsed, noShows}

@@ -1,7 +1,7 @@
 -- unhold.lua: compare-and-delete: give an item back if the caller holds it
 -- (hold_lib.lua is put ahead of it).
 --
--- KEYS[1] config HASH, KEYS[2] active ZSET, KEYS[3] holds HASH,
+-- KEYS[1] config HASH, KEYS[2] holders ZSET, KEYS[3] holds HASH,
 -- KEYS[4] sold HASH, KEYS[5] items HASH
 -- ARGV[1] user id, ARGV[2] item id, ARGV[3] now (unix ms)
 --
@@ -21,8 +21,8 @@ local cur = redis.call('HGET', KEYS[3], item)
 if not cur then
   return {0, 0}
 end
-local exp, holder = parse_hold(cur)
-if holder == user then
+local exp, buyer = parse_hold(cur)
+if buyer == user then
   redis.call('HDEL', KEYS[3], item)
   local kept = {}
   for _, it in ipairs(user_items(KEYS[5], user)) do
@@ -36,7 +36,7 @@ if holder == user then
   end
   return {1, 0}
 end
-if hold_live(KEYS[2], exp, holder, now) then
+if hold_live(KEYS[2], exp, buyer, now) then
   return NOT_HOLDER
 end
 return {0, 0}

@@ -14,9 +14,9 @@ type output struct {
 	echo  io.Writer
 	limit int
 
-	mu      sync.Mutex
-	kept    bytes.Buffer
-	dropped int
+	mu        sync.Mutex
+	kept      bytes.Buffer
+	discarded int
 }
 
 // Write implements io.Writer; it never fails.
@@ -33,7 +33,7 @@ func (o *output) Write(p []byte) (int, error) {
 			_, _ = o.echo.Write(p[:n])
 		}
 	}
-	o.dropped += len(p) - n
+	o.discarded += len(p) - n
 	return len(p), nil
 }
 
@@ -44,9 +44,9 @@ func (o *output) String() string {
 	return o.kept.String()
 }
 
-// Dropped returns the bytes neither kept nor echoed.
-func (o *output) Dropped() int {
+// Discarded returns the bytes neither kept nor echoed.
+func (o *output) Discarded() int {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	return o.dropped
+	return o.discarded
 }

@@ -33,7 +33,7 @@ type Options struct {
 	// much of it as is kept.
 	Echo io.Writer
 	// OutputLimit bounds the bytes of output kept (and echoed) over all the
-	// process's runs; the rest is counted by Dropped. 0: no bound.
+	// process's runs; the rest is counted by Discarded. 0: no bound.
 	OutputLimit int
 	// ReadyLimit bounds the wait for /readyz at each start
 	// (DefaultReadyLimit when 0).
@@ -193,9 +193,9 @@ func (p *Proc) take() *run {
 // kept.
 func (p *Proc) Output() string { return p.out.String() }
 
-// Dropped returns the bytes of output past Options.OutputLimit, neither kept
+// Discarded returns the bytes of output past Options.OutputLimit, neither kept
 // nor echoed.
-func (p *Proc) Dropped() int { return p.out.Dropped() }
+func (p *Proc) Discarded() int { return p.out.Discarded() }
 
 // Metrics reads the unlabelled samples of the process's /metrics.
 func (p *Proc) Metrics(ctx context.Context) (map[string]float64, error) {

@@ -115,8 +115,8 @@ func TestProcStopRestartKill(t *testing.T) {
 	if strings.Count(out, "child started") != 2 || strings.Count(out, "child stopping") != 1 {
 		t.Fatalf("output of two runs, one stopped gracefully:\n%s", out)
 	}
-	if p.Dropped() != 0 {
-		t.Fatalf("dropped %d bytes with no limit", p.Dropped())
+	if p.Discarded() != 0 {
+		t.Fatalf("discarded %d bytes with no limit", p.Discarded())
 	}
 }
 
@@ -173,7 +173,7 @@ func TestOutputKeepsAndEchoesUpToLimit(t *testing.T) {
 			t.Fatalf("Write(%q) = %d, %v", s, n, err)
 		}
 	}
-	if o.String() != "abcde" || echo.String() != "abcde" || o.Dropped() != 3 {
-		t.Fatalf("kept %q, echoed %q, dropped %d", o.String(), echo.String(), o.Dropped())
+	if o.String() != "abcde" || echo.String() != "abcde" || o.Discarded() != 3 {
+		t.Fatalf("kept %q, echoed %q, discarded %d", o.String(), echo.String(), o.Discarded())
 	}
 }

@@ -61,14 +61,14 @@ type Refusal struct {
 // Join sends one join of user to event. It returns the 202 body, or the
 // refusal when producer-api answered an error; err is a transport error.
 func (p Producer) Join(ctx context.Context, event, user string) (producer.JoinResponse, *Refusal, error) {
-	return p.JoinVisit(ctx, event, user, "")
+	return p.JoinWithKey(ctx, event, user, "")
 }
 
-// JoinVisit is Join as one try of a visit: it sends visit as the
-// Idempotency-Key ("": none), the same on every try of one visit.
-func (p Producer) JoinVisit(ctx context.Context, event, user, visit string) (producer.JoinResponse, *Refusal, error) {
+// JoinWithKey is Join as one try of a join: it sends key as the join key,
+// the Idempotency-Key ("": none), the same on every try of one join.
+func (p Producer) JoinWithKey(ctx context.Context, event, user, key string) (producer.JoinResponse, *Refusal, error) {
 	var j producer.JoinResponse
-	body, ref, err := p.queue(ctx, http.MethodPost, event, user, visit)
+	body, ref, err := p.queue(ctx, http.MethodPost, event, user, key)
 	if err != nil || ref != nil {
 		return j, ref, err
 	}
@@ -85,16 +85,16 @@ func (p Producer) Leave(ctx context.Context, event, user string) (*Refusal, erro
 	return ref, err
 }
 
-// queue sends a join (POST) or a leave (DELETE), with its visit ("": none),
+// queue sends a join (POST) or a leave (DELETE), with its join key ("": none),
 // and returns the 202 body.
-func (p Producer) queue(ctx context.Context, method, event, user, visit string) ([]byte, *Refusal, error) {
+func (p Producer) queue(ctx context.Context, method, event, user, key string) ([]byte, *Refusal, error) {
 	req, err := http.NewRequestWithContext(ctx, method, p.Base+"/v1/events/"+event+"/queue", nil)
 	if err != nil {
 		return nil, nil, err
 	}
 	req.Header.Set(httpkit.UserHeader, user)
-	if visit != "" {
-		req.Header.Set(producer.VisitHeader, visit)
+	if key != "" {
+		req.Header.Set(producer.JoinKeyHeader, key)
 	}
 	resp, err := client.Do(req)
 	if err != nil {
@@ -266,7 +266,7 @@ func (s *Stream) WaitForLine(rdb redis.UniversalClient, event string, within tim
 		var err error
 		line, err = rdb.ZRangeWithScores(ctx, redisstore.WaitingKey(event), 0, -1).Result()
 		if err == nil {
-			holders, err = rdb.ZRange(ctx, redisstore.ActiveKey(event), 0, -1).Result()
+			holders, err = rdb.ZRange(ctx, redisstore.HoldersKey(event), 0, -1).Result()
 		}
 		if err == nil && s.acknowledgedIn(line, holders) >= int(s.Acked.Load()) || time.Now().After(deadline) {
 			break

@@ -39,10 +39,10 @@ type lineStore interface {
 
 // PutLine registers ev with capacity and hold, open, and queues users u0,
 // u1, … with stamps 1, 2, ….
-func PutLine(t *testing.T, s lineStore, ev string, capacity, holdSeconds, users int) {
+func PutLine(t *testing.T, s lineStore, ev string, capacity, staySeconds, users int) {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: capacity, HoldSeconds: holdSeconds, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: capacity, StaySeconds: staySeconds, State: queue.StateOpen, Partitions: 1}); err != nil {
 		t.Fatal(err)
 	}
 	msgs := make([]queue.Message, users)

@@ -84,7 +84,7 @@ func (s *System) Recorded(o redisstore.Options, rec queue.Recorder) *recording.S
 // topic, as the admin API does.
 func (s *System) CreateEvent(id string, capacity, partitions int) queue.Event {
 	s.tb.Helper()
-	return s.createEvent(queue.Event{ID: id, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: partitions})
+	return s.createEvent(queue.Event{ID: id, Capacity: capacity, StaySeconds: 60, State: queue.StateOpen, Partitions: partitions})
 }
 
 // CreateDrop registers a drop opening at opensAt (unix ms) after a pre-queue
@@ -95,7 +95,7 @@ func (s *System) CreateDrop(id string, capacity, partitions int, opensAt int64, 
 	if err != nil {
 		s.tb.Fatal(err)
 	}
-	return s.createEvent(queue.Event{ID: id, Capacity: capacity, HoldSeconds: 60, State: queue.StateOpen, Partitions: partitions,
+	return s.createEvent(queue.Event{ID: id, Capacity: capacity, StaySeconds: 60, State: queue.StateOpen, Partitions: partitions,
 		Schedule: queue.Schedule{OpensAt: opensAt, PrequeueSeconds: prequeueSeconds}, Seed: &seed})
 }
 

@@ -129,7 +129,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig) error {
 	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
+	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
 }
 
 // benchJoin returns the i-th join message of the bench event.
@@ -251,7 +251,7 @@ func rebuildLine(ctx context.Context, conn kafkajoin.BrokerConfig, store *rediss
 // offsets (not its configuration), for a second run over the same topic.
 func clearLine(ctx context.Context, rc redis.UniversalClient) error {
 	ev := benchEvent
-	err := rc.Del(ctx, redisstore.WaitingKey(ev), redisstore.ActiveKey(ev), redisstore.StatsKey(ev),
+	err := rc.Del(ctx, redisstore.WaitingKey(ev), redisstore.HoldersKey(ev), redisstore.StatsKey(ev),
 		redisstore.SeenKey(ev), redisstore.ServedKey(ev), redisstore.OffsetsKey(ev)).Err()
 	if err != nil {
 		return fmt.Errorf("clear the line of %s: %w", ev, err)

@@ -104,7 +104,7 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	url := base + "/v1/events/" + benchEvent + "/queue"
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
-	w := &watcher{rc: st.client, keys: []string{redisstore.WaitingKey(benchEvent), redisstore.ActiveKey(benchEvent)}}
+	w := &watcher{rc: st.client, keys: []string{redisstore.WaitingKey(benchEvent), redisstore.HoldersKey(benchEvent)}}
 	runID := stack.RandomHex(3)
 	if err := probe(ctx, lc.http, url, "l"+runID+"p", w, stderr); err != nil {
 		return err

@@ -78,7 +78,7 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 	if err != nil {
 		return res, err
 	}
-	e := queue.Event{ID: ev, Capacity: cfg.joins, HoldSeconds: 1, AdmitPerMinute: cfg.rate, State: queue.StateOpen, Partitions: 1}
+	e := queue.Event{ID: ev, Capacity: cfg.joins, StaySeconds: 1, AdmitPerMinute: cfg.rate, State: queue.StateOpen, Partitions: 1}
 	if _, err := store.PutEvent(ctx, e); err != nil {
 		return res, err
 	}
@@ -245,7 +245,7 @@ func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *sa
 		p := b.Places[i]
 		t.statuses.Add(1)
 		switch {
-		case p.HoldUntil >= 0: // holding, or held already (holds last a second)
+		case p.StayUntil >= 0: // holding, or held already (holds last a second)
 			t.admitted.Add(1)
 			delete(g.slices[u.slice], u.id)
 			g.rounds.Leave(ev, u.id)

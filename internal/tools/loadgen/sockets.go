@@ -89,7 +89,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		}
 	}
 	fl.collectErrors(&res)
-	res.gwLogDropped = gw.Dropped()
+	res.gwLogDropped = gw.Discarded()
 	fmt.Fprintln(stdout)
 	printSockets(stdout, &res)
 	return err
@@ -120,7 +120,7 @@ func seedLines(ctx context.Context, rc redis.UniversalClient, conn kafkajoin.Bro
 	}
 	evs := make([]queue.Event, len(events))
 	for i, ev := range events {
-		evs[i] = queue.Event{ID: ev, Capacity: 10, HoldSeconds: 3600, State: queue.StateOpen, Partitions: 1}
+		evs[i] = queue.Event{ID: ev, Capacity: 10, StaySeconds: 3600, State: queue.StateOpen, Partitions: 1}
 	}
 	if err := putEvents(ctx, store, conn, evs...); err != nil {
 		return fmt.Errorf("seed: %w", err)

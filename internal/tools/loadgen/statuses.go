@@ -65,7 +65,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err != nil {
 		return res, err
 	}
-	e := queue.Event{ID: ev, Capacity: 100, HoldSeconds: 60, State: queue.StateOpen, Partitions: 1}
+	e := queue.Event{ID: ev, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}
 	switch created, err := store.PutEvent(ctx, e); {
 	case err != nil:
 		return res, err
@@ -365,11 +365,11 @@ func statusesUser(run uint64, i int) string {
 }
 
 // statusesJoin returns the join of user i of run into event, stamped base+i
-// (one a millisecond) with a visit key of 32 hex digits, as the waiting
+// (one a millisecond) with a join key of 32 hex digits, as the waiting
 // room page sends.
 func statusesJoin(event string, run uint64, i int, base int64) queue.Message {
 	return queue.Message{
 		V: queue.MessageVersion, Op: queue.OpJoin, EventID: event, UserID: statusesUser(run, i),
-		TS: base + int64(i), Visit: fmt.Sprintf("%016x%016x", run, i),
+		TS: base + int64(i), JoinKey: fmt.Sprintf("%016x%016x", run, i),
 	}
 }

@@ -76,7 +76,7 @@ func TestStatusesLineFormat(t *testing.T) {
 	if u := statusesUser(7, 123); !queue.IsVisitorID(u) {
 		t.Fatalf("user id %q is not shaped as a visitor id", u)
 	}
-	if m := statusesJoin("ev", 7, 123, 1000); m.Validate() != nil || m.TS != 1123 || len(m.Visit) != 32 {
+	if m := statusesJoin("ev", 7, 123, 1000); m.Validate() != nil || m.TS != 1123 || len(m.JoinKey) != 32 {
 		t.Fatalf("join %+v: %v", m, m.Validate())
 	}
 }
@@ -112,9 +112,9 @@ func TestStatusesAgainstRedis(t *testing.T) {
 		t.Fatalf("keys after -keep: %v", kept)
 	}
 	var err error
-	for key, want := range map[string]int64{redisstore.WaitingKey(ev): 700, redisstore.SeenKey(ev): 700, redisstore.VisitsKey(ev): 700} {
+	for key, want := range map[string]int64{redisstore.WaitingKey(ev): 700, redisstore.SeenKey(ev): 700, redisstore.JoinKeysKey(ev): 700} {
 		var n int64
-		if key == redisstore.VisitsKey(ev) {
+		if key == redisstore.JoinKeysKey(ev) {
 			n, err = rc.HLen(ctx, key).Result()
 		} else {
 			n, err = rc.ZCard(ctx, key).Result()

@@ -60,7 +60,7 @@ func (c *turnsConfig) bind(s *settings) {
 	s.redis(&c.redisURL, "to run the sale in", "the Redis to run the simulated sale in, redis://HOST:PORT/0 (required)", func() redisstore.Conn { return redisstore.Conn{URL: c.redisURL} })
 	s.intVar(&c.people, "people", 3000, 10, 100_000, "people who join in the sale's first minute (10 to 100000)")
 	s.intVar(&c.capacity, "capacity", 100, 1, 10_000, "the event's capacity: buyers in the shop at once (1 to 10000)")
-	s.durVar(&c.stay, "stay", 5*time.Minute, "1m", "1h", "the event's holdSeconds: how long an admitted buyer may stay")
+	s.durVar(&c.stay, "stay", 5*time.Minute, "1m", "1h", "the event's staySeconds: how long an admitted buyer may stay")
 	s.durVar(&c.keep, "keep", 30*time.Minute, "1m", "12h", "the event's away.keepSeconds")
 	s.durVar(&c.claim, "claim", 10*time.Minute, "1m", "2h", "the event's away.claimSeconds: the claim window")
 	s.intVar(&c.awayPct, "away", 30, 0, 100, "percent of the people who step away once, for 1 to 15 minutes")
@@ -119,7 +119,7 @@ func runTurns(ctx context.Context, store *redisstore.Store, cfg turnsConfig, std
 	ev, run := newRun("turns")
 	sim := &turnsSim{cfg: cfg, store: store, teller: gateway.NewTeller(), ev: ev, byID: map[string]*turnsPerson{},
 		rng: rand.New(rand.NewPCG(uint64(cfg.seed), run))}
-	sim.e = queue.Event{ID: ev, Capacity: cfg.capacity, HoldSeconds: int(cfg.stay / time.Second), State: queue.StateOpen, Partitions: 1,
+	sim.e = queue.Event{ID: ev, Capacity: cfg.capacity, StaySeconds: int(cfg.stay / time.Second), State: queue.StateOpen, Partitions: 1,
 		Away: queue.Away{KeepSeconds: int(cfg.keep / time.Second), ClaimSeconds: int(cfg.claim / time.Second)}}
 	if _, err := store.PutEvent(ctx, sim.e); err != nil {
 		return sim.res, err

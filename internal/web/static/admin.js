@@ -172,7 +172,7 @@ async function refresh() {
     const rows = body.events.map((e) => {
       const tr = el("tr");
       tr.append(raw(el("td", e.eventId)));
-      for (const v of [word("c.st", e.state), e.waiting, e.active, e.capacity, e.admittedTotal, rateCell(e), word("c.ph", e.phase)]) {
+      for (const v of [word("c.st", e.state), e.waiting, e.holders, e.capacity, e.admittedTotal, rateCell(e), word("c.ph", e.phase)]) {
         tr.appendChild(el("td", typeof v === "number" ? i18n.num(v) : v));
       }
       const door = el("td", undefined, "door");

@@ -12,7 +12,7 @@
 "use strict";
 
 const historyMs = 30 * 60 * 1000;
-// history holds each event's points, oldest first: {t, waiting, active,
+// history holds each event's points, oldest first: {t, waiting, holders,
 // capacity, admitted, perMinute, p95, target, rate, errors, maxErrors}.
 const history = new Map();
 // seriesAt is when each event's series was last loaded (unix ms).
@@ -26,7 +26,7 @@ function record(list, t) {
     const c = e.control;
     const sig = (key) => (c && c.signal && c.signal[key] != null ? c.signal[key] : (health && health[key] != null ? health[key] : null));
     h.push({
-      t, waiting: e.waiting, active: e.active, capacity: e.capacity, admitted: e.admittedTotal,
+      t, waiting: e.waiting, holders: e.holders, capacity: e.capacity, admitted: e.admittedTotal,
       perMinute: admissionsAMinute(h, e.admittedTotal, t),
       p95: sig("p95Ms"), errors: sig("errorRate"),
       target: e.adaptive ? e.adaptive.targetLatencyMs : null,
@@ -63,7 +63,7 @@ async function loadSeries(id, fetch) {
   const own = history.get(id) || [];
   const first = own.length ? own[0].t : Infinity;
   const past = body.samples.filter((s) => s.at < first).map((s) => ({
-    t: s.at, waiting: s.waiting, active: s.holders, capacity: s.capacity, admitted: s.admittedTotal,
+    t: s.at, waiting: s.waiting, holders: s.holders, capacity: s.capacity, admitted: s.admittedTotal,
     perMinute: s.admittedPerMinute == null ? null : Math.round(s.admittedPerMinute),
     p95: s.p95Ms ?? null, target: s.targetLatencyMs ?? null, errors: s.errorRate ?? null, maxErrors: s.maxErrorRate ?? null,
     rate: s.admitPerMinute ?? null, sampled: true,
@@ -91,7 +91,7 @@ const pct1 = (v) => new Intl.NumberFormat(i18n.lang, { style: "percent", maximum
 const chartKinds = [
   { id: "waiting", box: "charts", title: "c.chart.waiting", series: [["waiting", "s1", "c.s.waiting"]], unit: count0 },
   { id: "admissions", box: "charts", title: "c.chart.admissions", series: [["perMinute", "s1", "c.s.perMinute"], ["rate", "bound", "c.s.rate"]], unit: count0 },
-  { id: "holders", box: "charts", title: "c.chart.holders", series: [["active", "s1", "c.s.active"], ["capacity", "bound", "c.s.capacity"]], unit: count0 },
+  { id: "holders", box: "charts", title: "c.chart.holders", series: [["holders", "s1", "c.s.holders"], ["capacity", "bound", "c.s.capacity"]], unit: count0 },
   { id: "p95", box: "charts", title: "c.chart.p95", series: [["p95", "s1", "c.s.p95"], ["target", "bound", "c.s.target"]], unit: ms0 },
   { id: "errors", box: "charts-shop", title: "c.chart.errors", series: [["errors", "s1", "c.s.errors"], ["maxErrors", "bound", "c.s.maxErrors"]], unit: pct1, top: 0.01 },
   { id: "rate", box: "charts-shop", title: "c.chart.rate", series: [["rate", "s1", "c.s.effective"]], unit: count0 },

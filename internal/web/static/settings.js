@@ -27,11 +27,11 @@ function confirmChange(title, text, action) {
 function risky(e, change) {
   if (!e) return null;
   const ask = (what, vars) => [i18n.t(`c.ask.${what}.title`, vars), i18n.t(`c.ask.${what}.text`, vars), i18n.t(`c.ask.${what}.ok`, vars)];
-  const vars = { event: e.eventId, waiting: e.waiting, active: e.active };
+  const vars = { event: e.eventId, waiting: e.waiting, holders: e.holders };
   if (change.state === "paused" && e.state !== "paused") return ask("pause", vars);
   if (change.state === "open" && e.state !== "open") {
     const capacity = change.capacity ?? e.capacity;
-    return ask("resume", { ...vars, free: Math.max(0, Math.min(e.waiting, capacity - e.active)) });
+    return ask("resume", { ...vars, free: Math.max(0, Math.min(e.waiting, capacity - e.holders)) });
   }
   if (change.state === "closed" && e.state !== "closed") return ask("close", vars);
   if (change.capacity !== undefined && change.capacity < e.capacity) {
