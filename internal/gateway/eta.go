@@ -17,8 +17,9 @@ type pace struct {
 	limit     float64
 	stay      int64
 	// admittedTotal and turns are the event's admissions and away turns,
-	// for admissionsUntil.
+	// for admissionsUntil; capacity its slots (0: unknown), for settled.
 	admittedTotal int64
+	capacity      int64
 	turns         queue.Turns
 }
 
@@ -57,6 +58,14 @@ func etaSeconds(position int64, perSecond float64) *int64 {
 	return &s
 }
 
+// settled reports whether the measured pace says how long people really
+// keep their slots: the slots have turned over twice (admittedTotal at
+// least twice the capacity), so the pace holds the early releases and the
+// no-shows' slots freed, not just the first admissions' burst.
+func (p pace) settled() bool {
+	return p.perSecond > 1e-6 && p.capacity > 0 && p.admittedTotal >= 2*p.capacity
+}
+
 // estimate is the wait of a user at position (1-based; 0: not waiting) as
 // a status frame tells it: lo, and hi when the estimate is a range. It
 // never promises less than the holds allow: when every slot is taken for
@@ -68,7 +77,9 @@ func etaSeconds(position int64, perSecond float64) *int64 {
 // slot is not held longer than a stay: what the pace adds beyond is the
 // bursts of admissions a full event has, not a longer wait). Holders who leave early
 // (a release) only make it sooner, which the page's own reading of the
-// line's movement shows. With a slot free for the user the estimate is
+// line's movement shows, and once the pace is settled (settled: the slots
+// turned over twice) the measured pace is the estimate and the whole-stay
+// time its high end. With a slot free for the user the estimate is
 // position ÷ the assumed rate, as before. Nothing is promised while
 // admission is stopped (an adaptive event without a signal, limit 0).
 func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
@@ -83,6 +94,18 @@ func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
 		return nil, nil // admission stopped: no slot's end says when it resumes
 	}
 	wait := max(0, (slotAtMs-nowMs+999)/1000)
+	if p.settled() {
+		// Once settled, the pace is the estimate: every holder keeping the
+		// whole stay is its high end, not its floor (people leave early).
+		paced := *etaSeconds(position, p.perSecond)
+		if p.limit > 0 {
+			paced = max(paced, *etaSeconds(position, p.limit))
+		}
+		if wait > paced {
+			return &paced, &wait
+		}
+		return &paced, nil
+	}
 	if p.limit > 0 {
 		wait = max(wait, *etaSeconds(position, p.limit))
 	}

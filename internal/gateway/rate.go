@@ -7,43 +7,65 @@ import (
 )
 
 // rates estimates each event's admission rate from the admittedTotal counter
-// that every status read returns: an exponentially weighted average of the
-// admissions per second between reads at least a second apart. Safe for
-// concurrent use.
+// that every status read returns: the admissions per second since the
+// newest sample (at most one a second) at least rateWindow old that saw at
+// least rateAdmissions fewer admissions, or since the oldest kept (at most
+// rateKeep old). A window, not the rate between two reads: a full event
+// admits in bursts (a slot frees, the next tick fills it), and the rate
+// between two reads a second apart swings between nothing and a burst,
+// which made the estimate swing with it; a slow line's window stretches
+// until it holds enough admissions to say something (loadgen turns). Safe
+// for concurrent use.
 type rates struct {
 	mu     sync.Mutex
 	events map[string]*rate
 }
 
+// The measured rate's window: at least rateWindow and rateAdmissions
+// admissions, at most rateKeep (ms).
+const (
+	rateWindow     = 60_000
+	rateAdmissions = 50
+	rateKeep       = 10 * 60_000
+)
+
+// rate is one event's samples of admittedTotal, oldest first.
 type rate struct {
-	total, atMs int64
-	perSecond   float64
-	known       bool
+	samples []rateSample
 }
+
+type rateSample struct{ total, atMs int64 }
 
 func newRates() *rates { return &rates{events: map[string]*rate{}} }
 
-// observe records admittedTotal of event at nowMs and returns the rate.
+// observe records admittedTotal of event at nowMs and returns the rate (0
+// until a second has passed since the first sample).
 func (r *rates) observe(event string, admittedTotal, nowMs int64) float64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e, ok := r.events[event]
 	if !ok {
-		r.events[event] = &rate{total: admittedTotal, atMs: nowMs}
+		e = &rate{}
+		r.events[event] = e
+	}
+	if n := len(e.samples); n == 0 || nowMs-e.samples[n-1].atMs >= 1000 {
+		e.samples = append(e.samples, rateSample{admittedTotal, nowMs})
+	}
+	for len(e.samples) > 2 && e.samples[0].atMs < nowMs-rateKeep {
+		e.samples = e.samples[1:]
+	}
+	base := e.samples[0]
+	for i := len(e.samples) - 1; i >= 0; i-- {
+		if s := e.samples[i]; nowMs-s.atMs >= rateWindow && admittedTotal-s.total >= rateAdmissions {
+			base = s
+			break
+		}
+	}
+	dt := float64(nowMs-base.atMs) / 1000
+	if dt < 1 {
 		return 0
 	}
-	dt := float64(nowMs-e.atMs) / 1000
-	if dt < 1 {
-		return e.perSecond
-	}
-	inst := float64(max(admittedTotal-e.total, 0)) / dt
-	if e.known {
-		e.perSecond = 0.7*e.perSecond + 0.3*inst
-	} else if inst > 0 {
-		e.perSecond, e.known = inst, true
-	}
-	e.total, e.atMs = admittedTotal, nowMs
-	return e.perSecond
+	return float64(max(admittedTotal-base.total, 0)) / dt
 }
 
 // pace is the pace the ETA assumes for event, its admissions measured by r. The rate is
@@ -54,7 +76,7 @@ func (r *rates) observe(event string, admittedTotal, nowMs int64) float64 {
 func (r *rates) pace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
 	p := r.admissionRate(e, event, b, nowMs)
 	if e != nil {
-		p.stay = int64(e.StaySeconds)
+		p.stay, p.capacity = int64(e.StaySeconds), int64(e.Capacity)
 	}
 	p.admittedTotal, p.turns = b.AdmittedTotal, b.Turns
 	return p

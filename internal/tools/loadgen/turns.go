@@ -63,6 +63,7 @@ func (c *turnsConfig) bind(s *settings) {
 	s.durVar(&c.stay, "stay", 5*time.Minute, "1m", "1h", "the event's staySeconds: how long an admitted buyer may stay")
 	s.durVar(&c.keep, "keep", 30*time.Minute, "1m", "12h", "the event's away.keepSeconds")
 	s.durVar(&c.claim, "claim", 10*time.Minute, "1m", "2h", "the event's away.claimSeconds: the claim window")
+	s.durVar(&c.arrival, "arrival", time.Minute, "0s", "1h", "the event's arrivalSeconds: a buyer not in the shop by then frees the slot (0: off)")
 	s.intVar(&c.awayPct, "away", 30, 0, 100, "percent of the people who step away once, for 1 to 15 minutes")
 	s.intVar(&c.gonePct, "gone", 10, 0, 100, "percent of the people who close the page for good")
 	s.intVar(&c.nsPct, "noshow", 20, 0, 100, "percent of the admitted who never reach the shop")
@@ -83,6 +84,7 @@ const (
 	turnsGrace      = 30 * time.Second // the disconnect grace
 	turnsJoinSpread = time.Minute      // everyone joins within it
 	turnsMinWait    = 30 * time.Second // waits shorter than this are left out of the estimate's error
+	turnsHorizon    = 24 * time.Hour   // the longest simulated sale
 )
 
 // turnsPerson is one simulated person.
@@ -91,14 +93,25 @@ type turnsPerson struct {
 	awayFrom, awayTo     int64 // when the page is closed (ms; 0: never)
 	goneAt               int64 // when the page closes for good (0: never)
 	noShow               bool  // admitted, never reaches the shop
-	shopFor              int64 // how long they shop once in (ms)
-	toldAt, etaMs        int64 // the first status with a place, and its estimate
+	shopFor, arriveAfter int64 // how long they take to reach the shop once admitted, and to shop (ms)
+	stayUntil            int64 // the end of their stay (ms)
+	toldAt               int64 // the first status with a place
+	etas                 []turnsETA
 	admittedAt, leaveAt  int64
 	inShop, released     bool
 	backInWindow, called bool // came back while their turn was called; were called
 	lost                 bool // came back in time, found their turn gone
 	done                 bool
 }
+
+// turnsETA is an estimate a person was told (etaSeconds, in ms) at a time.
+type turnsETA struct {
+	at, eta int64
+	settled bool // told once the slots had turned over twice (gateway's settled pace)
+}
+
+// turnsETAEvery is how often a waiting person's estimate is sampled.
+const turnsETAEvery = 2 * time.Minute
 
 // turnsSim is one simulated sale's state.
 type turnsSim struct {
@@ -120,7 +133,7 @@ func runTurns(ctx context.Context, store *redisstore.Store, cfg turnsConfig, std
 	sim := &turnsSim{cfg: cfg, store: store, teller: gateway.NewTeller(), ev: ev, byID: map[string]*turnsPerson{},
 		rng: rand.New(rand.NewPCG(uint64(cfg.seed), run))}
 	sim.e = queue.Event{ID: ev, Capacity: cfg.capacity, StaySeconds: int(cfg.stay / time.Second), State: queue.StateOpen, Partitions: 1,
-		Away: queue.Away{KeepSeconds: int(cfg.keep / time.Second), ClaimSeconds: int(cfg.claim / time.Second)}}
+		Away: queue.Away{KeepSeconds: int(cfg.keep / time.Second), ClaimSeconds: int(cfg.claim / time.Second)}, ArrivalSeconds: int(cfg.arrival / time.Second)}
 	if _, err := store.PutEvent(ctx, sim.e); err != nil {
 		return sim.res, err
 	}
@@ -140,6 +153,12 @@ func runTurns(ctx context.Context, store *redisstore.Store, cfg turnsConfig, std
 			sim.res.simulated = time.Duration(now-t0) * time.Millisecond
 			break
 		}
+		if now-t0 > turnsHorizon.Milliseconds() {
+			return sim.res, fmt.Errorf("the simulated sale did not end within %s: %s", turnsHorizon, sim.left())
+		}
+		if (now-t0)%(10*time.Minute).Milliseconds() == 0 {
+			fmt.Fprintf(stderr, "turns: %s simulated, %s\n", time.Duration(now-t0)*time.Millisecond, sim.left())
+		}
 	}
 	sim.etaErrors()
 	sim.res.wall = time.Since(start)
@@ -150,7 +169,7 @@ func runTurns(ctx context.Context, store *redisstore.Store, cfg turnsConfig, std
 // plan draws each person's behaviour and joins them.
 func (s *turnsSim) plan(t0 int64) {
 	for i := range s.cfg.people {
-		p := &turnsPerson{id: fmt.Sprintf("t%06d", i), shopFor: s.between(time.Minute, 4*time.Minute)}
+		p := &turnsPerson{id: fmt.Sprintf("t%06d", i), shopFor: s.between(time.Minute, 4*time.Minute), arriveAfter: s.between(2*time.Second, 10*time.Second)}
 		joinAt := t0 + s.between(0, turnsJoinSpread)
 		switch r := s.rng.IntN(100); {
 		case r < s.cfg.awayPct:
@@ -168,6 +187,23 @@ func (s *turnsSim) plan(t0 int64) {
 
 func (s *turnsSim) between(lo, hi time.Duration) int64 {
 	return lo.Milliseconds() + s.rng.Int64N(max(1, (hi-lo).Milliseconds()))
+}
+
+// left describes the people not done yet, by what they are doing.
+func (s *turnsSim) left() string {
+	n := map[string]int{}
+	for _, p := range s.people {
+		switch {
+		case p.done:
+		case p.admittedAt > 0:
+			n["admitted"]++
+		case p.toldAt <= 0:
+			n["not yet told a place"]++
+		default:
+			n["waiting or called"]++
+		}
+	}
+	return fmt.Sprint(n)
 }
 
 // over reports whether everyone is done: admitted and gone from the shop,

@@ -14,21 +14,29 @@ type turnsResult struct {
 	called, lapsed, swept   int
 	admitted, noShows, lost int
 	occupancy               []float64 // in the shop ÷ capacity, each second people waited
-	etaErr                  []float64 // |actual − estimate| ÷ actual of each wait of turnsMinWait or more
+	etaErr                  []float64 // |actual − estimate| ÷ actual of each estimate sampled
+	etaSettled              []float64 // of them, those told once the pace settled
 }
 
-// etaErrors fills r.etaErr from the people who never stepped away: the
-// estimate they were first told against the wait they had.
+// etaErrors fills r.etaErr from the people who never stepped away: each
+// estimate they were told (one every turnsETAEvery of their wait) against
+// the wait they still had.
 func (s *turnsSim) etaErrors() {
 	for _, p := range s.people {
-		if p.awayTo > 0 || p.goneAt > 0 || p.toldAt <= 0 || p.admittedAt == 0 || p.etaMs < 0 {
+		if p.awayTo > 0 || p.goneAt > 0 || p.admittedAt == 0 {
 			continue
 		}
-		actual := float64(p.admittedAt - p.toldAt)
-		if actual < float64(turnsMinWait.Milliseconds()) {
-			continue
+		for _, e := range p.etas {
+			actual := float64(p.admittedAt - e.at)
+			if actual < float64(turnsMinWait.Milliseconds()) {
+				continue
+			}
+			err := math.Abs(actual-float64(e.eta)) / actual
+			s.res.etaErr = append(s.res.etaErr, err)
+			if e.settled {
+				s.res.etaSettled = append(s.res.etaSettled, err)
+			}
 		}
-		s.res.etaErr = append(s.res.etaErr, math.Abs(actual-float64(p.etaMs))/actual)
 	}
 }
 
@@ -63,9 +71,11 @@ func (r turnsResult) String() string {
   came back within the claim window (or the keep time) and lost the turn: %d (goal 0)
   called %d, lapsed %d, swept %d; admitted %d
   no-show share %.2f of the admitted
-  estimate error |actual - estimate| / actual: p50 %.0f%%, p90 %.0f%% over %d waits of %s or more (goal p90 <= 25%%)`,
+  estimate error |actual - etaSeconds| / actual: p50 %.0f%%, p90 %.0f%% over %d estimates (one each %s of a wait; remaining waits of %s or more) (goal p90 <= 25%%)
+    told once the slots had turned over twice (the pace settled): p50 %.0f%%, p90 %.0f%% over %d`,
 		r.people, r.capacity, r.simulated.Round(time.Second), r.wall.Seconds(),
 		mean(r.occupancy), share(r.occupancy, 0.10),
 		r.lost, r.called, r.lapsed, r.swept, r.admitted, noShow,
-		100*share(r.etaErr, 0.5), 100*share(r.etaErr, 0.9), len(r.etaErr), turnsMinWait)
+		100*share(r.etaErr, 0.5), 100*share(r.etaErr, 0.9), len(r.etaErr), turnsETAEvery, turnsMinWait,
+		100*share(r.etaSettled, 0.5), 100*share(r.etaSettled, 0.9), len(r.etaSettled))
 }

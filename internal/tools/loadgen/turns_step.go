@@ -28,6 +28,16 @@ func (s *turnsSim) step(ctx context.Context, elapsed, now int64) error {
 	for _, u := range append(t.Lapsed, t.Swept...) {
 		s.byID[u].done = true
 	}
+	// An admission is told at once (the gateways' notice), not at the
+	// next poll.
+	for _, u := range t.Admitted {
+		p := s.byID[u]
+		p.admittedAt, p.stayUntil = now, t.ExpiresAt
+		s.res.admitted++
+		if p.noShow {
+			s.res.noShows++
+		}
+	}
 	if err := s.shop(ctx, now); err != nil {
 		return err
 	}
@@ -71,7 +81,12 @@ func (s *turnsSim) shop(ctx context.Context, now int64) error {
 			if now >= p.admittedAt+stayMs {
 				p.done = true
 			}
-		case !p.inShop && now >= p.admittedAt+5000:
+		case !p.inShop && now >= p.admittedAt+p.arriveAfter:
+			if s.cfg.arrival > 0 {
+				if _, _, err := s.store.Arrive(ctx, s.ev, p.id, p.stayUntil, now); err != nil {
+					return fmt.Errorf("arrival: %w", err)
+				}
+			}
 			p.inShop, p.leaveAt = true, min(now+p.shopFor, p.admittedAt+stayMs)
 		case p.inShop && now >= p.leaveAt:
 			if _, _, err := s.store.Release(ctx, s.ev, p.id, now); err != nil {
@@ -140,26 +155,21 @@ func (s *turnsSim) told(p *turnsPerson, f gateway.StatusFrame, now int64) {
 	switch f.State {
 	case gateway.StateWaiting:
 		if p.toldAt == 0 {
-			p.toldAt, p.etaMs = now, -1
-			if f.ETASeconds != nil {
-				hi := *f.ETASeconds
-				if f.ETAMaxSeconds != nil {
-					hi = *f.ETAMaxSeconds
-				}
-				p.etaMs = (*f.ETASeconds + hi) * 500
-			}
+			p.toldAt = now
+		}
+		last := int64(0)
+		if n := len(p.etas); n > 0 {
+			last = p.etas[n-1].at
+		}
+		if f.ETASeconds != nil && (last == 0 || now-last >= turnsETAEvery.Milliseconds()) {
+			p.etas = append(p.etas, turnsETA{at: now, eta: *f.ETASeconds * 1000, settled: s.res.admitted >= 2*s.cfg.capacity})
 		}
 	case gateway.StateCalled:
 		p.called = true
 		if back && now < f.ClaimUntil {
 			p.backInWindow = true
 		}
-	case gateway.StateAdmitted:
-		p.admittedAt = now
-		s.res.admitted++
-		if p.noShow {
-			s.res.noShows++
-		}
+	case gateway.StateAdmitted: // told at the tick already (step)
 	case gateway.StateNoShow, gateway.StateNotQueued, gateway.StateExpired:
 		// Back within the claim window and lapsed, or back within the keep
 		// time (every absence here is shorter) and out of line: lost.
