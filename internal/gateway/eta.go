@@ -17,9 +17,11 @@ type pace struct {
 	limit     float64
 	stay      int64
 	// admittedTotal and turns are the event's admissions and away turns,
-	// for admissionsUntil; capacity its slots (0: unknown), for settled.
+	// for admissionsUntil; capacity its slots (0: unknown), for settled;
+	// claimSeconds its claim window (0: unknown or none).
 	admittedTotal int64
 	capacity      int64
+	claimSeconds  int64
 	turns         queue.Turns
 }
 
@@ -28,8 +30,11 @@ type pace struct {
 // position - 1 people ahead, the share found away at their turn so far
 // (called rather than admitted from the head) will be passed over, and of
 // the people called now, the share that came back for their turn so far
-// (all of them until one turn was claimed or lapsed) will go first.
-// Without away turns it is position.
+// (all of them until one turn was claimed or lapsed) will go first, those
+// of them back before the user's own turn: the returns spread over the
+// claim window, so a wait of w seconds sees min(1, w ÷ the window) of them
+// (w the wait without them, at the measured pace; all of them while no
+// pace or window is known). Without away turns it is position.
 func (p pace) admissionsUntil(position int64) int64 {
 	t := p.turns
 	if t.CalledTotal == 0 {
@@ -44,8 +49,11 @@ func (p pace) admissionsUntil(position int64) int64 {
 	if done := t.ClaimedTotal + t.LapsedTotal; done > 0 {
 		claimShare = float64(t.ClaimedTotal) / float64(done)
 	}
-	ahead := math.Round(float64(position-1)*(1-awayShare) + float64(t.Called)*claimShare)
-	return 1 + int64(ahead)
+	before := float64(position-1) * (1 - awayShare)
+	if p.perSecond > 1e-6 && p.claimSeconds > 0 {
+		claimShare *= min(1, (before+1)/p.perSecond/float64(p.claimSeconds))
+	}
+	return 1 + int64(math.Round(before+float64(t.Called)*claimShare))
 }
 
 // etaSeconds estimates the wait of position from the admission rate, or nil

@@ -76,7 +76,7 @@ func (r *rates) observe(event string, admittedTotal, nowMs int64) float64 {
 func (r *rates) pace(e *queue.Event, event string, b queue.StatusBatch, nowMs int64) pace {
 	p := r.admissionRate(e, event, b, nowMs)
 	if e != nil {
-		p.stay, p.capacity = int64(e.StaySeconds), int64(e.Capacity)
+		p.stay, p.capacity, p.claimSeconds = int64(e.StaySeconds), int64(e.Capacity), int64(e.Away.ClaimSeconds)
 	}
 	p.admittedTotal, p.turns = b.AdmittedTotal, b.Turns
 	return p
