@@ -86,6 +86,8 @@ i18n.extend({
     "admitted.tokenLabel": "Entry token (a JWT the shop's server verifies)",
     "admitted.done": "Done — give my slot back",
     "released": "Thank you. Your slot went to the next person.",
+    "state.noShow": "Your turn came while you were away, and the time to come back for it has passed.",
+    "join.again": "Join the line again",
     "left": "You left the line.",
     "notFound": "This event does not exist.",
     "a11y.position": "You are in line: position {position} of {total}.",

@@ -83,6 +83,8 @@ i18n.extend({
     "admitted.tokenLabel": "入場トークン(ショップのサーバーが検証する JWT)",
     "admitted.done": "完了 — 枠を返す",
     "released": "ありがとうございました。枠は次の方に渡りました。",
+    "state.noShow": "離れている間に順番が来て、戻る時間が過ぎました。",
+    "join.again": "もう一度並ぶ",
     "left": "列から抜けました。",
     "notFound": "このイベントは存在しません。",
     "a11y.position": "列に並んでいます: {total} 人中 {position} 番目です。",

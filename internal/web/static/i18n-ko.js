@@ -83,6 +83,8 @@ i18n.extend({
     "admitted.tokenLabel": "입장 토큰(쇼핑몰 서버가 검증하는 JWT)",
     "admitted.done": "완료 — 자리 반납하기",
     "released": "감사합니다. 자리가 다음 분께 넘어갔습니다.",
+    "state.noShow": "자리를 비운 사이에 차례가 왔고, 돌아올 수 있는 시간이 지났습니다.",
+    "join.again": "대기열에 다시 서기",
     "left": "대기열에서 나갔습니다.",
     "notFound": "존재하지 않는 이벤트입니다.",
     "a11y.position": "대기 중: {total}명 중 {position}번째입니다.",

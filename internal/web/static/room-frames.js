@@ -25,6 +25,7 @@ function onFrame(f) {
     else if (f.state === "admitted" && mode === "poll" && $("admitted").hidden) admittedWhilePolling();
     else if (f.state === "rebuilding") setState("state.rebuilding");
     else if (f.state === "moved") return movedAway();
+    else if (f.state === "no_show") return lapsed();
     else if (f.state === "called") {
       setState("state.called");
       callTurn("title.called", i18n.t("notify.called", { title: brand.tabTitle() }));
@@ -214,6 +215,18 @@ function finish() {
   stopWatching("done");
   show("released");
   $("released").focus();
+}
+
+// lapsed ends a place whose turn came while the person was away and was
+// not claimed within the claim window: said in words, with the way back
+// (a join again takes a place at the back).
+function lapsed() {
+  finish();
+  $("released").textContent = i18n.t("state.noShow") + " ";
+  const again = document.createElement("a");
+  again.href = `?event=${encodeURIComponent(eventId)}`;
+  again.textContent = i18n.t("join.again");
+  $("released").append(again);
 }
 
 // send asks to leave the line or release the slot: over the WebSocket, or

@@ -1,0 +1,80 @@
+package web_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/testkit/testenv"
+)
+
+// TestALapsedTurnInARealBrowser: a person away when their turn came and
+// not back within the claim window opens the page again: it says in words
+// that the turn passed, and its link joins the line again, at the back.
+func TestALapsedTurnInARealBrowser(t *testing.T) {
+	chrome := chromium(t)
+	st := startStack(t, "t")
+	sys, ctx := st.sys, context.Background()
+	ev := testenv.EventID(t)
+	e := sys.CreateEvent(ev, 1, 1)
+	e.Away = queue.Away{KeepSeconds: 12 * 3600, ClaimSeconds: 600}
+	if _, err := sys.Store.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	sys.Join(ev, "ahead", 1)
+	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+		n, _ := sys.Store.Client().ZCard(ctx, redisstore.WaitingKey(ev)).Result()
+		return n == 1, "ahead in line"
+	})
+	st.gw.MonitorTick(ctx) // "ahead" holds the slot
+
+	bctx := browser(t, chrome)
+	var user string
+	if err := chromedp.Run(bctx, joinInPage(st.page+"/?event="+ev, &user), chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("join: %v", err)
+	}
+	time.Sleep(1500 * time.Millisecond) // the gateway lets go of the presence
+	rdb := sys.Store.Client()
+	rdb.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: user, Score: float64(time.Now().Add(-2 * time.Hour).UnixMilli())})
+	if _, _, err := sys.Store.Release(ctx, ev, "ahead", time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	st.gw.MonitorTick(ctx)
+	if ok, _ := rdb.ZScore(ctx, redisstore.CalledKey(ev), user).Result(); ok == 0 {
+		t.Fatal("the user was not called")
+	}
+	// The claim window closes before the person is back: the turn lapses.
+	rdb.ZAdd(ctx, redisstore.CalledKey(ev), redis.Z{Member: user, Score: float64(time.Now().Add(-time.Second).UnixMilli())})
+	st.gw.MonitorTick(ctx)
+	if ok, _ := rdb.ZScore(ctx, redisstore.LapsedKey(ev), user).Result(); ok == 0 {
+		t.Fatal("the turn did not lapse")
+	}
+	sys.Join(ev, "behind", time.Now().UnixMilli())
+	var said string
+	if err := chromedp.Run(bctx,
+		chromedp.Navigate(st.page+"/?event="+ev),
+		chromedp.WaitVisible("#released"),
+		chromedp.Text("#released", &said),
+	); err != nil {
+		t.Fatalf("the lapsed page: %v", err)
+	}
+	if !strings.Contains(said, "time to come back for it has passed") || !strings.Contains(said, "Join the line again") {
+		t.Fatalf("the lapsed page says %q", said)
+	}
+	var again string
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.querySelector("#released a").href`, &again)); err != nil {
+		t.Fatalf("the link to join again: %v", err)
+	}
+	if err := chromedp.Run(bctx,
+		chromedp.Navigate(again),
+		chromedp.Poll(`document.querySelector("#position") && document.querySelector("#position").textContent === "2"`, nil, chromedp.WithPollingTimeout(30*time.Second)),
+	); err != nil {
+		t.Fatalf("joining again from the lapsed page (%q): %v", again, err)
+	}
+}
