@@ -24,10 +24,7 @@ tmp=$(mktemp -d)
 rs=
 trap 'rm -rf "$tmp"; [ -n "$rs" ] && kill "$rs" 2>/dev/null || true' EXIT
 
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-rs=$!
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis_child "$tmp"
 load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 log "loadgen sale -joins $joins -gateways $gateways -rate $rate (redis-server on port $port)"
 report=$(bin/loadgen sale -redis "redis://127.0.0.1:$port/0" -joins "$joins" -gateways "$gateways" -rate "$rate")

@@ -36,10 +36,7 @@ load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 for n in "${waiting[@]}"; do
   for r in "${rounds[@]}"; do
    for p in "${paths[@]}"; do
-    port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --dir "$tmp" >"$tmp/redis.log" 2>&1 &
-    rs=$!
-    for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+    redis_child "$tmp"
     log "loadgen statuses -waiting $n -rounds $r -path $p (redis-server on port $port)"
     lines+=("$p $(bin/loadgen statuses -redis "redis://127.0.0.1:$port/0" -waiting "$n" -rounds "$r" -path "$p")")
     echo "${lines[-1]}" >&2

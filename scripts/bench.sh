@@ -26,10 +26,7 @@ log "go benchmarks"
 go test -run '^$' -bench . -benchmem -benchtime "${BENCHTIME:-2s}" ./pkg/... > "$tmp/go.txt"
 
 log "redis-benchmark -P 32 ZADD (the store's limit)"
-port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no >/dev/null &
-rs=$!
-for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+redis_child "$tmp"
 redis-benchmark -p "$port" -P 32 -n 1000000 -r 1000000 -q ZADD waitq:bench __rand_int__ __rand_int__ > "$tmp/redis.txt" 2>&1
 kill "$rs"; rs=
 

@@ -111,3 +111,13 @@ ensure_helm() {
   [ -x "$dir/helm" ] && export WAITQ_HELM="$dir/helm"
   return 0
 }
+
+# redis_child DIR starts a throwaway redis-server (no persistence, its files
+# in DIR) on a free loopback port and waits until it answers: sets port
+# and rs (its pid, for the caller to kill).
+redis_child() {
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --daemonize no --dir "$1" >"$1/redis.log" 2>&1 &
+  rs=$!
+  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+}
