@@ -38,40 +38,37 @@ func (a admitReply) changes(event string) changes {
 
 // triples reads a script's flat list of triples (user, a, b).
 func triples(v any) ([]admittedUser, error) {
-	l, ok := v.([]any)
-	if !ok || len(l)%3 != 0 {
-		return nil, fmt.Errorf("not a list of triples: %v", v)
-	}
-	out := make([]admittedUser, 0, len(l)/3)
-	for i := 0; i < len(l); i += 3 {
-		u, ok1 := l[i].(string)
-		a, ok2 := l[i+1].(int64)
-		b, ok3 := l[i+2].(int64)
-		if !ok1 || !ok2 || !ok3 {
-			return nil, fmt.Errorf("bad triple %v", l[i:i+3])
-		}
-		out = append(out, admittedUser{user: u, score: a, served: b})
-	}
-	return out, nil
+	return tuples(v, 3, func(u string, n []int64) admittedUser { return admittedUser{user: u, score: n[0], served: n[1]} })
 }
 
 // quads reads a script's flat list of quads user, place score, an end
 // (as expires), served mark: away_lib.lua's calls.
 func quads(v any) ([]admittedUser, error) {
+	return tuples(v, 4, func(u string, n []int64) admittedUser {
+		return admittedUser{user: u, score: n[0], expires: n[1], served: n[2]}
+	})
+}
+
+// tuples reads a script's flat list of size-tuples, each a user and
+// size - 1 integers, made into admittedUsers by mk.
+func tuples(v any, size int, mk func(user string, n []int64) admittedUser) ([]admittedUser, error) {
 	l, ok := v.([]any)
-	if !ok || len(l)%4 != 0 {
-		return nil, fmt.Errorf("not a list of quads: %v", v)
+	if !ok || len(l)%size != 0 {
+		return nil, fmt.Errorf("not a list of %d-tuples: %v", size, v)
 	}
-	out := make([]admittedUser, 0, len(l)/4)
-	for i := 0; i < len(l); i += 4 {
-		u, ok1 := l[i].(string)
-		a, ok2 := l[i+1].(int64)
-		e, ok3 := l[i+2].(int64)
-		b, ok4 := l[i+3].(int64)
-		if !ok1 || !ok2 || !ok3 || !ok4 {
-			return nil, fmt.Errorf("bad quad %v", l[i:i+4])
+	out := make([]admittedUser, 0, len(l)/size)
+	n := make([]int64, size-1)
+	for i := 0; i < len(l); i += size {
+		u, good := l[i].(string)
+		for j := range n {
+			var ok bool
+			n[j], ok = l[i+1+j].(int64)
+			good = good && ok
 		}
-		out = append(out, admittedUser{user: u, score: a, expires: e, served: b})
+		if !good {
+			return nil, fmt.Errorf("bad %d-tuple %v", size, l[i:i+size])
+		}
+		out = append(out, mk(u, n))
 	}
 	return out, nil
 }

@@ -68,6 +68,8 @@ var (
 	moveSrc string
 	//go:embed lua/address.lua
 	addressSrc string
+	//go:embed lua/address_lib.lua
+	addressLibSrc string
 	//go:embed lua/mails.lua
 	mailsSrc string
 	//go:embed lua/arrive.lua
@@ -97,8 +99,8 @@ var (
 	itemsScript        = newScript(holdLibSrc, itemsSrc)
 	spendScript        = newScript(spendSrc)
 	moveScript         = newScript(journalLibSrc, moveSrc)
-	addressScript      = newScript(addressSrc)
-	mailsScript        = newScript(mailsSrc)
+	addressScript      = newScript(addressLibSrc, addressSrc)
+	mailsScript        = newScript(addressLibSrc, mailsSrc)
 	arriveScript       = newScript(arriveSrc)
 	// seriesScript reads the reports through adaptive.lua's signal().
 	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)

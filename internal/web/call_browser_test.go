@@ -9,9 +9,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
-	"github.com/waitq/waitq/internal/testkit/testenv"
 )
 
 // recordCalls keeps every title a page sets in window.titles and counts
@@ -34,18 +32,7 @@ func TestTheTurnCallsInARealBrowser(t *testing.T) {
 	chrome := chromium(t)
 	st := startStack(t, "t")
 	sys, ctx := st.sys, context.Background()
-	ev := testenv.EventID(t)
-	e := sys.CreateEvent(ev, 1, 1)
-	e.Away = queue.Away{KeepSeconds: 12 * 3600, ClaimSeconds: 600}
-	if _, err := sys.Store.PutEvent(ctx, e); err != nil {
-		t.Fatal(err)
-	}
-	sys.Join(ev, "ahead", 1)
-	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
-		n, _ := sys.Store.Client().ZCard(ctx, redisstore.WaitingKey(ev)).Result()
-		return n == 1, "ahead in line"
-	})
-	st.gw.MonitorTick(ctx) // "ahead" holds the slot
+	ev := awayEvent(t, st)
 
 	bctx := browser(t, chrome)
 	var user, called string

@@ -21,18 +21,7 @@ func TestALapsedTurnInARealBrowser(t *testing.T) {
 	chrome := chromium(t)
 	st := startStack(t, "t")
 	sys, ctx := st.sys, context.Background()
-	ev := testenv.EventID(t)
-	e := sys.CreateEvent(ev, 1, 1)
-	e.Away = queue.Away{KeepSeconds: 12 * 3600, ClaimSeconds: 600}
-	if _, err := sys.Store.PutEvent(ctx, e); err != nil {
-		t.Fatal(err)
-	}
-	sys.Join(ev, "ahead", 1)
-	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
-		n, _ := sys.Store.Client().ZCard(ctx, redisstore.WaitingKey(ev)).Result()
-		return n == 1, "ahead in line"
-	})
-	st.gw.MonitorTick(ctx) // "ahead" holds the slot
+	ev := awayEvent(t, st)
 
 	bctx := browser(t, chrome)
 	var user string
@@ -77,4 +66,24 @@ func TestALapsedTurnInARealBrowser(t *testing.T) {
 	); err != nil {
 		t.Fatalf("joining again from the lapsed page (%q): %v", again, err)
 	}
+}
+
+// awayEvent is an event of one slot that keeps places while away (12 h, a
+// 10-minute claim window) whose slot "ahead" holds: the next in line waits.
+func awayEvent(t *testing.T, st *stack) string {
+	t.Helper()
+	sys, ctx := st.sys, context.Background()
+	ev := testenv.EventID(t)
+	e := sys.CreateEvent(ev, 1, 1)
+	e.Away = queue.Away{KeepSeconds: 12 * 3600, ClaimSeconds: 600}
+	if _, err := sys.Store.PutEvent(ctx, e); err != nil {
+		t.Fatal(err)
+	}
+	sys.Join(ev, "ahead", 1)
+	testenv.Eventually(t, 20*time.Second, func() (bool, string) {
+		n, _ := sys.Store.Client().ZCard(ctx, redisstore.WaitingKey(ev)).Result()
+		return n == 1, "ahead in line"
+	})
+	st.gw.MonitorTick(ctx) // "ahead" holds the slot
+	return ev
 }

@@ -26,14 +26,7 @@ local now = tonumber(ARGV[1])
 local out = {}
 
 local function forget(user, value)
-  redis.call('HDEL', KEYS[1], user)
-  local key = string.lower(string.sub(value, 3))
-  local n = tonumber(redis.call('HGET', KEYS[2], key) or '0')
-  if n <= 1 then
-    redis.call('HDEL', KEYS[2], key)
-  else
-    redis.call('HSET', KEYS[2], key, n - 1)
-  end
+  forget_address(KEYS[1], KEYS[2], user, value)
 end
 
 local function call(user, value, deadline)
