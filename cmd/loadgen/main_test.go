@@ -21,6 +21,7 @@ commands:
   attack   places a script takes a minute, and their price, with no challenge, each difficulty, join tokens
   statuses Redis CPU per waiting user and status round, and bytes per waiting user, in the Redis given
   sale     a whole sale in the Redis given: joins, statuses every interval, admission at a rate, drained
+  turns    a sale in simulated time where people step away and buyers never come: occupancy, lost turns, the estimate's error
 
 Run "loadgen <command> -h" for the command's flags.
 `
