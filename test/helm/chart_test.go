@@ -47,6 +47,11 @@ var full = []string{
 	"--set", "wsGateway.autoscaling.metric=sockets",
 	"--set", "networkPolicy.egress.enabled=true",
 	"--set", "trustedProxies=10.0.0.0/8",
+	"--set", "wsGateway.publicUrl=https://queue.example.com",
+	"--set", "wsGateway.smtp.addr=relay.example.com:587",
+	"--set", "wsGateway.smtp.from=queue@example.com",
+	"--set", "wsGateway.smtp.user=queue",
+	"--set", "secrets.smtpPassword=smtp-password-0123",
 	"--set-json", `networkPolicy.publicFrom=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"ingress-nginx"}}}]`,
 }
 
@@ -274,6 +279,15 @@ func checkProgram(t *testing.T, m *manifests, name string, p program, hpa, sprea
 
 func checkFull(t *testing.T, m *manifests) {
 	t.Helper()
+	env := map[string]corev1.EnvVar{}
+	for _, e := range m.deployments["wq-waitq-ws-gateway"].Spec.Template.Spec.Containers[0].Env {
+		env[e.Name] = e
+	}
+	if env["WAITQ_SMTP_ADDR"].Value != "relay.example.com:587" || env["WAITQ_SMTP_FROM"].Value != "queue@example.com" ||
+		env["WAITQ_SMTP_STARTTLS"].Value != "true" || env["WAITQ_SMTP_PASSWORD"].ValueFrom == nil ||
+		env["WAITQ_SMTP_PASSWORD"].ValueFrom.SecretKeyRef.Key != "smtp-password" {
+		t.Errorf("ws-gateway's mail settings: %+v %+v %+v %+v", env["WAITQ_SMTP_ADDR"], env["WAITQ_SMTP_FROM"], env["WAITQ_SMTP_STARTTLS"], env["WAITQ_SMTP_PASSWORD"])
+	}
 	guard := m.deployments["wq-waitq-waitq-guard"].Spec.Template.Spec.Containers[0]
 	for _, e := range guard.Env {
 		switch e.Name {

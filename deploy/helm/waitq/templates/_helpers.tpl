@@ -122,6 +122,17 @@ guard: {name: waitq-guard, program: waitq-guard, port: 8083, live: /waitq-guard/
 - name: WAITQ_TRUSTED_PROXIES
   value: {{ . | quote }}
 {{- end }}
+{{- with $v.smtp }}{{- if .addr }}
+- name: WAITQ_SMTP_ADDR
+  value: {{ .addr | quote }}
+- name: WAITQ_SMTP_FROM
+  value: {{ required "wsGateway.smtp.from is required with smtp.addr" .from | quote }}
+- name: WAITQ_SMTP_USER
+  value: {{ .user | quote }}
+- name: WAITQ_SMTP_STARTTLS
+  value: {{ .starttls | quote }}
+{{ include "waitq.secretEnv" (list $ "WAITQ_SMTP_PASSWORD" "smtp-password" true) }}
+{{- end }}{{- end }}
 {{- else if eq $key "guard" }}
 - name: WAITQ_ORIGIN_URL
   value: {{ required "guard.originUrl is required" $v.originUrl | quote }}
