@@ -3,6 +3,7 @@ package entry_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -106,12 +107,37 @@ func TestGuardReportsTheArrivalOnce(t *testing.T) {
 		t.Fatalf("%d arrivals, want only the first request's", len(got))
 	}
 	// A POST straight from the waiting room is an arrival too; a failed
-	// report leaves the visitor's answer alone.
+	// report leaves the visitor's answer alone, and is tried again
+	// (ArriveTries in all).
 	gw.status.Store(http.StatusServiceUnavailable)
 	resp = f.do(http.MethodPost, "http://shop.example/cart?"+entry.TokenParam+"="+tok, "", "")
+	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(body) != "origin" {
+		t.Fatalf("POST arrival: %d %q", resp.StatusCode, body)
+	}
 	f.guard.Wait()
-	if body, _ := io.ReadAll(resp.Body); resp.StatusCode != 200 || string(body) != "origin" || len(gw.got()) != 2 || failures.Load() != 1 {
-		t.Fatalf("POST arrival: %d %q, %d arrivals, %d failures", resp.StatusCode, body, len(gw.got()), failures.Load())
+	if len(gw.got()) != 1+entry.ArriveTries || failures.Load() != entry.ArriveTries {
+		t.Fatalf("a failing report: %d arrivals, %d failures; want %d tries", len(gw.got())-1, failures.Load(), entry.ArriveTries)
+	}
+}
+
+// TestAnArrivalOutlivesAShortOutage: a report the gateway fails twice (it
+// restarts) is sent again until it is taken.
+func TestAnArrivalOutlivesAShortOutage(t *testing.T) {
+	k1, _ := entry.NewKeyring("k1", seed(1), nil)
+	var tries atomic.Int64
+	f := newFixture(t, k1, func(c *entry.GuardConfig) {
+		c.Arrive = func(ctx context.Context, token string) error {
+			if tries.Add(1) <= 2 {
+				return errors.New("503 Service Unavailable")
+			}
+			return nil
+		}
+	})
+	tok := k1.Sign(claims(event, "alice", time.Hour))
+	f.do(http.MethodGet, "http://shop.example/product/1?"+entry.TokenParam+"="+tok, "", "")
+	f.guard.Wait()
+	if tries.Load() != 3 {
+		t.Fatalf("%d tries, want 3: two failed, the third taken", tries.Load())
 	}
 }
 

@@ -280,19 +280,34 @@ func (g *Guard) Check(w http.ResponseWriter, r *http.Request) (*http.Request, bo
 	return r.WithContext(context.WithValue(r.Context(), admissionKey{}, a)), true
 }
 
+// ArriveTries is how many times an arrival report that fails is sent:
+// a second, then two, then four apart, so that a gateway out for a few
+// seconds does not make a buyer in the shop a no-show (the event's
+// arrivalSeconds is at least 10).
+const ArriveTries = 4
+
 // arrived reports the arrival of token, which came from the waiting room
-// with r, in the background (GuardConfig.Arrive).
+// with r, in the background (GuardConfig.Arrive), each try bounded by
+// ReleaseTimeout.
 func (g *Guard) arrived(r *http.Request, token string) {
 	if g.arrive == nil {
 		return
 	}
 	ctx := context.WithoutCancel(r.Context())
 	g.releases.Go(func() {
-		ctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
-		defer cancel()
-		if err := g.arrive(ctx, token); err != nil {
-			g.log.Warn("reporting an arrival failed", "event", g.eventID, "err", err)
+		var err error
+		for try := range ArriveTries {
+			if try > 0 {
+				time.Sleep(time.Second << (try - 1))
+			}
+			tctx, cancel := context.WithTimeout(ctx, ReleaseTimeout)
+			err = g.arrive(tctx, token)
+			cancel()
+			if err == nil {
+				return
+			}
 		}
+		g.log.Warn("reporting an arrival failed", "event", g.eventID, "tries", ArriveTries, "err", err)
 	})
 }
 
