@@ -97,6 +97,13 @@ func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.L
 		"refused":    desc("waitq_event_challenges_refused_total", "Challenge solutions refused (wrong, forged, expired, another event's or visitor's, too easy)."),
 		"difficulty": desc("waitq_event_challenge_difficulty_bits", "The challenge difficulty in force (leading zero bits; adaptive: follows the join rate)."),
 		"doorRate":   desc("waitq_event_door_joins_per_second", "Joins through the door a second, over about ten seconds (what the adaptive difficulty follows)."),
+		"away":       desc("waitq_event_away", "Waiting users whose page has been closed for longer than the disconnect grace (their places kept: away)."),
+		"called":     desc("waitq_event_called", "Turns that came while their users were away, waiting for them (the claim window)."),
+		"calledAll":  desc("waitq_event_called_total", "Turns ever called while their users were away."),
+		"claimed":    desc("waitq_event_claimed_total", "Called users who came back within the claim window and were admitted."),
+		"lapsedAll":  desc("waitq_event_lapsed_total", "Called users not back within the claim window (no_show)."),
+		"arrived":    desc("waitq_event_arrived_total", "Admissions whose arrival at the shop was reported."),
+		"noShows":    desc("waitq_event_no_shows_total", "Admissions whose slot was freed: not arrived within the arrival window."),
 	}}
 }
 
@@ -120,6 +127,22 @@ func (c *eventCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Unlock()
 	for _, m := range ms {
 		ch <- m
+	}
+}
+
+// putTurns puts the figures of st's away turns and arrivals, for an event
+// that keeps places while away or has an arrival window.
+func putTurns(put func(name string, t prometheus.ValueType, v float64), st queue.EventStatus) {
+	if t := st.Turns; t != nil {
+		put("away", prometheus.GaugeValue, float64(t.Away))
+		put("called", prometheus.GaugeValue, float64(t.Called))
+		put("calledAll", prometheus.CounterValue, float64(t.CalledTotal))
+		put("claimed", prometheus.CounterValue, float64(t.ClaimedTotal))
+		put("lapsedAll", prometheus.CounterValue, float64(t.LapsedTotal))
+	}
+	if a := st.Arrivals; a != nil {
+		put("arrived", prometheus.CounterValue, float64(a.ArrivedTotal))
+		put("noShows", prometheus.CounterValue, float64(a.NoShowTotal))
 	}
 }
 
@@ -165,6 +188,7 @@ func (c *eventCollector) read(emit func(prometheus.Metric)) {
 		if len(st.Health) > 0 {
 			put("reportAge", prometheus.GaugeValue, float64(now-st.Health[0].At)/1000)
 		}
+		putTurns(put, st)
 		cs := st.Control
 		if cs == nil {
 			put("rate", prometheus.GaugeValue, float64(st.AdmitPerMinute))

@@ -7,7 +7,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/waitq/waitq/internal/producer"
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsys"
 )
@@ -76,5 +78,30 @@ func TestPublicMetricsAreNoRedisAmplifier(t *testing.T) {
 	// turns called while away.
 	if n := after["zcard"] - before["zcard"]; n != 3*events {
 		t.Errorf("40 scrapes of %d events ran ZCARD %d times, want %d (one read)", events, n, 3*events)
+	}
+}
+
+// TestTurnsAreOnMetrics: an event that keeps places while away shows its
+// away people, turns called and lapsed on /metrics.
+func TestTurnsAreOnMetrics(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	e := startAPI(t, sys, producer.Config{TrustUserHeader: true, TrustedProxies: loopback, AdminToken: adminToken})
+	ev := testenv.EventID(t)
+	if r := e.putEvent(t, ev, `{"capacity":5}`); r.status != 201 {
+		t.Fatalf("create: %d %s", r.status, r.body)
+	}
+	rdb := sys.Redis.Client()
+	ctx := t.Context()
+	rdb.ZAdd(ctx, redisstore.CalledKey(ev), redis.Z{Member: "u1", Score: 9e12}, redis.Z{Member: "u2", Score: 9e12})
+	rdb.HSet(ctx, redisstore.StatsKey(ev), "calledTotal", 3, "lapsedTotal", 1)
+	rdb.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: "u3", Score: 1})
+	r := e.do(t, "GET", "/metrics", nil, nil)
+	for _, want := range []string{
+		fmt.Sprintf(`waitq_event_called{event="%s"} 2`, ev), fmt.Sprintf(`waitq_event_called_total{event="%s"} 3`, ev),
+		fmt.Sprintf(`waitq_event_lapsed_total{event="%s"} 1`, ev), fmt.Sprintf(`waitq_event_away{event="%s"} 1`, ev),
+	} {
+		if !strings.Contains(string(r.body), want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 }
