@@ -296,7 +296,7 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		ConfiguredAt: r.Config.TS,
 		Waiting:      map[string]int64{}, Holders: map[string]int64{}, Served: map[string]int64{}, Prequeue: map[string]int64{},
 		JoinKeys: map[string]string{},
-		Holds:  map[string]Hold{}, Sold: map[string]string{},
+		Holds:    map[string]Hold{}, Sold: map[string]string{},
 		Called: map[string]int64{}, CallPlaces: map[string]int64{}, Lapsed: map[string]int64{}, Moved: map[string]int64{},
 	}
 	var drawer *draw.Drawer
