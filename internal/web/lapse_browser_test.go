@@ -87,3 +87,44 @@ func awayEvent(t *testing.T, st *stack) string {
 	st.gw.MonitorTick(ctx) // "ahead" holds the slot
 	return ev
 }
+
+// TestAPlaceOutlivesAClosedPage: a page closed for longer than the
+// disconnect grace (once, the place was lost after it) and opened again
+// finds the same place: the same score in the line, the same ticket (no
+// second join).
+func TestAPlaceOutlivesAClosedPage(t *testing.T) {
+	chrome := chromium(t)
+	st := startStack(t, "t")
+	sys, ctx := st.sys, context.Background()
+	ev := awayEvent(t, st)
+	bctx := browser(t, chrome)
+	var user, before string
+	if err := chromedp.Run(bctx, joinInPage(st.page+"/?event="+ev, &user),
+		chromedp.Poll(`document.querySelector("#position").textContent === "1"`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Evaluate(`JSON.parse(localStorage.getItem("waitq:`+ev+`")).ticket`, &before),
+		chromedp.Navigate("about:blank")); err != nil {
+		t.Fatalf("join: %v", err)
+	}
+	sys.Join(ev, "behind", time.Now().UnixMilli())
+	time.Sleep(1500 * time.Millisecond) // the gateway lets go of the presence
+	rdb := sys.Store.Client()
+	score, err := rdb.ZScore(ctx, redisstore.WaitingKey(ev), user).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Gone for ten minutes, far past the grace: ticks sweep and admit.
+	rdb.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: user, Score: float64(time.Now().Add(-10 * time.Minute).UnixMilli())})
+	st.gw.MonitorTick(ctx)
+	var after string
+	if err := chromedp.Run(bctx, chromedp.Navigate(st.page+"/?event="+ev),
+		chromedp.Poll(`document.querySelector("#position").textContent === "1"`, nil, chromedp.WithPollingTimeout(20*time.Second)),
+		chromedp.Evaluate(`JSON.parse(localStorage.getItem("waitq:`+ev+`")).ticket`, &after)); err != nil {
+		t.Fatalf("the page opened again: %v", err)
+	}
+	if got, err := rdb.ZScore(ctx, redisstore.WaitingKey(ev), user).Result(); err != nil || got != score {
+		t.Fatalf("the place after the page came back: %v, %v; want the same score %v", got, err, score)
+	}
+	if after != before {
+		t.Fatalf("the page joined again: ticket %q, was %q", after, before)
+	}
+}
