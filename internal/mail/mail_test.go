@@ -1,7 +1,6 @@
 package mail_test
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"log/slog"
@@ -14,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/waitq/waitq/internal/mail"
+	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testsmtp"
 )
 
@@ -48,7 +48,7 @@ func body(t *testing.T, r io.Reader) string {
 // headers, its subject in the page's language, the link intact.
 func TestSendsThroughARealRelay(t *testing.T) {
 	srv := testsmtp.Start(t)
-	var logs bytes.Buffer
+	var logs testenv.Buffer
 	s, reg := startSender(t, srv.Addr, &logs)
 	link := "https://queue.example.com/?event=sale&resume=abc.def-_ghi"
 	until := time.Date(2026, 11, 28, 20, 30, 0, 0, time.UTC)
@@ -92,7 +92,7 @@ func value(t *testing.T, reg *prometheus.Registry, name string) float64 {
 // TestARelayDownIsAFailureLoggedWithoutTheAddress: nothing listens; the
 // mail is tried, counted failed, and the log names its tag, not its address.
 func TestARelayDownIsAFailureLoggedWithoutTheAddress(t *testing.T) {
-	var logs bytes.Buffer
+	var logs testenv.Buffer
 	s, reg := startSender(t, "127.0.0.1:1", &logs)
 	s.Send(mail.Compose("secret.person@example.com", mail.Turn{Title: "sale", Link: "https://q.example/"}))
 	deadline := time.Now().Add(5 * time.Second)
@@ -115,7 +115,7 @@ func TestHeadersTakeNoLineBreak(t *testing.T) {
 		t.Fatalf("subject %q", m.Subject)
 	}
 	srv := testsmtp.Start(t)
-	var logs bytes.Buffer
+	var logs testenv.Buffer
 	s, reg := startSender(t, srv.Addr, &logs)
 	bad := mail.Compose("a@example.com\r\nBcc: everyone@example.com", mail.Turn{Title: "sale", Link: "https://q.example/"})
 	s.Send(bad)
@@ -167,7 +167,7 @@ func TestStartTLSAndAuthPlain(t *testing.T) {
 		cfg.Timeout = 3 * time.Second // aiosmtpd answers a failed AUTH slowly
 		mod(&cfg)
 		reg := prometheus.NewRegistry()
-		var logs bytes.Buffer
+		var logs testenv.Buffer
 		s, err := mail.NewSender(cfg, slog.New(slog.NewTextHandler(&logs, nil)), reg)
 		if err != nil {
 			t.Fatal(err)

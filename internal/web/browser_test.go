@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -54,6 +55,13 @@ func startStack(t *testing.T, adminToken string) *stack {
 // through wrap, when not nil: what a proxy in front does to it.
 func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) http.Handler) *stack {
 	t.Helper()
+	return startStackWith(t, adminToken, wrap, nil)
+}
+
+// startStackWith is startStackBehind whose gateway mails the people called
+// through mailer, when not nil, its page's address their links' base.
+func startStackWith(t *testing.T, adminToken string, wrap func(http.Handler) http.Handler, mailer gateway.Mailer) *stack {
+	t.Helper()
 	sys := testsys.Start(t, testsys.Options{})
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
@@ -68,8 +76,16 @@ func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) h
 	}
 	prod := httptest.NewServer(api)
 	t.Cleanup(prod.Close)
-	gw, err := gateway.New(gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL},
-		gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t)})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := gateway.Config{StatusInterval: 100 * time.Millisecond, AdmitInterval: time.Hour, DisconnectGrace: time.Hour, ProducerURL: prod.URL}
+	deps := gateway.Deps{Store: sys.Store, Publisher: sys.Pub, Tickets: tickets, Entry: keys, Logger: testenv.Logger(t)}
+	if mailer != nil {
+		cfg.PublicURL, deps.Mails, deps.Mailer = "http://"+ln.Addr().String(), sys.Store, mailer
+	}
+	gw, err := gateway.New(cfg, deps)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +100,10 @@ func startStackBehind(t *testing.T, adminToken string, wrap func(http.Handler) h
 	if wrap != nil {
 		h = wrap(gw)
 	}
-	site := httptest.NewServer(h)
+	site := httptest.NewUnstartedServer(h)
+	site.Listener.Close()
+	site.Listener = ln
+	site.Start()
 	t.Cleanup(func() {
 		site.Close()
 		stop()

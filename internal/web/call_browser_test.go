@@ -7,7 +7,6 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/redisstore"
 )
@@ -34,7 +33,7 @@ func TestTheTurnCallsInARealBrowser(t *testing.T) {
 	sys, ctx := st.sys, context.Background()
 	ev := awayEvent(t, st)
 
-	bctx := browser(t, chrome)
+	bctx := browser(t, chrome, noPageCache)
 	var user, called string
 	if err := chromedp.Run(bctx,
 		chromedp.ActionFunc(func(ctx context.Context) error {
@@ -63,9 +62,7 @@ func TestTheTurnCallsInARealBrowser(t *testing.T) {
 	if err := chromedp.Run(bctx, chromedp.Navigate("about:blank")); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(1500 * time.Millisecond) // the gateway lets go of the presence (Tracker.Flush)
-	long := float64(time.Now().Add(-2 * time.Hour).UnixMilli())
-	sys.Store.Client().ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: user, Score: long})
+	awaySince(t, st, ev, user, 2*time.Hour)
 	if _, _, err := sys.Store.Release(ctx, ev, "ahead", time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}

@@ -23,14 +23,13 @@ func TestALapsedTurnInARealBrowser(t *testing.T) {
 	sys, ctx := st.sys, context.Background()
 	ev := awayEvent(t, st)
 
-	bctx := browser(t, chrome)
+	bctx := browser(t, chrome, noPageCache)
 	var user string
 	if err := chromedp.Run(bctx, joinInPage(st.page+"/?event="+ev, &user), chromedp.Navigate("about:blank")); err != nil {
 		t.Fatalf("join: %v", err)
 	}
-	time.Sleep(1500 * time.Millisecond) // the gateway lets go of the presence
+	awaySince(t, st, ev, user, 2*time.Hour)
 	rdb := sys.Store.Client()
-	rdb.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: user, Score: float64(time.Now().Add(-2 * time.Hour).UnixMilli())})
 	if _, _, err := sys.Store.Release(ctx, ev, "ahead", time.Now().UnixMilli()); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +96,7 @@ func TestAPlaceOutlivesAClosedPage(t *testing.T) {
 	st := startStack(t, "t")
 	sys, ctx := st.sys, context.Background()
 	ev := awayEvent(t, st)
-	bctx := browser(t, chrome)
+	bctx := browser(t, chrome, noPageCache)
 	var user, before string
 	if err := chromedp.Run(bctx, joinInPage(st.page+"/?event="+ev, &user),
 		chromedp.Poll(`document.querySelector("#position").textContent === "1"`, nil, chromedp.WithPollingTimeout(20*time.Second)),
@@ -106,14 +105,13 @@ func TestAPlaceOutlivesAClosedPage(t *testing.T) {
 		t.Fatalf("join: %v", err)
 	}
 	sys.Join(ev, "behind", time.Now().UnixMilli())
-	time.Sleep(1500 * time.Millisecond) // the gateway lets go of the presence
 	rdb := sys.Store.Client()
 	score, err := rdb.ZScore(ctx, redisstore.WaitingKey(ev), user).Result()
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Gone for ten minutes, far past the grace: ticks sweep and admit.
-	rdb.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: user, Score: float64(time.Now().Add(-10 * time.Minute).UnixMilli())})
+	awaySince(t, st, ev, user, 10*time.Minute)
 	st.gw.MonitorTick(ctx)
 	var after string
 	if err := chromedp.Run(bctx, chromedp.Navigate(st.page+"/?event="+ev),
@@ -128,3 +126,21 @@ func TestAPlaceOutlivesAClosedPage(t *testing.T) {
 		t.Fatalf("the page joined again: ticket %q, was %q", after, before)
 	}
 }
+
+// awaySince makes user, whose page closed, away in ev since d ago: once the
+// gateway let go of the presence the closed socket held (a let-go after it
+// would make them present again, at its time), their presence goes d back.
+func awaySince(t *testing.T, st *stack, ev, user string, d time.Duration) {
+	t.Helper()
+	rdb, ctx := st.sys.Store.Client(), context.Background()
+	testenv.Eventually(t, 10*time.Second, func() (bool, string) {
+		s, err := rdb.ZScore(ctx, redisstore.SeenKey(ev), user).Result()
+		return err == nil && s < 1<<50, "the gateway letting go of the closed page's presence"
+	})
+	rdb.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: user, Score: float64(time.Now().Add(-d).UnixMilli())})
+}
+
+// noPageCache turns the browser's back-forward cache off: a page navigated
+// away from is gone, its socket closed, as a tab closed (with the cache, it
+// stays open in the background, reading its status).
+var noPageCache = chromedp.Flag("disable-features", "site-per-process,Translate,BlinkGenPropertyTrees,BackForwardCache")
