@@ -102,6 +102,9 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 		"configuredAt", stamp,
 		"capacity", e.Capacity,
 		"staySeconds", e.StaySeconds,
+		// its older spelling too, for one release: a process of the older
+		// code reads a configuration this one writes (a rolling upgrade)
+		"holdSeconds", e.StaySeconds,
 		"state", string(e.State),
 		"partitions", e.Partitions,
 		"admitPerMinute", e.AdmitPerMinute,
