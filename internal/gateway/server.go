@@ -229,6 +229,8 @@ type Server struct {
 	// claims pokes the monitor when a called user came back: their claim
 	// is admitted by the next tick, run at once (monitorLoop).
 	claims chan struct{}
+	// pokedAt is when pokeClaims last asked for a tick (unix ms, wall).
+	pokedAt atomic.Int64
 	// sampled is the series period (unix ms) the slot monitor last
 	// sampled: the next sample is due at the next period (seriesDue).
 	sampled atomic.Int64

@@ -136,9 +136,20 @@ func (s *Server) deliver(c *conn, e *queue.Event, p queue.Place, slotAt, total i
 	s.writers.status(c, &f)
 }
 
+// claimPokeEvery bounds the ticks pokeClaims asks for: a called user
+// whose claim waits (the event full or paused) is read every status round,
+// and each read would otherwise ask for a whole monitor tick again.
+const claimPokeEvery = time.Second
+
 // pokeClaims has the monitor tick at once: a called user came back (the
 // status read put them in the event's claims), and the tick admits them.
+// At most once per claimPokeEvery (the wall clock: a bound on work, not a
+// rule of the line); the regular ticks admit what waits longer.
 func (s *Server) pokeClaims() {
+	now := time.Now().UnixMilli()
+	if last := s.pokedAt.Load(); now-last < claimPokeEvery.Milliseconds() || !s.pokedAt.CompareAndSwap(last, now) {
+		return
+	}
 	select {
 	case s.claims <- struct{}{}:
 	default:
