@@ -33,6 +33,11 @@
 //	                people step away, some for good, some admitted never
 //	                reach the shop; the shop's occupancy, turns lost by
 //	                people back in time, the estimate's error
+//	loadgen cost    CPU time per join of each program, each a process of
+//	                its own (producer-api, ingest-consumer, redis-server, the
+//	                kfake broker), against a baseline program doing the same
+//	                job with nothing else (loadgen baseline producer|ingest,
+//	                which cost starts), alternating rounds
 //
 // Except for statuses, sale and turns, which use the Redis their -redis names (and
 // delete their event afterwards), every part runs on this machine by
@@ -91,6 +96,8 @@ func commands() []command {
 		{"statuses", loadgen.RunStatuses, "Redis CPU per waiting user and status round, and bytes per waiting user, in the Redis given"},
 		{"sale", loadgen.RunSale, "a whole sale in the Redis given: joins, statuses every interval, admission at a rate, drained"},
 		{"turns", loadgen.RunTurns, "a sale in simulated time where people step away and buyers never come: occupancy, lost turns, the estimate's error"},
+		{"cost", loadgen.RunCost, "CPU per join of each program in a process of its own (producer-api, ingest-consumer, Redis, the broker) against a baseline program doing the same job"},
+		{"baseline", loadgen.RunBaseline, "cost's baseline programs (producer|ingest), run by cost as child processes"},
 	}
 }
 

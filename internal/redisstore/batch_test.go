@@ -132,7 +132,7 @@ func putBatchEvent(t *testing.T, s *redisstore.Store, c redis.UniversalClient, e
 	p.ZAdd(ctx, redisstore.ServedKey(ev), redis.Z{Score: float64(batchNow - 2_000), Member: "u0"}, redis.Z{Score: float64(batchNow - 90_000), Member: "u1"},
 		redis.Z{Score: float64(batchNow - 500_000), Member: "u2"})
 	p.ZAdd(ctx, redisstore.HoldersKey(ev), redis.Z{Score: float64(batchNow + 58_000), Member: "u0"}, redis.Z{Score: float64(batchNow - 30_000), Member: "u1"})
-	p.HSet(ctx, redisstore.JoinKeysKey(ev), "u1", "v1")
+	p.HSet(ctx, redisstore.JoinKeysKey(ev), "u1", redisstore.JoinKeyDigest("v1"))
 	if _, err := p.Exec(ctx); err != nil {
 		t.Fatal(err)
 	}

@@ -357,7 +357,7 @@ func ingestColumns(args []any, listed []ingestEntry, columns string, drawer *dra
 	}
 	if strings.Contains(columns, "v") {
 		for _, e := range listed {
-			args = append(args, e.m.JoinKey)
+			args = append(args, JoinKeyDigest(e.m.JoinKey))
 		}
 	}
 	if drawer != nil {

@@ -1,5 +1,10 @@
 package redisstore
 
+import (
+	"encoding/base64"
+	"hash/fnv"
+)
+
 // EventsKey is the SET of registered event ids (docs/data.md#keys).
 const EventsKey = "waitq:events"
 
@@ -147,9 +152,23 @@ func JournalKey(eventID string) string { return "waitq:{" + eventID + "}:journal
 // GatewaysKey is the gateways reading eventID's line, a ZSET (docs/data.md#keys).
 func GatewaysKey(eventID string) string { return "waitq:{" + eventID + "}:gateways" }
 
-// JoinKeysKey is eventID's users' join keys, a HASH named :visits
-// (docs/data.md#keys).
+// JoinKeysKey is eventID's users' join keys (each as JoinKeyDigest), a
+// HASH named :visits (docs/data.md#keys).
 func JoinKeysKey(eventID string) string { return "waitq:{" + eventID + "}:visits" }
+
+// JoinKeyDigest is what the line keeps of a join key: its 64-bit FNV-1a,
+// base64url, 11 characters however long the key (up to 64), so that a
+// waiting person's entry of :visits fits the allocator's 16-byte class.
+// Only a user's own keys are ever compared, so a collision is the user's
+// own (their late try is taken as a try of the admitted join).
+func JoinKeyDigest(key string) string {
+	if key == "" {
+		return ""
+	}
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(key))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+}
 
 // SpentKey is eventID's spent one-time proofs, a ZSET (docs/data.md#keys).
 func SpentKey(eventID string) string { return "waitq:{" + eventID + "}:spent" }

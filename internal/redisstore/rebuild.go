@@ -130,7 +130,11 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	if len(unrecorded) > 0 {
 		p.ZAdd(ctx, k.unrecorded, unrecorded...)
 	}
-	hsetAll(ctx, p, k.joinKeys, st.JoinKeys)
+	digests := make(map[string]string, len(st.JoinKeys))
+	for user, key := range st.JoinKeys {
+		digests[user] = JoinKeyDigest(key)
+	}
+	hsetAll(ctx, p, k.joinKeys, digests)
 	places := make(map[string]string, len(st.CallPlaces))
 	for user, place := range st.CallPlaces {
 		places[user] = strconv.FormatInt(place, 10)

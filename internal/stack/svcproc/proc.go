@@ -26,6 +26,8 @@ const DefaultReadyLimit = 30 * time.Second
 
 // Options configure a Proc.
 type Options struct {
+	// Args are the binary's arguments (none when empty).
+	Args []string
 	// Env is the process's whole environment as KEY=VALUE. Start adds
 	// AddrVar, a free loopback address, which wins over one in Env.
 	Env []string
@@ -35,6 +37,10 @@ type Options struct {
 	// OutputLimit bounds the bytes of output kept (and echoed) over all the
 	// process's runs; the rest is counted by Discarded. 0: no bound.
 	OutputLimit int
+	// ListenAddr, for a program that serves no HTTP (the kfake broker), is
+	// the address it listens on: it is ready once that takes a TCP
+	// connection, instead of once its /readyz answers 200.
+	ListenAddr string
 	// ReadyLimit bounds the wait for /readyz at each start
 	// (DefaultReadyLimit when 0).
 	ReadyLimit time.Duration
@@ -46,6 +52,8 @@ type Options struct {
 // captured together. Its methods are safe for concurrent use.
 type Proc struct {
 	path  string
+	args  []string
+	lsn   string // Options.ListenAddr
 	name  string // base name of path, for errors
 	env   []string
 	addr  string
@@ -74,6 +82,8 @@ func Start(ctx context.Context, path string, opts Options) (*Proc, error) {
 	}
 	p := &Proc{
 		path:  path,
+		args:  opts.Args,
+		lsn:   opts.ListenAddr,
 		name:  filepath.Base(path),
 		env:   append(slices.Clip(opts.Env), AddrVar+"="+addr),
 		addr:  addr,
@@ -99,7 +109,7 @@ func (p *Proc) Restart(ctx context.Context) error {
 		p.mu.Unlock()
 		return fmt.Errorf("svcproc: restart of %s, which is running", p.name)
 	}
-	cmd := exec.Command(p.path)
+	cmd := exec.Command(p.path, p.args...)
 	cmd.Env = p.env
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	cmd.SysProcAttr = childProcAttr()
@@ -114,7 +124,11 @@ func (p *Proc) Restart(ctx context.Context) error {
 	}()
 	p.cur, p.last = r, r
 	p.mu.Unlock()
-	if err := WaitReady(ctx, p.URL()+"/readyz", r.exited, p.limit); err != nil {
+	wait := func() error { return WaitReady(ctx, p.URL()+"/readyz", r.exited, p.limit) }
+	if p.lsn != "" {
+		wait = func() error { return waitListening(ctx, p.lsn, r.exited, p.limit) }
+	}
+	if err := wait(); err != nil {
 		p.Kill()
 		return fmt.Errorf("svcproc: %s: %w", p.name, err)
 	}

@@ -29,22 +29,46 @@ func FreeAddr() (string, error) {
 func WaitReady(ctx context.Context, url string, exited <-chan struct{}, limit time.Duration) error {
 	c := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{Proxy: nil}}
 	defer c.CloseIdleConnections()
+	return poll(ctx, url, exited, limit, func() string {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return err.Error()
+		}
+		resp, err := c.Do(req)
+		if err != nil {
+			return err.Error()
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusOK {
+			return ""
+		}
+		return resp.Status
+	})
+}
+
+// waitListening polls addr until it takes a TCP connection, as WaitReady
+// polls a /readyz: the readiness of a program that serves no HTTP.
+func waitListening(ctx context.Context, addr string, exited <-chan struct{}, limit time.Duration) error {
+	d := &net.Dialer{Timeout: 2 * time.Second}
+	return poll(ctx, addr, exited, limit, func() string {
+		c, err := d.DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return err.Error()
+		}
+		c.Close()
+		return ""
+	})
+}
+
+// poll calls probe every 50 ms until it answers "" (ready; else what it
+// saw), exited is closed, ctx ends or limit passes.
+func poll(ctx context.Context, what string, exited <-chan struct{}, limit time.Duration, probe func() string) error {
 	deadline := time.Now().Add(limit)
 	last := "no answer yet"
 	for {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
-		if err != nil {
-			return err
-		}
-		if resp, err := c.Do(req); err != nil {
-			last = err.Error()
-		} else {
-			_, _ = io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return nil
-			}
-			last = resp.Status
+		if last = probe(); last == "" {
+			return nil
 		}
 		select {
 		case <-exited:
@@ -54,7 +78,7 @@ func WaitReady(ctx context.Context, url string, exited <-chan struct{}, limit ti
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s not ready within %s (last: %s)", url, limit, last)
+			return fmt.Errorf("%s not ready within %s (last: %s)", what, limit, last)
 		}
 	}
 }

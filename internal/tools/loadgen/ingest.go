@@ -37,6 +37,7 @@ type ingestConfig struct {
 	rounds   int
 	timeout  time.Duration
 	cluster  bool
+	keyed    bool // each join has a join key, as the page's (cost's pre-fill)
 }
 
 // bind declares the ingest flags.
@@ -132,12 +133,17 @@ func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkaj
 	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
 }
 
-// benchJoin returns the i-th join message of the bench event.
-func benchJoin(i int, base int64) queue.Message {
-	return queue.Message{
+// benchJoin returns the i-th join message of the bench event, with a
+// 32-character join key when keyed.
+func benchJoin(i int, base int64, keyed bool) queue.Message {
+	m := queue.Message{
 		V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent,
 		UserID: "u" + strconv.Itoa(i), TS: base + int64(i), ID: "prefill-" + strconv.Itoa(i),
 	}
+	if keyed {
+		m.JoinKey = fmt.Sprintf("%032x", i)
+	}
+	return m
 }
 
 // prefill writes cfg.n join messages to the bench topic in large batches and
@@ -160,7 +166,7 @@ func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig,
 	for i := 0; i < cfg.n; i += prefillChunk {
 		msgs = msgs[:0]
 		for j := i; j < min(i+prefillChunk, cfg.n); j++ {
-			m := benchJoin(j, base)
+			m := benchJoin(j, base, cfg.keyed)
 			v, err := m.Encode()
 			if err != nil {
 				return 0, fmt.Errorf("prefill: encode %s: %w", m.ID, err)
@@ -189,7 +195,7 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	cpu := startRedisCPU(ctx, store.Client())
 	start := time.Now()
 	t := stack.Go(ctx, cons.Run)
-	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.Exited(), stderr)
+	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.Exited(), nil, stderr)
 	res.redisCPU = cpu()
 	switch stopErr := t.Stop(20 * time.Second); {
 	case errors.Is(stopErr, stack.ErrNotStopped):
@@ -247,12 +253,12 @@ func rebuildLine(ctx context.Context, conn kafkajoin.BrokerConfig, store *rediss
 	return res, nil
 }
 
-// clearLine removes the bench event's line, holders, counters and applied
+// clearLine removes the bench event's line, holders, counters, join keys and applied
 // offsets (not its configuration), for a second run over the same topic.
 func clearLine(ctx context.Context, rc redis.UniversalClient) error {
 	ev := benchEvent
 	err := rc.Del(ctx, redisstore.WaitingKey(ev), redisstore.HoldersKey(ev), redisstore.StatsKey(ev),
-		redisstore.SeenKey(ev), redisstore.ServedKey(ev), redisstore.OffsetsKey(ev)).Err()
+		redisstore.SeenKey(ev), redisstore.ServedKey(ev), redisstore.OffsetsKey(ev), redisstore.JoinKeysKey(ev)).Err()
 	if err != nil {
 		return fmt.Errorf("clear the line of %s: %w", ev, err)
 	}
@@ -261,8 +267,9 @@ func clearLine(ctx context.Context, rc redis.UniversalClient) error {
 
 // pollLine polls the bench event every pollInterval until want users are in
 // its waiting line or were admitted, the consumer exits, ctx ends or limit
-// passes.
-func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start time.Time, limit time.Duration, exited <-chan struct{}, stderr io.Writer) (consumeResult, error) {
+// passes. It calls first (unless nil) with the count when it first sees
+// one.
+func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start time.Time, limit time.Duration, exited <-chan struct{}, first func(n int64), stderr io.Writer) (consumeResult, error) {
 	var res consumeResult
 	key := redisstore.WaitingKey(benchEvent)
 	t := time.NewTicker(pollInterval)
@@ -297,6 +304,9 @@ func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start t
 		}
 		if n > 0 && res.firstWrite == 0 {
 			res.firstWrite, res.atFirst = now.Sub(start), n
+			if first != nil {
+				first(n)
+			}
 		}
 		if n >= want {
 			res.elapsed = now.Sub(start)

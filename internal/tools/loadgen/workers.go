@@ -179,16 +179,18 @@ func join(ctx context.Context, c *http.Client, url, user string) (class, sample 
 	return send(ctx, c, http.MethodPost, url, http.StatusAccepted, "X-User-Id", user)
 }
 
-// send sends one request with the header name: value and reads the whole
+// send sends one request with the headers (name, value, name, value, …) and reads the whole
 // answer, so the connection is reused. It returns "" when the status is
 // want, else an error class and an example (the redirect's Location, if
 // any, and the start of the body).
-func send(ctx context.Context, c *http.Client, method, url string, want int, name, value string) (class, sample string) {
+func send(ctx context.Context, c *http.Client, method, url string, want int, header ...string) (class, sample string) {
 	req, err := http.NewRequestWithContext(ctx, method, url, nil)
 	if err != nil {
 		return "request", err.Error()
 	}
-	req.Header.Set(name, value)
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
 	resp, err := c.Do(req)
 	if err != nil {
 		return "transport", err.Error()

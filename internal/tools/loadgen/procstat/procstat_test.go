@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestReadersOfThisProcess(t *testing.T) {
@@ -29,5 +30,30 @@ func TestReadersOfThisProcess(t *testing.T) {
 	}
 	if _, err := RSS(-1); err == nil {
 		t.Error("RSS of no process succeeded")
+	}
+}
+
+func TestCPUAgreesWithGetrusage(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads Linux's /proc")
+	}
+	pid := os.Getpid()
+	before, err := CPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self0 := SelfCPU()
+	for SelfCPU()-self0 < 200*time.Millisecond { // spin: CPU time, not wall time
+	}
+	after, err := CPU(pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// /proc counts in 10 ms ticks: the 200 ms spun shows within a few.
+	if d := after - before; d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("CPU grew by %s over 200 ms of spinning", d)
+	}
+	if _, err := CPU(-1); err == nil {
+		t.Error("CPU of no process succeeded")
 	}
 }

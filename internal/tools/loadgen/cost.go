@@ -1,0 +1,162 @@
+package loadgen
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+)
+
+// costConfig are the settings of "loadgen cost".
+type costConfig struct {
+	shown
+	joins       int
+	rounds      int
+	concurrency int
+	maxBatch    int
+	binDir      string
+	timeout     time.Duration
+	joinKeys    bool
+}
+
+// bind declares the cost flags.
+func (c *costConfig) bind(s *settings) {
+	s.intVar(&c.joins, "joins", 100_000, 1_000, maxRequests, "joins each program and its baseline are measured over, each round")
+	s.intVar(&c.rounds, "rounds", 3, 1, maxRounds, "times each program and its baseline are measured, alternating (the figures are the medians)")
+	s.intVar(&c.concurrency, "c", 64, 1, maxConcurrency, "concurrent keep-alive HTTP clients of the join measurements")
+	s.intVar(&c.maxBatch, "max-batch", 500, 1, maxIngestBatch, "WAITQ_MAX_BATCH of ingest-consumer and the baseline's batches")
+	s.durMax(&c.timeout, "timeout", 120*time.Second, maxIngestTimeout, "bound of each step: a measurement, the pre-fill")
+	s.boolVar(&c.joinKeys, "join-keys", true, "each join carries an Idempotency-Key, as the waiting room page's do (false: none, as an API client may send)")
+	s.fs.StringVar(&c.binDir, "bin-dir", "", "directory of the producer-api, ingest-consumer and kfake-broker binaries (empty: go build them from the checkout in the working directory into a temporary one)")
+}
+
+// costSample is what one measurement of one program saw: the CPU time its
+// process, the broker's and Redis's took over joins joins.
+type costSample struct {
+	joins              int
+	prog, broker, rcpu time.Duration
+	p99                time.Duration // join measurements: of the 202 answers
+	rate               float64       // join measurements: 202 answers a second
+}
+
+// perJoin returns d a join, in µs.
+func (s costSample) perJoin(d time.Duration) float64 {
+	if s.joins == 0 {
+		return 0
+	}
+	return float64(d.Microseconds()) / float64(s.joins)
+}
+
+// costPair is one round: a program and its baseline, measured one after the
+// other.
+type costPair struct{ prog, base costSample }
+
+// ratio returns the round's ratio of what of returns a join.
+func (p costPair) ratio(of func(costSample) time.Duration) float64 {
+	if b := p.base.perJoin(of(p.base)); b > 0 {
+		return p.prog.perJoin(of(p.prog)) / b
+	}
+	return 0
+}
+
+// The parts of a sample the report reads.
+func progCPU(s costSample) time.Duration   { return s.prog }
+func brokerCPU(s costSample) time.Duration { return s.broker }
+func redisCPU(s costSample) time.Duration  { return s.rcpu }
+
+// RunCost measures the CPU time a join costs each program, each in a
+// process of its own (producer-api, ingest-consumer, the kfake broker and
+// redis-server), against a baseline program that does the same job with
+// nothing else (cost_baseline.go), alternating rounds; it prints one line
+// per program with the medians.
+func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	var cfg costConfig
+	if ok, err := begin("cost", &cfg, args, stdout, stderr); !ok {
+		return err
+	}
+	cs, err := startCostStack(ctx, cfg, stderr)
+	if err != nil {
+		return err
+	}
+	defer cs.close()
+	fmt.Fprintf(stdout, "target   each program a process of its own: %s, kfake-broker, redis-server %s; baselines: loadgen baseline producer|ingest\n",
+		cs.binDesc, cs.redisVersion(ctx))
+	joins, err := cs.joins(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	ingest, fast, err := cs.ingest(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout)
+	printCostRounds(stdout, "producer-api/baseline", joins, progCPU)
+	printCostRounds(stdout, "ingest-consumer/baseline", ingest, progCPU)
+	printCostRounds(stdout, "redis(ingest)/baseline", ingest, redisCPU)
+	printCostLine(stdout, "producer-api", joins, progCPU, joinsLatency(joins, cfg.concurrency))
+	printCostLine(stdout, "kfake-broker(joins)", joins, brokerCPU, "")
+	printCostLine(stdout, "ingest-consumer", ingest, progCPU, "")
+	printCostLine(stdout, "kfake-broker(ingest)", ingest, brokerCPU, "")
+	printCostLine(stdout, "redis", ingest, redisCPU, " (plain joins behind everyone, fast track off)")
+	fastPair := []costPair{{prog: fast, base: medianBase(ingest)}}
+	printCostLine(stdout, "redis-fast-track", fastPair, redisCPU, " (the same joins with the fast track on and the event full; baseline: the median round's)")
+	printCostLine(stdout, "ingest-consumer-fast-track", fastPair, progCPU, "")
+	return nil
+}
+
+// joinsLatency describes the join measurements' p99 and rate, medians over
+// the rounds, for producer-api's line.
+func joinsLatency(pairs []costPair, clients int) string {
+	p99 := func(s costSample) float64 { return float64(s.p99) / float64(time.Millisecond) }
+	rate := func(s costSample) float64 { return s.rate }
+	return fmt.Sprintf(" p99_ms=%.1f baseline_p99_ms=%.1f joins_per_s=%.0f baseline_joins_per_s=%.0f clients=%d",
+		medianOf(pairs, func(p costPair) float64 { return p99(p.prog) }), medianOf(pairs, func(p costPair) float64 { return p99(p.base) }),
+		medianOf(pairs, func(p costPair) float64 { return rate(p.prog) }), medianOf(pairs, func(p costPair) float64 { return rate(p.base) }), clients)
+}
+
+// medianOf returns the median of f over pairs (of an even number, the
+// lower middle one).
+func medianOf(pairs []costPair, f func(costPair) float64) float64 {
+	v := make([]float64, len(pairs))
+	for i, p := range pairs {
+		v[i] = f(p)
+	}
+	slices.Sort(v)
+	return v[(len(v)-1)/2]
+}
+
+// medianBase returns the baseline sample of the round of the median Redis
+// ratio.
+func medianBase(pairs []costPair) costSample {
+	sorted := slices.Clone(pairs)
+	slices.SortFunc(sorted, func(a, b costPair) int { return cmp.Compare(a.ratio(redisCPU), b.ratio(redisCPU)) })
+	return sorted[(len(sorted)-1)/2].base
+}
+
+// printCostRounds prints each round's ratio of of (nothing for one round).
+func printCostRounds(w io.Writer, name string, pairs []costPair, of func(costSample) time.Duration) {
+	if len(pairs) < 2 {
+		return
+	}
+	fmt.Fprintf(w, "cost  rounds  %s", name)
+	for _, p := range pairs {
+		fmt.Fprintf(w, " %.2f", p.ratio(of))
+	}
+	fmt.Fprintf(w, "  (CPU per join, alternating; median %.2f)\n", medianOf(pairs, func(p costPair) float64 { return p.ratio(of) }))
+}
+
+// printCostLine prints the cost line of a program: the medians over the
+// rounds of its CPU per join, its baseline's, and their ratio.
+func printCostLine(w io.Writer, program string, pairs []costPair, of func(costSample) time.Duration, extra string) {
+	x := medianOf(pairs, func(p costPair) float64 { return p.prog.perJoin(of(p.prog)) })
+	y := medianOf(pairs, func(p costPair) float64 { return p.base.perJoin(of(p.base)) })
+	r := medianOf(pairs, func(p costPair) float64 { return p.ratio(of) })
+	base := "baseline_cpu_us_per_join"
+	if strings.HasPrefix(program, "redis") {
+		base = "baseline"
+	}
+	fmt.Fprintf(w, "cost: program=%s cpu_us_per_join=%.2f %s=%.2f ratio=%.2f%s\n", program, x, base, y, r, extra)
+}

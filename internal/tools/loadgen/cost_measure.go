@@ -1,0 +1,179 @@
+package loadgen
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/waitq/waitq/internal/kafkajoin"
+	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/waitq/waitq/internal/stack"
+	"github.com/waitq/waitq/internal/stack/svcproc"
+)
+
+// The event of cost's join measurements and its topics' prefix, which
+// ingest-consumer does not read: the ingest measurements use benchEvent,
+// pre-filled, under the default prefix.
+const (
+	costJoinEvent  = "costjoins"
+	costJoinPrefix = "cost.joins."
+)
+
+// joins measures producer-api and the producer baseline, cfg.rounds times
+// each, alternating, the baseline first in each round.
+func (cs *costStack) joins(ctx context.Context, cfg costConfig) ([]costPair, error) {
+	token := stack.RandomHex(16)
+	prod, err := cs.start(ctx, cs.bin["producer-api"], nil, map[string]string{
+		"WAITQ_ADMIN_TOKEN": token, "WAITQ_TICKET_SECRET": stack.RandomHex(32),
+		"WAITQ_TRUST_USER_HEADER": "true", "WAITQ_TRUSTED_PROXIES": loopbackProxies, "WAITQ_TOPIC_PREFIX": costJoinPrefix,
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer cs.stop(prod)
+	if err := createEvent(ctx, prod.URL(), token, costJoinEvent, fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)); err != nil {
+		return nil, err
+	}
+	base, err := cs.start(ctx, cs.self, []string{"baseline", "producer"}, map[string]string{"WAITQ_TOPIC_PREFIX": costJoinPrefix})
+	if err != nil {
+		return nil, err
+	}
+	defer cs.stop(base)
+	lc := newLoadClient(cfg.concurrency)
+	defer lc.Close()
+	path := "/v1/events/" + costJoinEvent + "/queue"
+	run := stack.RandomHex(3)
+	pairs := make([]costPair, cfg.rounds)
+	for i := range pairs {
+		prefix := run + strconv.Itoa(i)
+		if pairs[i].base, err = cs.measureJoins(ctx, lc, cfg, target{"baseline", base.URL() + path}, base, "b"+prefix); err != nil {
+			return nil, err
+		}
+		if pairs[i].prog, err = cs.measureJoins(ctx, lc, cfg, target{"producer-api", prod.URL() + path}, prod, "p"+prefix); err != nil {
+			return nil, err
+		}
+	}
+	store, err := redisstore.New(cs.client, redisstore.Options{})
+	if err != nil {
+		return nil, err
+	}
+	return pairs, deleteStatusesEvent(store, costJoinEvent)
+}
+
+// measureJoins sends t cfg.joins/10 joins as a warm-up, then cfg.joins
+// joins from cfg.concurrency clients, and returns the CPU p took over them.
+func (cs *costStack) measureJoins(ctx context.Context, lc *loadClient, cfg costConfig, t target, p *svcproc.Proc, prefix string) (costSample, error) {
+	lc.Close()
+	ph := phase{label: t.name + " warm-up", prefix: prefix + "w", duration: cfg.timeout, maxReqs: int64(max(cfg.joins/10, 1)), workers: cfg.concurrency}
+	if _, err := measure(ctx, lc, t, ph, costJoinsOf(lc, cfg, t.url, ph.prefix), cs.stderr); err != nil {
+		return costSample{}, err
+	}
+	m0, err := cs.mark(ctx, p.Pid())
+	if err != nil {
+		return costSample{}, err
+	}
+	ph = phase{label: t.name, prefix: prefix + "m", duration: cfg.timeout, maxReqs: int64(cfg.joins), workers: cfg.concurrency}
+	r, err := measure(ctx, lc, t, ph, costJoinsOf(lc, cfg, t.url, ph.prefix), cs.stderr)
+	if err != nil {
+		return costSample{}, err
+	}
+	m1, err := cs.mark(ctx, p.Pid())
+	if err != nil {
+		return costSample{}, err
+	}
+	if n := r.errs.total(); n > 0 {
+		fmt.Fprintf(cs.stderr, "  %s: %d errors, e.g. %s\n", t.name, n, r.errs.first())
+	}
+	if r.ok == 0 {
+		return costSample{}, fmt.Errorf("%s: no join answered 202", t.name)
+	}
+	s := m1.since(m0, r.ok)
+	s.p99, s.rate = r.lat.Percentile(0.99), r.rate()
+	return s, nil
+}
+
+// costJoinsOf is joinsOf with each join's Idempotency-Key, as the waiting
+// room page sends it, unless -join-keys=false.
+func costJoinsOf(lc *loadClient, cfg costConfig, url, prefix string) request {
+	if !cfg.joinKeys {
+		return joinsOf(lc, url, prefix)
+	}
+	return func(ctx context.Context, w *worker, n int) (string, string) {
+		user := prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n)
+		return send(ctx, lc.http, http.MethodPost, url, http.StatusAccepted, "X-User-Id", user, "Idempotency-Key", stack.RandomHex(16))
+	}
+}
+
+// ingest pre-fills the bench event's topic with cfg.joins joins (each with
+// a join key) and measures ingest-consumer and the ingest baseline
+// reading all of it into the line, cfg.rounds times each, alternating;
+// then ingest-consumer once more with the fast track on, the event full.
+func (cs *costStack) ingest(ctx context.Context, cfg costConfig) (pairs []costPair, fast costSample, err error) {
+	store, err := redisstore.New(cs.client, redisstore.Options{})
+	if err != nil {
+		return nil, fast, err
+	}
+	conn := kafkajoin.BrokerConfig{Brokers: []string{cs.brokerAddr}, TopicPrefix: kafkajoin.DefaultTopicPrefix}
+	if err := createIngestEvent(ctx, store, conn); err != nil {
+		return nil, fast, err
+	}
+	icfg := ingestConfig{n: cfg.joins, timeout: cfg.timeout, keyed: cfg.joinKeys}
+	if _, err := prefill(ctx, conn, icfg, time.Now().UnixMilli(), cs.stderr); err != nil {
+		return nil, fast, err
+	}
+	batch := strconv.Itoa(cfg.maxBatch)
+	consumer := func(group, fastTrack string) (costSample, error) {
+		return cs.measureIngest(ctx, cfg, cs.bin["ingest-consumer"], nil, map[string]string{
+			"WAITQ_GROUP_ID": group, "WAITQ_MAX_BATCH": batch, "WAITQ_FAST_TRACK": fastTrack, "WAITQ_DISCOVERY_INTERVAL": "100ms",
+		})
+	}
+	pairs = make([]costPair, cfg.rounds)
+	for i := range pairs {
+		if pairs[i].base, err = cs.measureIngest(ctx, cfg, cs.self, []string{"baseline", "ingest"}, map[string]string{
+			"WAITQ_GROUP_ID": "cost-baseline-" + strconv.Itoa(i), "WAITQ_MAX_BATCH": batch,
+			"WAITQ_TOPIC_PREFIX": kafkajoin.DefaultTopicPrefix, "WAITQ_COST_EVENT": benchEvent,
+		}); err != nil {
+			return nil, fast, err
+		}
+		if pairs[i].prog, err = consumer("cost-ingest-"+strconv.Itoa(i), "false"); err != nil {
+			return nil, fast, err
+		}
+	}
+	fast, err = consumer("cost-fast-track", "true")
+	return pairs, fast, err
+}
+
+// measureIngest empties the bench event's line, starts bin with args and
+// own on top of the children's environment, and returns the CPU it took
+// per join from the first join seen in the line until the whole pre-filled
+// topic was there: its start (the runtime, the group's join) is not
+// counted.
+func (cs *costStack) measureIngest(ctx context.Context, cfg costConfig, bin string, args []string, own map[string]string) (costSample, error) {
+	if err := clearLine(ctx, cs.client); err != nil {
+		return costSample{}, err
+	}
+	p, err := cs.start(ctx, bin, args, own)
+	if err != nil {
+		return costSample{}, err
+	}
+	defer cs.stop(p)
+	var m0 cpuMark
+	var n0 int64
+	var markErr error
+	first := func(n int64) { m0, markErr = cs.mark(ctx, p.Pid()); n0 = n }
+	if _, err := pollLine(ctx, cs.client, int64(cfg.joins), time.Now(), cfg.timeout, p.Exited(), first, cs.stderr); err != nil {
+		return costSample{}, fmt.Errorf("%s: %w", bin, err)
+	}
+	m1, err := cs.mark(ctx, p.Pid())
+	if err = cmp.Or(markErr, err); err != nil {
+		return costSample{}, err
+	}
+	if n := cfg.joins - int(n0); n < cfg.joins/2 {
+		fmt.Fprintf(cs.stderr, "  %s: %d of %d joins were in the line at the first look: measured over %d only (raise -joins)\n", filepath.Base(bin), n0, cfg.joins, n)
+	}
+	return m1.since(m0, cfg.joins-int(n0)), nil
+}
