@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ func (c *costConfig) bind(s *settings) {
 	s.intVar(&c.maxBatch, "max-batch", 500, 1, maxIngestBatch, "WAITQ_MAX_BATCH of ingest-consumer and the baseline's batches")
 	s.durMax(&c.timeout, "timeout", 120*time.Second, maxIngestTimeout, "bound of each step: a measurement, the pre-fill")
 	s.boolVar(&c.joinKeys, "join-keys", true, "each join carries an Idempotency-Key, as the waiting room page's do (false: none, as an API client may send)")
-	s.fs.StringVar(&c.binDir, "bin-dir", "", "directory of the producer-api, ingest-consumer and kfake-broker binaries (empty: go build them from the checkout in the working directory into a temporary one)")
+	s.fs.StringVar(&c.binDir, "bin-dir", "", "directory of the producer-api, ingest-consumer and kfake-broker binaries (empty: go build them from the module in the working directory into a temporary one)")
 }
 
 // costSample is what one measurement of one program saw: the CPU time its
@@ -40,6 +41,9 @@ type costSample struct {
 	prog, broker, rcpu time.Duration
 	p99                time.Duration // join measurements: of the 202 answers
 	rate               float64       // join measurements: 202 answers a second
+	// cmds is Redis's time in each command over an ingest measurement
+	// (from its start: the joins before the first look too).
+	cmds map[string]time.Duration
 }
 
 // perJoin returns d a join, in µs.
@@ -101,10 +105,40 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	printCostLine(stdout, "ingest-consumer", ingest, progCPU, "")
 	printCostLine(stdout, "kfake-broker(ingest)", ingest, brokerCPU, "")
 	printCostLine(stdout, "redis", ingest, redisCPU, " (plain joins behind everyone, fast track off)")
-	fastPair := []costPair{{prog: fast, base: medianBase(ingest)}}
+	fastPair := []costPair{{prog: fast, base: medianPair(ingest, redisCPU).base}}
 	printCostLine(stdout, "redis-fast-track", fastPair, redisCPU, " (the same joins with the fast track on and the event full; baseline: the median round's)")
 	printCostLine(stdout, "ingest-consumer-fast-track", fastPair, progCPU, "")
+	mid := medianPair(ingest, redisCPU)
+	printRedisProfile(stdout, "ingest-consumer", mid.prog, cfg.joins)
+	printRedisProfile(stdout, "baseline", mid.base, cfg.joins)
+	printRedisProfile(stdout, "ingest-consumer-fast-track", fast, cfg.joins)
 	return nil
+}
+
+// printRedisProfile prints where Redis's time went in an ingest
+// measurement, µs a join by command (a script's own time less that of the
+// commands it called: "lua"), the largest first.
+func printRedisProfile(w io.Writer, program string, s costSample, joins int) {
+	times := maps.Clone(s.cmds)
+	for _, script := range []string{"evalsha", "eval"} {
+		if d, ok := times[script]; ok {
+			for cmd, t := range s.cmds {
+				if cmd != "evalsha" && cmd != "eval" && cmd != "script|load" {
+					d -= t
+				}
+			}
+			times["lua"] = d
+			delete(times, script)
+		}
+	}
+	names := slices.SortedFunc(maps.Keys(times), func(a, b string) int { return cmp.Compare(times[b], times[a]) })
+	fmt.Fprintf(w, "cost: redis-time program=%s", program)
+	for _, name := range names {
+		if us := float64(times[name].Microseconds()) / float64(joins); us >= 0.005 {
+			fmt.Fprintf(w, " %s=%.2f", strings.ReplaceAll(name, "|", "_"), us)
+		}
+	}
+	fmt.Fprintln(w, " (µs a join, INFO commandstats; the median round)")
 }
 
 // joinsLatency describes the join measurements' p99 and rate, medians over
@@ -128,12 +162,11 @@ func medianOf(pairs []costPair, f func(costPair) float64) float64 {
 	return v[(len(v)-1)/2]
 }
 
-// medianBase returns the baseline sample of the round of the median Redis
-// ratio.
-func medianBase(pairs []costPair) costSample {
+// medianPair returns the round of the median ratio of of.
+func medianPair(pairs []costPair, of func(costSample) time.Duration) costPair {
 	sorted := slices.Clone(pairs)
-	slices.SortFunc(sorted, func(a, b costPair) int { return cmp.Compare(a.ratio(redisCPU), b.ratio(redisCPU)) })
-	return sorted[(len(sorted)-1)/2].base
+	slices.SortFunc(sorted, func(a, b costPair) int { return cmp.Compare(a.ratio(of), b.ratio(of)) })
+	return sorted[(len(sorted)-1)/2]
 }
 
 // printCostRounds prints each round's ratio of of (nothing for one round).

@@ -156,6 +156,9 @@ func (cs *costStack) measureIngest(ctx context.Context, cfg costConfig, bin stri
 	if err := clearLine(ctx, cs.client); err != nil {
 		return costSample{}, err
 	}
+	if err := cs.client.ConfigResetStat(ctx).Err(); err != nil {
+		return costSample{}, fmt.Errorf("reset the command statistics: %w", err)
+	}
 	p, err := cs.start(ctx, bin, args, own)
 	if err != nil {
 		return costSample{}, err
@@ -172,8 +175,12 @@ func (cs *costStack) measureIngest(ctx context.Context, cfg costConfig, bin stri
 	if err = cmp.Or(markErr, err); err != nil {
 		return costSample{}, err
 	}
+	s := m1.since(m0, cfg.joins-int(n0))
+	if s.cmds, err = cs.commandTimes(ctx); err != nil {
+		return costSample{}, err
+	}
 	if n := cfg.joins - int(n0); n < cfg.joins/2 {
 		fmt.Fprintf(cs.stderr, "  %s: %d of %d joins were in the line at the first look: measured over %d only (raise -joins)\n", filepath.Base(bin), n0, cfg.joins, n)
 	}
-	return m1.since(m0, cfg.joins-int(n0)), nil
+	return s, nil
 }

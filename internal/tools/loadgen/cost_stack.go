@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,13 +90,13 @@ func startCostStack(ctx context.Context, cfg costConfig, stderr io.Writer) (_ *c
 func buildPrograms(ctx context.Context, dir string, stderr io.Writer) error {
 	args := []string{"build", "-o", dir}
 	for _, p := range costPrograms {
-		args = append(args, "./cmd/"+p)
+		args = append(args, "github.com/waitq/waitq/cmd/"+p)
 	}
 	fmt.Fprintf(stderr, "  go %s\n", strings.Join(args, " "))
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Stdout, cmd.Stderr = stderr, stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("go build (run loadgen cost from the repository, or give -bin-dir): %w", err)
+		return fmt.Errorf("go build (run loadgen cost inside the module, or give -bin-dir): %w", err)
 	}
 	return nil
 }
@@ -192,4 +193,31 @@ func (cs *costStack) mark(ctx context.Context, pid int) (cpuMark, error) {
 // since returns the sample of joins joins from m0 to m.
 func (m cpuMark) since(m0 cpuMark, joins int) costSample {
 	return costSample{joins: joins, prog: m.prog - m0.prog, broker: m.broker - m0.broker, rcpu: m.redis - m0.redis}
+}
+
+// commandTimes returns the server's time in each command since its
+// statistics were last reset (INFO commandstats, which counts the commands
+// a script calls as well as the script's own call, that time included).
+func (cs *costStack) commandTimes(ctx context.Context) (map[string]time.Duration, error) {
+	info, err := redisInfo(ctx, cs.client, "commandstats")
+	if err != nil {
+		return nil, err
+	}
+	times := map[string]time.Duration{}
+	for k, v := range info {
+		cmd, ok := strings.CutPrefix(k, "cmdstat_")
+		if !ok {
+			continue
+		}
+		for _, f := range strings.Split(v, ",") {
+			if us, ok := strings.CutPrefix(f, "usec="); ok {
+				n, err := strconv.ParseInt(us, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("commandstats %s: %w", k, err)
+				}
+				times[cmd] = time.Duration(n) * time.Microsecond
+			}
+		}
+	}
+	return times, nil
 }
