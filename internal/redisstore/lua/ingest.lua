@@ -31,7 +31,7 @@
 -- 1..p, the triple it was read from; 0 and -1: not from the log), read
 -- only when a partition's mark is at or above its low
 -- then columns of n: userId; stamp (unix ms; '-' for a leave); with 'v'
--- the join key (a join's Idempotency-Key, '' none: without the column, none
+-- the join key's digest (of a join's Idempotency-Key, JoinKeyDigest; '' none: without the column, none
 -- has one); with 'd' the drawn score (package draw's Score of the user;
 -- the caller knows of a draw)
 -- then, when ARGV[10] is '1', the notes of the joins listed: "+<stamp>

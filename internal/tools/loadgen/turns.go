@@ -107,7 +107,7 @@ type turnsPerson struct {
 // turnsETA is an estimate a person was told (etaSeconds, in ms) at a time.
 type turnsETA struct {
 	at, eta int64
-	settled bool // told once the slots had turned over twice (gateway's settled pace)
+	settled bool // told once the slots had turned over twice (admitted ≥ 2 × capacity)
 }
 
 // turnsETAEvery is how often a waiting person's estimate is sampled.

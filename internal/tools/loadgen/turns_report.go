@@ -15,7 +15,7 @@ type turnsResult struct {
 	admitted, noShows, lost int
 	occupancy               []float64 // in the shop ÷ capacity, each second people waited
 	etaErr                  []float64 // |actual − estimate| ÷ actual of each estimate sampled
-	etaSettled              []float64 // of them, those told once the pace settled
+	etaSettled              []float64 // of them, those told once the slots had turned over twice
 }
 
 // etaErrors fills r.etaErr from the people who never stepped away: each
@@ -72,7 +72,7 @@ func (r turnsResult) String() string {
   called %d, lapsed %d, swept %d; admitted %d
   no-show share %.2f of the admitted
   estimate error |actual - etaSeconds| / actual: p50 %.0f%%, p90 %.0f%% over %d estimates (one each %s of a wait; remaining waits of %s or more) (goal p90 <= 25%%)
-    told once the slots had turned over twice (the pace settled): p50 %.0f%%, p90 %.0f%% over %d`,
+    told once the slots had turned over twice: p50 %.0f%%, p90 %.0f%% over %d`,
 		r.people, r.capacity, r.simulated.Round(time.Second), r.wall.Seconds(),
 		mean(r.occupancy), share(r.occupancy, 0.10),
 		r.lost, r.called, r.lapsed, r.swept, r.admitted, noShow,
