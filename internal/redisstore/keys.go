@@ -87,6 +87,10 @@ func OrderKey(eventID string) string { return "waitq:{" + eventID + "}:order" }
 // admitted before each had joined after them, a HASH (docs/data.md#keys).
 func OvertakenKey(eventID string) string { return "waitq:{" + eventID + "}:overtaken" }
 
+// AdmissionsKey is the users of eventID's latest admissions in order, a
+// LIST (docs/data.md#keys).
+func AdmissionsKey(eventID string) string { return "waitq:{" + eventID + "}:admissions" }
+
 // ReleasedKey is eventID's released admissions, a ZSET (docs/data.md#keys).
 func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:released" }
 
@@ -100,7 +104,7 @@ type eventKeys struct {
 	called, callplaces, claims, lapsed                      string
 	moved, resumes                                          string
 	arrived                                                 string
-	order, overtaken                                        string
+	order, overtaken, admissions                            string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -109,7 +113,7 @@ type eventKeys struct {
 // loses their holds in the same step).
 func (k eventKeys) admission() []string {
 	return []string{k.config, k.waiting, k.holders, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
-		k.holds, k.items, k.sold, k.freeing, k.journal, k.called, k.callplaces, k.claims, k.lapsed, k.order, k.overtaken}
+		k.holds, k.items, k.sold, k.freeing, k.journal, k.called, k.callplaces, k.claims, k.lapsed, k.order, k.overtaken, k.admissions}
 }
 
 // tick returns the keys of tick.lua: the admission keys, then released
@@ -149,6 +153,7 @@ func keysOf(eventID string) eventKeys {
 		arrived:    ArrivedKey(eventID),
 		order:      OrderKey(eventID),
 		overtaken:  OvertakenKey(eventID),
+		admissions: AdmissionsKey(eventID),
 	}
 }
 

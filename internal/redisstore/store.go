@@ -179,7 +179,7 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
 	keys := []string{k.config, k.waiting, k.holders, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unrecorded, TombstoneKey(id), k.holds, k.sold, k.items, k.offsets, k.released, SpentKey(id), DoorKey(id), k.joinKeys, k.freeing, SeriesKey(id), k.journal, k.gateways,
-		k.called, k.callplaces, k.claims, k.lapsed, k.moved, k.resumes, AddressesKey(id), AddressCountKey(id), k.arrived, k.order, k.overtaken}
+		k.called, k.callplaces, k.claims, k.lapsed, k.moved, k.resumes, AddressesKey(id), AddressCountKey(id), k.arrived, k.order, k.overtaken, k.admissions}
 	n, err := runScript(ctx, s.c, deleteEventScript, keys, nowMs).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)

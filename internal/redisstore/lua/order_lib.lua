@@ -3,10 +3,12 @@
 -- mean: docs/api.md, "Fairness report"; the keys: docs/data.md.
 --
 -- order ZSET: user -> the place score they were admitted from (their join
--- stamp; a drawn score for a drop's pre-queue), the ORDER_KEPT highest
--- places of the admissions: a person is in it once, at their latest
--- admission. overtaken HASH: user -> how many people admitted before them
--- had a later place (kept only when not 0; dropped with their order entry).
+-- stamp; a drawn score for a drop's pre-queue), for the latest ORDER_KEPT
+-- admissions: a person is in it once, at their latest admission.
+-- overtaken HASH: user -> how many people admitted before them had a later
+-- place (kept only when not 0). admissions LIST: the users of those
+-- admissions in order, oldest first; past ORDER_KEPT the oldest leave the
+-- three keys (a person admitted again leaves with their older admission).
 --
 -- In stats: orderTotal, the admissions counted; orderPairs, the inverted
 -- pairs (A placed before B, B admitted first), each admission adding the
@@ -21,7 +23,7 @@ local ORDER_KEPT = 10000
 local WAIT_BUCKETS = 28
 
 -- The step's counts, written once by order_flush.
-local orderN, orderPairs, orderBeyond, orderWaits, orderFloor = 0, 0, 0, {}, nil
+local orderN, orderPairs, orderBeyond, orderWaits, orderFloor, orderUsers = 0, 0, 0, {}, nil, {}
 
 -- order_seat counts user's admission from place score at now (opensAt:
 -- the drop's opening, where a drawn place's time in line starts).
@@ -41,6 +43,7 @@ local function order_seat(user, score, now, opensAt)
     redis.call('HDEL', K.overtaken, user) -- an earlier admission's count
   end
   orderN, orderPairs = orderN + 1, orderPairs + later
+  orderUsers[orderN] = user
   local waited = now - (score < 0 and opensAt or score)
   local b, bound = 0, 1
   while b < WAIT_BUCKETS - 1 and bound < waited do
@@ -49,8 +52,8 @@ local function order_seat(user, score, now, opensAt)
   orderWaits[b] = (orderWaits[b] or 0) + 1
 end
 
--- order_flush writes the step's counts and trims order to ORDER_KEPT,
--- dropping the trimmed people's overtaken counts.
+-- order_flush writes the step's counts and keeps the latest ORDER_KEPT
+-- admissions, raising orderFloor to the highest place it lets go.
 local function order_flush()
   if orderN == 0 then
     return
@@ -65,20 +68,25 @@ local function order_flush()
   for b, count in pairs(orderWaits) do
     redis.call('HINCRBY', K.stats, 'wait:' .. b, count)
   end
-  local over = redis.call('ZCARD', K.order) - ORDER_KEPT
-  if over > 0 then
-    local gone = redis.call('ZRANGE', K.order, 0, over - 1, 'WITHSCORES')
-    redis.call('ZREMRANGEBYRANK', K.order, 0, over - 1)
-    for i = 1, #gone, 2000 do
-      local users = {}
-      for j = i, math.min(i + 1998, #gone), 2 do
-        users[#users + 1] = gone[j]
-      end
-      redis.call('HDEL', K.overtaken, unpack(users))
-    end
-    if not orderFloor or tonumber(gone[#gone]) > orderFloor then
-      redis.call('HSET', K.stats, 'orderFloor', gone[#gone])
-    end
+  local kept = 0
+  for i = 1, orderN, 1000 do
+    kept = redis.call('RPUSH', K.admissions, unpack(orderUsers, i, math.min(i + 999, orderN)))
   end
-  orderN, orderPairs, orderBeyond, orderWaits, orderFloor = 0, 0, 0, {}, nil
+  local top = orderFloor
+  for _ = 1, math.ceil((kept - ORDER_KEPT) / 1000) do
+    local gone = redis.call('LPOP', K.admissions, math.min(kept - ORDER_KEPT, 1000))
+    kept = kept - #gone
+    for _, place in ipairs(redis.call('ZMSCORE', K.order, unpack(gone))) do
+      local p = tonumber(place)
+      if p and (not top or p > top) then
+        top = p
+      end
+    end
+    redis.call('ZREM', K.order, unpack(gone))
+    redis.call('HDEL', K.overtaken, unpack(gone))
+  end
+  if top and top ~= orderFloor then
+    redis.call('HSET', K.stats, 'orderFloor', string.format('%d', top))
+  end
+  orderN, orderPairs, orderBeyond, orderWaits, orderFloor, orderUsers = 0, 0, 0, {}, nil, {}
 end
