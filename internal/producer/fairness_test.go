@@ -128,6 +128,9 @@ func TestAdmittedOrderTellsTheCallerTheirOwnLine(t *testing.T) {
 	if r := e.do(t, http.MethodGet, "/v1/events/nope-"+ev+"/fairness/mine", user("a"), nil); r.status != http.StatusNotFound {
 		t.Errorf("unknown event: %d %s", r.status, r.body)
 	}
+	if r := e.do(t, http.MethodGet, "/v1/events/bad%20id/fairness/mine", user("a"), nil); r.status != http.StatusBadRequest || r.errorCode(t) != queue.CodeInvalidEventID {
+		t.Errorf("bad event id: %d %s", r.status, r.body)
+	}
 	var rep queue.FairnessReport
 	r = e.do(t, http.MethodGet, "/v1/events/"+ev+"/fairness", nil, nil)
 	if err := json.Unmarshal(r.body, &rep); err != nil || rep.Order.Inversions != 2 || rep.Order.Admissions != 3 || rep.Order.KendallTau != 2.0/3 {

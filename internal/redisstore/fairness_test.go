@@ -179,3 +179,34 @@ func TestOrderKeepsTheLatestAdmissionsAndSaysWhenACountIsShort(t *testing.T) {
 		t.Errorf("u0: %+v, %v; want 10,000 counted", o, err)
 	}
 }
+
+// TestADropsReportShowsItsDraw: a drop's report is of kind drop, its draw
+// sealed (no seed, not verified) before the opening and verified after;
+// drawn places are admitted in drawn order (no inversion), told as drawn
+// to their people, their time in line counted from the opening.
+func TestADropsReportShowsItsDraw(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	ev := testenv.EventID(t)
+	seed := putDrop(t, s, ev, 10)
+	var pre []queue.Message
+	for i := range 5 {
+		pre = append(pre, queue.Message{V: 1, Op: queue.OpJoin, EventID: ev, UserID: fmt.Sprintf("p%d", i), TS: opens - 30_000 + int64(i), ID: "x"})
+	}
+	ingest(t, s, opens-1000, pre...)
+	r, err := s.FairnessReport(ctx, ev, opens-1)
+	if err != nil || r.Kind != "drop" || r.Draw == nil || r.Draw.Seed != "" || r.Draw.Verified || r.Draw.PrequeueSize != 5 {
+		t.Fatalf("before the opening: %+v, %v", r, err)
+	}
+	tick(t, s, ev, opens+100, 10)
+	r, err = s.FairnessReport(ctx, ev, opens+200)
+	if err != nil || r.Draw.Seed != seed.Hex() || !r.Draw.Verified || r.Order.Admissions != 5 || r.Order.Inversions != 0 {
+		t.Fatalf("after the opening: %+v, %v", r, err)
+	}
+	if w := r.TimeInLineMs; w.Count != 5 || w.P90 != 128 { // 100 ms after the opening
+		t.Errorf("time in line %+v, want 5 within 128 ms", w)
+	}
+	if o, err := s.AdmittedOrder(ctx, ev, "p0"); err != nil || !o.DrawnPlace || o.JoinedAt != 0 {
+		t.Errorf("p0: %+v, %v; want a drawn place", o, err)
+	}
+}
