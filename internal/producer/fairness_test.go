@@ -137,3 +137,31 @@ func TestAdmittedOrderTellsTheCallerTheirOwnLine(t *testing.T) {
 		t.Errorf("report %s", r.body)
 	}
 }
+
+// TestADropsFairnessReportCarriesItsDraw: a drop's report has its draw,
+// sealed before the opening (no seed, not verified), verified after.
+func TestADropsFairnessReportCarriesItsDraw(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	clock := &fakeClock{}
+	opens := time.Now().Add(time.Hour).UnixMilli()
+	clock.ms.Store(opens - 1000)
+	e := startAPIAt(t, sys, producer.Config{}, clock.now)
+	ev := testenv.EventID(t)
+	sys.CreateDrop(ev, 5, 1, opens, 600)
+	read := func() queue.FairnessReport {
+		t.Helper()
+		r := e.do(t, http.MethodGet, "/v1/events/"+ev+"/fairness", nil, nil)
+		var rep queue.FairnessReport
+		if err := json.Unmarshal(r.body, &rep); err != nil || r.status != http.StatusOK {
+			t.Fatalf("%d %s", r.status, r.body)
+		}
+		return rep
+	}
+	if rep := read(); rep.Kind != "drop" || rep.Draw == nil || rep.Draw.Seed != "" || rep.Draw.Verified || rep.Draw.Commitment == "" {
+		t.Fatalf("before the opening: %+v", rep)
+	}
+	clock.ms.Store(opens + producer.FairnessTTL.Milliseconds())
+	if rep := read(); rep.Draw == nil || rep.Draw.Seed == "" || !rep.Draw.Verified {
+		t.Fatalf("after the opening: %+v", rep.Draw)
+	}
+}
