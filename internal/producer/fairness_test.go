@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -135,6 +136,9 @@ func TestAdmittedOrderTellsTheCallerTheirOwnLine(t *testing.T) {
 	r = e.do(t, http.MethodGet, "/v1/events/"+ev+"/fairness", nil, nil)
 	if err := json.Unmarshal(r.body, &rep); err != nil || rep.Order.Inversions != 2 || rep.Order.Admissions != 3 || rep.Order.KendallTau != 2.0/3 {
 		t.Errorf("report %s", r.body)
+	}
+	if r := e.do(t, http.MethodGet, "/metrics", nil, nil); !strings.Contains(string(r.body), `waitq_event_inversion_pairs_total{event="`+ev+`"} 2`) {
+		t.Errorf("no inverted pairs in the metrics")
 	}
 }
 

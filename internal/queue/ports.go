@@ -102,6 +102,9 @@ type Fairness struct {
 	// behind them had already been admitted, and then had to wait:
 	// consumer lag let them be overtaken. 0 in normal operation.
 	Inversions int64 `json:"inversions"`
+	// InversionPairs counts the inverted pairs of admissions: the fairness
+	// report's order.inversions (OrderReport).
+	InversionPairs int64 `json:"inversionPairs"`
 	// IngestDelayMs is how long joins took from their stamp to the line.
 	IngestDelayMs DelaySummary `json:"ingestDelayMs"`
 }

@@ -34,7 +34,7 @@ func (st statsReader) histogram(prefix string, n int) []int64 {
 
 // fairness is the stats' Fairness (the admin GET's figures).
 func (st statsReader) fairness() queue.Fairness {
-	return queue.Fairness{Inversions: st.num("inversions"), IngestDelayMs: queue.SummarizeDelays(st.histogram("delay:", queue.DelayBuckets))}
+	return queue.Fairness{Inversions: st.num("inversions"), InversionPairs: st.num("orderPairs"), IngestDelayMs: queue.SummarizeDelays(st.histogram("delay:", queue.DelayBuckets))}
 }
 
 // FairnessReport reads id's fairness report at nowMs in one round trip
