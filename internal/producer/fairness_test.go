@@ -3,6 +3,7 @@ package producer_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -167,5 +168,29 @@ func TestADropsFairnessReportCarriesItsDraw(t *testing.T) {
 	clock.ms.Store(opens + producer.FairnessTTL.Milliseconds())
 	if rep := read(); rep.Draw == nil || rep.Draw.Seed == "" || !rep.Draw.Verified {
 		t.Fatalf("after the opening: %+v", rep.Draw)
+	}
+}
+
+// failingReports is a store that does not answer.
+type failingReports struct{ queue.ReportStore }
+
+func (failingReports) FairnessReport(context.Context, string, int64) (queue.FairnessReport, error) {
+	return queue.FairnessReport{}, errors.New("connection refused")
+}
+
+// TestFairnessReportRefusesAsThePublicRoutesDo: past the join limit 429
+// with Retry-After; a store that does not answer 503 store_unavailable.
+func TestFairnessReportRefusesAsThePublicRoutesDo(t *testing.T) {
+	sys := testsys.Start(t, testsys.Options{})
+	ev := testenv.EventID(t)
+	sys.CreateEvent(ev, 1, 1)
+	limited := startAPI(t, sys, producer.Config{JoinLimit: httpkit.RateLimit{PerSecond: 0.001, Burst: 1}})
+	limited.do(t, http.MethodGet, "/v1/events/"+ev+"/fairness", nil, nil)
+	if r := limited.do(t, http.MethodGet, "/v1/events/"+ev+"/fairness", nil, nil); r.status != http.StatusTooManyRequests || r.errorCode(t) != queue.CodeRateLimited || r.header.Get("Retry-After") == "" {
+		t.Errorf("past the limit: %d %s", r.status, r.body)
+	}
+	down := startAPIWith(t, sys, producer.Config{}, func(d *producer.Deps) { d.Reports = failingReports{} })
+	if r := down.do(t, http.MethodGet, "/v1/events/"+ev+"/fairness", nil, nil); r.status != http.StatusServiceUnavailable || r.errorCode(t) != queue.CodeStoreUnavailable {
+		t.Errorf("store down: %d %s", r.status, r.body)
 	}
 }
