@@ -1,11 +1,13 @@
 package redisstore_test
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -62,7 +64,8 @@ func bruteForce(seq []admission) (pairs int64, each map[string]int64) {
 
 // TestReportCountsInvertedPairsAsABruteForceDoes drives random lines (joins
 // stamped in random order, ingested late, leaves, people away called and
-// claiming their turns later) and checks the report's pair count, its
+// claiming their turns later; every other line with the fast track, which
+// admits as joins are written) and checks the report's pair count, its
 // Kendall tau and each admitted person's own count against a count of
 // every pair.
 func TestReportCountsInvertedPairsAsABruteForceDoes(t *testing.T) {
@@ -76,7 +79,11 @@ func TestReportCountsInvertedPairsAsABruteForceDoes(t *testing.T) {
 				Partitions: 1, Away: queue.DefaultAway()}); err != nil {
 				t.Fatal(err)
 			}
-			seq := driveRandomLine(t, s, c, ev, rng)
+			ft := s
+			if seed%2 == 1 {
+				ft = withFastTrack(t, s, 2)
+			}
+			seq := driveRandomLine(t, ft, c, ev, rng)
 			want, each := bruteForce(seq)
 			r, err := s.FairnessReport(ctx, ev, 1e9)
 			if err != nil {
@@ -106,6 +113,50 @@ func TestReportCountsInvertedPairsAsABruteForceDoes(t *testing.T) {
 	}
 }
 
+// members reads a sorted set's members.
+func members(t *testing.T, c *redis.Client, key string) map[string]bool {
+	t.Helper()
+	us, err := c.ZRange(context.Background(), key, 0, -1).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]bool{}
+	for _, u := range us {
+		m[u] = true
+	}
+	return m
+}
+
+// ingestAdmissions ingests msgs at now and returns whom the fast track
+// admitted (if the store has it on), in the admission step's order: the
+// claims, then the line's head, each by place (ties by user id). Every
+// user of the drive joins once, so the new holders are those admitted.
+func ingestAdmissions(t *testing.T, s *redisstore.Store, c *redis.Client, ev string, now int64, msgs []queue.Message) []admission {
+	places, claims, held := placesBefore(t, c, ev), members(t, c, redisstore.ClaimsKey(ev)), members(t, c, redisstore.HoldersKey(ev))
+	for _, m := range msgs {
+		if _, ok := places[m.UserID]; !ok && m.Op == queue.OpJoin {
+			places[m.UserID] = m.TS
+		}
+	}
+	ingest(t, s, now, msgs...)
+	var out []admission
+	for u := range members(t, c, redisstore.HoldersKey(ev)) {
+		if !held[u] {
+			out = append(out, admission{u, places[u]})
+		}
+	}
+	slices.SortFunc(out, func(a, b admission) int {
+		if ca, cb := claims[a.user], claims[b.user]; ca != cb {
+			if ca {
+				return -1
+			}
+			return 1
+		}
+		return cmp.Or(cmp.Compare(a.place, b.place), cmp.Compare(a.user, b.user))
+	})
+	return out
+}
+
 // driveRandomLine runs 60 rounds of random joins (stamped up to 8 s in the
 // past: late), leaves, people going away and coming back, and monitor
 // ticks, and returns the admissions in order with their places.
@@ -125,7 +176,7 @@ func driveRandomLine(t *testing.T, s *redisstore.Store, c *redis.Client, ev stri
 		if len(waiting) > 0 && rng.IntN(4) == 0 {
 			msgs = append(msgs, msg(queue.OpLeave, ev, waiting[rng.IntN(len(waiting))], now))
 		}
-		ingest(t, s, now, msgs...)
+		seq = append(seq, ingestAdmissions(t, s, c, ev, now, msgs)...)
 		if len(waiting) > 0 && rng.IntN(3) == 0 { // someone's page is gone
 			c.ZAdd(ctx, redisstore.SeenKey(ev), redis.Z{Member: waiting[rng.IntN(len(waiting))], Score: float64(now - graceMs - 1)})
 		}
