@@ -36,8 +36,8 @@ type OrderReport struct {
 	Inversions int64 `json:"inversions"`
 	// KendallTau is Inversions / (n·(n−1)/2), 0 for fewer than 2.
 	KendallTau float64 `json:"kendallTau"`
-	// Exact is false once an admission was placed below the places kept
-	// (its count, and so Inversions, is then a lower bound).
+	// Exact is false once an admission was placed below a place no longer
+	// kept (its count, and so Inversions, is then a lower bound).
 	Exact bool `json:"exact"`
 	// OvertakenJoins counts joins that reached the line behind someone
 	// already admitted and then waited (Fairness.Inversions).

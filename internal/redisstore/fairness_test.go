@@ -261,3 +261,38 @@ func TestADropsReportShowsItsDraw(t *testing.T) {
 		t.Errorf("p0: %+v, %v; want a drawn place", o, err)
 	}
 }
+
+// TestAPersonAdmittedAgainKeepsTheCountHonest: x is admitted, releases,
+// joins again and is admitted again; order keeps x at the later place, so
+// a later admission placed before x's first place is counted short, and
+// the report says so (not exact); one placed after it is still exact.
+func TestAPersonAdmittedAgainKeepsTheCountHonest(t *testing.T) {
+	s, _ := newStore(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		lateStamp int64
+		pairs     int64
+		exact     bool
+	}{
+		{lateStamp: 5, pairs: 1, exact: false}, // before x's first place: x twice by a brute force, once here
+		{lateStamp: 30, pairs: 1, exact: true}, // between x's places: x's later place only
+	} {
+		ev := testenv.EventID(t) + fmt.Sprint("-", tc.lateStamp)
+		if _, err := s.PutEvent(ctx, queue.Event{ID: ev, Capacity: 5, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
+			t.Fatal(err)
+		}
+		ingest(t, s, 100, msg(queue.OpJoin, ev, "x", 10))
+		tick(t, s, ev, 200, 10)
+		if _, _, err := s.Release(ctx, ev, "x", 300); err != nil {
+			t.Fatal(err)
+		}
+		ingest(t, s, 400, msg(queue.OpJoin, ev, "x", 350)) // after its served mark (200): a new visit
+		tick(t, s, ev, 500, 10)
+		ingest(t, s, 600, msg(queue.OpJoin, ev, "late", tc.lateStamp))
+		tick(t, s, ev, 700, 10)
+		r, err := s.FairnessReport(ctx, ev, 800)
+		if err != nil || r.Order.Admissions != 3 || r.Order.Inversions != tc.pairs || r.Order.Exact != tc.exact {
+			t.Errorf("late join stamped %d: %+v, %v; want %d pairs, exact %v", tc.lateStamp, r.Order, err, tc.pairs, tc.exact)
+		}
+	}
+}

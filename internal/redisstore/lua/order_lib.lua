@@ -14,8 +14,10 @@
 -- pairs (A placed before B, B admitted first), each admission adding the
 -- people of order placed after it: the sum over admissions, a pair count,
 -- not one per late join as ingest.lua's inversions; orderFloor, the
--- highest place ever trimmed from order, and orderBeyond, the admissions
--- placed below it (their count may miss trimmed people: a lower bound);
+-- highest place that ever left order (the oldest admissions', or a
+-- person's earlier place when admitted again), and orderBeyond, the
+-- admissions placed below it (their count may miss people no longer in
+-- order: a lower bound);
 -- wait:<i> (i = 0 .. WAIT_BUCKETS - 1), admissions whose time in line (now
 -- - the place's stamp; from opensAt for a drawn place) was at most 2^i ms,
 -- the last bucket everything longer (queue.WaitBuckets).
@@ -24,6 +26,15 @@ local WAIT_BUCKETS = 28
 
 -- The step's counts, written once by order_flush.
 local orderN, orderPairs, orderBeyond, orderWaits, orderFloor, orderUsers = 0, 0, 0, {}, nil, {}
+-- orderFloorRead is stats.orderFloor as read (false: none), orderFloor as raised.
+local orderFloorRead
+
+-- order_raise raises orderFloor to p: a place no longer in order.
+local function order_raise(p)
+  if p and (not orderFloor or p > orderFloor) then
+    orderFloor = p
+  end
+end
 
 -- order_seat counts user's admission from place score at now (opensAt:
 -- the drop's opening, where a drawn place's time in line starts).
@@ -31,12 +42,18 @@ local function order_seat(user, score, now, opensAt)
   local place = string.format('%d', score)
   if orderFloor == nil then
     orderFloor = tonumber(redis.call('HGET', K.stats, 'orderFloor') or '') or false
+    orderFloorRead = orderFloor
   end
   local later = redis.call('ZCOUNT', K.order, '(' .. place, '+inf')
   if orderFloor and score < orderFloor then
     orderBeyond = orderBeyond + 1
   end
-  local fresh = redis.call('ZADD', K.order, place, user) == 1
+  local fresh = redis.call('ZADD', K.order, 'NX', place, user) == 1
+  if not fresh then
+    -- Admitted again: the earlier admission's place leaves order, as if let go.
+    order_raise(tonumber(redis.call('ZSCORE', K.order, user)))
+    redis.call('ZADD', K.order, place, user)
+  end
   if later > 0 then
     redis.call('HSET', K.overtaken, user, later)
   elseif not fresh then
@@ -72,21 +89,17 @@ local function order_flush()
   for i = 1, orderN, 1000 do
     kept = redis.call('RPUSH', K.admissions, unpack(orderUsers, i, math.min(i + 999, orderN)))
   end
-  local top = orderFloor
   for _ = 1, math.ceil((kept - ORDER_KEPT) / 1000) do
     local gone = redis.call('LPOP', K.admissions, math.min(kept - ORDER_KEPT, 1000))
     kept = kept - #gone
     for _, place in ipairs(redis.call('ZMSCORE', K.order, unpack(gone))) do
-      local p = tonumber(place)
-      if p and (not top or p > top) then
-        top = p
-      end
+      order_raise(tonumber(place))
     end
     redis.call('ZREM', K.order, unpack(gone))
     redis.call('HDEL', K.overtaken, unpack(gone))
   end
-  if top and top ~= orderFloor then
-    redis.call('HSET', K.stats, 'orderFloor', string.format('%d', top))
+  if orderFloor and orderFloor ~= orderFloorRead then
+    redis.call('HSET', K.stats, 'orderFloor', string.format('%d', orderFloor))
   end
   orderN, orderPairs, orderBeyond, orderWaits, orderFloor, orderUsers = 0, 0, 0, {}, nil, {}
 end
