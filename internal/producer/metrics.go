@@ -77,6 +77,7 @@ func newEventCollector(store queue.EventStore, now func() time.Time, log *slog.L
 		"capacity":   desc("waitq_event_capacity", "How many users may hold a slot at once."),
 		"admitted":   desc("waitq_event_admitted_total", "Users ever admitted."),
 		"inversions": desc("waitq_event_inversions_total", "Joins that reached the line after a user placed behind them was admitted, and had to wait (consumer lag made the line unfair)."),
+		"pairs":      desc("waitq_event_inversion_pairs_total", "Inverted pairs of admissions: people admitted before someone who joined before them (the fairness report's order.inversions)."),
 		"delayP50":   desc("waitq_event_ingest_delay_p50_seconds", "Median time from a join's stamp to its write into the line (upper bound of its power-of-two bucket)."),
 		"delayP99":   desc("waitq_event_ingest_delay_p99_seconds", "99th percentile of the time from a join's stamp to its write into the line (upper bound of its power-of-two bucket)."),
 		"prequeue":   desc("waitq_event_prequeue_size", "Users who joined a drop's pre-queue."),
@@ -170,6 +171,7 @@ func (c *eventCollector) read(emit func(prometheus.Metric)) {
 		put("capacity", prometheus.GaugeValue, float64(st.Capacity))
 		put("admitted", prometheus.CounterValue, float64(st.AdmittedTotal))
 		put("inversions", prometheus.CounterValue, float64(st.Fairness.Inversions))
+		put("pairs", prometheus.CounterValue, float64(st.Fairness.InversionPairs))
 		put("delayP50", prometheus.GaugeValue, float64(st.Fairness.IngestDelayMs.P50)/1000)
 		put("delayP99", prometheus.GaugeValue, float64(st.Fairness.IngestDelayMs.P99)/1000)
 		if st.Draw != nil {

@@ -146,6 +146,8 @@ type Deps struct {
 	// Addresses keeps the addresses left to be called by mail (nil:
 	// Store, when it is one).
 	Addresses queue.AddressStore
+	// Reports reads the fairness reports (nil: Store, when it is one).
+	Reports queue.ReportStore
 	// Challenges issues and verifies proof-of-work challenges (nil: an
 	// issuer with a random key, good for one replica only).
 	Challenges *challenge.Issuer
@@ -169,6 +171,8 @@ type Server struct {
 	resumes queue.ResumeStore
 	// addresses keeps the addresses left to be called by mail (notify.go).
 	addresses queue.AddressStore
+	// reports are the fairness reports, each read at most once a FairnessTTL.
+	reports *reportCache
 	// rates are the door's join rates, for the spend-time difficulty.
 	rates *doorRates
 	// challenges issues and verifies the events' proof-of-work challenges.
@@ -201,6 +205,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Addresses == nil {
 		d.Addresses, _ = d.Store.(queue.AddressStore)
 	}
+	if d.Reports == nil {
+		d.Reports, _ = d.Store.(queue.ReportStore)
+	}
 	if d.Challenges == nil {
 		if d.Challenges, err = challenge.NewIssuer([][]byte{queue.RandomKey()}, d.Now); err != nil {
 			return nil, err
@@ -208,7 +215,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets, proxies: ips,
-		door: d.Door, resumes: d.Resumes, addresses: d.Addresses, rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
+		door: d.Door, resumes: d.Resumes, addresses: d.Addresses, reports: newReportCache(d.Reports, d.Now), rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
 		metrics: newMetrics(d.Registry),
 	}
@@ -235,6 +242,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.POST("/v1/events/:eventId/resume-link", s.resumeLink, limit)
 	e.POST("/v1/events/:eventId/resume", s.resume, limit)
 	e.GET("/v1/events/:eventId", s.publicEvent, limit)
+	e.GET("/v1/events/:eventId/fairness", s.fairnessReport, limit)
+	e.GET("/v1/events/:eventId/fairness/mine", s.admittedOrder, limit)
 	e.PUT("/v1/events/:eventId/notify", s.notify, limit)
 	e.DELETE("/v1/events/:eventId/notify", s.unnotify, limit)
 

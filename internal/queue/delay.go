@@ -24,26 +24,54 @@ type DelaySummary struct {
 // SummarizeDelays returns the summary of the histogram counts (bucket i at
 // index i).
 func SummarizeDelays(counts []int64) DelaySummary {
-	var s DelaySummary
-	for _, n := range counts {
-		s.Count += n
+	n := histogramCount(counts)
+	return DelaySummary{Count: n, P50: histogramQuantile(counts, n, 0.50), P99: histogramQuantile(counts, n, 0.99)}
+}
+
+// WaitBuckets is the number of buckets of the time-in-line histogram
+// (order_lib.lua): bucket i holds admissions that waited at most 2^i ms
+// from their join's stamp, the last one (over 37 hours) everything longer.
+const WaitBuckets = 28
+
+// WaitSummary is the time-in-line histogram's count and quantiles, each
+// the upper bound of the bucket it falls in (DelaySummary's rule).
+type WaitSummary struct {
+	Count int64 `json:"count"`
+	P50   int64 `json:"p50"`
+	P90   int64 `json:"p90"`
+}
+
+// SummarizeWaits returns the summary of the time-in-line counts (bucket i
+// at index i).
+func SummarizeWaits(counts []int64) WaitSummary {
+	n := histogramCount(counts)
+	return WaitSummary{Count: n, P50: histogramQuantile(counts, n, 0.50), P90: histogramQuantile(counts, n, 0.90)}
+}
+
+func histogramCount(counts []int64) int64 {
+	var n int64
+	for _, c := range counts {
+		n += c
 	}
-	quantile := func(q float64) int64 {
-		if s.Count == 0 {
-			return 0
-		}
-		rank := int64(q*float64(s.Count) + 0.5)
-		var seen int64
-		for i, n := range counts {
-			seen += n
-			if seen >= max(rank, 1) {
-				return DelayBucketMs(i)
-			}
-		}
-		return DelayBucketMs(len(counts) - 1)
+	return n
+}
+
+// histogramQuantile is the upper bound of the bucket (2^i ms; the last
+// bucket its lower bound) holding the q-quantile of counts, total in all.
+func histogramQuantile(counts []int64, total int64, q float64) int64 {
+	if total == 0 || len(counts) < 2 {
+		return 0
 	}
-	s.P50, s.P99 = quantile(0.50), quantile(0.99)
-	return s
+	bound := func(i int) int64 { return int64(1) << min(i, len(counts)-2) }
+	rank := max(int64(q*float64(total)+0.5), 1)
+	var seen int64
+	for i, n := range counts {
+		seen += n
+		if seen >= rank {
+			return bound(i)
+		}
+	}
+	return bound(len(counts) - 1)
 }
 
 // DelayBucket is the bucket of a delay of d ms: the least i with d <= 2^i,

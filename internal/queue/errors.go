@@ -101,6 +101,10 @@ func ErrorCode(err error) Code {
 // registered.
 var ErrEventNotFound = &Error{Code: CodeEventNotFound, Message: "no such event"}
 
+// ErrNotAdmitted is returned by stores for a person not among an event's
+// admissions kept (ReportStore.AdmittedOrder).
+var ErrNotAdmitted = &Error{Code: CodeNotAdmitted, Message: "not among the event's latest admissions"}
+
 // ErrStoreUnavailable is the one answer to a client when the live state
 // (Redis) did not answer: callers log the underlying error first.
 var ErrStoreUnavailable = &Error{Code: CodeStoreUnavailable, Message: "the event store is not reachable; try again"}

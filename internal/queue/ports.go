@@ -16,6 +16,7 @@ import (
 //	EventLookup    EventCache                       redisstore.Store
 //	EventStore     producer (admin API, metrics)    redisstore.Store
 //	DoorStore      producer (door.go: the door)     redisstore.Store
+//	ReportStore    producer (fairness.go)           redisstore.Store
 //	GatewayStore   gateway                          redisstore.Store
 //	HoldStore      gateway (in GatewayStore)        redisstore.Store
 //	IngestStore    kafkajoin.Consumer               redisstore.Store
@@ -101,8 +102,20 @@ type Fairness struct {
 	// behind them had already been admitted, and then had to wait:
 	// consumer lag let them be overtaken. 0 in normal operation.
 	Inversions int64 `json:"inversions"`
+	// InversionPairs counts the inverted pairs of admissions: the fairness
+	// report's order.inversions (OrderReport).
+	InversionPairs int64 `json:"inversionPairs"`
 	// IngestDelayMs is how long joins took from their stamp to the line.
 	IngestDelayMs DelaySummary `json:"ingestDelayMs"`
+}
+
+// ReportStore reads the fairness report (producer's public report routes).
+type ReportStore interface {
+	// FairnessReport returns id's report at nowMs, or ErrEventNotFound.
+	FairnessReport(ctx context.Context, id string, nowMs int64) (FairnessReport, error)
+	// AdmittedOrder returns userID's own line of id's report, or
+	// ErrNotAdmitted when they are not among its admissions kept.
+	AdmittedOrder(ctx context.Context, id, userID string) (AdmittedOrder, error)
 }
 
 // GatewayStore is what ws-gateway needs of the live state: where users

@@ -3,10 +3,11 @@
 // live state atomically (lua/*.lua, embedded), and the Store that the
 // services use through the interfaces of package queue (ports.go). Every
 // way into a slot runs the one admission step (lua/admission_keys.lua,
-// lua/hold_lib.lua, lua/adaptive.lua, lua/admission.lua) behind its own
-// script, which also ends the item holds of the holders it expires: the slot
-// monitor's tick (tick.go), the fast track of ingest (ingest.go) and a
-// release handing its slot on (release.go). The scripts' return codes are
+// lua/hold_lib.lua, lua/adaptive.lua, lua/order_lib.lua, lua/admission.lua)
+// behind its own script, which also ends the item holds of the holders it
+// expires and counts the fairness report's figures (fairness.go reads
+// them): the slot monitor's tick (tick.go), the fast track of ingest
+// (ingest.go) and a release handing its slot on (release.go). The scripts' return codes are
 // named once, in codes.go, for Go and Lua alike, and each script's reply
 // is read by one decoder named for it beside its caller (decodeTickReply;
 // admit.go the admission step's part, journal.go the line's journal's

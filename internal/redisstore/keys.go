@@ -84,6 +84,18 @@ func ItemsKey(eventID string) string { return "waitq:{" + eventID + "}:items" }
 // OffsetsKey is eventID's applied offsets, a HASH (docs/data.md#keys).
 func OffsetsKey(eventID string) string { return "waitq:{" + eventID + "}:offsets" }
 
+// OrderKey is the places eventID's latest admissions were made from, a
+// ZSET (docs/data.md#keys).
+func OrderKey(eventID string) string { return "waitq:{" + eventID + "}:order" }
+
+// OvertakenKey is, for eventID's latest admissions, how many people
+// admitted before each had joined after them, a HASH (docs/data.md#keys).
+func OvertakenKey(eventID string) string { return "waitq:{" + eventID + "}:overtaken" }
+
+// AdmissionsKey is the users of eventID's latest admissions in order, a
+// LIST (docs/data.md#keys).
+func AdmissionsKey(eventID string) string { return "waitq:{" + eventID + "}:admissions" }
+
 // ReleasedKey is eventID's released admissions, a ZSET (docs/data.md#keys).
 func ReleasedKey(eventID string) string { return "waitq:{" + eventID + "}:released" }
 
@@ -97,6 +109,7 @@ type eventKeys struct {
 	called, callplaces, claims, lapsed                      string
 	moved, resumes                                          string
 	arrived                                                 string
+	order, overtaken, admissions                            string
 }
 
 // admission returns the admission keys, the admission step's: every script
@@ -105,7 +118,7 @@ type eventKeys struct {
 // loses their holds in the same step).
 func (k eventKeys) admission() []string {
 	return []string{k.config, k.waiting, k.holders, k.stats, k.seen, k.served, k.control, k.health, k.changes, k.unrecorded,
-		k.holds, k.items, k.sold, k.freeing, k.journal, k.called, k.callplaces, k.claims, k.lapsed}
+		k.holds, k.items, k.sold, k.freeing, k.journal, k.called, k.callplaces, k.claims, k.lapsed, k.order, k.overtaken, k.admissions}
 }
 
 // tick returns the keys of tick.lua: the admission keys, then released
@@ -143,6 +156,9 @@ func keysOf(eventID string) eventKeys {
 		moved:      MovedKey(eventID),
 		resumes:    ResumesKey(eventID),
 		arrived:    ArrivedKey(eventID),
+		order:      OrderKey(eventID),
+		overtaken:  OvertakenKey(eventID),
+		admissions: AdmissionsKey(eventID),
 	}
 }
 

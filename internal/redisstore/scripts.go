@@ -74,12 +74,14 @@ var (
 	mailsSrc string
 	//go:embed lua/arrive.lua
 	arriveSrc string
+	//go:embed lua/order_lib.lua
+	orderLibSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a expired holder's holds), the adaptive
 	// controller and admit(), one copy that every script that admits
 	// (tick, ingest, release) is run behind.
-	admissionStep = admissionKeysSrc + journalLibSrc + holdLibSrc + adaptiveSrc + awayLibSrc + admissionSrc
+	admissionStep = admissionKeysSrc + journalLibSrc + holdLibSrc + adaptiveSrc + awayLibSrc + orderLibSrc + admissionSrc
 
 	ingestScript       = newScript(admissionStep, bulkLibSrc, marksLibSrc, ingestSrc)
 	deleteEventScript  = newScript(deleteEventSrc)

@@ -112,15 +112,8 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	if err != nil {
 		return queue.EventStatus{}, err
 	}
-	st := stats.Val()
-	num := func(field string) int64 {
-		n, _ := strconv.ParseInt(st[field], 10, 64)
-		return n
-	}
-	delays := make([]int64, queue.DelayBuckets)
-	for i := range delays {
-		delays[i] = num("delay:" + strconv.Itoa(i))
-	}
+	st := statsReader(stats.Val())
+	num := st.num
 	reports, control, err := health.parse(e.Adaptive != nil)
 	if err != nil {
 		return queue.EventStatus{}, fmt.Errorf("redisstore: event status %s: %w", id, err)
@@ -145,7 +138,7 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 		Door:  doorStats,
 		Event: e, Phase: e.Phase(nowMs), Waiting: waiting.Val(), Holders: holders.Val(), AdmittedTotal: num("admittedTotal"),
 		Draw:     e.DrawStatus(nowMs, prequeue.Val()),
-		Fairness: queue.Fairness{Inversions: num("inversions"), IngestDelayMs: queue.SummarizeDelays(delays)},
+		Fairness: st.fairness(),
 		Control:  control, Health: reports,
 	}, nil
 }
@@ -186,7 +179,7 @@ func (s *Store) EventIDs(ctx context.Context) ([]string, error) {
 func (s *Store) DeleteEvent(ctx context.Context, id string, nowMs int64) error {
 	k := keysOf(id)
 	keys := []string{k.config, k.waiting, k.holders, k.stats, k.seen, k.served, k.prequeue, k.control, k.health, k.changes, k.unrecorded, TombstoneKey(id), k.holds, k.sold, k.items, k.offsets, k.released, SpentKey(id), DoorKey(id), k.joinKeys, k.freeing, SeriesKey(id), k.journal, k.gateways,
-		k.called, k.callplaces, k.claims, k.lapsed, k.moved, k.resumes, AddressesKey(id), AddressCountKey(id), k.arrived}
+		k.called, k.callplaces, k.claims, k.lapsed, k.moved, k.resumes, AddressesKey(id), AddressCountKey(id), k.arrived, k.order, k.overtaken, k.admissions}
 	n, err := runScript(ctx, s.c, deleteEventScript, keys, nowMs).Int64()
 	if err != nil {
 		return fmt.Errorf("redisstore: delete event %s: %w", id, err)

@@ -30,7 +30,8 @@ end
 -- a retry of a join whose answer was lost; ingest.lua ignores them. It
 -- forgets the presence; it adds them to
 -- stats.admittedTotal, keeps the highest place score admitted in
--- stats.admittedMaxScore (what ingest.lua counts inversions against) and
+-- stats.admittedMaxScore (what ingest.lua counts inversions against), counts
+-- the admission's fairness figures (order_lib.lua's order_seat) and
 -- publishes {"eventId","expiresAt","users":[…]} on channel (when not
 -- empty) so that every gateway tells its sockets at once.
 --
@@ -189,6 +190,7 @@ local function admit(event, now, batch, channel, record, call)
     admitted[#admitted + 1] = user
     admitted[#admitted + 1] = score
     admitted[#admitted + 1] = served
+    order_seat(user, score, now, opensAt)
     n = n - 1
   end
   local keep = tonumber(conf[18] or '')
@@ -234,6 +236,7 @@ local function admit(event, now, batch, channel, record, call)
   journal_flush(K.journal)
   if #users > 0 then
     redis.call('HINCRBY', K.stats, 'admittedTotal', #users)
+    order_flush()
     local best = tonumber(redis.call('HGET', K.stats, 'admittedMaxScore') or '')
     if top and (not best or top > best) then
       redis.call('HSET', K.stats, 'admittedMaxScore', string.format('%d', top))

@@ -14,10 +14,13 @@
 -- the log: still counted against the capacity), KEYS[15] journal LIST (the
 -- line's journal: journal_lib.lua), KEYS[16] called ZSET, KEYS[17]
 -- callplaces HASH, KEYS[18] claims ZSET, KEYS[19] lapsed ZSET (away,
--- called, lapsed: admission.lua)
+-- called, lapsed: admission.lua), KEYS[20] order ZSET, KEYS[21] overtaken
+-- HASH, KEYS[22] admissions LIST (the fairness figures counted at each
+-- admission: order_lib.lua)
 local K = {
   config = KEYS[1], waiting = KEYS[2], holders = KEYS[3], stats = KEYS[4], seen = KEYS[5], served = KEYS[6],
   control = KEYS[7], health = KEYS[8], changes = KEYS[9], unrecorded = KEYS[10],
   holds = KEYS[11], items = KEYS[12], sold = KEYS[13], freeing = KEYS[14], journal = KEYS[15],
   called = KEYS[16], callplaces = KEYS[17], claims = KEYS[18], lapsed = KEYS[19],
+  order = KEYS[20], overtaken = KEYS[21], admissions = KEYS[22],
 }

@@ -4,9 +4,9 @@
 -- hold_lib.lua, adaptive.lua, admission.lua; then bulk_lib.lua, the bulk
 -- reads and writes, and marks_lib.lua, the partitions' marks).
 --
--- KEYS[1..19] the admission keys (admission_keys.lua), KEYS[20] prequeue ZSET,
--- KEYS[21] offsets HASH (partition -> the highest offset applied),
--- KEYS[22] join keys HASH (the key :visits; user -> the join key of the join that last queued them)
+-- KEYS[1..22] the admission keys (admission_keys.lua), KEYS[23] prequeue ZSET,
+-- KEYS[24] offsets HASH (partition -> the highest offset applied),
+-- KEYS[25] join keys HASH (the key :visits; user -> the join key of the join that last queued them)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] fast-track batch: the most users admitted at once after the
 -- batch (0: none; the slot monitor admits)
@@ -46,7 +46,7 @@
 -- below an earlier offset of its partition in the same batch is skipped by
 -- the caller, as applied.
 --
--- The offsets: a message at or below its partition's mark in KEYS[21] was
+-- The offsets: a message at or below its partition's mark in KEYS[24] was
 -- applied already (a redelivery, or the late batch of a consumer whose
 -- partition moved to another member) and is skipped, counted as ignored;
 -- the marks are raised to the offsets of the batch in the same step. A
@@ -62,7 +62,7 @@
 -- admission's time): a replayed join after a consumer crash, or the retry
 -- of a join whose answer was lost, never queues or admits anyone again,
 -- while a new join after a release (stamped later) queues again, unless it
--- carries the visit of the join that queued the user last (KEYS[22], kept
+-- carries the visit of the join that queued the user last (KEYS[25], kept
 -- when a join is added): then it is a try of that admitted visit sent after
 -- the admission (a retry of a try answered 503 that landed), and queues
 -- nobody. A leave removes the user from the waiting line.
@@ -135,7 +135,7 @@ local T = U + (2 + (keyed and 1 or 0) + (drawn and 1 or 0)) * n + 1
 -- The marks: each partition's is raised to its high; the messages of a
 -- partition whose low is at or below its mark are found in the where list,
 -- and those at or below the mark skipped.
-local skip = marks_raise(KEYS[21], 14, parts, ARGV[U])
+local skip = marks_raise(KEYS[24], 14, parts, ARGV[U])
 
 local waitingAt, servedAt = bulk_scores(K.waiting, U, n), bulk_served(K.served, U, n)
 local preAt = {}
@@ -143,7 +143,7 @@ if drawn then
   for i = 1, n do
     local stamp = ARGV[S + i]
     if stamp ~= '-' and ARGV[D + i] ~= '' and tonumber(stamp) < opensAt then
-      preAt = bulk_scores(KEYS[20], U, n)
+      preAt = bulk_scores(KEYS[23], U, n)
       break
     end
   end
@@ -283,7 +283,7 @@ else
           refused = true -- called: the turn waits for them (admission.lua)
         elseif ts <= tonumber(served) then
           refused = true
-        elseif key ~= '' and (keyOf[user] or redis.call('HGET', KEYS[22], user)) == key then
+        elseif key ~= '' and (keyOf[user] or redis.call('HGET', KEYS[25], user)) == key then
           -- a try of the join that was admitted, sent after its admission
           refused = true
         elseif key ~= '' then
@@ -337,8 +337,8 @@ else
 end
 bulk_write('ZREM', K.waiting, removes)
 bulk_write('ZADD', K.waiting, adds)
-bulk_write('ZADD', KEYS[20], preAdded, 'NX')
-bulk_write('HSET', KEYS[22], joinKeys)
+bulk_write('ZADD', KEYS[23], preAdded, 'NX')
+bulk_write('HSET', KEYS[25], joinKeys)
 for b, count in pairs(delays) do
   if count > 0 then
     redis.call('HINCRBY', K.stats, 'delay:' .. b, count)

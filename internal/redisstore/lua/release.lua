@@ -2,7 +2,7 @@
 -- (after the admission step, which it is run behind: admission_keys.lua,
 -- hold_lib.lua, adaptive.lua, admission.lua).
 --
--- KEYS[1..19] the admission keys (admission_keys.lua)
+-- KEYS[1..22] the admission keys (admission_keys.lua)
 -- ARGV[1] userId, ARGV[2] now (unix ms)
 -- ARGV[3] batch: the most users the freed room admits at once (0: none;
 -- the slot monitor's next tick does)
@@ -10,7 +10,7 @@
 -- ARGV[6] record ('1': the caller records the changes in the log)
 -- ARGV[7] keep (ms): how long past its end a released admission stays
 -- listed (queue.ReleasedKeep, the guards' tolerated skew)
--- KEYS[20] released ZSET
+-- KEYS[23] released ZSET
 --
 -- Removes the user from holders. A stay not yet recorded (in unrecorded) is not
 -- the user's to give back: they were never told of it, and it stays. When
@@ -55,11 +55,11 @@ end
 redis.call('ZREM', K.holders, ARGV[1])
 local now = tonumber(ARGV[2])
 local ended = end_holds(K.holds, K.items, K.sold, ARGV[1])
-redis.call('ZREMRANGEBYSCORE', KEYS[20], '-inf', now - tonumber(ARGV[7]))
+redis.call('ZREMRANGEBYSCORE', KEYS[23], '-inf', now - tonumber(ARGV[7]))
 if tonumber(stay) <= now then
   return {0, 0, {}, {}, ended, 0, ''}
 end
-redis.call('ZADD', KEYS[20], stay, stay .. '|' .. ARGV[1])
+redis.call('ZADD', KEYS[23], stay, stay .. '|' .. ARGV[1])
 local served = tonumber(redis.call('ZSCORE', K.served, ARGV[1]) or '0')
 if ARGV[6] == '1' then
   local member = string.format('%d|%d|', now, served) .. ARGV[1]

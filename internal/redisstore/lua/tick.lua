@@ -3,7 +3,7 @@
 -- behind: admission_keys.lua, hold_lib.lua, adaptive.lua,
 -- admission.lua).
 --
--- KEYS[1..19] the admission keys (admission_keys.lua)
+-- KEYS[1..22] the admission keys (admission_keys.lua)
 -- ARGV[1] now (unix ms)
 -- ARGV[2] batch: the most users one call admits
 -- ARGV[3] event id, ARGV[4] the admissions channel ('' : publish nothing)
@@ -26,7 +26,7 @@
 -- then ends the turns whose claim window closed (away_lib.lua)
 -- ARGV[8] keep (ms): how long past its end a released admission stays
 -- listed (queue.ReleasedKeep), as release.lua keeps it
--- KEYS[20] released ZSET, KEYS[21] arrived ZSET (arrive.lua)
+-- KEYS[23] released ZSET, KEYS[24] arrived ZSET (arrive.lua)
 --
 -- No-shows (config arrivalSeconds set): before the admission step, each
 -- recorded holder admitted at least arrivalSeconds ago (hold end - stay
@@ -62,7 +62,7 @@
 -- since the last look (above): returns how many, the item holds that
 -- ended with them, and the freeing members added.
 local function free_no_shows(now, record)
-  redis.call('ZREMRANGEBYSCORE', KEYS[21], '-inf', now)
+  redis.call('ZREMRANGEBYSCORE', KEYS[24], '-inf', now)
   local conf = redis.call('HMGET', K.config, 'arrivalSeconds', 'staySeconds', 'rebuilding', 'holdSeconds')
   local arrival, stay = tonumber(conf[1] or '0') or 0, tonumber(conf[2] or conf[4] or '')
   if arrival <= 0 or not stay or conf[3] then
@@ -77,10 +77,10 @@ local function free_no_shows(now, record)
   local n, ended, members = 0, 0, {}
   for i = 1, #l, 2 do
     local user, ends = l[i], l[i + 1]
-    if not redis.call('ZSCORE', K.unrecorded, user) and tonumber(redis.call('ZSCORE', KEYS[21], user) or '') ~= tonumber(ends) then
+    if not redis.call('ZSCORE', K.unrecorded, user) and tonumber(redis.call('ZSCORE', KEYS[24], user) or '') ~= tonumber(ends) then
       redis.call('ZREM', K.holders, user)
       ended = ended + end_holds(K.holds, K.items, K.sold, user)
-      redis.call('ZADD', KEYS[20], ends, ends .. '|' .. user)
+      redis.call('ZADD', KEYS[23], ends, ends .. '|' .. user)
       if record == '1' then
         local served = tonumber(redis.call('ZSCORE', K.served, user) or '0')
         local member = string.format('%d|%d|', now, served) .. user
@@ -109,7 +109,7 @@ if ARGV[7] and ARGV[7] ~= '0' then
 end
 local keep = tonumber(ARGV[8] or '')
 if keep then
-  redis.call('ZREMRANGEBYSCORE', KEYS[20], '-inf', now - keep)
+  redis.call('ZREMRANGEBYSCORE', KEYS[23], '-inf', now - keep)
 end
 local noShows, noShowHolds, noShowMembers = free_no_shows(now, ARGV[5])
 local expires, expired, admitted, ended, called = admit(ARGV[3], now, tonumber(ARGV[2]), ARGV[4], ARGV[5], '1')

@@ -1,5 +1,5 @@
 // waitq console: events with their live sizes, phase, draw, fairness,
-// door and turns figures (away, called, lapsed, arrivals, no-shows); the chosen event's charts over time (charts.js); its page,
+// door and turns figures (away, called, lapsed, arrivals, no-shows); the chosen event's charts over time (charts.js) and fairness report (console-fairness.js); its page,
 // challenge and join tokens (settings.js); each event's admission (a fixed rate, or the adaptive
 // controller's state, its recent changes and the health reporters) with the
 // settings a guard needs to report; changes of capacity, admission rate and
@@ -220,6 +220,7 @@ function renderView(list) {
   const e = events.get(viewed);
   $("view-door").textContent = e ? i18n.t("c.door", { text: doorText(e).join("; ") }) : "";
   drawCharts(viewed);
+  drawFairness(viewed);
   if (viewed && seriesDue(viewed)) loadSeries(viewed, api).then(() => drawCharts(viewed));
 }
 

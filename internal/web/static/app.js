@@ -20,7 +20,8 @@
 // Plain scripts sharing one global scope, this one loaded last: it holds
 // the page's state and starts it; room-join.js joins, room-watch.js hears
 // of the place, room-frames.js shows it, room-call.js calls the
-// turn and keeps the mail form.
+// turn and keeps the mail form, room-fairness.js tells an admitted person
+// how many who joined after them got in first.
 "use strict";
 
 const $ = (id) => document.getElementById(id);

@@ -125,6 +125,7 @@ function admitted(f) {
   announce(i18n.t("a11y.admitted", { countdown: left }), true);
   $("token").value = f.entryToken;
   setTime($("admitted-until"), expiresAt);
+  showOwnOrder();
   tick();
   clearInterval(countdown);
   countdown = setInterval(tick, 1000);
