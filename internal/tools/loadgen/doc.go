@@ -14,8 +14,11 @@
 // and statuses (issue 30's measurement, against the Redis it is given: the
 // server's CPU per waiting user and status round, read as a gateway's round
 // reads through package gateway's one door for it, gateway.Rounds, and its
-// memory per waiting user; it prints one line and no table), and sale (a
-// whole sale in the Redis it is given). Each Run function takes the
+// memory per waiting user; it prints one line and no table), sale (a
+// whole sale in the Redis it is given), turns (a sale in simulated time where
+// people step away) and cost (the CPU a join costs each program, each a
+// process of its own, against the baseline programs of cost_baseline.go,
+// which RunBaseline runs as loadgen's own child processes). Each Run function takes the
 // subcommand's flags, prints its table to stdout and its progress to
 // stderr; the rows
 // scripts/bench*.sh parse (summary, joins, sockets, status) keep their
