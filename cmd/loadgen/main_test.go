@@ -22,6 +22,8 @@ commands:
   statuses Redis CPU per waiting user and status round, and bytes per waiting user, in the Redis given
   sale     a whole sale in the Redis given: joins, statuses every interval, admission at a rate, drained
   turns    a sale in simulated time where people step away and buyers never come: occupancy, lost turns, the estimate's error
+  cost     CPU per join of each program in a process of its own (producer-api, ingest-consumer, Redis, the broker) against a baseline program doing the same job
+  baseline cost's baseline programs (producer|ingest), run by cost as child processes
 
 Run "loadgen <command> -h" for the command's flags.
 `
