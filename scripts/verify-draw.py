@@ -8,7 +8,8 @@ The same checks as `waitq-verify` (docs/api.md, "Ticket drops"), written apart f
       leaf  = sha256(0x00 || eventId || 0x00 || entry)
       node  = sha256(0x01 || left || right), a level's last node without a sibling promoted as it is
       empty = sha256(0x02 || eventId)
-  * the effective seed = HMAC-SHA256(key = seed, "waitq-draw-chain-v1" || 0x00 || root || publicValue);
+  * the effective seed = HMAC-SHA256(key = seed, "waitq-draw-chain-v1" || 0x00 || root || publicValue)
+    (publicValue empty when the draw says publicValueMissed: none was supplied by the deadline);
   * every number = the first 52 bits of HMAC-SHA256(key = effective seed, entry), big-endian;
   * the order = entries by ascending number, equal numbers by entry bytes;
   * with --receipt: entry = sha256(salt || userId), its Merkle path leads to the root, and its number
@@ -90,8 +91,8 @@ def check_chain(c):
     if root.hex() != c["entryRoot"]:
         raise Mismatch("the published entries do not hash to the published entry root")
     value = unhex(c["publicValue"], None, "the public value")
-    if not value:
-        raise Mismatch("the public value is empty")
+    if not value and not c.get("publicValueMissed"):
+        raise Mismatch("the public value is empty, and the draw does not say it was missed")
     effective = hmac.new(seed, LABEL + b"\x00" + root + value, hashlib.sha256).digest()
     numbers = [number(effective, e) for e in entries]
     if numbers != c["numbers"]:

@@ -235,6 +235,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.POST("/v1/events/:eventId/resume-link", s.resumeLink, limit)
 	e.POST("/v1/events/:eventId/resume", s.resume, limit)
 	e.GET("/v1/events/:eventId", s.publicEvent, limit)
+	e.GET("/v1/events/:eventId/draw", s.publicDraw, limit)
+	e.GET("/v1/events/:eventId/draw/receipt", s.drawReceipt, limit)
 	e.PUT("/v1/events/:eventId/notify", s.notify, limit)
 	e.DELETE("/v1/events/:eventId/notify", s.unnotify, limit)
 
@@ -246,6 +248,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	admin.GET("/events/:eventId", s.getEvent)
 	admin.DELETE("/events/:eventId", s.deleteEvent)
 	admin.GET("/events/:eventId/draw", s.exportDraw)
+	admin.PUT("/events/:eventId/draw/public-value", s.supplyPublicValue)
 	admin.GET("/events/:eventId/series", s.eventSeries)
 	s.e = e
 	return s, nil

@@ -83,6 +83,25 @@ type PublicSource struct {
 	Round uint64 `json:"round,omitempty"`
 	// Ref says where the value is read, in words or a URL.
 	Ref string `json:"ref,omitempty"`
+	// DeadlineSeconds is how long after the opening the operator has to
+	// supply the value (0: DefaultDeadlineSeconds); past it the draw is
+	// made without one (docs/api.md, "Ticket drops").
+	DeadlineSeconds int `json:"deadlineSeconds,omitempty"`
+}
+
+// DefaultDeadlineSeconds is a public source's deadline when it names none,
+// and MaxDeadlineSeconds the longest it may name.
+const (
+	DefaultDeadlineSeconds = 3600
+	MaxDeadlineSeconds     = 86400
+)
+
+// Deadline returns p's deadline in seconds, the default for 0.
+func (p PublicSource) Deadline() int {
+	if p.DeadlineSeconds == 0 {
+		return DefaultDeadlineSeconds
+	}
+	return p.DeadlineSeconds
 }
 
 // Check reports a source that names nothing or is too long.
@@ -92,6 +111,8 @@ func (p PublicSource) Check() error {
 		return errors.New("draw.publicSource.name is 1 to 128 characters")
 	case len(p.Ref) > 512:
 		return errors.New("draw.publicSource.ref is at most 512 characters")
+	case p.DeadlineSeconds < 0 || p.DeadlineSeconds > MaxDeadlineSeconds || (p.DeadlineSeconds > 0 && p.DeadlineSeconds < 60):
+		return fmt.Errorf("draw.publicSource.deadlineSeconds is 60 to %d, or 0 for %d", MaxDeadlineSeconds, DefaultDeadlineSeconds)
 	case p.Round == 0 && strings.TrimSpace(p.Ref) == "":
 		return errors.New("draw.publicSource needs a round or a ref: which value of the source is drawn")
 	}

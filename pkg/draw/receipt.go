@@ -20,8 +20,11 @@ type Chain struct {
 	Seed         string        `json:"seed"` // hex
 	PublicSource *PublicSource `json:"publicSource"`
 	PublicValue  string        `json:"publicValue"` // hex
-	EntryRoot    string        `json:"entryRoot"`   // hex
-	EntryCount   int           `json:"entryCount"`
+	// PublicValueMissed says the operator supplied no value by the
+	// source's deadline: the draw was made with an empty one.
+	PublicValueMissed bool   `json:"publicValueMissed,omitempty"`
+	EntryRoot         string `json:"entryRoot"` // hex
+	EntryCount        int    `json:"entryCount"`
 	// Entries are the frozen entries in ascending order (the leaves').
 	Entries []string `json:"entries"`
 	// Numbers are the entries' draw numbers, in the order of Entries.
@@ -90,6 +93,9 @@ func (c *Chain) effective(root [sha256.Size]byte) (Seed, error) {
 	}
 	if !strings.EqualFold(seed.Commitment(), strings.TrimSpace(c.Commitment)) {
 		return Seed{}, ErrCommitment
+	}
+	if c.PublicValueMissed && c.PublicValue == "" {
+		return Mix(seed, root, nil), nil
 	}
 	pv, err := ParsePublicValue(c.PublicValue)
 	if err != nil {
@@ -191,7 +197,8 @@ func VerifyReceipt(c *Chain, r *Receipt) error {
 }
 
 // BuildChain computes eventID's chain draw from its secrets: the seed, the
-// public value and the frozen entries (in any order). It returns the
+// public value (nil: missed, past the deadline) and the frozen entries (in
+// any order). It returns the
 // chain, without Order (the line's, for the service to fill), and the
 // entries' tree for receipts.
 func BuildChain(eventID string, opensAt int64, seed Seed, src *PublicSource, publicValue []byte, entries []Entry) (*Chain, *Tree, error) {
@@ -202,7 +209,7 @@ func BuildChain(eventID string, opensAt int64, seed Seed, src *PublicSource, pub
 	t := NewTree(eventID, es)
 	c := &Chain{
 		EventID: eventID, OpensAt: opensAt, Commitment: seed.Commitment(), Seed: seed.Hex(),
-		PublicSource: src, PublicValue: hex.EncodeToString(publicValue),
+		PublicSource: src, PublicValue: hex.EncodeToString(publicValue), PublicValueMissed: len(publicValue) == 0,
 		EntryRoot: t.Root(), EntryCount: len(es), Entries: make([]string, len(es)), Numbers: make([]uint64, len(es)),
 	}
 	var root [sha256.Size]byte
