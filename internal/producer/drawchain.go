@@ -1,10 +1,12 @@
 package producer
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"net/http"
 	"reflect"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 
@@ -104,7 +106,7 @@ func (s *Server) publicDraw(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	chain, _, err := s.store.PublicChain(c.Request().Context(), ev)
+	chain, _, err := s.publicChain(c.Request().Context(), ev)
 	if err != nil {
 		return s.drawError("read the draw", err)
 	}
@@ -127,7 +129,7 @@ func (s *Server) drawReceipt(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	chain, tree, err := s.store.PublicChain(c.Request().Context(), ev)
+	chain, tree, err := s.publicChain(c.Request().Context(), ev)
 	if err != nil {
 		return s.drawError("read the draw", err)
 	}
@@ -136,4 +138,52 @@ func (s *Server) drawReceipt(c echo.Context) error {
 		return queue.Errorf(queue.CodeNotInDraw, "you are not among the entries of event %s's draw (you joined after its entries froze, or not during its pre-queue)", id)
 	}
 	return c.JSON(http.StatusOK, r)
+}
+
+// A made chain draw never changes: producer-api keeps the latest few it
+// built, so that every visitor's receipt does not rebuild the whole tree.
+
+// chainKey names one made draw: an event deleted and made again is
+// another (its commitment differs).
+type chainKey struct {
+	event, commitment string
+	drawnAt           int64
+}
+
+type madeChain struct {
+	chain *draw.Chain
+	tree  *draw.Tree
+}
+
+// chainCache holds at most maxChains made draws; safe for concurrent use.
+type chainCache struct {
+	mu sync.Mutex
+	m  map[chainKey]madeChain
+}
+
+const maxChains = 8
+
+// publicChain returns ev's made chain draw, from the cache or the store.
+func (s *Server) publicChain(ctx context.Context, ev queue.Event) (*draw.Chain, *draw.Tree, error) {
+	if ev.Seed == nil || ev.Chain.DrawnAt == 0 {
+		return s.store.PublicChain(ctx, ev) // its error says why
+	}
+	k := chainKey{ev.ID, ev.Seed.Commitment(), ev.Chain.DrawnAt}
+	s.chains.mu.Lock()
+	m, ok := s.chains.m[k]
+	s.chains.mu.Unlock()
+	if ok {
+		return m.chain, m.tree, nil
+	}
+	c, t, err := s.store.PublicChain(ctx, ev)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.chains.mu.Lock()
+	defer s.chains.mu.Unlock()
+	if len(s.chains.m) >= maxChains {
+		clear(s.chains.m)
+	}
+	s.chains.m[k] = madeChain{c, t}
+	return c, t, nil
 }

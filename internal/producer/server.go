@@ -176,8 +176,10 @@ type Server struct {
 	log        *slog.Logger
 	now        func() time.Time
 	events     *queue.EventCache
-	metrics    *metrics
-	e          *echo.Echo
+	// chains keeps the chain draws made (drawchain.go).
+	chains  *chainCache
+	metrics *metrics
+	e       *echo.Echo
 }
 
 // New returns a Server with its routes, or an error when cfg (its zero
@@ -210,6 +212,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets, proxies: ips,
 		door: d.Door, resumes: d.Resumes, addresses: d.Addresses, rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
+		chains:  &chainCache{m: map[chainKey]madeChain{}},
 		metrics: newMetrics(d.Registry),
 	}
 	if d.Store != nil {
