@@ -61,6 +61,10 @@ func TestChainDrawFreezesThenDraws(t *testing.T) {
 	if r := tick(t, s, ev, opens+1, 100); len(r.Admitted) != 0 {
 		t.Fatalf("admitted %v before the public value", r.Admitted)
 	}
+	// Past the opening, not drawn: told as in the pre-queue, no drawn place.
+	if b, err := s.Status(ctx, ev, []string{"pre-00"}, opens+1000); err != nil || b.Places[0].Rank != queue.RankPrequeue || b.Places[0].Drawn != 0 {
+		t.Fatalf("a status before the draw: %+v %v", b, err)
+	}
 	if st, err := s.FreezeDraw(ctx, e, opens+queue.DrawFreezeLagMs-1); err != nil || st.EntryRoot != "" {
 		t.Fatalf("frozen before its time: %+v %v", st, err)
 	}
@@ -89,6 +93,9 @@ func TestChainDrawFreezesThenDraws(t *testing.T) {
 	}
 	if _, ok := c.Receipt(tr, *e.SaltKey, "late"); ok {
 		t.Fatal("the join ingested after the freeze is among the entries")
+	}
+	if b, err := s.Status(ctx, ev, []string{"pre-00"}, opens+7000); err != nil || b.Places[0].Rank < 0 || b.Places[0].Drawn < 1 {
+		t.Fatalf("a status after the draw: %+v %v", b, err)
 	}
 	// The line: the drawn order, then late (its stamp), then after.
 	r := tick(t, s, ev, opens+8000, 100)
