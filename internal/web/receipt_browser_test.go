@@ -1,7 +1,7 @@
 package web_test
 
 import (
-	"net/http"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -46,17 +46,23 @@ func TestReceiptInARealBrowser(t *testing.T) {
 		t.Fatalf("the chain drop's page: %v", err)
 	}
 
-	// The entries freeze 5 s after the opening; the operator supplies the
-	// value then.
-	time.Sleep(time.Until(time.UnixMilli(opensAt + queue.DrawFreezeLagMs + 200)))
-	req, _ := http.NewRequest(http.MethodPut, st.api+"/v1/admin/events/"+ev+"/draw/public-value", strings.NewReader(`{"value":"5eed"}`))
-	req.Header.Set("Authorization", "Bearer t")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil || resp.StatusCode != http.StatusOK {
-		t.Fatalf("the public value: %v %v", resp, err)
+	// The entries freeze 5 s after the opening: the console shows their
+	// root, and the operator supplies the value through its form.
+	console := browser(t, chrome) // a second browser: its own tab in front
+	row := fmt.Sprintf(`[...document.querySelectorAll("#events tbody tr")].find(r => r.cells[0].textContent === %q)`, ev)
+	if err := chromedp.Run(console,
+		chromedp.Navigate(st.page+"/admin.html"),
+		chromedp.SetValue("#admin-token", "t", chromedp.ByQuery),
+		chromedp.Click(`#auth button`, chromedp.ByQuery),
+		eval(row+`?.textContent.includes("chain draw: drand 1234")`),
+		eval(row+`?.querySelector(".supply-value") != null`),
+		chromedp.Evaluate(`(() => { const r = `+row+`; r.querySelector(".public-value").value = "5eed"; r.querySelector(".supply-value").click(); return true; })()`, nil),
+		eval(row+`?.textContent.includes("public value: 5eed")`),
+	); err != nil {
+		var dump string
+		_ = chromedp.Run(console, chromedp.Evaluate(`document.querySelector("#events")?.innerText + " | " + document.querySelector("#admin-error")?.textContent`, &dump))
+		t.Fatalf("the public value through the console: %v\n%s", err, dump)
 	}
-	resp.Body.Close()
 
 	var number, place, result string
 	if err := chromedp.Run(ctx,

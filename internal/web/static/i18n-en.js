@@ -77,7 +77,7 @@ i18n.extend({
     "draw.verify": "How to verify",
     "draw.kindClassic": "This drop has a classic draw: the operator's secret seed, committed to before the pre-queue, decides the order.",
     "draw.kindChain": "This drop's draw mixes in a public random value ({source}) that nobody knows before the opening, and gives you a receipt you can check.",
-    "draw.waitingValue": "The {n} entries are frozen. The draw is made as soon as the public value ({source}) is known; until then nobody is let in.",
+    "draw.waitingValue": "The {count} entries are frozen. The draw is made as soon as the public value ({source}) is known; until then nobody is let in.",
     "receipt.number": "Your draw number:",
     "receipt.place": "Your place in the draw:",
     "receipt.check": "Check it",

@@ -74,7 +74,7 @@ i18n.extend({
     "draw.verify": "検証の方法",
     "draw.kindClassic": "このドロップは通常の抽選です。事前待機列の前にコミットされた運営者の秘密シードが順番を決めます。",
     "draw.kindChain": "このドロップの抽選には、開始前には誰も知らない公開乱数（{source}）が混ぜられ、自分で確かめられるレシートが発行されます。",
-    "draw.waitingValue": "{n}件の応募が確定しました。公開乱数（{source}）が分かりしだい抽選します。それまでは誰も入場しません。",
+    "draw.waitingValue": "{count}件の応募が確定しました。公開乱数（{source}）が分かりしだい抽選します。それまでは誰も入場しません。",
     "receipt.number": "あなたの抽選番号：",
     "receipt.place": "抽選の順位：",
     "receipt.check": "確かめる",

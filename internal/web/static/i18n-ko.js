@@ -74,7 +74,7 @@ i18n.extend({
     "draw.verify": "검증 방법",
     "draw.kindClassic": "이 드롭은 기본 추첨입니다. 사전 대기열 전에 커밋된 운영자의 비밀 시드가 순서를 정합니다.",
     "draw.kindChain": "이 드롭의 추첨에는 시작 전에는 아무도 알 수 없는 공개 난수({source})가 섞이며, 직접 확인할 수 있는 영수증이 발급됩니다.",
-    "draw.waitingValue": "{n}개의 응모가 확정되었습니다. 공개 난수({source})가 알려지는 즉시 추첨하며, 그때까지는 아무도 입장하지 않습니다.",
+    "draw.waitingValue": "{count}개의 응모가 확정되었습니다. 공개 난수({source})가 알려지는 즉시 추첨하며, 그때까지는 아무도 입장하지 않습니다.",
     "receipt.number": "내 추첨 번호:",
     "receipt.place": "추첨 순위:",
     "receipt.check": "확인하기",

@@ -15,7 +15,7 @@ function drawKind(d) {
   $("draw-kind").textContent = i18n.t(d.kind === "chain" ? "draw.kindChain" : "draw.kindClassic", { source: src });
   if (d.kind !== "chain") return;
   if (!d.drawnAt) {
-    if (d.entryRoot) $("draw-explain").textContent = i18n.t("draw.waitingValue", { source: src, n: d.entryCount });
+    if (d.entryRoot) $("draw-explain").textContent = i18n.t("draw.waitingValue", { source: src, count: d.entryCount });
     if (!chain.watch) chain.watch = setInterval(watchChain, 5000);
     return;
   }
