@@ -17,6 +17,7 @@ import (
 //	port           used by                          implemented by
 //	EventLookup    EventCache                       redisstore.Store
 //	EventStore     producer (admin API, metrics)    redisstore.Store
+//	DrawChains     producer (in EventStore), reports redisstore.Store
 //	DoorStore      producer (door.go: the door)     redisstore.Store
 //	GatewayStore   gateway                          redisstore.Store
 //	HoldStore      gateway (in GatewayStore)        redisstore.Store
