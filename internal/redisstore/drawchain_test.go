@@ -74,6 +74,12 @@ func TestChainDrawFreezesThenDraws(t *testing.T) {
 	if err != nil || st.EntryCount != 40 || len(st.EntryRoot) != 64 {
 		t.Fatalf("freeze: %+v %v", st, err)
 	}
+	// A consumer whose clock lags the freeze's: the root written freezes
+	// the entries all the same.
+	ingest(t, s, opens+1000, msg(queue.OpJoin, ev, "lagging", opens-2))
+	if again, err := s.FreezeDraw(ctx, readEvent(t, s, ev), opens+6000); err != nil || again != st {
+		t.Fatalf("the freeze after a lagging consumer's join: %+v, was %+v (%v)", again, st, err)
+	}
 	if _, err := s.SupplyPublicValue(ctx, readEvent(t, s, ev), []byte{0xab, 0xcd}, opens+6000); err != nil {
 		t.Fatal(err)
 	}
@@ -91,8 +97,10 @@ func TestChainDrawFreezesThenDraws(t *testing.T) {
 	if err := c.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.Receipt(tr, *e.SaltKey, "late"); ok {
-		t.Fatal("the join ingested after the freeze is among the entries")
+	for _, u := range []string{"late", "lagging"} {
+		if _, ok := c.Receipt(tr, *e.SaltKey, u); ok {
+			t.Fatalf("%s, ingested after the freeze, is among the entries", u)
+		}
 	}
 	if b, err := s.Status(ctx, ev, []string{"pre-00"}, opens+7000); err != nil || b.Places[0].Rank < 0 || b.Places[0].Drawn < 1 {
 		t.Fatalf("a status after the draw: %+v %v", b, err)
@@ -103,7 +111,7 @@ func TestChainDrawFreezesThenDraws(t *testing.T) {
 	for _, a := range r.Admitted {
 		got = append(got, a)
 	}
-	want := make([]string, 0, 42)
+	want := make([]string, 0, 43)
 	for _, h := range c.Order {
 		for _, m := range pre {
 			if rc, ok := c.Receipt(tr, *e.SaltKey, m.UserID); ok && rc.Entry == h {
@@ -114,7 +122,7 @@ func TestChainDrawFreezesThenDraws(t *testing.T) {
 			}
 		}
 	}
-	want = append(want, "late", "after")
+	want = append(want, "lagging", "late", "after") // at their stamps
 	if !slices.Equal(got, want) {
 		t.Fatalf("admitted %v, want %v", got, want)
 	}
