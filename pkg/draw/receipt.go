@@ -84,7 +84,7 @@ func (c *Chain) entries() ([]Entry, [sha256.Size]byte, error) {
 	return es, root, nil
 }
 
-// Effective returns c's effective seed (Mix), checking the seed against
+// effective returns c's effective seed (Mix), checking the seed against
 // the commitment on the way.
 func (c *Chain) effective(root [sha256.Size]byte) (Seed, error) {
 	seed, err := ParseSeed(c.Seed)
