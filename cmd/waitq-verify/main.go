@@ -1,14 +1,18 @@
-// Command waitq-verify checks a ticket drop's draw: that the revealed seed
+// Command waitq-verify checks a ticket drop's draw. A classic draw (the
+// admin export, GET /v1/admin/events/{eventId}/draw): that the revealed seed
 // matches the commitment published before the opening, and that the order
 // the service holds is exactly the one package draw's rule gives for the
-// pre-queue's users. It reads the admin export
-// (GET /v1/admin/events/{eventId}/draw) from a file, from stdin, or from the
-// service, prints the drawn order and exits 0 when it verifies, 1 when it
-// does not, 2 on bad usage or input.
+// pre-queue's users. A chain draw (the public GET /v1/events/{eventId}/draw,
+// told apart by its entryRoot): the seed's commitment, the entry root over
+// the published entries, the public value mixed in, every number and the
+// order; with -receipt, one visitor's receipt against it. It reads the
+// draw from a file, from stdin, or from the service, prints the drawn order
+// and exits 0 when it verifies, 1 when it does not, 2 on bad usage or input.
 //
 //	waitq-verify export.json
 //	curl -H "Authorization: Bearer $T" https://api/v1/admin/events/sale/draw | waitq-verify
 //	waitq-verify -url https://api/v1/admin/events/sale/draw -token "$T" -user alice
+//	waitq-verify -url https://api/v1/events/sale/draw -receipt my-receipt.json
 package main
 
 import (
@@ -49,8 +53,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 	token := fs.String("token", getenv("WAITQ_ADMIN_TOKEN"), "admin bearer token for -url (default $WAITQ_ADMIN_TOKEN)")
 	user := fs.String("user", "", "print only this user's drawn place")
 	quiet := fs.Bool("q", false, "print only the verdict")
+	receipt := fs.String("receipt", "", "check this visitor's receipt (a JSON file) against a chain draw")
 	fs.Usage = func() {
-		fmt.Fprintln(stdout, "usage: waitq-verify [-url URL [-token T]] [-user ID] [-q] [export.json]   (stdin without a file or -url)")
+		fmt.Fprintln(stdout, "usage: waitq-verify [-url URL [-token T]] [-user ID | -receipt FILE] [-q] [draw.json]   (stdin without a file or -url)")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -59,7 +64,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 		}
 		return err
 	}
-	x, err := readExport(ctx, *url, *token, fs.Arg(0), stdin)
+	raw, err := readDraw(ctx, *url, *token, fs.Arg(0), stdin)
+	if err != nil {
+		return err
+	}
+	if isChain(raw) {
+		return verifyChain(raw, *receipt, *quiet, stdout)
+	}
+	if *receipt != "" {
+		return errors.New("-receipt needs a chain draw (GET /v1/events/{eventId}/draw of a drop with a public source)")
+	}
+	x, err := parseExport(raw)
 	if err != nil {
 		return err
 	}
@@ -82,9 +97,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout io.Writer, 
 	return nil
 }
 
-// readExport reads the export from url, from the file named path, or from
+// readDraw reads the draw from url, from the file named path, or from
 // stdin, in that order of preference.
-func readExport(ctx context.Context, url, token, path string, stdin io.Reader) (*draw.Export, error) {
+func readDraw(ctx context.Context, url, token, path string, stdin io.Reader) ([]byte, error) {
 	var r io.Reader = stdin
 	switch {
 	case url != "":
@@ -115,8 +130,20 @@ func readExport(ctx context.Context, url, token, path string, stdin io.Reader) (
 		defer f.Close()
 		r = f
 	}
+	b, err := io.ReadAll(io.LimitReader(r, maxDrawBytes))
+	if err != nil {
+		return nil, fmt.Errorf("read the draw: %w", err)
+	}
+	return b, nil
+}
+
+// maxDrawBytes bounds the draw read (a million entries' chain is ~100 MB).
+const maxDrawBytes = 1 << 30
+
+// parseExport reads a classic draw's admin export.
+func parseExport(raw []byte) (*draw.Export, error) {
 	var x draw.Export
-	if err := json.NewDecoder(r).Decode(&x); err != nil {
+	if err := json.Unmarshal(raw, &x); err != nil {
 		return nil, fmt.Errorf("read the export: %w", err)
 	}
 	if x.Seed == "" || x.Commitment == "" {

@@ -243,7 +243,7 @@ func (s *Server) schedule(ev *queue.Event, body EventBody, nowMs int64) error {
 		}
 		ev.Seed = &seed
 	}
-	return nil
+	return setDrawSource(ev, body.Draw, nowMs)
 }
 
 // newReportToken returns a random report token (or shop token): 32 bytes,

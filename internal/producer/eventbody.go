@@ -57,6 +57,14 @@ type EventBody struct {
 	// ArrivalSeconds is how long an admitted person has to arrive before
 	// their slot is freed as a no-show's (0: off).
 	ArrivalSeconds *int `json:"arrivalSeconds"`
+	// Draw sets a drop's draw: its publicSource (an object) makes it a
+	// chain draw, null a classic one; absent keeps it (drawchain.go).
+	Draw *DrawBody `json:"draw"`
+}
+
+// DrawBody is the admin PUT's draw object.
+type DrawBody struct {
+	PublicSource json.RawMessage `json:"publicSource"`
 }
 
 // apply merges b's plain fields into ev: a field given replaces ev's, an

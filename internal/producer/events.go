@@ -66,6 +66,9 @@ func (s *Server) exportDraw(c echo.Context) error {
 	if st.Draw == nil {
 		return queue.Errorf(queue.CodeDrawNotRevealed, "event %s has no draw: it was never scheduled", st.ID)
 	}
+	if st.Event.ChainDraw() {
+		return s.publicDraw(c) // the same chain as the public route
+	}
 	if st.Draw.Seed == "" {
 		return queue.Errorf(queue.CodeDrawNotRevealed, "the draw of event %s is revealed at its opening", st.ID)
 	}

@@ -180,8 +180,10 @@ type Server struct {
 	log        *slog.Logger
 	now        func() time.Time
 	events     *queue.EventCache
-	metrics    *metrics
-	e          *echo.Echo
+	// chains keeps the chain draws made (drawchain.go).
+	chains  *chainCache
+	metrics *metrics
+	e       *echo.Echo
 }
 
 // New returns a Server with its routes, or an error when cfg (its zero
@@ -217,6 +219,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets, proxies: ips,
 		door: d.Door, resumes: d.Resumes, addresses: d.Addresses, reports: newReportCache(d.Reports, d.Now), rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
+		chains:  &chainCache{m: map[chainKey]madeChain{}},
 		metrics: newMetrics(d.Registry),
 	}
 	if d.Store != nil {
@@ -244,6 +247,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.GET("/v1/events/:eventId", s.publicEvent, limit)
 	e.GET("/v1/events/:eventId/fairness", s.fairnessReport, limit)
 	e.GET("/v1/events/:eventId/fairness/mine", s.admittedOrder, limit)
+	e.GET("/v1/events/:eventId/draw", s.publicDraw, limit)
+	e.GET("/v1/events/:eventId/draw/receipt", s.drawReceipt, limit)
 	e.PUT("/v1/events/:eventId/notify", s.notify, limit)
 	e.DELETE("/v1/events/:eventId/notify", s.unnotify, limit)
 
@@ -255,6 +260,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	admin.GET("/events/:eventId", s.getEvent)
 	admin.DELETE("/events/:eventId", s.deleteEvent)
 	admin.GET("/events/:eventId/draw", s.exportDraw)
+	admin.PUT("/events/:eventId/draw/public-value", s.supplyPublicValue)
 	admin.GET("/events/:eventId/series", s.eventSeries)
 	s.e = e
 	return s, nil

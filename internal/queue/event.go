@@ -91,6 +91,16 @@ type Event struct {
 	// scheduled (nil: never scheduled). It is never serialized: DrawStatus
 	// reveals it at the opening.
 	Seed *draw.Seed `json:"-"`
+	// DrawSource, when set, makes the drop's draw a chain draw: the public
+	// random source whose value the operator supplies after the opening
+	// (drawchain.go; nil: a classic commit-reveal draw).
+	DrawSource *draw.PublicSource `json:"drawSource,omitempty"`
+	// SaltKey is a chain draw's secret salt key (draw.Salt), drawn with the
+	// source and never revealed; nil for a classic draw.
+	SaltKey *[draw.SaltKeySize]byte `json:"-"`
+	// Chain is a chain draw's state as stored (frozen, drawn); never
+	// serialized: DrawStatus tells it.
+	Chain DrawChainState `json:"-"`
 }
 
 // Schedule is a ticket drop's timetable; the zero Schedule is an event
@@ -201,6 +211,8 @@ func (e *Event) Validate() error {
 		return e.Away.Validate()
 	case e.checkArrival() != nil:
 		return e.checkArrival()
+	case e.checkDrawSource() != nil:
+		return e.checkDrawSource()
 	case e.OpensAt < 0:
 		return Errorf(CodeInvalidConfig, "opensAt must be a time in unix milliseconds, or 0 for no schedule")
 	case e.PrequeueSeconds < 0 || e.PrequeueSeconds > MaxPrequeueSeconds:
@@ -221,31 +233,6 @@ const MaxTargetURLLength = 1024
 // invalid_config error.
 func CheckTargetURL(u string) error {
 	return checkURL("targetUrl", u, MaxTargetURLLength, "http", "https")
-}
-
-// DrawStatus is an event's draw as anyone may see it: the commitment from
-// scheduling on, the seed from the opening on.
-type DrawStatus struct {
-	// Commitment is the SHA-256 of the seed, hex (package draw).
-	Commitment string `json:"commitment"`
-	// Seed is the seed in hex; empty before the opening.
-	Seed string `json:"seed,omitempty"`
-	// PrequeueSize counts the users who joined during the pre-queue.
-	PrequeueSize int64 `json:"prequeueSize"`
-}
-
-// DrawStatus returns e's draw at nowMs, revealing the seed only from the
-// opening on; nil when e never had a draw. This is the one place the seed
-// leaves the service.
-func (e *Event) DrawStatus(nowMs, prequeueSize int64) *DrawStatus {
-	if e.Seed == nil {
-		return nil
-	}
-	d := &DrawStatus{Commitment: e.Seed.Commitment(), PrequeueSize: prequeueSize}
-	if e.OpensAt > 0 && nowMs >= e.OpensAt {
-		d.Seed = e.Seed.Hex()
-	}
-	return d
 }
 
 // String returns a short description of e for logs.

@@ -112,6 +112,8 @@ type Message struct {
 	// seed in hex ("": none).
 	Event *Event `json:"event,omitempty"`
 	Seed  string `json:"seed,omitempty"`
+	// SaltKey is a chain draw's secret salt key in hex ("": none).
+	SaltKey string `json:"saltKey,omitempty"`
 	// Item is the item of a hold, unhold, sold or unsold record.
 	Item string `json:"item,omitempty"`
 	// JoinKey is a join's join key (Idempotency-Key; visit on the wire):
@@ -140,7 +142,10 @@ func NewConfigRecord(e Event, ts int64) Message {
 	if e.Seed != nil {
 		m.Seed = e.Seed.Hex()
 	}
-	e.Seed = nil
+	if e.SaltKey != nil {
+		m.SaltKey = hex.EncodeToString(e.SaltKey[:])
+	}
+	e.Seed, e.SaltKey, e.Chain = nil, nil, DrawChainState{}
 	m.Event = &e
 	return m
 }
@@ -201,6 +206,9 @@ func (m *Message) validateConfig() error {
 			return fmt.Errorf("queue: config record of %s: %w", m.EventID, err)
 		}
 	}
+	if b, err := hex.DecodeString(m.SaltKey); err != nil || (len(b) != 0 && len(b) != draw.SaltKeySize) {
+		return fmt.Errorf("queue: config record of %s: a salt key is 64 hex digits", m.EventID)
+	}
 	return nil
 }
 
@@ -210,6 +218,9 @@ func (m *Message) ConfiguredEvent() Event {
 	if m.Seed != "" {
 		seed, _ := draw.ParseSeed(m.Seed) // checked by Validate
 		e.Seed = &seed
+	}
+	if b, _ := hex.DecodeString(m.SaltKey); len(b) == draw.SaltKeySize { // checked by Validate
+		e.SaltKey = (*[draw.SaltKeySize]byte)(b)
 	}
 	return e
 }

@@ -29,6 +29,7 @@ func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
 	dst = appendIntField(dst, `,"score":`, m.Score)
 	dst = appendIntField(dst, `,"joinTs":`, m.ServedMark)
 	dst = appendStringField(dst, `,"seed":`, m.Seed)
+	dst = appendStringField(dst, `,"saltKey":`, m.SaltKey)
 	dst = appendStringField(dst, `,"item":`, m.Item)
 	dst = appendStringField(dst, `,"visit":`, m.JoinKey)
 	return append(dst, '}'), nil
@@ -141,6 +142,8 @@ func (m *Message) flatString(key string) *string {
 		return &m.Item
 	case "seed":
 		return &m.Seed
+	case "saltKey":
+		return &m.SaltKey
 	}
 	return nil
 }

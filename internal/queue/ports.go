@@ -3,6 +3,8 @@ package queue
 import (
 	"context"
 	"time"
+
+	"github.com/waitq/waitq/pkg/draw"
 )
 
 // The ports: everything the services need from the live state (Redis,
@@ -15,6 +17,7 @@ import (
 //	port           used by                          implemented by
 //	EventLookup    EventCache                       redisstore.Store
 //	EventStore     producer (admin API, metrics)    redisstore.Store
+//	DrawChains     producer (in EventStore), reports redisstore.Store
 //	DoorStore      producer (door.go: the door)     redisstore.Store
 //	ReportStore    producer (fairness.go)           redisstore.Store
 //	GatewayStore   gateway                          redisstore.Store
@@ -35,6 +38,21 @@ type EventLookup interface {
 	Event(ctx context.Context, id string) (Event, error)
 }
 
+// DrawChains is what a chain draw needs of the store: the freeze and the
+// draw, each made once, and its public data and receipts. The fairness
+// report reads a drop's chain through PublicChain.
+type DrawChains interface {
+	// FreezeDraw freezes e's entries when nowMs is past its freeze time
+	// and they are not yet, and makes the draw without a public value
+	// past its deadline; it returns e's chain state after.
+	FreezeDraw(ctx context.Context, e Event, nowMs int64) (DrawChainState, error)
+	// SupplyPublicValue makes e's draw with value (decoded), once.
+	SupplyPublicValue(ctx context.Context, e Event, value []byte, nowMs int64) (DrawChainState, error)
+	// PublicChain returns e's chain draw as published (draw.Chain) once
+	// drawn, with the tree its receipts are cut from.
+	PublicChain(ctx context.Context, e Event) (*draw.Chain, *draw.Tree, error)
+}
+
 // EventStore keeps event configurations and reports their live state:
 // what producer-api's admin API and metrics need.
 type EventStore interface {
@@ -49,6 +67,7 @@ type EventStore interface {
 	// DrawOrder returns id's pre-queue users in the order the line holds
 	// them (empty for an event without a draw).
 	DrawOrder(ctx context.Context, id string) ([]string, error)
+	DrawChains
 	// ReportHealth keeps r as its reporter's latest health report of id,
 	// received at nowMs (ErrEventNotFound for an unknown id).
 	ReportHealth(ctx context.Context, id string, r HealthReport, nowMs int64) error

@@ -67,6 +67,12 @@ const (
 	// codeAddressLimit: queue.MaxUsersPerAddress others left the address
 	// (address.lua).
 	codeAddressLimit int64 = -16
+	// codePublicValueSet: the chain draw was made already (draw_make.lua).
+	codePublicValueSet int64 = -17
+	// codeDrawChanged: the pre-queue is not the one the caller read, or
+	// the entries froze under another root (draw_freeze.lua,
+	// draw_make.lua): the caller reads again.
+	codeDrawChanged int64 = -18
 
 	// valueNone: no such value in a field of status.lua's reply: not
 	// waiting, never admitted, no drawn place, a fixed rate (queue.Place).
@@ -111,6 +117,9 @@ var scriptCodes = []scriptCode{
 	{"RESUME_USED", codeResumeUsed, true},
 	{"PLACE_CHANGED", codePlaceChanged, true},
 	{"ALREADY_QUEUED", codeAlreadyQueued, true},
+	{"DRAW_FREEZE_LAG_MS", queue.DrawFreezeLagMs, false},
+	{"PUBLIC_VALUE_SET", codePublicValueSet, true},
+	{"DRAW_CHANGED", codeDrawChanged, true},
 }
 
 // codesPrelude is the Lua put ahead of every script: one local per

@@ -2,6 +2,7 @@ package redisstore
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -139,6 +140,7 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 	putJSON(ctx, p, key, "challenge", e.Challenge, e.Challenge != nil)
 	putJSON(ctx, p, key, "joinToken", e.JoinToken, e.JoinToken != nil)
 	putJSON(ctx, p, key, "page", e.Page, e.Page != nil)
+	putJSON(ctx, p, key, "drawSource", e.DrawSource, e.DrawSource != nil)
 	if e.ReportToken != "" {
 		p.HSet(ctx, key, "reportToken", e.ReportToken)
 	}
@@ -148,6 +150,9 @@ func putConfig(ctx context.Context, p redis.Pipeliner, key string, e queue.Event
 	if e.Seed != nil {
 		p.HSetNX(ctx, key, "drawSeed", e.Seed.Hex())
 		p.HSetNX(ctx, key, "drawCommit", e.Seed.Commitment())
+	}
+	if e.SaltKey != nil {
+		p.HSetNX(ctx, key, "drawSaltKey", hex.EncodeToString(e.SaltKey[:]))
 	}
 }
 
@@ -243,7 +248,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 	if _, ok := h["away.keepSeconds"]; ok {
 		e.Away = parseAway(h, &errs)
 	}
-	for field, dst := range map[string]any{"challenge": &e.Challenge, "joinToken": &e.JoinToken, "page": &e.Page} {
+	for field, dst := range map[string]any{"challenge": &e.Challenge, "joinToken": &e.JoinToken, "page": &e.Page, "drawSource": &e.DrawSource} {
 		if js, ok := h[field]; ok {
 			if err := json.Unmarshal([]byte(js), dst); err != nil {
 				errs = append(errs, fmt.Errorf("field %s: %w", field, err))
@@ -257,6 +262,7 @@ func parseEvent(id string, h map[string]string) (queue.Event, error) {
 		}
 		e.Seed = &seed
 	}
+	parseChain(h, &e, &errs)
 	if err := errors.Join(errs...); err != nil {
 		return queue.Event{}, fmt.Errorf("redisstore: event %s has a corrupt configuration: %w", id, err)
 	}

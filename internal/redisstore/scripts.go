@@ -76,6 +76,10 @@ var (
 	arriveSrc string
 	//go:embed lua/order_lib.lua
 	orderLibSrc string
+	//go:embed lua/draw_freeze.lua
+	drawFreezeSrc string
+	//go:embed lua/draw_make.lua
+	drawMakeSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a expired holder's holds), the adaptive
@@ -104,10 +108,12 @@ var (
 	addressScript      = newScript(addressLibSrc, addressSrc)
 	mailsScript        = newScript(addressLibSrc, mailsSrc)
 	arriveScript       = newScript(arriveSrc)
+	drawFreezeScript   = newScript(drawFreezeSrc)
+	drawMakeScript     = newScript(journalLibSrc, drawMakeSrc)
 	// seriesScript reads the reports through adaptive.lua's signal().
 	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, moveScript, addressScript, mailsScript, arriveScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, moveScript, addressScript, mailsScript, arriveScript, drawFreezeScript, drawMakeScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

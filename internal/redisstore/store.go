@@ -112,6 +112,11 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	if err != nil {
 		return queue.EventStatus{}, err
 	}
+	// A chain draw freezes, or is made without its value, at the first
+	// read past its time (docs/api.md, "Ticket drops").
+	if e.Chain, err = s.FreezeDraw(ctx, e, nowMs); err != nil {
+		return queue.EventStatus{}, err
+	}
 	st := statsReader(stats.Val())
 	num := st.num
 	reports, control, err := health.parse(e.Adaptive != nil)

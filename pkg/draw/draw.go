@@ -17,6 +17,12 @@
 // The number has 52 bits so that Redis keeps it exactly as a sorted-set
 // score (Score): the line in Redis sorts drawn users exactly as Order does.
 //
+// A chain draw (chain.go, merkle.go, receipt.go) adds to this a public
+// random value and a receipt for every visitor: the pre-queue's salted
+// entries are frozen under a Merkle root at the opening, the seed is mixed
+// with the public value and the root (Mix), and each entry's number is
+// taken under that effective seed (docs/api.md, "Ticket drops").
+//
 // The package has no dependencies beyond the standard library; its
 // functions are safe for concurrent use.
 package draw

@@ -103,13 +103,17 @@ local function admit(event, now, batch, channel, record, call)
     'adaptive.targetLatencyMs', 'adaptive.maxErrorRate', 'adaptive.maxLoad', 'adaptive.minAdmitPerMinute',
     'adaptive.startAdmitPerMinute', 'adaptive.increasePerStep', 'adaptive.decreaseFactor', 'adaptive.stepMs',
     'adaptive.signalTimeoutSeconds', 'adaptive.onSignalLoss', 'adaptive.maxSettleSeconds', 'rebuilding',
-    'away.keepSeconds', 'away.claimSeconds', 'arrivalSeconds', 'holdSeconds')
+    'away.keepSeconds', 'away.claimSeconds', 'arrivalSeconds', 'holdSeconds', 'drawSource', 'drawnAt')
   if not conf[1] then
     return nil
   end
   -- holdSeconds: the older spelling of staySeconds, in configs stored before.
   local capacity, stay = tonumber(conf[1]), tonumber(conf[2] or conf[21])
   local opensAt = tonumber(conf[5] or '0') or 0
+  if conf[22] and not conf[23] then
+    -- A chain draw not yet drawn: the event has not opened.
+    opensAt = math.max(opensAt, now + 1)
+  end
   local expires = now + stay * 1000
   local expired, admitted, ended, calls = {}, {}, 0, {}
   if conf[17] then

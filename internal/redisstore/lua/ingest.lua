@@ -109,7 +109,7 @@
 -- ARGV as a local: a global is a table lookup at every use, and the
 -- per-join loops below read it a few times a join.
 local ARGV = ARGV
-local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding')
+local conf = redis.call('HMGET', K.config, 'capacity', 'opensAt', 'drawCommit', 'rebuilding', 'drawSource', 'drawRoot')
 if conf[4] then
   return REBUILDING
 end
@@ -119,8 +119,15 @@ end
 if (conf[3] or '') ~= ARGV[5] then
   return STALE_DRAW
 end
-local opensAt = tonumber(conf[2] or '0') or 0
 local now = tonumber(ARGV[1])
+-- opensAt here decides which joins are drawn: those stamped before it; a
+-- chain draw's entries froze DRAW_FREEZE_LAG_MS after it (or when their
+-- root was written, whichever clock said so first), and a join ingested
+-- later is placed at its stamp, after the drawn ones.
+local opensAt = tonumber(conf[2] or '0') or 0
+if conf[5] and (conf[6] or now >= opensAt + DRAW_FREEZE_LAG_MS) then
+  opensAt = 0
+end
 local n, once, plain = tonumber(ARGV[7]), ARGV[9] == '1', ARGV[10] == '1'
 local keyed, drawn = string.find(ARGV[8], 'v', 1, true) ~= nil, string.find(ARGV[8], 'd', 1, true) ~= nil
 local parts = tonumber(ARGV[13])

@@ -114,7 +114,7 @@ function scheduleCell(e) {
 
 // drawCell shows e's draw: the pre-queue's size, the commitment, and from
 // the opening the seed and a button that downloads the export for
-// waitq-verify.
+// waitq-verify; for a chain draw its chain (chainLines).
 function drawCell(e) {
   const td = el("td");
   if (!e.draw) {
@@ -134,7 +134,31 @@ function drawCell(e) {
   } else {
     td.appendChild(el("div", i18n.t("c.draw.later"), "muted"));
   }
+  if (e.draw.kind === "chain") chainLines(td, e);
   return td;
+}
+
+// chainLines adds a chain draw's source, its frozen entries and, between
+// the freeze and the draw, the form that supplies its public value.
+function chainLines(td, e) {
+  const d = e.draw;
+  td.appendChild(el("div", i18n.t("c.draw.chain", { source: d.publicSource.name, round: String(d.publicSource.round || d.publicSource.ref || "") })));
+  if (d.entryRoot) {
+    td.appendChild(el("div", i18n.t("c.draw.entries", { v: d.entryCount })));
+    td.appendChild(el("code", d.entryRoot, "hash entry-root"));
+  }
+  if (d.drawnAt) {
+    td.appendChild(el("div", d.publicValue ? i18n.t("c.draw.value", { v: d.publicValue }) : i18n.t("c.draw.missed")));
+    return;
+  }
+  if (!d.entryRoot) return;
+  const input = el("input", "", "public-value");
+  input.setAttribute("aria-label", i18n.t("c.draw.valueLabel"));
+  input.placeholder = i18n.t("c.draw.valueLabel");
+  const b = el("button", i18n.t("c.draw.supply"), "secondary supply-value");
+  b.type = "button";
+  b.addEventListener("click", () => supplyPublicValue(e.eventId, input.value.trim()));
+  td.append(input, b);
 }
 
 // fairnessCell shows inversions (joins overtaken through consumer lag) and

@@ -21,7 +21,8 @@
 // the page's state and starts it; room-join.js joins, room-watch.js hears
 // of the place, room-frames.js shows it, room-call.js calls the
 // turn and keeps the mail form, room-fairness.js tells an admitted person
-// how many who joined after them got in first.
+// how many who joined after them got in first, room-receipt.js shows and
+// checks a chain draw's receipt.
 "use strict";
 
 const $ = (id) => document.getElementById(id);
@@ -212,6 +213,7 @@ async function start() {
     location.assign(`${location.pathname}?${p}`);
   });
   $("join").addEventListener("click", join);
+  $("receipt-check").addEventListener("click", checkReceipt);
   // Another tab of this browser joined or ended: follow it.
   window.addEventListener("storage", (ev) => {
     if (ev.key === storeKey() && saved() && !$("joining").hidden && !joining) watch();

@@ -107,6 +107,19 @@ async function exportDraw(id) {
   setTimeout(() => URL.revokeObjectURL(a.href), 10000);
 }
 
+// supplyPublicValue supplies a chain draw's public value (hex): the draw
+// is made with it, once.
+async function supplyPublicValue(id, value) {
+  const r = await api(`/v1/admin/events/${encodeURIComponent(id)}/draw/public-value`, { method: "PUT", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ value }) });
+  if (!r.ok) {
+    const body = await r.json().catch(() => ({}));
+    $("admin-error").textContent = body.error ? body.error.message : i18n.t("c.error", { status: r.status });
+    return;
+  }
+  $("admin-error").textContent = "";
+  refresh();
+}
+
 // ---- The adaptive form.
 
 // The adaptive form's optional settings: input id, field of the API.

@@ -139,6 +139,7 @@ i18n.extend({
     "c.rate.none": "no limit", "c.rate.adaptive": "adaptive up to {ceiling}", "c.rate.adaptiveNow": "{now} now, adaptive up to {ceiling}",
     "c.sched.none": "none", "c.sched.opens": "opens {at}", "c.sched.prequeue": "pre-queue {s} s, from {at}",
     "c.sched.noPrequeue": "no pre-queue", "c.sched.closes": "closes {at}", "c.sched.never": "never closes",
+    "c.draw.chain": "chain draw: {source} {round}", "c.draw.entries": "{v} entries frozen under:", "c.draw.value": "public value: {v}", "c.draw.missed": "drawn without a public value (the deadline passed)", "c.draw.valueLabel": "public value (hex)", "c.draw.supply": "Supply the value and draw",
     "c.draw.none": "none", "c.draw.size": "{v} in the pre-queue", "c.draw.commitment": "commitment:", "c.draw.seed": "seed:",
     "c.draw.export": "Export the draw", "c.draw.later": "seed: revealed at the opening",
     "c.fair.inversions": "{v} inversions", "c.fair.delay": "ingest delay p50 ≤ {p50}, p99 ≤ {p99} ({v} joins)", "c.fair.none": "no joins ingested",

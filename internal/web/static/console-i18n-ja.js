@@ -132,6 +132,7 @@ i18n.extend({
     "c.rate.none": "上限なし", "c.rate.adaptive": "適応型、最大 {ceiling}", "c.rate.adaptiveNow": "現在 {now}、適応型で最大 {ceiling}",
     "c.sched.none": "なし", "c.sched.opens": "開始 {at}", "c.sched.prequeue": "事前待機列 {s} 秒、{at} から",
     "c.sched.noPrequeue": "事前待機列なし", "c.sched.closes": "終了 {at}", "c.sched.never": "終了なし",
+    "c.draw.chain": "チェーン抽選：{source} {round}", "c.draw.entries": "確定した応募 {v} 件のルート：", "c.draw.value": "公開乱数：{v}", "c.draw.missed": "公開乱数なしで抽選（期限切れ）", "c.draw.valueLabel": "公開乱数（16進数）", "c.draw.supply": "値を入れて抽選する",
     "c.draw.none": "なし", "c.draw.size": "事前待機列 {v} 人", "c.draw.commitment": "コミットメント:", "c.draw.seed": "シード:",
     "c.draw.export": "抽選結果をエクスポート", "c.draw.later": "シード: 開始時刻に公開",
     "c.fair.inversions": "順番の逆転 {v} 件", "c.fair.delay": "取り込み遅延 p50 ≤ {p50}、p99 ≤ {p99}（参加 {v} 件）", "c.fair.none": "取り込んだ参加なし",

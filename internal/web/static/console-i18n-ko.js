@@ -132,6 +132,7 @@ i18n.extend({
     "c.rate.none": "제한 없음", "c.rate.adaptive": "적응형, 최대 {ceiling}", "c.rate.adaptiveNow": "현재 {now}, 적응형 최대 {ceiling}",
     "c.sched.none": "없음", "c.sched.opens": "시작 {at}", "c.sched.prequeue": "사전 대기열 {s}초, {at}부터",
     "c.sched.noPrequeue": "사전 대기열 없음", "c.sched.closes": "종료 {at}", "c.sched.never": "종료 없음",
+    "c.draw.chain": "체인 추첨: {source} {round}", "c.draw.entries": "확정된 응모 {v}개의 루트:", "c.draw.value": "공개 난수: {v}", "c.draw.missed": "공개 난수 없이 추첨됨(기한 경과)", "c.draw.valueLabel": "공개 난수(16진수)", "c.draw.supply": "값을 입력하고 추첨",
     "c.draw.none": "없음", "c.draw.size": "사전 대기열 {v}명", "c.draw.commitment": "커밋값:", "c.draw.seed": "시드:",
     "c.draw.export": "추첨 결과 내보내기", "c.draw.later": "시드: 시작 시각에 공개",
     "c.fair.inversions": "순서 역전 {v}건", "c.fair.delay": "반영 지연 p50 ≤ {p50}, p99 ≤ {p99} (참여 {v}건)", "c.fair.none": "반영된 참여 없음",

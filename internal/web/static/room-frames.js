@@ -177,11 +177,12 @@ async function readDraw(when) {
     if (!e || !e.draw) return;
     $("commitment").textContent = e.draw.commitment;
     $("draw").hidden = false;
+    drawKind(e.draw);
     if (e.draw.seed) {
       drawRead.seed = true;
       $("seed").textContent = e.draw.seed;
       $("seed-line").hidden = false;
-      $("draw-explain").textContent = i18n.t("draw.drawn", { n: e.draw.prequeueSize });
+      if (e.draw.kind !== "chain") $("draw-explain").textContent = i18n.t("draw.drawn", { n: e.draw.prequeueSize });
     }
   } finally {
     drawRead.busy = false;

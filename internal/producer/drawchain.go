@@ -1,0 +1,189 @@
+package producer
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"net/http"
+	"reflect"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/waitq/waitq/internal/httpkit"
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
+)
+
+// A chain draw's routes (docs/api.md, "Ticket drops"): the operator's
+// public value, the public draw, and each visitor's receipt.
+
+// setDrawSource applies an admin PUT's draw object to ev: its public
+// source is fixed once the pre-queue started (who joined may depend on
+// it), and the first one draws the event's secret salt key, which then
+// stays for the event's life.
+func setDrawSource(ev *queue.Event, body *DrawBody, nowMs int64) error {
+	if body == nil {
+		return nil
+	}
+	next := ev.DrawSource
+	if err := replacePolicy(&next, body.PublicSource, "null or an object with name, round, ref and deadlineSeconds"); err != nil {
+		return err
+	}
+	if !reflect.DeepEqual(next, ev.DrawSource) && ev.Locked(nowMs) {
+		return queue.Errorf(queue.CodeScheduleLocked, "the pre-queue of event %s has started: its draw's public source can no longer change", ev.ID)
+	}
+	ev.DrawSource = next
+	if next != nil && ev.SaltKey == nil {
+		var k [draw.SaltKeySize]byte
+		if _, err := rand.Read(k[:]); err != nil {
+			return err
+		}
+		ev.SaltKey = &k
+	}
+	return nil
+}
+
+// PublicValueBody is the body of PUT /v1/admin/events/{id}/draw/public-value.
+type PublicValueBody struct {
+	// Value is the public source's value, in hex.
+	Value string `json:"value"`
+}
+
+// chainEvent reads the event the route names, with its chain draw's state
+// as of now (frozen or made when its time came).
+func (s *Server) chainEvent(c echo.Context) (queue.Event, error) {
+	st, err := s.eventStatus(c)
+	if err != nil {
+		return queue.Event{}, err
+	}
+	if !st.Event.ChainDraw() {
+		return queue.Event{}, queue.Errorf(queue.CodeNotChainDraw, "event %s names no public source: its draw is a classic one (GET /v1/admin/events/%s/draw)", st.ID, st.ID)
+	}
+	return st.Event, nil
+}
+
+// supplyPublicValue answers PUT /v1/admin/events/{eventId}/draw/public-value:
+// the draw is made with the value, once.
+func (s *Server) supplyPublicValue(c echo.Context) error {
+	var body PublicValueBody
+	if err := httpkit.DecodeJSON(c.Request().Body, &body, queue.CodeInvalidBody, `an object {"value":"<hex>"}`); err != nil {
+		return err
+	}
+	value, err := draw.ParsePublicValue(body.Value)
+	if err != nil {
+		return queue.Errorf(queue.CodeInvalidBody, "value: %v", err)
+	}
+	ev, err := s.chainEvent(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if _, err := s.store.SupplyPublicValue(ctx, ev, value, s.now().UnixMilli()); err != nil {
+		return s.drawError("supply the public value", err)
+	}
+	s.events.Forget(ev.ID)
+	s.admitNow(ctx, ev.ID)
+	s.log.Info("chain draw made", "event", ev.ID)
+	return s.publicDraw(c)
+}
+
+// drawError passes a coded error on and wraps a store failure.
+func (s *Server) drawError(what string, err error) error {
+	if queue.ErrorCode(err) != "" {
+		return err
+	}
+	if errors.Is(err, queue.ErrEventNotFound) {
+		return queue.Errorf(queue.CodeEventNotFound, "the event does not exist")
+	}
+	return s.storeError(what, err)
+}
+
+// publicDraw answers GET /v1/events/{eventId}/draw: a chain draw as
+// published once made (draw.Chain).
+func (s *Server) publicDraw(c echo.Context) error {
+	ev, err := s.chainEvent(c)
+	if err != nil {
+		return err
+	}
+	chain, _, err := s.publicChain(c.Request().Context(), ev)
+	if err != nil {
+		return s.drawError("read the draw", err)
+	}
+	return c.JSON(http.StatusOK, chain)
+}
+
+// drawReceipt answers GET /v1/events/{eventId}/draw/receipt?ticket=…: the
+// ticket's holder's receipt (draw.Receipt), which only they may read: it
+// carries their salt.
+func (s *Server) drawReceipt(c echo.Context) error {
+	id, err := s.eventParam(c)
+	if err != nil {
+		return err
+	}
+	t, err := s.tickets.Verify(c.QueryParam("ticket"), id, s.now())
+	if err != nil {
+		return queue.Errorf(queue.CodeInvalidTicket, "the ticket is not valid for event %s", id)
+	}
+	ev, err := s.chainEvent(c)
+	if err != nil {
+		return err
+	}
+	chain, tree, err := s.publicChain(c.Request().Context(), ev)
+	if err != nil {
+		return s.drawError("read the draw", err)
+	}
+	r, ok := chain.Receipt(tree, *ev.SaltKey, t.UserID)
+	if !ok {
+		return queue.Errorf(queue.CodeNotInDraw, "you are not among the entries of event %s's draw (you joined after its entries froze, or not during its pre-queue)", id)
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// A made chain draw never changes: producer-api keeps the latest few it
+// built, so that every visitor's receipt does not rebuild the whole tree.
+
+// chainKey names one made draw: an event deleted and made again is
+// another (its commitment differs).
+type chainKey struct {
+	event, commitment string
+	drawnAt           int64
+}
+
+type madeChain struct {
+	chain *draw.Chain
+	tree  *draw.Tree
+}
+
+// chainCache holds at most maxChains made draws; safe for concurrent use.
+type chainCache struct {
+	mu sync.Mutex
+	m  map[chainKey]madeChain
+}
+
+const maxChains = 8
+
+// publicChain returns ev's made chain draw, from the cache or the store.
+func (s *Server) publicChain(ctx context.Context, ev queue.Event) (*draw.Chain, *draw.Tree, error) {
+	if ev.Seed == nil || ev.Chain.DrawnAt == 0 {
+		return s.store.PublicChain(ctx, ev) // its error says why
+	}
+	k := chainKey{ev.ID, ev.Seed.Commitment(), ev.Chain.DrawnAt}
+	s.chains.mu.Lock()
+	m, ok := s.chains.m[k]
+	s.chains.mu.Unlock()
+	if ok {
+		return m.chain, m.tree, nil
+	}
+	c, t, err := s.store.PublicChain(ctx, ev)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.chains.mu.Lock()
+	defer s.chains.mu.Unlock()
+	if len(s.chains.m) >= maxChains {
+		clear(s.chains.m)
+	}
+	s.chains.m[k] = madeChain{c, t}
+	return c, t, nil
+}

@@ -1,0 +1,214 @@
+package redisstore
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/pkg/draw"
+)
+
+// A chain draw's steps in Redis (docs/data.md, "The draw in Redis"): the
+// freeze writes the entry root and count into the config (draw_freeze.lua),
+// the draw the public value and the time, and moves every drawn place to
+// the number under the effective seed (draw_make.lua). Both are made once;
+// the pre-queue no longer grows from the freeze on (ingest.lua), so the
+// entries are always its members.
+
+var _ queue.DrawChains = (*Store)(nil)
+
+// parseChain reads a chain draw's secret salt key and state from the
+// config hash h into e.
+func parseChain(h map[string]string, e *queue.Event, errs *[]error) {
+	if hx, ok := h["drawSaltKey"]; ok {
+		b, err := hex.DecodeString(hx)
+		if err != nil || len(b) != draw.SaltKeySize {
+			*errs = append(*errs, errors.New("field drawSaltKey: not 64 hex digits"))
+		}
+		var k [draw.SaltKeySize]byte
+		copy(k[:], b)
+		e.SaltKey = &k
+	}
+	c := &e.Chain
+	c.EntryRoot, c.PublicValue = h["drawRoot"], h["drawValue"]
+	for field, dst := range map[string]*int64{"drawnAt": &c.DrawnAt} {
+		if v, ok := h[field]; ok {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil {
+				*errs = append(*errs, fmt.Errorf("field %s: %w", field, err))
+			}
+			*dst = n
+		}
+	}
+	if v, ok := h["drawCount"]; ok {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("field drawCount: %w", err))
+		}
+		c.EntryCount = n
+	}
+}
+
+// FreezeDraw implements queue.DrawChains.
+func (s *Store) FreezeDraw(ctx context.Context, e queue.Event, nowMs int64) (queue.DrawChainState, error) {
+	st := e.Chain
+	if !e.ChainDraw() || e.SaltKey == nil || e.Seed == nil || nowMs < e.DrawFreezeAt() {
+		return st, nil
+	}
+	if st.EntryRoot == "" {
+		root, count, err := s.freeze(ctx, e)
+		if err != nil {
+			return st, err
+		}
+		st.EntryRoot, st.EntryCount = root, count
+	}
+	if st.DrawnAt == 0 && nowMs >= e.DrawDeadline() {
+		e.Chain = st
+		switch err := s.makeDraw(ctx, e, nil, nowMs); {
+		case err == nil:
+			st.DrawnAt = nowMs
+		case queue.ErrorCode(err) == queue.CodePublicValueSet:
+			// Another made it meanwhile: read what it made.
+			cur, err := s.Event(ctx, e.ID)
+			if err != nil {
+				return st, err
+			}
+			return cur.Chain, nil
+		default:
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+// chainEntries reads e's pre-queue, in the line's order, and returns its
+// users with their entries.
+func (s *Store) chainEntries(ctx context.Context, e queue.Event) ([]string, []draw.Entry, error) {
+	users, err := s.DrawOrder(ctx, e.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	es := make([]draw.Entry, len(users))
+	for i, u := range users {
+		es[i] = draw.SaltedEntry(draw.Salt(*e.SaltKey, u), u)
+	}
+	return users, es, nil
+}
+
+// freeze writes e's entry root and count, once; it returns those stored.
+func (s *Store) freeze(ctx context.Context, e queue.Event) (string, int, error) {
+	k := keysOf(e.ID)
+	for range 3 {
+		_, es, err := s.chainEntries(ctx, e)
+		if err != nil {
+			return "", 0, err
+		}
+		sorted := append([]draw.Entry(nil), es...)
+		if err := draw.SortEntries(sorted); err != nil {
+			return "", 0, fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
+		}
+		root := draw.NewTree(e.ID, sorted).Root()
+		v, err := runScript(ctx, s.c, drawFreezeScript, []string{k.config, k.prequeue}, len(es), root).Result()
+		if err != nil {
+			return "", 0, fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
+		}
+		if reply, ok := v.([]any); ok && len(reply) == 2 {
+			n, _ := reply[1].(int64)
+			r, _ := reply[0].(string)
+			return r, int(n), nil
+		}
+		if code, _ := v.(int64); code == codeNoEvent {
+			return "", 0, queue.ErrEventNotFound
+		}
+	}
+	return "", 0, fmt.Errorf("redisstore: freeze %s: the pre-queue kept changing", e.ID)
+}
+
+// makeDraw makes e's draw with value (nil: missed), once: every drawn
+// place moves to its number under the effective seed.
+func (s *Store) makeDraw(ctx context.Context, e queue.Event, value []byte, nowMs int64) error {
+	users, es, err := s.chainEntries(ctx, e)
+	if err != nil {
+		return err
+	}
+	if len(users) != e.Chain.EntryCount {
+		return fmt.Errorf("redisstore: draw %s: %d entries, %d frozen", e.ID, len(users), e.Chain.EntryCount)
+	}
+	root, err := hex.DecodeString(e.Chain.EntryRoot)
+	if err != nil || len(root) != 32 {
+		return fmt.Errorf("redisstore: draw %s: a corrupt entry root", e.ID)
+	}
+	d := draw.NewDrawer(draw.Mix(*e.Seed, [32]byte(root), value))
+	args := make([]any, 0, 3+2*len(users))
+	args = append(args, nowMs, e.Chain.EntryRoot, hex.EncodeToString(value))
+	for i, u := range users {
+		args = append(args, u, int64(draw.EntryNumber(d, es[i]))-1<<draw.Bits)
+	}
+	k := keysOf(e.ID)
+	code, err := runScript(ctx, s.c, drawMakeScript, []string{k.config, k.prequeue, k.waiting, k.journal}, args...).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisstore: draw %s: %w", e.ID, err)
+	case code == codeNoEvent:
+		return queue.ErrEventNotFound
+	case code == codePublicValueSet:
+		return queue.Errorf(queue.CodePublicValueSet, "the public value of event %s was supplied already", e.ID)
+	case code == codeDrawChanged:
+		return fmt.Errorf("redisstore: draw %s: the entries froze under another root", e.ID)
+	}
+	return nil
+}
+
+// SupplyPublicValue implements queue.DrawChains.
+func (s *Store) SupplyPublicValue(ctx context.Context, e queue.Event, value []byte, nowMs int64) (queue.DrawChainState, error) {
+	if !e.ChainDraw() {
+		return e.Chain, queue.Errorf(queue.CodeNotChainDraw, "event %s names no public source: its draw is a classic one", e.ID)
+	}
+	st, err := s.FreezeDraw(ctx, e, nowMs)
+	switch {
+	case err != nil:
+		return st, err
+	case st.EntryRoot == "":
+		return st, queue.Errorf(queue.CodeDrawNotRevealed, "the entries of event %s freeze %d ms after its opening; supply the value after", e.ID, queue.DrawFreezeLagMs)
+	case st.DrawnAt > 0 && st.PublicValue == "":
+		return st, queue.Errorf(queue.CodeDrawPublished, "the deadline of event %s passed: its draw was made without a public value and published", e.ID)
+	case st.DrawnAt > 0:
+		return st, queue.Errorf(queue.CodePublicValueSet, "the public value of event %s was supplied already", e.ID)
+	}
+	e.Chain = st
+	if err := s.makeDraw(ctx, e, value, nowMs); err != nil {
+		return st, err
+	}
+	st.PublicValue, st.DrawnAt = hex.EncodeToString(value), nowMs
+	return st, nil
+}
+
+// PublicChain implements queue.DrawChains.
+func (s *Store) PublicChain(ctx context.Context, e queue.Event) (*draw.Chain, *draw.Tree, error) {
+	if !e.ChainDraw() || e.SaltKey == nil || e.Seed == nil {
+		return nil, nil, queue.Errorf(queue.CodeNotChainDraw, "event %s names no public source: its draw is a classic one", e.ID)
+	}
+	if e.Chain.DrawnAt == 0 {
+		return nil, nil, queue.Errorf(queue.CodeDrawNotRevealed, "the draw of event %s is not made yet: it waits for its public value", e.ID)
+	}
+	_, es, err := s.chainEntries(ctx, e)
+	if err != nil {
+		return nil, nil, err
+	}
+	value, err := hex.DecodeString(e.Chain.PublicValue)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redisstore: draw %s: a corrupt public value", e.ID)
+	}
+	c, t, err := draw.BuildChain(e.ID, e.OpensAt, *e.Seed, e.DrawSource, value, es)
+	if err != nil {
+		return nil, nil, fmt.Errorf("redisstore: draw %s: %w", e.ID, err)
+	}
+	c.Order = make([]string, len(es))
+	for i, x := range es {
+		c.Order[i] = x.Hex()
+	}
+	return c, t, nil
+}
