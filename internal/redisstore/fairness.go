@@ -38,8 +38,8 @@ func (st statsReader) fairness() queue.Fairness {
 }
 
 // FairnessReport reads id's fairness report at nowMs in one round trip
-// (the counters order_lib.lua and ingest.lua keep; nothing is scanned), or
-// ErrEventNotFound.
+// (the counters order_lib.lua and ingest.lua keep; nothing is scanned;
+// a chain draw's freeze, once, as FreezeDraw), or ErrEventNotFound.
 func (s *Store) FairnessReport(ctx context.Context, id string, nowMs int64) (queue.FairnessReport, error) {
 	var conf, stats *redis.MapStringStringCmd
 	var prequeue *redis.IntCmd
@@ -54,6 +54,11 @@ func (s *Store) FairnessReport(ctx context.Context, id string, nowMs int64) (que
 	}
 	e, err := parseEvent(id, conf.Val())
 	if err != nil {
+		return queue.FairnessReport{}, err
+	}
+	// A chain draw's entries freeze at the first read past their time,
+	// this one's as the public GET's (docs/api.md, "Ticket drops").
+	if e.Chain, err = s.FreezeDraw(ctx, e, nowMs); err != nil {
 		return queue.FairnessReport{}, err
 	}
 	st := statsReader(stats.Val())
