@@ -24,19 +24,6 @@ for keys in true false; do
   reports+=("$(bin/loadgen cost -joins "$joins" -rounds "$rounds" -join-keys="$keys")")
 done
 
-mkdir -p "$(dirname "$out")"
-{
-  echo "# What a join costs, process by process"
-  echo
-  echo "Written by \`scripts/bench-cost.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): \`loadgen cost -joins $joins -rounds $rounds\`, with the page's join keys and without (docs/performance.md, [what a join costs](../docs/performance.md#what-a-join-costs-process-by-process))."
-  echo
-  echo "- machine: $(nproc) cores, $(uname -sr); load average before: $(cut -d' ' -f1-3 /proc/loadavg); redis-server $(redis-server --version | grep -oE 'v=[^ ]+' | cut -d= -f2), $(go version | cut -d' ' -f3-4)"
-  for r in "${reports[@]}"; do
-    echo
-    echo '```'
-    echo "$r"
-    echo '```'
-  done
-} >"$out"
-log "written to $out"
-cat "$out"
+write_reports "$out" "What a join costs, process by process" \
+  "Written by \`scripts/bench-cost.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): \`loadgen cost -joins $joins -rounds $rounds\`, with the page's join keys and without (docs/performance.md, [what a join costs](../docs/performance.md#what-a-join-costs-process-by-process))." \
+  "${reports[@]}"

@@ -30,20 +30,6 @@ for a in "${arrivals[@]}"; do
   reports+=("$(bin/loadgen turns -redis "redis://127.0.0.1:$port/0" -people "$people" -capacity "$capacity" -arrival "$a")")
 done
 
-mkdir -p "$(dirname "$out")"
-{
-  echo "# A sale where people step away: places kept, turns called, no-shows' slots freed"
-  echo
-  echo "Written by \`scripts/bench-turns.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): a fresh redis-server child,"
-  echo "\`loadgen turns -people $people -capacity $capacity -arrival A\` for each arrival window A (docs/performance.md, [people who step away](../docs/performance.md#people-who-step-away))."
-  echo
-  echo "- machine: $(nproc) cores, $(uname -sr); redis-server $(redis-server --version | grep -oE 'v=[^ ]+' | cut -d= -f2), $(go version | cut -d' ' -f3-4)"
-  for r in "${reports[@]}"; do
-    echo
-    echo '```'
-    echo "$r"
-    echo '```'
-  done
-} >"$out"
-log "written to $out"
-cat "$out"
+write_reports "$out" "A sale where people step away: places kept, turns called, no-shows' slots freed" \
+  "Written by \`scripts/bench-turns.sh\` on $(date -u '+%Y-%m-%d %H:%M UTC'): a fresh redis-server child, \`loadgen turns -people $people -capacity $capacity -arrival A\` for each arrival window A (docs/performance.md, [people who step away](../docs/performance.md#people-who-step-away))." \
+  "${reports[@]}"

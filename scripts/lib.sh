@@ -121,3 +121,27 @@ redis_child() {
   rs=$!
   for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
 }
+
+# write_reports OUT TITLE INTRO REPORT... writes a bench file: the title, the
+# intro line, the machine (cores, kernel, load average, redis-server and Go
+# versions), then each report in a fenced block; then logs and prints it.
+write_reports() {
+  local out=$1 title=$2 intro=$3 r
+  shift 3
+  mkdir -p "$(dirname "$out")"
+  {
+    echo "# $title"
+    echo
+    echo "$intro"
+    echo
+    echo "- machine: $(nproc) cores, $(uname -sr); load average: $(cut -d' ' -f1-3 /proc/loadavg); redis-server $(redis-server --version | grep -oE 'v=[^ ]+' | cut -d= -f2), $(go version | cut -d' ' -f3-4)"
+    for r in "$@"; do
+      echo
+      echo '```'
+      echo "$r"
+      echo '```'
+    done
+  } >"$out"
+  log "written to $out"
+  cat "$out"
+}
