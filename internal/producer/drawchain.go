@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"reflect"
+	"strconv"
 	"sync"
 
 	"github.com/labstack/echo/v4"
@@ -85,7 +86,7 @@ func (s *Server) supplyPublicValue(c echo.Context) error {
 	s.events.Forget(ev.ID)
 	s.admitNow(ctx, ev.ID)
 	s.log.Info("chain draw made", "event", ev.ID)
-	return s.publicDraw(c)
+	return s.writeDraw(c, "")
 }
 
 // drawError passes a coded error on and wraps a store failure.
@@ -100,8 +101,17 @@ func (s *Server) drawError(what string, err error) error {
 }
 
 // publicDraw answers GET /v1/events/{eventId}/draw: a chain draw as
-// published once made (draw.Chain).
+// published once made (draw.Chain). A made draw never changes, and it is
+// large (every entry and number: ~8 MB at 100,000): caches and CDNs may
+// keep it for drawCacheAge (not immutable: an event deleted and made again
+// under the same id draws anew).
 func (s *Server) publicDraw(c echo.Context) error {
+	return s.writeDraw(c, "public, max-age="+strconv.Itoa(drawCacheAge))
+}
+
+// writeDraw answers with the route's event's made chain draw, with
+// cacheControl unless it is "".
+func (s *Server) writeDraw(c echo.Context, cacheControl string) error {
 	ev, err := s.chainEvent(c)
 	if err != nil {
 		return err
@@ -110,8 +120,14 @@ func (s *Server) publicDraw(c echo.Context) error {
 	if err != nil {
 		return s.drawError("read the draw", err)
 	}
+	if cacheControl != "" {
+		c.Response().Header().Set("Cache-Control", cacheControl)
+	}
 	return c.JSON(http.StatusOK, chain)
 }
+
+// drawCacheAge is the max-age, in seconds, of a made chain draw's answer.
+const drawCacheAge = 300
 
 // drawReceipt answers GET /v1/events/{eventId}/draw/receipt?ticket=…: the
 // ticket's holder's receipt (draw.Receipt), which only they may read: it

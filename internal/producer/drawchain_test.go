@@ -147,6 +147,9 @@ func TestPublicValueAfterPublication(t *testing.T) {
 	if r.status != http.StatusOK || json.Unmarshal(r.body, &c) != nil || !c.PublicValueMissed || c.Verify() != nil {
 		t.Fatalf("the draw made without a value: %d %s", r.status, r.body)
 	}
+	if cc := r.header.Get("Cache-Control"); cc != "public, max-age=300" {
+		t.Errorf("a made draw's Cache-Control %q: caches in front should keep it", cc)
+	}
 }
 
 // TestPublicValueMalformed: a bad body is 400 invalid_body and changes
