@@ -75,7 +75,11 @@ func startCostStack(ctx context.Context, cfg costConfig, stderr io.Writer) (_ *c
 	if err != nil {
 		return nil, err
 	}
-	cs.client = uc.(*redis.Client) // one redis-server: a plain client
+	var ok bool
+	if cs.client, ok = uc.(*redis.Client); !ok { // one redis-server: a plain client
+		_ = uc.Close()
+		return nil, fmt.Errorf("cost: a %T for one redis-server", uc)
+	}
 	addr, err := svcproc.FreeAddr()
 	if err != nil {
 		return nil, err
