@@ -72,7 +72,7 @@ func etaSeconds(position int64, perSecond float64) *int64 {
 // capacity ÷ 2)), so the pace holds early releases and no-shows' slots
 // freed, not just the first admissions' burst. (Twice the capacity, the
 // rule before, left a sale's first slot-turn to the whole-stay figure:
-// p90 error 71–145 % over a simulated sale against 30–47 % now.)
+// p90 error 71–145 % over a simulated sale against 33–37 % now.)
 func (p pace) settled() bool {
 	return p.perSecond > 1e-6 && p.capacity > 0 && p.admittedTotal >= p.capacity+max(50, p.capacity/2)
 }
