@@ -104,20 +104,30 @@ func (c *Chain) effective(root [sha256.Size]byte) (Seed, error) {
 	return Mix(seed, root, pv), nil
 }
 
+// drawer checks c's entries and seed (entries, effective) and returns the
+// entries with the drawer of the effective seed, what Verify and
+// VerifyReceipt both number entries with.
+func (c *Chain) drawer() ([]Entry, *Drawer, error) {
+	es, root, err := c.entries()
+	if err != nil {
+		return nil, nil, err
+	}
+	eff, err := c.effective(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	return es, NewDrawer(eff), nil
+}
+
 // Verify checks the whole chain: the seed matches the commitment, the
 // entries hash to the root, every number is the entry's under the seed
 // mixed with the public value and the root, and the line's order is the
 // numbers' (ascending, equal numbers by entry bytes).
 func (c *Chain) Verify() error {
-	es, root, err := c.entries()
+	es, d, err := c.drawer()
 	if err != nil {
 		return err
 	}
-	eff, err := c.effective(root)
-	if err != nil {
-		return err
-	}
-	d := NewDrawer(eff)
 	for i, e := range es {
 		if EntryNumber(d, e) != c.Numbers[i] {
 			return fmt.Errorf("%w (entry %s)", ErrNumbers, e.Hex())
@@ -180,15 +190,11 @@ func VerifyReceipt(c *Chain, r *Receipt) error {
 	if err := VerifyPath(c.EventID, e, r.Path, c.EntryRoot); err != nil {
 		return err
 	}
-	es, root, err := c.entries()
+	es, d, err := c.drawer()
 	if err != nil {
 		return err
 	}
-	eff, err := c.effective(root)
-	if err != nil {
-		return err
-	}
-	n := EntryNumber(NewDrawer(eff), e)
+	n := EntryNumber(d, e)
 	i := slices.IndexFunc(es, func(x Entry) bool { return x == e })
 	if i < 0 || c.Numbers[i] != n || r.Number != n || r.Place != place(n, e, c.Numbers, es) {
 		return ErrReceipt
