@@ -105,10 +105,10 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	printCostLine(stdout, "ingest-consumer", ingest, progCPU, "")
 	printCostLine(stdout, "kfake-broker(ingest)", ingest, brokerCPU, "")
 	printCostLine(stdout, "redis", ingest, redisCPU, " (plain joins behind everyone, fast track off)")
-	fastPair := []costPair{{prog: fast, base: medianPair(ingest, redisCPU).base}}
+	mid := medianPair(ingest, redisCPU)
+	fastPair := []costPair{{prog: fast, base: mid.base}}
 	printCostLine(stdout, "redis-fast-track", fastPair, redisCPU, " (the same joins with the fast track on and the event full; baseline: the median round's)")
 	printCostLine(stdout, "ingest-consumer-fast-track", fastPair, progCPU, "")
-	mid := medianPair(ingest, redisCPU)
 	printRedisProfile(stdout, "ingest-consumer", mid.prog, cfg.joins)
 	printRedisProfile(stdout, "baseline", mid.base, cfg.joins)
 	printRedisProfile(stdout, "ingest-consumer-fast-track", fast, cfg.joins)

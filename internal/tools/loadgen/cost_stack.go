@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -127,16 +126,7 @@ func (cs *costStack) start(ctx context.Context, bin string, args []string, own m
 // startOn is start of a program that serves no HTTP and listens on lsn
 // (svcproc.Options.ListenAddr), or of one that does when lsn is "".
 func (cs *costStack) startOn(ctx context.Context, lsn, bin string, args []string, own map[string]string) (*svcproc.Proc, error) {
-	m := cs.env(own)
-	env := make([]string, 0, len(os.Environ())+len(m))
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "WAITQ_") {
-			env = append(env, kv)
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(m)) {
-		env = append(env, k+"="+m[k])
-	}
+	env, _ := childEnv(cs.env(own), false)
 	p, err := svcproc.Start(ctx, bin, svcproc.Options{Args: args, ListenAddr: lsn, Env: env, Echo: cs.stderr, OutputLimit: 64 << 10})
 	if err != nil {
 		return nil, err

@@ -46,20 +46,8 @@ func startGateway(ctx context.Context, cfg socketsConfig, st *infra, secret stri
 	}
 	maps.Copy(own, st.redis.Env())
 	g := &gatewayProc{}
-	env := make([]string, 0, len(os.Environ())+len(own))
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if _, mine := own[k]; mine || k == svcproc.AddrVar {
-			continue
-		}
-		if strings.HasPrefix(k, "WAITQ_") {
-			g.passed = append(g.passed, kv)
-		}
-		env = append(env, kv)
-	}
-	for _, k := range slices.Sorted(maps.Keys(own)) {
-		env = append(env, k+"="+own[k])
-	}
+	var env []string
+	env, g.passed = childEnv(own, true)
 	p, err := svcproc.Start(ctx, cfg.gatewayBin, svcproc.Options{
 		Env: env, Echo: stderr, OutputLimit: gatewayOutputCap, ReadyLimit: gatewayReadyWait,
 	})
@@ -91,4 +79,29 @@ func (g *gatewayProc) metrics(ctx context.Context) (map[string]float64, error) {
 	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
 	defer cancel()
 	return g.Metrics(ctx)
+}
+
+// childEnv is the environment of a service run as a child process:
+// loadgen's own without svcproc.AddrVar and the variables own sets, then
+// own's, sorted. Loadgen's other WAITQ_ variables are kept with pass (and
+// returned, for the report's target line), dropped without.
+func childEnv(own map[string]string, pass bool) (env, passed []string) {
+	env = make([]string, 0, len(os.Environ())+len(own))
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if _, mine := own[k]; mine || k == svcproc.AddrVar {
+			continue
+		}
+		if strings.HasPrefix(k, "WAITQ_") {
+			if !pass {
+				continue
+			}
+			passed = append(passed, kv)
+		}
+		env = append(env, kv)
+	}
+	for _, k := range slices.Sorted(maps.Keys(own)) {
+		env = append(env, k+"="+own[k])
+	}
+	return env, passed
 }
