@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -23,8 +22,7 @@ const reportToken = "the-events-report-token-0123456789"
 type gatewayArrivals struct {
 	*httptest.Server
 	status atomic.Int32
-	mu     sync.Mutex
-	tokens []string
+	tokenLog
 }
 
 func newGatewayArrivals(t *testing.T) *gatewayArrivals {
@@ -45,9 +43,7 @@ func newGatewayArrivals(t *testing.T) *gatewayArrivals {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		g.mu.Lock()
-		g.tokens = append(g.tokens, b.Token)
-		g.mu.Unlock()
+		g.add(b.Token)
 		switch st := int(g.status.Load()); st {
 		case http.StatusOK:
 			io.WriteString(w, `{"arrived":true}`)
@@ -60,12 +56,6 @@ func newGatewayArrivals(t *testing.T) *gatewayArrivals {
 	}))
 	t.Cleanup(g.Close)
 	return g
-}
-
-func (g *gatewayArrivals) got() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]string(nil), g.tokens...)
 }
 
 // TestGuardReportsTheArrivalOnce: a token that comes from the waiting room

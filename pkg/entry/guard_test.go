@@ -440,8 +440,26 @@ func TestGuardCacheBound(t *testing.T) {
 type gatewayRelease struct {
 	*httptest.Server
 	status atomic.Int32
+	tokenLog
+}
+
+// tokenLog is the tokens a fake gateway route was sent, in order; safe for
+// concurrent use.
+type tokenLog struct {
 	mu     sync.Mutex
 	tokens []string
+}
+
+func (l *tokenLog) add(token string) {
+	l.mu.Lock()
+	l.tokens = append(l.tokens, token)
+	l.mu.Unlock()
+}
+
+func (l *tokenLog) got() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]string(nil), l.tokens...)
 }
 
 func newGatewayRelease(t *testing.T) *gatewayRelease {
@@ -457,20 +475,12 @@ func newGatewayRelease(t *testing.T) *gatewayRelease {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		g.mu.Lock()
-		g.tokens = append(g.tokens, b.Token)
-		g.mu.Unlock()
+		g.add(b.Token)
 		w.WriteHeader(int(g.status.Load()))
 		io.WriteString(w, `{"released":true}`)
 	}))
 	t.Cleanup(g.Close)
 	return g
-}
-
-func (g *gatewayRelease) got() []string {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return append([]string(nil), g.tokens...)
 }
 
 // TestGuardDonePath: a 2xx answer on the done path releases the slot with
