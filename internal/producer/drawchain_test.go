@@ -194,7 +194,7 @@ func TestPublicValueUnknownOrClassicEvent(t *testing.T) {
 }
 
 // TestReceiptNeedsTheVisitorsOwnTicket: another event's ticket, a forged
-// one or none is 401 invalid_ticket; a ticket of someone not among the
+// one, an expired one or none is 401 invalid_ticket; a ticket of someone not among the
 // entries is 404 not_in_draw.
 func TestReceiptNeedsTheVisitorsOwnTicket(t *testing.T) {
 	d := startChainDrop(t, 2, `{"name":"drand","round":9}`)
@@ -205,6 +205,7 @@ func TestReceiptNeedsTheVisitorsOwnTicket(t *testing.T) {
 	exp := d.clock.Load() + 60_000
 	other := d.e.tickets.Sign(queue.Ticket{EventID: "other-event", UserID: "fan00", JoinedAt: 1, Expires: exp})
 	stranger := d.e.tickets.Sign(queue.Ticket{EventID: d.ev, UserID: "stranger", JoinedAt: 1, Expires: exp})
+	expired := d.e.tickets.Sign(queue.Ticket{EventID: d.ev, UserID: "fan00", JoinedAt: 1, Expires: d.clock.Load() - 1})
 	for name, tc := range map[string]struct {
 		ticket string
 		status int
@@ -212,6 +213,7 @@ func TestReceiptNeedsTheVisitorsOwnTicket(t *testing.T) {
 	}{
 		"another event's ticket": {other, http.StatusUnauthorized, queue.CodeInvalidTicket},
 		"a forged ticket":        {d.tickets["fan00"][:len(d.tickets["fan00"])-2] + "xx", http.StatusUnauthorized, queue.CodeInvalidTicket},
+		"an expired ticket":      {expired, http.StatusUnauthorized, queue.CodeInvalidTicket},
 		"no ticket":              {"", http.StatusUnauthorized, queue.CodeInvalidTicket},
 		"not an entrant":         {stranger, http.StatusNotFound, queue.CodeNotInDraw},
 	} {
