@@ -19,7 +19,7 @@ import (
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
 	"github.com/waitq/waitq/internal/testkit/testclient"
-	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/internal/testkit/chaos"
 	"github.com/waitq/waitq/pkg/entry"
 )
 

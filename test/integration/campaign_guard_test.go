@@ -25,7 +25,7 @@ import (
 	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testproxy"
-	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/internal/testkit/chaos"
 	"github.com/waitq/waitq/pkg/entry"
 )
 

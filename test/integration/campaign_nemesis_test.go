@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/internal/testkit/chaos"
 )
 
 // nemesis runs the plan: each step at its time, healed after its length.

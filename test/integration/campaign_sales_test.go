@@ -12,7 +12,7 @@ import (
 
 	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/redisstore"
-	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/internal/testkit/chaos"
 	"github.com/waitq/waitq/pkg/entry"
 )
 

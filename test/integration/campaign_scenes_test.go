@@ -18,7 +18,7 @@ import (
 
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/redisstore"
-	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/internal/testkit/chaos"
 )
 
 // The campaign's scenes: what an operator does mid-run (a rebuild after

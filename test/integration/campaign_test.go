@@ -26,7 +26,7 @@ import (
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/promtext"
 	"github.com/waitq/waitq/internal/testkit/testclient"
-	"github.com/waitq/waitq/internal/tools/chaos"
+	"github.com/waitq/waitq/internal/testkit/chaos"
 	"github.com/waitq/waitq/pkg/entry"
 )
 
@@ -127,7 +127,7 @@ func (l *lockedRand) Between(lo, hi time.Duration) time.Duration {
 // gateways with the broker and Redis under a steady load of joins, sockets,
 // releases and leaves, while a nemesis kills, pauses, restarts and cuts off
 // containers on a seeded schedule. After the faults heal and the line
-// drains, internal/tools/chaos checks the whole history: no acknowledged join
+// drains, internal/testkit/chaos checks the whole history: no acknowledged join
 // lost, holders within capacity, nobody admitted twice for one join, the
 // line in stamp (or drawn) order, statuses for everyone connected, no seat
 // sold twice or without the shop, and recovery after every fault.
