@@ -18,8 +18,8 @@ import (
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/httpkit"
 	"github.com/waitq/waitq/internal/producer"
-	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/testkit/chaos"
+	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/pkg/entry"
 )
 

@@ -23,9 +23,9 @@ import (
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/stack/svcproc"
+	"github.com/waitq/waitq/internal/testkit/chaos"
 	"github.com/waitq/waitq/internal/testkit/testenv"
 	"github.com/waitq/waitq/internal/testkit/testproxy"
-	"github.com/waitq/waitq/internal/testkit/chaos"
 	"github.com/waitq/waitq/pkg/entry"
 )
 

@@ -25,8 +25,8 @@ import (
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/promtext"
-	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/testkit/chaos"
+	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/pkg/entry"
 )
 
