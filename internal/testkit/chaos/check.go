@@ -28,6 +28,10 @@ type EventSpec struct {
 	Paused bool
 	// Rate is the admitPerMinute it was created with (0: none).
 	Rate int64
+	// ArrivalMs is its arrival window (arrivalSeconds in ms; 0: none): an
+	// admission whose arrival at the shop is not reported within it is a
+	// no-show, its slot freed (docs/api.md, arrivals and no-shows).
+	ArrivalMs int64
 }
 
 // Final is what Redis held for an event after the faults healed and the
@@ -140,6 +144,18 @@ type Report struct {
 	LostTurns    []string
 	AdminChanges map[Outcome]int
 
+	// Arrivals (events with an arrival window, check_arrivals.go): the
+	// guard's reports by outcome; the admissions whose client reached the
+	// shop, and of them those still held when the window closed (at risk);
+	// the no-shows' admissions freed before their end and those kept.
+	ArrivalReports            map[Outcome]int
+	Arrived, ArrivedAtRisk    int
+	NoShowsFreed, NoShowsKept int
+	ArrivedFreed              []string // freed as a no-show's though in the shop, no fault excusing it
+	ArrivedFreedExcused       []string // the same while a fault (or a visit at the window's end) kept the report from landing (reported, not a violation)
+	FreedEarly                []string // freed as a no-show's before its window closed
+	NoShowsNeverFreed         []string // an event with an arrival window that freed no no-show's slot
+
 	// The seat holds: the buyers' calls by op and the confirms by who sent
 	// them ("shop", "forged: …"), each by outcome; the items sold at the
 	// end, those whose only shop confirms for their buyer went unanswered
@@ -174,7 +190,7 @@ func Check(h *History, cfg Config) *Report {
 		Joins: map[Outcome]int{}, Leaves: map[Outcome]int{}, Releases: map[Outcome]int{}, Connects: map[Outcome]int{}, NoAnswer: map[string]int{},
 		FaultsByKind: map[Kind]int{}, FaultsSkipped: map[Kind]int{}, MaxHolders: map[string]int64{},
 		AdmissionsBy: map[string]int{}, GuardRequests: map[string]map[Outcome]int{}, AdminChanges: map[Outcome]int{},
-		ItemHolds: map[string]map[Outcome]int{}, Sales: map[string]map[Outcome]int{},
+		ItemHolds: map[string]map[Outcome]int{}, Sales: map[string]map[Outcome]int{}, ArrivalReports: map[Outcome]int{},
 		Statuses: h.Statuses, HolderSamples: len(h.Holders), LineSamples: len(h.Lines),
 		gapLimit: cfg.GapLimit, specs: cfg.Events,
 	}
@@ -354,6 +370,7 @@ func Check(h *History, cfg Config) *Report {
 	r.checkOrigin(h, cfg, admissions)
 	r.checkTurns(h, specs, admissions)
 	r.checkSales(h, cfg)
+	r.checkArrivals(h, cfg, admissions)
 	return r
 }
 
@@ -374,6 +391,9 @@ func (r *Report) Violations() []string {
 	addAll("origin: over capacity", r.OriginOver)
 	addAll("turn lost untold", r.UntoldTurns)
 	addAll("turn lost though back within the claim window", r.LostTurns)
+	addAll("freed as a no-show though in the shop", r.ArrivedFreed)
+	addAll("freed as a no-show before the arrival window closed", r.FreedEarly)
+	addAll("no-shows never freed", r.NoShowsNeverFreed)
 	addAll("double admission", r.DoubleAdmissions)
 	addAll("order", r.OrderViolations)
 	addAll("place", r.ScoreViolations)

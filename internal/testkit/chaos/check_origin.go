@@ -34,10 +34,6 @@ func (r *Report) checkOrigin(h *History, cfg Config, admissions map[userKey]map[
 	// The releases of each admission: the first sent, and the first
 	// answered released.
 	type released struct{ sent, confirmed time.Time }
-	type admKey struct {
-		userKey
-		expires int64
-	}
 	rel := map[admKey]released{}
 	for _, x := range h.Releases {
 		k := admKey{userKey{x.Event, x.User}, x.ExpiresAt}

@@ -223,6 +223,27 @@ type TurnLapsed struct {
 	At          time.Time
 }
 
+// ArrivalReport is one arrival report the guard sent to a gateway (POST
+// …/arrivals, one of its entry.ArriveTries) for the admission of User
+// ending ExpiresAt: Outcome is the gateway's answer ("200": the arrival
+// is marked, "409": not the user's current admission, "503", or "error"
+// when none came).
+type ArrivalReport struct {
+	Event, User string
+	ExpiresAt   int64
+	Sent        time.Time
+	Outcome     Outcome
+}
+
+// Freed is an admission first seen on its event's released list (the
+// guards' refusal list, docs/api.md): its slot given back before the end
+// of its hold, by its client's release or freed as a no-show's.
+type Freed struct {
+	Event, User string
+	ExpiresAt   int64
+	At          time.Time
+}
+
 // Placed is a user at a score in a sample of the line.
 type Placed struct {
 	User  string
@@ -297,6 +318,8 @@ type History struct {
 	Sales      []Sale
 	Aways      []Away
 	Lapses     []TurnLapsed
+	Arrivals   []ArrivalReport
+	Freed      []Freed
 	// Statuses counts the status frames read.
 	Statuses int64
 }
@@ -335,14 +358,16 @@ func (h *History) AddReady(v Ready)         { add(h, &h.Readiness, v) }
 func (h *History) AddUnfinished(v Unfinished) {
 	add(h, &h.Unfinished, v)
 }
-func (h *History) AddAdmin(v AdminChange)    { add(h, &h.Admin, v) }
-func (h *History) AddOrigin(v OriginRequest) { add(h, &h.Origin, v) }
-func (h *History) AddGuard(v GuardRequest)   { add(h, &h.Guard, v) }
-func (h *History) AddExpired(v Expired)      { add(h, &h.Expired, v) }
-func (h *History) AddItemHold(v ItemHold)    { add(h, &h.ItemHolds, v) }
-func (h *History) AddSale(v Sale)            { add(h, &h.Sales, v) }
-func (h *History) AddAway(v Away)            { add(h, &h.Aways, v) }
-func (h *History) AddLapse(v TurnLapsed)     { add(h, &h.Lapses, v) }
+func (h *History) AddAdmin(v AdminChange)     { add(h, &h.Admin, v) }
+func (h *History) AddOrigin(v OriginRequest)  { add(h, &h.Origin, v) }
+func (h *History) AddGuard(v GuardRequest)    { add(h, &h.Guard, v) }
+func (h *History) AddExpired(v Expired)       { add(h, &h.Expired, v) }
+func (h *History) AddItemHold(v ItemHold)     { add(h, &h.ItemHolds, v) }
+func (h *History) AddSale(v Sale)             { add(h, &h.Sales, v) }
+func (h *History) AddAway(v Away)             { add(h, &h.Aways, v) }
+func (h *History) AddLapse(v TurnLapsed)      { add(h, &h.Lapses, v) }
+func (h *History) AddArrival(v ArrivalReport) { add(h, &h.Arrivals, v) }
+func (h *History) AddFreed(v Freed)           { add(h, &h.Freed, v) }
 
 // AddStatuses counts n status frames read.
 func (h *History) AddStatuses(n int64) {

@@ -39,6 +39,13 @@ func (r *Report) Markdown() string {
 	row("holds ended for clients never told of them, out of touch half a hold or more (reported, not a violation)", r.Excused)
 	row("clients that put the page away past the grace and came back", r.Aways)
 	row("turns lapsed for clients back within the claim window", len(r.LostTurns))
+	if r.hasArrivalWindow() {
+		row("admissions whose client reached the shop (of them held when their arrival window closed)", fmt.Sprintf("%d (%d)", r.Arrived, r.ArrivedAtRisk))
+		row("of them freed as a no-show's after their arrival was marked, or with no fault on Redis or a gateway to excuse it", len(r.ArrivedFreed))
+		row("of them freed as a no-show's while a fault on Redis or a gateway, or a visit at the window's end, kept every report from landing (reported, not a violation)", len(r.ArrivedFreedExcused))
+		row("no-shows' slots freed before the hold's end (kept to the end)", fmt.Sprintf("%d (%d)", r.NoShowsFreed, r.NoShowsKept))
+		row("slots freed as a no-show's before the arrival window closed", len(r.FreedEarly))
+	}
 	row("double admissions", len(r.DoubleAdmissions))
 	row("order violations (admitted past someone waiting ahead)", len(r.OrderViolations))
 	row("places that are none of the user's stamps or drawn score", len(r.ScoreViolations))
@@ -98,6 +105,9 @@ func (r *Report) Markdown() string {
 			row("confirm, "+via, o, r.Sales[via][o])
 		}
 	}
+	for _, o := range slices.Sorted(maps.Keys(r.ArrivalReports)) {
+		row("arrival report", o, r.ArrivalReports[o])
+	}
 	row("origin", "requests received", r.OriginRequests)
 	row("canary join", "acknowledged and in Redis", fmt.Sprintf("%d of %d", r.CanariesSeen, r.Canaries))
 
@@ -142,6 +152,12 @@ func (r *Report) Markdown() string {
 			after(rec.Ready), after(rec.Canary), after(rec.Took()))
 	}
 
+	if len(r.ArrivedFreedExcused) > 0 {
+		b.WriteString("\nClients in the shop freed as no-shows, excused:\n\n")
+		for _, s := range r.ArrivedFreedExcused {
+			b.WriteString("- " + s + "\n")
+		}
+	}
 	if len(r.SoldTwiceRebuilt) > 0 {
 		b.WriteString("\nSales a rebuild lost (excused):\n\n")
 		for _, s := range r.SoldTwiceRebuilt {
@@ -171,4 +187,9 @@ func describeGap(g Gap) string {
 		return "none"
 	}
 	return fmt.Sprintf("%s (%s/%s from %s)", seconds(g.To.Sub(g.From)), g.Event, g.User, g.From.Format("15:04:05.0"))
+}
+
+// hasArrivalWindow reports whether an event checked has an arrival window.
+func (r *Report) hasArrivalWindow() bool {
+	return slices.ContainsFunc(r.specs, func(e EventSpec) bool { return e.ArrivalMs > 0 })
 }

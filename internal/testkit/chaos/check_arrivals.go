@@ -1,0 +1,142 @@
+package chaos
+
+import (
+	"fmt"
+	"time"
+)
+
+// arrivalMargin: a client that reached the shop later than this before its
+// window closed may see its report land after the close (one round trip
+// to a gateway, and the tick runs every 250 ms): a free is excused.
+// arrivalGrace: how long after a fault on Redis or a gateway healed a
+// report try may still fail (the gateways reconnecting to Redis).
+const (
+	arrivalMargin = time.Second
+	arrivalGrace  = 2 * time.Second
+	// freeSkew: a free seen this much before the window closed is early
+	// (the campaign's clocks are one machine's).
+	freeSkew = 500 * time.Millisecond
+)
+
+// admKey names one admission: the user's hold ending at expires (unix ms).
+type admKey struct {
+	userKey
+	expires int64
+}
+
+// checkArrivals proves the arrival window's promises (docs/api.md,
+// arrivals and no-shows) for the events that have one:
+//   - a client who reached the shop (the origin behind the guard got a
+//     request of its admission) is never freed as a no-show: a free after
+//     a report of its arrival was answered 200 is a violation, whatever the
+//     faults; so is one when the client reached the shop at least
+//     arrivalMargin before the window closed and no fault on Redis (where
+//     the arrival is marked) or on a gateway (the guard's reports go to
+//     one, and a report sent to a paused one is not sent again to another)
+//     overlapped the time from then to the close, plus arrivalGrace. With
+//     such a fault every try (entry.ArriveTries, over 7 s) may fail and the
+//     free is by design: reported, not a violation;
+//   - nothing is freed as a no-show before its window closed;
+//   - each such event frees some no-show's slot before its hold's end (the
+//     mechanism works at all); the no-shows kept to their end are counted.
+//
+// A listing of an admission on the released list is a no-show's free
+// unless its client sent a release of it before (or within a second after:
+// the socket's release is recorded once sent).
+func (r *Report) checkArrivals(h *History, cfg Config, admissions map[userKey]map[int64]Admission) {
+	for _, a := range h.Arrivals {
+		r.ArrivalReports[a.Outcome]++
+	}
+	reached, released, freed, reported := map[admKey]time.Time{}, map[admKey]time.Time{}, map[admKey]time.Time{}, map[admKey]time.Time{}
+	first := func(m map[admKey]time.Time, k admKey, t time.Time) {
+		if was, ok := m[k]; !ok || t.Before(was) {
+			m[k] = t
+		}
+	}
+	for _, o := range h.Origin {
+		first(reached, admKey{userKey{o.Event, o.User}, o.Expires}, o.At)
+	}
+	for _, x := range h.Releases {
+		first(released, admKey{userKey{x.Event, x.User}, x.ExpiresAt}, x.At)
+	}
+	for _, f := range h.Freed {
+		first(freed, admKey{userKey{f.Event, f.User}, f.ExpiresAt}, f.At)
+	}
+	for _, a := range h.Arrivals {
+		if a.Outcome == "200" {
+			first(reported, admKey{userKey{a.Event, a.User}, a.ExpiresAt}, a.Sent)
+		}
+	}
+	end := h.end()
+	for _, e := range cfg.Events {
+		if e.ArrivalMs <= 0 {
+			continue
+		}
+		freedAny, kept := false, 0 // a no-show's slot freed, in time or early (a violation of its own); no-shows kept
+		for uk, as := range admissions {
+			if uk.event != e.ID {
+				continue
+			}
+			for exp := range as {
+				k := admKey{uk, exp}
+				closes := time.UnixMilli(exp - e.HoldMs + e.ArrivalMs)
+				f, isFreed := freed[k]
+				if rel, ok := released[k]; ok && (!isFreed || !rel.After(f.Add(time.Second))) {
+					continue // its client gave it back
+				}
+				o, arrived := reached[k]
+				if arrived {
+					r.Arrived++
+					if !closes.After(end) {
+						r.ArrivedAtRisk++
+					}
+				}
+				switch {
+				case !isFreed:
+					if !arrived && !closes.After(end) {
+						kept++
+					}
+				case f.Before(closes.Add(-freeSkew)):
+					freedAny = true
+					r.FreedEarly = append(r.FreedEarly, fmt.Sprintf("%s/%s (hold ending %d): freed at %s, its window closed at %s",
+						e.ID, uk.user, exp, clockOf(f), clockOf(closes)))
+				case !arrived:
+					freedAny = true
+					r.NoShowsFreed++
+				default:
+					r.arrivedFreed(h, k, o, f, closes, reported)
+				}
+			}
+		}
+		r.NoShowsKept += kept
+		if !freedAny {
+			r.NoShowsNeverFreed = append(r.NoShowsNeverFreed, fmt.Sprintf("%s: no no-show's slot freed before its hold's end (%d kept to the end)", e.ID, kept))
+		}
+	}
+}
+
+// arrivedFreed judges the free (at f) of admission k, whose client reached
+// the shop at o, its window closing at closes: a violation, or excused.
+func (r *Report) arrivedFreed(h *History, k admKey, o, f, closes time.Time, reported map[admKey]time.Time) {
+	what := fmt.Sprintf("%s/%s (hold ending %d) reached the shop at %s, window closed at %s, freed at %s",
+		k.event, k.user, k.expires, clockOf(o), clockOf(closes), clockOf(f))
+	var tries []string
+	for _, a := range h.Arrivals {
+		if a.Event == k.event && a.User == k.user && a.ExpiresAt == k.expires {
+			tries = append(tries, fmt.Sprintf("%s %s", clockOf(a.Sent), a.Outcome))
+		}
+	}
+	what += fmt.Sprintf(" (reports: %v)", tries)
+	switch {
+	case !reported[k].IsZero():
+		r.ArrivedFreed = append(r.ArrivedFreed, what+": its arrival was answered marked")
+	case o.After(closes.Add(-arrivalMargin)):
+		r.ArrivedFreedExcused = append(r.ArrivedFreedExcused, what+": came at the window's end")
+	case excused(h.Faults, Gap{From: o, To: closes}, arrivalGrace):
+		r.ArrivedFreedExcused = append(r.ArrivedFreedExcused, what+": a fault on Redis or a gateway")
+	default:
+		r.ArrivedFreed = append(r.ArrivedFreed, what+": no fault on Redis or a gateway meanwhile")
+	}
+}
+
+func clockOf(t time.Time) string { return t.Format("15:04:05.000") }

@@ -1,0 +1,128 @@
+package chaos
+
+import (
+	"strings"
+	"testing"
+)
+
+// withArrivals gives clean()'s event an arrival window of 5 s (its holds
+// last 10 s), every promise kept: a releases its slot at once (listed, not
+// a no-show); b reaches the shop at 4.1 s, its arrival reported 200, and
+// keeps the slot; c never comes and is freed just after its window closed
+// (5.3 s); the history runs to 20 s.
+func withArrivals() (*History, Config) {
+	h, cfg := clean()
+	cfg.Events[0].ArrivalMs = 5000
+	end := func(step int64) int64 { return t0.UnixMilli() + step + holdMs }
+	h.Releases[0].ExpiresAt = end(100)
+	h.AddFreed(Freed{Event: "e", User: "a", ExpiresAt: end(100), At: at(450)})
+	h.AddGuard(GuardRequest{Event: "e", User: "b", Kind: "enter", At: at(4090), Outcome: "302"})
+	h.AddArrival(ArrivalReport{Event: "e", User: "b", ExpiresAt: end(200), Sent: at(4092), Outcome: "200"})
+	h.AddOrigin(OriginRequest{Event: "e", User: "b", Expires: end(200), Path: "/shop", At: at(4100)})
+	h.AddFreed(Freed{Event: "e", User: "c", ExpiresAt: end(300), At: at(5400)})
+	h.AddLine(Line{Event: "e", Sent: at(20000), Got: at(20002)})
+	return h, cfg
+}
+
+func TestCleanArrivalsPass(t *testing.T) {
+	h, cfg := withArrivals()
+	r := Check(h, cfg)
+	if v := r.Violations(); len(v) != 0 {
+		t.Fatalf("violations in a clean history of arrivals:\n%s", strings.Join(v, "\n"))
+	}
+	if r.Arrived != 1 || r.ArrivedAtRisk != 1 || r.NoShowsFreed != 1 || r.NoShowsKept != 0 || r.ArrivalReports["200"] != 1 {
+		t.Errorf("arrived %d (at risk %d), no-shows freed %d kept %d, reports %v", r.Arrived, r.ArrivedAtRisk, r.NoShowsFreed, r.NoShowsKept, r.ArrivalReports)
+	}
+	md := r.Markdown()
+	for _, want := range []string{
+		"| admissions whose client reached the shop (of them held when their arrival window closed) | 1 (1) |",
+		"| no-shows' slots freed before the hold's end (kept to the end) | 1 (0) |",
+		"| arrival report | 200 | 1 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the table lacks %q:\n%s", want, md)
+		}
+	}
+	// Without an arrival window the rows are left out.
+	h, cfg = clean()
+	if md := Check(h, cfg).Markdown(); strings.Contains(md, "arrival window") {
+		t.Errorf("arrival rows for events without a window:\n%s", md)
+	}
+}
+
+// Each broken promise of the arrival window is caught, and only that one.
+func TestEachArrivalViolationIsFound(t *testing.T) {
+	cases := []struct {
+		name   string
+		break_ func(h *History)
+		want   string
+	}{
+		{"freed after its arrival was marked", func(h *History) {
+			h.AddFreed(Freed{Event: "e", User: "b", ExpiresAt: h.Origin[0].Expires, At: at(5300)})
+		}, "freed as a no-show though in the shop: e/b (hold ending"},
+		{"freed in the shop, its reports failing with no fault", func(h *History) {
+			h.Arrivals[0].Outcome = "503"
+			h.AddFreed(Freed{Event: "e", User: "b", ExpiresAt: h.Origin[0].Expires, At: at(5300)})
+		}, "no fault on Redis or a gateway meanwhile"},
+		{"freed in the shop, never reported", func(h *History) {
+			h.Arrivals = nil
+			h.AddFreed(Freed{Event: "e", User: "b", ExpiresAt: h.Origin[0].Expires, At: at(5300)})
+		}, "(reports: []): no fault on Redis or a gateway meanwhile"},
+		{"freed before the window closed", func(h *History) {
+			h.Freed[1].At = at(4700)
+		}, "freed as a no-show before the arrival window closed: e/c"},
+		{"no no-show freed", func(h *History) {
+			h.Freed = h.Freed[:1]
+		}, "no-shows never freed: e: no no-show's slot freed before its hold's end (1 kept to the end)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, cfg := withArrivals()
+			c.break_(h)
+			v := Check(h, cfg).Violations()
+			if len(v) != 1 || !strings.Contains(v[0], c.want) {
+				t.Fatalf("violations %q, want one with %q", v, c.want)
+			}
+		})
+	}
+}
+
+// A free of someone in the shop is excused when a fault on Redis or a
+// gateway overlapped the time from their visit to the window's close (with
+// arrivalGrace after its heal), or when they came within arrivalMargin of
+// the close; a fault elsewhere excuses nothing.
+func TestArrivedFreedExcused(t *testing.T) {
+	cases := []struct {
+		name    string
+		change  func(h *History)
+		excused bool
+	}{
+		{"redis paused meanwhile", func(h *History) {
+			h.AddFault(Fault{Kind: Pause, Target: "redis", Role: Redis, Start: at(4500), Healed: at(9000)})
+		}, true},
+		{"a gateway healed within the grace before the visit", func(h *History) {
+			h.Faults[0].Healed = at(2200) // + 2 s grace: 4.2 s, after the visit at 4.1 s
+		}, true},
+		{"a consumer paused meanwhile", func(h *History) {
+			h.AddFault(Fault{Kind: Pause, Target: "c1", Role: Consumer, Start: at(4500), Healed: at(9000)})
+		}, false},
+		{"came at the window's end", func(h *History) {
+			h.Origin[0].At = at(4300) // the window closes at 5.2 s
+		}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, cfg := withArrivals()
+			h.Arrivals[0].Outcome = NoAnswer
+			h.AddFreed(Freed{Event: "e", User: "b", ExpiresAt: h.Origin[0].Expires, At: at(5300)})
+			c.change(h)
+			r := Check(h, cfg)
+			if got := len(r.ArrivedFreedExcused) == 1 && len(r.ArrivedFreed) == 0; got != c.excused {
+				t.Fatalf("excused %q, violations %q; want excused %v", r.ArrivedFreedExcused, r.ArrivedFreed, c.excused)
+			}
+			if c.excused && !strings.Contains(r.Markdown(), "Clients in the shop freed as no-shows, excused:") {
+				t.Errorf("the report does not list the excused free")
+			}
+		})
+	}
+}
