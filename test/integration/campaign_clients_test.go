@@ -31,7 +31,8 @@ const maxInFlight = 4000
 const sseShare = 0.3
 
 // load starts a user every 1/rate s until loadCtx ends; each is followed
-// until done or until drainCtx ends. A quarter of them join the drop.
+// until done or until drainCtx ends. A quarter of them join the drop, an
+// eighth the arrival event.
 func (c *campaign) load(loadCtx, drainCtx context.Context, rate float64, users *sync.WaitGroup) {
 	every := time.Duration(float64(time.Second) / rate)
 	tick := time.NewTicker(every)
@@ -50,8 +51,11 @@ func (c *campaign) load(loadCtx, drainCtx context.Context, rate float64, users *
 			continue
 		}
 		ev := c.main
-		if i%4 == 3 {
+		switch {
+		case i%4 == 3:
 			ev = c.drop
+		case i%8 == 5:
+			ev = c.arrive
 		}
 		u := &user{c: c, event: ev, id: fmt.Sprintf("u%06d", i), visit: fmt.Sprintf("v%06d", i), transport: transportWS}
 		if c.rng.Float64() < sseShare {
@@ -395,6 +399,10 @@ func (u *user) leave(ctx context.Context) bool {
 func (u *user) afterAdmission(ctx context.Context, conn statusConn, a gateway.AdmittedFrame) {
 	c := u.c
 	defer conn.Close(false)
+	if u.event == c.arrive {
+		u.comeOrNot(ctx, a)
+		return
+	}
 	if u.event == c.main && c.rng.Float64() < buyerShare {
 		u.buy(ctx, a.EntryToken)
 	}

@@ -44,6 +44,7 @@ const releasedGrace = 5 * time.Second
 // shop is the guard and its origin, and the real proxies asking a second
 // guard, in forward-auth mode, in front of the same origin.
 type shop struct {
+	event   string // the guard's event
 	guard   string // http://host:port of waitq-guard
 	fronts  []front
 	cookie  string // the guard's cookie name
@@ -61,28 +62,16 @@ type front struct{ name, base string }
 // with their forward-auth guard until the test ends.
 func (c *campaign) startShop() *shop {
 	t := c.t
-	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		exp, _ := strconv.ParseInt(r.Header.Get(guard.ExpiresHeader), 10, 64)
-		c.h.AddOrigin(chaos.OriginRequest{Event: c.main, User: identityOf(r.Header), Expires: exp, Path: r.URL.EscapedPath(), At: time.Now()})
-		w.Header().Set("Content-Type", "text/plain")
-		fmt.Fprintln(w, "the shop")
-	}))
-	t.Cleanup(origin.Close)
-
+	origin := c.origin(c.main)
 	balancer := httptest.NewServer(&httputil.ReverseProxy{
 		Rewrite:   func(r *httputil.ProxyRequest) { r.Out.URL.Scheme, r.Out.URL.Host = "http", "gateways" },
 		Transport: gatewayBalancer{c},
 	})
 	t.Cleanup(balancer.Close)
+	c.balancer = balancer.URL
 
-	s := &shop{
-		cookie: "waitq_entry_" + c.main,
-		client: &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
-	}
-	common := []string{
-		"-event-id", c.main, "-gateway-url", balancer.URL, "-waiting-room-url", "http://127.0.0.1:9/room",
-		"-done-path", "/order", "-cookie-insecure", "-log-level", "warn",
-	}
+	s := newShop(c.main)
+	common := guardArgs(c.main, balancer.URL)
 	s.guard = c.runGuard("waitq-guard", append([]string{"-origin-url", origin.URL}, common...)...)
 	s.fronts = append(s.fronts, front{"guard", s.guard})
 	// Forward authentication: the proxies ask a guard of its own, which
@@ -104,6 +93,35 @@ func (c *campaign) startShop() *shop {
 	now := time.Now()
 	s.forged = kr.Sign(entry.Token{EventID: c.main, UserID: "forger", IssuedAt: now.UnixMilli(), Expires: now.Add(time.Hour).UnixMilli()})
 	return s
+}
+
+// origin is a shop's origin behind the guard of event: every request it
+// gets goes into the history with the identity the guard gave it.
+func (c *campaign) origin(event string) *httptest.Server {
+	origin := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		exp, _ := strconv.ParseInt(r.Header.Get(guard.ExpiresHeader), 10, 64)
+		c.h.AddOrigin(chaos.OriginRequest{Event: event, User: identityOf(r.Header), Expires: exp, Path: r.URL.EscapedPath(), At: time.Now()})
+		w.Header().Set("Content-Type", "text/plain")
+		fmt.Fprintln(w, "the shop")
+	}))
+	c.t.Cleanup(origin.Close)
+	return origin
+}
+
+func newShop(event string) *shop {
+	return &shop{
+		event: event, cookie: "waitq_entry_" + event,
+		client: &http.Client{Timeout: 5 * time.Second, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }},
+	}
+}
+
+// guardArgs are the flags every guard of event takes, with the balancer in
+// front of the gateways.
+func guardArgs(event, balancer string) []string {
+	return []string{
+		"-event-id", event, "-gateway-url", balancer, "-waiting-room-url", "http://127.0.0.1:9/room",
+		"-done-path", "/order", "-cookie-insecure", "-log-level", "warn",
+	}
 }
 
 // runGuard runs waitq-guard (the program's own run, in the test process)
@@ -152,7 +170,15 @@ func identityOf(h http.Header) string {
 // one first.
 type gatewayBalancer struct{ c *campaign }
 
+// RoundTrip sends r, and writes each arrival report into the history.
 func (b gatewayBalancer) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/arrivals") {
+		return b.c.reportArrival(r, b.send)
+	}
+	return b.send(r)
+}
+
+func (b gatewayBalancer) send(r *http.Request) (*http.Response, error) {
 	c := b.c
 	first := c.rng.IntN(len(c.gateways))
 	var errs []error
@@ -197,8 +223,7 @@ func (b cancelOnClose) Close() error               { defer b.cancel(); return b.
 // guardRequest sends one request to the shop through front f: a token in
 // the query or the cookie (none when empty), extra headers, and writes it
 // to the history with the answer (its kind names the proxy, if any).
-func (c *campaign) guardRequest(ctx context.Context, f front, kind, user, method, path, token string, inQuery bool, header http.Header) chaos.Outcome {
-	s := c.shop
+func (c *campaign) guardRequest(ctx context.Context, s *shop, f front, kind, user, method, path, token string, inQuery bool, header http.Header) chaos.Outcome {
 	u := f.base + path
 	if f.name != "guard" {
 		kind += " via " + f.name
@@ -225,7 +250,7 @@ func (c *campaign) guardRequest(ctx context.Context, f front, kind, user, method
 		resp.Body.Close()
 		o = chaos.Outcome(strconv.Itoa(resp.StatusCode))
 	}
-	c.h.AddGuard(chaos.GuardRequest{Event: c.main, User: user, Kind: kind, At: at, Outcome: o})
+	c.h.AddGuard(chaos.GuardRequest{Event: s.event, User: user, Kind: kind, At: at, Outcome: o})
 	return o
 }
 
@@ -237,7 +262,7 @@ func (c *campaign) guardRequest(ctx context.Context, f front, kind, user, method
 func (u *user) visitShop(ctx context.Context, a gateway.AdmittedFrame) (released bool) {
 	c := u.c
 	f := c.shop.fronts[c.rng.IntN(len(c.shop.fronts))]
-	c.guardRequest(ctx, f, "enter", u.id, http.MethodGet, "/shop/item/1", a.EntryToken, true, nil)
+	c.guardRequest(ctx, c.shop, f, "enter", u.id, http.MethodGet, "/shop/item/1", a.EntryToken, true, nil)
 	for i := range 1 + c.rng.IntN(3) {
 		var h http.Header
 		switch p := c.rng.Float64(); {
@@ -248,7 +273,7 @@ func (u *user) visitShop(ctx context.Context, a gateway.AdmittedFrame) (released
 			// into the guard's header.
 			h = http.Header{"X_waitq_user_id": {"mallory"}, "X-Original-URI": {"/static/x.css"}}
 		}
-		c.guardRequest(ctx, f, "visit", u.id, http.MethodGet, fmt.Sprintf("/shop/item/%d", i+2), a.EntryToken, false, h)
+		c.guardRequest(ctx, c.shop, f, "visit", u.id, http.MethodGet, fmt.Sprintf("/shop/item/%d", i+2), a.EntryToken, false, h)
 		clock.Sleep(ctx, c.rng.Between(0, 700*time.Millisecond))
 	}
 	if c.rng.Float64() >= 0.5 {
@@ -260,7 +285,7 @@ func (u *user) visitShop(ctx context.Context, a gateway.AdmittedFrame) (released
 		// The order judged as a bypassed GET would release nothing.
 		h = http.Header{"X-Original-URI": {"/static/x.css"}, "X-Forwarded-Method": {"GET"}}
 	}
-	o := c.guardRequest(ctx, f, "done", u.id, http.MethodPost, "/order", a.EntryToken, false, h)
+	o := c.guardRequest(ctx, c.shop, f, "done", u.id, http.MethodPost, "/order", a.EntryToken, false, h)
 	c.h.AddRelease(chaos.Release{Event: u.event, User: u.id, At: at, Via: "guard", Outcome: o, ExpiresAt: a.ExpiresAt})
 	return true
 }
@@ -270,7 +295,7 @@ func (u *user) visitShop(ctx context.Context, a gateway.AdmittedFrame) (released
 func (u *user) probeExpired(ctx context.Context, a gateway.AdmittedFrame) {
 	clock.Sleep(ctx, time.Until(time.UnixMilli(a.ExpiresAt).Add(3*time.Second)))
 	if ctx.Err() == nil {
-		u.c.guardRequest(ctx, u.c.shop.fronts[0], "expired", u.id, http.MethodGet, "/shop/item/9", a.EntryToken, false, nil)
+		u.c.guardRequest(ctx, u.c.shop, u.c.shop.fronts[0], "expired", u.id, http.MethodGet, "/shop/item/9", a.EntryToken, false, nil)
 	}
 }
 
@@ -280,7 +305,7 @@ func (u *user) probeExpired(ctx context.Context, a gateway.AdmittedFrame) {
 func (u *user) probeReleased(ctx context.Context, a gateway.AdmittedFrame) {
 	clock.Sleep(ctx, releasedGrace+500*time.Millisecond)
 	if ctx.Err() == nil {
-		u.c.guardRequest(ctx, u.c.shop.fronts[0], "released", u.id, http.MethodGet, "/shop/item/9", a.EntryToken, false, nil)
+		u.c.guardRequest(ctx, u.c.shop, u.c.shop.fronts[0], "released", u.id, http.MethodGet, "/shop/item/9", a.EntryToken, false, nil)
 	}
 }
 
@@ -298,19 +323,19 @@ func (c *campaign) probes(ctx context.Context) {
 		f := c.shop.fronts[(i/6)%len(c.shop.fronts)]
 		switch i % 6 {
 		case 0:
-			c.guardRequest(ctx, f, "none", "", http.MethodGet, "/shop/item/1", "", false, nil)
+			c.guardRequest(ctx, c.shop, f, "none", "", http.MethodGet, "/shop/item/1", "", false, nil)
 		case 1:
-			c.guardRequest(ctx, f, "forged", "forger", http.MethodGet, "/shop/item/1", c.shop.forged, i%2 == 0, nil)
+			c.guardRequest(ctx, c.shop, f, "forged", "forger", http.MethodGet, "/shop/item/1", c.shop.forged, i%2 == 0, nil)
 		case 2:
 			if tok, _ := c.dropToken.Load().(string); tok != "" {
-				c.guardRequest(ctx, f, "other-event", "", http.MethodGet, "/shop/item/1", tok, false, nil)
+				c.guardRequest(ctx, c.shop, f, "other-event", "", http.MethodGet, "/shop/item/1", tok, false, nil)
 			}
 		case 3:
-			c.guardRequest(ctx, f, "trick", "", http.MethodGet, "/static/..;/orders", "", false, nil)
+			c.guardRequest(ctx, c.shop, f, "trick", "", http.MethodGet, "/static/..;/orders", "", false, nil)
 		case 4:
-			c.guardRequest(ctx, f, "trick", "", http.MethodGet, "/static/%2e%2e;/orders", "", false, nil)
+			c.guardRequest(ctx, c.shop, f, "trick", "", http.MethodGet, "/static/%2e%2e;/orders", "", false, nil)
 		case 5:
-			c.guardRequest(ctx, f, "forwarded", "", http.MethodPost, "/order", "", false, forgedForward)
+			c.guardRequest(ctx, c.shop, f, "forwarded", "", http.MethodPost, "/order", "", false, forgedForward)
 		}
 		clock.Sleep(ctx, 500*time.Millisecond)
 	}

@@ -32,19 +32,23 @@ const (
 	blockEvery    = 20 * time.Second
 )
 
-// readShopToken reads event's shop token from the admin API: the shop's
-// credential for its sales, made at the event's creation.
-func (c *campaign) readShopToken(event string) string {
+// eventTokens are an event's credentials, made at its creation: the
+// shop's for its sales, and the report token its guard reports arrivals
+// with.
+type eventTokens struct{ ShopToken, ReportToken string }
+
+// readTokens reads event's credentials from the admin API.
+func (c *campaign) readTokens(event string) eventTokens {
 	t := c.t
 	req, _ := http.NewRequest(http.MethodGet, "http://"+c.addr(c.producers[0].alias)+"/v1/admin/events/"+event, nil)
 	req.Header.Set("Authorization", "Bearer "+adminToken)
 	resp, err := http.DefaultClient.Do(req)
-	var ev struct{ ShopToken string }
+	var ev eventTokens
 	decode200(t, "GET the admin view of "+event, resp, err, &ev)
-	if ev.ShopToken == "" {
-		t.Fatalf("event %s has no shop token", event)
+	if ev.ShopToken == "" || ev.ReportToken == "" {
+		t.Fatalf("event %s lacks a shop or a report token: %+v", event, ev)
 	}
-	return ev.ShopToken
+	return ev
 }
 
 // seatHolds is a client of the seat holds of the main event on a gateway

@@ -78,8 +78,8 @@ type campaign struct {
 	rdb       *redis.Client    // dials Redis wherever it is published now
 	verifier  *entry.Verifier
 
-	main, drop, canary string
-	events             []chaos.EventSpec // the three, as created (the drop's seed is revealed at its opening)
+	main, drop, canary, arrive string
+	events                     []chaos.EventSpec // the four, as created (the drop's seed is revealed at its opening)
 
 	addrs   sync.Map // alias → host:port now ("" while unreachable)
 	faulted sync.Map // alias → true while under a fault
@@ -92,6 +92,10 @@ type campaign struct {
 	statuses            atomic.Int64
 
 	shop      *shop        // waitq-guard in front of the test's origin, for the main event
+	balancer  string       // the URL of the guards' balancer in front of the gateways
+	arrivals  *shop        // the arrival event's guard, reporting arrivals (campaign_arrivals_test.go)
+	tokens    sync.Map     // entry token → arrivalAdmission, of the arrival event's visitors
+	freedSeen sync.Map     // the arrival event's released list's members already written
 	dropToken atomic.Value // string: the last entry token of the drop read, for the guard's probes
 	outages   atomic.Int64 // broker outages begun (they alternate pause and stop)
 
@@ -130,7 +134,9 @@ func (l *lockedRand) Between(lo, hi time.Duration) time.Duration {
 // drains, internal/testkit/chaos checks the whole history: no acknowledged join
 // lost, holders within capacity, nobody admitted twice for one join, the
 // line in stamp (or drawn) order, statuses for everyone connected, no seat
-// sold twice or without the shop, and recovery after every fault.
+// sold twice or without the shop, nobody in the shop freed as a no-show
+// and the no-shows' slots back before their stay ends, and recovery after
+// every fault.
 func TestFaultCampaign(t *testing.T) {
 	seed := uint64(envInt(t, "WAITQ_CHAOS_SEED", defaultSeed))
 	length := envDuration(t, "WAITQ_CHAOS_DURATION", defaultDuration)
@@ -248,8 +254,9 @@ func (c *campaign) following() string {
 }
 
 // newCampaign starts the stack and creates the events: main (an open
-// event), drop (a ticket drop opening a little after the start) and canary
-// (room for every probe join).
+// event), drop (a ticket drop opening a little after the start), canary
+// (room for every probe join) and arrive (an arrival window: no-shows'
+// slots freed).
 func newCampaign(t *testing.T, seed uint64) *campaign {
 	s := newStack(t)
 	c := &campaign{
@@ -296,13 +303,14 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 	t.Cleanup(func() { c.rdb.Close() })
 
 	api := c.api(c.producers[0])
-	c.main, c.drop, c.canary = "chaos-main", "chaos-drop", "chaos-canary"
+	c.main, c.drop, c.canary, c.arrive = "chaos-main", "chaos-drop", "chaos-canary", "chaos-arrive"
 	c.events = []chaos.EventSpec{
 		{ID: c.main, Capacity: 40, HoldMs: holdMs},
 		{ID: c.drop, Capacity: 15, HoldMs: holdMs, OpensAt: time.Now().Add(30 * time.Second).UnixMilli()},
 		{ID: c.canary, Capacity: 100000, HoldMs: 2000},
+		{ID: c.arrive, Capacity: 40, HoldMs: arrivalHoldMs, ArrivalMs: arrivalMs},
 	}
-	partitions := map[string]int{c.main: 6, c.drop: 6, c.canary: 2}
+	partitions := map[string]int{c.main: 6, c.drop: 6, c.canary: 2, c.arrive: 3}
 	for _, e := range c.events {
 		body := fmt.Sprintf(`{"capacity":%d,"staySeconds":%d,"partitions":%d`, e.Capacity, e.HoldMs/1000, partitions[e.ID])
 		if e.OpensAt > 0 {
@@ -311,9 +319,12 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 		if e.ID == c.main {
 			body += `,"maxItemsPerUser":1` // it sells seats: one a buyer
 		}
+		if e.ArrivalMs > 0 {
+			body += fmt.Sprintf(`,"arrivalSeconds":%d`, e.ArrivalMs/1000)
+		}
 		api.CreateEvent(t, e.ID, body+"}")
 	}
-	c.shopToken, c.salesStart = c.readShopToken(c.main), time.Now()
+	c.shopToken, c.salesStart = c.readTokens(c.main).ShopToken, time.Now()
 	c.holdsClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 32}}
 
 	v, err := entry.FetchJWKS(t.Context(), http.DefaultClient, c.gateways[0].URL()+"/.well-known/jwks.json")
@@ -322,6 +333,7 @@ func newCampaign(t *testing.T, seed uint64) *campaign {
 	}
 	c.verifier = v
 	c.shop = c.startShop()
+	c.arrivals = c.startArrivalShop(c.readTokens(c.arrive).ReportToken)
 	return c
 }
 
@@ -448,26 +460,35 @@ func (c *campaign) groupSettled() bool {
 	return true
 }
 
-// sampleHolders reads the holders of both events every 5 ms.
+// sampled are the events whose holders and lines the samplers read.
+func (c *campaign) sampled() []string { return []string{c.main, c.drop, c.arrive} }
+
+// sampleHolders reads the holders of the sampled events every 5 ms.
 func (c *campaign) sampleHolders(ctx context.Context) {
+	events := c.sampled()
 	for ctx.Err() == nil {
 		p := c.rdb.Pipeline()
-		mainN, dropN := p.ZCard(ctx, redisstore.HoldersKey(c.main)), p.ZCard(ctx, redisstore.HoldersKey(c.drop))
+		ns := make([]*redis.IntCmd, len(events))
+		for i, ev := range events {
+			ns[i] = p.ZCard(ctx, redisstore.HoldersKey(ev))
+		}
 		sent := time.Now()
 		if _, err := p.Exec(ctx); err == nil {
 			now := time.Now()
-			c.h.AddHolders(chaos.Holders{Event: c.main, Sent: sent, At: now, N: mainN.Val()})
-			c.h.AddHolders(chaos.Holders{Event: c.drop, Sent: sent, At: now, N: dropN.Val()})
+			for i, ev := range events {
+				c.h.AddHolders(chaos.Holders{Event: ev, Sent: sent, At: now, N: ns[i].Val()})
+			}
 		}
 		clock.Sleep(ctx, 5*time.Millisecond)
 	}
 }
 
-// sampleLines reads both waiting lines and admission counters every
-// 200 ms.
+// sampleLines reads the sampled events' waiting lines and admission
+// counters, and the arrival event's released list, every 200 ms.
 func (c *campaign) sampleLines(ctx context.Context) {
 	for ctx.Err() == nil {
-		for _, ev := range []string{c.main, c.drop} {
+		c.sampleFreed(ctx)
+		for _, ev := range c.sampled() {
 			sent := time.Now()
 			if n, err := c.rdb.HGet(ctx, redisstore.StatsKey(ev), "admittedTotal").Int64(); err == nil || errors.Is(err, redis.Nil) {
 				c.h.AddCount(chaos.AdmittedCount{Event: ev, Sent: sent, At: time.Now(), Total: n})

@@ -159,8 +159,10 @@ type OriginRequest struct {
 // asking it: Kind says what it carried ("enter", "visit", "done": an
 // admitted visitor's; "none", "forged", "other-event", "expired",
 // "released", "trick", "forwarded": requests that must not reach the
-// origin), with " via nginx" or " via caddy" behind a proxy, Outcome the
-// answer.
+// origin; "arrival enter", "arrival visit", "arrival done", "arrival
+// stay": a visitor's of the event with an arrival window, the last after
+// its window closed), with " via nginx" or " via caddy" behind a proxy,
+// Outcome the answer.
 type GuardRequest struct {
 	Event, User, Kind string
 	At                time.Time
