@@ -60,7 +60,9 @@ func (c *campaign) startArrivalShop(reportToken string) *shop {
 
 // comeOrNot is an admitted client of the arrival event: noShowShare never
 // come (no-shows); the others enter the shop at once with the token (the
-// guard reports the arrival) and look at a page, then orderShare of them
+// guard reports the arrival, answers 302 and sets its cookie; after any
+// other answer the visitor has no cookie and goes no further) and look at
+// a page, then orderShare of them
 // order within seconds (the done path releases the slot) and the rest
 // stay in the shop past the window, coming back once before the stay ends.
 func (u *user) comeOrNot(ctx context.Context, a gateway.AdmittedFrame) {
@@ -71,7 +73,9 @@ func (u *user) comeOrNot(ctx context.Context, a gateway.AdmittedFrame) {
 	s := c.arrivals
 	f := s.fronts[0]
 	c.tokens.Store(a.EntryToken, arrivalAdmission{u.id, a.ExpiresAt})
-	c.guardRequest(ctx, s, f, "arrival enter", u.id, http.MethodGet, "/shop/item/1", a.EntryToken, true, nil)
+	if o := c.guardRequest(ctx, s, f, "arrival enter", u.id, http.MethodGet, "/shop/item/1", a.EntryToken, true, nil); o != "302" {
+		return // no cookie: a browser would be sent to the line
+	}
 	c.guardRequest(ctx, s, f, "arrival visit", u.id, http.MethodGet, "/shop/item/2", a.EntryToken, false, nil)
 	if c.rng.Float64() < orderShare {
 		clock.Sleep(ctx, c.rng.Between(time.Second, 4*time.Second))

@@ -187,8 +187,8 @@ func (b gatewayBalancer) send(r *http.Request) (*http.Response, error) {
 		if a == "" {
 			continue
 		}
-		if r.Body != nil && r.GetBody == nil && i > 0 {
-			break // a body already sent cannot be sent again
+		if r.Body != nil && r.GetBody == nil && len(errs) > 0 {
+			break // a body already sent cannot be sent again (one never sent, to a gateway with no address, can)
 		}
 		out := r.Clone(r.Context())
 		out.URL.Host, out.Host = a, a
