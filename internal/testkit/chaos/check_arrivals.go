@@ -81,15 +81,16 @@ func (r *Report) checkArrivals(h *History, cfg Config, admissions map[userKey]ma
 				k := admKey{uk, exp}
 				closes := time.UnixMilli(exp - e.HoldMs + e.ArrivalMs)
 				f, isFreed := freed[k]
-				if rel, ok := released[k]; ok && (!isFreed || !rel.After(f.Add(time.Second))) {
-					continue // its client gave it back
-				}
+				rel, isReleased := released[k]
 				o, arrived := reached[k]
 				if arrived {
 					r.Arrived++
-					if !closes.After(end) {
-						r.ArrivedAtRisk++
+					if !closes.After(end) && (!isReleased || rel.After(closes)) {
+						r.ArrivedAtRisk++ // still held when the window closed
 					}
+				}
+				if isReleased && (!isFreed || !rel.After(f.Add(time.Second))) {
+					continue // its client gave it back
 				}
 				switch {
 				case !isFreed:

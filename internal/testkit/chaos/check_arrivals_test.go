@@ -9,7 +9,8 @@ import (
 // last 10 s), every promise kept: a releases its slot at once (listed, not
 // a no-show); b reaches the shop at 4.1 s, its arrival reported 200, and
 // keeps the slot; c never comes and is freed just after its window closed
-// (5.3 s); the history runs to 20 s.
+// (5.3 s); d2 reaches the shop and orders at 1.5 s (listed: its release);
+// the history runs to 20 s.
 func withArrivals() (*History, Config) {
 	h, cfg := clean()
 	cfg.Events[0].ArrivalMs = 5000
@@ -21,6 +22,15 @@ func withArrivals() (*History, Config) {
 	h.AddOrigin(OriginRequest{Event: "e", User: "b", Expires: end(200), Path: "/shop", At: at(4100)})
 	h.AddFreed(Freed{Event: "e", User: "c", ExpiresAt: end(300), At: at(5400)})
 	h.AddLine(Line{Event: "e", Sent: at(20000), Got: at(20002)})
+	// d2 reaches the shop and orders within the window: not at risk.
+	h.AddJoin(Join{Event: "e", User: "d2", At: at(32), Outcome: "202", Stamp: t0.UnixMilli() + 32})
+	h.AddAdmission(admitted("e", "d2", 400, 403))
+	h.AddOrigin(OriginRequest{Event: "e", User: "d2", Expires: end(400), Path: "/shop", At: at(500)})
+	h.AddRelease(Release{Event: "e", User: "d2", At: at(1500), Via: "guard", Outcome: "200", ExpiresAt: end(400)})
+	h.AddFreed(Freed{Event: "e", User: "d2", ExpiresAt: end(400), At: at(1550)})
+	f := cfg.Final["e"]
+	f.Served["d2"], f.AdmittedTotal = t0.UnixMilli()+400, f.AdmittedTotal+1
+	cfg.Final["e"] = f
 	return h, cfg
 }
 
@@ -30,12 +40,12 @@ func TestCleanArrivalsPass(t *testing.T) {
 	if v := r.Violations(); len(v) != 0 {
 		t.Fatalf("violations in a clean history of arrivals:\n%s", strings.Join(v, "\n"))
 	}
-	if r.Arrived != 1 || r.ArrivedAtRisk != 1 || r.NoShowsFreed != 1 || r.NoShowsKept != 0 || r.ArrivalReports["200"] != 1 {
+	if r.Arrived != 2 || r.ArrivedAtRisk != 1 || r.NoShowsFreed != 1 || r.NoShowsKept != 0 || r.ArrivalReports["200"] != 1 {
 		t.Errorf("arrived %d (at risk %d), no-shows freed %d kept %d, reports %v", r.Arrived, r.ArrivedAtRisk, r.NoShowsFreed, r.NoShowsKept, r.ArrivalReports)
 	}
 	md := r.Markdown()
 	for _, want := range []string{
-		"| admissions whose client reached the shop (of them held when their arrival window closed) | 1 (1) |",
+		"| admissions whose client reached the shop (of them held when their arrival window closed) | 2 (1) |",
 		"| no-shows' slots freed before the hold's end (kept to the end) | 1 (0) |",
 		"| arrival report | 200 | 1 |",
 	} {
@@ -71,6 +81,9 @@ func TestEachArrivalViolationIsFound(t *testing.T) {
 		{"freed before the window closed", func(h *History) {
 			h.Freed[1].At = at(4700)
 		}, "freed as a no-show before the arrival window closed: e/c"},
+		{"listed before its client's release was sent", func(h *History) {
+			h.Releases[len(h.Releases)-1].At = at(3000)
+		}, "freed as a no-show before the arrival window closed: e/d2"},
 		{"no no-show freed", func(h *History) {
 			h.Freed = h.Freed[:1]
 		}, "no-shows never freed: e: no no-show's slot freed before its hold's end (1 kept to the end)"},
