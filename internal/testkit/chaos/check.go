@@ -147,14 +147,16 @@ type Report struct {
 	// Arrivals (events with an arrival window, check_arrivals.go): the
 	// guard's reports by outcome; the admissions whose client reached the
 	// shop, and of them those still held when the window closed (at risk);
-	// the no-shows' admissions freed before their end and those kept.
-	ArrivalReports            map[Outcome]int
-	Arrived, ArrivedAtRisk    int
-	NoShowsFreed, NoShowsKept int
-	ArrivedFreed              []string // freed as a no-show's though in the shop, no fault excusing it
-	ArrivedFreedExcused       []string // the same while a fault (or a visit at the window's end) kept the report from landing (reported, not a violation)
-	FreedEarly                []string // freed as a no-show's before its window closed
-	NoShowsNeverFreed         []string // an event with an arrival window that freed no no-show's slot
+	// the no-shows' admissions freed before their end, those a rebuild
+	// restored (kept to their end by design) and those kept without one.
+	ArrivalReports                map[Outcome]int
+	Arrived, ArrivedAtRisk        int
+	NoShowsFreed, NoShowsRestored int
+	NoShowsKept                   []string // a no-show's slot held to its end, no rebuild overlapping the hold
+	ArrivedFreed                  []string // freed as a no-show's though in the shop, no fault excusing it
+	ArrivedFreedExcused           []string // the same while a fault (or a visit at the window's end) kept the report from landing (reported, not a violation)
+	FreedEarly                    []string // freed as a no-show's before its window closed
+	NoShowsNeverFreed             []string // an event with an arrival window that freed no no-show's slot
 
 	// The seat holds: the buyers' calls by op and the confirms by who sent
 	// them ("shop", "forged: …"), each by outcome; the items sold at the
@@ -394,6 +396,7 @@ func (r *Report) Violations() []string {
 	addAll("freed as a no-show though in the shop", r.ArrivedFreed)
 	addAll("freed as a no-show before the arrival window closed", r.FreedEarly)
 	addAll("no-shows never freed", r.NoShowsNeverFreed)
+	addAll("no-show's slot kept to its end", r.NoShowsKept)
 	addAll("double admission", r.DoubleAdmissions)
 	addAll("order", r.OrderViolations)
 	addAll("place", r.ScoreViolations)

@@ -16,6 +16,9 @@ const (
 	// freeSkew: a free seen this much before the window closed is early
 	// (the campaign's clocks are one machine's).
 	freeSkew = 500 * time.Millisecond
+	// releasedKeep: how long after its end a freed admission stays on the
+	// released list (queue.ReleasedKeep).
+	releasedKeep = 2 * time.Second
 )
 
 // admKey names one admission: the user's hold ending at expires (unix ms).
@@ -26,10 +29,11 @@ type admKey struct {
 
 // checkArrivals proves the arrival window's promises (docs/api.md,
 // arrivals and no-shows) for the events that have one:
+//   - nothing is freed as a no-show after a report of its arrival was
+//     answered 200 (marked), whatever the faults;
 //   - a client who reached the shop (the origin behind the guard got a
-//     request of its admission) is never freed as a no-show: a free after
-//     a report of its arrival was answered 200 is a violation, whatever the
-//     faults; so is one when the client reached the shop at least
+//     request of its admission) is never freed as a no-show: a free is a
+//     violation when the client reached the shop at least
 //     arrivalMargin before the window closed and no fault on Redis (where
 //     the arrival is marked) or on a gateway (the guard's reports go to
 //     one, and a report sent to a paused one is not sent again to another)
@@ -38,7 +42,12 @@ type admKey struct {
 //     free is by design: reported, not a violation;
 //   - nothing is freed as a no-show before its window closed;
 //   - each such event frees some no-show's slot before its hold's end (the
-//     mechanism works at all); the no-shows kept to their end are counted.
+//     mechanism works at all), and every no-show's (an admission whose
+//     client neither came nor released it: no report of the guard's, no
+//     request at the origin) unless a rebuild overlapped the hold: it
+//     frees none of the holds it restores (docs/data.md). Redis and the
+//     gateways are out for at most 8 s at a time, within the 10 s between
+//     the window's close and the hold's end.
 //
 // A listing of an admission on the released list is a no-show's free
 // unless its client sent a release of it before (or within a second after:
@@ -47,7 +56,7 @@ func (r *Report) checkArrivals(h *History, cfg Config, admissions map[userKey]ma
 	for _, a := range h.Arrivals {
 		r.ArrivalReports[a.Outcome]++
 	}
-	reached, released, freed, reported := map[admKey]time.Time{}, map[admKey]time.Time{}, map[admKey]time.Time{}, map[admKey]time.Time{}
+	reached, released, freed, reported, tried := map[admKey]time.Time{}, map[admKey]time.Time{}, map[admKey]time.Time{}, map[admKey]time.Time{}, map[admKey]time.Time{}
 	first := func(m map[admKey]time.Time, k admKey, t time.Time) {
 		if was, ok := m[k]; !ok || t.Before(was) {
 			m[k] = t
@@ -63,8 +72,10 @@ func (r *Report) checkArrivals(h *History, cfg Config, admissions map[userKey]ma
 		first(freed, admKey{userKey{f.Event, f.User}, f.ExpiresAt}, f.At)
 	}
 	for _, a := range h.Arrivals {
+		k := admKey{userKey{a.Event, a.User}, a.ExpiresAt}
+		first(tried, k, a.Sent)
 		if a.Outcome == "200" {
-			first(reported, admKey{userKey{a.Event, a.User}, a.ExpiresAt}, a.Sent)
+			first(reported, k, a.Sent)
 		}
 	}
 	end := h.end()
@@ -72,7 +83,7 @@ func (r *Report) checkArrivals(h *History, cfg Config, admissions map[userKey]ma
 		if e.ArrivalMs <= 0 {
 			continue
 		}
-		freedAny, kept := false, 0 // a no-show's slot freed, in time or early (a violation of its own); no-shows kept
+		freedAny, kept := false, 0 // a no-show's slot freed, in time or early (a violation of its own); no-shows kept to the end
 		for uk, as := range admissions {
 			if uk.event != e.ID {
 				continue
@@ -92,33 +103,55 @@ func (r *Report) checkArrivals(h *History, cfg Config, admissions map[userKey]ma
 				if isReleased && (!isFreed || !rel.After(f.Add(time.Second))) {
 					continue // its client gave it back
 				}
+				_, came := tried[k] // the guard took its token: it may be marked
+				came = came || arrived
 				switch {
 				case !isFreed:
-					if !arrived && !closes.After(end) {
+					// A no-show's slot comes back before its end (listed until
+					// ReleasedKeep after it), unless a rebuild restored the hold:
+					// it frees none of the holds it restores.
+					if !came && !time.UnixMilli(exp).Add(releasedKeep).After(end) {
 						kept++
+						r.keptNoShow(h, k, e.HoldMs)
 					}
 				case f.Before(closes.Add(-freeSkew)):
 					freedAny = true
 					r.FreedEarly = append(r.FreedEarly, fmt.Sprintf("%s/%s (hold ending %d): freed at %s, its window closed at %s",
 						e.ID, uk.user, exp, clockOf(f), clockOf(closes)))
+				case !reported[k].IsZero():
+					r.ArrivedFreed = append(r.ArrivedFreed, fmt.Sprintf("%s/%s (hold ending %d): freed at %s after its arrival was answered marked at %s",
+						e.ID, uk.user, exp, clockOf(f), clockOf(reported[k])))
 				case !arrived:
 					freedAny = true
 					r.NoShowsFreed++
 				default:
-					r.arrivedFreed(h, k, o, f, closes, reported)
+					r.arrivedFreed(h, k, o, f, closes)
 				}
 			}
 		}
-		r.NoShowsKept += kept
 		if !freedAny {
 			r.NoShowsNeverFreed = append(r.NoShowsNeverFreed, fmt.Sprintf("%s: no no-show's slot freed before its hold's end (%d kept to the end)", e.ID, kept))
 		}
 	}
 }
 
+// keptNoShow judges a no-show's admission k kept to its end: excused when
+// a rebuild overlapped its hold (holdMs long), else a violation.
+func (r *Report) keptNoShow(h *History, k admKey, holdMs int64) {
+	from, to := time.UnixMilli(k.expires-holdMs), time.UnixMilli(k.expires)
+	for _, f := range h.Faults {
+		if f.Kind == Rebuild && !f.Skipped && f.Start.Before(to) && (f.Healed.IsZero() || f.Healed.After(from)) {
+			r.NoShowsRestored++
+			return
+		}
+	}
+	r.NoShowsKept = append(r.NoShowsKept, fmt.Sprintf("%s/%s (hold ending %d): never came to the shop, never released, held to its end",
+		k.event, k.user, k.expires))
+}
+
 // arrivedFreed judges the free (at f) of admission k, whose client reached
 // the shop at o, its window closing at closes: a violation, or excused.
-func (r *Report) arrivedFreed(h *History, k admKey, o, f, closes time.Time, reported map[admKey]time.Time) {
+func (r *Report) arrivedFreed(h *History, k admKey, o, f, closes time.Time) {
 	what := fmt.Sprintf("%s/%s (hold ending %d) reached the shop at %s, window closed at %s, freed at %s",
 		k.event, k.user, k.expires, clockOf(o), clockOf(closes), clockOf(f))
 	var tries []string
@@ -129,8 +162,6 @@ func (r *Report) arrivedFreed(h *History, k admKey, o, f, closes time.Time, repo
 	}
 	what += fmt.Sprintf(" (reports: %v)", tries)
 	switch {
-	case !reported[k].IsZero():
-		r.ArrivedFreed = append(r.ArrivedFreed, what+": its arrival was answered marked")
 	case o.After(closes.Add(-arrivalMargin)):
 		r.ArrivedFreedExcused = append(r.ArrivedFreedExcused, what+": came at the window's end")
 	case excused(h.Faults, Gap{From: o, To: closes}, arrivalGrace):

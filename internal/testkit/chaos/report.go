@@ -43,7 +43,9 @@ func (r *Report) Markdown() string {
 		row("admissions whose client reached the shop (of them held when their arrival window closed)", fmt.Sprintf("%d (%d)", r.Arrived, r.ArrivedAtRisk))
 		row("of them freed as a no-show's after their arrival was marked, or with no fault on Redis or a gateway to excuse it", len(r.ArrivedFreed))
 		row("of them freed as a no-show's while a fault on Redis or a gateway, or a visit at the window's end, kept every report from landing (reported, not a violation)", len(r.ArrivedFreedExcused))
-		row("no-shows' slots freed before the hold's end (kept to the end)", fmt.Sprintf("%d (%d)", r.NoShowsFreed, r.NoShowsKept))
+		row("no-shows' slots freed before the hold's end", r.NoShowsFreed)
+		row("no-shows' slots kept to the end, a rebuild overlapping the hold (reported, not a violation)", r.NoShowsRestored)
+		row("no-shows' slots kept to the end with no rebuild", len(r.NoShowsKept))
 		row("slots freed as a no-show's before the arrival window closed", len(r.FreedEarly))
 	}
 	row("double admissions", len(r.DoubleAdmissions))
