@@ -18,27 +18,31 @@ import (
 )
 
 // adaptiveStack is one run's services over a stack of its own: producer-
-// api, ingest-consumer, ws-gateway, the demo shop and waitq-guard in front
-// of it, with the run's event.
+// api, ingest-consumer, a ws-gateway, the demo shop and waitq-guard in
+// front of it, with the run's event.
 type adaptiveStack struct {
 	*infra
-	gateway, guard string // base URLs
-	event          string
-	shop           *demoshop.Shop
-	admin          *http.Client // of producer-api's admin API
+	guard string // base URL
+	event string
+	shop  *demoshop.Shop
+	admin *http.Client // of producer-api's admin API
 }
 
-// startAdaptiveStack starts the services of a run admitting by m and
-// creates its event before the consumer and the guard start (the consumer
-// finds it at its first discovery; the guard reports with its report
-// token).
+// startAdaptiveStack starts the services of a run admitting by m, its
+// event created before the consumer starts and the guard, its target,
+// last (it reports with the event's report token).
 func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode, stderr io.Writer) (_ *adaptiveStack, err error) {
-	st, err := startProducerStack(ctx, false, nil, stderr)
+	guardAddr, err := svcproc.FreeAddr() // the event's target, known before the guard starts
 	if err != nil {
 		return nil, err
 	}
-	s := &adaptiveStack{infra: st, event: "adaptive-" + m.name,
-		admin: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}}
+	event := "adaptive-" + m.name
+	st, err := startStack(ctx, stackSpec{producer: true, events: map[string]string{event: eventBody(cfg, m, "http://"+guardAddr+"/")},
+		ingest: true, gateways: 1, gatewayEnv: map[string]string{"WAITQ_ADMIT_INTERVAL": adaptiveMonitor.String()}}, stderr)
+	if err != nil {
+		return nil, err
+	}
+	s := &adaptiveStack{infra: st, event: event, admin: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}}
 	s.AtClose(s.admin.CloseIdleConnections)
 	defer func() {
 		if err != nil {
@@ -53,21 +57,8 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 		return nil, err
 	}
 	s.AtClose(stopShop)
-	guardAddr, err := svcproc.FreeAddr() // the event's target, known before the guard starts
-	if err != nil {
-		return nil, err
-	}
-	if err := createEvent(ctx, s.producer, s.token, s.event, eventBody(cfg, m, "http://"+guardAddr+"/")); err != nil {
-		return nil, err
-	}
 	ev, err := s.status(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err = s.startIngest(ctx); err != nil {
-		return nil, err
-	}
-	if s.gateway, err = s.startGateway(ctx, map[string]string{"WAITQ_ADMIT_INTERVAL": adaptiveMonitor.String()}); err != nil {
 		return nil, err
 	}
 	return s, s.startGuard(ctx, guardAddr, shopBase, ev.ReportToken)
@@ -80,8 +71,8 @@ func (s *adaptiveStack) startGuard(ctx context.Context, addr, shopBase, reportTo
 		"WAITQ_HTTP_ADDR":        addr,
 		"WAITQ_ORIGIN_URL":       shopBase,
 		"WAITQ_EVENT_ID":         s.event,
-		"WAITQ_WAITING_ROOM_URL": s.gateway + "/",
-		"WAITQ_GATEWAY_URL":      s.gateway,
+		"WAITQ_WAITING_ROOM_URL": s.gateways[0] + "/",
+		"WAITQ_GATEWAY_URL":      s.gateways[0],
 		"WAITQ_DONE_PATH":        "/order",
 		"WAITQ_COOKIE_INSECURE":  "true", // plain HTTP on loopback
 		"WAITQ_HEALTH_URL":       s.producer,

@@ -87,7 +87,7 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer cs.close()
 	fmt.Fprintf(stdout, "target   each program a process of its own: %s, kfake-broker, redis-server %s; baselines: loadgen baseline producer|ingest\n",
-		cs.binDesc, cs.redisVersion(ctx))
+		cs.binDesc, redisVersion(ctx, cs.client))
 	joins, err := cs.joins(ctx, cfg)
 	if err != nil {
 		return err

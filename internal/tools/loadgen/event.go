@@ -21,10 +21,8 @@ const (
 	benchPartitions = 6
 )
 
-// createBenchEvent creates (or keeps) the bench event through the admin API.
-func createBenchEvent(ctx context.Context, base, token string) error {
-	return createEvent(ctx, base, token, benchEvent, fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions))
-}
+// benchEvents is the bench event's admin PUT body, for a stackSpec.
+var benchEvents = map[string]string{benchEvent: fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)}
 
 // createEvent creates (or updates) event id with the admin PUT body through
 // producer-api at base.

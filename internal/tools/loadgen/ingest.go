@@ -68,7 +68,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("ingest", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	st, err := startStack(ctx, cfg.cluster, true, stderr)
+	st, err := startStack(ctx, stackSpec{cluster: cfg.cluster}, stderr)
 	if err != nil {
 		return err
 	}

@@ -52,15 +52,13 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
-	pt, err := startProducerStack(ctx, cfg.cluster, map[string]string{"WAITQ_KAFKA_BATCH_TIMEOUT": cfg.batchTimeout}, stderr)
+	pt, err := startStack(ctx, stackSpec{cluster: cfg.cluster, producer: true, events: benchEvents,
+		producerEnv: map[string]string{"WAITQ_KAFKA_BATCH_TIMEOUT": cfg.batchTimeout}}, stderr)
 	if err != nil {
 		return err
 	}
 	defer pt.close()
 	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, %s; kafka batch timeout: %s\n", pt.redisKind(ctx), cmp.Or(cfg.batchTimeout, "service default"))
-	if err := createBenchEvent(ctx, pt.producer, pt.token); err != nil {
-		return err
-	}
 	echoBase, stopEcho, err := startBareEcho()
 	if err != nil {
 		return err

@@ -84,24 +84,15 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	st, err := startProducerStack(ctx, false, nil, stderr)
+	st, err := startStack(ctx, stackSpec{producer: true, events: benchEvents, ingest: true}, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.close()
-	base, token := st.producer, st.token
-	// The event (and its topic) exists before the consumer starts, so its
-	// first topic discovery finds it and no rebalance follows.
-	if err := createBenchEvent(ctx, base, token); err != nil {
-		return err
-	}
-	if err := st.startIngest(ctx); err != nil {
-		return err
-	}
 	fmt.Fprintf(stdout, "target   producer-api and ingest-consumer in-process (service defaults), kfake in-process, redis-server %s child; %d partitions\n",
-		st.redisVersion(ctx), benchPartitions)
+		redisVersion(ctx, st.client), benchPartitions)
 
-	url := base + "/v1/events/" + benchEvent + "/queue"
+	url := st.producer + "/v1/events/" + benchEvent + "/queue"
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
 	w := &watcher{rc: st.client, keys: []string{redisstore.WaitingKey(benchEvent), redisstore.HoldersKey(benchEvent)}}

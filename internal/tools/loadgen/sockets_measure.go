@@ -8,12 +8,12 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/clock"
+	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
 )
@@ -28,10 +28,10 @@ type sample struct {
 
 // takeSample reads the gateway's metrics, Redis's INFO stats, cpu and
 // commandstats (one command), and loadgen's CPU time.
-func takeSample(ctx context.Context, gw *gatewayProc, rc redis.UniversalClient) (sample, error) {
+func takeSample(ctx context.Context, gw *svcproc.Proc, rc redis.UniversalClient) (sample, error) {
 	s := sample{at: time.Now(), selfCPU: procstat.SelfCPU()}
 	var err error
-	if s.metrics, err = gw.metrics(ctx); err != nil {
+	if s.metrics, err = gatewayMetrics(ctx, gw); err != nil {
 		return s, err
 	}
 	if s.redis, err = redisInfo(ctx, rc, "stats", "cpu", "commandstats"); err != nil {
@@ -47,16 +47,16 @@ func (s sample) redisFloat(key string) float64 {
 }
 
 // commandStat returns one figure ("calls", "usec") of a command's line in
-// INFO commandstats, such as cmdstat_evalsha:calls=3,usec=120,…; 0 when
-// absent.
+// INFO commandstats; 0 when absent.
 func (s sample) commandStat(command, figure string) float64 {
-	for kv := range strings.SplitSeq(s.redis["cmdstat_"+command], ",") {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == figure {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		}
-	}
-	return 0
+	return commandStats(s.redis, figure)[command]
+}
+
+// gatewayMetrics reads the gateway's unlabelled Prometheus samples.
+func gatewayMetrics(ctx context.Context, gw *svcproc.Proc) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
+	defer cancel()
+	return gw.Metrics(ctx)
 }
 
 // socketsResult is everything a run measured.
@@ -90,7 +90,7 @@ type socketsResult struct {
 // measure aligns a window of whole status intervals on the gateway's tick
 // phase, counts the status frames stamped inside it and reads the gateway's
 // and Redis's counters at its edges.
-func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *gatewayProc, rc redis.UniversalClient, res *socketsResult, stderr io.Writer) error {
+func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, rc redis.UniversalClient, res *socketsResult, stderr io.Writer) error {
 	res.lat = &f.lat
 	f.intervalMs.Store(cfg.interval.Milliseconds())
 	phase, err := f.waitTick(ctx, cfg, gw, stderr)
@@ -185,7 +185,7 @@ func (f *fleet) collectErrors(res *socketsResult) {
 
 // waitTick waits until the probe client has seen a regular status tick and
 // returns its server stamp (ms).
-func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *gatewayProc, stderr io.Writer) (int64, error) {
+func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, stderr io.Writer) (int64, error) {
 	limit := 3*cfg.interval + 10*time.Second
 	deadline := time.Now().Add(limit)
 	began := time.Now()
@@ -212,7 +212,7 @@ func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *gatewayProc
 
 // sleepUntil waits until the wall clock reaches ms, ctx ends or the gateway
 // exits.
-func sleepUntil(ctx context.Context, gw *gatewayProc, ms int64) error {
+func sleepUntil(ctx context.Context, gw *svcproc.Proc, ms int64) error {
 	d := time.Until(time.UnixMilli(ms))
 	if d <= 0 {
 		return nil

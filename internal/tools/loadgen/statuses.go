@@ -99,7 +99,11 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err := connectRound(ctx, rounds, cfg, run, ev, slices); err != nil {
 		return res, fmt.Errorf("connect round: %w", err)
 	}
-	script0, scriptErr := scriptTime(ctx, node) // for a progress line only
+	scripts := func() (time.Duration, error) { // EVALSHA and EVAL, for a progress line only
+		t, err := commandTimes(ctx, node)
+		return t["evalsha"] + t["eval"], err
+	}
+	script0, scriptErr := scripts()
 	cpu0, err := serverCPU(ctx, node)
 	if err != nil {
 		return res, err
@@ -119,7 +123,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 		return res, err
 	}
 	res.cpu = cpu1 - cpu0
-	if script1, err := scriptTime(ctx, node); err == nil && scriptErr == nil {
+	if script1, err := scripts(); err == nil && scriptErr == nil {
 		// Where the CPU went: inside the scripts, or around them (the
 		// protocol, the sockets).
 		fmt.Fprintf(stderr, "statuses: %.3f µs per user and round inside the scripts (INFO commandstats), of %.3f in all\n",
