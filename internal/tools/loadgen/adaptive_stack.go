@@ -25,7 +25,6 @@ type adaptiveStack struct {
 	guard string // base URL
 	event string
 	shop  *demoshop.Shop
-	admin *http.Client // of producer-api's admin API
 }
 
 // startAdaptiveStack starts the services of a run admitting by m, its
@@ -42,8 +41,7 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	s := &adaptiveStack{infra: st, event: event, admin: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}}
-	s.AtClose(s.admin.CloseIdleConnections)
+	s := &adaptiveStack{infra: st, event: event}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -110,21 +108,7 @@ func eventBody(cfg adaptiveConfig, m admissionMode, target string) string {
 // status reads the run's event through producer-api's admin GET.
 func (s *adaptiveStack) status(ctx context.Context) (queue.EventStatus, error) {
 	var ev queue.EventStatus
-	id := s.event
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.producer+"/v1/admin/events/"+id, nil)
-	if err != nil {
-		return ev, err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := s.admin.Do(req)
-	if err != nil {
-		return ev, fmt.Errorf("admin GET %s: %w", id, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return ev, answerError("admin GET "+id, resp)
-	}
-	return ev, json.NewDecoder(resp.Body).Decode(&ev)
+	return ev, adminCall(ctx, http.MethodGet, s.producer+"/v1/admin/events/"+s.event, s.token, "", &ev)
 }
 
 // waitForReport waits until producer-api holds a report of the run's guard.

@@ -106,9 +106,9 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	passed, toLine := guardOutcomes(ctx, guardBase)
 
 	fmt.Fprintln(stdout)
-	printGuardRow(stdout, &gated)
-	printGuardRow(stdout, &bare)
-	printGuardRow(stdout, &direct)
+	printRow(stdout, "guard   ", &gated)
+	printRow(stdout, "guard   ", &bare)
+	printRow(stdout, "guard   ", &direct)
 	report.Ratio(stdout, "through-guard/origin", gated.rate(), direct.rate())
 	report.Ratio(stdout, "through-guard/bare-proxy", gated.rate(), bare.rate())
 	report.Ratio(stdout, "bare-proxy/origin", bare.rate(), direct.rate())
@@ -246,13 +246,6 @@ func guardOutcomes(ctx context.Context, guardBase string) (passed, toLine string
 		}
 	}
 	return passed, toLine
-}
-
-// printGuardRow prints one measured target.
-func printGuardRow(w io.Writer, r *result) {
-	fmt.Fprintf(w, "guard   %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
-		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
-		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
 }
 
 // randomSeed returns 32 random bytes for a signing key.

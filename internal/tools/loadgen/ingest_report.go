@@ -39,7 +39,7 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, rounds []ing
 	zaddRate := rate(n, zadd.elapsed)
 	perJoin := func(cpu time.Duration) float64 { return cpu.Seconds() * 1e6 / float64(n) }
 	fmt.Fprintln(w)
-	printRounds(w, "ingest", "consumer/zadd-pipeline", rounds)
+	printRounds(w, "ingest  rounds  consumer/zadd-pipeline", rounds, ingestRound.ratio, medianTail)
 	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
 		n, benchPartitions, fill.Seconds(), rate(n, fill))
 	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d lanes %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",

@@ -95,10 +95,10 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	fmt.Fprintln(stdout)
-	printRounds(stdout, "joins", "producer-api/bare-echo", rounds)
-	printJoinRow(stdout, &prodRes)
-	printJoinRow(stdout, &writerRes)
-	printJoinRow(stdout, &echoRes)
+	printRounds(stdout, "joins  rounds  producer-api/bare-echo", rounds, joinRound.ratio, medianTail)
+	printRow(stdout, "joins  ", &prodRes)
+	printRow(stdout, "joins  ", &writerRes)
+	printRow(stdout, "joins  ", &echoRes)
 	report.Ratio(stdout, "producer-api/bare-echo", prodRes.rate(), echoRes.rate())
 	report.Ratio(stdout, "producer-api/kafka-writer", prodRes.rate(), writerRes.rate())
 	report.Summary(stdout, fmt.Sprintf("joins through producer-api, %d clients", cfg.concurrency),

@@ -225,10 +225,10 @@ func merge(name string, workers []*worker, elapsed time.Duration, dials int64) r
 	return r
 }
 
-// printJoinRow prints one measured target.
-func printJoinRow(w io.Writer, r *result) {
-	fmt.Fprintf(w, "joins  %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
-		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
+// printRow prints one measured target of a table (head: "joins  ").
+func printRow(w io.Writer, head string, r *result) {
+	fmt.Fprintf(w, "%s%-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
+		head, r.name, r.workers, r.elapsed.Seconds(), r.rate(),
 		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
 }
 
