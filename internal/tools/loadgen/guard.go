@@ -103,15 +103,11 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	passed, toLine := guardOutcomes(ctx, guardBase)
 
 	fmt.Fprintln(stdout)
 	printRow(stdout, "guard   ", &gated)
 	printRow(stdout, "guard   ", &bare)
 	printRow(stdout, "guard   ", &direct)
-	report.Ratio(stdout, "through-guard/origin", gated.rate(), direct.rate())
-	report.Ratio(stdout, "through-guard/bare-proxy", gated.rate(), bare.rate())
-	report.Ratio(stdout, "bare-proxy/origin", bare.rate(), direct.rate())
 	report.Summary(stdout, fmt.Sprintf("pages through waitq-guard, %d admitted clients, origin %s CPU a page", cfg.concurrency, cfg.originCPU),
 		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", gated.rate(), report.Millis(gated.lat.Percentile(0.5)), report.Millis(gated.lat.Percentile(0.99))),
 		fmt.Sprintf("origin straight %.0f/s, p50 %s, p99 %s", direct.rate(), report.Millis(direct.lat.Percentile(0.5)), report.Millis(direct.lat.Percentile(0.99))),
@@ -121,7 +117,6 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printErrors(stdout, &gated)
 	printErrors(stdout, &bare)
 	printErrors(stdout, &direct)
-	fmt.Fprintf(stdout, "check  the guard passed %s requests and sent %s to the line; %d clients entered with waitq_token first\n", passed, toLine, len(cookies))
 	return nil
 }
 
@@ -219,33 +214,6 @@ func pagesOf(lc *loadClient, t target, cookies []string) request {
 // class and an example.
 func getPage(ctx context.Context, c *http.Client, url, cookie string) (class, sample string) {
 	return send(ctx, c, http.MethodGet, url, http.StatusOK, "Cookie", cookie)
-}
-
-// guardOutcomes reads the guard's passed and to_line counters from its
-// metrics; "?" when they cannot be read.
-func guardOutcomes(ctx context.Context, guardBase string) (passed, toLine string) {
-	passed, toLine = "?", "?"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, guardBase+guard.AdminPrefix+"metrics", nil)
-	if err != nil {
-		return
-	}
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
-	defer c.CloseIdleConnections()
-	resp, err := c.Do(req)
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, `waitq_guard_requests_total{event="`+guardEvent+`",outcome="passed"} `); ok {
-			passed = v
-		}
-		if v, ok := strings.CutPrefix(line, `waitq_guard_requests_total{event="`+guardEvent+`",outcome="to_line"} `); ok {
-			toLine = v
-		}
-	}
-	return passed, toLine
 }
 
 // randomSeed returns 32 random bytes for a signing key.

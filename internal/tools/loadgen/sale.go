@@ -161,8 +161,8 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 // saleJoins puts cfg.joins people in line through Store.Ingest, each batch
 // stamped as it is sent, and hands each person, once in line, to a gateway.
 func saleJoins(ctx context.Context, store *redisstore.Store, cfg saleConfig, ev string, run uint64, gws []*saleGateway, t *saleTally, stderr io.Writer) error {
-	return ingestJoins(ctx, store, ev, run, cfg.joins, cfg.batch, cfg.timeout,
-		func(_ int, made int64) int64 { return made },
+	return ingestJoins(ctx, store, cfg.joins, cfg.batch, cfg.timeout,
+		func(i int, made int64) queue.Message { return statusesJoin(ev, run, i, made-int64(i)) },
 		func(from int, msgs []queue.Message, stamp int64) {
 			inLine := time.Now()
 			for k, m := range msgs {

@@ -135,25 +135,12 @@ func seedLines(ctx context.Context, rc redis.UniversalClient, conn kafkajoin.Bro
 		return fmt.Errorf("seed: %w", err)
 	}
 	start := time.Now()
-	msgs := make([]queue.Message, 0, seedChunk)
-	joined := 0
-	for i := 0; i < n; i += seedChunk {
-		msgs = msgs[:0]
-		for j := i; j < min(i+seedChunk, n); j++ {
-			user, ev := socketUser(j, events)
-			msgs = append(msgs, queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: ev, UserID: user, TS: int64(j + 1), ID: "x"})
-		}
-		res, err := store.Ingest(ctx, msgs, 0)
-		if err != nil {
-			return fmt.Errorf("seed: users %d-%d: %w", i, i+len(msgs)-1, err)
-		}
-		if len(res.UnknownEvents) > 0 {
-			return fmt.Errorf("seed: users %d-%d: unknown events %v", i, i+len(msgs)-1, res.UnknownEvents)
-		}
-		joined += res.Joined
-	}
-	if joined != n {
-		return fmt.Errorf("seed: %d of %d users joined", joined, n)
+	err = ingestJoins(ctx, store, n, seedChunk, seedTimeout, func(j int, _ int64) queue.Message {
+		user, ev := socketUser(j, events)
+		return queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: ev, UserID: user, TS: int64(j + 1), ID: "x"}
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
 	}
 	fmt.Fprintf(stderr, "  seed %5.1fs  %d users in %d lines\n", time.Since(start).Seconds(), n, len(events))
 	return nil
