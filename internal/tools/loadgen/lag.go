@@ -159,35 +159,25 @@ func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *wa
 			return false
 		}
 	}
-	workers := newWorkers(cfg.concurrency, res.offered/int64(cfg.concurrency)+1)
-
 	sent := make(chan struct{})
 	var watchErr error
 	var watching sync.WaitGroup
 	watching.Go(func() { res.watch, watchErr = w.run(ctx, sent, lagSettle) })
-
-	var done, failed, skipped atomic.Int64
-	dials0 := lc.dials.Load()
-	start := time.Now()
-	deadline := start.Add(cfg.duration + lagDrain)
-	stopProgress := startProgress(stderr, "lag open loop", start, &done, &failed)
-	var sending sync.WaitGroup
-	sending.Go(func() { pace(ctx, tickets, cfg.rate, res.offered, cfg.duration, &skipped) })
-	for _, wk := range workers {
-		sending.Go(func() { wk.run(ctx, joinsOf(lc, url, prefix), deadline, take, &done, &failed) })
-	}
-	sending.Wait()
-	elapsed := time.Since(start)
-	stopProgress()
+	var skipped atomic.Int64
+	var pacing sync.WaitGroup
+	pacing.Go(func() { pace(ctx, tickets, cfg.rate, res.offered, cfg.duration, &skipped) })
+	ph := phase{label: "lag open loop", prefix: prefix, duration: cfg.duration + lagDrain, maxReqs: res.offered, workers: cfg.concurrency, take: take}
+	var err error
+	res.joins, err = measure(ctx, lc, target{"producer-api", url}, ph, joinsOf(lc, url, prefix), stderr)
+	pacing.Wait()
 	close(sent)
-	if ctx.Err() == nil {
+	if err == nil {
 		fmt.Fprintf(stderr, "  waiting at most %s for the samples not yet in the waiting line\n", lagSettle)
 	}
 	watching.Wait()
-	if err := cmp.Or(ctx.Err(), watchErr); err != nil {
+	if err = cmp.Or(err, watchErr); err != nil {
 		return res, fmt.Errorf("lag: %w", err)
 	}
-	res.joins = merge("producer-api", workers, elapsed, lc.dials.Load()-dials0)
 	res.skipped = skipped.Load()
 	return res, nil
 }

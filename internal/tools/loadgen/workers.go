@@ -61,6 +61,7 @@ type phase struct {
 	duration time.Duration // time bound
 	maxReqs  int64         // count bound
 	workers  int
+	take     func() bool // hands out each request's turn (nil: the first maxReqs asked)
 }
 
 // result is what a phase measured. Latencies are of 202 answers, sorted.
@@ -142,11 +143,13 @@ func measure(ctx context.Context, lc *loadClient, t target, ph phase, do request
 	start := time.Now()
 	deadline := start.Add(ph.duration)
 	stopProgress := startProgress(progress, ph.label, start, &done, &failed)
+	take := ph.take
+	if take == nil {
+		take = func() bool { return tickets.Add(1) <= ph.maxReqs }
+	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
-		wg.Go(func() {
-			w.run(ctx, do, deadline, func() bool { return tickets.Add(1) <= ph.maxReqs }, &done, &failed)
-		})
+		wg.Go(func() { w.run(ctx, do, deadline, take, &done, &failed) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
