@@ -12,7 +12,6 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
@@ -187,27 +186,22 @@ func (f *fleet) collectErrors(res *socketsResult) {
 // returns its server stamp (ms).
 func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, stderr io.Writer) (int64, error) {
 	limit := 3*cfg.interval + 10*time.Second
-	deadline := time.Now().Add(limit)
 	began := time.Now()
 	lastPrint := began
-	for {
-		if ts := f.probeTick.Load(); ts != 0 {
-			return ts, nil
-		}
-		if !gw.Running() {
-			return 0, errors.New("ws-gateway exited")
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("no status tick reached the probe client within %s", limit)
+	err := poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+		switch {
+		case f.probeTick.Load() != 0:
+			return true, nil
+		case !gw.Running():
+			return true, errors.New("ws-gateway exited")
 		}
 		if time.Since(lastPrint) >= time.Second {
 			fmt.Fprintf(stderr, "  waiting for a status tick %4.1fs\n", time.Since(began).Seconds())
 			lastPrint = time.Now()
 		}
-		if !clock.Sleep(ctx, 20*time.Millisecond) {
-			return 0, ctx.Err()
-		}
-	}
+		return false, nil
+	}, func(error) error { return fmt.Errorf("no status tick reached the probe client within %s", limit) })
+	return f.probeTick.Load(), err
 }
 
 // sleepUntil waits until the wall clock reaches ms, ctx ends or the gateway
