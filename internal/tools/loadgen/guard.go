@@ -195,25 +195,14 @@ func admitClients(ctx context.Context, c *http.Client, guardBase string, keys *e
 }
 
 // measurePages runs the warm-up and then the recorded measurement of GETs
-// of t, worker i sending cookies[i].
+// of t, worker i sending cookies[i] and expecting 200.
 func measurePages(ctx context.Context, lc *loadClient, cfg guardConfig, t target, cookies []string, stderr io.Writer) (result, error) {
-	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, "",
-		func(phase) request { return pagesOf(lc, t, cookies) }, stderr)
-	return r, err
-}
-
-// pagesOf is the request of the guard measurement: a GET of t.url with the
-// worker's cookie, expecting 200.
-func pagesOf(lc *loadClient, t target, cookies []string) request {
-	return func(ctx context.Context, w *worker, _ int) (string, string) {
-		return getPage(ctx, lc.http, t.url, cookies[w.id])
+	get := func(ctx context.Context, w *worker, _ int) (string, string) {
+		return send(ctx, lc.http, http.MethodGet, t.url, http.StatusOK, "Cookie", cookies[w.id])
 	}
-}
-
-// getPage sends one GET with cookie. It returns "" for a 200, else an error
-// class and an example.
-func getPage(ctx context.Context, c *http.Client, url, cookie string) (class, sample string) {
-	return send(ctx, c, http.MethodGet, url, http.StatusOK, "Cookie", cookie)
+	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, "",
+		func(phase) request { return get }, stderr)
+	return r, err
 }
 
 // randomSeed returns 32 random bytes for a signing key.
