@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -44,7 +43,7 @@ func measureWriter(ctx context.Context, cfg joinsConfig, brokers []string, prefi
 	publish := func(ph phase) request {
 		return func(ctx context.Context, w *worker, n int) (string, string) {
 			m := queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent,
-				UserID: ph.prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n), TS: time.Now().UnixMilli(), ID: stack.RandomHex(12)}
+				UserID: userOf(ph.prefix, w, n), TS: time.Now().UnixMilli(), ID: stack.RandomHex(12)}
 			ctx, cancel := context.WithTimeout(ctx, writerPublishTimeout)
 			defer cancel()
 			if err := pub.Publish(ctx, m); err != nil {

@@ -103,7 +103,7 @@ func costJoinsOf(lc *loadClient, cfg costConfig, url, prefix string) request {
 		return joinsOf(lc, url, prefix)
 	}
 	return func(ctx context.Context, w *worker, n int) (string, string) {
-		user := prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n)
+		user := userOf(prefix, w, n)
 		return send(ctx, lc.http, http.MethodPost, url, http.StatusAccepted, "X-User-Id", user, "Idempotency-Key", stack.RandomHex(16))
 	}
 }

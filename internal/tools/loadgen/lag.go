@@ -148,7 +148,6 @@ type offerResult struct {
 // returns what it measured. Progress goes to stderr once a second.
 func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *watcher, prefix string, stderr io.Writer) (offerResult, error) {
 	res := offerResult{offered: cfg.total()}
-	lc.http.Transport = &sampler{next: lc.http.Transport, every: int64(cfg.sample), w: w}
 	// One ticket per client at most waits in the channel; see pace.
 	tickets := make(chan struct{}, cfg.concurrency)
 	take := func() bool {
@@ -168,7 +167,7 @@ func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *wa
 	pacing.Go(func() { pace(ctx, tickets, cfg.rate, res.offered, cfg.duration, &skipped) })
 	ph := phase{label: "lag open loop", prefix: prefix, duration: cfg.duration + lagDrain, maxReqs: res.offered, workers: cfg.concurrency, take: take}
 	var err error
-	res.joins, err = measure(ctx, lc, target{"producer-api", url}, ph, joinsOf(lc, url, prefix), stderr)
+	res.joins, err = measure(ctx, lc, target{"producer-api", url}, ph, w.follow(lc.http, url, prefix, int64(cfg.sample)), stderr)
 	pacing.Wait()
 	close(sent)
 	if err == nil {

@@ -107,8 +107,14 @@ type request func(ctx context.Context, w *worker, n int) (class, sample string)
 // named after prefix, the worker and n.
 func joinsOf(lc *loadClient, url, prefix string) request {
 	return func(ctx context.Context, w *worker, n int) (string, string) {
-		return join(ctx, lc.http, url, prefix+"c"+strconv.Itoa(w.id)+"-"+strconv.Itoa(n))
+		return join(ctx, lc.http, url, userOf(prefix, w, n))
 	}
+}
+
+// userOf names worker w's n-th user of a phase whose users' ids begin with
+// prefix.
+func userOf(prefix string, w *worker, n int) string {
+	return prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n)
 }
 
 // warmThenMeasure runs an unrecorded warm-up of t (when warmup > 0) and then
