@@ -50,7 +50,7 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if s.shop, err = demoshop.New(demoshop.Config{Workers: cfg.workers, WorkTime: cfg.workTime, QueueTimeout: cfg.queueTimeout}); err != nil {
 		return nil, err
 	}
-	shopBase, stopShop, err := serveLoopback("demo shop", s.shop)
+	shopBase, stopShop, err := serve("demo shop", loopback, s.shop)
 	if err != nil {
 		return nil, err
 	}

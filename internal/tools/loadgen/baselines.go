@@ -73,5 +73,5 @@ func startBareEcho() (base string, stop func(), err error) {
 			EventID: c.Param("eventId"), UserID: c.Request().Header.Get("X-User-Id"), JoinedAt: time.Now().UnixMilli(),
 		})
 	})
-	return serveLoopback("bare echo", e)
+	return serve("bare echo", loopback, e)
 }

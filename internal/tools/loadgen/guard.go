@@ -54,7 +54,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if ok, err := begin("guard", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	originBase, stopOrigin, err := serveLoopback("origin", originHandler(guardBody, cfg.originCPU))
+	originBase, stopOrigin, err := serve("origin", loopback, originHandler(guardBody, cfg.originCPU))
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	gwBase, stopGateway, err := serveLoopback("gateway keys", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	gwBase, stopGateway, err := serve("gateway keys", loopback, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write(keys.JWKS())
 	}))
 	if err != nil {
@@ -75,7 +75,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopGuard()
-	proxyBase, stopProxy, err := serveLoopback("bare proxy", bareProxy(originBase))
+	proxyBase, stopProxy, err := serve("bare proxy", loopback, bareProxy(originBase))
 	if err != nil {
 		return err
 	}
@@ -136,7 +136,7 @@ func originHandler(size int, work time.Duration) http.Handler {
 // bareProxy is the baseline of the guard's own cost: net/http/httputil's
 // reverse proxy to origin with the guard's transport, and nothing else.
 func bareProxy(origin string) http.Handler {
-	u, _ := url.Parse(origin) // made by serveLoopback
+	u, _ := url.Parse(origin) // made by serve
 	return &httputil.ReverseProxy{
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.SetXForwarded() },
 		Transport: guard.NewTransport(),

@@ -247,9 +247,12 @@ func childEnv(own map[string]string, pass bool) (env, passed []string) {
 	return env, passed
 }
 
-// serveLoopback serves h on a free loopback port until stop.
-func serveLoopback(name string, h http.Handler) (base string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+// loopback is the address of serve for a free loopback port.
+const loopback = "127.0.0.1:0"
+
+// serve serves h on addr until stop.
+func serve(name, addr string, h http.Handler) (base string, stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("%s: listen: %w", name, err)
 	}
