@@ -55,11 +55,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err != nil {
 		return res, err
 	}
-	info, err := redisInfo(ctx, node, "server")
-	if err != nil {
-		return res, err
-	}
-	fmt.Fprintf(stderr, "statuses: redis-server %s at %s, event %s, %s\n", info["redis_version"], node.Options().Addr, ev, cfg.line())
+	fmt.Fprintf(stderr, "statuses: redis-server %s at %s, event %s, %s\n", redisVersion(ctx, node), node.Options().Addr, ev, cfg.line())
 
 	mem0, err := usedMemory(ctx, node)
 	if err != nil {
@@ -99,11 +95,6 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err := connectRound(ctx, rounds, cfg, run, ev, slices); err != nil {
 		return res, fmt.Errorf("connect round: %w", err)
 	}
-	scripts := func() (time.Duration, error) { // EVALSHA and EVAL, for a progress line only
-		t, err := commandTimes(ctx, node)
-		return t["evalsha"] + t["eval"], err
-	}
-	script0, scriptErr := scripts()
 	cpu0, err := serverCPU(ctx, node)
 	if err != nil {
 		return res, err
@@ -123,13 +114,6 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 		return res, err
 	}
 	res.cpu = cpu1 - cpu0
-	if script1, err := scripts(); err == nil && scriptErr == nil {
-		// Where the CPU went: inside the scripts, or around them (the
-		// protocol, the sockets).
-		fmt.Fprintf(stderr, "statuses: %.3f µs per user and round inside the scripts (INFO commandstats), of %.3f in all\n",
-			float64((script1-script0).Microseconds())/float64(cfg.waiting)/float64(cfg.rounds),
-			res.cpu.Seconds()*1e6/float64(cfg.waiting)/float64(cfg.rounds))
-	}
 	mem2, err := usedMemory(ctx, node)
 	if err != nil {
 		return res, err
