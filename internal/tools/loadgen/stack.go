@@ -58,12 +58,12 @@ type stackSpec struct {
 	cluster     bool              // a Redis Cluster of three masters instead of one redis-server
 	slow        bool              // the services' fast track off (WAITQ_FAST_TRACK=false)
 	brokerBin   string            // the kfake-broker binary to run as a child ("": kfake in this process)
-	producer    bool              // producer-api, trusting X-User-Id unless producerEnv, on top, says otherwise
-	producerEnv map[string]string //
+	producer    bool              // producer-api, trusting X-User-Id unless producerEnv says otherwise
+	producerEnv map[string]string // producer-api's settings on top of those
 	events      map[string]string // event id → admin PUT body, created before ingest-consumer starts (its first discovery finds them: no rebalance follows)
 	ingest      bool              // ingest-consumer with the service's defaults
-	gateways    int               // ws-gateways, each with gatewayEnv on top
-	gatewayEnv  map[string]string //
+	gateways    int               // ws-gateways
+	gatewayEnv  map[string]string // the gateways' settings on top of the stack's
 }
 
 // startStack starts what spec names; on error nothing is left running.
