@@ -37,7 +37,7 @@ type secondRow struct {
 
 // errorPct returns the share of this second's pages that failed, in %;
 // NaN without pages.
-func (s *secondRow) errorPct() float64 {
+func (s secondRow) errorPct() float64 {
 	if s.pages == 0 {
 		return math.NaN()
 	}
@@ -332,20 +332,16 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 	var users, rates, lats, errs []svgchart.Panel
 	for i, r := range runs {
 		c.ColumnTitles = append(c.ColumnTitles, r.mode.label(cfg))
-		var joined, waiting, inShop, ordered, rate, admitted, p95, guardP95, errPct []svgchart.Point
 		peak := 0.0
 		for _, s := range rows[i] {
 			peak = max(peak, s.admittedPerMin)
-			x := float64(s.second)
-			joined = append(joined, svgchart.Point{X: x, Y: float64(s.joined)})
-			ordered = append(ordered, svgchart.Point{X: x, Y: float64(s.ordered)})
-			inShop = append(inShop, svgchart.Point{X: x, Y: float64(s.inShop)})
-			waiting = append(waiting, svgchart.Point{X: x, Y: float64(s.waiting)})
-			rate = append(rate, svgchart.Point{X: x, Y: float64(s.rate)})
-			admitted = append(admitted, svgchart.Point{X: x, Y: s.admittedPerMin})
-			p95 = append(p95, svgchart.Point{X: x, Y: s.p95})
-			guardP95 = append(guardP95, svgchart.Point{X: x, Y: s.guardP95})
-			errPct = append(errPct, svgchart.Point{X: x, Y: s.errorPct()})
+		}
+		pts := func(y func(secondRow) float64) []svgchart.Point {
+			p := make([]svgchart.Point, len(rows[i]))
+			for k, s := range rows[i] {
+				p[k] = svgchart.Point{X: float64(s.second), Y: y(s)}
+			}
+			return p
 		}
 		span := []svgchart.Point{{X: 0}, {X: xAxis.Max}}
 		level := func(y float64) []svgchart.Point {
@@ -358,10 +354,10 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 		users = append(users, svgchart.Panel{
 			Title: "Visitors", X: xAxis, Y: usersAxis,
 			Series: []svgchart.Series{
-				{Name: "joined", Color: colJoined, Points: joined},
-				{Name: "waiting in line", Color: colWaiting, Points: waiting},
-				{Name: "in the shop", Color: colInShop, Points: inShop},
-				{Name: "ordered", Color: colOrdered, Points: ordered},
+				{Name: "joined", Color: colJoined, Points: pts(func(s secondRow) float64 { return float64(s.joined) })},
+				{Name: "waiting in line", Color: colWaiting, Points: pts(func(s secondRow) float64 { return float64(s.waiting) })},
+				{Name: "in the shop", Color: colInShop, Points: pts(func(s secondRow) float64 { return float64(s.inShop) })},
+				{Name: "ordered", Color: colOrdered, Points: pts(func(s secondRow) float64 { return float64(s.ordered) })},
 			},
 		})
 		title := "Admission"
@@ -372,23 +368,23 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 			Title: title, X: xAxis, Y: rateAxis,
 			Series: []svgchart.Series{
 				{Name: "shop's limit (unknown to waitq)", Color: colLimit, Dashed: true, Width: 1.2, Points: level(cfg.shopPerMinute())},
-				{Name: fmt.Sprintf("admitted (%d s average)", admittedSpan), Color: colAdmitted, Points: admitted},
-				{Name: rateName, Color: colRate, Width: 2.2, Points: rate},
+				{Name: fmt.Sprintf("admitted (%d s average)", admittedSpan), Color: colAdmitted, Points: pts(func(s secondRow) float64 { return s.admittedPerMin })},
+				{Name: rateName, Color: colRate, Width: 2.2, Points: pts(func(s secondRow) float64 { return float64(s.rate) })},
 			},
 		})
 		lats = append(lats, svgchart.Panel{
 			Title: "Shop latency, p95 of each second's pages", X: xAxis, Y: msAxis,
 			Series: []svgchart.Series{
 				{Name: fmt.Sprintf("target %d ms", cfg.target.Milliseconds()), Color: colTarget, Dashed: true, Width: 1.2, Points: level(targetMs)},
-				{Name: fmt.Sprintf("guard's report (%s window)", adaptiveWindow), Color: colGuard, Width: 1.2, Points: guardP95},
-				{Name: "as visitors saw it", Color: colP95, Points: p95},
+				{Name: fmt.Sprintf("guard's report (%s window)", adaptiveWindow), Color: colGuard, Width: 1.2, Points: pts(func(s secondRow) float64 { return s.guardP95 })},
+				{Name: "as visitors saw it", Color: colP95, Points: pts(func(s secondRow) float64 { return s.p95 })},
 			},
 		})
 		errs = append(errs, svgchart.Panel{
 			Title: "Failed pages (503, timeouts), each second", X: xAxis, Y: errAxis,
 			Series: []svgchart.Series{
 				{Name: "maxErrorRate 5%", Color: colTarget, Dashed: true, Width: 1.2, Points: level(100 * queue.DefaultMaxErrorRate)},
-				{Name: "failed", Color: colP95, Points: errPct},
+				{Name: "failed", Color: colP95, Points: pts(secondRow.errorPct)},
 			},
 		})
 	}

@@ -18,28 +18,30 @@ import (
 )
 
 // adaptiveStack is one run's services over a stack of its own: producer-
-// api, ingest-consumer, ws-gateway, the demo shop and waitq-guard in front
-// of it, with the run's event.
+// api, ingest-consumer, a ws-gateway, the demo shop and waitq-guard in
+// front of it, with the run's event.
 type adaptiveStack struct {
 	*infra
-	gateway, guard string // base URLs
-	event          string
-	shop           *demoshop.Shop
-	admin          *http.Client // of producer-api's admin API
+	guard string // base URL
+	event string
+	shop  *demoshop.Shop
 }
 
-// startAdaptiveStack starts the services of a run admitting by m and
-// creates its event before the consumer and the guard start (the consumer
-// finds it at its first discovery; the guard reports with its report
-// token).
+// startAdaptiveStack starts the services of a run admitting by m, its
+// event created before the consumer starts and the guard, its target,
+// last (it reports with the event's report token).
 func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode, stderr io.Writer) (_ *adaptiveStack, err error) {
-	st, err := startProducerStack(ctx, false, nil, stderr)
+	guardAddr, err := svcproc.FreeAddr() // the event's target, known before the guard starts
 	if err != nil {
 		return nil, err
 	}
-	s := &adaptiveStack{infra: st, event: "adaptive-" + m.name,
-		admin: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}}
-	s.AtClose(s.admin.CloseIdleConnections)
+	event := "adaptive-" + m.name
+	st, err := startStack(ctx, stackSpec{producer: true, events: map[string]string{event: eventBody(cfg, m, "http://"+guardAddr+"/")},
+		ingest: true, gateways: 1, gatewayEnv: map[string]string{"WAITQ_ADMIT_INTERVAL": adaptiveMonitor.String()}}, stderr)
+	if err != nil {
+		return nil, err
+	}
+	s := &adaptiveStack{infra: st, event: event}
 	defer func() {
 		if err != nil {
 			s.close()
@@ -48,26 +50,13 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if s.shop, err = demoshop.New(demoshop.Config{Workers: cfg.workers, WorkTime: cfg.workTime, QueueTimeout: cfg.queueTimeout}); err != nil {
 		return nil, err
 	}
-	shopBase, stopShop, err := serveLoopback("demo shop", s.shop)
+	shopBase, stopShop, err := serve("demo shop", loopback, s.shop)
 	if err != nil {
 		return nil, err
 	}
 	s.AtClose(stopShop)
-	guardAddr, err := svcproc.FreeAddr() // the event's target, known before the guard starts
-	if err != nil {
-		return nil, err
-	}
-	if err := createEvent(ctx, s.producer, s.token, s.event, eventBody(cfg, m, "http://"+guardAddr+"/")); err != nil {
-		return nil, err
-	}
 	ev, err := s.status(ctx)
 	if err != nil {
-		return nil, err
-	}
-	if err = s.startIngest(ctx); err != nil {
-		return nil, err
-	}
-	if s.gateway, err = s.startGateway(ctx, map[string]string{"WAITQ_ADMIT_INTERVAL": adaptiveMonitor.String()}); err != nil {
 		return nil, err
 	}
 	return s, s.startGuard(ctx, guardAddr, shopBase, ev.ReportToken)
@@ -80,8 +69,8 @@ func (s *adaptiveStack) startGuard(ctx context.Context, addr, shopBase, reportTo
 		"WAITQ_HTTP_ADDR":        addr,
 		"WAITQ_ORIGIN_URL":       shopBase,
 		"WAITQ_EVENT_ID":         s.event,
-		"WAITQ_WAITING_ROOM_URL": s.gateway + "/",
-		"WAITQ_GATEWAY_URL":      s.gateway,
+		"WAITQ_WAITING_ROOM_URL": s.gateways[0] + "/",
+		"WAITQ_GATEWAY_URL":      s.gateways[0],
 		"WAITQ_DONE_PATH":        "/order",
 		"WAITQ_COOKIE_INSECURE":  "true", // plain HTTP on loopback
 		"WAITQ_HEALTH_URL":       s.producer,
@@ -119,21 +108,7 @@ func eventBody(cfg adaptiveConfig, m admissionMode, target string) string {
 // status reads the run's event through producer-api's admin GET.
 func (s *adaptiveStack) status(ctx context.Context) (queue.EventStatus, error) {
 	var ev queue.EventStatus
-	id := s.event
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.producer+"/v1/admin/events/"+id, nil)
-	if err != nil {
-		return ev, err
-	}
-	req.Header.Set("Authorization", "Bearer "+s.token)
-	resp, err := s.admin.Do(req)
-	if err != nil {
-		return ev, fmt.Errorf("admin GET %s: %w", id, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return ev, answerError("admin GET "+id, resp)
-	}
-	return ev, json.NewDecoder(resp.Body).Decode(&ev)
+	return ev, adminCall(ctx, http.MethodGet, s.producer+"/v1/admin/events/"+s.event, s.token, "", &ev)
 }
 
 // waitForReport waits until producer-api holds a report of the run's guard.

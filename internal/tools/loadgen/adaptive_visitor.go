@@ -28,7 +28,7 @@ func (r *adaptiveRun) visitor(ctx context.Context, cfg adaptiveConfig, s *adapti
 		return
 	}
 	r.mark(&r.joined)
-	f, closeWS, err := awaitAdmitted(ctx, s.gateway, j.StatusURL)
+	f, closeWS, err := awaitAdmitted(ctx, s.gateways[0], j.StatusURL)
 	if err != nil {
 		if ctx.Err() == nil {
 			r.fail("admitted frame", err)

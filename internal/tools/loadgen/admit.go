@@ -81,46 +81,15 @@ func RunAdmit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return nil
 }
 
-// admitStack is producer-api, ingest-consumer and two ws-gateways in this
-// process over a stack of their own, with the services' defaults but the
-// fast track.
-type admitStack struct {
-	*infra
-	gwA, gwB string // base URLs
-}
-
-// startAdmitStack starts the stack with WAITQ_FAST_TRACK=fast and creates
-// the two events before the consumer starts (so its first discovery finds
-// them and no rebalance follows).
-func startAdmitStack(ctx context.Context, cfg admitConfig, fast bool, stderr io.Writer) (_ *admitStack, err error) {
-	st, err := startStack(ctx, false, fast, stderr)
-	if err != nil {
-		return nil, err
-	}
-	defer func() {
-		if err != nil {
-			st.close()
-		}
-	}()
-	s := &admitStack{infra: st}
-	if err = st.startProducer(ctx, nil); err != nil {
-		return nil, err
-	}
+// startAdmitStack starts producer-api, ingest-consumer and two ws-gateways
+// in this process over a stack of their own, with the services' defaults
+// but the fast track, and the two events.
+func startAdmitStack(ctx context.Context, cfg admitConfig, fast bool, stderr io.Writer) (*infra, error) {
+	events := map[string]string{}
 	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: admitReleases} {
-		body := fmt.Sprintf(`{"capacity":%d,"holdSeconds":600,"partitions":%d}`, capacity, benchPartitions)
-		if err = createEvent(ctx, st.producer, st.token, id, body); err != nil {
-			return nil, err
-		}
+		events[id] = fmt.Sprintf(`{"capacity":%d,"holdSeconds":600,"partitions":%d}`, capacity, benchPartitions)
 	}
-	if err = st.startIngest(ctx); err != nil {
-		return nil, err
-	}
-	for _, gw := range []*string{&s.gwA, &s.gwB} {
-		if *gw, err = st.startGateway(ctx, nil); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
+	return startStack(ctx, stackSpec{slow: !fast, producer: true, events: events, ingest: true, gateways: 2}, stderr)
 }
 
 // measureAdmit runs both measurements with the fast track on or off.
@@ -132,7 +101,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 	defer s.close()
 	if fast {
 		fmt.Fprintf(stdout, "target   producer-api, ingest-consumer and two ws-gateways in-process (service defaults: monitor tick 5s), kfake in-process, redis-server %s child; %d partitions\n",
-			s.redisVersion(ctx), benchPartitions)
+			redisVersion(ctx, s.client), benchPartitions)
 	}
 	c := servicesClient()
 	defer c.CloseIdleConnections()
@@ -143,7 +112,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 	if err := measureReleases(ctx, c, s, cfg, r, stderr); err != nil {
 		return nil, err
 	}
-	for _, gw := range []string{s.gwA, s.gwB} {
+	for _, gw := range s.gateways {
 		m, err := promtext.Scrape(ctx, c, gw+"/metrics")
 		if err != nil {
 			return nil, err
@@ -156,7 +125,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 // measureJoins has cfg.users people join the event with room at cfg.rate a
 // second, each then watching from one of the gateways in turn, and records
 // join request → admitted frame.
-func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+func measureJoins(ctx context.Context, c *http.Client, s *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
 	var (
 		mu  sync.Mutex
 		wg  sync.WaitGroup
@@ -168,7 +137,7 @@ func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitC
 		if !clock.SleepUntil(ctx, start.Add(time.Duration(i)*every)) {
 			break
 		}
-		gw := []string{s.gwA, s.gwB}[i%2]
+		gw := s.gateways[i%2]
 		wg.Go(func() {
 			t0 := time.Now()
 			class := "join"
@@ -199,7 +168,7 @@ func measureJoins(ctx context.Context, c *http.Client, s *admitStack, cfg admitC
 // gateway B, then releases the holders through A at admitReleaseRate a second:
 // release k's slot goes to the k-th in line, and release request → that
 // user's admitted frame on B is recorded.
-func measureReleases(ctx context.Context, c *http.Client, s *admitStack, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+func measureReleases(ctx context.Context, c *http.Client, s *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
 	n := admitReleases
 	tokens := make([]string, n)
 	var wg sync.WaitGroup
@@ -209,7 +178,7 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, cfg adm
 		if err != nil {
 			return fmt.Errorf("holder %d: %w", i, err)
 		}
-		wg.Go(func() { tokens[i], errs[i] = watchUntilAdmitted(ctx, s.gwA, j.StatusURL) })
+		wg.Go(func() { tokens[i], errs[i] = watchUntilAdmitted(ctx, s.gateways[0], j.StatusURL) })
 	}
 	wg.Wait()
 	if err := errors.Join(errs...); err != nil {
@@ -223,13 +192,13 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, cfg adm
 		}
 		waiters[i] = j
 	}
-	if err := waitLineLength(ctx, s.infra, admitReleaseEvent, int64(n)); err != nil {
+	if err := waitLineLength(ctx, s, admitReleaseEvent, int64(n)); err != nil {
 		return err
 	}
 	admittedAt := make([]time.Time, n)
 	for i, j := range waiters {
 		wg.Go(func() {
-			if _, err := watchUntilAdmitted(ctx, s.gwB, j.StatusURL); err == nil {
+			if _, err := watchUntilAdmitted(ctx, s.gateways[1], j.StatusURL); err == nil {
 				admittedAt[i] = time.Now()
 			}
 		})
@@ -243,7 +212,7 @@ func measureReleases(ctx context.Context, c *http.Client, s *admitStack, cfg adm
 			break
 		}
 		releasedAt[k] = time.Now()
-		if err := releaseSlot(ctx, c, s.gwA, admitReleaseEvent, tokens[k]); err != nil {
+		if err := releaseSlot(ctx, c, s.gateways[0], admitReleaseEvent, tokens[k]); err != nil {
 			return fmt.Errorf("release %d: %w", k, err)
 		}
 	}

@@ -54,9 +54,9 @@ func RunAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("attack", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	st, err := startProducerStack(ctx, false, map[string]string{
+	st, err := startStack(ctx, stackSpec{producer: true, producerEnv: map[string]string{
 		"WAITQ_TRUST_USER_HEADER": "false", "WAITQ_COOKIE_INSECURE": "true",
-	}, stderr)
+	}}, stderr)
 	if err != nil {
 		return err
 	}

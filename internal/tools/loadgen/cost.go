@@ -87,7 +87,7 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	}
 	defer cs.close()
 	fmt.Fprintf(stdout, "target   each program a process of its own: %s, kfake-broker, redis-server %s; baselines: loadgen baseline producer|ingest\n",
-		cs.binDesc, cs.redisVersion(ctx))
+		cs.binDesc, redisVersion(ctx, cs.client))
 	joins, err := cs.joins(ctx, cfg)
 	if err != nil {
 		return err
@@ -97,15 +97,19 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintln(stdout)
-	printCostRounds(stdout, "producer-api/baseline", joins, progCPU)
-	printCostRounds(stdout, "ingest-consumer/baseline", ingest, progCPU)
-	printCostRounds(stdout, "redis(ingest)/baseline", ingest, redisCPU)
+	for _, r := range []struct {
+		name  string
+		pairs []costPair
+		of    func(costSample) time.Duration
+	}{{"producer-api", joins, progCPU}, {"ingest-consumer", ingest, progCPU}, {"redis(ingest)", ingest, redisCPU}} {
+		printRounds(stdout, "cost  rounds  "+r.name+"/baseline", r.pairs, func(p costPair) float64 { return p.ratio(r.of) }, "  (CPU per join, alternating; median %.2f)\n")
+	}
 	printCostLine(stdout, "producer-api", joins, progCPU, joinsLatency(joins, cfg.concurrency))
 	printCostLine(stdout, "kfake-broker(joins)", joins, brokerCPU, "")
 	printCostLine(stdout, "ingest-consumer", ingest, progCPU, "")
 	printCostLine(stdout, "kfake-broker(ingest)", ingest, brokerCPU, "")
 	printCostLine(stdout, "redis", ingest, redisCPU, " (plain joins behind everyone, fast track off)")
-	mid := medianPair(ingest, redisCPU)
+	mid := median(ingest, func(p costPair) float64 { return p.ratio(redisCPU) })
 	fastPair := []costPair{{prog: fast, base: mid.base}}
 	printCostLine(stdout, "redis-fast-track", fastPair, redisCPU, " (the same joins with the fast track on and the event full; baseline: the median round's)")
 	printCostLine(stdout, "ingest-consumer-fast-track", fastPair, progCPU, "")
@@ -151,35 +155,8 @@ func joinsLatency(pairs []costPair, clients int) string {
 		medianOf(pairs, func(p costPair) float64 { return rate(p.prog) }), medianOf(pairs, func(p costPair) float64 { return rate(p.base) }), clients)
 }
 
-// medianOf returns the median of f over pairs (of an even number, the
-// lower middle one).
-func medianOf(pairs []costPair, f func(costPair) float64) float64 {
-	v := make([]float64, len(pairs))
-	for i, p := range pairs {
-		v[i] = f(p)
-	}
-	slices.Sort(v)
-	return v[(len(v)-1)/2]
-}
-
-// medianPair returns the round of the median ratio of of.
-func medianPair(pairs []costPair, of func(costSample) time.Duration) costPair {
-	sorted := slices.Clone(pairs)
-	slices.SortFunc(sorted, func(a, b costPair) int { return cmp.Compare(a.ratio(of), b.ratio(of)) })
-	return sorted[(len(sorted)-1)/2]
-}
-
-// printCostRounds prints each round's ratio of of (nothing for one round).
-func printCostRounds(w io.Writer, name string, pairs []costPair, of func(costSample) time.Duration) {
-	if len(pairs) < 2 {
-		return
-	}
-	fmt.Fprintf(w, "cost  rounds  %s", name)
-	for _, p := range pairs {
-		fmt.Fprintf(w, " %.2f", p.ratio(of))
-	}
-	fmt.Fprintf(w, "  (CPU per join, alternating; median %.2f)\n", medianOf(pairs, func(p costPair) float64 { return p.ratio(of) }))
-}
+// medianOf returns the median of f over pairs.
+func medianOf(pairs []costPair, f func(costPair) float64) float64 { return f(median(pairs, f)) }
 
 // printCostLine prints the cost line of a program: the medians over the
 // rounds of its CPU per join, its baseline's, and their ratio.

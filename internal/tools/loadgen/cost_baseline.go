@@ -68,25 +68,17 @@ func RunBaseline(ctx context.Context, args []string, _, stderr io.Writer) error 
 	}
 }
 
-// serveBaseline serves e on addr until ctx ends.
+// serveBaseline serves e, with its /readyz, on addr until ctx ends.
 func serveBaseline(ctx context.Context, addr string, e *echo.Echo) error {
 	e.HideBanner, e.HidePort = true, true
 	e.GET("/readyz", func(c echo.Context) error { return c.NoContent(http.StatusOK) })
-	srv := &http.Server{Addr: addr, Handler: e, ReadHeaderTimeout: 10 * time.Second}
-	t := stack.Go(ctx, func(context.Context) error {
-		if err := srv.ListenAndServe(); !errors.Is(err, http.ErrServerClosed) {
-			return err
-		}
-		return nil
-	})
-	select {
-	case <-ctx.Done():
-	case <-t.Exited():
+	_, stop, err := serve("baseline", addr, e)
+	if err != nil {
+		return err
 	}
-	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	_ = srv.Shutdown(sctx)
-	return t.Stop(5 * time.Second)
+	<-ctx.Done()
+	stop()
+	return nil
 }
 
 // runProducerBaseline serves the producer baseline's join route on addr.

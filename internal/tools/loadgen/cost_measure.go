@@ -34,7 +34,7 @@ func (cs *costStack) joins(ctx context.Context, cfg costConfig) ([]costPair, err
 	if err != nil {
 		return nil, err
 	}
-	defer cs.stop(prod)
+	defer cs.stopChild(prod)
 	if err := createEvent(ctx, prod.URL(), token, costJoinEvent, fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)); err != nil {
 		return nil, err
 	}
@@ -42,7 +42,7 @@ func (cs *costStack) joins(ctx context.Context, cfg costConfig) ([]costPair, err
 	if err != nil {
 		return nil, err
 	}
-	defer cs.stop(base)
+	defer cs.stopChild(base)
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
 	path := "/v1/events/" + costJoinEvent + "/queue"
@@ -103,7 +103,7 @@ func costJoinsOf(lc *loadClient, cfg costConfig, url, prefix string) request {
 		return joinsOf(lc, url, prefix)
 	}
 	return func(ctx context.Context, w *worker, n int) (string, string) {
-		user := prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n)
+		user := userOf(prefix, w, n)
 		return send(ctx, lc.http, http.MethodPost, url, http.StatusAccepted, "X-User-Id", user, "Idempotency-Key", stack.RandomHex(16))
 	}
 }
@@ -163,7 +163,7 @@ func (cs *costStack) measureIngest(ctx context.Context, cfg costConfig, bin stri
 	if err != nil {
 		return costSample{}, err
 	}
-	defer cs.stop(p)
+	defer cs.stopChild(p)
 	var m0 cpuMark
 	var n0 int64
 	var markErr error
@@ -176,7 +176,7 @@ func (cs *costStack) measureIngest(ctx context.Context, cfg costConfig, bin stri
 		return costSample{}, err
 	}
 	s := m1.since(m0, cfg.joins-int(n0))
-	if s.cmds, err = cs.commandTimes(ctx); err != nil {
+	if s.cmds, err = commandTimes(ctx, cs.client); err != nil {
 		return costSample{}, err
 	}
 	if n := cfg.joins - int(n0); n < cfg.joins/2 {

@@ -2,6 +2,7 @@ package loadgen
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -21,34 +22,40 @@ const (
 	benchPartitions = 6
 )
 
-// createBenchEvent creates (or keeps) the bench event through the admin API.
-func createBenchEvent(ctx context.Context, base, token string) error {
-	return createEvent(ctx, base, token, benchEvent, fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions))
-}
+// benchEvents is the bench event's admin PUT body, for a stackSpec.
+var benchEvents = map[string]string{benchEvent: fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)}
 
 // createEvent creates (or updates) event id with the admin PUT body through
 // producer-api at base.
 func createEvent(ctx context.Context, base, token, id, body string) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, base+"/v1/admin/events/"+id, strings.NewReader(body))
+	return adminCall(ctx, http.MethodPut, base+"/v1/admin/events/"+id, token, body, nil)
+}
+
+// adminClient is the client of producer-api's admin API.
+var adminClient = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{Proxy: nil}}
+
+// adminCall sends an admin API request with token and a JSON body ("":
+// none), and decodes a 2xx answer into out (nil: dropped).
+func adminCall(ctx context.Context, method, url, token, body string, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Content-Type", "application/json")
-	c := &http.Client{Transport: &http.Transport{Proxy: nil}}
-	defer c.CloseIdleConnections()
-	resp, err := c.Do(req)
+	resp, err := adminClient.Do(req)
 	if err != nil {
-		return fmt.Errorf("create event %s: %w", id, err)
+		return fmt.Errorf("%s %s: %w", method, url, err)
 	}
 	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<10))
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusCreated {
-		return fmt.Errorf("create event %s: %s: %s", id, resp.Status, strings.TrimSpace(string(b)))
+	if resp.StatusCode/100 != 2 {
+		return answerError(method+" "+url, resp)
 	}
-	return nil
+	if out == nil {
+		_, err = io.Copy(io.Discard, resp.Body)
+		return err
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
 }
 
 // putEvents registers evs in store and creates their topics, each with the

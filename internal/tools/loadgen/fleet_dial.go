@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/testkit/sse"
 	"github.com/waitq/waitq/internal/testkit/testclient"
 )
@@ -77,7 +78,7 @@ type dialResult struct {
 // exits or so many dials failed in a row that the rest would fail too (a
 // file limit reached: without this, every further dial into a gateway out of
 // descriptors would wait for its timeout).
-func (f *fleet) dialAll(ctx context.Context, cfg socketsConfig, gw *gatewayProc, events []string, signer *queue.TicketSigner, stderr io.Writer) dialResult {
+func (f *fleet) dialAll(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, events []string, signer *queue.TicketSigner, stderr io.Writer) dialResult {
 	release := reserveFDs(reservedFDs)
 	defer release()
 	maxStreak := int64(max(minFailStreak, 2*cfg.dialConcurrency))

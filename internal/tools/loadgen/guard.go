@@ -54,7 +54,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if ok, err := begin("guard", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	originBase, stopOrigin, err := serveLoopback("origin", originHandler(guardBody, cfg.originCPU))
+	originBase, stopOrigin, err := serve("origin", loopback, originHandler(guardBody, cfg.originCPU))
 	if err != nil {
 		return err
 	}
@@ -63,7 +63,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	gwBase, stopGateway, err := serveLoopback("gateway keys", http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	gwBase, stopGateway, err := serve("gateway keys", loopback, http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		_, _ = w.Write(keys.JWKS())
 	}))
 	if err != nil {
@@ -75,7 +75,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopGuard()
-	proxyBase, stopProxy, err := serveLoopback("bare proxy", bareProxy(originBase))
+	proxyBase, stopProxy, err := serve("bare proxy", loopback, bareProxy(originBase))
 	if err != nil {
 		return err
 	}
@@ -103,15 +103,11 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	passed, toLine := guardOutcomes(ctx, guardBase)
 
 	fmt.Fprintln(stdout)
-	printGuardRow(stdout, &gated)
-	printGuardRow(stdout, &bare)
-	printGuardRow(stdout, &direct)
-	report.Ratio(stdout, "through-guard/origin", gated.rate(), direct.rate())
-	report.Ratio(stdout, "through-guard/bare-proxy", gated.rate(), bare.rate())
-	report.Ratio(stdout, "bare-proxy/origin", bare.rate(), direct.rate())
+	printRow(stdout, "guard   ", &gated)
+	printRow(stdout, "guard   ", &bare)
+	printRow(stdout, "guard   ", &direct)
 	report.Summary(stdout, fmt.Sprintf("pages through waitq-guard, %d admitted clients, origin %s CPU a page", cfg.concurrency, cfg.originCPU),
 		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", gated.rate(), report.Millis(gated.lat.Percentile(0.5)), report.Millis(gated.lat.Percentile(0.99))),
 		fmt.Sprintf("origin straight %.0f/s, p50 %s, p99 %s", direct.rate(), report.Millis(direct.lat.Percentile(0.5)), report.Millis(direct.lat.Percentile(0.99))),
@@ -121,7 +117,6 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	printErrors(stdout, &gated)
 	printErrors(stdout, &bare)
 	printErrors(stdout, &direct)
-	fmt.Fprintf(stdout, "check  the guard passed %s requests and sent %s to the line; %d clients entered with waitq_token first\n", passed, toLine, len(cookies))
 	return nil
 }
 
@@ -141,7 +136,7 @@ func originHandler(size int, work time.Duration) http.Handler {
 // bareProxy is the baseline of the guard's own cost: net/http/httputil's
 // reverse proxy to origin with the guard's transport, and nothing else.
 func bareProxy(origin string) http.Handler {
-	u, _ := url.Parse(origin) // made by serveLoopback
+	u, _ := url.Parse(origin) // made by serve
 	return &httputil.ReverseProxy{
 		Rewrite:   func(pr *httputil.ProxyRequest) { pr.SetURL(u); pr.SetXForwarded() },
 		Transport: guard.NewTransport(),
@@ -200,59 +195,14 @@ func admitClients(ctx context.Context, c *http.Client, guardBase string, keys *e
 }
 
 // measurePages runs the warm-up and then the recorded measurement of GETs
-// of t, worker i sending cookies[i].
+// of t, worker i sending cookies[i] and expecting 200.
 func measurePages(ctx context.Context, lc *loadClient, cfg guardConfig, t target, cookies []string, stderr io.Writer) (result, error) {
+	get := func(ctx context.Context, w *worker, _ int) (string, string) {
+		return send(ctx, lc.http, http.MethodGet, t.url, http.StatusOK, "Cookie", cookies[w.id])
+	}
 	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, "",
-		func(phase) request { return pagesOf(lc, t, cookies) }, stderr)
+		func(phase) request { return get }, stderr)
 	return r, err
-}
-
-// pagesOf is the request of the guard measurement: a GET of t.url with the
-// worker's cookie, expecting 200.
-func pagesOf(lc *loadClient, t target, cookies []string) request {
-	return func(ctx context.Context, w *worker, _ int) (string, string) {
-		return getPage(ctx, lc.http, t.url, cookies[w.id])
-	}
-}
-
-// getPage sends one GET with cookie. It returns "" for a 200, else an error
-// class and an example.
-func getPage(ctx context.Context, c *http.Client, url, cookie string) (class, sample string) {
-	return send(ctx, c, http.MethodGet, url, http.StatusOK, "Cookie", cookie)
-}
-
-// guardOutcomes reads the guard's passed and to_line counters from its
-// metrics; "?" when they cannot be read.
-func guardOutcomes(ctx context.Context, guardBase string) (passed, toLine string) {
-	passed, toLine = "?", "?"
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, guardBase+guard.AdminPrefix+"metrics", nil)
-	if err != nil {
-		return
-	}
-	c := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{Proxy: nil}}
-	defer c.CloseIdleConnections()
-	resp, err := c.Do(req)
-	if err != nil {
-		return
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	for line := range strings.SplitSeq(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, `waitq_guard_requests_total{event="`+guardEvent+`",outcome="passed"} `); ok {
-			passed = v
-		}
-		if v, ok := strings.CutPrefix(line, `waitq_guard_requests_total{event="`+guardEvent+`",outcome="to_line"} `); ok {
-			toLine = v
-		}
-	}
-	return passed, toLine
-}
-
-// printGuardRow prints one measured target.
-func printGuardRow(w io.Writer, r *result) {
-	fmt.Fprintf(w, "guard   %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
-		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
-		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
 }
 
 // randomSeed returns 32 random bytes for a signing key.

@@ -68,7 +68,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if ok, err := begin("ingest", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	st, err := startStack(ctx, cfg.cluster, true, stderr)
+	st, err := startStack(ctx, stackSpec{cluster: cfg.cluster}, stderr)
 	if err != nil {
 		return err
 	}
@@ -271,36 +271,27 @@ func clearLine(ctx context.Context, rc redis.UniversalClient) error {
 // one.
 func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start time.Time, limit time.Duration, exited <-chan struct{}, first func(n int64), stderr io.Writer) (consumeResult, error) {
 	var res consumeResult
-	key := redisstore.WaitingKey(benchEvent)
-	t := time.NewTicker(pollInterval)
-	defer t.Stop()
-	deadline := start.Add(limit)
-	lastPrint := start
 	var n int64
-	for {
+	lastPrint := start
+	err := poll(ctx, limit, pollInterval, func() (bool, error) {
 		select {
-		case <-ctx.Done():
-			return res, ctx.Err()
 		case <-exited:
-			return res, errors.New("the consumer stopped before the line was full")
-		case <-t.C:
+			return true, errors.New("the consumer stopped before the line was full")
+		default:
 		}
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
 		var waiting *redis.IntCmd
 		var admitted *redis.StringCmd
 		_, err := rc.Pipelined(qctx, func(p redis.Pipeliner) error {
-			waiting = p.ZCard(qctx, key)
+			waiting = p.ZCard(qctx, redisstore.WaitingKey(benchEvent))
 			admitted = p.HGet(qctx, redisstore.StatsKey(benchEvent), "admittedTotal")
 			return nil
 		})
-		cancel()
 		now := time.Now()
-		if errors.Is(err, redis.Nil) {
-			err = nil // nobody admitted yet
-		}
-		if err == nil {
+		if errors.Is(err, redis.Nil) || err == nil { // redis.Nil: nobody admitted yet
 			a, _ := strconv.ParseInt(admitted.Val(), 10, 64)
-			n = waiting.Val() + a
+			n, err = waiting.Val()+a, nil
 		}
 		if n > 0 && res.firstWrite == 0 {
 			res.firstWrite, res.atFirst = now.Sub(start), n
@@ -310,16 +301,17 @@ func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start t
 		}
 		if n >= want {
 			res.elapsed = now.Sub(start)
-			return res, nil
+			return true, nil
 		}
 		if now.Sub(lastPrint) >= time.Second {
 			fmt.Fprintf(stderr, "  consume %5.1fs  in line or admitted %d/%d\n", now.Sub(start).Seconds(), n, want)
 			lastPrint = now
 		}
-		if now.After(deadline) {
-			return res, fmt.Errorf("%d of %d in line or admitted after %s (last read error: %v)", n, want, limit, err)
-		}
-	}
+		return false, err
+	}, func(last error) error {
+		return fmt.Errorf("%d of %d in line or admitted after %s (last read error: %v)", n, want, limit, last)
+	})
+	return res, err
 }
 
 // baselineResult is what the ZADD pipeline measurement saw.

@@ -39,7 +39,7 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, rounds []ing
 	zaddRate := rate(n, zadd.elapsed)
 	perJoin := func(cpu time.Duration) float64 { return cpu.Seconds() * 1e6 / float64(n) }
 	fmt.Fprintln(w)
-	printRounds(w, "ingest", "consumer/zadd-pipeline", rounds)
+	printRounds(w, "ingest  rounds  consumer/zadd-pipeline", rounds, ingestRound.ratio, medianTail)
 	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
 		n, benchPartitions, fill.Seconds(), rate(n, fill))
 	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d lanes %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",
@@ -55,13 +55,8 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, rounds []ing
 	fmt.Fprintf(w, "ingest  rebuild        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (FLUSHALL, then the whole topic read, folded and written back: read and fold %.2fs, event paused %.2fs)\n",
 		rb.Messages, rb.Partitions, rb.Paused.Seconds(), rbRate, rb.Read.Seconds(), rb.Paused.Seconds())
 	report.Ratio(w, "consumer/zadd-pipeline", consRate, zaddRate)
-	report.Ratio(w, "rebuild/consumer", rbRate, consRate)
 	report.Ratio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
 	report.Ratio(w, "fast-track/consumer", fastRate, consRate)
-	report.Ratio(w, "fast-track/zadd-pipeline", fastRate, zaddRate)
-	if zadd.redisCPU > 0 {
-		report.Ratio(w, "consumer-redis-cpu/zadd-pipeline-redis-cpu", perJoin(c.redisCPU), perJoin(zadd.redisCPU))
-	}
 	report.Summary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
 		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
 	report.Summary(w, "rebuild of the event from its log after FLUSHALL", fmt.Sprintf("%.0f msg/s, paused %.1fs", rbRate, rb.Paused.Seconds()),

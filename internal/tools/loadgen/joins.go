@@ -52,15 +52,13 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 
-	pt, err := startProducerStack(ctx, cfg.cluster, map[string]string{"WAITQ_KAFKA_BATCH_TIMEOUT": cfg.batchTimeout}, stderr)
+	pt, err := startStack(ctx, stackSpec{cluster: cfg.cluster, producer: true, events: benchEvents,
+		producerEnv: map[string]string{"WAITQ_KAFKA_BATCH_TIMEOUT": cfg.batchTimeout}}, stderr)
 	if err != nil {
 		return err
 	}
 	defer pt.close()
 	fmt.Fprintf(stdout, "target   producer-api in-process, kfake in-process, %s; kafka batch timeout: %s\n", pt.redisKind(ctx), cmp.Or(cfg.batchTimeout, "service default"))
-	if err := createBenchEvent(ctx, pt.producer, pt.token); err != nil {
-		return err
-	}
 	echoBase, stopEcho, err := startBareEcho()
 	if err != nil {
 		return err
@@ -97,10 +95,10 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	fmt.Fprintln(stdout)
-	printRounds(stdout, "joins", "producer-api/bare-echo", rounds)
-	printJoinRow(stdout, &prodRes)
-	printJoinRow(stdout, &writerRes)
-	printJoinRow(stdout, &echoRes)
+	printRounds(stdout, "joins  rounds  producer-api/bare-echo", rounds, joinRound.ratio, medianTail)
+	printRow(stdout, "joins  ", &prodRes)
+	printRow(stdout, "joins  ", &writerRes)
+	printRow(stdout, "joins  ", &echoRes)
 	report.Ratio(stdout, "producer-api/bare-echo", prodRes.rate(), echoRes.rate())
 	report.Ratio(stdout, "producer-api/kafka-writer", prodRes.rate(), writerRes.rate())
 	report.Summary(stdout, fmt.Sprintf("joins through producer-api, %d clients", cfg.concurrency),

@@ -84,24 +84,15 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 		return err
 	}
 
-	st, err := startProducerStack(ctx, false, nil, stderr)
+	st, err := startStack(ctx, stackSpec{producer: true, events: benchEvents, ingest: true}, stderr)
 	if err != nil {
 		return err
 	}
 	defer st.close()
-	base, token := st.producer, st.token
-	// The event (and its topic) exists before the consumer starts, so its
-	// first topic discovery finds it and no rebalance follows.
-	if err := createBenchEvent(ctx, base, token); err != nil {
-		return err
-	}
-	if err := st.startIngest(ctx); err != nil {
-		return err
-	}
 	fmt.Fprintf(stdout, "target   producer-api and ingest-consumer in-process (service defaults), kfake in-process, redis-server %s child; %d partitions\n",
-		st.redisVersion(ctx), benchPartitions)
+		redisVersion(ctx, st.client), benchPartitions)
 
-	url := base + "/v1/events/" + benchEvent + "/queue"
+	url := st.producer + "/v1/events/" + benchEvent + "/queue"
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
 	w := &watcher{rc: st.client, keys: []string{redisstore.WaitingKey(benchEvent), redisstore.HoldersKey(benchEvent)}}
@@ -157,7 +148,6 @@ type offerResult struct {
 // returns what it measured. Progress goes to stderr once a second.
 func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *watcher, prefix string, stderr io.Writer) (offerResult, error) {
 	res := offerResult{offered: cfg.total()}
-	lc.http.Transport = &sampler{next: lc.http.Transport, every: int64(cfg.sample), w: w}
 	// One ticket per client at most waits in the channel; see pace.
 	tickets := make(chan struct{}, cfg.concurrency)
 	take := func() bool {
@@ -168,35 +158,25 @@ func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *wa
 			return false
 		}
 	}
-	workers := newWorkers(cfg.concurrency, res.offered/int64(cfg.concurrency)+1)
-
 	sent := make(chan struct{})
 	var watchErr error
 	var watching sync.WaitGroup
 	watching.Go(func() { res.watch, watchErr = w.run(ctx, sent, lagSettle) })
-
-	var done, failed, skipped atomic.Int64
-	dials0 := lc.dials.Load()
-	start := time.Now()
-	deadline := start.Add(cfg.duration + lagDrain)
-	stopProgress := startProgress(stderr, "lag open loop", start, &done, &failed)
-	var sending sync.WaitGroup
-	sending.Go(func() { pace(ctx, tickets, cfg.rate, res.offered, cfg.duration, &skipped) })
-	for _, wk := range workers {
-		sending.Go(func() { wk.run(ctx, joinsOf(lc, url, prefix), deadline, take, &done, &failed) })
-	}
-	sending.Wait()
-	elapsed := time.Since(start)
-	stopProgress()
+	var skipped atomic.Int64
+	var pacing sync.WaitGroup
+	pacing.Go(func() { pace(ctx, tickets, cfg.rate, res.offered, cfg.duration, &skipped) })
+	ph := phase{label: "lag open loop", prefix: prefix, duration: cfg.duration + lagDrain, maxReqs: res.offered, workers: cfg.concurrency, take: take}
+	var err error
+	res.joins, err = measure(ctx, lc, target{"producer-api", url}, ph, w.follow(lc.http, url, prefix, int64(cfg.sample)), stderr)
+	pacing.Wait()
 	close(sent)
-	if ctx.Err() == nil {
+	if err == nil {
 		fmt.Fprintf(stderr, "  waiting at most %s for the samples not yet in the waiting line\n", lagSettle)
 	}
 	watching.Wait()
-	if err := cmp.Or(ctx.Err(), watchErr); err != nil {
+	if err = cmp.Or(err, watchErr); err != nil {
 		return res, fmt.Errorf("lag: %w", err)
 	}
-	res.joins = merge("producer-api", workers, elapsed, lc.dials.Load()-dials0)
 	res.skipped = skipped.Load()
 	return res, nil
 }
@@ -248,7 +228,7 @@ func printLag(w io.Writer, cfg lagConfig, r *offerResult) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "lag    offered %d/s for %s (%d joins)  achieved %.0f/s (202s)  not sent %d (all %d clients busy)\n",
 		cfg.rate, cfg.duration, r.offered, r.joins.rate(), r.skipped, cfg.concurrency)
-	printJoinRow(w, &r.joins)
+	printRow(w, "joins  ", &r.joins)
 	n := len(r.watch.seen)
 	for _, d := range []struct {
 		label string

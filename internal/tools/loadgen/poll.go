@@ -8,14 +8,15 @@ import (
 )
 
 // poll calls check every interval until it reports done, ctx ends or within
-// has passed since poll began. It returns nil, ctx's error, or what expired
+// has passed since poll began. It returns the error of the check that
+// reported done (nil: the condition holds), ctx's error, or what expired
 // makes of the last check's error.
 func poll(ctx context.Context, within, interval time.Duration, check func() (done bool, err error), expired func(last error) error) error {
 	deadline := time.Now().Add(within)
 	for {
 		done, err := check()
 		if done {
-			return nil
+			return err
 		}
 		if time.Now().After(deadline) {
 			return expired(err)

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/waitq/waitq/internal/clock"
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
@@ -111,7 +112,7 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 		wg.Go(func() { g.greetLoop(loops, ev, cfg, &t) })
 		wg.Go(func() { g.roundLoop(loops, ev, cfg, &t) })
 		wg.Go(func() { // presences let go once a second, as ws-gateway's letGo
-			for sleepCtx(loops, time.Second) {
+			for clock.Sleep(loops, time.Second) {
 				_ = g.rounds.Flush(loops, time.Now().UnixMilli())
 			}
 		})
@@ -129,7 +130,7 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 			break
 		}
 		fmt.Fprintf(stderr, "sale: %.0fs, %d people still waiting, %d told admitted\n", time.Since(start).Seconds(), left, t.admitted.Load())
-		sleepCtx(ctx, 5*time.Second)
+		clock.Sleep(ctx, 5*time.Second)
 	}
 	stopLoops()
 	wg.Wait()
@@ -160,8 +161,8 @@ func runSale(ctx context.Context, store *redisstore.Store, cfg saleConfig, stder
 // saleJoins puts cfg.joins people in line through Store.Ingest, each batch
 // stamped as it is sent, and hands each person, once in line, to a gateway.
 func saleJoins(ctx context.Context, store *redisstore.Store, cfg saleConfig, ev string, run uint64, gws []*saleGateway, t *saleTally, stderr io.Writer) error {
-	return ingestJoins(ctx, store, ev, run, cfg.joins, cfg.batch, cfg.timeout,
-		func(_ int, made int64) int64 { return made },
+	return ingestJoins(ctx, store, cfg.joins, cfg.batch, cfg.timeout,
+		func(i int, made int64) queue.Message { return statusesJoin(ev, run, i, made-int64(i)) },
 		func(from int, msgs []queue.Message, stamp int64) {
 			inLine := time.Now()
 			for k, m := range msgs {
@@ -184,7 +185,7 @@ func (g *saleGateway) connect(u *saleUser) {
 // greetLoop reads the newly connected every 20 ms, as a gateway greets
 // new sockets, and hands them to their slices.
 func (g *saleGateway) greetLoop(ctx context.Context, ev string, cfg saleConfig, t *saleTally) {
-	for sleepCtx(ctx, 20*time.Millisecond) {
+	for clock.Sleep(ctx, 20*time.Millisecond) {
 		g.mu.Lock()
 		fresh := g.fresh
 		g.fresh = nil
@@ -202,7 +203,7 @@ func (g *saleGateway) greetLoop(ctx context.Context, ev string, cfg saleConfig, 
 // roundLoop runs a status round every cfg.interval, its slices spread
 // over three quarters of it, as ws-gateway's.
 func (g *saleGateway) roundLoop(ctx context.Context, ev string, cfg saleConfig, t *saleTally) {
-	for sleepCtx(ctx, cfg.interval) {
+	for clock.Sleep(ctx, cfg.interval) {
 		g.rounds.Run(ctx, cfg.interval*3/4, func(j int) {
 			g.mu.Lock()
 			us := make([]*saleUser, 0, len(g.slices[j]))
@@ -271,21 +272,11 @@ func (g *saleGateway) read(ctx context.Context, ev string, cfg saleConfig, t *sa
 // saleMonitor ticks every 250 ms, as a gateway's slot monitor: holds end,
 // the rate admits.
 func saleMonitor(ctx context.Context, store *redisstore.Store, ev string) {
-	for sleepCtx(ctx, 250*time.Millisecond) {
+	for clock.Sleep(ctx, 250*time.Millisecond) {
 		now := time.Now().UnixMilli()
 		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		_, _ = store.Tick(tctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: now, AdmitBatch: 100_000, PresenceCutoffMs: now - 30_000, SweepLimit: 1000})
 		cancel()
-	}
-}
-
-// sleepCtx sleeps d and reports whether ctx is still alive.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	select {
-	case <-ctx.Done():
-		return false
-	case <-time.After(d):
-		return true
 	}
 }
 

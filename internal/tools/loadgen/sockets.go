@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -14,7 +15,6 @@ import (
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
-	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
 )
 
@@ -37,7 +37,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fmt.Fprintf(stderr, "loadgen: nofile limit %d is below the %d this run needs in each process; dials past it will fail\n", soft, need)
 	}
 
-	st, err := startStack(ctx, false, true, stderr)
+	st, err := startStack(ctx, stackSpec{}, stderr)
 	if err != nil {
 		return err
 	}
@@ -47,25 +47,34 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	if err := seedLines(ctx, rc, kafkajoin.BrokerConfig{Brokers: st.Brokers()}, events, cfg.n, stderr); err != nil {
 		return err
 	}
-
-	secret := stack.RandomHex(16)
-	gw, err := startGateway(ctx, cfg, st, secret, stderr)
+	gw, passed, err := st.startChild(ctx, cfg.gatewayBin, nil, "", map[string]string{
+		"WAITQ_TICKET_SECRET":    st.secret,
+		"WAITQ_STATUS_INTERVAL":  cfg.interval.String(),
+		"WAITQ_ADMIT_INTERVAL":   "1h",
+		"WAITQ_DISCONNECT_GRACE": "1h",
+		"WAITQ_LOG_LEVEL":        "warn",
+		"WAITQ_SHUTDOWN_TIMEOUT": "5s",
+	}, true)
 	if err != nil {
 		return err
 	}
-	defer gw.stop(stderr)
+	defer st.stopChild(gw)
+	fromEnv := ""
+	if len(passed) > 0 {
+		fromEnv = "; from the environment: " + strings.Join(passed, " ")
+	}
 	fmt.Fprintf(stdout, "target   ws-gateway %s child (pid %d)  redis-server %s child  kfake in-process; admissions off (WAITQ_ADMIT_INTERVAL=1h)%s\n",
-		cfg.gatewayBin, gw.Pid(), st.redisVersion(ctx), gw.passedEnv())
+		cfg.gatewayBin, gw.Pid(), redisVersion(ctx, rc), fromEnv)
 
 	rssBefore, err := procstat.RSS(gw.Pid())
 	if err != nil {
 		return err
 	}
-	idle, err := gw.metrics(ctx)
+	idle, err := gatewayMetrics(ctx, gw)
 	if err != nil {
 		return err
 	}
-	signer, err := queue.NewTicketSigner(secret)
+	signer, err := queue.NewTicketSigner(st.secret)
 	if err != nil {
 		return fmt.Errorf("ticket signer: %w", err)
 	}
@@ -126,25 +135,12 @@ func seedLines(ctx context.Context, rc redis.UniversalClient, conn kafkajoin.Bro
 		return fmt.Errorf("seed: %w", err)
 	}
 	start := time.Now()
-	msgs := make([]queue.Message, 0, seedChunk)
-	joined := 0
-	for i := 0; i < n; i += seedChunk {
-		msgs = msgs[:0]
-		for j := i; j < min(i+seedChunk, n); j++ {
-			user, ev := socketUser(j, events)
-			msgs = append(msgs, queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: ev, UserID: user, TS: int64(j + 1), ID: "x"})
-		}
-		res, err := store.Ingest(ctx, msgs, 0)
-		if err != nil {
-			return fmt.Errorf("seed: users %d-%d: %w", i, i+len(msgs)-1, err)
-		}
-		if len(res.UnknownEvents) > 0 {
-			return fmt.Errorf("seed: users %d-%d: unknown events %v", i, i+len(msgs)-1, res.UnknownEvents)
-		}
-		joined += res.Joined
-	}
-	if joined != n {
-		return fmt.Errorf("seed: %d of %d users joined", joined, n)
+	err = ingestJoins(ctx, store, n, seedChunk, seedTimeout, func(j int, _ int64) queue.Message {
+		user, ev := socketUser(j, events)
+		return queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: ev, UserID: user, TS: int64(j + 1), ID: "x"}
+	}, nil)
+	if err != nil {
+		return fmt.Errorf("seed: %w", err)
 	}
 	fmt.Fprintf(stderr, "  seed %5.1fs  %d users in %d lines\n", time.Since(start).Seconds(), n, len(events))
 	return nil

@@ -8,12 +8,11 @@ import (
 	"os"
 	"runtime"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/waitq/waitq/internal/clock"
+	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
 )
@@ -28,10 +27,10 @@ type sample struct {
 
 // takeSample reads the gateway's metrics, Redis's INFO stats, cpu and
 // commandstats (one command), and loadgen's CPU time.
-func takeSample(ctx context.Context, gw *gatewayProc, rc redis.UniversalClient) (sample, error) {
+func takeSample(ctx context.Context, gw *svcproc.Proc, rc redis.UniversalClient) (sample, error) {
 	s := sample{at: time.Now(), selfCPU: procstat.SelfCPU()}
 	var err error
-	if s.metrics, err = gw.metrics(ctx); err != nil {
+	if s.metrics, err = gatewayMetrics(ctx, gw); err != nil {
 		return s, err
 	}
 	if s.redis, err = redisInfo(ctx, rc, "stats", "cpu", "commandstats"); err != nil {
@@ -47,16 +46,16 @@ func (s sample) redisFloat(key string) float64 {
 }
 
 // commandStat returns one figure ("calls", "usec") of a command's line in
-// INFO commandstats, such as cmdstat_evalsha:calls=3,usec=120,…; 0 when
-// absent.
+// INFO commandstats; 0 when absent.
 func (s sample) commandStat(command, figure string) float64 {
-	for kv := range strings.SplitSeq(s.redis["cmdstat_"+command], ",") {
-		if k, v, ok := strings.Cut(kv, "="); ok && k == figure {
-			f, _ := strconv.ParseFloat(v, 64)
-			return f
-		}
-	}
-	return 0
+	return commandStats(s.redis, figure)[command]
+}
+
+// gatewayMetrics reads the gateway's unlabelled Prometheus samples.
+func gatewayMetrics(ctx context.Context, gw *svcproc.Proc) (map[string]float64, error) {
+	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
+	defer cancel()
+	return gw.Metrics(ctx)
 }
 
 // socketsResult is everything a run measured.
@@ -90,7 +89,7 @@ type socketsResult struct {
 // measure aligns a window of whole status intervals on the gateway's tick
 // phase, counts the status frames stamped inside it and reads the gateway's
 // and Redis's counters at its edges.
-func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *gatewayProc, rc redis.UniversalClient, res *socketsResult, stderr io.Writer) error {
+func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, rc redis.UniversalClient, res *socketsResult, stderr io.Writer) error {
 	res.lat = &f.lat
 	f.intervalMs.Store(cfg.interval.Milliseconds())
 	phase, err := f.waitTick(ctx, cfg, gw, stderr)
@@ -185,34 +184,29 @@ func (f *fleet) collectErrors(res *socketsResult) {
 
 // waitTick waits until the probe client has seen a regular status tick and
 // returns its server stamp (ms).
-func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *gatewayProc, stderr io.Writer) (int64, error) {
+func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, stderr io.Writer) (int64, error) {
 	limit := 3*cfg.interval + 10*time.Second
-	deadline := time.Now().Add(limit)
 	began := time.Now()
 	lastPrint := began
-	for {
-		if ts := f.probeTick.Load(); ts != 0 {
-			return ts, nil
-		}
-		if !gw.Running() {
-			return 0, errors.New("ws-gateway exited")
-		}
-		if time.Now().After(deadline) {
-			return 0, fmt.Errorf("no status tick reached the probe client within %s", limit)
+	err := poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+		switch {
+		case f.probeTick.Load() != 0:
+			return true, nil
+		case !gw.Running():
+			return true, errors.New("ws-gateway exited")
 		}
 		if time.Since(lastPrint) >= time.Second {
 			fmt.Fprintf(stderr, "  waiting for a status tick %4.1fs\n", time.Since(began).Seconds())
 			lastPrint = time.Now()
 		}
-		if !clock.Sleep(ctx, 20*time.Millisecond) {
-			return 0, ctx.Err()
-		}
-	}
+		return false, nil
+	}, func(error) error { return fmt.Errorf("no status tick reached the probe client within %s", limit) })
+	return f.probeTick.Load(), err
 }
 
 // sleepUntil waits until the wall clock reaches ms, ctx ends or the gateway
 // exits.
-func sleepUntil(ctx context.Context, gw *gatewayProc, ms int64) error {
+func sleepUntil(ctx context.Context, gw *svcproc.Proc, ms int64) error {
 	d := time.Until(time.UnixMilli(ms))
 	if d <= 0 {
 		return nil

@@ -55,11 +55,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err != nil {
 		return res, err
 	}
-	info, err := redisInfo(ctx, node, "server")
-	if err != nil {
-		return res, err
-	}
-	fmt.Fprintf(stderr, "statuses: redis-server %s at %s, event %s, %s\n", info["redis_version"], node.Options().Addr, ev, cfg.line())
+	fmt.Fprintf(stderr, "statuses: redis-server %s at %s, event %s, %s\n", redisVersion(ctx, node), node.Options().Addr, ev, cfg.line())
 
 	mem0, err := usedMemory(ctx, node)
 	if err != nil {
@@ -99,7 +95,6 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err := connectRound(ctx, rounds, cfg, run, ev, slices); err != nil {
 		return res, fmt.Errorf("connect round: %w", err)
 	}
-	script0, scriptErr := scriptTime(ctx, node) // for a progress line only
 	cpu0, err := serverCPU(ctx, node)
 	if err != nil {
 		return res, err
@@ -119,13 +114,6 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 		return res, err
 	}
 	res.cpu = cpu1 - cpu0
-	if script1, err := scriptTime(ctx, node); err == nil && scriptErr == nil {
-		// Where the CPU went: inside the scripts, or around them (the
-		// protocol, the sockets).
-		fmt.Fprintf(stderr, "statuses: %.3f µs per user and round inside the scripts (INFO commandstats), of %.3f in all\n",
-			float64((script1-script0).Microseconds())/float64(cfg.waiting)/float64(cfg.rounds),
-			res.cpu.Seconds()*1e6/float64(cfg.waiting)/float64(cfg.rounds))
-	}
 	mem2, err := usedMemory(ctx, node)
 	if err != nil {
 		return res, err
@@ -140,8 +128,8 @@ func loadLine(ctx context.Context, store *redisstore.Store, cfg statusesConfig, 
 	base := time.Now().UnixMilli() - int64(cfg.waiting)
 	start := time.Now()
 	var done atomic.Int64
-	err := ingestJoins(ctx, store, ev, run, cfg.waiting, cfg.batch, cfg.timeout,
-		func(i int, _ int64) int64 { return base + int64(i) },
+	err := ingestJoins(ctx, store, cfg.waiting, cfg.batch, cfg.timeout,
+		func(i int, _ int64) queue.Message { return statusesJoin(ev, run, i, base) },
 		func(_ int, msgs []queue.Message, _ int64) {
 			if n := done.Add(int64(len(msgs))); n/1_000_000 != (n-int64(len(msgs)))/1_000_000 {
 				fmt.Fprintf(stderr, "statuses: load %5.1fs  %d/%d in line\n", time.Since(start).Seconds(), n, cfg.waiting)
@@ -161,14 +149,14 @@ func loadLine(ctx context.Context, store *redisstore.Store, cfg statusesConfig, 
 	return nil
 }
 
-// ingestJoins puts users 0 to n-1 of run in line for ev through the ingest
-// path, Store.Ingest, batch joins a call bounded by timeout,
-// statusesLoaders calls under way, each batch made as it is sent (nothing
-// of all the users is held): join i stamped ts(i, the batch's making in
-// unix ms). queued gets each batch once in line, with its first user and
-// its making. It returns the first failure, which stops the others.
-func ingestJoins(ctx context.Context, store *redisstore.Store, ev string, run uint64, n, batch int, timeout time.Duration,
-	ts func(i int, made int64) int64, queued func(from int, msgs []queue.Message, made int64)) error {
+// ingestJoins puts joins 0 to n-1 in line through the ingest path,
+// Store.Ingest, batch joins a call bounded by timeout, statusesLoaders
+// calls under way, each batch made as it is sent (nothing of all the joins
+// is held): join(i, the batch's making in unix ms). queued (unless nil)
+// gets each batch once in line, with its first join and its making. It
+// returns the first failure, which stops the others.
+func ingestJoins(ctx context.Context, store *redisstore.Store, n, batch int, timeout time.Duration,
+	join func(i int, made int64) queue.Message, queued func(from int, msgs []queue.Message, made int64)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64
@@ -185,7 +173,7 @@ func ingestJoins(ctx context.Context, store *redisstore.Store, ev string, run ui
 				msgs = msgs[:0]
 				made := time.Now().UnixMilli()
 				for i := from; i < min(from+batch, n); i++ {
-					msgs = append(msgs, statusesJoin(ev, run, i, ts(i, made)-int64(i)))
+					msgs = append(msgs, join(i, made))
 				}
 				bctx, bcancel := context.WithTimeout(ctx, timeout)
 				r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
@@ -198,7 +186,9 @@ func ingestJoins(ctx context.Context, store *redisstore.Store, ev string, run ui
 					cancel()
 					return
 				}
-				queued(from, msgs, made)
+				if queued != nil {
+					queued(from, msgs, made)
+				}
 			}
 		})
 	}

@@ -19,37 +19,6 @@ type lagSample struct {
 	polls              int // polls that asked for it
 }
 
-// sampler is the http.RoundTripper of the open-loop run: it passes every
-// request to next and hands every every-th one that was answered 202 to w,
-// with the times it started and was answered (the status line, before the
-// body is read). Safe for concurrent use.
-type sampler struct {
-	next  http.RoundTripper
-	every int64
-	w     *watcher
-	n     atomic.Int64
-}
-
-// RoundTrip implements http.RoundTripper.
-func (s *sampler) RoundTrip(req *http.Request) (*http.Response, error) {
-	if s.n.Add(1)%s.every != 0 {
-		return s.next.RoundTrip(req)
-	}
-	start := time.Now()
-	resp, err := s.next.RoundTrip(req)
-	if err == nil && resp.StatusCode == http.StatusAccepted {
-		s.w.add(lagSample{user: req.Header.Get("X-User-Id"), start: start, acked: time.Now()})
-	}
-	return resp, err
-}
-
-// CloseIdleConnections lets http.Client.CloseIdleConnections reach next.
-func (s *sampler) CloseIdleConnections() {
-	if c, ok := s.next.(interface{ CloseIdleConnections() }); ok {
-		c.CloseIdleConnections()
-	}
-}
-
 // watcher finds when followed users appear in the waiting line, or among
 // the holders when the fast track admitted them as they were written. add may be
 // called from any goroutine; run polls from one goroutine, and only one run
@@ -73,6 +42,22 @@ type watchResult struct {
 	polls      int         // pipelines sent
 	pollErrors int         // pipelines with an error other than "no such member"
 	lastErr    error       // the last of those errors
+}
+
+// follow is the request of the open-loop run: a join to url of a user
+// named after prefix, the worker and n, every every-th one answered 202
+// handed to w with the times it started and was answered.
+func (w *watcher) follow(c *http.Client, url, prefix string, every int64) request {
+	var answered atomic.Int64
+	return func(ctx context.Context, wk *worker, n int) (string, string) {
+		user := userOf(prefix, wk, n)
+		start := time.Now()
+		class, sample := join(ctx, c, url, user)
+		if class == "" && answered.Add(1)%every == 0 {
+			w.add(lagSample{user: user, start: start, acked: time.Now()})
+		}
+		return class, sample
+	}
 }
 
 // add hands s to the poller.

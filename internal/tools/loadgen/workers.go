@@ -61,6 +61,7 @@ type phase struct {
 	duration time.Duration // time bound
 	maxReqs  int64         // count bound
 	workers  int
+	take     func() bool // hands out each request's turn (nil: the first maxReqs asked)
 }
 
 // result is what a phase measured. Latencies are of 202 answers, sorted.
@@ -106,8 +107,14 @@ type request func(ctx context.Context, w *worker, n int) (class, sample string)
 // named after prefix, the worker and n.
 func joinsOf(lc *loadClient, url, prefix string) request {
 	return func(ctx context.Context, w *worker, n int) (string, string) {
-		return join(ctx, lc.http, url, prefix+"c"+strconv.Itoa(w.id)+"-"+strconv.Itoa(n))
+		return join(ctx, lc.http, url, userOf(prefix, w, n))
 	}
+}
+
+// userOf names worker w's n-th user of a phase whose users' ids begin with
+// prefix.
+func userOf(prefix string, w *worker, n int) string {
+	return prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n)
 }
 
 // warmThenMeasure runs an unrecorded warm-up of t (when warmup > 0) and then
@@ -142,11 +149,13 @@ func measure(ctx context.Context, lc *loadClient, t target, ph phase, do request
 	start := time.Now()
 	deadline := start.Add(ph.duration)
 	stopProgress := startProgress(progress, ph.label, start, &done, &failed)
+	take := ph.take
+	if take == nil {
+		take = func() bool { return tickets.Add(1) <= ph.maxReqs }
+	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
-		wg.Go(func() {
-			w.run(ctx, do, deadline, func() bool { return tickets.Add(1) <= ph.maxReqs }, &done, &failed)
-		})
+		wg.Go(func() { w.run(ctx, do, deadline, take, &done, &failed) })
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
@@ -225,10 +234,10 @@ func merge(name string, workers []*worker, elapsed time.Duration, dials int64) r
 	return r
 }
 
-// printJoinRow prints one measured target.
-func printJoinRow(w io.Writer, r *result) {
-	fmt.Fprintf(w, "joins  %-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
-		r.name, r.workers, r.elapsed.Seconds(), r.rate(),
+// printRow prints one measured target of a table (head: "joins  ").
+func printRow(w io.Writer, head string, r *result) {
+	fmt.Fprintf(w, "%s%-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
+		head, r.name, r.workers, r.elapsed.Seconds(), r.rate(),
 		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
 }
 

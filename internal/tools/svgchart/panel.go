@@ -15,33 +15,14 @@ type legendItem struct {
 
 // write draws panel i in the box at x, y of size w, h.
 func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
-	right := float64(rightMargin)
-	if p.Y2 != nil {
-		right = rightAxis
-	}
-	left, plotW := x+leftMargin, w-leftMargin-right
+	left, plotW := x+leftMargin, w-leftMargin-rightMargin
 	items, lines := p.legend(left, plotW)
 	top := y + titleLine + float64(lines)*legendLine + 8
 	bottom := y + h - bottomMargin
 	text(b, left, y+13, 12, "start", "#111", "bold", p.Title)
 
-	var xs, ys, y2s []float64
-	for _, s := range p.Series {
-		for _, pt := range s.Points {
-			xs = append(xs, pt.X)
-			if s.Right {
-				y2s = append(y2s, pt.Y)
-			} else {
-				ys = append(ys, pt.Y)
-			}
-		}
-	}
-	sx := newScale(p.X, xs, left, left+plotW)
-	sy := newScale(p.Y, ys, bottom, top)
-	var sy2 scale
-	if p.Y2 != nil {
-		sy2 = newScale(*p.Y2, y2s, bottom, top)
-	}
+	sx := newScale(p.X, left, left+plotW)
+	sy := newScale(p.Y, bottom, top)
 
 	// Grid, ticks and labels.
 	fmt.Fprintf(b, `<g stroke="#e3e3e3" stroke-width="1">`)
@@ -69,25 +50,13 @@ func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
 	}
 	text(b, left+plotW/2, bottom+29, 11, "middle", "#333", "", p.X.Label)
 	ylabel(b, x+11, (top+bottom)/2, p.Y.Label)
-	if p.Y2 != nil {
-		for _, t := range sy2.ticks {
-			if py, ok := sy2.px(t); ok && sy2.in(t) {
-				text(b, left+plotW+5, py+4, 11, "start", "#333", "", sy2.format(t))
-			}
-		}
-		ylabel(b, x+w-6, (top+bottom)/2, p.Y2.Label)
-	}
 
 	// The lines, clipped to the plot.
 	fmt.Fprintf(b, `<clipPath id="plot%d"><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></clipPath>`+"\n", i, left, top, plotW, bottom-top)
 	fmt.Fprintf(b, `<g clip-path="url(#plot%d)" fill="none" stroke-linejoin="round" stroke-linecap="round">`+"\n", i)
 	for k := range p.Series {
 		s := &p.Series[k]
-		ys := sy
-		if s.Right && p.Y2 != nil {
-			ys = sy2
-		}
-		d := path(s.Points, sx, ys)
+		d := path(s.Points, sx, sy)
 		if d == "" {
 			continue
 		}

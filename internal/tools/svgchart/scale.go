@@ -15,56 +15,16 @@ type scale struct {
 	format   func(float64) string
 }
 
-// newScale fits a to the values vs and maps it onto from..to.
-func newScale(a Axis, vs []float64, from, to float64) scale {
-	s := scale{from: from, to: to, log: a.Log, format: a.Format}
-	lo, hi := a.Min, a.Max
-	if hi <= lo {
-		lo, hi = dataRange(vs, a.Log)
-	}
+// newScale maps a onto from..to.
+func newScale(a Axis, from, to float64) scale {
+	s := scale{lo: a.Min, hi: a.Max, from: from, to: to, log: a.Log}
 	if a.Log {
-		s.lo, s.hi = lo, hi
-		s.ticks = LogTicks(lo, hi)
+		s.ticks = LogTicks(a.Min, a.Max)
 	} else {
-		s.ticks = NiceTicks(lo, hi, 5)
-		if a.Max <= a.Min { // round out to the ticks
-			lo, hi = s.ticks[0], s.ticks[len(s.ticks)-1]
-		}
-		s.lo, s.hi = lo, hi
+		s.ticks = NiceTicks(a.Min, a.Max, 5)
 	}
-	if s.format == nil {
-		s.format = tickFormat(s.ticks, a.Log)
-	}
+	s.format = tickFormat(s.ticks, a.Log)
 	return s
-}
-
-// dataRange is the range of an axis taken from its values.
-func dataRange(vs []float64, logScale bool) (lo, hi float64) {
-	lo, hi = math.Inf(1), math.Inf(-1)
-	for _, v := range vs {
-		if math.IsNaN(v) || math.IsInf(v, 0) || (logScale && v <= 0) {
-			continue
-		}
-		lo, hi = min(lo, v), max(hi, v)
-	}
-	if logScale {
-		if math.IsInf(lo, 1) {
-			return 1, 10
-		}
-		lo, hi = math.Pow(10, math.Floor(math.Log10(lo))), math.Pow(10, math.Ceil(math.Log10(hi)))
-		if hi <= lo {
-			hi = lo * 10
-		}
-		return lo, hi
-	}
-	if math.IsInf(lo, 1) {
-		return 0, 1
-	}
-	lo = min(lo, 0)
-	if hi <= lo {
-		hi = lo + 1
-	}
-	return lo, hi
 }
 
 // px maps v to px; ok is false for a value a log scale cannot place.

@@ -19,8 +19,6 @@ type Series struct {
 	Width float64
 	// Dashed draws the line dashed, as for a target or a limit.
 	Dashed bool
-	// Right draws the line against the panel's right axis (Panel.Y2).
-	Right  bool
 	Points []Point
 }
 
@@ -28,24 +26,18 @@ type Series struct {
 type Axis struct {
 	// Label names the axis and its unit.
 	Label string
-	// Min and Max are the range; with Max <= Min it is taken from the
-	// data: from 0 (or the lowest value, when negative) up to the highest,
-	// rounded out to ticks.
+	// Min and Max are the range (Max > Min); the caller picks it, as
+	// NiceTicks rounds it.
 	Min, Max float64
 	// Log makes the scale logarithmic (base 10); the range must then be
 	// positive (values at or below 0 are gaps).
 	Log bool
-	// Format writes a tick's label (nil: the number, with the decimals
-	// the ticks' step needs).
-	Format func(float64) string
 }
 
 // Panel is one chart of the grid.
 type Panel struct {
-	Title string
-	X, Y  Axis
-	// Y2 is the right axis of the series with Right set (nil: none).
-	Y2     *Axis
+	Title  string
+	X, Y   Axis
 	Series []Series
 }
 
@@ -72,8 +64,7 @@ const (
 	outer        = 12  // around the grid
 	gap          = 20  // between columns
 	leftMargin   = 62  // of a plot: the Y ticks and label
-	rightMargin  = 14  // of a plot without a right axis
-	rightAxis    = 58  // … with one
+	rightMargin  = 14  // of a plot
 	bottomMargin = 36  // the X ticks and label
 	titleLine    = 18  // a panel's title
 	legendLine   = 15  // one line of a legend
