@@ -56,7 +56,8 @@ func noShowsFrom(active map[string]int64) int64 {
 }
 
 // WriteRebuilt replaces the event's configuration (unless the one stored
-// is newer: stamped after the log's latest config record), line, holds, served
+// is newer: stamped after the log's latest config record), a chain draw's
+// freeze and draw, line, holds, served
 // stamps, visits, pre-queue, called and lapsed turns, moved places, admission counters, item holds and sales with st (its presence is
 // dropped: it is not in the log), sets the applied offsets (OffsetsKey) to
 // the ends the fold read (st.Ends), and registers the event. The rebuild
@@ -102,6 +103,12 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
 		}
+	}
+	// A chain draw's freeze and draw as the log holds them (a step Redis
+	// made whose record the log lacks was never told: it is made again).
+	p.HDel(ctx, k.config, chainFields...)
+	if h := chainHash(st.Event.Chain); h != nil {
+		p.HSet(ctx, k.config, h...)
 	}
 	p.HDel(ctx, k.stats, "admittedMaxScore")
 	p.HSet(ctx, k.stats, "admittedTotal", st.AdmittedTotal, "tokens", 0, "tokensAt", nowMs, "noShowCheckedTo", noShowsFrom(st.Holders))
