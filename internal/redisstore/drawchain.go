@@ -40,10 +40,11 @@ func parseChain(h map[string]string, e *queue.Event, errs *[]error) {
 	c := &e.Chain
 	c.EntryRoot, c.PublicValue, c.FreezeRecorded = h["drawRoot"], h["drawValue"], h["drawRecorded"] != ""
 	if v, ok := h["drawMarks"]; ok {
-		if _, err := queue.ParseDrawMarks(v); err != nil {
+		marks, err := queue.ParseDrawMarks(v)
+		if err != nil {
 			*errs = append(*errs, fmt.Errorf("field drawMarks: %w", err))
 		}
-		c.Marks = v
+		c.Marks = queue.FormatDrawMarks(marks) // by partition, as Redis may list them in any order
 	}
 	for field, dst := range map[string]*int64{"drawnAt": &c.DrawnAt, "drawMadeAt": &c.MadeAt} {
 		if v, ok := h[field]; ok {
@@ -201,10 +202,11 @@ func (s *Store) freeze(ctx context.Context, e queue.Event) (string, int, string,
 			n, _ := reply[1].(int64)
 			r, _ := reply[0].(string)
 			marks, _ := reply[2].(string)
-			if _, err := queue.ParseDrawMarks(marks); err != nil {
+			m, err := queue.ParseDrawMarks(marks)
+			if err != nil {
 				return "", 0, "", fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
 			}
-			return r, int(n), marks, nil
+			return r, int(n), queue.FormatDrawMarks(m), nil
 		}
 		if code, _ := v.(int64); code == codeNoEvent {
 			return "", 0, "", queue.ErrEventNotFound
