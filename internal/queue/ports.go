@@ -17,9 +17,9 @@ import (
 //	port           used by                          implemented by
 //	EventLookup    EventCache                       redisstore.Store
 //	EventStore     producer (admin API, metrics)    redisstore.Store
-//	DrawChains     producer (in EventStore), reports redisstore.Store
+//	DrawChains     producer (in EventStore), reports redisstore.Store, recording.Store (its steps recorded)
 //	DoorStore      producer (door.go: the door)     redisstore.Store
-//	ReportStore    producer (fairness.go)           redisstore.Store
+//	ReportStore    producer (fairness.go)           redisstore.Store, recording.Store
 //	GatewayStore   gateway                          redisstore.Store
 //	HoldStore      gateway (in GatewayStore)        redisstore.Store
 //	IngestStore    kafkajoin.Consumer               redisstore.Store
