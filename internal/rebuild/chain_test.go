@@ -112,10 +112,11 @@ func (c *chainEnv) same(what string, want snapshot) {
 // join stamped before the opening reaches the line (it waits at its
 // stamp, not an entry). A Redis loss then: the rebuild gives back the
 // same root, count and marks, the seed revealed, the same line and
-// pre-queue, and the late join still not an entry (the public value then
-// draws the 30). A Redis loss after the draw: the rebuild gives back the
+// pre-queue, and the late join still not an entry, nor one that reaches
+// the line after the rebuild (the public value then draws the 30). A Redis loss after the draw: the rebuild gives back the
 // same public value, drawnAt and drawn line, the same published draw
-// (root, count, numbers, order) and the same receipts.
+// (root, count, numbers, order) and the same receipts; after admissions
+// too.
 func TestRebuildKeepsTheChainDraw(t *testing.T) {
 	c := startChainEnv(t)
 	frozenAt := c.opensAt + queue.DrawFreezeLagMs
@@ -134,6 +135,13 @@ func TestRebuildKeepsTheChainDraw(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.same("rebuilt after the freeze", frozen)
+	// A join stamped before the opening that reaches the line after the
+	// rebuild is no entry either.
+	c.sys.Join(c.ev, "later", c.opensAt-2)
+	c.waitLine(32)
+	if drawn, err := c.store.DrawOrder(c.ctx, c.ev); err != nil || slices.Contains(drawn, "later") || len(drawn) != 30 {
+		t.Fatalf("a pre-queue join after the rebuild: drawn %v (%v)", drawn, err)
+	}
 	if e := c.event(); e.DrawStatus(frozenAt, 30).Seed == "" || e.DrawStatus(frozenAt, 30).EntryRoot != frozen.chain.EntryRoot {
 		t.Fatalf("the rebuilt draw's status %+v: the root and seed stay published", *e.DrawStatus(frozenAt, 30))
 	}
@@ -147,8 +155,10 @@ func TestRebuildKeepsTheChainDraw(t *testing.T) {
 	if err != nil || chain.Verify() != nil || chain.EntryCount != 30 || made.chain.DrawnAt != frozenAt+1000 {
 		t.Fatalf("the draw: %+v %v", made.chain, err)
 	}
-	if _, ok := chain.Receipt(tree, *e.SaltKey, "late"); ok {
-		t.Fatal("late, ingested after the freeze, is among the entries")
+	for _, u := range []string{"late", "later"} {
+		if _, ok := chain.Receipt(tree, *e.SaltKey, u); ok {
+			t.Fatalf("%s, ingested after the freeze, is among the entries", u)
+		}
 	}
 
 	if err := c.loseAndRebuild(); err != nil {
@@ -170,6 +180,13 @@ func TestRebuildKeepsTheChainDraw(t *testing.T) {
 	res, err := c.store.Tick(c.ctx, queue.TickRequest{EventIDs: []string{c.ev}, NowMs: frozenAt + 2000, AdmitBatch: 100, SweepLimit: 10})
 	if err != nil || !slices.Equal(res[0].Admitted, made.drawn[:5]) {
 		t.Fatalf("admitted %v (%v), want the first drawn %v", res[0].Admitted, err, made.drawn[:5])
+	}
+	// Once some are admitted, a rebuild still gives back the same draw.
+	if err := c.loseAndRebuild(); err != nil {
+		t.Fatal(err)
+	}
+	if again, _, err := c.store.PublicChain(c.ctx, c.event()); err != nil || !reflect.DeepEqual(again, chain) {
+		t.Fatalf("the published draw after admissions and a rebuild differs (%v)", err)
 	}
 }
 
