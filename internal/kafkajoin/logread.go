@@ -16,10 +16,10 @@ import (
 
 // ReadLog reads eventID's whole topic, every partition from its first
 // offset to its end as it was when ReadLog asked for it, and calls f with
-// each valid message: one goroutine per partition, each partition's
+// each valid message with its offset: one goroutine per partition, each partition's
 // messages in log order. Messages appended after the ends were taken are
 // not read: the consumer group applies them.
-func (a *Admin) ReadLog(ctx context.Context, eventID string, f func(partition int, m queue.Message)) (queue.LogStats, error) {
+func (a *Admin) ReadLog(ctx context.Context, eventID string, f func(partition int, offset int64, m queue.Message)) (queue.LogStats, error) {
 	topic := a.conn.Topic(eventID)
 	conn, err := a.conn.dialAny(ctx)
 	if err != nil {
@@ -53,7 +53,7 @@ func (a *Admin) ReadLog(ctx context.Context, eventID string, f func(partition in
 
 // readPartition reads one partition from its first offset to its end, and
 // returns that end (the offset after the last message read).
-func (a *Admin) readPartition(ctx context.Context, eventID string, p kafka.Partition, f func(int, queue.Message)) (n, bad, end int64, err error) {
+func (a *Admin) readPartition(ctx context.Context, eventID string, p kafka.Partition, f func(int, int64, queue.Message)) (n, bad, end int64, err error) {
 	conn, err := a.conn.dialer().DialLeader(ctx, "tcp", fmt.Sprintf("%s:%d", p.Leader.Host, p.Leader.Port), p.Topic, p.ID)
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("kafkajoin: read %s/%d: %w", p.Topic, p.ID, err)
@@ -82,7 +82,7 @@ func (a *Admin) readPartition(ctx context.Context, eventID string, p kafka.Parti
 				bad++
 				continue
 			}
-			f(p.ID, m)
+			f(p.ID, km.Offset, m)
 		}
 		if err := batch.Close(); err != nil && !errors.Is(err, io.EOF) {
 			return n, bad, 0, fmt.Errorf("kafkajoin: read %s/%d at %d: %w", p.Topic, p.ID, off, err)

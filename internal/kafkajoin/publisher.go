@@ -50,8 +50,8 @@ func (p *Publisher) Publish(ctx context.Context, m queue.Message) error {
 }
 
 // Record writes msgs, each to its event's topic with key = user id (a
-// config record's key is the event id, so an event's configurations stay in
-// order), in one write acknowledged by all in-sync replicas. It implements
+// record of no user's, config or a chain draw's, has the event id, so an
+// event's configurations and draw steps stay in order), in one write acknowledged by all in-sync replicas. It implements
 // queue.Recorder.
 func (p *Publisher) Record(ctx context.Context, msgs []queue.Message) error {
 	if len(msgs) == 0 {
@@ -65,7 +65,7 @@ func (p *Publisher) Record(ctx context.Context, msgs []queue.Message) error {
 	for i := range msgs {
 		m := &msgs[i]
 		key := m.UserID
-		if m.Op == queue.OpConfig {
+		if key == "" {
 			key = m.EventID
 		}
 		k, value, err := appendRecord(make([]byte, 0, len(key)+192), key, m)

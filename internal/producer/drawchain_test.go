@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -239,5 +240,44 @@ func TestDrawSourceValidation(t *testing.T) {
 	}
 	if r := e.putEvent(t, ev, `{"capacity":5,"draw":{"publicSource":{"name":"drand","round":1}}}`); r.status != http.StatusBadRequest || r.errorCode(t) != queue.CodeInvalidConfig {
 		t.Errorf("a source without an opening: %d %s", r.status, r.body)
+	}
+}
+
+// TestDrawNumbersOverHTTP: before the draw the compact numbers are 409
+// draw_not_revealed; once made, GET …/draw/numbers is the draw's numbers,
+// ascending, 7 bytes each (what the page's check reads instead of the
+// whole draw), cacheable as the draw; a classic drop's is 409
+// not_chain_draw.
+func TestDrawNumbersOverHTTP(t *testing.T) {
+	d := startChainDrop(t, 9, `{"name":"drand","round":77}`)
+	d.clock.Store(d.opensAt + queue.DrawFreezeLagMs)
+	path := "/v1/events/" + d.ev + "/draw/numbers"
+	if r := d.e.do(t, http.MethodGet, path, nil, nil); r.status != http.StatusConflict || r.errorCode(t) != queue.CodeDrawNotRevealed {
+		t.Fatalf("the numbers before the draw: %d %s", r.status, r.body)
+	}
+	r := d.publicValue(t, d.ev, `{"value":"0a0b"}`)
+	var c draw.Chain
+	if r.status != http.StatusOK || json.Unmarshal(r.body, &c) != nil {
+		t.Fatalf("the value: %d %s", r.status, r.body)
+	}
+	r = d.e.do(t, http.MethodGet, path, nil, nil)
+	got, err := draw.ParseNumbers(r.body)
+	if r.status != http.StatusOK || err != nil || len(r.body) != 9*draw.NumberBytes || string(r.body) != string(c.AppendNumbers(nil)) {
+		t.Fatalf("the numbers: %d %x (%v)", r.status, r.body, err)
+	}
+	if ct, cc := r.header.Get("Content-Type"), r.header.Get("Cache-Control"); ct != "application/octet-stream" || cc != "public, max-age=300" {
+		t.Errorf("Content-Type %q, Cache-Control %q", ct, cc)
+	}
+	for _, n := range c.Numbers {
+		if !slices.Contains(got, n) {
+			t.Fatalf("number %d of the draw is not among the compact ones", n)
+		}
+	}
+	classic := d.ev + "-classic"
+	if r := d.e.putEvent(t, classic, fmt.Sprintf(`{"capacity":5,"opensAt":%d}`, d.opensAt+3_600_000)); r.status != http.StatusCreated {
+		t.Fatalf("classic drop: %d %s", r.status, r.body)
+	}
+	if r := d.e.do(t, http.MethodGet, "/v1/events/"+classic+"/draw/numbers", nil, nil); r.status != http.StatusConflict || r.errorCode(t) != queue.CodeNotChainDraw {
+		t.Fatalf("a classic drop's numbers: %d %s", r.status, r.body)
 	}
 }

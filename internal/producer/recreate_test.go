@@ -105,7 +105,7 @@ func (e *recreateEnv) joined(t *testing.T, ev string) []string {
 		mu    sync.Mutex
 		users []string
 	)
-	if _, err := e.sys.Pub.Admin().ReadLog(t.Context(), ev, func(_ int, m queue.Message) {
+	if _, err := e.sys.Pub.Admin().ReadLog(t.Context(), ev, func(_ int, _ int64, m queue.Message) {
 		if m.Op == queue.OpJoin {
 			mu.Lock()
 			users = append(users, m.UserID)

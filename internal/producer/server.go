@@ -219,7 +219,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, store: d.Store, topics: d.Topics, pub: d.Publisher, tickets: d.Tickets, proxies: ips,
 		door: d.Door, resumes: d.Resumes, addresses: d.Addresses, reports: newReportCache(d.Reports, d.Now), rates: newDoorRates(d.Door, cfg.EventCacheTTL), challenges: d.Challenges, log: d.Logger, now: d.Now,
 		events:  queue.NewEventCache(d.Store, cfg.EventCacheTTL, d.Now),
-		chains:  &chainCache{m: map[chainKey]madeChain{}},
+		chains:  &chainCache{m: map[chainKey]*madeChain{}},
 		metrics: newMetrics(d.Registry),
 	}
 	if d.Store != nil {
@@ -248,6 +248,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	e.GET("/v1/events/:eventId/fairness", s.fairnessReport, limit)
 	e.GET("/v1/events/:eventId/fairness/mine", s.admittedOrder, limit)
 	e.GET("/v1/events/:eventId/draw", s.publicDraw, limit)
+	e.GET("/v1/events/:eventId/draw/numbers", s.publicDrawNumbers, limit)
 	e.GET("/v1/events/:eventId/draw/receipt", s.drawReceipt, limit)
 	e.PUT("/v1/events/:eventId/notify", s.notify, limit)
 	e.DELETE("/v1/events/:eventId/notify", s.unnotify, limit)

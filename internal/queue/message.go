@@ -64,15 +64,19 @@ const (
 	// OpUnsold records the sale of Item to the user undone by the shop
 	// (DELETE …/holds/{item}/sale): the item is free again.
 	OpUnsold Op = "unsold"
+	// OpDrawFrozen records a chain draw's entries frozen (Draw: their
+	// root, count and the join marks that cut them), OpDrawMade its draw
+	// made at TS (Draw: the public value, or missed).
+	OpDrawFrozen Op = "drawfrozen"
+	OpDrawMade   Op = "drawmade"
 )
 
 // Record reports whether op is a record of a change already made (admit,
 // release, expire, sweep, call, lapse, moved, movedin, config, hold, unhold,
-// sold, unsold) rather than a
-// request (join, leave).
+// sold, unsold, drawfrozen, drawmade) rather than a request (join, leave).
 func (op Op) Record() bool {
 	switch op {
-	case OpAdmit, OpRelease, OpExpire, OpSweep, OpCall, OpLapse, OpMoved, OpMovedIn, OpConfig, OpHold, OpUnhold, OpSold, OpUnsold:
+	case OpAdmit, OpRelease, OpExpire, OpSweep, OpCall, OpLapse, OpMoved, OpMovedIn, OpConfig, OpHold, OpUnhold, OpSold, OpUnsold, OpDrawFrozen, OpDrawMade:
 		return true
 	}
 	return false
@@ -88,7 +92,7 @@ const (
 
 // Message is a join or leave, or a record, as it travels through the
 // event's Kafka topic (key = UserID; a config record's key is the event
-// id). TS is the server stamp in unix milliseconds: for a join the score of
+// id, as a drawfrozen or drawmade record's). TS is the server stamp in unix milliseconds: for a join the score of
 // the user's place in line, for a record when the change was made.
 type Message struct {
 	V       int    `json:"v"`
@@ -120,6 +124,8 @@ type Message struct {
 	// the same on every try of one join, so a retry that lands after that
 	// join was admitted queues nobody again ("": none).
 	JoinKey string `json:"visit,omitempty"`
+	// Draw is a drawfrozen or drawmade record's step (drawchain.go).
+	Draw *DrawRecord `json:"draw,omitempty"`
 }
 
 // NewMessage returns a message of op by userID in eventID stamped ts (unix
@@ -163,6 +169,8 @@ func (m *Message) Validate() error {
 		return fmt.Errorf("queue: message version %d, want %d for %s", m.V, want, m.Op)
 	case !ValidEventID(m.EventID):
 		return fmt.Errorf("queue: message event id %q is invalid", m.EventID)
+	case m.Op == OpDrawFrozen || m.Op == OpDrawMade:
+		return m.validateDraw()
 	case m.Op != OpConfig && !ValidUserID(m.UserID):
 		return fmt.Errorf("queue: message user id %q is invalid", m.UserID)
 	case m.TS <= 0:

@@ -8,10 +8,10 @@ import (
 // AppendJSON appends m's JSON to dst, byte for byte what json.Marshal
 // writes: a message without an event configuration (every join, leave and
 // record but config) by hand, in the order and with the omissions of
-// Message's tags, a config record by encoding/json.
+// Message's tags, a config record and a chain draw's by encoding/json.
 // TestAppendJSONIsMarshal and FuzzAppendJSON hold the two equal.
 func (m *Message) AppendJSON(dst []byte) ([]byte, error) {
-	if m.Event != nil {
+	if m.Event != nil || m.Draw != nil {
 		b, err := json.Marshal(m)
 		return append(dst, b...), err
 	}

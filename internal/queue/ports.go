@@ -17,9 +17,9 @@ import (
 //	port           used by                          implemented by
 //	EventLookup    EventCache                       redisstore.Store
 //	EventStore     producer (admin API, metrics)    redisstore.Store
-//	DrawChains     producer (in EventStore), reports redisstore.Store
+//	DrawChains     producer (in EventStore), reports redisstore.Store, recording.Store (its steps recorded)
 //	DoorStore      producer (door.go: the door)     redisstore.Store
-//	ReportStore    producer (fairness.go)           redisstore.Store
+//	ReportStore    producer (fairness.go)           redisstore.Store, recording.Store
 //	GatewayStore   gateway                          redisstore.Store
 //	HoldStore      gateway (in GatewayStore)        redisstore.Store
 //	IngestStore    kafkajoin.Consumer               redisstore.Store
@@ -276,6 +276,18 @@ type StepStore interface {
 	// UnsellStep is HoldStore.Unsell running before on the sale first: its
 	// error ends the call with nothing changed.
 	UnsellStep(ctx context.Context, eventID, item string, nowMs int64, before func(Sale) error) (Sale, bool, error)
+	// FreezeDrawStep is DrawChains.FreezeDraw with the records of the
+	// chain draw's steps made and not yet marked (DrawChainState.Records);
+	// SupplyPublicValueStep is DrawChains.SupplyPublicValue so too.
+	FreezeDrawStep(ctx context.Context, e Event, nowMs int64) (DrawChainState, Changes, error)
+	SupplyPublicValueStep(ctx context.Context, e Event, value []byte, nowMs int64) (DrawChainState, Changes, error)
+	// MarkDrawRecorded tells the steps whose records c holds: the root
+	// published and the seed revealed, the draw published and admitted.
+	MarkDrawRecorded(ctx context.Context, c Changes) error
+	// EventStatusStep and FairnessReportStep are EventStore.EventStatus
+	// and ReportStore.FairnessReport without a chain draw's steps.
+	EventStatusStep(ctx context.Context, id string, nowMs int64) (EventStatus, error)
+	FairnessReportStep(ctx context.Context, id string, nowMs int64) (FairnessReport, error)
 }
 
 // ---- The log (Kafka)
@@ -313,10 +325,11 @@ type Topics interface {
 // LogReader reads an event's whole log (its topic), for a rebuild.
 type LogReader interface {
 	// ReadLog calls f with every valid message of eventID's topic as it
-	// stood when the read began, each partition's in log order (partitions
+	// stood when the read began, and its offset, each partition's in log
+	// order (partitions
 	// may be read at once: f must be safe for concurrent use), and counts
 	// what it read.
-	ReadLog(ctx context.Context, eventID string, f func(partition int, m Message)) (LogStats, error)
+	ReadLog(ctx context.Context, eventID string, f func(partition int, offset int64, m Message)) (LogStats, error)
 }
 
 // LogStats counts what a read of an event's whole log found

@@ -1,10 +1,6 @@
 package queue
 
-import (
-	"maps"
-
-	"github.com/waitq/waitq/pkg/draw"
-)
+import "maps"
 
 // Replay folds an event's log (joins, leaves and records) into the live
 // state it describes. Each user's messages share one partition, in order,
@@ -34,8 +30,11 @@ import (
 // their holds (a hold is live only while its buyer's slot is).
 type Replay struct {
 	users map[string]*replayUser
-	// Config is the latest config record (nil: none read).
-	Config *Message
+	// Config is the latest config record (nil: none read); Frozen and
+	// Made a chain draw's latest drawfrozen and drawmade records.
+	Config, Frozen, Made *Message
+	// Partition is the partition this fold reads (ApplyAt's offsets').
+	Partition int
 	// Messages counts the messages applied, Unknown the ones skipped (an
 	// op or version this code does not know, or another event's).
 	Messages, Unknown int64
@@ -47,6 +46,7 @@ type replayUser struct {
 	served   int64            // the served mark of the last admission; 0: never
 	hold     int64            // the end of the stay; 0: none
 	firstJn  int64            // the earliest join stamp: a drop's pre-queue membership
+	joins    joinOffsets      // where the first joins lie in the log: a chain draw's entries
 	admitted int64            // admissions, each with a newer served mark
 	topScore int64            // the highest place admitted from (set when admitted > 0)
 	items    map[string]int64 // held items -> the end of the hold
@@ -65,20 +65,33 @@ func NewReplay() *Replay { return &Replay{users: map[string]*replayUser{}} }
 func (r *Replay) user(id string) *replayUser {
 	u := r.users[id]
 	if u == nil {
-		u = &replayUser{}
+		u = &replayUser{joins: joinOffsets{part: r.Partition}}
 		r.users[id] = u
 	}
 	return u
 }
 
-// Apply folds m, the next message of its partition.
-func (r *Replay) Apply(m Message) {
+// Apply folds m, the next message of its partition, read at no offset.
+func (r *Replay) Apply(m Message) { r.ApplyAt(NoOffset, m) }
+
+// ApplyAt folds m, the next message of its partition, read at offset.
+func (r *Replay) ApplyAt(offset int64, m Message) {
 	r.Messages++
-	if m.Op == OpConfig {
+	switch m.Op {
+	case OpConfig:
 		r.Config = &m
+		return
+	case OpDrawFrozen:
+		r.Frozen = &m
+		return
+	case OpDrawMade:
+		r.Made = &m
 		return
 	}
 	u := r.user(m.UserID)
+	if m.Op == OpJoin {
+		u.joins.add(offset, m.TS)
+	}
 	if !u.line(m) && !u.slot(m) && !u.move(m) {
 		r.Messages--
 		r.Unknown++
@@ -232,6 +245,12 @@ func (r *Replay) Merge(o *Replay) {
 	if o.Config != nil && (r.Config == nil || o.Config.TS >= r.Config.TS) {
 		r.Config = o.Config
 	}
+	if o.Frozen != nil {
+		r.Frozen = o.Frozen
+	}
+	if o.Made != nil {
+		r.Made = o.Made
+	}
 	r.Messages += o.Messages
 	r.Unknown += o.Unknown
 }
@@ -299,24 +318,20 @@ func (r *Replay) State(nowMs int64) (st Rebuilt, ok bool) {
 		Holds:    map[string]Hold{}, Sold: map[string]string{},
 		Called: map[string]int64{}, CallPlaces: map[string]int64{}, Lapsed: map[string]int64{}, Moved: map[string]int64{},
 	}
-	var drawer *draw.Drawer
-	if st.Event.Seed != nil && st.Event.OpensAt > 0 {
-		drawer = draw.NewDrawer(*st.Event.Seed)
-	}
-	opensAt := st.Event.OpensAt
+	places := r.drawPlaces(&st.Event)
 	first := true
 	soldAt := map[string]int64{} // item -> the stamp of the sale st.Sold keeps
 	for id, u := range r.users {
-		drawn := drawer != nil && u.firstJn != 0 && u.firstJn < opensAt
+		score, drawn := places.drawn(id, u)
 		if drawn {
-			st.Prequeue[id] = drawer.Score(id)
+			st.Prequeue[id] = score
 		}
 		switch {
 		case u.wait == 0:
 		case u.exact:
 			st.Waiting[id] = u.wait
-		case drawer != nil && u.wait < opensAt:
-			st.Waiting[id] = drawer.Score(id)
+		case drawn && u.wait < st.Event.OpensAt:
+			st.Waiting[id] = score
 		default:
 			st.Waiting[id] = u.wait
 		}

@@ -42,7 +42,7 @@ type afterRead struct {
 	after func()
 }
 
-func (a afterRead) ReadLog(ctx context.Context, eventID string, f func(int, queue.Message)) (queue.LogStats, error) {
+func (a afterRead) ReadLog(ctx context.Context, eventID string, f func(int, int64, queue.Message)) (queue.LogStats, error) {
 	st, err := a.LogReader.ReadLog(ctx, eventID, f)
 	if err == nil {
 		a.after()

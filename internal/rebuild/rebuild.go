@@ -67,15 +67,16 @@ func (r *Rebuilder) Finish(ctx context.Context, eventID string, began time.Time)
 		mu    sync.Mutex
 		parts = map[int]*queue.Replay{}
 	)
-	stats, err := r.Log.ReadLog(ctx, eventID, func(p int, m queue.Message) {
+	stats, err := r.Log.ReadLog(ctx, eventID, func(p int, offset int64, m queue.Message) {
 		mu.Lock()
 		rp := parts[p]
 		if rp == nil {
 			rp = queue.NewReplay()
+			rp.Partition = p
 			parts[p] = rp
 		}
 		mu.Unlock()
-		rp.Apply(m) // one goroutine per partition
+		rp.ApplyAt(offset, m) // one goroutine per partition
 	})
 	res.LogStats = stats
 	if err != nil {
@@ -93,6 +94,9 @@ func (r *Rebuilder) Finish(ctx context.Context, eventID string, began time.Time)
 		return res, fmt.Errorf("rebuild %s: the log holds no config record (%d messages): the line has no event; PUT the event's configuration, then rebuild", eventID, stats.Messages)
 	}
 	st.Ends = stats.Ends
+	if err := st.CheckDraw(); err != nil {
+		return res, fmt.Errorf("rebuild %s: %w", eventID, err)
+	}
 	res.Waiting, res.Holders, res.Served, res.Prequeue = len(st.Waiting), len(st.Holders), len(st.Served), len(st.Prequeue)
 	res.AdmittedTotal = st.AdmittedTotal
 	if err := r.Store.WriteRebuilt(ctx, st, now.UnixMilli()); err != nil {

@@ -19,6 +19,7 @@ type Live interface {
 	queue.DoorStore
 	queue.StepStore
 	queue.ResumeStore
+	queue.ReportStore
 }
 
 // Store is the live state whose changes are recorded in the log before

@@ -12,11 +12,16 @@ import (
 )
 
 // A chain draw's steps in Redis (docs/data.md, "The draw in Redis"): the
-// freeze writes the entry root and count into the config (draw_freeze.lua),
-// the draw the public value and the time, and moves every drawn place to
-// the number under the effective seed (draw_make.lua). Both are made once;
-// the pre-queue no longer grows from the freeze on (ingest.lua), so the
-// entries are always its members.
+// freeze writes the entry root, count and marks into the config
+// (draw_freeze.lua), the draw the public value and the time, and moves
+// every drawn place to the number under the effective seed
+// (draw_make.lua). Both are made once; the pre-queue no longer grows from
+// the freeze on (ingest.lua), so the entries are always its members. Each
+// is told only once marked recorded (draw_mark.lua): the steps
+// (FreezeDrawStep, SupplyPublicValueStep) return their records, which
+// package recording writes to the log before it marks them; the Store's
+// own FreezeDraw and SupplyPublicValue mark them unwritten, for a store
+// without a log.
 
 var _ queue.DrawChains = (*Store)(nil)
 
@@ -33,8 +38,15 @@ func parseChain(h map[string]string, e *queue.Event, errs *[]error) {
 		e.SaltKey = &k
 	}
 	c := &e.Chain
-	c.EntryRoot, c.PublicValue = h["drawRoot"], h["drawValue"]
-	for field, dst := range map[string]*int64{"drawnAt": &c.DrawnAt} {
+	c.EntryRoot, c.PublicValue, c.FreezeRecorded = h["drawRoot"], h["drawValue"], h["drawRecorded"] != ""
+	if v, ok := h["drawMarks"]; ok {
+		marks, err := queue.ParseDrawMarks(v)
+		if err != nil {
+			*errs = append(*errs, fmt.Errorf("field drawMarks: %w", err))
+		}
+		c.Marks = queue.FormatDrawMarks(marks) // by partition, as Redis may list them in any order
+	}
+	for field, dst := range map[string]*int64{"drawnAt": &c.DrawnAt, "drawMadeAt": &c.MadeAt} {
 		if v, ok := h[field]; ok {
 			n, err := strconv.ParseInt(v, 10, 64)
 			if err != nil {
@@ -52,36 +64,106 @@ func parseChain(h map[string]string, e *queue.Event, errs *[]error) {
 	}
 }
 
-// FreezeDraw implements queue.DrawChains.
+// chainFields are the config fields of a chain draw's state (parseChain).
+var chainFields = []string{"drawRoot", "drawCount", "drawMarks", "drawRecorded", "drawValue", "drawMadeAt", "drawnAt"}
+
+// chainHash returns c as its config fields (chainFields), those set.
+func chainHash(c queue.DrawChainState) []any {
+	if !c.Frozen() {
+		return nil
+	}
+	h := []any{"drawRoot", c.EntryRoot, "drawCount", c.EntryCount, "drawMarks", c.Marks}
+	if c.FreezeRecorded {
+		h = append(h, "drawRecorded", "1")
+	}
+	if c.MadeAt > 0 {
+		h = append(h, "drawValue", c.PublicValue, "drawMadeAt", c.MadeAt)
+	}
+	if c.DrawnAt > 0 {
+		h = append(h, "drawnAt", c.DrawnAt)
+	}
+	return h
+}
+
+// FreezeDraw implements queue.DrawChains: FreezeDrawStep, its steps marked
+// recorded without a log.
 func (s *Store) FreezeDraw(ctx context.Context, e queue.Event, nowMs int64) (queue.DrawChainState, error) {
-	st := e.Chain
-	if !e.ChainDraw() || e.SaltKey == nil || e.Seed == nil || nowMs < e.DrawFreezeAt() {
+	st, c, err := s.FreezeDrawStep(ctx, e, nowMs)
+	if err != nil {
+		return st, err
+	}
+	return s.markDraw(ctx, st, c)
+}
+
+// markDraw marks c's records recorded and returns st so marked.
+func (s *Store) markDraw(ctx context.Context, st queue.DrawChainState, c queue.Changes) (queue.DrawChainState, error) {
+	if len(c.Records) == 0 {
 		return st, nil
 	}
-	if st.EntryRoot == "" {
-		root, count, err := s.freeze(ctx, e)
-		if err != nil {
-			return st, err
-		}
-		st.EntryRoot, st.EntryCount = root, count
+	if err := s.MarkDrawRecorded(ctx, c); err != nil {
+		return st, err
 	}
-	if st.DrawnAt == 0 && nowMs >= e.DrawDeadline() {
+	return st.Recorded(c.Records), nil
+}
+
+// FreezeDrawStep implements queue.StepStore: it freezes e's entries past
+// their freeze time, and makes the draw without a value past its deadline,
+// each once, and returns e's chain state with the records of the steps
+// made and not yet marked recorded (queue.DrawChainState.Records).
+func (s *Store) FreezeDrawStep(ctx context.Context, e queue.Event, nowMs int64) (queue.DrawChainState, queue.Changes, error) {
+	st := e.Chain
+	if !e.ChainDraw() || e.SaltKey == nil || e.Seed == nil || nowMs < e.DrawFreezeAt() {
+		return st, queue.Changes{EventID: e.ID}, nil
+	}
+	if !st.Frozen() {
+		root, count, marks, err := s.freeze(ctx, e)
+		if err != nil {
+			return st, queue.Changes{}, err
+		}
+		st.EntryRoot, st.EntryCount, st.Marks = root, count, marks
+	}
+	if st.MadeAt == 0 && nowMs >= e.DrawDeadline() {
 		e.Chain = st
 		switch err := s.makeDraw(ctx, e, nil, nowMs); {
 		case err == nil:
-			st.DrawnAt = nowMs
+			st.MadeAt = nowMs
 		case queue.ErrorCode(err) == queue.CodePublicValueSet:
 			// Another made it meanwhile: read what it made.
 			cur, err := s.Event(ctx, e.ID)
 			if err != nil {
-				return st, err
+				return st, queue.Changes{}, err
 			}
-			return cur.Chain, nil
+			st = cur.Chain
 		default:
-			return st, err
+			return st, queue.Changes{}, err
 		}
 	}
-	return st, nil
+	return st, queue.Changes{EventID: e.ID, Records: st.Records(e.ID, nowMs)}, nil
+}
+
+// MarkDrawRecorded implements queue.StepStore: the chain draw's steps
+// whose records c holds are told from now on (draw_mark.lua); an event
+// being rebuilt marks nothing (its rebuild writes what the log holds).
+func (s *Store) MarkDrawRecorded(ctx context.Context, c queue.Changes) error {
+	var root, madeAt string
+	for _, m := range c.Records {
+		switch m.Op {
+		case queue.OpDrawFrozen:
+			root = m.Draw.Root
+		case queue.OpDrawMade:
+			madeAt = strconv.FormatInt(m.TS, 10)
+		}
+	}
+	code, err := runScript(ctx, s.c, drawMarkScript, []string{ConfigKey(c.EventID)}, root, madeAt).Int64()
+	switch {
+	case err != nil:
+		return fmt.Errorf("redisstore: mark the draw of %s recorded: %w", c.EventID, err)
+	case code == codeNoEvent:
+		return queue.ErrEventNotFound
+	case code == codeRebuilding:
+		return queue.Errorf(queue.CodeStoreUnavailable, "event %s is being rebuilt from its log", c.EventID)
+	}
+	return nil
 }
 
 // chainEntries reads e's pre-queue, in the line's order, and returns its
@@ -98,33 +180,39 @@ func (s *Store) chainEntries(ctx context.Context, e queue.Event) ([]string, []dr
 	return users, es, nil
 }
 
-// freeze writes e's entry root and count, once; it returns those stored.
-func (s *Store) freeze(ctx context.Context, e queue.Event) (string, int, error) {
+// freeze writes e's entry root, count and marks, once; it returns those
+// stored.
+func (s *Store) freeze(ctx context.Context, e queue.Event) (string, int, string, error) {
 	k := keysOf(e.ID)
 	for range 3 {
 		_, es, err := s.chainEntries(ctx, e)
 		if err != nil {
-			return "", 0, err
+			return "", 0, "", err
 		}
 		sorted := append([]draw.Entry(nil), es...)
 		if err := draw.SortEntries(sorted); err != nil {
-			return "", 0, fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
+			return "", 0, "", fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
 		}
 		root := draw.NewTree(e.ID, sorted).Root()
-		v, err := runScript(ctx, s.c, drawFreezeScript, []string{k.config, k.prequeue}, len(es), root).Result()
+		v, err := runScript(ctx, s.c, drawFreezeScript, []string{k.config, k.prequeue, k.offsets}, len(es), root).Result()
 		if err != nil {
-			return "", 0, fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
+			return "", 0, "", fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
 		}
-		if reply, ok := v.([]any); ok && len(reply) == 2 {
+		if reply, ok := v.([]any); ok && len(reply) == 3 {
 			n, _ := reply[1].(int64)
 			r, _ := reply[0].(string)
-			return r, int(n), nil
+			marks, _ := reply[2].(string)
+			m, err := queue.ParseDrawMarks(marks)
+			if err != nil {
+				return "", 0, "", fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
+			}
+			return r, int(n), queue.FormatDrawMarks(m), nil
 		}
 		if code, _ := v.(int64); code == codeNoEvent {
-			return "", 0, queue.ErrEventNotFound
+			return "", 0, "", queue.ErrEventNotFound
 		}
 	}
-	return "", 0, fmt.Errorf("redisstore: freeze %s: the pre-queue kept changing", e.ID)
+	return "", 0, "", fmt.Errorf("redisstore: freeze %s: the pre-queue kept changing", e.ID)
 }
 
 // makeDraw makes e's draw with value (nil: missed), once: every drawn
@@ -162,28 +250,44 @@ func (s *Store) makeDraw(ctx context.Context, e queue.Event, value []byte, nowMs
 	return nil
 }
 
-// SupplyPublicValue implements queue.DrawChains.
+// SupplyPublicValue implements queue.DrawChains: SupplyPublicValueStep,
+// its steps marked recorded without a log.
 func (s *Store) SupplyPublicValue(ctx context.Context, e queue.Event, value []byte, nowMs int64) (queue.DrawChainState, error) {
-	if !e.ChainDraw() {
-		return e.Chain, queue.Errorf(queue.CodeNotChainDraw, "event %s names no public source: its draw is a classic one", e.ID)
+	st, c, err := s.SupplyPublicValueStep(ctx, e, value, nowMs)
+	if err != nil {
+		return st, err
 	}
-	st, err := s.FreezeDraw(ctx, e, nowMs)
+	return s.markDraw(ctx, st, c)
+}
+
+// SupplyPublicValueStep implements queue.StepStore: it makes e's draw with
+// value, once (FreezeDrawStep first), and returns the records to write. A
+// draw made with the same value whose record is not yet marked returns
+// its records again: the retry of a supply whose record failed.
+func (s *Store) SupplyPublicValueStep(ctx context.Context, e queue.Event, value []byte, nowMs int64) (queue.DrawChainState, queue.Changes, error) {
+	if !e.ChainDraw() {
+		return e.Chain, queue.Changes{}, queue.Errorf(queue.CodeNotChainDraw, "event %s names no public source: its draw is a classic one", e.ID)
+	}
+	st, c, err := s.FreezeDrawStep(ctx, e, nowMs)
+	v := hex.EncodeToString(value)
 	switch {
 	case err != nil:
-		return st, err
-	case st.EntryRoot == "":
-		return st, queue.Errorf(queue.CodeDrawNotRevealed, "the entries of event %s freeze %d ms after its opening; supply the value after", e.ID, queue.DrawFreezeLagMs)
-	case st.DrawnAt > 0 && st.PublicValue == "":
-		return st, queue.Errorf(queue.CodeDrawPublished, "the deadline of event %s passed: its draw was made without a public value and published", e.ID)
-	case st.DrawnAt > 0:
-		return st, queue.Errorf(queue.CodePublicValueSet, "the public value of event %s was supplied already", e.ID)
+		return st, c, err
+	case !st.Frozen():
+		return st, c, queue.Errorf(queue.CodeDrawNotRevealed, "the entries of event %s freeze %d ms after its opening; supply the value after", e.ID, queue.DrawFreezeLagMs)
+	case st.MadeAt > 0 && st.PublicValue == "":
+		return st, c, queue.Errorf(queue.CodeDrawPublished, "the deadline of event %s passed: its draw was made without a public value and published", e.ID)
+	case st.MadeAt > 0 && st.DrawnAt == 0 && st.PublicValue == v:
+		return st, c, nil
+	case st.MadeAt > 0:
+		return st, c, queue.Errorf(queue.CodePublicValueSet, "the public value of event %s was supplied already", e.ID)
 	}
 	e.Chain = st
 	if err := s.makeDraw(ctx, e, value, nowMs); err != nil {
-		return st, err
+		return st, c, err
 	}
-	st.PublicValue, st.DrawnAt = hex.EncodeToString(value), nowMs
-	return st, nil
+	st.PublicValue, st.MadeAt = v, nowMs
+	return st, queue.Changes{EventID: e.ID, Records: st.Records(e.ID, nowMs)}, nil
 }
 
 // PublicChain implements queue.DrawChains.

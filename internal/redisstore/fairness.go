@@ -41,6 +41,16 @@ func (st statsReader) fairness() queue.Fairness {
 // (the counters order_lib.lua and ingest.lua keep; nothing is scanned;
 // a chain draw's freeze, once, as FreezeDraw), or ErrEventNotFound.
 func (s *Store) FairnessReport(ctx context.Context, id string, nowMs int64) (queue.FairnessReport, error) {
+	return s.fairnessReport(ctx, id, nowMs, s.FreezeDraw)
+}
+
+// FairnessReportStep implements queue.StepStore: FairnessReport without a
+// chain draw's steps, which its caller makes and records.
+func (s *Store) FairnessReportStep(ctx context.Context, id string, nowMs int64) (queue.FairnessReport, error) {
+	return s.fairnessReport(ctx, id, nowMs, nil)
+}
+
+func (s *Store) fairnessReport(ctx context.Context, id string, nowMs int64, step drawStep) (queue.FairnessReport, error) {
 	var conf, stats *redis.MapStringStringCmd
 	var prequeue *redis.IntCmd
 	_, err := s.c.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -58,8 +68,10 @@ func (s *Store) FairnessReport(ctx context.Context, id string, nowMs int64) (que
 	}
 	// A chain draw's entries freeze at the first read past their time,
 	// this one's as the public GET's (docs/api.md, "Ticket drops").
-	if e.Chain, err = s.FreezeDraw(ctx, e, nowMs); err != nil {
-		return queue.FairnessReport{}, err
+	if step != nil {
+		if e.Chain, err = step(ctx, e, nowMs); err != nil {
+			return queue.FairnessReport{}, err
+		}
 	}
 	st := statsReader(stats.Val())
 	r := queue.FairnessReport{

@@ -56,7 +56,8 @@ func noShowsFrom(active map[string]int64) int64 {
 }
 
 // WriteRebuilt replaces the event's configuration (unless the one stored
-// is newer: stamped after the log's latest config record), line, holds, served
+// is newer: stamped after the log's latest config record), a chain draw's
+// freeze and draw, line, holds, served
 // stamps, visits, pre-queue, called and lapsed turns, moved places, admission counters, item holds and sales with st (its presence is
 // dropped: it is not in the log), sets the applied offsets (OffsetsKey) to
 // the ends the fold read (st.Ends), and registers the event. The rebuild
@@ -77,24 +78,10 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 	if err := s.keepFreeing(ctx, &st, nowMs); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 	}
-	k := keysOf(ev)
-	stored, err := s.c.HMGet(ctx, k.config, "capacity", "configuredAt").Result()
-	if err != nil {
+	if err := s.writeRebuiltConfig(ctx, st); err != nil {
 		return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
 	}
-	at, _ := stored[1].(string)
-	if storedAt, _ := strconv.ParseInt(at, 10, 64); stored[0] != nil && storedAt > st.ConfiguredAt {
-		// An admin change stored before the mark whose record lies past
-		// the end read (PUTs are refused from the mark on): it stays.
-		if err := s.c.SAdd(ctx, EventsKey, ev).Err(); err != nil {
-			return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
-		}
-	} else {
-		// The configuration came from the log: written, not recorded.
-		if _, _, err := s.putEvent(ctx, st.Event, max(st.ConfiguredAt, 1)); err != nil {
-			return fmt.Errorf("redisstore: rebuild %s: %w", ev, err)
-		}
-	}
+	k := keysOf(ev)
 	p := s.c.Pipeline()
 	p.Unlink(ctx, k.waiting, k.holders, k.served, k.prequeue, k.seen, k.unrecorded, k.offsets, k.joinKeys, // freed in the background: a line of millions
 		k.called, k.callplaces, k.claims, k.lapsed, k.moved)
@@ -102,6 +89,12 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		if end > 0 {
 			p.HSet(ctx, k.offsets, part, end-1) // folded: the consumer applies only what lies past it
 		}
+	}
+	// A chain draw's freeze and draw as the log holds them (a step Redis
+	// made whose record the log lacks was never told: it is made again).
+	p.HDel(ctx, k.config, chainFields...)
+	if h := chainHash(st.Event.Chain); h != nil {
+		p.HSet(ctx, k.config, h...)
 	}
 	p.HDel(ctx, k.stats, "admittedMaxScore")
 	p.HSet(ctx, k.stats, "admittedTotal", st.AdmittedTotal, "tokens", 0, "tokensAt", nowMs, "noShowCheckedTo", noShowsFrom(st.Holders))
@@ -147,6 +140,25 @@ func (s *Store) WriteRebuilt(ctx context.Context, st queue.Rebuilt, nowMs int64)
 		return fmt.Errorf("redisstore: rebuild %s: holds: %w", ev, err)
 	}
 	return nil
+}
+
+// writeRebuiltConfig writes st's configuration unless the one stored is
+// newer, and registers the event.
+func (s *Store) writeRebuiltConfig(ctx context.Context, st queue.Rebuilt) error {
+	ev := st.Event.ID
+	stored, err := s.c.HMGet(ctx, ConfigKey(ev), "capacity", "configuredAt").Result()
+	if err != nil {
+		return err
+	}
+	at, _ := stored[1].(string)
+	if storedAt, _ := strconv.ParseInt(at, 10, 64); stored[0] != nil && storedAt > st.ConfiguredAt {
+		// An admin change stored before the mark whose record lies past
+		// the end read (PUTs are refused from the mark on): it stays.
+		return s.c.SAdd(ctx, EventsKey, ev).Err()
+	}
+	// The configuration came from the log: written, not recorded.
+	_, _, err = s.putEvent(ctx, st.Event, max(st.ConfiguredAt, 1))
+	return err
 }
 
 // hsetAll queues the HSETs of m's fields into key on p, rebuildChunk

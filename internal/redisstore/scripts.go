@@ -80,6 +80,8 @@ var (
 	drawFreezeSrc string
 	//go:embed lua/draw_make.lua
 	drawMakeSrc string
+	//go:embed lua/draw_mark.lua
+	drawMarkSrc string
 
 	// admissionStep is the admission step: the admission keys, the hold
 	// library (admit() ends a expired holder's holds), the adaptive
@@ -110,10 +112,11 @@ var (
 	arriveScript       = newScript(arriveSrc)
 	drawFreezeScript   = newScript(drawFreezeSrc)
 	drawMakeScript     = newScript(journalLibSrc, drawMakeSrc)
+	drawMarkScript     = newScript(drawMarkSrc)
 	// seriesScript reads the reports through adaptive.lua's signal().
 	seriesScript = newScript(admissionKeysSrc, adaptiveSrc, seriesSrc)
 
-	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, moveScript, addressScript, mailsScript, arriveScript, drawFreezeScript, drawMakeScript}
+	allScripts = []*redis.Script{ingestScript, deleteEventScript, tickScript, releaseScript, statusScript, sweepScript, healthScript, markRecordedScript, holdScript, unholdScript, confirmScript, unsellScript, itemScript, itemsScript, spendScript, seriesScript, lineScript, detachScript, moveScript, addressScript, mailsScript, arriveScript, drawFreezeScript, drawMakeScript, drawMarkScript}
 )
 
 // newScript is the script made of parts, behind the named numbers of

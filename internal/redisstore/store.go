@@ -82,8 +82,23 @@ func (s *Store) Ping(ctx context.Context) error {
 }
 
 // EventStatus returns id's configuration and live sizes. Holders whose hold
-// expired before nowMs are not counted.
+// expired before nowMs are not counted. A chain draw freezes, or is made
+// without its value, at the first read past its time (FreezeDraw).
 func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.EventStatus, error) {
+	return s.eventStatus(ctx, id, nowMs, s.FreezeDraw)
+}
+
+// EventStatusStep implements queue.StepStore: EventStatus without a chain
+// draw's steps, which its caller makes and records (FreezeDrawStep).
+func (s *Store) EventStatusStep(ctx context.Context, id string, nowMs int64) (queue.EventStatus, error) {
+	return s.eventStatus(ctx, id, nowMs, nil)
+}
+
+// drawStep is a chain draw's steps as a read makes them (FreezeDraw), or
+// nil.
+type drawStep func(ctx context.Context, e queue.Event, nowMs int64) (queue.DrawChainState, error)
+
+func (s *Store) eventStatus(ctx context.Context, id string, nowMs int64, step drawStep) (queue.EventStatus, error) {
 	var (
 		conf     *redis.MapStringStringCmd
 		waiting  *redis.IntCmd
@@ -112,10 +127,10 @@ func (s *Store) EventStatus(ctx context.Context, id string, nowMs int64) (queue.
 	if err != nil {
 		return queue.EventStatus{}, err
 	}
-	// A chain draw freezes, or is made without its value, at the first
-	// read past its time (docs/api.md, "Ticket drops").
-	if e.Chain, err = s.FreezeDraw(ctx, e, nowMs); err != nil {
-		return queue.EventStatus{}, err
+	if step != nil {
+		if e.Chain, err = step(ctx, e, nowMs); err != nil {
+			return queue.EventStatus{}, err
+		}
 	}
 	st := statsReader(stats.Val())
 	num := st.num

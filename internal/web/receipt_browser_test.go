@@ -17,7 +17,8 @@ import (
 // TestReceiptInARealBrowser: a chain drop's page says its draw is a chain
 // draw; after the opening and the operator's public value it shows the
 // visitor's draw number and place, and "check it" recomputes both in
-// chromium with SubtleCrypto from the public draw and says so; the page's
+// chromium with SubtleCrypto from the public draw (the public event's
+// draw and the compact numbers) and says so; the page's
 // check refuses a receipt of another event, a Merkle path that does not
 // lead to the root, and a forged place, each with its reason.
 func TestReceiptInARealBrowser(t *testing.T) {
@@ -82,7 +83,7 @@ func TestReceiptInARealBrowser(t *testing.T) {
 	// The page's check against forged receipts, in the page itself.
 	const forge = `(async () => {
 		const s = saved();
-		const c = await producerGet("/v1/events/" + s.event + "/draw");
+		const c = await publicDraw(s.event);
 		const r = await producerGet(receiptPath(s));
 		const why = async (f) => { const x = structuredClone(r); f(x); const v = await verifyReceipt(c, x); return v.ok ? "ok" : v.why; };
 		return [

@@ -2,7 +2,9 @@
 -- once: every frozen entry's drawn place moves to its number under the
 -- effective seed, in the pre-queue and, for those still waiting at a drawn
 -- place, in the line; the line's journal starts a new epoch, so every
--- gateway learns every place again.
+-- gateway learns every place again. The draw is made (drawMadeAt), not yet
+-- told: draw_mark.lua sets drawnAt once its record is in the log, and only
+-- then is the line admitted and the draw published.
 --
 -- KEYS[1] config HASH, KEYS[2] prequeue ZSET, KEYS[3] waiting ZSET,
 -- KEYS[4] journal LIST
@@ -10,7 +12,7 @@
 -- public value (hex; '' missed), then pairs user, drawn score
 -- Returns OK, NO_EVENT, PUBLIC_VALUE_SET (made already: nothing changed),
 -- DRAW_CHANGED (the entries froze under another root: nothing changed).
-local conf = redis.call('HMGET', KEYS[1], 'capacity', 'drawnAt', 'drawRoot')
+local conf = redis.call('HMGET', KEYS[1], 'capacity', 'drawMadeAt', 'drawRoot')
 if not conf[1] then
   return NO_EVENT
 end
@@ -30,5 +32,5 @@ for i = 4, #ARGV, 2 do
 end
 redis.call('DEL', KEYS[4])
 journal_head(KEYS[4])
-redis.call('HSET', KEYS[1], 'drawValue', ARGV[3], 'drawnAt', ARGV[1])
+redis.call('HSET', KEYS[1], 'drawValue', ARGV[3], 'drawMadeAt', ARGV[1])
 return OK

@@ -123,9 +123,14 @@ local now = tonumber(ARGV[1])
 -- opensAt here decides which joins are drawn: those stamped before it; a
 -- chain draw's entries froze DRAW_FREEZE_LAG_MS after it (or when their
 -- root was written, whichever clock said so first), and a join ingested
--- later is placed at its stamp, after the drawn ones.
+-- later is placed at its stamp, after the drawn ones. The first batch cut
+-- by its clock keeps the marks of the joins applied before it (drawMarks,
+-- as draw_freeze.lua would): the cut a rebuild finds the entries by.
 local opensAt = tonumber(conf[2] or '0') or 0
 if conf[5] and (conf[6] or now >= opensAt + DRAW_FREEZE_LAG_MS) then
+  if not conf[6] then
+    redis.call('HSETNX', K.config, 'drawMarks', table.concat(redis.call('HGETALL', KEYS[24]), ' '))
+  end
   opensAt = 0
 end
 local n, once, plain = tonumber(ARGV[7]), ARGV[9] == '1', ARGV[10] == '1'
