@@ -107,7 +107,7 @@ func (p *Producer) Run(ctx context.Context, log *slog.Logger) error {
 		return err
 	}
 	srv, err := producer.New(p.Config, producer.Deps{
-		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Challenges: challenges, Addresses: live, Logger: log, Registry: reg,
+		Store: store, Topics: pub.Admin(), Publisher: pub, Tickets: tickets, Challenges: challenges, Logger: log, Registry: reg,
 	})
 	if err != nil {
 		return err

@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -210,6 +212,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Reports == nil {
 		d.Reports, _ = d.Store.(queue.ReportStore)
 	}
+	if err := d.portsFound(); err != nil {
+		return nil, err
+	}
 	if d.Challenges == nil {
 		if d.Challenges, err = challenge.NewIssuer([][]byte{queue.RandomKey()}, d.Now); err != nil {
 			return nil, err
@@ -272,3 +277,26 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 
 // Echo returns the router, for listing routes.
 func (s *Server) Echo() *echo.Echo { return s.e }
+
+// portsFound fails when a store is given but a port the routes read is
+// neither given nor found in it: a wrapper that hides one (as the
+// recording store once hid the fairness reports) fails at start, not at
+// a request. Without a store (the route listings) nothing is required.
+func (d Deps) portsFound() error {
+	if d.Store == nil {
+		return nil
+	}
+	var missing []string
+	for name, found := range map[string]bool{
+		"Door": d.Door != nil, "Resumes": d.Resumes != nil, "Addresses": d.Addresses != nil, "Reports": d.Reports != nil,
+	} {
+		if !found {
+			missing = append(missing, name)
+		}
+	}
+	if len(missing) > 0 {
+		slices.Sort(missing)
+		return fmt.Errorf("producer: the store has no %s port and none was given", strings.Join(missing, ", "))
+	}
+	return nil
+}

@@ -20,6 +20,7 @@ type Live interface {
 	queue.StepStore
 	queue.ResumeStore
 	queue.ReportStore
+	queue.AddressStore
 }
 
 // Store is the live state whose changes are recorded in the log before
