@@ -35,6 +35,7 @@
 //   - presence.go: the presence the tracker takes and lets go
 //   - eta.go: the wait a status frame estimates
 //   - rate.go: each event's measured admission rate and the pace the ETA assumes; the Teller
+//   - turnover.go: how long people keep a slot, from the admissions since the slots were first filled
 //
 // Admission
 //   - monitor.go: the slot monitor, its loop and ticks (sweeps, admissions, series)

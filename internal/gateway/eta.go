@@ -16,6 +16,13 @@ type pace struct {
 	perSecond float64
 	limit     float64
 	stay      int64
+	// stayMean is the mean stay the admissions since the slots were first
+	// filled say (seconds; 0: unknown), and turnover what they have seen
+	// (turnoverNone, ...): the estimate before the pace settles. perStay is
+	// the rate measured over a stay at least, the settled estimate's.
+	stayMean float64
+	turnover int
+	perStay  float64
 	// admittedTotal and turns are the event's admissions and away turns,
 	// for admissionsUntil; capacity its slots (0: unknown), for settled;
 	// claimSeconds its claim window (0: unknown or none).
@@ -67,32 +74,50 @@ func etaSeconds(position int64, perSecond float64) *int64 {
 }
 
 // settled reports whether the measured pace says how long people really
-// keep their slots: after the slots were first filled, half of them again
-// (and 50 at least) were admitted (admittedTotal ≥ capacity + max(50,
-// capacity ÷ 2)), so the pace holds early releases and no-shows' slots
-// freed, not just the first admissions' burst. (Twice the capacity, the
-// rule before, left a sale's first slot-turn to the whole-stay figure:
-// p90 error 71–145 % over a simulated sale against 33–37 % now.)
+// keep their slots. When this gateway saw the slots first filled
+// (turnover), once a whole stay passed since: the first holders are all
+// gone and the pace over a stay holds every kind of stay; until then the
+// stays seen so far say it (heldWait). Otherwise, after the slots were first
+// filled, half of them again (and 50 at least) were admitted
+// (admittedTotal ≥ capacity + max(50, capacity ÷ 2)), so the pace holds
+// early releases and no-shows' slots freed, not just the first admissions'
+// burst.
 func (p pace) settled() bool {
+	switch p.turnover {
+	case turnoverSeen:
+		return p.perStay > 1e-6 || p.perSecond > 1e-6
+	case turnoverSeeing:
+		return false
+	}
 	return p.perSecond > 1e-6 && p.capacity > 0 && p.admittedTotal >= p.capacity+max(50, p.capacity/2)
 }
 
+// settledRate is the rate a settled estimate assumes: the pace over a stay
+// (a full event admits as its holders leave, in waves as long as the
+// stays: a shorter window swings with them), else the pace.
+func (p pace) settledRate() float64 {
+	if p.perStay > 1e-6 {
+		return p.perStay
+	}
+	return p.perSecond
+}
+
 // estimate is the wait of a user at position (1-based; 0: not waiting) as
-// a status frame tells it: lo, and hi when the estimate is a range. It
-// never promises less than the holds allow: when every slot is taken for
-// the user (slotAtMs, queue.Place.SlotAt: when a slot frees for them if
-// every holder keeps theirs to the end), nobody is admitted before a slot
-// frees, so lo is at least the time until then, and at least the time the
-// rate in force needs for position users; a measured pace slower than that
-// makes it a range up to position ÷ that pace, at most one stay more (a
-// slot is not held longer than a stay: what the pace adds beyond is the
-// bursts of admissions a full event has, not a longer wait). Holders who leave early
-// (a release) only make it sooner, which the page's own reading of the
-// line's movement shows, and once the pace is settled (settled: the slots
-// turned over half again) the measured pace is the estimate and the whole-stay
-// time its high end. With a slot free for the user the estimate is
-// position ÷ the assumed rate, as before. Nothing is promised while
-// admission is stopped (an adaptive event without a signal, limit 0).
+// a status frame tells it: lo, and hi when the estimate is a range
+// (docs/api.md, "The estimated wait"). With a slot free for the user it is
+// position ÷ the assumed rate. With every slot taken (slotAtMs,
+// queue.Place.SlotAt: when a slot frees for them if every holder keeps
+// theirs to the end; its wait the holds' time): once the pace is settled,
+// position ÷ the pace over a stay; before, once a stay was seen end,
+// position × the mean stay seen ÷ capacity (heldWait); either way the holds'
+// time is the high end (people leave early) and the rate in force the
+// floor. Before any stay is seen end it never promises less than the holds'
+// time: nobody is admitted before a slot frees; a measured pace slower than
+// that makes it a range up to position ÷ that pace, at most one stay more
+// (a slot is not held longer than a stay: what the pace adds beyond is the
+// bursts of admissions a full event has, not a longer wait). Nothing is
+// promised while admission is stopped (an adaptive event without a signal,
+// limit 0).
 func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
 	if position <= 0 {
 		return nil, nil
@@ -108,7 +133,7 @@ func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
 	if p.settled() {
 		// Once settled, the pace is the estimate: every holder keeping the
 		// whole stay is its high end, not its floor (people leave early).
-		paced := *etaSeconds(position, p.perSecond)
+		paced := *etaSeconds(position, p.settledRate())
 		if p.limit > 0 {
 			paced = max(paced, *etaSeconds(position, p.limit))
 		}
@@ -116,6 +141,16 @@ func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
 			return &paced, &wait
 		}
 		return &paced, nil
+	}
+	if held := p.heldWait(position, wait); held < wait {
+		// The holds turn over as fast as the stays seen so far say: wait is
+		// its high end (everyone keeping the whole stay).
+		if p.limit > 0 {
+			held = max(held, *etaSeconds(position, p.limit))
+		}
+		if held < wait {
+			return &held, &wait
+		}
 	}
 	if p.limit > 0 {
 		wait = max(wait, *etaSeconds(position, p.limit))
@@ -125,4 +160,16 @@ func estimate(position int64, p pace, slotAtMs, nowMs int64) (lo, hi *int64) {
 		return &wait, &hi
 	}
 	return &wait, nil
+}
+
+// heldWait is wait, the time until a slot frees if every holder keeps the
+// whole stay, shortened by the stays seen so far (stayMean, turnover): the
+// position's turn comes when position holds ended, and the slots, all
+// taken, free capacity ÷ stayMean a second; wait itself while no stay was
+// seen end.
+func (p pace) heldWait(position, wait int64) int64 {
+	if p.stayMean <= 0 || p.stay <= 0 || p.stayMean >= float64(p.stay) || p.capacity <= 0 {
+		return wait
+	}
+	return min(wait, int64(math.Ceil(float64(position)*p.stayMean/float64(p.capacity))))
 }
