@@ -66,10 +66,11 @@ func startStackWith(t *testing.T, adminToken string, wrap func(http.Handler) htt
 	sys.StartConsumer(sys.ConsumerConfig())
 	tickets, _ := queue.NewTicketSigner("browser-test-secret")
 	keys, _ := entry.DerivedKeyring("browser-test-secret", nil)
-	// producer-api as shipped: the page's visitor identity names the user
-	// (the cookie without Secure: the test serves plain HTTP).
+	// producer-api as shipped, over the store that records its changes:
+	// the page's visitor identity names the user (the cookie without
+	// Secure: the test serves plain HTTP).
 	api, err := producer.New(producer.Config{AdminToken: adminToken, AllowedOrigins: []string{"127.0.0.1:*"}, CookieInsecure: true}, producer.Deps{
-		Store: sys.Store, Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
+		Store: sys.Recorded(redisstore.Options{}, sys.Pub), Topics: sys.Pub.Admin(), Publisher: sys.Pub, Tickets: tickets, Logger: testenv.Logger(t),
 	})
 	if err != nil {
 		t.Fatal(err)
