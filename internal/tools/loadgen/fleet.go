@@ -3,18 +3,17 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 )
 
@@ -130,18 +129,13 @@ func (f *fleet) read(c *wsClient, probe bool, connectedMs int64) {
 	}
 }
 
-// dropClass names the way a socket ended.
+// dropClass names the way a socket ended: its close code, or the kind of
+// error (testclient.ErrorKind).
 func dropClass(err error) string {
 	if code := websocket.CloseStatus(err); code != -1 {
 		return "close " + strconv.Itoa(int(code))
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return "eof"
-	}
-	if errors.Is(err, syscall.ECONNRESET) {
-		return "connection reset"
-	}
-	return "other"
+	return testclient.ErrorKind(err)
 }
 
 // close closes every client socket without a close handshake and waits a
