@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
@@ -59,7 +58,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopOrigin()
-	keys, err := entry.NewKeyring("bench", randomSeed(), nil)
+	keys, err := entry.NewKeyring("bench", []byte(stack.RandomHex(16)), nil) // a seed of 32 random hex digits
 	if err != nil {
 		return err
 	}
@@ -70,7 +69,10 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopGateway()
-	guardBase, stopGuard, err := startGuard(ctx, originBase, gwBase, stderr)
+	guardBase, stopGuard, err := startGuard(ctx, map[string]string{
+		"WAITQ_ORIGIN_URL": originBase, "WAITQ_EVENT_ID": guardEvent, "WAITQ_GATEWAY_URL": gwBase,
+		"WAITQ_WAITING_ROOM_URL": "http://127.0.0.1:9/", // never visited: every client holds a valid token
+	}, stderr)
 	if err != nil {
 		return err
 	}
@@ -143,17 +145,12 @@ func bareProxy(origin string) http.Handler {
 	}
 }
 
-// startGuard runs waitq-guard in this process with its defaults, in front of
-// origin, with the keys of the gateway at gw, and waits until it is ready.
-func startGuard(ctx context.Context, origin, gw string, stderr io.Writer) (base string, stop func(), err error) {
-	g, err := stack.StartService(ctx, &app.Guard{}, map[string]string{
-		"WAITQ_ORIGIN_URL":  origin,
-		"WAITQ_EVENT_ID":    guardEvent,
-		"WAITQ_GATEWAY_URL": gw,
-		// Never visited: every client holds a valid token.
-		"WAITQ_WAITING_ROOM_URL": "http://127.0.0.1:9/",
-		"WAITQ_COOKIE_INSECURE":  "true",
-	}, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
+// startGuard runs waitq-guard in this process with env over its defaults,
+// the cookie without Secure (plain HTTP on loopback), and waits until it is
+// ready.
+func startGuard(ctx context.Context, env map[string]string, stderr io.Writer) (base string, stop func(), err error) {
+	env["WAITQ_COOKIE_INSECURE"] = "true"
+	g, err := stack.StartService(ctx, &app.Guard{}, env, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
 	if err != nil {
 		return "", nil, err
 	}
@@ -203,11 +200,4 @@ func measurePages(ctx context.Context, lc *loadClient, cfg guardConfig, t target
 	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, "",
 		func(phase) request { return get }, stderr)
 	return r, err
-}
-
-// randomSeed returns 32 random bytes for a signing key.
-func randomSeed() []byte {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return b
 }
