@@ -107,18 +107,14 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	fmt.Fprintln(stdout)
-	printRow(stdout, "guard   ", &gated)
-	printRow(stdout, "guard   ", &bare)
-	printRow(stdout, "guard   ", &direct)
+	printRows(stdout, "guard   ", &gated, &bare, &direct)
 	report.Summary(stdout, fmt.Sprintf("pages through waitq-guard, %d admitted clients, origin %s CPU a page", cfg.concurrency, cfg.originCPU),
 		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", gated.rate(), report.Millis(gated.lat.Percentile(0.5)), report.Millis(gated.lat.Percentile(0.99))),
 		fmt.Sprintf("origin straight %.0f/s, p50 %s, p99 %s", direct.rate(), report.Millis(direct.lat.Percentile(0.5)), report.Millis(direct.lat.Percentile(0.99))),
 		gated.rate(), direct.rate(), "≥ 0.7")
 	report.Summary(stdout, "waitq-guard against a bare reverse proxy (the guard's own cost)",
 		fmt.Sprintf("%.0f/s", gated.rate()), fmt.Sprintf("httputil.ReverseProxy alone %.0f/s", bare.rate()), gated.rate(), bare.rate(), "")
-	printErrors(stdout, &gated)
-	printErrors(stdout, &bare)
-	printErrors(stdout, &direct)
+	printErrors(stdout, &gated, &bare, &direct)
 	return nil
 }
 
