@@ -23,10 +23,3 @@ func text(b *bytes.Buffer, x, y float64, size int, anchor, color, extra, s strin
 
 // bold is the extra attribute of a bold text.
 const bold = `font-weight="bold"`
-
-// attr escapes s for an attribute's value.
-func attr(s string) string {
-	var b bytes.Buffer
-	_ = xml.EscapeText(&b, []byte(s))
-	return b.String()
-}

@@ -127,14 +127,11 @@ func path(pts []Point, sx, sy scale) string {
 
 // stroke returns the stroke attributes of s.
 func stroke(s *Series) string {
-	color, width := s.Color, s.Width
-	if color == "" {
-		color = "#000"
-	}
+	width := s.Width
 	if width <= 0 {
 		width = 1.6
 	}
-	a := fmt.Sprintf(`stroke="%s" stroke-width="%.1f"`, attr(color), width)
+	a := fmt.Sprintf(`stroke="%s" stroke-width="%.1f"`, s.Color, width)
 	if s.Dashed {
 		a += ` stroke-dasharray="6 4"`
 	}

@@ -13,7 +13,7 @@ type Point struct{ X, Y float64 }
 type Series struct {
 	// Name is the line's entry in the panel's legend ("": none).
 	Name string
-	// Color is a CSS colour ("": black).
+	// Color is a CSS colour, written as given (#rrggbb).
 	Color string
 	// Width is the stroke width in px (0: 1.6).
 	Width float64
