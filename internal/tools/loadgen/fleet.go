@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -60,29 +60,12 @@ func newFleet(parent context.Context, n int) *fleet {
 func (f *fleet) noteError(class string, err error) {
 	f.errMu.Lock()
 	defer f.errMu.Unlock()
-	f.errs.add(class, redactURLs(err.Error()))
+	f.errs.add(class, quotedURL.ReplaceAllLiteralString(err.Error(), `"<url>"`))
 }
 
-// redactURLs shortens the quoted URLs in an error message, whose tickets
-// would push the cause out of the table's line.
-func redactURLs(msg string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(msg, `"http://`)
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(msg[i+1:], '"')
-		if j < 0 {
-			break
-		}
-		b.WriteString(msg[:i])
-		b.WriteString(`"<url>"`)
-		msg = msg[i+j+2:]
-	}
-	b.WriteString(msg)
-	return b.String()
-}
+// quotedURL is a quoted URL in an error message, whose ticket would push
+// the cause out of the table's line: redacted to "<url>".
+var quotedURL = regexp.MustCompile(`"http://[^"]*"`)
 
 // statusFrameHead is the part of a status frame the clients look at.
 type statusFrameHead struct {
