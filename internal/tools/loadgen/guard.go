@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -173,16 +174,12 @@ func admitClients(ctx context.Context, c *http.Client, guardBase string, keys *e
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		var cookie *http.Cookie
-		for _, ck := range resp.Cookies() {
-			if ck.Value == tok {
-				cookie = ck
-			}
-		}
-		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != guardPage || cookie == nil {
+		set := resp.Cookies()
+		k := slices.IndexFunc(set, func(ck *http.Cookie) bool { return ck.Value == tok })
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != guardPage || k < 0 {
 			return nil, fmt.Errorf("entering client %d: %s, Location %q, Set-Cookie %q", i, resp.Status, resp.Header.Get("Location"), resp.Header.Values("Set-Cookie"))
 		}
-		cookies[i] = cookie.Name + "=" + cookie.Value
+		cookies[i] = set[k].Name + "=" + tok
 	}
 	return cookies, nil
 }
