@@ -48,15 +48,10 @@ func RunAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 		rows[i] = r.rows()
 	}
 	printAdaptive(stdout, cfg, runs, rows)
-	if err := writeAdaptiveCSV(cfg.csv, runs, rows); err != nil {
+	if err := writeFile(stdout, cfg.csv, func(w io.Writer) error { return writeAdaptiveCSV(w, runs, rows) }); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "wrote %s\n", cfg.csv)
-	if err := writeAdaptiveChart(cfg.svg, cfg, runs, rows); err != nil {
-		return err
-	}
-	fmt.Fprintf(stdout, "wrote %s\n", cfg.svg)
-	return nil
+	return writeFile(stdout, cfg.svg, adaptiveChart(cfg, runs, rows, time.Now()).Write)
 }
 
 // pageRecord is one shop page a visitor asked for.
@@ -68,12 +63,12 @@ type pageRecord struct {
 
 // adaptiveTick is what the run's sampler read at one second.
 type adaptiveTick struct {
-	at                     time.Duration
-	waiting, total         int64 // the admin GET's line and admittedTotal
-	rate                   int   // the effective rate, users a minute
-	guardP95, guardErrors  float64
-	shopBusy, shopQueued   int
-	controlled, signalLost bool
+	at                    time.Duration
+	waiting, total        int64 // the admin GET's line and admittedTotal
+	rate                  int   // the effective rate, users a minute
+	guardP95, guardErrors float64
+	shopBusy, shopQueued  int
+	signalLost            bool
 }
 
 // adaptiveRun is what one run recorded.
@@ -186,7 +181,7 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 		t := adaptiveTick{at: r.since(), waiting: ev.Waiting, total: ev.AdmittedTotal,
 			rate: ev.AdmitPerMinute, guardP95: math.NaN(), guardErrors: math.NaN(), shopBusy: shop.InService, shopQueued: shop.Waiting}
 		if ev.Control != nil {
-			t.controlled, t.rate, t.signalLost = true, ev.Control.AdmitPerMinute, ev.Control.SignalLost
+			t.rate, t.signalLost = ev.Control.AdmitPerMinute, ev.Control.SignalLost
 		}
 		for _, h := range ev.Health {
 			if h.Reporter != adaptiveReporter {

@@ -22,17 +22,17 @@ const admittedSpan = 5
 
 // secondRow is one second of a run, as the CSV and the chart have it.
 type secondRow struct {
-	second                          int
-	joined, waiting, inShop         int
-	ordered, gaveUp                 int
-	admittedTotal                   int64
-	admittedPerMin                  float64 // over the last admittedSpan seconds
-	rate                            int     // the effective rate, users a minute
-	pages, errors                   int     // ended in this second
-	p95                             float64 // ms; NaN without pages
-	guardP95, guardErrors           float64 // the guard's latest report; NaN: none
-	shopBusy, shopQueued            int
-	sampled, controlled, signalLost bool
+	second                  int
+	joined, waiting, inShop int
+	ordered, gaveUp         int
+	admittedTotal           int64
+	admittedPerMin          float64 // over the last admittedSpan seconds
+	rate                    int     // the effective rate, users a minute
+	pages, errors           int     // ended in this second
+	p95                     float64 // ms; NaN without pages
+	guardP95, guardErrors   float64 // the guard's latest report; NaN: none
+	shopBusy, shopQueued    int
+	sampled, signalLost     bool // a sample of its own; the controller's signal lost
 }
 
 // errorPct returns the share of this second's pages that failed, in %;
@@ -87,18 +87,18 @@ func (r *adaptiveRun) rows() []secondRow {
 			s.p95 = float64(lat.Percentile(0.95)) / float64(time.Millisecond)
 		}
 		t, ok := ticks[s.second]
+		s.sampled = ok
 		if ok {
 			last = t
 		} else {
 			t = last // a sample missed: the last one stands
 		}
-		s.sampled = ok
 		s.waiting, s.admittedTotal, s.rate = int(t.waiting), t.total, t.rate
 		s.guardP95, s.guardErrors = t.guardP95, t.guardErrors
 		if t.at == 0 {
 			s.guardP95, s.guardErrors = math.NaN(), math.NaN()
 		}
-		s.shopBusy, s.shopQueued, s.controlled, s.signalLost = t.shopBusy, t.shopQueued, t.controlled, t.signalLost
+		s.shopBusy, s.shopQueued, s.signalLost = t.shopBusy, t.shopQueued, t.signalLost
 		totals[i] = t.total
 		from := max(i-admittedSpan, -1)
 		before := int64(0)
@@ -237,12 +237,8 @@ var adaptiveCSVHeader = []string{"run", "second", "joined", "waiting", "in_shop"
 	"admitted_total", "admitted_per_min_5s", "rate_per_min", "pages", "page_errors", "page_p95_ms",
 	"gate_p95_ms", "gate_error_rate", "shop_in_service", "shop_queued", "signal_lost"}
 
-// writeAdaptiveCSV writes every run's rows to path.
-func writeAdaptiveCSV(path string, runs []*adaptiveRun, rows [][]secondRow) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
+// writeAdaptiveCSV writes every run's rows as CSV to w.
+func writeAdaptiveCSV(f io.Writer, runs []*adaptiveRun, rows [][]secondRow) error {
 	w := csv.NewWriter(f)
 	_ = w.Write(adaptiveCSVHeader)
 	num := func(v float64, prec int) string {
@@ -260,24 +256,24 @@ func writeAdaptiveCSV(path string, runs []*adaptiveRun, rows [][]secondRow) erro
 		}
 	}
 	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
+	return w.Error()
 }
 
-// writeAdaptiveChart writes the chart of the runs to path.
-func writeAdaptiveChart(path string, cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow) error {
+// writeFile writes path with write, and prints that it did.
+func writeFile(stdout io.Writer, path string, write func(io.Writer) error) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
-	if err := adaptiveChart(cfg, runs, rows, time.Now()).Write(f); err != nil {
+	if err := write(f); err != nil {
 		f.Close()
 		return err
 	}
-	return f.Close()
+	if err := f.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "wrote %s\n", path)
+	return nil
 }
 
 // Colours of the chart's lines.

@@ -9,11 +9,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/waitq/waitq/internal/app"
 	"github.com/waitq/waitq/internal/demoshop"
-	"github.com/waitq/waitq/internal/guard"
 	"github.com/waitq/waitq/internal/queue"
-	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/stack/svcproc"
 )
 
@@ -64,27 +61,25 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 
 // startGuard runs waitq-guard at addr in front of the shop at shopBase,
 // reporting its health to producer-api with reportToken.
-func (s *adaptiveStack) startGuard(ctx context.Context, addr, shopBase, reportToken string) error {
-	g, err := stack.StartService(ctx, &app.Guard{}, map[string]string{
+func (s *adaptiveStack) startGuard(ctx context.Context, addr, shopBase, reportToken string) (err error) {
+	var stop func()
+	s.guard, stop, err = startGuard(ctx, map[string]string{
 		"WAITQ_HTTP_ADDR":        addr,
 		"WAITQ_ORIGIN_URL":       shopBase,
 		"WAITQ_EVENT_ID":         s.event,
 		"WAITQ_WAITING_ROOM_URL": s.gateways[0] + "/",
 		"WAITQ_GATEWAY_URL":      s.gateways[0],
 		"WAITQ_DONE_PATH":        "/order",
-		"WAITQ_COOKIE_INSECURE":  "true", // plain HTTP on loopback
 		"WAITQ_HEALTH_URL":       s.producer,
 		"WAITQ_HEALTH_TOKEN":     reportToken,
 		"WAITQ_HEALTH_INTERVAL":  adaptiveInterval.String(),
 		"WAITQ_HEALTH_WINDOW":    adaptiveWindow.String(),
 		"WAITQ_HEALTH_REPORTER":  adaptiveReporter,
-	}, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
-	if err != nil {
-		return err
+	}, s.stderr)
+	if err == nil {
+		s.AtClose(stop)
 	}
-	s.guard = g.URL()
-	s.AtClose(stopper(g, s.stderr))
-	return nil
+	return err
 }
 
 // eventBody is the admin PUT body of a run's event: room for everyone, the

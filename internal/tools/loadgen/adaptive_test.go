@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -30,9 +31,9 @@ func testRun(m admissionMode) *adaptiveRun {
 		{end: 1900 * time.Millisecond, took: 40 * time.Millisecond},
 	}
 	r.ticks = []adaptiveTick{
-		{at: 1010 * time.Millisecond, waiting: 1, total: 2, rate: 300, guardP95: 12, guardErrors: 0.5, controlled: m.adaptive},
+		{at: 1010 * time.Millisecond, waiting: 1, total: 2, rate: 300, guardP95: 12, guardErrors: 0.5},
 		// second 2's sample is missing: the first one stands
-		{at: 2990 * time.Millisecond, waiting: 0, total: 6, rate: 600, guardP95: math.NaN(), guardErrors: math.NaN(), controlled: m.adaptive},
+		{at: 2990 * time.Millisecond, waiting: 0, total: 6, rate: 600, guardP95: math.NaN(), guardErrors: math.NaN()},
 	}
 	return r
 }
@@ -142,7 +143,7 @@ func TestAdaptiveOutputs(t *testing.T) {
 	}
 	dir := t.TempDir()
 	csvPath, svgPath := filepath.Join(dir, "a.csv"), filepath.Join(dir, "a.svg")
-	if err := writeAdaptiveCSV(csvPath, runs, rows); err != nil {
+	if err := writeFile(io.Discard, csvPath, func(w io.Writer) error { return writeAdaptiveCSV(w, runs, rows) }); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(csvPath)
@@ -154,7 +155,7 @@ func TestAdaptiveOutputs(t *testing.T) {
 	if err != nil || len(recs) != 7 || len(recs[0]) != len(adaptiveCSVHeader) || recs[3][12] != "" || recs[1][0] != "adaptive" {
 		t.Fatalf("csv %v: %q", err, recs)
 	}
-	if err := writeAdaptiveChart(svgPath, cfg, runs, rows); err != nil {
+	if err := writeFile(io.Discard, svgPath, adaptiveChart(cfg, runs, rows, time.Now()).Write); err != nil {
 		t.Fatal(err)
 	}
 	svg, err := os.ReadFile(svgPath)

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/kafkajoin"
-	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/stack/svcproc"
 )
@@ -57,11 +56,7 @@ func (cs *costStack) joins(ctx context.Context, cfg costConfig) ([]costPair, err
 			return nil, err
 		}
 	}
-	store, err := redisstore.New(cs.client, redisstore.Options{})
-	if err != nil {
-		return nil, err
-	}
-	return pairs, deleteStatusesEvent(store, costJoinEvent)
+	return pairs, deleteStatusesEvent(cs.store, costJoinEvent)
 }
 
 // measureJoins sends t cfg.joins/10 joins as a warm-up, then cfg.joins
@@ -113,12 +108,8 @@ func costJoinsOf(lc *loadClient, cfg costConfig, url, prefix string) request {
 // reading all of it into the line, cfg.rounds times each, alternating;
 // then ingest-consumer once more with the fast track on, the event full.
 func (cs *costStack) ingest(ctx context.Context, cfg costConfig) (pairs []costPair, fast costSample, err error) {
-	store, err := redisstore.New(cs.client, redisstore.Options{})
-	if err != nil {
-		return nil, fast, err
-	}
 	conn := kafkajoin.BrokerConfig{Brokers: []string{cs.brokerAddr}, TopicPrefix: kafkajoin.DefaultTopicPrefix}
-	if err := createIngestEvent(ctx, store, conn); err != nil {
+	if err := createIngestEvent(ctx, cs.store, conn); err != nil {
 		return nil, fast, err
 	}
 	icfg := ingestConfig{n: cfg.joins, timeout: cfg.timeout, keyed: cfg.joinKeys}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
 )
@@ -26,6 +27,7 @@ var costPrograms = []string{"producer-api", "ingest-consumer", "kfake-broker"}
 type costStack struct {
 	*infra
 	node    *redis.Client     // of the one redis-server
+	store   *redisstore.Store // on it, the fast track off
 	bin     map[string]string // program → binary
 	binDesc string            // where the binaries came from, for the target line
 	self    string            // this binary: "loadgen baseline …"
@@ -68,7 +70,8 @@ func startCostStack(ctx context.Context, cfg costConfig, stderr io.Writer) (_ *c
 	if cs.node, ok = cs.client.(*redis.Client); !ok { // one redis-server: a plain client
 		return nil, fmt.Errorf("cost: a %T for one redis-server", cs.client)
 	}
-	return cs, nil
+	cs.store, err = redisstore.New(cs.client, redisstore.Options{})
+	return cs, err
 }
 
 // buildPrograms builds costPrograms from the checkout in the working

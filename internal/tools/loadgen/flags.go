@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -140,10 +141,8 @@ func (s *settings) oneOf(p *string, name, usage string, choices ...string) {
 	s.fs.StringVar(p, name, choices[0], usage)
 	s.show(name)
 	s.check(func() error {
-		for _, c := range choices {
-			if *p == c {
-				return nil
-			}
+		if slices.Contains(choices, *p) {
+			return nil
 		}
 		return fmt.Errorf("-%s %q: must be %s", name, *p, strings.Join(choices, " or "))
 	})

@@ -3,18 +3,17 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"regexp"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 )
 
@@ -61,29 +60,12 @@ func newFleet(parent context.Context, n int) *fleet {
 func (f *fleet) noteError(class string, err error) {
 	f.errMu.Lock()
 	defer f.errMu.Unlock()
-	f.errs.add(class, redactURLs(err.Error()))
+	f.errs.add(class, quotedURL.ReplaceAllLiteralString(err.Error(), `"<url>"`))
 }
 
-// redactURLs shortens the quoted URLs in an error message, whose tickets
-// would push the cause out of the table's line.
-func redactURLs(msg string) string {
-	var b strings.Builder
-	for {
-		i := strings.Index(msg, `"http://`)
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(msg[i+1:], '"')
-		if j < 0 {
-			break
-		}
-		b.WriteString(msg[:i])
-		b.WriteString(`"<url>"`)
-		msg = msg[i+j+2:]
-	}
-	b.WriteString(msg)
-	return b.String()
-}
+// quotedURL is a quoted URL in an error message, whose ticket would push
+// the cause out of the table's line: redacted to "<url>".
+var quotedURL = regexp.MustCompile(`"http://[^"]*"`)
 
 // statusFrameHead is the part of a status frame the clients look at.
 type statusFrameHead struct {
@@ -130,18 +112,13 @@ func (f *fleet) read(c *wsClient, probe bool, connectedMs int64) {
 	}
 }
 
-// dropClass names the way a socket ended.
+// dropClass names the way a socket ended: its close code, or the kind of
+// error (testclient.ErrorKind).
 func dropClass(err error) string {
 	if code := websocket.CloseStatus(err); code != -1 {
 		return "close " + strconv.Itoa(int(code))
 	}
-	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
-		return "eof"
-	}
-	if errors.Is(err, syscall.ECONNRESET) {
-		return "connection reset"
-	}
-	return "other"
+	return testclient.ErrorKind(err)
 }
 
 // close closes every client socket without a close handshake and waits a

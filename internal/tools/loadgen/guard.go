@@ -2,12 +2,12 @@ package loadgen
 
 import (
 	"context"
-	"crypto/rand"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,7 +59,7 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopOrigin()
-	keys, err := entry.NewKeyring("bench", randomSeed(), nil)
+	keys, err := entry.NewKeyring("bench", []byte(stack.RandomHex(16)), nil) // a seed of 32 random hex digits
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,10 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return err
 	}
 	defer stopGateway()
-	guardBase, stopGuard, err := startGuard(ctx, originBase, gwBase, stderr)
+	guardBase, stopGuard, err := startGuard(ctx, map[string]string{
+		"WAITQ_ORIGIN_URL": originBase, "WAITQ_EVENT_ID": guardEvent, "WAITQ_GATEWAY_URL": gwBase,
+		"WAITQ_WAITING_ROOM_URL": "http://127.0.0.1:9/", // never visited: every client holds a valid token
+	}, stderr)
 	if err != nil {
 		return err
 	}
@@ -105,18 +108,14 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 
 	fmt.Fprintln(stdout)
-	printRow(stdout, "guard   ", &gated)
-	printRow(stdout, "guard   ", &bare)
-	printRow(stdout, "guard   ", &direct)
+	printRows(stdout, "guard   ", &gated, &bare, &direct)
 	report.Summary(stdout, fmt.Sprintf("pages through waitq-guard, %d admitted clients, origin %s CPU a page", cfg.concurrency, cfg.originCPU),
 		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", gated.rate(), report.Millis(gated.lat.Percentile(0.5)), report.Millis(gated.lat.Percentile(0.99))),
 		fmt.Sprintf("origin straight %.0f/s, p50 %s, p99 %s", direct.rate(), report.Millis(direct.lat.Percentile(0.5)), report.Millis(direct.lat.Percentile(0.99))),
 		gated.rate(), direct.rate(), "≥ 0.7")
 	report.Summary(stdout, "waitq-guard against a bare reverse proxy (the guard's own cost)",
 		fmt.Sprintf("%.0f/s", gated.rate()), fmt.Sprintf("httputil.ReverseProxy alone %.0f/s", bare.rate()), gated.rate(), bare.rate(), "")
-	printErrors(stdout, &gated)
-	printErrors(stdout, &bare)
-	printErrors(stdout, &direct)
+	printErrors(stdout, &gated, &bare, &direct)
 	return nil
 }
 
@@ -143,17 +142,12 @@ func bareProxy(origin string) http.Handler {
 	}
 }
 
-// startGuard runs waitq-guard in this process with its defaults, in front of
-// origin, with the keys of the gateway at gw, and waits until it is ready.
-func startGuard(ctx context.Context, origin, gw string, stderr io.Writer) (base string, stop func(), err error) {
-	g, err := stack.StartService(ctx, &app.Guard{}, map[string]string{
-		"WAITQ_ORIGIN_URL":  origin,
-		"WAITQ_EVENT_ID":    guardEvent,
-		"WAITQ_GATEWAY_URL": gw,
-		// Never visited: every client holds a valid token.
-		"WAITQ_WAITING_ROOM_URL": "http://127.0.0.1:9/",
-		"WAITQ_COOKIE_INSECURE":  "true",
-	}, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
+// startGuard runs waitq-guard in this process with env over its defaults,
+// the cookie without Secure (plain HTTP on loopback), and waits until it is
+// ready.
+func startGuard(ctx context.Context, env map[string]string, stderr io.Writer) (base string, stop func(), err error) {
+	env["WAITQ_COOKIE_INSECURE"] = "true"
+	g, err := stack.StartService(ctx, &app.Guard{}, env, stack.ServiceOptions{ReadyPath: guard.AdminPrefix + "readyz"})
 	if err != nil {
 		return "", nil, err
 	}
@@ -180,16 +174,12 @@ func admitClients(ctx context.Context, c *http.Client, guardBase string, keys *e
 		}
 		_, _ = io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
-		var cookie *http.Cookie
-		for _, ck := range resp.Cookies() {
-			if ck.Value == tok {
-				cookie = ck
-			}
-		}
-		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != guardPage || cookie == nil {
+		set := resp.Cookies()
+		k := slices.IndexFunc(set, func(ck *http.Cookie) bool { return ck.Value == tok })
+		if resp.StatusCode != http.StatusFound || resp.Header.Get("Location") != guardPage || k < 0 {
 			return nil, fmt.Errorf("entering client %d: %s, Location %q, Set-Cookie %q", i, resp.Status, resp.Header.Get("Location"), resp.Header.Values("Set-Cookie"))
 		}
-		cookies[i] = cookie.Name + "=" + cookie.Value
+		cookies[i] = set[k].Name + "=" + tok
 	}
 	return cookies, nil
 }
@@ -203,11 +193,4 @@ func measurePages(ctx context.Context, lc *loadClient, cfg guardConfig, t target
 	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, "",
 		func(phase) request { return get }, stderr)
 	return r, err
-}
-
-// randomSeed returns 32 random bytes for a signing key.
-func randomSeed() []byte {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b)
-	return b
 }

@@ -96,9 +96,7 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintln(stdout)
 	printRounds(stdout, "joins  rounds  producer-api/bare-echo", rounds, joinRound.ratio, medianTail)
-	printRow(stdout, "joins  ", &prodRes)
-	printRow(stdout, "joins  ", &writerRes)
-	printRow(stdout, "joins  ", &echoRes)
+	printRows(stdout, "joins  ", &prodRes, &writerRes, &echoRes)
 	report.Ratio(stdout, "producer-api/bare-echo", prodRes.rate(), echoRes.rate())
 	report.Ratio(stdout, "producer-api/kafka-writer", prodRes.rate(), writerRes.rate())
 	report.Summary(stdout, fmt.Sprintf("joins through producer-api, %d clients", cfg.concurrency),
@@ -107,9 +105,7 @@ func RunJoins(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	report.Summary(stdout, "publish: joins through producer-api",
 		fmt.Sprintf("%.0f/s", prodRes.rate()),
 		fmt.Sprintf("the service's publisher straight into the broker %.0f/s", writerRes.rate()), prodRes.rate(), writerRes.rate(), "")
-	printErrors(stdout, &prodRes)
-	printErrors(stdout, &writerRes)
-	printErrors(stdout, &echoRes)
+	printErrors(stdout, &prodRes, &writerRes, &echoRes)
 	fmt.Fprint(stdout, check.String())
 	return nil
 }

@@ -228,7 +228,7 @@ func printLag(w io.Writer, cfg lagConfig, r *offerResult) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "lag    offered %d/s for %s (%d joins)  achieved %.0f/s (202s)  not sent %d (all %d clients busy)\n",
 		cfg.rate, cfg.duration, r.offered, r.joins.rate(), r.skipped, cfg.concurrency)
-	printRow(w, "joins  ", &r.joins)
+	printRows(w, "joins  ", &r.joins)
 	n := len(r.watch.seen)
 	for _, d := range []struct {
 		label string

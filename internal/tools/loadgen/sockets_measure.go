@@ -187,19 +187,15 @@ func (f *fleet) collectErrors(res *socketsResult) {
 func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, stderr io.Writer) (int64, error) {
 	limit := 3*cfg.interval + 10*time.Second
 	began := time.Now()
-	lastPrint := began
+	stopProgress := startProgressLine(stderr, func() string {
+		return fmt.Sprintf("  waiting for a status tick %4.1fs", time.Since(began).Seconds())
+	})
+	defer stopProgress()
 	err := poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
-		switch {
-		case f.probeTick.Load() != 0:
-			return true, nil
-		case !gw.Running():
+		if !gw.Running() && f.probeTick.Load() == 0 {
 			return true, errors.New("ws-gateway exited")
 		}
-		if time.Since(lastPrint) >= time.Second {
-			fmt.Fprintf(stderr, "  waiting for a status tick %4.1fs\n", time.Since(began).Seconds())
-			lastPrint = time.Now()
-		}
-		return false, nil
+		return f.probeTick.Load() != 0, nil
 	}, func(error) error { return fmt.Errorf("no status tick reached the probe client within %s", limit) })
 	return f.probeTick.Load(), err
 }

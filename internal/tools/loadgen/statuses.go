@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode"
 
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
@@ -310,14 +311,10 @@ func (c *statusesConfig) bind(s *settings) {
 	s.oneOf(&c.path, "path", "the status path: journal (a gateway's: each user read once at connect, then kept from the line's journal) or store (every user read from Redis every round: the way before)", statusesJournal, statusesStore)
 }
 
-// conn returns where the Redis is, as the services take it.
+// conn returns where the Redis is, as the services take it: the seeds
+// split at commas, spaces dropped.
 func (c *statusesConfig) conn() redisstore.Conn {
-	var seeds []string
-	for s := range strings.SplitSeq(c.seeds, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			seeds = append(seeds, s)
-		}
-	}
+	seeds := strings.FieldsFunc(c.seeds, func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
 	return redisstore.Conn{URL: c.redisURL, Cluster: seeds}
 }
 

@@ -234,14 +234,20 @@ func merge(name string, workers []*worker, elapsed time.Duration, dials int64) r
 	return r
 }
 
-// printRow prints one measured target of a table (head: "joins  ").
-func printRow(w io.Writer, head string, r *result) {
-	fmt.Fprintf(w, "%s%-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
-		head, r.name, r.workers, r.elapsed.Seconds(), r.rate(),
-		report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
+// printRows prints a row of a table (head: "joins  ") for each measured
+// target of rs.
+func printRows(w io.Writer, head string, rs ...*result) {
+	for _, r := range rs {
+		fmt.Fprintf(w, "%s%-12s  %d clients  %4.1fs  %7.0f req/s  p50 %s  p99 %s  max %s  ok %d  errors %d  dials %d\n",
+			head, r.name, r.workers, r.elapsed.Seconds(), r.rate(),
+			report.Millis(r.lat.Percentile(0.50)), report.Millis(r.lat.Percentile(0.99)), report.Millis(r.lat.Percentile(1)), r.ok, r.errs.total(), r.dials)
+	}
 }
 
-// printErrors lists r's failed requests by class with one example each.
-func printErrors(w io.Writer, r *result) {
-	r.errs.print(w, "errors "+r.name+"  ")
+// printErrors lists the failed requests of each of rs by class with one
+// example each.
+func printErrors(w io.Writer, rs ...*result) {
+	for _, r := range rs {
+		r.errs.print(w, "errors "+r.name+"  ")
+	}
 }

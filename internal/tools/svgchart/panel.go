@@ -19,7 +19,7 @@ func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
 	items, lines := p.legend(left, plotW)
 	top := y + titleLine + float64(lines)*legendLine + 8
 	bottom := y + h - bottomMargin
-	text(b, left, y+13, 12, "start", "#111", "bold", p.Title)
+	text(b, left, y+13, 12, "start", "#111", bold, p.Title)
 
 	sx := newScale(p.X, left, left+plotW)
 	sy := newScale(p.Y, bottom, top)
@@ -49,7 +49,8 @@ func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
 		}
 	}
 	text(b, left+plotW/2, bottom+29, 11, "middle", "#333", "", p.X.Label)
-	ylabel(b, x+11, (top+bottom)/2, p.Y.Label)
+	ly := (top + bottom) / 2
+	text(b, x+11, ly, 11, "middle", "#333", fmt.Sprintf(`transform="rotate(-90 %.1f %.1f)"`, x+11, ly), p.Y.Label)
 
 	// The lines, clipped to the plot.
 	fmt.Fprintf(b, `<clipPath id="plot%d"><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></clipPath>`+"\n", i, left, top, plotW, bottom-top)
@@ -126,14 +127,11 @@ func path(pts []Point, sx, sy scale) string {
 
 // stroke returns the stroke attributes of s.
 func stroke(s *Series) string {
-	color, width := s.Color, s.Width
-	if color == "" {
-		color = "#000"
-	}
+	width := s.Width
 	if width <= 0 {
 		width = 1.6
 	}
-	a := fmt.Sprintf(`stroke="%s" stroke-width="%.1f"`, attr(color), width)
+	a := fmt.Sprintf(`stroke="%s" stroke-width="%.1f"`, s.Color, width)
 	if s.Dashed {
 		a += ` stroke-dasharray="6 4"`
 	}

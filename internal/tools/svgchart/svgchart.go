@@ -13,7 +13,7 @@ type Point struct{ X, Y float64 }
 type Series struct {
 	// Name is the line's entry in the panel's legend ("": none).
 	Name string
-	// Color is a CSS colour ("": black).
+	// Color is a CSS colour, written as given (#rrggbb).
 	Color string
 	// Width is the stroke width in px (0: 1.6).
 	Width float64
@@ -92,7 +92,7 @@ func (c *Chart) Write(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
 	fmt.Fprintf(&b, `<rect width="%d" height="%d" fill="#fff"/>`+"\n", width, height)
-	text(&b, outer, 24, 18, "start", "#111", "bold", c.Title)
+	text(&b, outer, 24, 18, "start", "#111", bold, c.Title)
 	for i, s := range c.Subtitles {
 		text(&b, outer, float64(42+17*i), 12, "start", "#555", "", s)
 	}
@@ -100,7 +100,7 @@ func (c *Chart) Write(w io.Writer) error {
 	if len(c.ColumnTitles) > 0 {
 		for i, t := range c.ColumnTitles {
 			if i < cols {
-				text(&b, outer+float64(i)*(cw+gap), float64(head-8), 14, "start", "#111", "bold", t)
+				text(&b, outer+float64(i)*(cw+gap), float64(head-8), 14, "start", "#111", bold, t)
 			}
 		}
 	}
