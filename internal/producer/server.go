@@ -200,19 +200,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		return nil, err
 	}
 	d.Logger, d.Registry, d.Now = httpkit.RuntimeDefaults(d.Logger, d.Registry, d.Now)
-	if d.Door == nil {
-		d.Door, _ = d.Store.(queue.DoorStore)
-	}
-	if d.Resumes == nil {
-		d.Resumes, _ = d.Store.(queue.ResumeStore)
-	}
-	if d.Addresses == nil {
-		d.Addresses, _ = d.Store.(queue.AddressStore)
-	}
-	if d.Reports == nil {
-		d.Reports, _ = d.Store.(queue.ReportStore)
-	}
-	if err := d.portsFound(); err != nil {
+	if err := d.findPorts(); err != nil {
 		return nil, err
 	}
 	if d.Challenges == nil {
@@ -278,11 +266,24 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHT
 // Echo returns the router, for listing routes.
 func (s *Server) Echo() *echo.Echo { return s.e }
 
-// portsFound fails when a store is given but a port the routes read is
-// neither given nor found in it: a wrapper that hides one (as the
-// recording store once hid the fairness reports) fails at start, not at
-// a request. Without a store (the route listings) nothing is required.
-func (d Deps) portsFound() error {
+// findPorts takes each port not given from the Store, when it is one, and
+// fails when a store is given but a port the routes read is neither given
+// nor found in it: a wrapper that hides one (as the recording store once
+// hid the fairness reports) fails at start, not at a request. Without a
+// store (the route listings) nothing is required.
+func (d *Deps) findPorts() error {
+	if d.Door == nil {
+		d.Door, _ = d.Store.(queue.DoorStore)
+	}
+	if d.Resumes == nil {
+		d.Resumes, _ = d.Store.(queue.ResumeStore)
+	}
+	if d.Addresses == nil {
+		d.Addresses, _ = d.Store.(queue.AddressStore)
+	}
+	if d.Reports == nil {
+		d.Reports, _ = d.Store.(queue.ReportStore)
+	}
 	if d.Store == nil {
 		return nil
 	}
