@@ -161,7 +161,7 @@ func (s *Store) MarkDrawRecorded(ctx context.Context, c queue.Changes) error {
 	case code == codeNoEvent:
 		return queue.ErrEventNotFound
 	case code == codeRebuilding:
-		return queue.Errorf(queue.CodeStoreUnavailable, "event %s is being rebuilt from its log", c.EventID)
+		return queue.ErrRebuilding
 	}
 	return nil
 }
