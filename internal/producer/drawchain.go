@@ -113,7 +113,7 @@ func (s *Server) publicDraw(c echo.Context) error {
 // writeDraw answers with the route's event's made chain draw, with
 // cacheControl unless it is "".
 func (s *Server) writeDraw(c echo.Context, cacheControl string) error {
-	m, err := s.routeChain(c)
+	_, m, err := s.routeChain(c)
 	if err != nil {
 		return err
 	}
@@ -123,17 +123,17 @@ func (s *Server) writeDraw(c echo.Context, cacheControl string) error {
 	return c.JSON(http.StatusOK, m.chain)
 }
 
-// routeChain returns the route's event's made chain draw.
-func (s *Server) routeChain(c echo.Context) (*madeChain, error) {
+// routeChain returns the route's event and its made chain draw.
+func (s *Server) routeChain(c echo.Context) (queue.Event, *madeChain, error) {
 	ev, err := s.chainEvent(c)
 	if err != nil {
-		return nil, err
+		return ev, nil, err
 	}
 	m, err := s.publicChain(c.Request().Context(), ev)
 	if err != nil {
-		return nil, s.drawError("read the draw", err)
+		return ev, nil, s.drawError("read the draw", err)
 	}
-	return m, nil
+	return ev, m, nil
 }
 
 // publicDrawNumbers answers GET /v1/events/{eventId}/draw/numbers: a made
@@ -141,7 +141,7 @@ func (s *Server) routeChain(c echo.Context) (*madeChain, error) {
 // the page's check needs of the draw (~0.7 MB at 100,000 entries, not the
 // whole draw's ~8 MB), cached as the whole draw.
 func (s *Server) publicDrawNumbers(c echo.Context) error {
-	m, err := s.routeChain(c)
+	_, m, err := s.routeChain(c)
 	if err != nil {
 		return err
 	}
@@ -164,13 +164,9 @@ func (s *Server) drawReceipt(c echo.Context) error {
 	if err != nil {
 		return queue.Errorf(queue.CodeInvalidTicket, "the ticket is not valid for event %s", id)
 	}
-	ev, err := s.chainEvent(c)
+	ev, m, err := s.routeChain(c)
 	if err != nil {
 		return err
-	}
-	m, err := s.publicChain(c.Request().Context(), ev)
-	if err != nil {
-		return s.drawError("read the draw", err)
 	}
 	r, ok := m.chain.Receipt(m.tree, *ev.SaltKey, t.UserID)
 	if !ok {
