@@ -51,14 +51,20 @@ func TestPlaceState(t *testing.T) {
 
 func TestRateAndETA(t *testing.T) {
 	r := newRates()
-	if got := r.observe("e", 0, 0); got != 0 {
+	// observe measures admittedTotal at nowMs (an event of unknown
+	// configuration) and returns the rate (0 until a second has passed
+	// since the first).
+	observe := func(ev string, total, nowMs int64) float64 {
+		return r.measure(nil, ev, queue.StatusBatch{AdmittedTotal: total}, nowMs).perSecond
+	}
+	if got := observe("e", 0, 0); got != 0 {
 		t.Fatalf("first observation %v", got)
 	}
 	if etaSeconds(5, 0) != nil {
 		t.Fatal("an ETA without a rate")
 	}
-	r.observe("e", 10, 5_000) // 2 per second
-	got := r.observe("e", 20, 10_000)
+	observe("e", 10, 5_000) // 2 per second
+	got := observe("e", 20, 10_000)
 	if got < 1.99 || got > 2.01 {
 		t.Fatalf("rate %v, want 2/s", got)
 	}
@@ -66,7 +72,7 @@ func TestRateAndETA(t *testing.T) {
 		t.Fatalf("eta of position 5 at 2/s = %v, want 3", eta)
 	}
 	// Admissions stop: the rate decays, the ETA grows.
-	slower := r.observe("e", 20, 15_000)
+	slower := observe("e", 20, 15_000)
 	if slower >= got {
 		t.Fatalf("rate %v did not decay from %v", slower, got)
 	}

@@ -40,14 +40,6 @@ type rateSample struct{ total, atMs int64 }
 
 func newRates() *rates { return &rates{events: map[string]*rate{}} }
 
-// observe records admittedTotal of event at nowMs and returns the rate (0
-// until a second has passed since the first sample).
-func (r *rates) observe(event string, admittedTotal, nowMs int64) float64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.record(event, admittedTotal, nowMs).since(rateWindow, admittedTotal, nowMs)
-}
-
 // record keeps admittedTotal of event at nowMs (at most one sample a
 // second, none older than rateKeep but the last two) and returns the
 // event's samples. r.mu is held.
