@@ -89,8 +89,7 @@ func (p drawPlacer) drawn(id string, u *replayUser) (int64, bool) {
 	case p.frozen && !u.joins.entered(p.opensAt, p.marks):
 		return 0, false
 	case p.effective != nil:
-		e := draw.SaltedEntry(draw.Salt(p.saltKey, id), id)
-		return int64(draw.EntryNumber(p.effective, e)) - 1<<draw.Bits, true
+		return int64(draw.EntryNumber(p.effective, draw.UserEntry(p.saltKey, id))) - 1<<draw.Bits, true
 	}
 	return p.classic.Score(id), true
 }
@@ -107,12 +106,13 @@ func (st *Rebuilt) CheckDraw() error {
 	}
 	es := make([]draw.Entry, 0, len(st.Prequeue))
 	for id := range st.Prequeue {
-		es = append(es, draw.SaltedEntry(draw.Salt(*e.SaltKey, id), id))
+		es = append(es, draw.UserEntry(*e.SaltKey, id))
 	}
-	if err := draw.SortEntries(es); err != nil {
+	_, t, err := draw.EntryTree(e.ID, es)
+	if err != nil {
 		return fmt.Errorf("the chain draw's entries: %w", err)
 	}
-	if root := draw.NewTree(e.ID, es).Root(); root != c.EntryRoot || len(es) != c.EntryCount {
+	if root := t.Root(); root != c.EntryRoot || len(es) != c.EntryCount {
 		return fmt.Errorf("the chain draw's entries rebuilt from the log hash to root %s (%d entries), but its drawfrozen record says %s (%d entries): the log does not hold the pre-queue that froze; nothing was written", root, len(es), c.EntryRoot, c.EntryCount)
 	}
 	return nil

@@ -175,7 +175,7 @@ func (s *Store) chainEntries(ctx context.Context, e queue.Event) ([]string, []dr
 	}
 	es := make([]draw.Entry, len(users))
 	for i, u := range users {
-		es[i] = draw.SaltedEntry(draw.Salt(*e.SaltKey, u), u)
+		es[i] = draw.UserEntry(*e.SaltKey, u)
 	}
 	return users, es, nil
 }
@@ -189,11 +189,11 @@ func (s *Store) freeze(ctx context.Context, e queue.Event) (string, int, string,
 		if err != nil {
 			return "", 0, "", err
 		}
-		sorted := append([]draw.Entry(nil), es...)
-		if err := draw.SortEntries(sorted); err != nil {
+		_, t, err := draw.EntryTree(e.ID, es)
+		if err != nil {
 			return "", 0, "", fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)
 		}
-		root := draw.NewTree(e.ID, sorted).Root()
+		root := t.Root()
 		v, err := runScript(ctx, s.c, drawFreezeScript, []string{k.config, k.prequeue, k.offsets}, len(es), root).Result()
 		if err != nil {
 			return "", 0, "", fmt.Errorf("redisstore: freeze %s: %w", e.ID, err)

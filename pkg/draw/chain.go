@@ -70,6 +70,12 @@ func SaltedEntry(salt [sha256.Size]byte, user string) Entry {
 	return sha256.Sum256(append(salt[:], user...))
 }
 
+// UserEntry is user's entry under the event's salt key: SaltedEntry of
+// user's Salt.
+func UserEntry(saltKey [SaltKeySize]byte, user string) Entry {
+	return SaltedEntry(Salt(saltKey, user), user)
+}
+
 // EntryNumber is e's draw number under the effective seed: the rule of
 // Number with the entry's 32 bytes as the message.
 func EntryNumber(d *Drawer, e Entry) uint64 { return d.Number(string(e[:])) }

@@ -80,6 +80,17 @@ func SortEntries(entries []Entry) error {
 	return nil
 }
 
+// EntryTree sorts a copy of entries (in any order; one listed twice is an
+// error) and builds eventID's tree over it: the one rule by which a
+// freeze, a rebuild's check and a made draw find the entry root.
+func EntryTree(eventID string, entries []Entry) ([]Entry, *Tree, error) {
+	es := slices.Clone(entries)
+	if err := SortEntries(es); err != nil {
+		return nil, nil, err
+	}
+	return es, NewTree(eventID, es), nil
+}
+
 // Tree is the Merkle tree of one event's frozen entries, leaves in
 // ascending entry order. A level's last node without a sibling is promoted
 // to the next level unchanged (never paired with itself).

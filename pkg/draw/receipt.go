@@ -208,11 +208,10 @@ func VerifyReceipt(c *Chain, r *Receipt) error {
 // chain, without Order (the line's, for the service to fill), and the
 // entries' tree for receipts.
 func BuildChain(eventID string, opensAt int64, seed Seed, src *PublicSource, publicValue []byte, entries []Entry) (*Chain, *Tree, error) {
-	es := slices.Clone(entries)
-	if err := SortEntries(es); err != nil {
+	es, t, err := EntryTree(eventID, entries)
+	if err != nil {
 		return nil, nil, err
 	}
-	t := NewTree(eventID, es)
 	c := &Chain{
 		EventID: eventID, OpensAt: opensAt, Commitment: seed.Commitment(), Seed: seed.Hex(),
 		PublicSource: src, PublicValue: hex.EncodeToString(publicValue), PublicValueMissed: len(publicValue) == 0,
