@@ -280,4 +280,7 @@ func TestDrawNumbersOverHTTP(t *testing.T) {
 	if r := d.e.do(t, http.MethodGet, "/v1/events/"+classic+"/draw/numbers", nil, nil); r.status != http.StatusConflict || r.errorCode(t) != queue.CodeNotChainDraw {
 		t.Fatalf("a classic drop's numbers: %d %s", r.status, r.body)
 	}
+	if r := d.e.do(t, http.MethodGet, "/v1/events/"+d.ev+"-made-up/draw/numbers", nil, nil); r.status != http.StatusNotFound || r.errorCode(t) != queue.CodeEventNotFound {
+		t.Fatalf("a made-up event's numbers: %d %s", r.status, r.body)
+	}
 }
