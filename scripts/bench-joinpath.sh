@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Measures the join path on this machine with cmd/loadgen: joins/s through
-# producer-api next to a bare echo handler and a bare Kafka writer, then
+# Measures the join path on this machine with cmd/loadgen: the CPU a join
+# costs producer-api and ingest-consumer, each a process of its own, against
+# a baseline program doing the same job (loadgen cost, one round), then
 # messages/s of the ingest consumer next to raw pipelined ZADDs (and with the
 # fast track on), then the join → visible-in-line lag at a fixed offered
 # rate, then how soon people get in (join → admitted frame, release → the
@@ -10,7 +11,7 @@
 # printed and kept in bench/out/joinpath-<date>.txt; progress goes to stderr
 # only.
 #
-# Extra flags: JOINS_ARGS='-d 20s -c 128' INGEST_ARGS='-n 500000' LAG_ARGS='-rate 5000' ADMIT_ARGS='-users 2000' scripts/bench-joinpath.sh
+# Extra flags: COST_ARGS='-joins 100000 -rounds 3' INGEST_ARGS='-n 500000' LAG_ARGS='-rate 5000' ADMIT_ARGS='-users 2000' scripts/bench-joinpath.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -21,7 +22,7 @@ ensure_redis
 
 build_loadgen
 
-read -r -a joins_args <<<"${JOINS_ARGS:-}"
+read -r -a cost_args <<<"${COST_ARGS:--joins 50000 -rounds 1}"
 read -r -a ingest_args <<<"${INGEST_ARGS:-}"
 read -r -a lag_args <<<"${LAG_ARGS:-}"
 read -r -a admit_args <<<"${ADMIT_ARGS:-}"
@@ -29,8 +30,8 @@ read -r -a admit_args <<<"${ADMIT_ARGS:-}"
 mkdir -p bench/out
 out="bench/out/joinpath-$(date -u +%Y%m%d-%H%M%S).txt"
 
-log "loadgen joins ${joins_args[*]}"
-bin/loadgen joins "${joins_args[@]}" | tee "$out"
+log "loadgen cost ${cost_args[*]}"
+bin/loadgen cost "${cost_args[@]}" | tee "$out"
 echo | tee -a "$out"
 log "loadgen ingest ${ingest_args[*]}"
 bin/loadgen ingest "${ingest_args[@]}" | tee -a "$out"

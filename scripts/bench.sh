@@ -2,8 +2,8 @@
 # Runs every measurement on this machine and writes bench/RESULTS.md: a
 # summary table of the figures next to their same-run baselines and goals,
 # then the raw outputs: the Go benchmarks of the hot paths, redis-benchmark's
-# pipelined ZADD (the store's limit), the join path against a bare echo
-# handler and a bare Kafka writer, the ingest consumer against raw ZADD, the
+# pipelined ZADD (the store's limit), the CPU a join costs producer-api and
+# the ingest consumer against baseline programs, the ingest consumer against raw ZADD, the
 # join → visible-in-line lag (scripts/bench-joinpath.sh), sockets per
 # gateway (scripts/bench-gateway.sh), and pages through waitq-guard next to
 # the origin (loadgen guard, with a trivial origin and with one spending

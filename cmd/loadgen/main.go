@@ -1,7 +1,6 @@
 // Command loadgen measures the join path and the status path on this machine
 // and prints the numbers as a small plain-text table:
 //
-//	loadgen joins   joins/s through producer-api next to a bare echo handler
 //	loadgen ingest  messages/s the ingest consumer writes into Redis next to
 //	                raw pipelined ZADDs
 //	loadgen lag     join → visible-in-line lag at a fixed offered rate
@@ -42,7 +41,7 @@
 // Except for statuses, sale and turns, which use the Redis their -redis names (and
 // delete their event afterwards), every part runs on this machine by
 // default: an in-process kfake broker, a redis-server child process on a
-// free loopback port and, for joins, producer-api in-process (guard: the
+// free loopback port (guard: the
 // origin, the keys and waitq-guard in-process; admit and adaptive: every
 // service in-process); sockets starts a ws-gateway binary as a child
 // process, and all their traffic stays on the loopback network
@@ -85,7 +84,6 @@ type command struct {
 // commands returns the subcommands in the order the usage lists them.
 func commands() []command {
 	return []command{
-		{"joins", loadgen.RunJoins, "joins/s through producer-api next to a bare echo handler"},
 		{"ingest", loadgen.RunIngest, "messages/s the ingest consumer writes into Redis"},
 		{"lag", loadgen.RunLag, "join → visible-in-line lag at a fixed offered rate"},
 		{"sockets", loadgen.RunSockets, "WebSockets (or SSE streams) one ws-gateway holds with status frames on time"},

@@ -11,7 +11,6 @@ func TestUsage(t *testing.T) {
 	const want = `usage: loadgen <command> [flags]
 
 commands:
-  joins    joins/s through producer-api next to a bare echo handler
   ingest   messages/s the ingest consumer writes into Redis
   lag      join → visible-in-line lag at a fixed offered rate
   sockets  WebSockets (or SSE streams) one ws-gateway holds with status frames on time
@@ -39,7 +38,7 @@ Run "loadgen <command> -h" for the command's flags.
 	if err := run(context.Background(), nil, &stdout, &stderr); err == nil || stderr.String() != want {
 		t.Fatalf("no command: %v", err)
 	}
-	if err := run(context.Background(), []string{"joins", "-h"}, &stdout, &stderr); err != nil || stdout.Len() != 0 {
-		t.Fatalf("joins -h: %v, stdout %q", err, stdout.String())
+	if err := run(context.Background(), []string{"ingest", "-h"}, &stdout, &stderr); err != nil || stdout.Len() != 0 {
+		t.Fatalf("ingest -h: %v, stdout %q", err, stdout.String())
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // costConfig are the settings of "loadgen cost".
@@ -113,6 +115,8 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	fastPair := []costPair{{prog: fast, base: mid.base}}
 	printCostLine(stdout, "redis-fast-track", fastPair, redisCPU, " (the same joins with the fast track on and the event full; baseline: the median round's)")
 	printCostLine(stdout, "ingest-consumer-fast-track", fastPair, progCPU, "")
+	costSummary(stdout, fmt.Sprintf("CPU a join costs producer-api, %d clients (`loadgen cost`)", cfg.concurrency), "echo + kafka-go writer", joins)
+	costSummary(stdout, "CPU a join costs ingest-consumer (`loadgen cost`)", "kafka-go reader + ZADD pipeline", ingest)
 	printRedisProfile(stdout, "ingest-consumer", mid.prog, cfg.joins)
 	printRedisProfile(stdout, "baseline", mid.base, cfg.joins)
 	printRedisProfile(stdout, "ingest-consumer-fast-track", fast, cfg.joins)
@@ -158,12 +162,25 @@ func joinsLatency(pairs []costPair, clients int) string {
 // medianOf returns the median of f over pairs.
 func medianOf(pairs []costPair, f func(costPair) float64) float64 { return f(median(pairs, f)) }
 
+// costSummary prints the summary row of a program's CPU per join against its
+// baseline's (the medians over the rounds), for bench/RESULTS.md.
+func costSummary(w io.Writer, what, baseline string, pairs []costPair) {
+	x, y, _ := costMedians(pairs, progCPU)
+	report.Summary(w, what, fmt.Sprintf("%.1f µs", x), fmt.Sprintf("%s %.1f µs", baseline, y), x, y, "≤ 1.3")
+}
+
+// costMedians returns the medians over the rounds of what of returns a join
+// for the program and for its baseline, and of the rounds' ratios.
+func costMedians(pairs []costPair, of func(costSample) time.Duration) (prog, base, ratio float64) {
+	return medianOf(pairs, func(p costPair) float64 { return p.prog.perJoin(of(p.prog)) }),
+		medianOf(pairs, func(p costPair) float64 { return p.base.perJoin(of(p.base)) }),
+		medianOf(pairs, func(p costPair) float64 { return p.ratio(of) })
+}
+
 // printCostLine prints the cost line of a program: the medians over the
 // rounds of its CPU per join, its baseline's, and their ratio.
 func printCostLine(w io.Writer, program string, pairs []costPair, of func(costSample) time.Duration, extra string) {
-	x := medianOf(pairs, func(p costPair) float64 { return p.prog.perJoin(of(p.prog)) })
-	y := medianOf(pairs, func(p costPair) float64 { return p.base.perJoin(of(p.base)) })
-	r := medianOf(pairs, func(p costPair) float64 { return p.ratio(of) })
+	x, y, r := costMedians(pairs, of)
 	base := "baseline_cpu_us_per_join"
 	if strings.HasPrefix(program, "redis") {
 		base = "baseline"

@@ -81,6 +81,17 @@ func serveBaseline(ctx context.Context, addr string, e *echo.Echo) error {
 	return nil
 }
 
+// writerPublishTimeout bounds one publish of the producer baseline, as
+// producer-api's default WAITQ_PUBLISH_TIMEOUT bounds one of its own.
+const writerPublishTimeout = 3 * time.Second
+
+// echoAnswer is the producer baseline's small JSON body.
+type echoAnswer struct {
+	EventID  string `json:"eventId"`
+	UserID   string `json:"userId"`
+	JoinedAt int64  `json:"joinedAt"`
+}
+
 // runProducerBaseline serves the producer baseline's join route on addr.
 func runProducerBaseline(ctx context.Context, addr string, brokers []string, prefix string) error {
 	w := &kafka.Writer{

@@ -153,7 +153,7 @@ func TestIngestFlags(t *testing.T) {
 	}
 }
 
-// TestMedianRound: the ingest and joins figures are those of the round
+// TestMedianRound: the ingest figures are those of the round
 // whose ratio is the median (the lower middle of an even
 // number), whatever the order the rounds ran in.
 func TestMedianRound(t *testing.T) {
@@ -172,9 +172,9 @@ func TestMedianRound(t *testing.T) {
 	}
 }
 
-// TestJoinsRoundsFlag checks -rounds of "loadgen joins": 1 by default, in
-// the settings line, and bounded.
-func TestJoinsRoundsFlag(t *testing.T) {
+// TestRoundsFlag checks -rounds of "loadgen ingest": 1 by default, in the
+// settings line, and bounded.
+func TestRoundsFlag(t *testing.T) {
 	for _, tc := range []struct {
 		args    []string
 		wantErr string
@@ -184,9 +184,9 @@ func TestJoinsRoundsFlag(t *testing.T) {
 		{[]string{"-rounds", "5"}, "", "-rounds 5 "},
 		{[]string{"-rounds", "0"}, "-rounds 0: must be between 1 and 9", ""},
 	} {
-		var cfg joinsConfig
+		var cfg ingestConfig
 		var stdout bytes.Buffer
-		ok, err := begin("joins", &cfg, tc.args, &stdout, &bytes.Buffer{})
+		ok, err := begin("ingest", &cfg, tc.args, &stdout, &bytes.Buffer{})
 		if ok != (tc.wantErr == "") || (err == nil) != (tc.wantErr == "") || (err != nil && err.Error() != tc.wantErr) {
 			t.Fatalf("begin(%q) = %v, %v; want error %q", tc.args, ok, err, tc.wantErr)
 		}

@@ -56,9 +56,9 @@ func TestFormats(t *testing.T) {
 
 func TestMachineHeader(t *testing.T) {
 	var b bytes.Buffer
-	Machine(&b, "joins")
+	Machine(&b, "cost")
 	lines := strings.Split(b.String(), "\n")
-	if len(lines) != 3 || !strings.HasPrefix(lines[0], "loadgen joins  ") || !strings.HasPrefix(lines[1], "machine  NumCPU ") {
+	if len(lines) != 3 || !strings.HasPrefix(lines[0], "loadgen cost  ") || !strings.HasPrefix(lines[1], "machine  NumCPU ") {
 		t.Fatalf("header:\n%s", b.String())
 	}
 }
