@@ -18,12 +18,9 @@ const (
 	maxDuration    = 120 * time.Second
 	maxRequests    = 5_000_000
 	maxConcurrency = 1024
-	// maxRounds bounds -rounds, of ingest and joins: how many times a
+	// maxRounds bounds -rounds, of ingest and cost: how many times a
 	// measurement and its baseline are taken, alternating.
 	maxRounds = 9
-	// warmup is the unrecorded warm-up before each measurement of joins
-	// and guard.
-	warmup = time.Second
 )
 
 // config is the settings of one measurement: a struct whose fields its
@@ -152,13 +149,6 @@ func (s *settings) oneOf(p *string, name, usage string, choices ...string) {
 func (s *settings) boolVar(p *bool, name string, def bool, usage string) {
 	s.fs.BoolVar(p, name, def, usage)
 	s.showAs(name, func() string { return fmt.Sprintf("-%s=%t", name, *p) })
-}
-
-// load declares -c and -d, the clients and the window of joins, lag and
-// guard.
-func (s *settings) load(c *int, d *time.Duration, defC int, cUsage, dUsage string) {
-	s.intVar(c, "c", defC, 1, maxConcurrency, cUsage)
-	s.durMax(d, "d", 10*time.Second, maxDuration, dUsage)
 }
 
 // cluster declares -redis-cluster, of the measurements whose figures are

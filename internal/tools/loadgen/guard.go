@@ -24,6 +24,8 @@ const (
 	guardEvent = "bench-guard"
 	guardPage  = "/product/1" // a protected path
 	guardBody  = 2048         // bytes of the origin's page
+	// guardWarmup is the unrecorded warm-up before each measurement.
+	guardWarmup = time.Second
 )
 
 // guardConfig are the settings of "loadgen guard".
@@ -37,7 +39,8 @@ type guardConfig struct {
 
 // bind declares the guard flags.
 func (c *guardConfig) bind(s *settings) {
-	s.load(&c.concurrency, &c.duration, 64, "admitted clients, each a keep-alive connection with its own entry token", "duration of each measurement (at most 120s)")
+	s.intVar(&c.concurrency, "c", 64, 1, maxConcurrency, "admitted clients, each a keep-alive connection with its own entry token")
+	s.durMax(&c.duration, "d", 10*time.Second, maxDuration, "duration of each measurement (at most 120s)")
 	s.int64Var(&c.maxReqs, "n", 1_000_000, 1, maxRequests, "most requests of each measurement")
 	s.durVar(&c.originCPU, "origin-cpu", 0, "0", "1s", "CPU time the origin spends on each page (0: a trivial origin), as a site rendering pages would")
 }
@@ -184,13 +187,20 @@ func admitClients(ctx context.Context, c *http.Client, guardBase string, keys *e
 	return cookies, nil
 }
 
-// measurePages runs the warm-up and then the recorded measurement of GETs
-// of t, worker i sending cookies[i] and expecting 200.
+// measurePages runs an unrecorded warm-up of guardWarmup and then the
+// recorded measurement of GETs of t, worker i sending cookies[i] and
+// expecting 200.
 func measurePages(ctx context.Context, lc *loadClient, cfg guardConfig, t target, cookies []string, stderr io.Writer) (result, error) {
 	get := func(ctx context.Context, w *worker, _ int) (string, string) {
 		return send(ctx, lc.http, http.MethodGet, t.url, http.StatusOK, "Cookie", cookies[w.id])
 	}
-	r, _, err := warmThenMeasure(ctx, lc, t, cfg.concurrency, cfg.duration, warmup, cfg.maxReqs, "",
-		func(phase) request { return get }, stderr)
-	return r, err
+	lc.Close()
+	warm, err := measure(ctx, lc, t, phase{label: t.name + " warm-up", duration: guardWarmup, maxReqs: cfg.maxReqs, workers: cfg.concurrency}, get, stderr)
+	if err != nil {
+		return result{}, err
+	}
+	if n := warm.errs.total(); n > 0 {
+		fmt.Fprintf(stderr, "  %s warm-up: %d errors, e.g. %s\n", t.name, n, warm.errs.first())
+	}
+	return measure(ctx, lc, t, phase{label: t.name, duration: cfg.duration, maxReqs: cfg.maxReqs, workers: cfg.concurrency}, get, stderr)
 }

@@ -117,28 +117,6 @@ func userOf(prefix string, w *worker, n int) string {
 	return prefix + "c" + strconv.Itoa(w.id) + "-" + strconv.Itoa(n)
 }
 
-// warmThenMeasure runs an unrecorded warm-up of t (when warmup > 0) and then
-// the recorded measurement, each with workers workers, at most maxReqs
-// requests and the requests reqs makes for the phase (its user ids prefixed
-// with prefix + "w" or "m"). It also returns the warm-up's successes.
-func warmThenMeasure(ctx context.Context, lc *loadClient, t target, workers int, duration, warmup time.Duration, maxReqs int64, prefix string, reqs func(phase) request, stderr io.Writer) (r result, warmOK int, err error) {
-	lc.Close()
-	if warmup > 0 {
-		ph := phase{label: t.name + " warm-up", prefix: prefix + "w", duration: warmup, maxReqs: maxReqs, workers: workers}
-		wr, err := measure(ctx, lc, t, ph, reqs(ph), stderr)
-		if err != nil {
-			return result{}, 0, err
-		}
-		if n := wr.errs.total(); n > 0 {
-			fmt.Fprintf(stderr, "  %s warm-up: %d errors, e.g. %s\n", t.name, n, wr.errs.first())
-		}
-		warmOK = wr.ok
-	}
-	ph := phase{label: t.name, prefix: prefix + "m", duration: duration, maxReqs: maxReqs, workers: workers}
-	r, err = measure(ctx, lc, t, ph, reqs(ph), stderr)
-	return r, warmOK, err
-}
-
 // measure runs ph with ph.workers workers sending do until ph.duration
 // passes, ph.maxReqs requests were sent or ctx ends, printing progress to
 // progress once a second.
