@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"regexp"
 	"strconv"
 	"sync"
@@ -13,54 +14,77 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/waitq/waitq/internal/queue"
+	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/testkit/testclient"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 )
 
-// fleet is every client of a run. Each client has one reader goroutine;
-// counters are shared atomics, so memory per client stays a few hundred
-// bytes beyond the connection itself.
+// fleet is every client of a run against one gateway. Each client has one
+// reader goroutine; counters are shared atomics, so memory per client stays
+// a few hundred bytes beyond the connection itself.
 type fleet struct {
-	ctx     context.Context // readers run until it ends
+	ctx     context.Context // the clients' connections and readers live until it ends
 	cancel  context.CancelFunc
-	clients []*wsClient // by user index; nil where the dial failed
+	cfg     socketsConfig
+	gw      *svcproc.Proc
+	signer  *queue.TicketSigner
+	clients []*client // by user index; nil where the dial failed
 	readers sync.WaitGroup
 
-	lat       latency.Hist
-	winStart  atomic.Int64 // window of server stamps (ms); set before winEnd
-	winEnd    atomic.Int64
-	frozen    atomic.Bool  // frames arriving after the window's grace do not count
-	probe     atomic.Bool  // the first connected client watches the tick phase
-	probeTick atomic.Int64 // server stamp of the probe's latest regular tick
+	// How dialing went, set by dialAll.
+	dialTime  time.Duration
+	attempted int
+	stopped   string // why dialing ended before every client was tried
+
+	lat      latency.Hist
+	winStart atomic.Int64 // window of server stamps (ms); set before winEnd
+	winEnd   atomic.Int64
+	frozen   atomic.Bool  // frames arriving after the window's grace do not count
+	lastTick atomic.Int64 // server stamp of the latest regular tick a client saw
 	// phases marks where in the status interval regular frames are stamped
 	// (interval/phaseBuckets apart), so that the window's edges can fall
 	// where no frame is: a gateway spreads its statuses over part of the
 	// interval.
-	phases     [phaseBuckets]atomic.Bool
-	intervalMs atomic.Int64 // the gateway's status interval; 0 until known
-	status     atomic.Int64 // status frames received in all
-	other      atomic.Int64 // frames of other types
-	connected  atomic.Int64
-	failed     atomic.Int64
-	streak     atomic.Int64 // failed dials since the last success
-	dropped    atomic.Int64 // sockets that ended while loadgen still read
+	phases    [phaseBuckets]atomic.Bool
+	status    atomic.Int64 // status frames received in all
+	other     atomic.Int64 // frames of other types
+	connected atomic.Int64
+	failed    atomic.Int64
+	streak    atomic.Int64 // failed dials since the last success
+	dropped   atomic.Int64 // clients that ended while loadgen still read
 
 	errMu sync.Mutex
 	errs  tally // by "dial <class>" / "drop <class>"
 }
 
-// newFleet returns an empty fleet for n clients whose readers end with
-// parent or close.
-func newFleet(parent context.Context, n int) *fleet {
-	ctx, cancel := context.WithCancel(parent)
-	return &fleet{ctx: ctx, cancel: cancel, clients: make([]*wsClient, n), errs: newTally()}
+// client is one connected client and what it received in the window.
+type client struct {
+	next     func() ([]byte, error) // the next frame's JSON; nil for a frame that is not text
+	closeNow func() error           // ends the connection without a goodbye
+	inWindow atomic.Int32
 }
 
-// noteError counts err under class and keeps the first example.
-func (f *fleet) noteError(class string, err error) {
+// newFleet returns an empty fleet for cfg.n clients of gw whose readers end
+// with parent or close.
+func newFleet(parent context.Context, cfg socketsConfig, gw *svcproc.Proc, signer *queue.TicketSigner) *fleet {
+	ctx, cancel := context.WithCancel(parent)
+	return &fleet{ctx: ctx, cancel: cancel, cfg: cfg, gw: gw, signer: signer, clients: make([]*client, cfg.n), errs: newTally()}
+}
+
+// noteError counts err under what ("dial", "drop") and its class: the
+// status the handshake was answered (resp), the socket's close code, or the
+// kind of error (testclient.ErrorKind). The first example of each is kept.
+func (f *fleet) noteError(what string, err error, resp *http.Response) {
+	class := testclient.ErrorKind(err)
+	if resp != nil {
+		class = "status " + strconv.Itoa(resp.StatusCode)
+	} else if code := websocket.CloseStatus(err); code != -1 {
+		class = "close " + strconv.Itoa(int(code))
+	}
 	f.errMu.Lock()
 	defer f.errMu.Unlock()
-	f.errs.add(class, quotedURL.ReplaceAllLiteralString(err.Error(), `"<url>"`))
+	f.errs.add(what+" "+class, quotedURL.ReplaceAllLiteralString(err.Error(), `"<url>"`))
 }
 
 // quotedURL is a quoted URL in an error message, whose ticket would push
@@ -76,13 +100,14 @@ type statusFrameHead struct {
 // read receives c's frames until its connection ends or the fleet closes.
 // Status frames stamped inside the window count for c and the latency
 // histogram.
-func (f *fleet) read(c *wsClient, probe bool, connectedMs int64) {
+func (f *fleet) read(c *client, connectedMs int64) {
+	iv := f.cfg.interval.Milliseconds()
 	for {
-		data, err := c.conn.next(f.ctx)
+		data, err := c.next()
 		if err != nil {
 			if f.ctx.Err() == nil {
 				f.dropped.Add(1)
-				f.noteError("drop "+dropClass(err), err)
+				f.noteError("drop", err, nil)
 			}
 			return
 		}
@@ -93,15 +118,11 @@ func (f *fleet) read(c *wsClient, probe bool, connectedMs int64) {
 			continue
 		}
 		f.status.Add(1)
-		// The probe's greeting arrives within milliseconds of its connect;
-		// what comes later is a regular tick, which fixes the tick phase.
-		if h.TS >= connectedMs+probeSettle {
-			if probe {
-				f.probeTick.Store(h.TS)
-			}
-			if iv := f.intervalMs.Load(); iv > 0 {
-				f.phases[(h.TS%iv)*phaseBuckets/iv].Store(true)
-			}
+		// A client's greeting arrives within milliseconds of its connect;
+		// what comes later is a regular tick, which shows the tick phase.
+		if h.TS >= connectedMs+tickSettle {
+			f.lastTick.Store(h.TS)
+			f.phases[(h.TS%iv)*phaseBuckets/iv].Store(true)
 		}
 		end := f.winEnd.Load()
 		if end == 0 || f.frozen.Load() || h.TS < f.winStart.Load() || h.TS >= end {
@@ -112,22 +133,13 @@ func (f *fleet) read(c *wsClient, probe bool, connectedMs int64) {
 	}
 }
 
-// dropClass names the way a socket ended: its close code, or the kind of
-// error (testclient.ErrorKind).
-func dropClass(err error) string {
-	if code := websocket.CloseStatus(err); code != -1 {
-		return "close " + strconv.Itoa(int(code))
-	}
-	return testclient.ErrorKind(err)
-}
-
-// close closes every client socket without a close handshake and waits a
-// bounded time for the readers.
+// close closes every client without a close handshake and waits a bounded
+// time for the readers.
 func (f *fleet) close(stderr io.Writer) {
 	f.cancel()
 	for _, c := range f.clients {
 		if c != nil {
-			c.conn.closeNow()
+			_ = c.closeNow()
 		}
 	}
 	done := make(chan struct{})
@@ -150,20 +162,10 @@ const phaseBuckets = 200
 // last cleared, and that run's length in ms; ok is false when no frame was
 // seen or every bucket saw one.
 func (f *fleet) quietPhase() (phase, length int64, ok bool) {
-	iv := f.intervalMs.Load()
-	seen := 0
-	for i := range f.phases {
-		if f.phases[i].Load() {
-			seen++
-		}
-	}
-	if iv <= 0 || seen == 0 || seen == phaseBuckets {
-		return 0, 0, false
-	}
 	bestStart, bestLen := 0, 0
 	for i := range phaseBuckets {
 		if f.phases[i].Load() || !f.phases[(i+phaseBuckets-1)%phaseBuckets].Load() {
-			continue // not the start of a quiet run
+			continue // not the start of a quiet run: none is when no bucket or every one saw a frame
 		}
 		n := 0
 		for n < phaseBuckets && !f.phases[(i+n)%phaseBuckets].Load() {
@@ -173,6 +175,10 @@ func (f *fleet) quietPhase() (phase, length int64, ok bool) {
 			bestStart, bestLen = i, n
 		}
 	}
+	if bestLen == 0 {
+		return 0, 0, false
+	}
+	iv := f.cfg.interval.Milliseconds()
 	mid := (float64(bestStart) + float64(bestLen)/2) * float64(iv) / phaseBuckets
 	return int64(mid) % iv, int64(bestLen) * iv / phaseBuckets, true
 }
