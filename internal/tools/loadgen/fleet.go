@@ -3,8 +3,6 @@ package loadgen
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -91,12 +89,6 @@ func (f *fleet) noteError(what string, err error, resp *http.Response) {
 // the cause out of the table's line: redacted to "<url>".
 var quotedURL = regexp.MustCompile(`"http://[^"]*"`)
 
-// statusFrameHead is the part of a status frame the clients look at.
-type statusFrameHead struct {
-	Type string `json:"type"`
-	TS   int64  `json:"ts"`
-}
-
 // read receives c's frames until its connection ends or the fleet closes.
 // Status frames stamped inside the window count for c and the latency
 // histogram.
@@ -112,7 +104,10 @@ func (f *fleet) read(c *client, connectedMs int64) {
 			return
 		}
 		arrivedUs := time.Now().UnixMicro()
-		var h statusFrameHead
+		var h struct { // the part of a status frame the clients look at
+			Type string `json:"type"`
+			TS   int64  `json:"ts"`
+		}
 		if data == nil || json.Unmarshal(data, &h) != nil || h.Type != "status" {
 			f.other.Add(1)
 			continue
@@ -133,25 +128,16 @@ func (f *fleet) read(c *client, connectedMs int64) {
 	}
 }
 
-// close closes every client without a close handshake and waits a bounded
-// time for the readers.
-func (f *fleet) close(stderr io.Writer) {
+// close closes every client without a close handshake, which ends its
+// reader's read, and waits for the readers.
+func (f *fleet) close() {
 	f.cancel()
 	for _, c := range f.clients {
 		if c != nil {
 			_ = c.closeNow()
 		}
 	}
-	done := make(chan struct{})
-	go func() {
-		f.readers.Wait()
-		close(done)
-	}()
-	select {
-	case <-done:
-	case <-time.After(readersStopWait):
-		fmt.Fprintf(stderr, "loadgen: client readers did not stop within %s\n", readersStopWait)
-	}
+	f.readers.Wait()
 }
 
 // phaseBuckets is how finely phases records the status interval.
@@ -162,24 +148,19 @@ const phaseBuckets = 200
 // last cleared, and that run's length in ms; ok is false when no frame was
 // seen or every bucket saw one.
 func (f *fleet) quietPhase() (phase, length int64, ok bool) {
-	bestStart, bestLen := 0, 0
-	for i := range phaseBuckets {
-		if f.phases[i].Load() || !f.phases[(i+phaseBuckets-1)%phaseBuckets].Load() {
-			continue // not the start of a quiet run: none is when no bucket or every one saw a frame
-		}
-		n := 0
-		for n < phaseBuckets && !f.phases[(i+n)%phaseBuckets].Load() {
-			n++
-		}
-		if n > bestLen {
-			bestStart, bestLen = i, n
+	run, bestEnd, bestLen := 0, 0, 0
+	for i := range 2 * phaseBuckets { // twice round, for the run that wraps past the interval's end
+		if f.phases[i%phaseBuckets].Load() {
+			run = 0
+		} else if run++; run > bestLen && run <= phaseBuckets {
+			bestEnd, bestLen = i, run
 		}
 	}
-	if bestLen == 0 {
+	if bestLen == 0 || bestLen == phaseBuckets {
 		return 0, 0, false
 	}
 	iv := f.cfg.interval.Milliseconds()
-	mid := (float64(bestStart) + float64(bestLen)/2) * float64(iv) / phaseBuckets
+	mid := (float64(bestEnd-bestLen+1) + float64(bestLen)/2) * float64(iv) / phaseBuckets
 	return int64(mid) % iv, int64(bestLen) * iv / phaseBuckets, true
 }
 

@@ -66,7 +66,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return fmt.Errorf("ticket signer: %w", err)
 	}
 	f := newFleet(ctx, cfg, gw, signer)
-	defer f.close(stderr)
+	defer f.close()
 	return f.run(ctx, st.client, stdout, stderr)
 }
 
@@ -118,7 +118,6 @@ const (
 	firstSourceHost    = 2                // client source addresses 127.0.0.2 …
 	lastSourceHost     = 254              // … 127.0.0.254
 	tickSettle         = 1000             // ms after its connect before a client's frames count as regular ticks
-	readersStopWait    = 15 * time.Second // closing the clients → every reader returned
 	metricsTimeout     = 10 * time.Second // one /metrics read
 	ticketLifetime     = time.Hour        // tickets outlive every run
 	clientReadLimit    = 64 << 10         // bytes of one frame a client accepts
@@ -150,11 +149,10 @@ type socketsConfig struct {
 // bind declares the sockets flags.
 func (c *socketsConfig) bind(s *settings) {
 	s.intVar(&c.n, "n", 10_000, 1, maxSockets, "clients (WebSockets or SSE streams), one waiting user each")
-	s.fs.IntVar(&c.events, "events", 1, "events the users are spread over, round-robin")
-	s.show("events")
+	s.intVar(&c.events, "events", 1, 1, maxSocketEvents, "events the users are spread over, round-robin")
 	s.check(func() error {
-		if c.events < 1 || c.events > maxSocketEvents || c.events > max(c.n, 1) {
-			return fmt.Errorf("-events %d: must be between 1 and %d and at most -n", c.events, maxSocketEvents)
+		if c.events > c.n {
+			return fmt.Errorf("-events %d: must be at most -n", c.events)
 		}
 		return nil
 	})

@@ -94,7 +94,6 @@ type window struct {
 	frames         int64
 	missing, extra int // clients with fewer, with more frames in the window than ticks
 	begin, end     sample
-	rssEnd         int64 // gateway, after the window
 }
 
 // measure counts the status frames stamped inside a window of whole status
@@ -102,26 +101,25 @@ type window struct {
 // counters at its edges.
 func (f *fleet) measure(ctx context.Context, rc redis.UniversalClient, stderr io.Writer) (win window, err error) {
 	win.ticks = f.cfg.ticks()
-	start, quietMs, err := f.alignWindow(ctx, stderr)
-	if err != nil {
-		return win, err
-	}
-	win.quietMs = quietMs
 	span := time.Duration(win.ticks) * f.cfg.interval
-	end := start + span.Milliseconds()
-	f.winStart.Store(start)
-	f.winEnd.Store(end)
 	began := time.Now()
 	stopProgress := startProgressLine(stderr, func() string {
-		now := time.Now().UnixMilli()
-		stage := "to window"
-		if now >= start {
-			stage = fmt.Sprintf("window %5.1fs/%.1fs", float64(min(now, end)-start)/1000, span.Seconds())
+		stage, now, start := "to window", time.Now().UnixMilli(), f.winStart.Load()
+		if start > 0 && now >= start {
+			stage = fmt.Sprintf("window %5.1fs/%.1fs", float64(min(now-start, span.Milliseconds()))/1000, span.Seconds())
 		}
 		return fmt.Sprintf("  measure %6.1fs  %s  frames in window %d  dropped %d",
 			time.Since(began).Seconds(), stage, f.lat.Count(), f.dropped.Load())
 	})
 	defer stopProgress()
+	start, quietMs, err := f.alignWindow(ctx)
+	if err != nil {
+		return win, err
+	}
+	win.quietMs = quietMs
+	end := start + span.Milliseconds()
+	f.winStart.Store(start)
+	f.winEnd.Store(end)
 	if err := sleepUntil(ctx, f.gw, start); err != nil {
 		return win, err
 	}
@@ -140,9 +138,6 @@ func (f *fleet) measure(ctx context.Context, rc redis.UniversalClient, stderr io
 	}
 	f.frozen.Store(true)
 	stopProgress()
-	if win.rssEnd, err = procstat.RSS(f.gw.Pid()); err != nil {
-		return win, err
-	}
 	for _, c := range f.clients {
 		if c == nil {
 			continue
@@ -166,19 +161,14 @@ func (f *fleet) measure(ctx context.Context, rc redis.UniversalClient, stderr io
 // the window holds whole rounds however the gateway spreads them; without
 // such a stretch, half an interval after the latest tick. The start is at
 // least 100 ms away.
-func (f *fleet) alignWindow(ctx context.Context, stderr io.Writer) (start, quietMs int64, err error) {
+func (f *fleet) alignWindow(ctx context.Context) (start, quietMs int64, err error) {
 	limit := 3*f.cfg.interval + 10*time.Second
-	began := time.Now()
-	stopProgress := startProgressLine(stderr, func() string {
-		return fmt.Sprintf("  waiting for a status tick %4.1fs", time.Since(began).Seconds())
-	})
 	err = poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
 		if !f.gw.Running() && f.lastTick.Load() == 0 {
 			return true, errors.New("ws-gateway exited")
 		}
 		return f.lastTick.Load() != 0, nil
 	}, func(error) error { return fmt.Errorf("no status tick reached the clients within %s", limit) })
-	stopProgress()
 	if err != nil {
 		return 0, 0, err
 	}

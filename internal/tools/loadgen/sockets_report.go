@@ -64,12 +64,13 @@ func (f *fleet) printWindow(w io.Writer, win window, idle map[string]float64, rs
 	fmt.Fprintf(w, "cpu      over %.1fs, %% of one core (%d cores): ws-gateway %s  redis-server %s  loadgen clients %s\n",
 		secs, runtime.NumCPU(), cpu("process_cpu_seconds_total"), cpu("redis_cpu_seconds"), cpu("loadgen_cpu_seconds"))
 
+	rssEnd, _ := procstat.RSS(f.gw.Pid())
 	sockets := e["waitq_ws_sockets"]
 	perSocket := func(name string) float64 { return (e[name] - idle[name]) / max(sockets, 1) }
 	heap, stack, goroutines := perSocket("go_memstats_heap_inuse_bytes"), perSocket("go_memstats_stack_inuse_bytes"), perSocket("go_goroutines")
 	fmt.Fprintf(w, "gateway  sockets %.0f  goroutines %.0f (%.2f per socket)  per socket heap %s stack %s  rss at end %s  frames sent %.0f  slow closed %.0f\n",
 		sockets, e["go_goroutines"], goroutines, report.Bytes(heap), report.Bytes(stack),
-		report.Bytes(float64(win.rssEnd)), delta("waitq_ws_frames_sent_total"), e["waitq_ws_slow_closed_total"])
+		report.Bytes(float64(rssEnd)), delta("waitq_ws_frames_sent_total"), e["waitq_ws_slow_closed_total"])
 	selfRSS, _ := procstat.RSS(os.Getpid())
 	fmt.Fprintf(w, "loadgen  rss %s  goroutines %d  other frames %d  gateway log bytes dropped %d\n",
 		report.Bytes(float64(selfRSS)), runtime.NumGoroutine(), f.other.Load(), f.gw.Discarded())
