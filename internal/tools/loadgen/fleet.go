@@ -31,14 +31,12 @@ type fleet struct {
 	readers sync.WaitGroup
 
 	// How dialing went, set by dialAll.
-	dialTime  time.Duration
-	attempted int
-	stopped   string // why dialing ended before every client was tried
+	dialTime time.Duration
+	stopped  string // why dialing ended before every client was tried
 
 	lat      latency.Hist
 	winStart atomic.Int64 // window of server stamps (ms); set before winEnd
-	winEnd   atomic.Int64
-	frozen   atomic.Bool  // frames arriving after the window's grace do not count
+	winEnd   atomic.Int64 // 0 before the window and after its grace: frames then do not count
 	lastTick atomic.Int64 // server stamp of the latest regular tick a client saw
 	// phases marks where in the status interval regular frames are stamped
 	// (interval/phaseBuckets apart), so that the window's edges can fall
@@ -58,7 +56,7 @@ type fleet struct {
 
 // client is one connected client and what it received in the window.
 type client struct {
-	next     func() ([]byte, error) // the next frame's JSON; nil for a frame that is not text
+	next     func() ([]byte, error) // the next frame's data
 	closeNow func() error           // ends the connection without a goodbye
 	inWindow atomic.Int32
 }
@@ -108,7 +106,7 @@ func (f *fleet) read(c *client, connectedMs int64) {
 			Type string `json:"type"`
 			TS   int64  `json:"ts"`
 		}
-		if data == nil || json.Unmarshal(data, &h) != nil || h.Type != "status" {
+		if json.Unmarshal(data, &h) != nil || h.Type != "status" {
 			f.other.Add(1)
 			continue
 		}
@@ -120,7 +118,7 @@ func (f *fleet) read(c *client, connectedMs int64) {
 			f.phases[(h.TS%iv)*phaseBuckets/iv].Store(true)
 		}
 		end := f.winEnd.Load()
-		if end == 0 || f.frozen.Load() || h.TS < f.winStart.Load() || h.TS >= end {
+		if end == 0 || h.TS < f.winStart.Load() || h.TS >= end {
 			continue
 		}
 		c.inWindow.Add(1)

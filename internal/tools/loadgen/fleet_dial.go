@@ -9,10 +9,10 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/coder/websocket"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/testkit/sse"
@@ -29,20 +29,14 @@ func (f *fleet) dialAll(stderr io.Writer) {
 	defer release()
 	maxStreak := int64(max(minFailStreak, 2*f.cfg.dialConcurrency))
 	clients := sourceClients()
-	sem := make(chan struct{}, f.cfg.dialConcurrency)
-	var wg sync.WaitGroup
+	var g errgroup.Group
+	g.SetLimit(f.cfg.dialConcurrency)
 	start := time.Now()
 	stopProgress := startProgressLine(stderr, func() string {
 		return fmt.Sprintf("  connect %6.1fs  connected %d/%d  failed %d  status frames %d",
 			time.Since(start).Seconds(), f.connected.Load(), f.cfg.n, f.failed.Load(), f.status.Load())
 	})
-dial:
-	for i := range f.cfg.n {
-		select {
-		case sem <- struct{}{}:
-		case <-f.ctx.Done():
-			break dial
-		}
+	for i := 0; i < f.cfg.n && f.ctx.Err() == nil; i++ {
 		switch {
 		case time.Since(start) > maxDialPhase:
 			f.stopped = fmt.Sprintf("%s passed", maxDialPhase)
@@ -52,36 +46,26 @@ dial:
 			f.stopped = fmt.Sprintf("%d dials failed in a row", f.streak.Load())
 		}
 		if f.stopped != "" {
-			<-sem
 			break
 		}
-		f.attempted++
-		wg.Go(func() {
-			defer func() { <-sem }()
+		g.Go(func() error {
 			f.dialOne(i, clients[i%len(clients)])
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait()
 	stopProgress()
-	if f.stopped != "" {
-		fmt.Fprintf(stderr, "loadgen: stopped dialing after %d of %d clients: %s\n", f.attempted, f.cfg.n, f.stopped)
-	}
-	for _, c := range clients {
-		c.CloseIdleConnections()
-	}
 	f.dialTime = time.Since(start)
 }
 
 // reserveFDs holds n descriptors open until release is called, so that the
 // measurement still has some when the dials used up the file limit.
 func reserveFDs(n int) (release func()) {
-	files := make([]*os.File, 0, n)
+	var files []*os.File
 	for range n {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			break
+		if f, err := os.Open(os.DevNull); err == nil {
+			files = append(files, f)
 		}
-		files = append(files, f)
 	}
 	return func() {
 		for _, f := range files {
@@ -142,13 +126,9 @@ func (f *fleet) dialWS(ev, query string, hc *http.Client) (*client, *http.Respon
 	if err != nil {
 		return nil, resp, err
 	}
-	ws.SetReadLimit(clientReadLimit)
 	return &client{closeNow: ws.CloseNow, next: func() ([]byte, error) {
-		typ, data, err := ws.Read(f.ctx)
-		if err != nil || typ != websocket.MessageText {
-			return nil, err
-		}
-		return data, nil
+		_, data, err := ws.Read(f.ctx)
+		return data, err
 	}}, nil, nil
 }
 

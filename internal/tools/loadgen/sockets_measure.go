@@ -21,7 +21,7 @@ func (f *fleet) run(ctx context.Context, rc redis.UniversalClient, stdout, stder
 	if err != nil {
 		return err
 	}
-	idle, err := gatewayMetrics(ctx, f.gw)
+	idle, err := f.gw.Metrics(ctx)
 	if err != nil {
 		return err
 	}
@@ -60,7 +60,7 @@ type sample struct {
 // commandstats (EVALSHA's line), and loadgen's CPU time.
 func takeSample(ctx context.Context, gw *svcproc.Proc, rc redis.UniversalClient) (sample, error) {
 	at, self := time.Now(), procstat.SelfCPU()
-	m, err := gatewayMetrics(ctx, gw)
+	m, err := gw.Metrics(ctx)
 	if err != nil {
 		return sample{}, err
 	}
@@ -78,13 +78,6 @@ func takeSample(ctx context.Context, gw *svcproc.Proc, rc redis.UniversalClient)
 	m["redis_evalsha_seconds"] = commandStats(info, "usec")["evalsha"] / 1e6
 	m["loadgen_cpu_seconds"] = self.Seconds()
 	return sample{at: at, m: m}, nil
-}
-
-// gatewayMetrics reads the gateway's unlabelled Prometheus samples.
-func gatewayMetrics(ctx context.Context, gw *svcproc.Proc) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
-	defer cancel()
-	return gw.Metrics(ctx)
 }
 
 // window is what the measurement window saw.
@@ -136,7 +129,7 @@ func (f *fleet) measure(ctx context.Context, rc redis.UniversalClient, stderr io
 	if err := sleepUntil(ctx, f.gw, end+f.cfg.interval.Milliseconds()/2); err != nil {
 		return win, err
 	}
-	f.frozen.Store(true)
+	f.winEnd.Store(0)
 	stopProgress()
 	for _, c := range f.clients {
 		if c == nil {
@@ -188,14 +181,8 @@ func (f *fleet) alignWindow(ctx context.Context) (start, quietMs int64, err erro
 // sleepUntil waits until the wall clock reaches ms, ctx ends or the gateway
 // exits.
 func sleepUntil(ctx context.Context, gw *svcproc.Proc, ms int64) error {
-	d := time.Until(time.UnixMilli(ms))
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(time.Until(time.UnixMilli(ms))):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -27,7 +27,7 @@ func (f *fleet) printDial(w io.Writer, rssBefore, rssAfter int64) {
 	fmt.Fprintf(w, "fds      ws-gateway %d open (limit %s)  loadgen %d open (limit %s)\n",
 		procstat.OpenFDs(gw), procstat.NoFileLimit(gw), procstat.OpenFDs(self), procstat.NoFileLimit(self))
 	if f.stopped != "" {
-		fmt.Fprintf(w, "stopped  dialing after %d of %d clients: %s\n", f.attempted, f.cfg.n, f.stopped)
+		fmt.Fprintf(w, "stopped  dialing after %d of %d clients: %s\n", n+f.failed.Load(), f.cfg.n, f.stopped)
 	}
 }
 
