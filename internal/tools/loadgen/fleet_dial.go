@@ -97,7 +97,7 @@ func (f *fleet) dialOne(i int, hc *http.Client) {
 	now := time.Now()
 	ticket := f.signer.Sign(queue.Ticket{EventID: ev, UserID: user, JoinedAt: now.UnixMilli(), Expires: now.Add(ticketLifetime).UnixMilli()})
 	dial := f.dialWS
-	if f.cfg.transport == transportSSE {
+	if f.cfg.transport == "sse" {
 		dial = f.dialSSE
 	}
 	c, resp, err := dial(url.PathEscape(ev), "?ticket="+url.QueryEscape(ticket), hc)

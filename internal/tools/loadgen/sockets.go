@@ -2,7 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os/exec"
@@ -73,7 +72,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 // socketUser returns the id of user i and the event of its line: the users
 // go round-robin over the events sockets-1 … sockets-<events>.
 func socketUser(i, events int) (user, event string) {
-	return fmt.Sprintf("u%07d", i), socketEventPrefix + strconv.Itoa(i%events+1)
+	return fmt.Sprintf("u%07d", i), "sockets-" + strconv.Itoa(i%events+1)
 }
 
 // seedLines creates the events and their topics and puts cfg.n users
@@ -107,10 +106,7 @@ func seedLines(ctx context.Context, st *infra, cfg socketsConfig, stderr io.Writ
 
 // Bounds and fixed settings of "loadgen sockets".
 const (
-	maxSockets         = 250_000
-	maxSocketEvents    = 1000
 	maxSocketsDuration = 10 * time.Minute
-	maxDialConcurrency = 5000
 	dialTimeout        = 15 * time.Second // one WebSocket handshake
 	maxDialPhase       = 15 * time.Minute // all handshakes together
 	seedChunk          = 5000             // join messages per Ingest call
@@ -122,15 +118,7 @@ const (
 	ticketLifetime     = time.Hour        // tickets outlive every run
 	minFailStreak      = 400              // failed dials in a row that end the dial phase (at least)
 	reservedFDs        = 64               // descriptors kept back during the dials for the measurement
-	socketEventPrefix  = "sockets-"       // event ids: sockets-1, sockets-2, …
 	sseReadBuffer      = 512              // bytes of an SSE client's read buffer: an event is ~250
-)
-
-// The transports "loadgen sockets" measures: the WebSocket, or the stream
-// route's server-sent events.
-const (
-	transportWS  = "ws"
-	transportSSE = "sse"
 )
 
 // socketsConfig are the settings of "loadgen sockets".
@@ -147,8 +135,8 @@ type socketsConfig struct {
 
 // bind declares the sockets flags.
 func (c *socketsConfig) bind(s *settings) {
-	s.intVar(&c.n, "n", 10_000, 1, maxSockets, "clients (WebSockets or SSE streams), one waiting user each")
-	s.intVar(&c.events, "events", 1, 1, maxSocketEvents, "events the users are spread over, round-robin")
+	s.intVar(&c.n, "n", 10_000, 1, 250_000, "clients (WebSockets or SSE streams), one waiting user each")
+	s.intVar(&c.events, "events", 1, 1, 1000, "events the users are spread over, round-robin")
 	s.check(func() error {
 		if c.events > c.n {
 			return fmt.Errorf("-events %d: must be at most -n", c.events)
@@ -166,26 +154,23 @@ func (c *socketsConfig) bind(s *settings) {
 		}
 		return nil
 	})
-	s.intVar(&c.dialConcurrency, "dial-concurrency", 200, 1, maxDialConcurrency, "handshakes in flight at once")
+	s.intVar(&c.dialConcurrency, "dial-concurrency", 200, 1, 5000, "handshakes in flight at once")
 	s.fs.StringVar(&c.gatewayBin, "gateway-bin", "", "ws-gateway binary to start (required; go build -o bin/ws-gateway ./cmd/ws-gateway)")
-	s.oneOf(&c.transport, "transport", "how the clients hear: ws (WebSocket, /queue-status) or sse (server-sent events, /v1/events/{id}/stream)", transportWS, transportSSE)
+	s.oneOf(&c.transport, "transport", "how the clients hear: ws (WebSocket, /queue-status) or sse (server-sent events, /v1/events/{id}/stream)", "ws", "sse")
 	s.check(c.checkGatewayBin)
 }
 
 // checkGatewayBin checks -gateway-bin names an executable file.
 func (c *socketsConfig) checkGatewayBin() error {
-	if c.gatewayBin == "" {
-		return errors.New("-gateway-bin is required (go build -o bin/ws-gateway ./cmd/ws-gateway)")
-	}
 	if _, err := exec.LookPath(c.gatewayBin); err != nil {
-		return fmt.Errorf("-gateway-bin: %w", err)
+		return fmt.Errorf("-gateway-bin %q: required, the ws-gateway binary (go build -o bin/ws-gateway ./cmd/ws-gateway): %w", c.gatewayBin, err)
 	}
 	return nil
 }
 
 // client names one client of the run's transport, clients several.
 func (c *socketsConfig) client() string {
-	if c.transport == transportSSE {
+	if c.transport == "sse" {
 		return "SSE stream"
 	}
 	return "socket"
