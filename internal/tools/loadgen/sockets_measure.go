@@ -34,7 +34,6 @@ func (f *fleet) run(ctx context.Context, rc redis.UniversalClient, stdout, stder
 		return err
 	}
 	rssPer := float64(rssAfter-rssBefore) / max(float64(f.connected.Load()), 1)
-	fmt.Fprintln(stdout)
 	f.printDial(stdout, rssBefore, rssAfter)
 	if f.connected.Load() == 0 {
 		err = errors.New("no client connected")
@@ -147,13 +146,11 @@ func (f *fleet) measure(ctx context.Context, rc redis.UniversalClient, stderr io
 	return win, nil
 }
 
-// alignWindow waits until a client has seen a regular status tick, watches
-// where in the interval frames are stamped for an interval more and returns
-// the start (ms) of the window: the middle of the longest stretch of the
-// interval with no frame stamped, the length of which it returns too, so
-// the window holds whole rounds however the gateway spreads them; without
-// such a stretch, half an interval after the latest tick. The start is at
-// least 100 ms away.
+// alignWindow waits for a regular status tick, watches where frames are
+// stamped for an interval more and returns the window's start, at least
+// 100 ms away, in the middle of the longest stretch with none (quietMs
+// long), so that the window holds whole rounds however the gateway spreads
+// them; without one, half an interval after the latest tick.
 func (f *fleet) alignWindow(ctx context.Context) (start, quietMs int64, err error) {
 	limit := 3*f.cfg.interval + 10*time.Second
 	err = poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {

@@ -11,16 +11,16 @@ import (
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
-// printDial prints what connecting the clients took: the clients and the
-// gateway's memory for them, the descriptors open, and why dialing stopped
-// early.
+// printDial prints, after a blank line, what connecting the clients took:
+// the clients and the gateway's memory for them, the descriptors open, and
+// why dialing stopped early.
 func (f *fleet) printDial(w io.Writer, rssBefore, rssAfter int64) {
 	n := f.connected.Load()
 	perSocket := "n/a"
 	if n > 0 {
 		perSocket = report.Bytes(float64(rssAfter-rssBefore) / float64(n))
 	}
-	fmt.Fprintf(w, "sockets  connected %d/%d  failed %d  dial %.1fs (%.0f/s)  rss before %s after %s  per socket %s\n",
+	fmt.Fprintf(w, "\nsockets  connected %d/%d  failed %d  dial %.1fs (%.0f/s)  rss before %s after %s  per socket %s\n",
 		n, f.cfg.n, f.failed.Load(), f.dialTime.Seconds(), float64(n)/max(f.dialTime.Seconds(), 1e-9),
 		report.Bytes(float64(rssBefore)), report.Bytes(float64(rssAfter)), perSocket)
 	gw, self := f.gw.Pid(), os.Getpid()
