@@ -1,6 +1,9 @@
 package loadgen
 
-import "testing"
+import (
+	"testing"
+	"time"
+)
 
 func TestQuietPhaseFindsTheLongestGap(t *testing.T) {
 	for _, tc := range []struct {
@@ -12,8 +15,7 @@ func TestQuietPhaseFindsTheLongestGap(t *testing.T) {
 		{"the gap wraps around the interval's end", [2]int{100, 150}, 625, 3750},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fleet{}
-			f.intervalMs.Store(5000)
+			f := &fleet{cfg: socketsConfig{interval: 5 * time.Second}}
 			for b := tc.busy[0]; b < tc.busy[1]; b++ {
 				f.phases[b].Store(true)
 			}
@@ -23,8 +25,7 @@ func TestQuietPhaseFindsTheLongestGap(t *testing.T) {
 			}
 		})
 	}
-	f := &fleet{}
-	f.intervalMs.Store(5000)
+	f := &fleet{cfg: socketsConfig{interval: 5 * time.Second}}
 	if _, _, ok := f.quietPhase(); ok {
 		t.Fatal("a quiet phase with no frames seen")
 	}

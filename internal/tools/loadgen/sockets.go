@@ -2,15 +2,12 @@ package loadgen
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/kafkajoin"
 	"github.com/waitq/waitq/internal/queue"
@@ -42,9 +39,7 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		return err
 	}
 	defer st.close()
-	rc := st.client
-	events := socketEvents(cfg.events)
-	if err := seedLines(ctx, rc, kafkajoin.BrokerConfig{Brokers: st.Brokers()}, events, cfg.n, stderr); err != nil {
+	if err := seedLines(ctx, st, cfg, stderr); err != nil {
 		return err
 	}
 	gw, passed, err := st.startChild(ctx, cfg.gatewayBin, nil, "", map[string]string{
@@ -64,118 +59,66 @@ func RunSockets(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		fromEnv = "; from the environment: " + strings.Join(passed, " ")
 	}
 	fmt.Fprintf(stdout, "target   ws-gateway %s child (pid %d)  redis-server %s child  kfake in-process; admissions off (WAITQ_ADMIT_INTERVAL=1h)%s\n",
-		cfg.gatewayBin, gw.Pid(), redisVersion(ctx, rc), fromEnv)
-
-	rssBefore, err := procstat.RSS(gw.Pid())
-	if err != nil {
-		return err
-	}
-	idle, err := gatewayMetrics(ctx, gw)
-	if err != nil {
-		return err
-	}
+		cfg.gatewayBin, gw.Pid(), redisVersion(ctx, st.client), fromEnv)
 	signer, err := queue.NewTicketSigner(st.secret)
 	if err != nil {
 		return fmt.Errorf("ticket signer: %w", err)
 	}
-	fl := newFleet(ctx, cfg.n)
-	defer fl.close(stderr)
-	dr := fl.dialAll(ctx, cfg, gw, events, signer, stderr)
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("connect: %w", err)
-	}
-	rssAfter, err := procstat.RSS(gw.Pid())
-	if err != nil {
-		return err
-	}
-	res := socketsResult{cfg: cfg, dial: dr, rssBefore: rssBefore, rssAfter: rssAfter, idle: idle,
-		gwFDs: procstat.OpenFDs(gw.Pid()), gwNoFile: procstat.NoFileLimit(gw.Pid()), selfFDs: procstat.OpenFDs(os.Getpid()), selfNoFile: procstat.NoFileLimit(os.Getpid())}
-	if dr.connected == 0 {
-		err = errors.New("no client connected")
-	} else {
-		if err = fl.measure(ctx, cfg, gw, rc, &res, stderr); err != nil {
-			err = fmt.Errorf("measure: %w", err)
-		}
-	}
-	fl.collectErrors(&res)
-	res.gwLogDropped = gw.Discarded()
-	fmt.Fprintln(stdout)
-	printSockets(stdout, &res)
-	return err
+	f := newFleet(ctx, cfg, gw, signer)
+	defer f.close()
+	return f.run(ctx, st.client, stdout, stderr)
 }
 
-// socketEvents returns the ids of n bench events.
-func socketEvents(n int) []string {
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = socketEventPrefix + strconv.Itoa(i+1)
-	}
-	return ids
+// socketUser returns the id of user i and the event of its line: the users
+// go round-robin over the events sockets-1 … sockets-<events>.
+func socketUser(i, events int) (user, event string) {
+	return fmt.Sprintf("u%07d", i), "sockets-" + strconv.Itoa(i%events+1)
 }
 
-// socketUser returns the id of user i and the event of its line.
-func socketUser(i int, events []string) (user, event string) {
-	return fmt.Sprintf("u%07d", i), events[i%len(events)]
-}
-
-// seedLines creates the events and their topics and puts n users straight
-// into the waiting lines, round-robin over the events.
-func seedLines(ctx context.Context, rc redis.UniversalClient, conn kafkajoin.BrokerConfig, events []string, n int, stderr io.Writer) error {
+// seedLines creates the events and their topics and puts cfg.n users
+// straight into the waiting lines.
+func seedLines(ctx context.Context, st *infra, cfg socketsConfig, stderr io.Writer) error {
 	ctx, cancel := context.WithTimeout(ctx, seedTimeout)
 	defer cancel()
-	store, err := redisstore.New(rc, redisstore.Options{})
+	store, err := redisstore.New(st.client, redisstore.Options{})
 	if err != nil {
 		return err
 	}
-	evs := make([]queue.Event, len(events))
-	for i, ev := range events {
+	evs := make([]queue.Event, cfg.events)
+	for i := range evs {
+		_, ev := socketUser(i, cfg.events)
 		evs[i] = queue.Event{ID: ev, Capacity: 10, StaySeconds: 3600, State: queue.StateOpen, Partitions: 1}
 	}
-	if err := putEvents(ctx, store, conn, evs...); err != nil {
+	if err := putEvents(ctx, store, kafkajoin.BrokerConfig{Brokers: st.Brokers()}, evs...); err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
 	start := time.Now()
-	err = ingestJoins(ctx, store, n, seedChunk, seedTimeout, func(j int, _ int64) queue.Message {
-		user, ev := socketUser(j, events)
+	err = ingestJoins(ctx, store, cfg.n, seedChunk, seedTimeout, func(j int, _ int64) queue.Message {
+		user, ev := socketUser(j, cfg.events)
 		return queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: ev, UserID: user, TS: int64(j + 1), ID: "x"}
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("seed: %w", err)
 	}
-	fmt.Fprintf(stderr, "  seed %5.1fs  %d users in %d lines\n", time.Since(start).Seconds(), n, len(events))
+	fmt.Fprintf(stderr, "  seed %5.1fs  %d users in %d lines\n", time.Since(start).Seconds(), cfg.n, cfg.events)
 	return nil
 }
 
 // Bounds and fixed settings of "loadgen sockets".
 const (
-	maxSockets         = 250_000
-	maxSocketEvents    = 1000
 	maxSocketsDuration = 10 * time.Minute
-	minStatusInterval  = 100 * time.Millisecond
-	maxStatusInterval  = 5 * time.Minute
-	maxDialConcurrency = 5000
 	dialTimeout        = 15 * time.Second // one WebSocket handshake
 	maxDialPhase       = 15 * time.Minute // all handshakes together
 	seedChunk          = 5000             // join messages per Ingest call
 	seedTimeout        = 5 * time.Minute  // creating the events and filling the lines
 	firstSourceHost    = 2                // client source addresses 127.0.0.2 …
 	lastSourceHost     = 254              // … 127.0.0.254
-	probeSettle        = 1000             // ms after its connect before the probe's frames count as ticks
-	readersStopWait    = 15 * time.Second // closing the clients → every reader returned
-	metricsTimeout     = 10 * time.Second // one /metrics or INFO read
+	tickSettle         = 1000             // ms after its connect before a client's frames count as regular ticks
+	metricsTimeout     = 10 * time.Second // one Redis INFO read (redisInfo)
 	ticketLifetime     = time.Hour        // tickets outlive every run
-	clientReadLimit    = 64 << 10         // bytes of one frame a client accepts
 	minFailStreak      = 400              // failed dials in a row that end the dial phase (at least)
 	reservedFDs        = 64               // descriptors kept back during the dials for the measurement
-	socketEventPrefix  = "sockets-"       // event ids: sockets-1, sockets-2, …
 	sseReadBuffer      = 512              // bytes of an SSE client's read buffer: an event is ~250
-)
-
-// The transports "loadgen sockets" measures: the WebSocket, or the stream
-// route's server-sent events.
-const (
-	transportWS  = "ws"
-	transportSSE = "sse"
 )
 
 // socketsConfig are the settings of "loadgen sockets".
@@ -192,16 +135,15 @@ type socketsConfig struct {
 
 // bind declares the sockets flags.
 func (c *socketsConfig) bind(s *settings) {
-	s.intVar(&c.n, "n", 10_000, 1, maxSockets, "clients (WebSockets or SSE streams), one waiting user each")
-	s.fs.IntVar(&c.events, "events", 1, "events the users are spread over, round-robin")
-	s.show("events")
+	s.intVar(&c.n, "n", 10_000, 1, 250_000, "clients (WebSockets or SSE streams), one waiting user each")
+	s.intVar(&c.events, "events", 1, 1, 1000, "events the users are spread over, round-robin")
 	s.check(func() error {
-		if c.events < 1 || c.events > maxSocketEvents || c.events > max(c.n, 1) {
-			return fmt.Errorf("-events %d: must be between 1 and %d and at most -n", c.events, maxSocketEvents)
+		if c.events > c.n {
+			return fmt.Errorf("-events %d: must be at most -n", c.events)
 		}
 		return nil
 	})
-	s.durVar(&c.interval, "interval", 5*time.Second, minStatusInterval.String(), maxStatusInterval.String(), "WAITQ_STATUS_INTERVAL of the gateway")
+	s.durVar(&c.interval, "interval", 5*time.Second, "100ms", "5m", "WAITQ_STATUS_INTERVAL of the gateway")
 	s.fs.DurationVar(&c.duration, "duration", 30*time.Second, "measurement window once every client is connected (at most 10m; whole status intervals)")
 	s.showAs("duration", func() string {
 		return fmt.Sprintf("-duration %s (%d ticks)", time.Duration(c.ticks())*c.interval, c.ticks())
@@ -212,28 +154,23 @@ func (c *socketsConfig) bind(s *settings) {
 		}
 		return nil
 	})
-	s.intVar(&c.dialConcurrency, "dial-concurrency", 200, 1, maxDialConcurrency, "handshakes in flight at once")
+	s.intVar(&c.dialConcurrency, "dial-concurrency", 200, 1, 5000, "handshakes in flight at once")
 	s.fs.StringVar(&c.gatewayBin, "gateway-bin", "", "ws-gateway binary to start (required; go build -o bin/ws-gateway ./cmd/ws-gateway)")
-	s.oneOf(&c.transport, "transport", "how the clients hear: ws (WebSocket, /queue-status) or sse (server-sent events, /v1/events/{id}/stream)", transportWS, transportSSE)
+	s.oneOf(&c.transport, "transport", "how the clients hear: ws (WebSocket, /queue-status) or sse (server-sent events, /v1/events/{id}/stream)", "ws", "sse")
 	s.check(c.checkGatewayBin)
 }
 
 // checkGatewayBin checks -gateway-bin names an executable file.
 func (c *socketsConfig) checkGatewayBin() error {
-	if c.gatewayBin == "" {
-		return errors.New("-gateway-bin is required (go build -o bin/ws-gateway ./cmd/ws-gateway)")
-	}
-	if fi, err := os.Stat(c.gatewayBin); err != nil {
-		return fmt.Errorf("-gateway-bin: %w", err)
-	} else if fi.IsDir() || fi.Mode()&0o111 == 0 {
-		return fmt.Errorf("-gateway-bin %s: not an executable file", c.gatewayBin)
+	if _, err := exec.LookPath(c.gatewayBin); err != nil {
+		return fmt.Errorf("-gateway-bin %q: required, the ws-gateway binary (go build -o bin/ws-gateway ./cmd/ws-gateway): %w", c.gatewayBin, err)
 	}
 	return nil
 }
 
 // client names one client of the run's transport, clients several.
 func (c *socketsConfig) client() string {
-	if c.transport == transportSSE {
+	if c.transport == "sse" {
 		return "SSE stream"
 	}
 	return "socket"

@@ -5,212 +5,181 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"runtime"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
 	"github.com/waitq/waitq/internal/stack/svcproc"
-	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
 )
 
-// sample is one reading of the gateway's and Redis's counters.
-type sample struct {
-	at      time.Time
-	metrics map[string]float64
-	redis   map[string]string // INFO stats and cpu
-	selfCPU time.Duration
-}
-
-// takeSample reads the gateway's metrics, Redis's INFO stats, cpu and
-// commandstats (one command), and loadgen's CPU time.
-func takeSample(ctx context.Context, gw *svcproc.Proc, rc redis.UniversalClient) (sample, error) {
-	s := sample{at: time.Now(), selfCPU: procstat.SelfCPU()}
-	var err error
-	if s.metrics, err = gatewayMetrics(ctx, gw); err != nil {
-		return s, err
-	}
-	if s.redis, err = redisInfo(ctx, rc, "stats", "cpu", "commandstats"); err != nil {
-		return s, err
-	}
-	return s, nil
-}
-
-// redisFloat returns an INFO field as a number, or 0.
-func (s sample) redisFloat(key string) float64 {
-	v, _ := strconv.ParseFloat(s.redis[key], 64)
-	return v
-}
-
-// commandStat returns one figure ("calls", "usec") of a command's line in
-// INFO commandstats; 0 when absent.
-func (s sample) commandStat(command, figure string) float64 {
-	return commandStats(s.redis, figure)[command]
-}
-
-// gatewayMetrics reads the gateway's unlabelled Prometheus samples.
-func gatewayMetrics(ctx context.Context, gw *svcproc.Proc) (map[string]float64, error) {
-	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
-	defer cancel()
-	return gw.Metrics(ctx)
-}
-
-// socketsResult is everything a run measured.
-type socketsResult struct {
-	cfg                  socketsConfig
-	dial                 dialResult
-	rssBefore            int64              // gateway, before the first client
-	rssAfter             int64              // gateway, once all clients connected
-	rssEnd               int64              // gateway, after the window
-	idle                 map[string]float64 // gateway metrics before the first client
-	gwFDs, selfFDs       int                // open descriptors once all clients connected
-	gwNoFile, selfNoFile string             // their soft limits
-	measured             bool
-
-	ticks          int
-	quietMs        int64 // the longest stretch of the interval with no frame stamped; 0 when not read
-	window         time.Duration
-	frames         int64
-	missing        int // clients with fewer frames in the window than ticks
-	extra          int // clients with more
-	droppedInRun   int64
-	begin, end     sample
-	lat            *latency.Hist
-	selfRSS        int64
-	selfGoroutines int
-	otherFrames    int64
-	gwLogDropped   int
-	errs           tally
-}
-
-// measure aligns a window of whole status intervals on the gateway's tick
-// phase, counts the status frames stamped inside it and reads the gateway's
-// and Redis's counters at its edges.
-func (f *fleet) measure(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, rc redis.UniversalClient, res *socketsResult, stderr io.Writer) error {
-	res.lat = &f.lat
-	f.intervalMs.Store(cfg.interval.Milliseconds())
-	phase, err := f.waitTick(ctx, cfg, gw, stderr)
+// run connects the fleet, prints what that took and, when a client
+// connected, measures the window and prints what it saw.
+func (f *fleet) run(ctx context.Context, rc redis.UniversalClient, stdout, stderr io.Writer) error {
+	rssBefore, err := procstat.RSS(f.gw.Pid())
 	if err != nil {
 		return err
 	}
-	interval := cfg.interval.Milliseconds()
-	res.ticks = cfg.ticks()
-	res.window = time.Duration(res.ticks) * cfg.interval
-	// The window's edges lie in the middle of the longest stretch of the
-	// interval in which no frame is stamped (watched for one interval), so
-	// it holds exactly res.ticks rounds however the gateway spreads them;
-	// without that reading, half an interval after the probe's tick.
-	edge := phase + interval/2
-	f.clearPhases()
-	if err := sleepUntil(ctx, gw, time.Now().Add(cfg.interval+cfg.interval/10).UnixMilli()); err != nil {
+	idle, err := f.gw.Metrics(ctx)
+	if err != nil {
 		return err
 	}
-	if quiet, length, ok := f.quietPhase(); ok {
-		edge = quiet
-		res.quietMs = length
+	f.dialAll(stderr)
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("connect: %w", err)
 	}
-	start := edge
-	for nowMs := time.Now().UnixMilli(); start < nowMs+100; {
-		start += interval
+	rssAfter, err := procstat.RSS(f.gw.Pid())
+	if err != nil {
+		return err
 	}
-	end := start + int64(res.ticks)*interval
-	f.winStart.Store(start)
-	f.winEnd.Store(end)
-	grace := end + interval/2 // the last tick's frames get a whole interval to arrive
+	rssPer := float64(rssAfter-rssBefore) / max(float64(f.connected.Load()), 1)
+	f.printDial(stdout, rssBefore, rssAfter)
+	if f.connected.Load() == 0 {
+		err = errors.New("no client connected")
+	} else if win, merr := f.measure(ctx, rc, stderr); merr != nil {
+		err = fmt.Errorf("measure: %w", merr)
+	} else {
+		f.printWindow(stdout, win, idle, rssPer)
+	}
+	f.errMu.Lock()
+	defer f.errMu.Unlock()
+	f.errs.print(stdout, "errors   ")
+	return err
+}
 
+// sample is one reading of the gateway's metrics, with Redis's and
+// loadgen's counters added under names of their own.
+type sample struct {
+	at time.Time
+	m  map[string]float64
+}
+
+// takeSample reads the gateway's metrics, Redis's INFO stats, cpu and
+// commandstats (EVALSHA's line), and loadgen's CPU time.
+func takeSample(ctx context.Context, gw *svcproc.Proc, rc redis.UniversalClient) (sample, error) {
+	at, self := time.Now(), procstat.SelfCPU()
+	m, err := gw.Metrics(ctx)
+	if err != nil {
+		return sample{}, err
+	}
+	info, err := redisInfo(ctx, rc, "stats", "cpu", "commandstats")
+	if err != nil {
+		return sample{}, err
+	}
+	num := func(key string) float64 {
+		v, _ := strconv.ParseFloat(info[key], 64)
+		return v
+	}
+	m["redis_commands"] = num("total_commands_processed")
+	m["redis_cpu_seconds"] = num("used_cpu_sys") + num("used_cpu_user")
+	m["redis_evalsha_calls"] = commandStats(info, "calls")["evalsha"]
+	m["redis_evalsha_seconds"] = commandStats(info, "usec")["evalsha"] / 1e6
+	m["loadgen_cpu_seconds"] = self.Seconds()
+	return sample{at: at, m: m}, nil
+}
+
+// window is what the measurement window saw.
+type window struct {
+	ticks          int
+	quietMs        int64 // the longest stretch of the interval with no frame stamped; 0 when not read
+	frames         int64
+	missing, extra int // clients with fewer, with more frames in the window than ticks
+	begin, end     sample
+}
+
+// measure counts the status frames stamped inside a window of whole status
+// intervals aligned by alignWindow and reads the gateway's and Redis's
+// counters at its edges.
+func (f *fleet) measure(ctx context.Context, rc redis.UniversalClient, stderr io.Writer) (win window, err error) {
+	win.ticks = f.cfg.ticks()
+	span := time.Duration(win.ticks) * f.cfg.interval
 	began := time.Now()
 	stopProgress := startProgressLine(stderr, func() string {
-		now := time.Now().UnixMilli()
-		stage := "to window"
-		if now >= start {
-			stage = fmt.Sprintf("window %5.1fs/%.1fs", float64(min(now, end)-start)/1000, res.window.Seconds())
+		stage, now, start := "to window", time.Now().UnixMilli(), f.winStart.Load()
+		if start > 0 && now >= start {
+			stage = fmt.Sprintf("window %5.1fs/%.1fs", float64(min(now-start, span.Milliseconds()))/1000, span.Seconds())
 		}
 		return fmt.Sprintf("  measure %6.1fs  %s  frames in window %d  dropped %d",
 			time.Since(began).Seconds(), stage, f.lat.Count(), f.dropped.Load())
 	})
 	defer stopProgress()
-	if err := sleepUntil(ctx, gw, start); err != nil {
-		return err
+	start, quietMs, err := f.alignWindow(ctx)
+	if err != nil {
+		return win, err
 	}
-	if res.begin, err = takeSample(ctx, gw, rc); err != nil {
-		return err
+	win.quietMs = quietMs
+	end := start + span.Milliseconds()
+	f.winStart.Store(start)
+	f.winEnd.Store(end)
+	if err := sleepUntil(ctx, f.gw, start); err != nil {
+		return win, err
 	}
-	if err := sleepUntil(ctx, gw, end); err != nil {
-		return err
+	if win.begin, err = takeSample(ctx, f.gw, rc); err != nil {
+		return win, err
 	}
-	if res.end, err = takeSample(ctx, gw, rc); err != nil {
-		return err
+	if err := sleepUntil(ctx, f.gw, end); err != nil {
+		return win, err
 	}
-	if err := sleepUntil(ctx, gw, grace); err != nil {
-		return err
+	if win.end, err = takeSample(ctx, f.gw, rc); err != nil {
+		return win, err
 	}
-	f.frozen.Store(true)
+	// The last tick's frames get half an interval more to arrive.
+	if err := sleepUntil(ctx, f.gw, end+f.cfg.interval.Milliseconds()/2); err != nil {
+		return win, err
+	}
+	f.winEnd.Store(0)
 	stopProgress()
-
-	if res.rssEnd, err = procstat.RSS(gw.Pid()); err != nil {
-		return err
-	}
-	res.selfRSS, _ = procstat.RSS(os.Getpid())
-	res.selfGoroutines = runtime.NumGoroutine()
 	for _, c := range f.clients {
 		if c == nil {
 			continue
 		}
 		n := int(c.inWindow.Load())
-		res.frames += int64(n)
+		win.frames += int64(n)
 		switch {
-		case n < res.ticks:
-			res.missing++
-		case n > res.ticks:
-			res.extra++
+		case n < win.ticks:
+			win.missing++
+		case n > win.ticks:
+			win.extra++
 		}
 	}
-	res.droppedInRun = f.dropped.Load()
-	res.otherFrames = f.other.Load()
-	res.measured = true
-	return nil
+	return win, nil
 }
 
-// collectErrors copies the error counts into res.
-func (f *fleet) collectErrors(res *socketsResult) {
-	f.errMu.Lock()
-	defer f.errMu.Unlock()
-	res.errs = newTally()
-	res.errs.addAll(f.errs)
-}
-
-// waitTick waits until the probe client has seen a regular status tick and
-// returns its server stamp (ms).
-func (f *fleet) waitTick(ctx context.Context, cfg socketsConfig, gw *svcproc.Proc, stderr io.Writer) (int64, error) {
-	limit := 3*cfg.interval + 10*time.Second
-	began := time.Now()
-	stopProgress := startProgressLine(stderr, func() string {
-		return fmt.Sprintf("  waiting for a status tick %4.1fs", time.Since(began).Seconds())
-	})
-	defer stopProgress()
-	err := poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
-		if !gw.Running() && f.probeTick.Load() == 0 {
+// alignWindow waits for a regular status tick, watches where frames are
+// stamped for an interval more and returns the window's start, at least
+// 100 ms away, in the middle of the longest stretch with none (quietMs
+// long), so that the window holds whole rounds however the gateway spreads
+// them; without one, half an interval after the latest tick.
+func (f *fleet) alignWindow(ctx context.Context) (start, quietMs int64, err error) {
+	limit := 3*f.cfg.interval + 10*time.Second
+	err = poll(ctx, limit, 20*time.Millisecond, func() (bool, error) {
+		if !f.gw.Running() && f.lastTick.Load() == 0 {
 			return true, errors.New("ws-gateway exited")
 		}
-		return f.probeTick.Load() != 0, nil
-	}, func(error) error { return fmt.Errorf("no status tick reached the probe client within %s", limit) })
-	return f.probeTick.Load(), err
+		return f.lastTick.Load() != 0, nil
+	}, func(error) error { return fmt.Errorf("no status tick reached the clients within %s", limit) })
+	if err != nil {
+		return 0, 0, err
+	}
+	f.clearPhases()
+	if err := sleepUntil(ctx, f.gw, time.Now().Add(f.cfg.interval+f.cfg.interval/10).UnixMilli()); err != nil {
+		return 0, 0, err
+	}
+	iv := f.cfg.interval.Milliseconds()
+	edge, quietMs, ok := f.quietPhase()
+	if !ok {
+		edge = f.lastTick.Load() + iv/2
+	}
+	soon := time.Now().UnixMilli() + 100
+	return soon + ((edge-soon)%iv+iv)%iv, quietMs, nil
 }
 
 // sleepUntil waits until the wall clock reaches ms, ctx ends or the gateway
 // exits.
 func sleepUntil(ctx context.Context, gw *svcproc.Proc, ms int64) error {
-	d := time.Until(time.UnixMilli(ms))
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(time.Until(time.UnixMilli(ms))):
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
