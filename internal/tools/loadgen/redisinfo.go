@@ -14,6 +14,9 @@ import (
 	"github.com/waitq/waitq/internal/redisstore"
 )
 
+// metricsTimeout bounds one read of what Redis says of itself.
+const metricsTimeout = 10 * time.Second
+
 // redisInfo returns the key:value lines of INFO sections, read with one
 // command.
 func redisInfo(ctx context.Context, rc redis.UniversalClient, sections ...string) (map[string]string, error) {

@@ -114,7 +114,6 @@ const (
 	firstSourceHost    = 2                // client source addresses 127.0.0.2 …
 	lastSourceHost     = 254              // … 127.0.0.254
 	tickSettle         = 1000             // ms after its connect before a client's frames count as regular ticks
-	metricsTimeout     = 10 * time.Second // one Redis INFO read (redisInfo)
 	ticketLifetime     = time.Hour        // tickets outlive every run
 	minFailStreak      = 400              // failed dials in a row that end the dial phase (at least)
 	reservedFDs        = 64               // descriptors kept back during the dials for the measurement
