@@ -16,16 +16,9 @@ import (
 )
 
 // RunSale simulates a whole sale in the Redis given (issue 30): -joins
-// people join one event through the ingest path (Store.Ingest, -batch a
-// call, a few calls under way) as fast as it takes them; each, once in
-// line, connects to one of -gateways simulated gateways (no sockets: each
-// gateway's greeting, then status rounds every -interval over its 16
-// slices, through its own gateway.Rounds, as ws-gateway's), while a slot
-// monitor ticks every 250 ms (Store.Tick) and admits at -rate a minute.
-// Each admitted person leaves their gateway (their presence let go). It
-// prints the joins' rate and join → in line p99, the gap between a
-// waiting person's statuses, the Redis CPU over the sale, and whether the
-// line drained with nothing lost. The event is deleted at the end.
+// people loaded into one event's line, each then followed by one of
+// -gateways simulated gateways while a slot monitor admits -rate a minute,
+// until the line drained; docs/performance.md tells what it reports.
 func RunSale(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg saleConfig
 	if ok, err := parseFlags("sale", &cfg, args, stderr); !ok {
@@ -76,7 +69,7 @@ func (s *sale) run(ctx context.Context) (err error) {
 	if err != nil {
 		return err
 	}
-	if err := s.put(ctx, queue.Event{ID: s.id, Capacity: s.cfg.joins, StaySeconds: 1, AdmitPerMinute: s.cfg.rate, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := s.store.PutEvent(ctx, queue.Event{ID: s.id, Capacity: s.cfg.joins, StaySeconds: 1, AdmitPerMinute: s.cfg.rate, State: queue.StateOpen, Partitions: 1}); err != nil {
 		return err
 	}
 	defer func() {

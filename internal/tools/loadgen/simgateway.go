@@ -53,17 +53,6 @@ func newSimEvent(store *redisstore.Store, command string, stderr io.Writer) *sim
 	return s
 }
 
-// put makes the event as e (whose ID is s.id): a simulation takes a fresh one.
-func (s *simEvent) put(ctx context.Context, e queue.Event) error {
-	switch created, err := s.store.PutEvent(ctx, e); {
-	case err != nil:
-		return err
-	case !created:
-		return fmt.Errorf("event %s was there already: a measurement takes a fresh event", s.id)
-	}
-	return nil
-}
-
 // deleteAfter deletes the event's keys (deleteStatusesEvent), its failure
 // joined to *err.
 func (s *simEvent) deleteAfter(err *error) {
@@ -105,11 +94,11 @@ func (s *simEvent) load(ctx context.Context, n, batch int, timeout time.Duration
 	var done atomic.Int64
 	err := ingestJoins(ctx, s.store, n, batch, timeout,
 		func(i int, made int64) queue.Message { return s.join(i, stamp(i, made)) },
-		func(from int, msgs []queue.Message, made int64) {
+		func(from, to int, made int64) {
 			if queued != nil {
-				queued(from, from+len(msgs), made)
+				queued(from, to, made)
 			}
-			if d := done.Add(int64(len(msgs))); d/1_000_000 != (d-int64(len(msgs)))/1_000_000 {
+			if d := done.Add(int64(to - from)); d/1_000_000 != (d-int64(to-from))/1_000_000 {
 				s.logf("load %5.1fs  %d/%d in line", time.Since(start).Seconds(), d, n)
 			}
 		})
@@ -127,10 +116,10 @@ const simLoaders = 4
 // Store.Ingest, batch joins a call bounded by timeout, simLoaders calls
 // under way, each batch made as it is sent (nothing of all the joins is
 // held): join(i, the batch's making in unix ms). queued (unless nil) gets
-// each batch once in line, with its first join and its making. It returns
-// the first failure, which stops the others.
+// each batch once in line: its joins from to to-1 and its making. It
+// returns the first failure, which stops the others.
 func ingestJoins(ctx context.Context, store *redisstore.Store, n, batch int, timeout time.Duration,
-	join func(i int, made int64) queue.Message, queued func(from int, msgs []queue.Message, made int64)) error {
+	join func(i int, made int64) queue.Message, queued func(from, to int, made int64)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var next atomic.Int64
@@ -161,7 +150,7 @@ func ingestJoins(ctx context.Context, store *redisstore.Store, n, batch int, tim
 					return
 				}
 				if queued != nil {
-					queued(from, msgs, made)
+					queued(from, from+len(msgs), made)
 				}
 			}
 		})

@@ -14,17 +14,10 @@ import (
 	"github.com/waitq/waitq/internal/redisstore"
 )
 
-// RunStatuses measures what a status round costs the Redis given: it puts
-// -waiting users in line for a fresh event through the ingest path
-// (Store.Ingest, -batch joins a call, a few calls under way), runs a
-// connect round (every user's first read, as when their sockets open),
-// then -rounds status rounds over all of them as a gateway holding every
-// one of their sockets would (the gateway's own slicing, slice pacing and
-// reads, through gateway.Rounds: with -path journal its tracker, with -path store Store.Status for every user; presence
-// included), and prints one line: the server's CPU (INFO cpu) per user and
-// round, the wall time per round, the server's memory (INFO memory) per
-// waiting user and the CPU per user of the connect round. The event's keys
-// are deleted at the end unless -keep. Progress goes to stderr.
+// RunStatuses measures what a status round costs the Redis given: -waiting
+// users loaded, a connect round, then -rounds rounds as one gateway holding
+// every socket reads them, on -path's status path. It prints one line
+// (statusesResult); docs/performance.md tells what it does and means.
 func RunStatuses(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg statusesConfig
 	if ok, err := parseFlags("statuses", &cfg, args, stderr); !ok {
@@ -54,7 +47,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err != nil {
 		return res, err
 	}
-	if err := s.put(ctx, queue.Event{ID: s.id, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
+	if _, err := s.store.PutEvent(ctx, queue.Event{ID: s.id, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
 		return res, err
 	}
 	if !cfg.keep {
@@ -73,7 +66,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	}
 	res.loadBytes = mem1 - mem0
 
-	g := s.gateway(cfg.path == statusesJournal, cfg.timeout)
+	g := s.gateway(cfg.path == "journal", cfg.timeout)
 	for i := range cfg.waiting {
 		g.follow(uint32(i))
 	}
@@ -81,7 +74,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	if err != nil {
 		return res, err
 	}
-	if err := connectRound(ctx, g); err != nil {
+	if err := readAll(ctx, g, statusesGreeting); err != nil {
 		return res, fmt.Errorf("connect round: %w", err)
 	}
 	cpu0, err := serverCPU(ctx, node)
@@ -92,7 +85,7 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	s.logf("connect round done: %.3f µs of Redis CPU per user", res.connectCPU.Seconds()*1e6/float64(cfg.waiting))
 	start := time.Now()
 	for r := range cfg.rounds {
-		if err := statusRound(ctx, g); err != nil {
+		if err := readAll(ctx, g, cfg.waiting); err != nil {
 			return res, fmt.Errorf("round %d: %w", r+1, err)
 		}
 		s.logf("round %d/%d done after %.1fs", r+1, cfg.rounds, time.Since(start).Seconds())
@@ -111,43 +104,27 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 	return res, nil
 }
 
-// statusRound runs one status round over every user as a gateway's does,
-// its slices one after another at once, and checks each was read in line.
-func statusRound(ctx context.Context, g *simGateway) error {
+// readAll reads every user once, slice after slice at once as a round
+// with no spread does, at most per users a read, and checks each was in
+// line. The connect round reads statusesGreeting a time, as a gateway
+// greets sockets that opened together.
+func readAll(ctx context.Context, g *simGateway, per int) error {
 	var err error
 	if !g.round(ctx, 0, func(j int, nums []uint32) {
-		if err == nil {
-			if err = readInLine(ctx, g, nums); err != nil {
-				err = fmt.Errorf("slice %d (%d users): %w", j, len(nums), err)
+		for from := 0; err == nil && from < len(nums); from += per {
+			part := nums[from:min(from+per, len(nums))]
+			places, rerr := g.read(ctx, part)
+			for k := 0; rerr == nil && k < len(places); k++ {
+				if places[k].Rank < 0 {
+					rerr = fmt.Errorf("user %s read out of line (rank %d)", g.user(int(part[k])), places[k].Rank)
+				}
+			}
+			if rerr != nil {
+				err = fmt.Errorf("slice %d (%d users), from %d: %w", j, len(nums), from, rerr)
 			}
 		}
 	}) {
 		err = errors.Join(err, ctx.Err())
-	}
-	return err
-}
-
-// connectRound reads every user once, statusesGreeting at a time, as a
-// gateway greets sockets that opened together: the first read of each,
-// where the journal's path learns their place.
-func connectRound(ctx context.Context, g *simGateway) error {
-	for j, nums := range g.slices {
-		for from := 0; from < len(nums); from += statusesGreeting {
-			if err := readInLine(ctx, g, nums[from:min(from+statusesGreeting, len(nums))]); err != nil {
-				return fmt.Errorf("slice %d, users from %d: %w", j, from, err)
-			}
-		}
-	}
-	return nil
-}
-
-// readInLine reads the users numbered nums and checks each was in line.
-func readInLine(ctx context.Context, g *simGateway, nums []uint32) error {
-	places, err := g.read(ctx, nums)
-	for k := 0; err == nil && k < len(places); k++ {
-		if places[k].Rank < 0 {
-			err = fmt.Errorf("user %s read out of line (rank %d)", g.user(int(nums[k])), places[k].Rank)
-		}
 	}
 	return err
 }
@@ -172,19 +149,8 @@ type statusesConfig struct {
 	batch    int
 	timeout  time.Duration
 	keep     bool
-	path     string // statusesJournal or statusesStore
+	path     string // "journal" (a gateway's, through its tracker) or "store" (Store.Status for every user)
 }
-
-// The status paths "loadgen statuses" measures.
-const (
-	// statusesJournal reads as a gateway does: gateway.Rounds over its
-	// tracker, each user read once at connect, then kept from the line's
-	// journal.
-	statusesJournal = "journal"
-	// statusesStore reads every user from Redis every round
-	// (Store.Status): the path before the journal, kept for polls.
-	statusesStore = "store"
-)
 
 // bind declares the statuses flags.
 func (c *statusesConfig) bind(s *settings) {
@@ -196,7 +162,7 @@ func (c *statusesConfig) bind(s *settings) {
 	s.durMax(&c.timeout, "timeout", gateway.DefaultConfig().StatusInterval, maxStatusesTimeout,
 		"bound of each Redis call: an ingest batch, a slice's status read (a gateway bounds that by its status interval)")
 	s.boolVar(&c.keep, "keep", false, "leave the event and its line in Redis (default: its keys are deleted at the end)")
-	s.oneOf(&c.path, "path", "the status path: journal (a gateway's: each user read once at connect, then kept from the line's journal) or store (every user read from Redis every round: the way before)", statusesJournal, statusesStore)
+	s.oneOf(&c.path, "path", "the status path: journal (a gateway's: each user read once at connect, then kept from the line's journal) or store (every user read from Redis every round: the way before)", "journal", "store")
 }
 
 // conn returns where the Redis is, as the services take it: the seeds
