@@ -73,10 +73,11 @@ func TestStatusesLineFormat(t *testing.T) {
 	if got := r.String(); got != want || !statusesLine.MatchString(got) {
 		t.Fatalf("line\n%s\nwant\n%s", got, want)
 	}
-	if u := statusesUser(7, 123); !queue.IsVisitorID(u) {
+	s := &simEvent{id: "ev", run: 7}
+	if u := s.user(123); !queue.IsVisitorID(u) {
 		t.Fatalf("user id %q is not shaped as a visitor id", u)
 	}
-	if m := statusesJoin("ev", 7, 123, 1000); m.Validate() != nil || m.TS != 1123 || len(m.JoinKey) != 32 {
+	if m := s.join(123, 1123); m.Validate() != nil || m.TS != 1123 || len(m.JoinKey) != 32 {
 		t.Fatalf("join %+v: %v", m, m.Validate())
 	}
 }

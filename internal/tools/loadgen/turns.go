@@ -13,34 +13,21 @@ import (
 )
 
 // RunTurns simulates a sale in which people step away (issue 47), in
-// simulated time against the Redis given: -people join one event of
-// -capacity slots in its first minute; a share step away once for 1–15
-// minutes, a share close the page for good, and a share of the admitted
-// never reach the shop. Everything runs through the product's own steps
-// (Store.Ingest, Store.Tick every simulated second, Store.Status as a
-// page's poll every 5 s, Store.Release when a buyer is done, Store.Arrive
-// for an arrival when the event has an arrival window) and its own frames
-// (gateway.Teller: state, position, estimate), with the simulated clock as
-// every step's now. It prints the shop's occupancy while people wait, the
-// people who came back within the claim window and lost their turn, the
-// no-show share, and the estimate's error. The event is deleted at the
-// end.
+// simulated time against the Redis given, through the product's own steps
+// (the store's, gateway.Teller's frames) with the simulated clock as their
+// now; docs/performance.md tells what it reports.
 func RunTurns(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg turnsConfig
 	if ok, err := begin("turns", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	store, closeStore, err := openStore(redisstore.Conn{URL: cfg.redisURL})
-	if err != nil {
-		return err
-	}
-	defer closeStore()
-	res, err := runTurns(ctx, store, cfg, stderr)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, res)
-	return nil
+	return simulate(redisstore.Conn{URL: cfg.redisURL}, stdout, func(store *redisstore.Store) (fmt.Stringer, error) {
+		res, err := runTurns(ctx, newSimEvent(store, "turns", stderr), cfg)
+		if err != nil {
+			return nil, err
+		}
+		return res, nil
+	})
 }
 
 // turnsConfig are the settings of "loadgen turns".
@@ -98,9 +85,8 @@ type turnsPerson struct {
 	toldAt               int64 // the first status with a place
 	etas                 []turnsETA
 	admittedAt, leaveAt  int64
-	inShop, released     bool
-	backInWindow, called bool // came back while their turn was called; were called
-	lost                 bool // came back in time, found their turn gone
+	inShop               bool
+	backInWindow         bool // came back while their turn was called
 	done                 bool
 }
 
@@ -115,49 +101,47 @@ const turnsETAEvery = 2 * time.Minute
 
 // turnsSim is one simulated sale's state.
 type turnsSim struct {
+	*simEvent
 	cfg    turnsConfig
-	store  *redisstore.Store
 	teller *gateway.Teller
-	ev     string
 	e      queue.Event
 	people []*turnsPerson
 	byID   map[string]*turnsPerson
 	rng    *rand.Rand
+	inShop int // buyers in the shop
 	res    turnsResult
 }
 
-func runTurns(ctx context.Context, store *redisstore.Store, cfg turnsConfig, stderr io.Writer) (turnsResult, error) {
+// runTurns runs the simulated sale in s's event, deleted at the end.
+func runTurns(ctx context.Context, s *simEvent, cfg turnsConfig) (res turnsResult, err error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
-	ev, run := newRun("turns")
-	sim := &turnsSim{cfg: cfg, store: store, teller: gateway.NewTeller(), ev: ev, byID: map[string]*turnsPerson{},
-		rng: rand.New(rand.NewPCG(uint64(cfg.seed), run))}
-	sim.e = queue.Event{ID: ev, Capacity: cfg.capacity, StaySeconds: int(cfg.stay / time.Second), State: queue.StateOpen, Partitions: 1,
+	sim := &turnsSim{simEvent: s, cfg: cfg, teller: gateway.NewTeller(), byID: map[string]*turnsPerson{},
+		rng: rand.New(rand.NewPCG(uint64(cfg.seed), s.run))}
+	sim.e = queue.Event{ID: s.id, Capacity: cfg.capacity, StaySeconds: int(cfg.stay / time.Second), State: queue.StateOpen, Partitions: 1,
 		Away: queue.Away{KeepSeconds: int(cfg.keep / time.Second), ClaimSeconds: int(cfg.claim / time.Second)}, ArrivalSeconds: int(cfg.arrival / time.Second)}
-	if _, err := store.PutEvent(ctx, sim.e); err != nil {
+	if _, err := s.store.PutEvent(ctx, sim.e); err != nil {
 		return sim.res, err
 	}
-	defer func() { _ = deleteStatusesEvent(store, ev) }()
+	defer s.deleteAfter(&err)
 	start := time.Now()
 	t0 := start.UnixMilli()
 	sim.plan(t0)
-	fmt.Fprintf(stderr, "turns: event %s, %s\n", ev, cfg.line())
-	for now := t0; ; now += turnsStep.Milliseconds() {
+	s.logf("event %s, %s", s.id, cfg.line())
+	for now := t0; sim.res.simulated == 0; now += turnsStep.Milliseconds() {
 		if err := ctx.Err(); err != nil {
 			return sim.res, fmt.Errorf("the simulation did not end within -timeout %s: %w", cfg.timeout, err)
 		}
 		if err := sim.step(ctx, now-t0, now); err != nil {
 			return sim.res, err
 		}
-		if sim.over() {
+		switch left := sim.left(); {
+		case left == "":
 			sim.res.simulated = time.Duration(now-t0) * time.Millisecond
-			break
-		}
-		if now-t0 > turnsHorizon.Milliseconds() {
-			return sim.res, fmt.Errorf("the simulated sale did not end within %s: %s", turnsHorizon, sim.left())
-		}
-		if (now-t0)%(10*time.Minute).Milliseconds() == 0 {
-			fmt.Fprintf(stderr, "turns: %s simulated, %s\n", time.Duration(now-t0)*time.Millisecond, sim.left())
+		case now-t0 > turnsHorizon.Milliseconds():
+			return sim.res, fmt.Errorf("the simulated sale did not end within %s: %s", turnsHorizon, left)
+		case (now-t0)%(10*time.Minute).Milliseconds() == 0:
+			s.logf("%s simulated, %s", time.Duration(now-t0)*time.Millisecond, left)
 		}
 	}
 	sim.etaErrors()
@@ -169,7 +153,7 @@ func runTurns(ctx context.Context, store *redisstore.Store, cfg turnsConfig, std
 // plan draws each person's behaviour and joins them.
 func (s *turnsSim) plan(t0 int64) {
 	for i := range s.cfg.people {
-		p := &turnsPerson{id: fmt.Sprintf("t%06d", i), shopFor: s.between(time.Minute, 4*time.Minute), arriveAfter: s.between(2*time.Second, 10*time.Second)}
+		p := &turnsPerson{id: s.user(i), shopFor: s.between(time.Minute, 4*time.Minute), arriveAfter: s.between(2*time.Second, 10*time.Second)}
 		joinAt := t0 + s.between(0, turnsJoinSpread)
 		switch r := s.rng.IntN(100); {
 		case r < s.cfg.awayPct:
@@ -189,7 +173,8 @@ func (s *turnsSim) between(lo, hi time.Duration) int64 {
 	return lo.Milliseconds() + s.rng.Int64N(max(1, (hi-lo).Milliseconds()))
 }
 
-// left describes the people not done yet, by what they are doing.
+// left describes the people not done yet, by what they are doing ("":
+// everyone is done: admitted and gone from the shop, lapsed, or swept).
 func (s *turnsSim) left() string {
 	n := map[string]int{}
 	for _, p := range s.people {
@@ -203,16 +188,8 @@ func (s *turnsSim) left() string {
 			n["waiting or called"]++
 		}
 	}
-	return fmt.Sprint(n)
-}
-
-// over reports whether everyone is done: admitted and gone from the shop,
-// lapsed, or swept.
-func (s *turnsSim) over() bool {
-	for _, p := range s.people {
-		if !p.done {
-			return false
-		}
+	if len(n) == 0 {
+		return ""
 	}
-	return true
+	return fmt.Sprint(n)
 }

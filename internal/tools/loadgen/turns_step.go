@@ -3,7 +3,6 @@ package loadgen
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
@@ -16,7 +15,7 @@ func (s *turnsSim) step(ctx context.Context, elapsed, now int64) error {
 	if err := s.joins(ctx, now); err != nil {
 		return err
 	}
-	r, err := s.store.Tick(ctx, queue.TickRequest{EventIDs: []string{s.ev}, NowMs: now, AdmitBatch: 1000,
+	r, err := s.store.Tick(ctx, queue.TickRequest{EventIDs: []string{s.id}, NowMs: now, AdmitBatch: 1000,
 		PresenceCutoffMs: now - turnsGrace.Milliseconds(), SweepLimit: 1000})
 	if err != nil {
 		return fmt.Errorf("tick: %w", err)
@@ -45,7 +44,7 @@ func (s *turnsSim) step(ctx context.Context, elapsed, now int64) error {
 		return err
 	}
 	if t.Waiting > 0 {
-		s.res.occupancy = append(s.res.occupancy, float64(s.inShop(now))/float64(s.cfg.capacity))
+		s.res.occupancy = append(s.res.occupancy, float64(s.inShop)/float64(s.cfg.capacity))
 	}
 	return nil
 }
@@ -54,9 +53,9 @@ func (s *turnsSim) step(ctx context.Context, elapsed, now int64) error {
 // they are told a place).
 func (s *turnsSim) joins(ctx context.Context, now int64) error {
 	var msgs []queue.Message
-	for _, p := range s.people {
+	for i, p := range s.people {
 		if p.toldAt < 0 && -p.toldAt <= now {
-			msgs = append(msgs, queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: s.ev, UserID: p.id, TS: -p.toldAt, ID: "j"})
+			msgs = append(msgs, s.join(i, -p.toldAt))
 			p.toldAt = 0
 		}
 	}
@@ -83,30 +82,21 @@ func (s *turnsSim) shop(ctx context.Context, now int64) error {
 			}
 		case !p.inShop && now >= p.admittedAt+p.arriveAfter:
 			if s.cfg.arrival > 0 {
-				if _, _, err := s.store.Arrive(ctx, s.ev, p.id, p.stayUntil, now); err != nil {
+				if _, _, err := s.store.Arrive(ctx, s.id, p.id, p.stayUntil, now); err != nil {
 					return fmt.Errorf("arrival: %w", err)
 				}
 			}
 			p.inShop, p.leaveAt = true, min(now+p.shopFor, p.admittedAt+stayMs)
+			s.inShop++
 		case p.inShop && now >= p.leaveAt:
-			if _, _, err := s.store.Release(ctx, s.ev, p.id, now); err != nil {
+			if _, _, err := s.store.Release(ctx, s.id, p.id, now); err != nil {
 				return fmt.Errorf("release: %w", err)
 			}
-			p.released, p.done = true, true
+			p.inShop, p.done = false, true
+			s.inShop--
 		}
 	}
 	return nil
-}
-
-// inShop counts the buyers in the shop at now.
-func (s *turnsSim) inShop(now int64) int {
-	n := 0
-	for _, p := range s.people {
-		if p.inShop && !p.released && now < p.admittedAt+s.cfg.stay.Milliseconds() {
-			n++
-		}
-	}
-	return n
 }
 
 // open reports whether p's page is open at now: joined, not yet in the
@@ -116,37 +106,26 @@ func (p *turnsPerson) open(now int64) bool {
 		!(p.awayFrom <= now && now < p.awayTo) && (p.goneAt == 0 || now < p.goneAt)
 }
 
-// polls reads the open pages due at now (each every turnsPoll), as polls,
-// and takes in what each is told.
+// polls reads the open pages due at now (each every turnsPoll, person i
+// at i seconds into it), as polls, and takes in what each is told.
 func (s *turnsSim) polls(ctx context.Context, elapsed, now int64) error {
 	var due []string
-	for _, p := range s.people {
-		if p.open(now) && (int64(pollSlot(p.id))+elapsed/1000)%int64(turnsPoll/turnsStep) == 0 {
+	for i, p := range s.people {
+		if p.open(now) && (int64(i)+elapsed/1000)%int64(turnsPoll/turnsStep) == 0 {
 			due = append(due, p.id)
 		}
 	}
-	for len(due) > 0 {
-		n := min(len(due), redisstoreStatusChunk)
-		ids := due[:n]
-		due = due[n:]
-		b, err := s.store.Status(ctx, s.ev, ids, now)
-		if err != nil {
-			return fmt.Errorf("status: %w", err)
-		}
-		for i, f := range s.teller.Frames(&s.e, s.ev, ids, b, now) {
-			s.told(s.byID[ids[i]], f, now)
-		}
+	if len(due) == 0 {
+		return nil
+	}
+	b, err := s.store.Status(ctx, s.id, due, now)
+	if err != nil {
+		return fmt.Errorf("status: %w", err)
+	}
+	for i, f := range s.teller.Frames(&s.e, s.id, due, b, now) {
+		s.told(s.byID[due[i]], f, now)
 	}
 	return nil
-}
-
-// redisstoreStatusChunk bounds the users of one Store.Status call.
-const redisstoreStatusChunk = 1000
-
-func pollSlot(id string) uint32 {
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(id))
-	return h.Sum32()
 }
 
 // told takes in the frame p's poll read at now.
@@ -165,7 +144,6 @@ func (s *turnsSim) told(p *turnsPerson, f gateway.StatusFrame, now int64) {
 			p.etas = append(p.etas, turnsETA{at: now, eta: *f.ETASeconds * 1000, settled: s.res.admitted >= 2*s.cfg.capacity})
 		}
 	case gateway.StateCalled:
-		p.called = true
 		if back && now < f.ClaimUntil {
 			p.backInWindow = true
 		}
@@ -174,7 +152,6 @@ func (s *turnsSim) told(p *turnsPerson, f gateway.StatusFrame, now int64) {
 		// Back within the claim window and lapsed, or back within the keep
 		// time (every absence here is shorter) and out of line: lost.
 		if p.backInWindow || (back && f.State != gateway.StateNoShow) {
-			p.lost = true
 			s.res.lost++
 		}
 		p.done = true
