@@ -306,12 +306,11 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 	// The rate's scale shows the rates set, not the burst of a token bucket
 	// that starts full (ceil(rate / 12) at once): a line above it is cut,
 	// and the panel's title says how far it went.
-	top := func(v float64) float64 { t := svgchart.NiceTicks(0, v, 5); return t[len(t)-1] }
-	xAxis := svgchart.Axis{Label: "seconds since the first join", Min: 0, Max: top(maxT)}
-	usersAxis := svgchart.Axis{Label: "visitors", Min: 0, Max: top(maxUsers)}
-	rateAxis := svgchart.Axis{Label: "visitors a minute", Min: 0, Max: top(max(float64(cfg.ceiling), cfg.shopPerMinute(), float64(cfg.cautious)) * 1.25)}
-	msAxis := svgchart.Axis{Label: "ms (log)", Min: 10, Max: 10_000, Log: true}
-	errAxis := svgchart.Axis{Label: "% of pages", Min: 0, Max: 100}
+	xAxis := svgchart.Linear("seconds since the first join", maxT)
+	usersAxis := svgchart.Linear("visitors", maxUsers)
+	rateAxis := svgchart.Linear("visitors a minute", max(float64(cfg.ceiling), cfg.shopPerMinute(), float64(cfg.cautious))*1.25)
+	msAxis := svgchart.Decades("ms (log)", 1, 4)
+	errAxis := svgchart.Linear("% of pages", 100)
 	targetMs := float64(cfg.target) / float64(time.Millisecond)
 
 	c := &svgchart.Chart{
@@ -323,11 +322,10 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 				cfg.users, cfg.arrive, adaptiveWindow, adaptiveInterval, adaptiveMonitor, now.UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.Version()),
 			"loadgen adaptive " + cfg.line(),
 		},
-		Width: 1200, PanelHeight: 190, Columns: len(runs),
 	}
 	var users, rates, lats, errs []svgchart.Panel
 	for i, r := range runs {
-		c.ColumnTitles = append(c.ColumnTitles, r.mode.label(cfg))
+		c.Columns = append(c.Columns, r.mode.label(cfg))
 		peak := 0.0
 		for _, s := range rows[i] {
 			peak = max(peak, s.admittedPerMin)
@@ -339,9 +337,8 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 			}
 			return p
 		}
-		span := []svgchart.Point{{X: 0}, {X: xAxis.Max}}
-		level := func(y float64) []svgchart.Point {
-			return []svgchart.Point{{X: span[0].X, Y: y}, {X: span[1].X, Y: y}}
+				level := func(y float64) []svgchart.Point {
+			return []svgchart.Point{{X: 0, Y: y}, {X: xAxis.Max(), Y: y}}
 		}
 		rateName := "admission rate (controller)"
 		if !r.mode.adaptive {
@@ -357,7 +354,7 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 			},
 		})
 		title := "Admission"
-		if peak > rateAxis.Max {
+		if peak > rateAxis.Max() {
 			title = fmt.Sprintf("Admission (the admitted line leaves the scale, up to %.0f/min)", peak)
 		}
 		rates = append(rates, svgchart.Panel{
