@@ -64,7 +64,8 @@ type pageRecord struct {
 // adaptiveTick is what the run's sampler read at one second.
 type adaptiveTick struct {
 	at                    time.Duration
-	waiting, total        int64 // the admin GET's line and admittedTotal
+	waiting               int   // the admin GET's line
+	total                 int64 // its admittedTotal
 	rate                  int   // the effective rate, users a minute
 	guardP95, guardErrors float64
 	shopBusy, shopQueued  int
@@ -178,7 +179,7 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 			continue
 		}
 		shop := s.shop.Stats()
-		t := adaptiveTick{at: r.since(), waiting: ev.Waiting, total: ev.AdmittedTotal,
+		t := adaptiveTick{at: r.since(), waiting: int(ev.Waiting), total: ev.AdmittedTotal,
 			rate: ev.AdmitPerMinute, guardP95: math.NaN(), guardErrors: math.NaN(), shopBusy: shop.InService, shopQueued: shop.Waiting}
 		if ev.Control != nil {
 			t.rate, t.signalLost = ev.Control.AdmitPerMinute, ev.Control.SignalLost
