@@ -55,10 +55,8 @@ func upTo(list []time.Duration, t time.Duration) int {
 }
 
 // rows turns the run's records into one row a second, from second 1 to
-// the end of the run.
+// the end of the run; it reads them once the run is over.
 func (r *adaptiveRun) rows() []secondRow {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	n := max(int(math.Ceil(r.elapsed.Seconds())), 1)
 	rows := make([]secondRow, n)
 	perSecond := make([]latency.Sorted, n)
@@ -112,10 +110,8 @@ type adaptiveSummary struct {
 	admittingPerMin                   float64       // admitted a minute while anyone waited
 }
 
-// summary returns the run's figures.
+// summary returns the figures of the run, once it is over.
 func (r *adaptiveRun) summary(cfg adaptiveConfig, rows []secondRow) adaptiveSummary {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	s := adaptiveSummary{joined: len(r.joined), admitted: len(r.admitted), ordered: len(r.ordered), gaveUp: len(r.gaveUp), pages: len(r.pages)}
 	lat := make(latency.Sorted, 0, len(r.pages))
 	served := 0

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"cmp"
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -79,25 +80,22 @@ func (p *Panel) legend(left, width float64) ([]spot, int) {
 func path(pts []Point, sx, sy scale) string {
 	var b strings.Builder
 	run := 0
-	for _, pt := range pts {
+	for _, pt := range append(pts[:len(pts):len(pts)], Point{Y: math.NaN()}) { // the gap after the last point ends its run
 		px, okx := sx.px(pt.X)
 		py, oky := sy.px(pt.Y)
-		if !okx || !oky {
+		switch {
+		case !okx || !oky:
 			if run == 1 {
 				b.WriteString("h0.01")
 			}
 			run = 0
 			continue
-		}
-		if run == 0 {
+		case run == 0:
 			fmt.Fprintf(&b, "M%.1f %.1f", px, py)
-		} else {
+		default:
 			fmt.Fprintf(&b, "L%.1f %.1f", px, py)
 		}
 		run++
-	}
-	if run == 1 {
-		b.WriteString("h0.01")
 	}
 	return b.String()
 }

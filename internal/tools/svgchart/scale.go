@@ -9,13 +9,9 @@ import (
 // Axis is the scale of one dimension of a panel, from its first tick to
 // its last.
 type Axis struct {
-	// Label names the axis and its unit.
-	Label string
-	// Ticks are ascending, at least two.
-	Ticks []float64
-	// Log makes the scale logarithmic (base 10); values at or below 0 are
-	// gaps.
-	Log bool
+	Label string    // names the axis and its unit
+	Ticks []float64 // ascending, at least two
+	Log   bool      // a base-10 scale, where values at or below 0 are gaps
 }
 
 // Linear returns the axis from 0 to at least top, at about five ticks a

@@ -12,14 +12,10 @@ type Point struct{ X, Y float64 }
 
 // Series is one line of a panel.
 type Series struct {
-	// Name is the line's entry in the panel's legend.
-	Name string
-	// Color is a CSS colour, written as given (#rrggbb).
-	Color string
-	// Width is the stroke width in px (0: 1.6).
-	Width float64
-	// Dashed draws the line dashed, as for a target or a limit.
-	Dashed bool
+	Name   string  // its entry in the panel's legend
+	Color  string  // a CSS colour, written as given (#rrggbb)
+	Width  float64 // of the stroke, in px (0: 1.6)
+	Dashed bool    // as for a target or a limit
 	Points []Point
 }
 
@@ -32,13 +28,10 @@ type Panel struct {
 
 // Chart is a titled grid of panels.
 type Chart struct {
-	Title string
-	// Subtitles are smaller lines under the title.
-	Subtitles []string
-	// Columns head the grid's columns; their number is its width.
-	Columns []string
-	// Panels are laid out row by row.
-	Panels []Panel
+	Title     string
+	Subtitles []string // smaller lines under the title
+	Columns   []string // head the grid's columns; their number is its width
+	Panels    []Panel  // laid out row by row
 }
 
 // Layout, in px.
