@@ -43,17 +43,6 @@ func (s secondRow) errorPct() float64 {
 	return 100 * float64(s.errors) / float64(s.pages)
 }
 
-// upTo counts the moments of list (not sorted) at or before t.
-func upTo(list []time.Duration, t time.Duration) int {
-	k := 0
-	for _, d := range list {
-		if d <= t {
-			k++
-		}
-	}
-	return k
-}
-
 // rows turns the run's records into one row a second, from second 1 to
 // the end of the run; it reads them once the run is over.
 func (r *adaptiveRun) rows() []secondRow {
@@ -72,6 +61,14 @@ func (r *adaptiveRun) rows() []secondRow {
 		ticks[int(math.Round(t.at.Seconds()))] = t
 	}
 	last := adaptiveTick{guardP95: math.NaN(), guardErrors: math.NaN()} // before the first sample
+	// upTo counts the moments of list (sorted below) at or before t.
+	upTo := func(list []time.Duration, t time.Duration) int {
+		n, _ := slices.BinarySearch(list, t+1)
+		return n
+	}
+	for _, list := range [][]time.Duration{r.joined, r.admitted, r.ordered, r.gaveUp} {
+		slices.Sort(list)
+	}
 	for i := range rows {
 		s := &rows[i]
 		s.second = i + 1

@@ -59,12 +59,11 @@ func (r *adaptiveRun) visit(ctx context.Context, cfg adaptiveConfig, s *adaptive
 		return false
 	}
 	product := strconv.Itoa(demoshop.Products[i%len(demoshop.Products)].ID)
-	steps := []struct{ method, path, form string }{
+	for k, st := range []struct{ method, path, form string }{
 		{http.MethodGet, "/", ""},
 		{http.MethodGet, "/product/" + product, ""},
 		{http.MethodPost, "/order", "product=" + product},
-	}
-	for k, st := range steps {
+	} {
 		if k > 0 && cfg.think > 0 && !clock.SleepUntil(ctx, time.Now().Add(cfg.think/2+rand.N(cfg.think))) {
 			return false
 		}

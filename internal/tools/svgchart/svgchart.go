@@ -51,9 +51,8 @@ const (
 // Write writes c as a standalone SVG document to w.
 func (c *Chart) Write(w io.Writer) error {
 	cols := max(len(c.Columns), 1)
-	rows := (len(c.Panels) + cols - 1) / cols
 	head := 58 + 17*len(c.Subtitles)
-	height := head + rows*panelHeight + outer
+	height := head + (len(c.Panels)+cols-1)/cols*panelHeight + outer
 
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
