@@ -35,17 +35,14 @@ func RunAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	fmt.Fprintf(stdout, "target   per run: producer-api, ingest-consumer (fast track), ws-gateway (monitor tick %s) and waitq-guard (health window %s, report every %s) in-process in front of the demo shop (%d workers × %s a page, queue timeout %s: about %.0f visitors a minute of %d pages), kfake in-process, redis-server child\n",
 		adaptiveMonitor, adaptiveWindow, adaptiveInterval, cfg.workers, cfg.workTime, cfg.queueTimeout, cfg.shopPerMinute(), visitPages)
 	var runs []*adaptiveRun
+	var rows [][]secondRow
 	for _, m := range cfg.modes() {
 		fmt.Fprintf(stderr, "  run %s\n", m.label(cfg))
 		r, err := measureAdaptive(ctx, cfg, m, stderr)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", m.name, err)
 		}
-		runs = append(runs, r)
-	}
-	rows := make([][]secondRow, len(runs))
-	for i, r := range runs {
-		rows[i] = r.rows()
+		runs, rows = append(runs, r), append(rows, r.rows())
 	}
 	printAdaptive(stdout, cfg, runs, rows)
 	if err := writeFile(stdout, cfg.csv, func(w io.Writer) error { return writeAdaptiveCSV(w, runs, rows) }); err != nil {
@@ -64,7 +61,8 @@ type pageRecord struct {
 // adaptiveTick is what the run's sampler read at one second.
 type adaptiveTick struct {
 	at                    time.Duration
-	waiting, total        int64 // the admin GET's line and admittedTotal
+	waiting               int   // the admin GET's line
+	total                 int64 // its admittedTotal
 	rate                  int   // the effective rate, users a minute
 	guardP95, guardErrors float64
 	shopBusy, shopQueued  int
@@ -85,10 +83,9 @@ type adaptiveRun struct {
 	pages    []pageRecord
 	failures tally
 	ticks    []adaptiveTick
-	changes  []queue.RateChange        // oldest first, gathered from the samples
-	seen     map[queue.RateChange]bool // … those in changes
+	changes  []queue.RateChange // oldest first, gathered from the samples
 	final    queue.EventStatus
-	reports  int // samples that showed a fresh report of the guard
+	reports  int // samples that showed a fresh report of the guard (the sampler's own)
 }
 
 // since returns the time since the run's start.
@@ -102,8 +99,12 @@ func (r *adaptiveRun) mark(list *[]time.Duration) {
 	r.mu.Unlock()
 }
 
-// fail counts a failure of class.
-func (r *adaptiveRun) fail(class string, err error) {
+// fail counts a failure of class, unless ctx is over: the run's end cut
+// it short.
+func (r *adaptiveRun) fail(ctx context.Context, class string, err error) {
+	if ctx.Err() != nil {
+		return
+	}
 	r.mu.Lock()
 	r.failures.add(class, err.Error())
 	r.mu.Unlock()
@@ -116,13 +117,7 @@ func measureAdaptive(ctx context.Context, cfg adaptiveConfig, m admissionMode, s
 		return nil, err
 	}
 	defer s.close()
-	// The guard reports before the sale starts, as it would in front of a
-	// live shop: wait for its first report.
-	if err := waitForReport(ctx, s); err != nil {
-		return nil, err
-	}
-
-	r := &adaptiveRun{mode: m, failures: newTally(), seen: map[queue.RateChange]bool{}}
+	r := &adaptiveRun{mode: m, failures: newTally()}
 	runCtx, cancel := context.WithTimeout(ctx, cfg.maxRun)
 	defer cancel()
 	joins := servicesClient()
@@ -136,10 +131,7 @@ func measureAdaptive(ctx context.Context, cfg adaptiveConfig, m admissionMode, s
 	sampler.Go(func() { r.sample(sampleCtx, s, stderr) })
 
 	var wg sync.WaitGroup
-	var every time.Duration
-	if cfg.users > 1 {
-		every = cfg.arrive / time.Duration(cfg.users-1)
-	}
+	every := cfg.arrive / time.Duration(max(cfg.users-1, 1))
 	for i := range cfg.users {
 		if !clock.SleepUntil(runCtx, r.start.Add(time.Duration(i)*every)) {
 			break
@@ -172,13 +164,11 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 		}
 		ev, err := s.status(ctx)
 		if err != nil {
-			if ctx.Err() == nil {
-				r.fail("admin GET", err)
-			}
+			r.fail(ctx, "admin GET", err)
 			continue
 		}
 		shop := s.shop.Stats()
-		t := adaptiveTick{at: r.since(), waiting: ev.Waiting, total: ev.AdmittedTotal,
+		t := adaptiveTick{at: r.since(), waiting: int(ev.Waiting), total: ev.AdmittedTotal,
 			rate: ev.AdmitPerMinute, guardP95: math.NaN(), guardErrors: math.NaN(), shopBusy: shop.InService, shopQueued: shop.Waiting}
 		if ev.Control != nil {
 			t.rate, t.signalLost = ev.Control.AdmitPerMinute, ev.Control.SignalLost
@@ -195,9 +185,7 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 			}
 			if h.At > lastReport {
 				lastReport = h.At
-				r.mu.Lock()
 				r.reports++
-				r.mu.Unlock()
 			}
 		}
 		r.mu.Lock()
@@ -205,8 +193,8 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 		joined, admitted, ordered, gaveUp, pages := len(r.joined), len(r.admitted), len(r.ordered), len(r.gaveUp), len(r.pages)
 		r.mu.Unlock()
 		r.gather(ev)
-		fmt.Fprintf(stderr, "  %-8s %4.0fs  joined %5d  waiting %5d  in shop %4d  ordered %5d  gave up %4d  pages %6d  rate %5d/min  guard p95 %s\n",
-			r.mode.name, t.at.Seconds(), joined, ev.Waiting, admitted-ordered-gaveUp, ordered, gaveUp, pages, t.rate, fmtMs(t.guardP95))
+		fmt.Fprintf(stderr, "  %-8s %4.0fs  joined %5d  waiting %5d  in shop %4d  ordered %5d  gave up %4d  pages %6d  rate %5d/min  guard p95 %4.0fms\n",
+			r.mode.name, t.at.Seconds(), joined, ev.Waiting, admitted-ordered-gaveUp, ordered, gaveUp, pages, t.rate, t.guardP95)
 	}
 }
 
@@ -219,19 +207,10 @@ func (r *adaptiveRun) gather(ev queue.EventStatus) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for _, ch := range slices.Backward(ev.Control.Changes) { // newest first
-		if !r.seen[ch] {
-			r.seen[ch] = true
+		if !slices.Contains(r.changes, ch) {
 			r.changes = append(r.changes, ch)
 		}
 	}
-}
-
-// fmtMs formats milliseconds, "-" for NaN.
-func fmtMs(ms float64) string {
-	if math.IsNaN(ms) {
-		return "-"
-	}
-	return fmt.Sprintf("%.0fms", ms)
 }
 
 // Bounds and fixed settings of "loadgen adaptive".

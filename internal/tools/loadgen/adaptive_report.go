@@ -20,19 +20,18 @@ import (
 // admittedSpan is the span the admitted-a-minute figure is averaged over.
 const admittedSpan = 5
 
-// secondRow is one second of a run, as the CSV and the chart have it.
+// secondRow is one second of a run, as the CSV and the chart have it: what
+// the visitors did by its end, the pages that ended in it, and the latest
+// sample of the event and the shop.
 type secondRow struct {
-	second                  int
-	joined, waiting, inShop int
-	ordered, gaveUp         int
-	admittedTotal           int64
-	admittedPerMin          float64 // over the last admittedSpan seconds
-	rate                    int     // the effective rate, users a minute
-	pages, errors           int     // ended in this second
-	p95                     float64 // ms; NaN without pages
-	guardP95, guardErrors   float64 // the guard's latest report; NaN: none
-	shopBusy, shopQueued    int
-	sampled, signalLost     bool // a sample of its own; the controller's signal lost
+	second          int
+	joined, inShop  int
+	ordered, gaveUp int
+	admittedPerMin  float64 // over the last admittedSpan seconds
+	pages, errors   int
+	p95             float64 // ms; NaN without pages
+	sampled         bool    // a sample of its own, not the last one standing
+	adaptiveTick
 }
 
 // errorPct returns the share of this second's pages that failed, in %;
@@ -45,21 +44,10 @@ func (s secondRow) errorPct() float64 {
 }
 
 // rows turns the run's records into one row a second, from second 1 to
-// the end of the run.
+// the end of the run; it reads them once the run is over.
 func (r *adaptiveRun) rows() []secondRow {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	n := max(int(math.Ceil(r.elapsed.Seconds())), 1)
 	rows := make([]secondRow, n)
-	upTo := func(list []time.Duration, t time.Duration) int { // list is not sorted
-		k := 0
-		for _, d := range list {
-			if d <= t {
-				k++
-			}
-		}
-		return k
-	}
 	perSecond := make([]latency.Sorted, n)
 	for _, p := range r.pages {
 		i := min(max(int(math.Ceil(p.end.Seconds()))-1, 0), n-1)
@@ -72,8 +60,15 @@ func (r *adaptiveRun) rows() []secondRow {
 	for _, t := range r.ticks {
 		ticks[int(math.Round(t.at.Seconds()))] = t
 	}
-	var last adaptiveTick
-	totals := make([]int64, n)
+	last := adaptiveTick{guardP95: math.NaN(), guardErrors: math.NaN()} // before the first sample
+	// upTo counts the moments of list (sorted below) at or before t.
+	upTo := func(list []time.Duration, t time.Duration) int {
+		n, _ := slices.BinarySearch(list, t+1)
+		return n
+	}
+	for _, list := range [][]time.Duration{r.joined, r.admitted, r.ordered, r.gaveUp} {
+		slices.Sort(list)
+	}
 	for i := range rows {
 		s := &rows[i]
 		s.second = i + 1
@@ -86,26 +81,15 @@ func (r *adaptiveRun) rows() []secondRow {
 		if len(lat) > 0 {
 			s.p95 = float64(lat.Percentile(0.95)) / float64(time.Millisecond)
 		}
-		t, ok := ticks[s.second]
-		s.sampled = ok
-		if ok {
-			last = t
-		} else {
-			t = last // a sample missed: the last one stands
+		if t, ok := ticks[s.second]; ok {
+			last, s.sampled = t, true
 		}
-		s.waiting, s.admittedTotal, s.rate = int(t.waiting), t.total, t.rate
-		s.guardP95, s.guardErrors = t.guardP95, t.guardErrors
-		if t.at == 0 {
-			s.guardP95, s.guardErrors = math.NaN(), math.NaN()
-		}
-		s.shopBusy, s.shopQueued, s.signalLost = t.shopBusy, t.shopQueued, t.signalLost
-		totals[i] = t.total
-		from := max(i-admittedSpan, -1)
-		before := int64(0)
+		s.adaptiveTick = last // a sample missed: the last one stands
+		from, before := max(i-admittedSpan, -1), int64(0)
 		if from >= 0 {
-			before = totals[from]
+			before = rows[from].total
 		}
-		s.admittedPerMin = float64(t.total-before) / float64(i-from) * 60
+		s.admittedPerMin = float64(s.total-before) / float64(i-from) * 60
 	}
 	return rows
 }
@@ -114,6 +98,7 @@ func (r *adaptiveRun) rows() []secondRow {
 type adaptiveSummary struct {
 	joined, admitted, ordered, gaveUp int
 	pages, errors                     int
+	errorShare                        float64 // of the pages
 	p50, p95, p99                     time.Duration
 	allAdmittedAt                     time.Duration // 0: not everyone was admitted
 	withinTarget                      float64       // share of the seconds with pages
@@ -122,10 +107,8 @@ type adaptiveSummary struct {
 	admittingPerMin                   float64       // admitted a minute while anyone waited
 }
 
-// summary returns the run's figures.
+// summary returns the figures of the run, once it is over.
 func (r *adaptiveRun) summary(cfg adaptiveConfig, rows []secondRow) adaptiveSummary {
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	s := adaptiveSummary{joined: len(r.joined), admitted: len(r.admitted), ordered: len(r.ordered), gaveUp: len(r.gaveUp), pages: len(r.pages)}
 	lat := make(latency.Sorted, 0, len(r.pages))
 	served := 0
@@ -140,8 +123,8 @@ func (r *adaptiveRun) summary(cfg adaptiveConfig, rows []secondRow) adaptiveSumm
 	}
 	slices.Sort(lat)
 	s.p50, s.p95, s.p99 = lat.Percentile(0.5), lat.Percentile(0.95), lat.Percentile(0.99)
-	if len(lat) > 0 {
-		s.pagesWithin = float64(served) / float64(len(lat))
+	if s.pages > 0 {
+		s.pagesWithin, s.errorShare = float64(served)/float64(s.pages), float64(s.errors)/float64(s.pages)
 	}
 	if s.admitted == cfg.users {
 		s.allAdmittedAt = slices.Max(r.admitted)
@@ -161,25 +144,16 @@ func (r *adaptiveRun) summary(cfg adaptiveConfig, rows []secondRow) adaptiveSumm
 		s.withinTarget = float64(within) / float64(seconds)
 	}
 	if s.admitted > 0 {
-		first, last := slices.Min(r.admitted), slices.Max(r.admitted)
-		if span := last - first; span > 0 {
+		if span := slices.Max(r.admitted) - slices.Min(r.admitted); span > 0 {
 			s.admittingPerMin = float64(s.admitted) / span.Minutes()
 		}
 	}
 	return s
 }
 
-// errorShare returns the failed pages' share.
-func (s *adaptiveSummary) errorShare() float64 {
-	if s.pages == 0 {
-		return 0
-	}
-	return float64(s.errors) / float64(s.pages)
-}
-
-// printAdaptive prints the adaptive table: a block per run, the adaptive
-// run's rate changes, and the summary rows (the adaptive run against the
-// fixed run at the same ceiling).
+// printAdaptive prints the adaptive table: a block per run, the runs' rate
+// changes, and the summary rows (the adaptive run against the fixed run at
+// the same ceiling).
 func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow) {
 	sums := make([]adaptiveSummary, len(runs))
 	fmt.Fprintln(w)
@@ -193,7 +167,7 @@ func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun, rows []
 		fmt.Fprintf(w, "run    %-8s %-42s %5.1fs  joined %d  admitted %d (%s, %.0f/min on average)  ordered %d  gave up %d\n",
 			r.mode.name, r.mode.label(cfg), r.elapsed.Seconds(), s.joined, s.admitted, all, s.admittingPerMin, s.ordered, s.gaveUp)
 		fmt.Fprintf(w, "pages  %-8s n %d  failed %d (%.1f%%)  p50 %s  p95 %s  p99 %s  served within %s %.1f%%  worst second's p95 %.0fms  seconds with p95 within %s %.0f%%\n",
-			r.mode.name, s.pages, s.errors, 100*s.errorShare(), report.Millis(s.p50), report.Millis(s.p95), report.Millis(s.p99),
+			r.mode.name, s.pages, s.errors, 100*s.errorShare, report.Millis(s.p50), report.Millis(s.p95), report.Millis(s.p99),
 			report.Millis(cfg.target), 100*s.pagesWithin, s.peakP95, report.Millis(cfg.target), 100*s.withinTarget)
 		if c := r.final.Control; c != nil {
 			fmt.Fprintf(w, "control %-8s increases %d  decreases %d  stops %d  phase %s  rate at the end %d/min  guard reports seen %d\n",
@@ -210,26 +184,25 @@ func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun, rows []
 		return
 	}
 	a, f := sums[0], sums[1]
-	base := runs[1].mode.label(cfg) + ": "
-	what := fmt.Sprintf("%d visitors at a shop of ≈%.0f/min, adaptive (ceiling %d/min) against fixed", cfg.users, cfg.shopPerMinute(), cfg.ceiling)
-	report.Summary(w, "visitors' page p95, "+what, report.Millis(a.p95), base+report.Millis(f.p95),
-		float64(a.p95), float64(f.p95), "≤ "+report.Millis(cfg.target)+" (the target): "+met(a.p95 <= cfg.target))
-	report.Summary(w, "pages failed (503, timeouts), "+what, fmt.Sprintf("%.1f%%", 100*a.errorShare()), base+fmt.Sprintf("%.1f%%", 100*f.errorShare()),
-		a.errorShare(), f.errorShare(), "< 5% (maxErrorRate): "+met(a.errorShare() < queue.DefaultMaxErrorRate))
-	report.Summary(w, "orders placed, "+what, strconv.Itoa(a.ordered), base+strconv.Itoa(f.ordered), float64(a.ordered), float64(f.ordered), "")
-	report.Summary(w, "pages served within the target, "+what, fmt.Sprintf("%.1f%%", 100*a.pagesWithin),
-		base+fmt.Sprintf("%.1f%%", 100*f.pagesWithin), a.pagesWithin, f.pagesWithin, "")
-	report.Summary(w, "seconds with the visitors' p95 within the target, "+what, fmt.Sprintf("%.0f%%", 100*a.withinTarget),
-		base+fmt.Sprintf("%.0f%%", 100*f.withinTarget), a.withinTarget, f.withinTarget, "")
-	report.Summary(w, "time to admit everyone, "+what, admittedBy(a), base+admittedBy(f), a.allAdmittedAt.Seconds(), f.allAdmittedAt.Seconds(), "")
-}
-
-// admittedBy formats when everyone was admitted.
-func admittedBy(s adaptiveSummary) string {
-	if s.allAdmittedAt == 0 {
-		return "not within the run"
+	what := fmt.Sprintf(", %d visitors at a shop of ≈%.0f/min, adaptive (ceiling %d/min) against fixed", cfg.users, cfg.shopPerMinute(), cfg.ceiling)
+	line := func(figure string, av, fv float64, show func(float64) string, goal string) {
+		report.Summary(w, figure+what, show(av), runs[1].mode.label(cfg)+": "+show(fv), av, fv, goal)
 	}
-	return fmt.Sprintf("%.0fs", s.allAdmittedAt.Seconds())
+	pct := func(decimals int) func(float64) string {
+		return func(v float64) string { return fmt.Sprintf("%.*f%%", decimals, 100*v) }
+	}
+	line("visitors' page p95", float64(a.p95), float64(f.p95), func(v float64) string { return report.Millis(time.Duration(v)) },
+		"≤ "+report.Millis(cfg.target)+" (the target): "+met(a.p95 <= cfg.target))
+	line("pages failed (503, timeouts)", a.errorShare, f.errorShare, pct(1), "< 5% (maxErrorRate): "+met(a.errorShare < queue.DefaultMaxErrorRate))
+	line("orders placed", float64(a.ordered), float64(f.ordered), func(v float64) string { return fmt.Sprint(v) }, "")
+	line("pages served within the target", a.pagesWithin, f.pagesWithin, pct(1), "")
+	line("seconds with the visitors' p95 within the target", a.withinTarget, f.withinTarget, pct(0), "")
+	line("time to admit everyone", a.allAdmittedAt.Seconds(), f.allAdmittedAt.Seconds(), func(v float64) string {
+		if v == 0 {
+			return "not within the run"
+		}
+		return fmt.Sprintf("%.0fs", v)
+	}, "")
 }
 
 // adaptiveCSVHeader names the CSV's columns.
@@ -250,7 +223,7 @@ func writeAdaptiveCSV(f io.Writer, runs []*adaptiveRun, rows [][]secondRow) erro
 	for i, r := range runs {
 		for _, s := range rows[i] {
 			_ = w.Write([]string{r.mode.name, strconv.Itoa(s.second), strconv.Itoa(s.joined), strconv.Itoa(s.waiting),
-				strconv.Itoa(s.inShop), strconv.Itoa(s.ordered), strconv.Itoa(s.gaveUp), strconv.FormatInt(s.admittedTotal, 10),
+				strconv.Itoa(s.inShop), strconv.Itoa(s.ordered), strconv.Itoa(s.gaveUp), strconv.FormatInt(s.total, 10),
 				num(s.admittedPerMin, 0), strconv.Itoa(s.rate), strconv.Itoa(s.pages), strconv.Itoa(s.errors), num(s.p95, 1),
 				num(s.guardP95, 1), num(s.guardErrors, 4), strconv.Itoa(s.shopBusy), strconv.Itoa(s.shopQueued), strconv.FormatBool(s.signalLost)})
 		}
@@ -276,20 +249,6 @@ func writeFile(stdout io.Writer, path string, write func(io.Writer) error) error
 	return nil
 }
 
-// Colours of the chart's lines.
-const (
-	colJoined   = "#8c8c8c"
-	colWaiting  = "#1f77b4"
-	colInShop   = "#ff7f0e"
-	colOrdered  = "#2ca02c"
-	colRate     = "#9467bd"
-	colAdmitted = "#17becf"
-	colLimit    = "#555555"
-	colP95      = "#d62728"
-	colGuard    = "#8c564b"
-	colTarget   = "#111111"
-)
-
 // adaptiveChart draws a column per run, the same four panels in each, on
 // the same scales: the visitors (joined, waiting, in the shop, ordered),
 // the admission rate (the effective rate, what was admitted, the shop's
@@ -306,14 +265,9 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 	// The rate's scale shows the rates set, not the burst of a token bucket
 	// that starts full (ceil(rate / 12) at once): a line above it is cut,
 	// and the panel's title says how far it went.
-	top := func(v float64) float64 { t := svgchart.NiceTicks(0, v, 5); return t[len(t)-1] }
-	xAxis := svgchart.Axis{Label: "seconds since the first join", Min: 0, Max: top(maxT)}
-	usersAxis := svgchart.Axis{Label: "visitors", Min: 0, Max: top(maxUsers)}
-	rateAxis := svgchart.Axis{Label: "visitors a minute", Min: 0, Max: top(max(float64(cfg.ceiling), cfg.shopPerMinute(), float64(cfg.cautious)) * 1.25)}
-	msAxis := svgchart.Axis{Label: "ms (log)", Min: 10, Max: 10_000, Log: true}
-	errAxis := svgchart.Axis{Label: "% of pages", Min: 0, Max: 100}
-	targetMs := float64(cfg.target) / float64(time.Millisecond)
-
+	xAxis := svgchart.Linear("seconds since the first join", maxT)
+	usersAxis := svgchart.Linear("visitors", maxUsers)
+	rateAxis := svgchart.Linear("visitors a minute", max(float64(cfg.ceiling), cfg.shopPerMinute(), float64(cfg.cautious))*1.25)
 	c := &svgchart.Chart{
 		Title: fmt.Sprintf("Adaptive admission against a fixed rate: %d visitors at a demo shop that bears about %.0f a minute", cfg.users, cfg.shopPerMinute()),
 		Subtitles: []string{
@@ -323,69 +277,68 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 				cfg.users, cfg.arrive, adaptiveWindow, adaptiveInterval, adaptiveMonitor, now.UTC().Format("2006-01-02"), runtime.NumCPU(), runtime.Version()),
 			"loadgen adaptive " + cfg.line(),
 		},
-		Width: 1200, PanelHeight: 190, Columns: len(runs),
+		Panels: make([]svgchart.Panel, 4*len(runs)),
 	}
-	var users, rates, lats, errs []svgchart.Panel
 	for i, r := range runs {
-		c.ColumnTitles = append(c.ColumnTitles, r.mode.label(cfg))
-		peak := 0.0
-		for _, s := range rows[i] {
-			peak = max(peak, s.admittedPerMin)
+		c.Columns = append(c.Columns, r.mode.label(cfg))
+		for row, p := range adaptiveColumn(cfg, r.mode, rows[i], xAxis, usersAxis, rateAxis) {
+			c.Panels[row*len(runs)+i] = p
 		}
-		pts := func(y func(secondRow) float64) []svgchart.Point {
-			p := make([]svgchart.Point, len(rows[i]))
-			for k, s := range rows[i] {
-				p[k] = svgchart.Point{X: float64(s.second), Y: y(s)}
-			}
-			return p
-		}
-		span := []svgchart.Point{{X: 0}, {X: xAxis.Max}}
-		level := func(y float64) []svgchart.Point {
-			return []svgchart.Point{{X: span[0].X, Y: y}, {X: span[1].X, Y: y}}
-		}
-		rateName := "admission rate (controller)"
-		if !r.mode.adaptive {
-			rateName = "admission rate (fixed)"
-		}
-		users = append(users, svgchart.Panel{
-			Title: "Visitors", X: xAxis, Y: usersAxis,
-			Series: []svgchart.Series{
-				{Name: "joined", Color: colJoined, Points: pts(func(s secondRow) float64 { return float64(s.joined) })},
-				{Name: "waiting in line", Color: colWaiting, Points: pts(func(s secondRow) float64 { return float64(s.waiting) })},
-				{Name: "in the shop", Color: colInShop, Points: pts(func(s secondRow) float64 { return float64(s.inShop) })},
-				{Name: "ordered", Color: colOrdered, Points: pts(func(s secondRow) float64 { return float64(s.ordered) })},
-			},
-		})
-		title := "Admission"
-		if peak > rateAxis.Max {
-			title = fmt.Sprintf("Admission (the admitted line leaves the scale, up to %.0f/min)", peak)
-		}
-		rates = append(rates, svgchart.Panel{
-			Title: title, X: xAxis, Y: rateAxis,
-			Series: []svgchart.Series{
-				{Name: "shop's limit (unknown to waitq)", Color: colLimit, Dashed: true, Width: 1.2, Points: level(cfg.shopPerMinute())},
-				{Name: fmt.Sprintf("admitted (%d s average)", admittedSpan), Color: colAdmitted, Points: pts(func(s secondRow) float64 { return s.admittedPerMin })},
-				{Name: rateName, Color: colRate, Width: 2.2, Points: pts(func(s secondRow) float64 { return float64(s.rate) })},
-			},
-		})
-		lats = append(lats, svgchart.Panel{
-			Title: "Shop latency, p95 of each second's pages", X: xAxis, Y: msAxis,
-			Series: []svgchart.Series{
-				{Name: fmt.Sprintf("target %d ms", cfg.target.Milliseconds()), Color: colTarget, Dashed: true, Width: 1.2, Points: level(targetMs)},
-				{Name: fmt.Sprintf("guard's report (%s window)", adaptiveWindow), Color: colGuard, Width: 1.2, Points: pts(func(s secondRow) float64 { return s.guardP95 })},
-				{Name: "as visitors saw it", Color: colP95, Points: pts(func(s secondRow) float64 { return s.p95 })},
-			},
-		})
-		errs = append(errs, svgchart.Panel{
-			Title: "Failed pages (503, timeouts), each second", X: xAxis, Y: errAxis,
-			Series: []svgchart.Series{
-				{Name: "maxErrorRate 5%", Color: colTarget, Dashed: true, Width: 1.2, Points: level(100 * queue.DefaultMaxErrorRate)},
-				{Name: "failed", Color: colP95, Points: pts(secondRow.errorPct)},
-			},
-		})
-	}
-	for _, row := range [][]svgchart.Panel{users, rates, lats, errs} {
-		c.Panels = append(c.Panels, row...)
 	}
 	return c
+}
+
+// adaptiveColumn returns the four panels of a run, top to bottom.
+func adaptiveColumn(cfg adaptiveConfig, m admissionMode, rows []secondRow, xAxis, usersAxis, rateAxis svgchart.Axis) []svgchart.Panel {
+	// line is a figure of each second of the run; level is a dashed line
+	// across the panel, as for a limit or a target.
+	line := func(name, color string, width float64, y func(secondRow) float64) svgchart.Series {
+		p := make([]svgchart.Point, len(rows))
+		for k, s := range rows {
+			p[k] = svgchart.Point{X: float64(s.second), Y: y(s)}
+		}
+		return svgchart.Series{Name: name, Color: color, Width: width, Points: p}
+	}
+	level := func(name, color string, y float64) svgchart.Series {
+		return svgchart.Series{Name: name, Color: color, Dashed: true, Width: 1.2, Points: []svgchart.Point{{X: 0, Y: y}, {X: xAxis.Max(), Y: y}}}
+	}
+	rateName, title, peak := "admission rate (controller)", "Admission", 0.0
+	if !m.adaptive {
+		rateName = "admission rate (fixed)"
+	}
+	for _, s := range rows {
+		peak = max(peak, s.admittedPerMin)
+	}
+	if peak > rateAxis.Max() {
+		title = fmt.Sprintf("Admission (the admitted line leaves the scale, up to %.0f/min)", peak)
+	}
+	return []svgchart.Panel{{
+		Title: "Visitors", X: xAxis, Y: usersAxis,
+		Series: []svgchart.Series{
+			line("joined", "#8c8c8c", 0, func(s secondRow) float64 { return float64(s.joined) }),
+			line("waiting in line", "#1f77b4", 0, func(s secondRow) float64 { return float64(s.waiting) }),
+			line("in the shop", "#ff7f0e", 0, func(s secondRow) float64 { return float64(s.inShop) }),
+			line("ordered", "#2ca02c", 0, func(s secondRow) float64 { return float64(s.ordered) }),
+		},
+	}, {
+		Title: title, X: xAxis, Y: rateAxis,
+		Series: []svgchart.Series{
+			level("shop's limit (unknown to waitq)", "#555555", cfg.shopPerMinute()),
+			line(fmt.Sprintf("admitted (%d s average)", admittedSpan), "#17becf", 0, func(s secondRow) float64 { return s.admittedPerMin }),
+			line(rateName, "#9467bd", 2.2, func(s secondRow) float64 { return float64(s.rate) }),
+		},
+	}, {
+		Title: "Shop latency, p95 of each second's pages", X: xAxis, Y: svgchart.Decades("ms (log)", 1, 4),
+		Series: []svgchart.Series{
+			level(fmt.Sprintf("target %d ms", cfg.target.Milliseconds()), "#111111", float64(cfg.target)/float64(time.Millisecond)),
+			line(fmt.Sprintf("guard's report (%s window)", adaptiveWindow), "#8c564b", 1.2, func(s secondRow) float64 { return s.guardP95 }),
+			line("as visitors saw it", "#d62728", 0, func(s secondRow) float64 { return s.p95 }),
+		},
+	}, {
+		Title: "Failed pages (503, timeouts), each second", X: xAxis, Y: svgchart.Linear("% of pages", 100),
+		Series: []svgchart.Series{
+			level("maxErrorRate 5%", "#111111", 100*queue.DefaultMaxErrorRate),
+			line("failed", "#d62728", 0, secondRow.errorPct),
+		},
+	}}
 }

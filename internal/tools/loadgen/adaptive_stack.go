@@ -26,7 +26,9 @@ type adaptiveStack struct {
 
 // startAdaptiveStack starts the services of a run admitting by m, its
 // event created before the consumer starts and the guard, its target,
-// last (it reports with the event's report token).
+// last (it reports with the event's report token). Like a guard in front
+// of a live shop, it has reported before the sale starts: the stack is
+// returned once producer-api holds its first report.
 func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode, stderr io.Writer) (_ *adaptiveStack, err error) {
 	guardAddr, err := svcproc.FreeAddr() // the event's target, known before the guard starts
 	if err != nil {
@@ -56,30 +58,30 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 	if err != nil {
 		return nil, err
 	}
-	return s, s.startGuard(ctx, guardAddr, shopBase, ev.ReportToken)
-}
-
-// startGuard runs waitq-guard at addr in front of the shop at shopBase,
-// reporting its health to producer-api with reportToken.
-func (s *adaptiveStack) startGuard(ctx context.Context, addr, shopBase, reportToken string) (err error) {
-	var stop func()
-	s.guard, stop, err = startGuard(ctx, map[string]string{
-		"WAITQ_HTTP_ADDR":        addr,
+	var stopGuard func()
+	s.guard, stopGuard, err = startGuard(ctx, map[string]string{
+		"WAITQ_HTTP_ADDR":        guardAddr,
 		"WAITQ_ORIGIN_URL":       shopBase,
 		"WAITQ_EVENT_ID":         s.event,
 		"WAITQ_WAITING_ROOM_URL": s.gateways[0] + "/",
 		"WAITQ_GATEWAY_URL":      s.gateways[0],
 		"WAITQ_DONE_PATH":        "/order",
 		"WAITQ_HEALTH_URL":       s.producer,
-		"WAITQ_HEALTH_TOKEN":     reportToken,
+		"WAITQ_HEALTH_TOKEN":     ev.ReportToken,
 		"WAITQ_HEALTH_INTERVAL":  adaptiveInterval.String(),
 		"WAITQ_HEALTH_WINDOW":    adaptiveWindow.String(),
 		"WAITQ_HEALTH_REPORTER":  adaptiveReporter,
-	}, s.stderr)
-	if err == nil {
-		s.AtClose(stop)
+	}, stderr)
+	if err != nil {
+		return nil, err
 	}
-	return err
+	s.AtClose(stopGuard)
+	return s, poll(ctx, 15*time.Second, 200*time.Millisecond, func() (bool, error) {
+		ev, err := s.status(ctx)
+		return err == nil && len(ev.Health) > 0, err
+	}, func(err error) error {
+		return fmt.Errorf("no health report of the guard reached producer-api within 15s (%v)", err)
+	})
 }
 
 // eventBody is the admin PUT body of a run's event: room for everyone, the
@@ -104,14 +106,4 @@ func eventBody(cfg adaptiveConfig, m admissionMode, target string) string {
 func (s *adaptiveStack) status(ctx context.Context) (queue.EventStatus, error) {
 	var ev queue.EventStatus
 	return ev, adminCall(ctx, http.MethodGet, s.producer+"/v1/admin/events/"+s.event, s.token, "", &ev)
-}
-
-// waitForReport waits until producer-api holds a report of the run's guard.
-func waitForReport(ctx context.Context, s *adaptiveStack) error {
-	return poll(ctx, 15*time.Second, 200*time.Millisecond, func() (bool, error) {
-		ev, err := s.status(ctx)
-		return err == nil && len(ev.Health) > 0, err
-	}, func(err error) error {
-		return fmt.Errorf("no health report of the guard reached producer-api within 15s (%v)", err)
-	})
 }

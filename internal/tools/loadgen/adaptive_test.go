@@ -20,7 +20,7 @@ import (
 // event admitted 2 by the first sample and 6 by the third.
 func testRun(m admissionMode) *adaptiveRun {
 	s := time.Second
-	r := &adaptiveRun{mode: m, elapsed: 2500 * time.Millisecond, failures: newTally(), seen: map[queue.RateChange]bool{}}
+	r := &adaptiveRun{mode: m, elapsed: 2500 * time.Millisecond, failures: newTally()}
 	r.joined = []time.Duration{s / 10, s / 5, s / 2}
 	r.admitted = []time.Duration{s / 2, 3 * s / 2}
 	r.ordered = []time.Duration{2 * s}

@@ -22,23 +22,19 @@ import (
 func (r *adaptiveRun) visitor(ctx context.Context, cfg adaptiveConfig, s *adaptiveStack, joins *http.Client, visits http.RoundTripper, i int) {
 	j, err := joinAs(ctx, joins, s.producer, s.event, fmt.Sprintf("v%05d", i))
 	if err != nil {
-		if ctx.Err() == nil {
-			r.fail("join", err)
-		}
+		r.fail(ctx, "join", err)
 		return
 	}
 	r.mark(&r.joined)
 	f, closeWS, err := awaitAdmitted(ctx, s.gateways[0], j.StatusURL)
 	if err != nil {
-		if ctx.Err() == nil {
-			r.fail("admitted frame", err)
-		}
+		r.fail(ctx, "admitted frame", err)
 		return
 	}
 	go closeWS() // the handshake need not hold the visitor up
 	r.mark(&r.admitted)
 	if f.RedirectURL == "" {
-		r.fail("admitted frame", errors.New("no redirectUrl"))
+		r.fail(ctx, "admitted frame", errors.New("no redirectUrl"))
 		return
 	}
 	if r.visit(ctx, cfg, s, visits, f.RedirectURL, i) {
@@ -59,18 +55,15 @@ func (r *adaptiveRun) visit(ctx context.Context, cfg adaptiveConfig, s *adaptive
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	status, loc, err := fetch(ctx, c, http.MethodGet, redirect, "")
 	if err != nil || status != http.StatusFound {
-		if ctx.Err() == nil {
-			r.fail("entering through the guard", fmt.Errorf("%d %s %v", status, loc, err))
-		}
+		r.fail(ctx, "entering through the guard", fmt.Errorf("%d %s %v", status, loc, err))
 		return false
 	}
 	product := strconv.Itoa(demoshop.Products[i%len(demoshop.Products)].ID)
-	steps := []struct{ method, path, form string }{
+	for k, st := range []struct{ method, path, form string }{
 		{http.MethodGet, "/", ""},
 		{http.MethodGet, "/product/" + product, ""},
 		{http.MethodPost, "/order", "product=" + product},
-	}
-	for k, st := range steps {
+	} {
 		if k > 0 && cfg.think > 0 && !clock.SleepUntil(ctx, time.Now().Add(cfg.think/2+rand.N(cfg.think))) {
 			return false
 		}

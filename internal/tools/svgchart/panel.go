@@ -2,99 +2,77 @@ package svgchart
 
 import (
 	"bytes"
+	"cmp"
 	"fmt"
+	"math"
 	"strings"
 )
-
-// legendItem is a legend entry placed on its line.
-type legendItem struct {
-	s    *Series
-	x    float64
-	line int
-}
 
 // write draws panel i in the box at x, y of size w, h.
 func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
 	left, plotW := x+leftMargin, w-leftMargin-rightMargin
-	items, lines := p.legend(left, plotW)
-	top := y + titleLine + float64(lines)*legendLine + 8
+	spots, legendLines := p.legend(left, plotW)
+	top := y + titleLine + float64(legendLines)*legendLine + 8
 	bottom := y + h - bottomMargin
 	text(b, left, y+13, 12, "start", "#111", bold, p.Title)
+	sx, sy := newScale(p.X, left, left+plotW), newScale(p.Y, bottom, top)
 
-	sx := newScale(p.X, left, left+plotW)
-	sy := newScale(p.Y, bottom, top)
-
-	// Grid, ticks and labels.
-	fmt.Fprintf(b, `<g stroke="#e3e3e3" stroke-width="1">`)
-	for _, t := range sy.ticks {
-		if py, ok := sy.px(t); ok && sy.in(t) {
-			fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, left, py, left+plotW, py)
-		}
+	// Grid lines and tick labels, under the plot's frame.
+	const grid = `stroke="#e3e3e3" stroke-width="1"`
+	format := tickFormat(sy.Ticks)
+	for _, t := range sy.Ticks {
+		py, _ := sy.px(t)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, left, py, left+plotW, py, grid)
+		text(b, left-5, py+4, 11, "end", "#333", "", format(t))
 	}
-	for _, t := range sx.ticks {
-		if px, ok := sx.px(t); ok && sx.in(t) {
-			fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f"/>`, px, top, px, bottom)
-		}
+	format = tickFormat(sx.Ticks)
+	for _, t := range sx.Ticks {
+		px, _ := sx.px(t)
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, px, top, px, bottom, grid)
+		text(b, px, bottom+14, 11, "middle", "#333", "", format(t))
 	}
-	b.WriteString("</g>\n")
 	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#999" stroke-width="1"/>`+"\n", left, top, plotW, bottom-top)
-	for _, t := range sy.ticks {
-		if py, ok := sy.px(t); ok && sy.in(t) {
-			text(b, left-5, py+4, 11, "end", "#333", "", sy.format(t))
-		}
-	}
-	for _, t := range sx.ticks {
-		if px, ok := sx.px(t); ok && sx.in(t) {
-			text(b, px, bottom+14, 11, "middle", "#333", "", sx.format(t))
-		}
-	}
 	text(b, left+plotW/2, bottom+29, 11, "middle", "#333", "", p.X.Label)
 	ly := (top + bottom) / 2
 	text(b, x+11, ly, 11, "middle", "#333", fmt.Sprintf(`transform="rotate(-90 %.1f %.1f)"`, x+11, ly), p.Y.Label)
 
-	// The lines, clipped to the plot.
+	// The lines, clipped to the plot, and the legend.
 	fmt.Fprintf(b, `<clipPath id="plot%d"><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></clipPath>`+"\n", i, left, top, plotW, bottom-top)
 	fmt.Fprintf(b, `<g clip-path="url(#plot%d)" fill="none" stroke-linejoin="round" stroke-linecap="round">`+"\n", i)
 	for k := range p.Series {
-		s := &p.Series[k]
-		d := path(s.Points, sx, sy)
-		if d == "" {
-			continue
+		if d := path(p.Series[k].Points, sx, sy); d != "" {
+			fmt.Fprintf(b, `<path d="%s" %s/>`+"\n", d, p.Series[k].stroke())
 		}
-		fmt.Fprintf(b, `<path d="%s" %s/>`+"\n", d, stroke(s))
 	}
 	b.WriteString("</g>\n")
-
-	// The legend.
-	for _, it := range items {
-		ly := y + titleLine + float64(it.line)*legendLine + 8
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, it.x, ly, it.x+18, ly, stroke(it.s))
-		text(b, it.x+22, ly+4, 11, "start", "#222", "", it.s.Name)
+	for k, s := range p.Series {
+		lx, ly := spots[k].x, y+titleLine+float64(spots[k].line)*legendLine+8
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, lx, ly, lx+18, ly, s.stroke())
+		text(b, lx+22, ly+4, 11, "start", "#222", "", s.Name)
 	}
 	b.WriteString("\n")
 }
 
-// legend places the named series from left over width, on as many lines
-// as they need.
-func (p *Panel) legend(left, width float64) ([]legendItem, int) {
-	var items []legendItem
+// spot is where a legend entry starts.
+type spot struct {
+	x    float64
+	line int
+}
+
+// legend places each series' entry from left over width, on as many lines
+// as they need; it returns their spots and the number of lines.
+func (p *Panel) legend(left, width float64) ([]spot, int) {
+	at := make([]spot, len(p.Series))
 	x, line := left, 0
-	for k := range p.Series {
-		s := &p.Series[k]
-		if s.Name == "" {
-			continue
-		}
+	for k, s := range p.Series {
 		w := 22 + charWidth*float64(len([]rune(s.Name))) + 14
 		if x > left && x+w > left+width {
 			x, line = left, line+1
 		}
-		items = append(items, legendItem{s: s, x: x, line: line})
+		at[k] = spot{x, line}
 		x += w
 	}
-	if len(items) == 0 {
-		return nil, 0
-	}
-	return items, line + 1
+	return at, line + 1
 }
 
 // path returns the SVG path of pts, a new subpath after each gap; a point
@@ -102,36 +80,29 @@ func (p *Panel) legend(left, width float64) ([]legendItem, int) {
 func path(pts []Point, sx, sy scale) string {
 	var b strings.Builder
 	run := 0
-	for _, pt := range pts {
+	for _, pt := range append(pts[:len(pts):len(pts)], Point{Y: math.NaN()}) { // the gap after the last point ends its run
 		px, okx := sx.px(pt.X)
 		py, oky := sy.px(pt.Y)
-		if !okx || !oky {
+		switch {
+		case !okx || !oky:
 			if run == 1 {
 				b.WriteString("h0.01")
 			}
 			run = 0
 			continue
-		}
-		if run == 0 {
+		case run == 0:
 			fmt.Fprintf(&b, "M%.1f %.1f", px, py)
-		} else {
+		default:
 			fmt.Fprintf(&b, "L%.1f %.1f", px, py)
 		}
 		run++
-	}
-	if run == 1 {
-		b.WriteString("h0.01")
 	}
 	return b.String()
 }
 
 // stroke returns the stroke attributes of s.
-func stroke(s *Series) string {
-	width := s.Width
-	if width <= 0 {
-		width = 1.6
-	}
-	a := fmt.Sprintf(`stroke="%s" stroke-width="%.1f"`, s.Color, width)
+func (s Series) stroke() string {
+	a := fmt.Sprintf(`stroke="%s" stroke-width="%.1f"`, s.Color, cmp.Or(s.Width, 1.6))
 	if s.Dashed {
 		a += ` stroke-dasharray="6 4"`
 	}

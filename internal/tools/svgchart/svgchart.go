@@ -2,36 +2,21 @@ package svgchart
 
 import (
 	"bytes"
+	"encoding/xml"
 	"fmt"
 	"io"
 )
 
-// Point is one sample of a series; a NaN or infinite Y is a gap.
+// Point is one sample of a series; a NaN Y is a gap.
 type Point struct{ X, Y float64 }
 
 // Series is one line of a panel.
 type Series struct {
-	// Name is the line's entry in the panel's legend ("": none).
-	Name string
-	// Color is a CSS colour, written as given (#rrggbb).
-	Color string
-	// Width is the stroke width in px (0: 1.6).
-	Width float64
-	// Dashed draws the line dashed, as for a target or a limit.
-	Dashed bool
+	Name   string  // its entry in the panel's legend
+	Color  string  // a CSS colour, written as given (#rrggbb)
+	Width  float64 // of the stroke, in px (0: 1.6)
+	Dashed bool    // as for a target or a limit
 	Points []Point
-}
-
-// Axis is the scale of one dimension of a panel.
-type Axis struct {
-	// Label names the axis and its unit.
-	Label string
-	// Min and Max are the range (Max > Min); the caller picks it, as
-	// NiceTicks rounds it.
-	Min, Max float64
-	// Log makes the scale logarithmic (base 10); the range must then be
-	// positive (values at or below 0 are gaps).
-	Log bool
 }
 
 // Panel is one chart of the grid.
@@ -43,51 +28,31 @@ type Panel struct {
 
 // Chart is a titled grid of panels.
 type Chart struct {
-	Title string
-	// Subtitles are smaller lines under the title.
-	Subtitles []string
-	// Width is the chart's width in px (0: 1200).
-	Width int
-	// PanelHeight is each panel's height in px, its title, legend and
-	// axis labels included (0: 200).
-	PanelHeight int
-	// Columns is the number of panels a row (0: 1).
-	Columns int
-	// ColumnTitles head the columns (empty: none).
-	ColumnTitles []string
-	// Panels are laid out row by row.
-	Panels []Panel
+	Title     string
+	Subtitles []string // smaller lines under the title
+	Columns   []string // head the grid's columns; their number is its width
+	Panels    []Panel  // laid out row by row
 }
 
 // Layout, in px.
 const (
-	outer        = 12  // around the grid
-	gap          = 20  // between columns
-	leftMargin   = 62  // of a plot: the Y ticks and label
-	rightMargin  = 14  // of a plot
-	bottomMargin = 36  // the X ticks and label
-	titleLine    = 18  // a panel's title
-	legendLine   = 15  // one line of a legend
-	charWidth    = 6.2 // estimated width of a character at 11 px
+	width        = 1200 // of the chart
+	panelHeight  = 190  // its title, legend and axis labels included
+	outer        = 12   // around the grid
+	gap          = 20   // between columns
+	leftMargin   = 62   // of a plot: the Y ticks and label
+	rightMargin  = 14   // of a plot
+	bottomMargin = 36   // the X ticks and label
+	titleLine    = 18   // a panel's title
+	legendLine   = 15   // one line of a legend
+	charWidth    = 6.2  // estimated width of a character at 11 px
 )
 
 // Write writes c as a standalone SVG document to w.
 func (c *Chart) Write(w io.Writer) error {
-	width := c.Width
-	if width <= 0 {
-		width = 1200
-	}
-	ph := c.PanelHeight
-	if ph <= 0 {
-		ph = 200
-	}
-	cols := max(c.Columns, 1)
-	rows := (len(c.Panels) + cols - 1) / cols
-	head := 34 + 17*len(c.Subtitles)
-	if len(c.ColumnTitles) > 0 {
-		head += 24
-	}
-	height := head + rows*ph + outer
+	cols := max(len(c.Columns), 1)
+	head := 58 + 17*len(c.Subtitles)
+	height := head + (len(c.Panels)+cols-1)/cols*panelHeight + outer
 
 	var b bytes.Buffer
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
@@ -97,19 +62,30 @@ func (c *Chart) Write(w io.Writer) error {
 		text(&b, outer, float64(42+17*i), 12, "start", "#555", "", s)
 	}
 	cw := (float64(width) - 2*outer - float64(cols-1)*gap) / float64(cols)
-	if len(c.ColumnTitles) > 0 {
-		for i, t := range c.ColumnTitles {
-			if i < cols {
-				text(&b, outer+float64(i)*(cw+gap), float64(head-8), 14, "start", "#111", bold, t)
-			}
-		}
+	for i, t := range c.Columns {
+		text(&b, outer+float64(i)*(cw+gap), float64(head-8), 14, "start", "#111", bold, t)
 	}
 	for i := range c.Panels {
 		x := outer + float64(i%cols)*(cw+gap)
-		y := float64(head + (i/cols)*ph)
-		c.Panels[i].write(&b, i, x, y, cw, float64(ph))
+		y := float64(head + (i/cols)*panelHeight)
+		c.Panels[i].write(&b, i, x, y, cw, panelHeight)
 	}
 	b.WriteString("</svg>\n")
 	_, err := w.Write(b.Bytes())
 	return err
 }
+
+// text writes one text element, with more attributes when extra is not
+// empty (a weight, a turn).
+func text(b *bytes.Buffer, x, y float64, size int, anchor, color, extra, s string) {
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="%d" text-anchor="%s" fill="%s"`, x, y, size, anchor, color)
+	if extra != "" {
+		b.WriteString(" " + extra)
+	}
+	b.WriteString(">")
+	_ = xml.EscapeText(b, []byte(s))
+	b.WriteString("</text>\n")
+}
+
+// bold is the extra attribute of a bold text.
+const bold = `font-weight="bold"`

@@ -12,43 +12,37 @@ import (
 
 func TestNiceTicks(t *testing.T) {
 	tests := []struct {
-		name   string
-		lo, hi float64
-		want   []float64
+		name string
+		top  float64
+		want []float64
 	}{
-		{"round up", 0, 97, []float64{0, 20, 40, 60, 80, 100}},
-		{"tenths", 0, 1, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}},
-		{"thousands", 0, 3000, []float64{0, 1000, 2000, 3000}},
-		{"offset", 12, 31, []float64{10, 15, 20, 25, 30, 35}},
-		{"negative", -7, 3, []float64{-8, -6, -4, -2, 0, 2, 4}},
-		{"empty range", 5, 5, []float64{5, 5.2, 5.4, 5.6, 5.8, 6}},
-		{"reversed", 97, 0, []float64{0, 20, 40, 60, 80, 100}},
-		{"NaN", math.NaN(), 1, []float64{0, 1}},
+		{"round up", 97, []float64{0, 20, 40, 60, 80, 100}},
+		{"tenths", 1, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}},
+		{"thousands", 3000, []float64{0, 1000, 2000, 3000}},
+		{"empty range", 0, []float64{0, 0.2, 0.4, 0.6, 0.8, 1}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := NiceTicks(tc.lo, tc.hi, 5); !slices.Equal(got, tc.want) {
-				t.Fatalf("NiceTicks(%g, %g) = %v, want %v", tc.lo, tc.hi, got, tc.want)
+			if got := niceTicks(tc.top); !slices.Equal(got, tc.want) {
+				t.Fatalf("niceTicks(%g) = %v, want %v", tc.top, got, tc.want)
 			}
 		})
 	}
 }
 
-func TestLogTicks(t *testing.T) {
+func TestDecades(t *testing.T) {
 	tests := []struct {
-		name   string
-		lo, hi float64
-		want   []float64
+		name     string
+		from, to int
+		want     []float64
 	}{
-		{"two decades", 10, 1000, []float64{10, 20, 50, 100, 200, 500, 1000}},
-		{"three decades", 10, 10000, []float64{10, 100, 1000, 10000}},
-		{"inside a decade", 3, 40, []float64{5, 10, 20}},
-		{"invalid", 0, 10, []float64{1, 10}},
+		{"three decades", 1, 4, []float64{10, 100, 1000, 10000}},
+		{"below one", -1, 1, []float64{0.1, 1, 10}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := LogTicks(tc.lo, tc.hi); !slices.Equal(got, tc.want) {
-				t.Fatalf("LogTicks(%g, %g) = %v, want %v", tc.lo, tc.hi, got, tc.want)
+			if a := Decades("ms", tc.from, tc.to); !a.Log || !slices.Equal(a.Ticks, tc.want) {
+				t.Fatalf("Decades(%d, %d) = %+v, want ticks %v", tc.from, tc.to, a, tc.want)
 			}
 		})
 	}
@@ -57,19 +51,19 @@ func TestLogTicks(t *testing.T) {
 func TestTickFormat(t *testing.T) {
 	tests := []struct {
 		ticks []float64
-		log   bool
 		v     float64
 		want  string
 	}{
-		{[]float64{0, 0.2}, false, 0.4, "0.4"},
-		{[]float64{0, 500}, false, 2500, "2500"},
-		{[]float64{0, 5000}, false, 15000, "15\u2009000"},
-		{[]float64{0, 5000}, false, -1_250_000, "-1\u2009250\u2009000"},
-		{[]float64{1, 10, 100}, true, 100, "100"},
-		{[]float64{0.1, 1, 10}, true, 0.1, "0.1"},
+		{[]float64{0, 0.2}, 0.4, "0.4"},
+		{[]float64{0, 500}, 2500, "2500"},
+		{[]float64{0, 5000}, 15000, "15\u2009000"},
+		{[]float64{0, 5000}, 1_250_000, "1\u2009250\u2009000"},
+		{[]float64{0.5, 1}, 12345.5, "12\u2009345.5"},
+		{[]float64{1, 10, 100}, 100, "100"},
+		{[]float64{0.1, 1, 10}, 0.1, "0.1"},
 	}
 	for _, tc := range tests {
-		if got := tickFormat(tc.ticks, tc.log)(tc.v); got != tc.want {
+		if got := tickFormat(tc.ticks)(tc.v); got != tc.want {
 			t.Errorf("tickFormat(%v)(%g) = %q, want %q", tc.ticks, tc.v, got, tc.want)
 		}
 	}
@@ -117,36 +111,35 @@ func TestWrite(t *testing.T) {
 	nan := math.NaN()
 	latency := Panel{
 		Title: "latency <p95> & target",
-		X:     Axis{Label: "s", Min: 0, Max: 4},
-		Y:     Axis{Label: "ms", Log: true, Min: 10, Max: 10000},
+		X:     Linear("s", 4),
+		Y:     Decades("ms", 1, 4),
 		Series: []Series{
 			{Name: "p95", Color: "#c00", Points: []Point{{0, 20}, {1, 300}, {2, nan}, {3, 4000}, {4, 50000}}},
 			{Name: "target", Color: "#888", Dashed: true, Points: []Point{{0, 250}, {4, 250}}},
-			{Color: "#000", Points: []Point{{0, -1}, {1, 0}}}, // nothing a log scale can place
+			{Name: "none", Color: "#000", Points: []Point{{0, -1}, {1, 0}}}, // nothing a log scale can place
 		},
 	}
 	users := Panel{
 		Title: "users",
-		X:     Axis{Label: "s", Min: 0, Max: 4},
-		Y:     Axis{Label: "users", Min: 0, Max: 1000},
+		X:     Linear("s", 4),
+		Y:     Linear("users", 1000),
 		Series: []Series{
 			{Name: "waiting", Color: "#06c", Points: []Point{{0, 0}, {1, 970}, {2, 400}}},
 			{Name: "rate", Color: "#080", Points: []Point{{0, 300}, {1, nan}, {2, 1200}, {3, nan}}},
 		},
 	}
 	c := Chart{
-		Title:        `adaptive "admission" <demo>`,
-		Subtitles:    []string{"a & b"},
-		Columns:      2,
-		ColumnTitles: []string{"left", "right"},
-		Panels:       []Panel{latency, users, users, latency},
+		Title:     `adaptive "admission" <demo>`,
+		Subtitles: []string{"a & b"},
+		Columns:   []string{"left", "right"},
+		Panels:    []Panel{latency, users, users, latency},
 	}
 	var b bytes.Buffer
 	if err := c.Write(&b); err != nil {
 		t.Fatal(err)
 	}
 	els := parse(t, b.Bytes())
-	if els[0].name != "svg" || els[0].attrs["width"] != "1200" || els[0].attrs["height"] != "487" {
+	if els[0].name != "svg" || els[0].attrs["width"] != "1200" || els[0].attrs["height"] != "467" {
 		t.Fatalf("root %+v", els[0])
 	}
 	var texts []string
@@ -186,11 +179,14 @@ func TestWrite(t *testing.T) {
 // TestScale: a linear and a log axis map their range onto the plot, and a
 // log scale places nothing at or below 0.
 func TestScale(t *testing.T) {
-	s := newScale(Axis{Min: 0, Max: 100}, 100, 0)
-	if px, ok := s.px(50); !ok || px != 50 || len(s.ticks) != 6 {
-		t.Fatalf("px(50) = %g, %v; ticks %v", px, ok, s.ticks)
+	s := newScale(Linear("", 100), 100, 0)
+	if px, ok := s.px(50); !ok || px != 50 || len(s.Ticks) != 6 {
+		t.Fatalf("px(50) = %g, %v; ticks %v", px, ok, s.Ticks)
 	}
-	l := newScale(Axis{Log: true, Min: 10, Max: 10000}, 0, 300)
+	if _, ok := s.px(math.NaN()); ok {
+		t.Fatal("NaN placed")
+	}
+	l := newScale(Decades("", 1, 4), 0, 300)
 	if px, _ := l.px(100); math.Abs(px-100) > 1e-9 {
 		t.Fatalf("log px(100) = %g, want 100", px)
 	}
