@@ -39,21 +39,26 @@ func (c *costConfig) bind(s *settings) {
 // costSample is what one measurement of one program saw: the CPU time its
 // process, the broker's and Redis's took over joins joins.
 type costSample struct {
-	joins              int
-	prog, broker, rcpu time.Duration
-	p99                time.Duration // join measurements: of the 202 answers
-	rate               float64       // join measurements: 202 answers a second
+	cpuMark
+	joins int
+	p99   time.Duration // join measurements: of the 202 answers
+	rate  float64       // join measurements: 202 answers a second
 	// cmds is Redis's time in each command over an ingest measurement
 	// (from its start: the joins before the first look too).
 	cmds map[string]time.Duration
 }
 
-// perJoin returns d a join, in µs.
-func (s costSample) perJoin(d time.Duration) float64 {
+// The parts of a sample the report reads.
+func progCPU(s costSample) time.Duration   { return s.prog }
+func brokerCPU(s costSample) time.Duration { return s.broker }
+func redisCPU(s costSample) time.Duration  { return s.redis }
+
+// perJoin returns what of returns of s a join, in µs.
+func (s costSample) perJoin(of func(costSample) time.Duration) float64 {
 	if s.joins == 0 {
 		return 0
 	}
-	return float64(d.Microseconds()) / float64(s.joins)
+	return float64(of(s).Microseconds()) / float64(s.joins)
 }
 
 // costPair is one round: a program and its baseline, measured one after the
@@ -62,16 +67,11 @@ type costPair struct{ prog, base costSample }
 
 // ratio returns the round's ratio of what of returns a join.
 func (p costPair) ratio(of func(costSample) time.Duration) float64 {
-	if b := p.base.perJoin(of(p.base)); b > 0 {
-		return p.prog.perJoin(of(p.prog)) / b
+	if b := p.base.perJoin(of); b > 0 {
+		return p.prog.perJoin(of) / b
 	}
 	return 0
 }
-
-// The parts of a sample the report reads.
-func progCPU(s costSample) time.Duration   { return s.prog }
-func brokerCPU(s costSample) time.Duration { return s.broker }
-func redisCPU(s costSample) time.Duration  { return s.rcpu }
 
 // RunCost measures the CPU time a join costs each program, each in a
 // process of its own (producer-api, ingest-consumer, the kfake broker and
@@ -128,15 +128,14 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // commands it called: "lua"), the largest first.
 func printRedisProfile(w io.Writer, program string, s costSample, joins int) {
 	times := maps.Clone(s.cmds)
-	for _, script := range []string{"evalsha", "eval"} {
-		if d, ok := times[script]; ok {
-			for cmd, t := range s.cmds {
-				if cmd != "evalsha" && cmd != "eval" && cmd != "script|load" {
-					d -= t
-				}
-			}
-			times["lua"] = d
-			delete(times, script)
+	for cmd, t := range s.cmds {
+		switch cmd {
+		case "evalsha", "eval":
+			times["lua"] += t
+			delete(times, cmd)
+		case "script|load":
+		default:
+			times["lua"] -= t // without scripts, below zero: not printed
 		}
 	}
 	names := slices.SortedFunc(maps.Keys(times), func(a, b string) int { return cmp.Compare(times[b], times[a]) })
@@ -149,41 +148,37 @@ func printRedisProfile(w io.Writer, program string, s costSample, joins int) {
 	fmt.Fprintln(w, " (µs a join, INFO commandstats; the median round)")
 }
 
-// joinsLatency describes the join measurements' p99 and rate, medians over
-// the rounds, for producer-api's line.
-func joinsLatency(pairs []costPair, clients int) string {
-	p99 := func(s costSample) float64 { return float64(s.p99) / float64(time.Millisecond) }
-	rate := func(s costSample) float64 { return s.rate }
-	return fmt.Sprintf(" p99_ms=%.1f baseline_p99_ms=%.1f joins_per_s=%.0f baseline_joins_per_s=%.0f clients=%d",
-		medianOf(pairs, func(p costPair) float64 { return p99(p.prog) }), medianOf(pairs, func(p costPair) float64 { return p99(p.base) }),
-		medianOf(pairs, func(p costPair) float64 { return rate(p.prog) }), medianOf(pairs, func(p costPair) float64 { return rate(p.base) }), clients)
+// medians returns the medians over the rounds of f of the program's
+// samples and of its baseline's.
+func medians(pairs []costPair, f func(costSample) float64) (prog, base float64) {
+	return medianOf(pairs, func(p costPair) float64 { return f(p.prog) }), medianOf(pairs, func(p costPair) float64 { return f(p.base) })
 }
 
 // medianOf returns the median of f over pairs.
 func medianOf(pairs []costPair, f func(costPair) float64) float64 { return f(median(pairs, f)) }
 
+// joinsLatency describes the join measurements' p99 and rate, medians over
+// the rounds, for producer-api's line.
+func joinsLatency(pairs []costPair, clients int) string {
+	p99, baseP99 := medians(pairs, func(s costSample) float64 { return float64(s.p99) / float64(time.Millisecond) })
+	rate, baseRate := medians(pairs, func(s costSample) float64 { return s.rate })
+	return fmt.Sprintf(" p99_ms=%.1f baseline_p99_ms=%.1f joins_per_s=%.0f baseline_joins_per_s=%.0f clients=%d", p99, baseP99, rate, baseRate, clients)
+}
+
 // costSummary prints the summary row of a program's CPU per join against its
 // baseline's (the medians over the rounds), for bench/RESULTS.md.
 func costSummary(w io.Writer, what, baseline string, pairs []costPair) {
-	x, y, _ := costMedians(pairs, progCPU)
+	x, y := medians(pairs, func(s costSample) float64 { return s.perJoin(progCPU) })
 	report.Summary(w, what, fmt.Sprintf("%.1f µs", x), fmt.Sprintf("%s %.1f µs", baseline, y), x, y, "≤ 1.3")
-}
-
-// costMedians returns the medians over the rounds of what of returns a join
-// for the program and for its baseline, and of the rounds' ratios.
-func costMedians(pairs []costPair, of func(costSample) time.Duration) (prog, base, ratio float64) {
-	return medianOf(pairs, func(p costPair) float64 { return p.prog.perJoin(of(p.prog)) }),
-		medianOf(pairs, func(p costPair) float64 { return p.base.perJoin(of(p.base)) }),
-		medianOf(pairs, func(p costPair) float64 { return p.ratio(of) })
 }
 
 // printCostLine prints the cost line of a program: the medians over the
 // rounds of its CPU per join, its baseline's, and their ratio.
 func printCostLine(w io.Writer, program string, pairs []costPair, of func(costSample) time.Duration, extra string) {
-	x, y, r := costMedians(pairs, of)
+	x, y := medians(pairs, func(s costSample) float64 { return s.perJoin(of) })
 	base := "baseline_cpu_us_per_join"
 	if strings.HasPrefix(program, "redis") {
 		base = "baseline"
 	}
-	fmt.Fprintf(w, "cost: program=%s cpu_us_per_join=%.2f %s=%.2f ratio=%.2f%s\n", program, x, base, y, r, extra)
+	fmt.Fprintf(w, "cost: program=%s cpu_us_per_join=%.2f %s=%.2f ratio=%.2f%s\n", program, x, base, y, medianOf(pairs, func(p costPair) float64 { return p.ratio(of) }), extra)
 }

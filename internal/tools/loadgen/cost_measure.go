@@ -37,7 +37,7 @@ func (cs *costStack) joins(ctx context.Context, cfg costConfig) ([]costPair, err
 	if err := createEvent(ctx, prod.URL(), token, costJoinEvent, fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)); err != nil {
 		return nil, err
 	}
-	base, err := cs.start(ctx, cs.self, []string{"baseline", "producer"}, map[string]string{"WAITQ_TOPIC_PREFIX": costJoinPrefix})
+	base, err := cs.start(ctx, cs.self, []string{"baseline", "producer"}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -103,75 +103,64 @@ func costJoinsOf(lc *loadClient, cfg costConfig, url, prefix string) request {
 	}
 }
 
-// ingest pre-fills the bench event's topic with cfg.joins joins (each with
-// a join key) and measures ingest-consumer and the ingest baseline
-// reading all of it into the line, cfg.rounds times each, alternating;
-// then ingest-consumer once more with the fast track on, the event full.
+// ingest pre-fills the bench event's topic with cfg.joins joins and
+// measures ingest-consumer and the ingest baseline reading all of it into
+// the line, cfg.rounds times each, alternating; then ingest-consumer once
+// more with the fast track on, the event full.
 func (cs *costStack) ingest(ctx context.Context, cfg costConfig) (pairs []costPair, fast costSample, err error) {
-	conn := kafkajoin.BrokerConfig{Brokers: []string{cs.brokerAddr}, TopicPrefix: kafkajoin.DefaultTopicPrefix}
-	if err := createIngestEvent(ctx, cs.store, conn); err != nil {
+	conn := kafkajoin.BrokerConfig{Brokers: cs.Brokers(), TopicPrefix: kafkajoin.DefaultTopicPrefix}
+	if _, err := prefill(ctx, cs.store, conn, cfg.joins, cfg.joinKeys, time.Now().UnixMilli(), cfg.timeout, cs.stderr); err != nil {
 		return nil, fast, err
 	}
-	icfg := ingestConfig{n: cfg.joins, timeout: cfg.timeout, keyed: cfg.joinKeys}
-	if _, err := prefill(ctx, conn, icfg, time.Now().UnixMilli(), cs.stderr); err != nil {
-		return nil, fast, err
-	}
-	batch := strconv.Itoa(cfg.maxBatch)
-	consumer := func(group, fastTrack string) (costSample, error) {
-		return cs.measureIngest(ctx, cfg, cs.bin["ingest-consumer"], nil, map[string]string{
-			"WAITQ_GROUP_ID": group, "WAITQ_MAX_BATCH": batch, "WAITQ_FAST_TRACK": fastTrack, "WAITQ_DISCOVERY_INTERVAL": "100ms",
-		})
-	}
+	consumer := cs.bin["ingest-consumer"]
 	pairs = make([]costPair, cfg.rounds)
 	for i := range pairs {
-		if pairs[i].base, err = cs.measureIngest(ctx, cfg, cs.self, []string{"baseline", "ingest"}, map[string]string{
-			"WAITQ_GROUP_ID": "cost-baseline-" + strconv.Itoa(i), "WAITQ_MAX_BATCH": batch,
-			"WAITQ_TOPIC_PREFIX": kafkajoin.DefaultTopicPrefix, "WAITQ_COST_EVENT": benchEvent,
-		}); err != nil {
+		round := strconv.Itoa(i)
+		if pairs[i].base, err = cs.measureIngest(ctx, cfg, "cost-baseline-"+round, false, cs.self, "baseline", "ingest"); err != nil {
 			return nil, fast, err
 		}
-		if pairs[i].prog, err = consumer("cost-ingest-"+strconv.Itoa(i), "false"); err != nil {
+		if pairs[i].prog, err = cs.measureIngest(ctx, cfg, "cost-ingest-"+round, false, consumer); err != nil {
 			return nil, fast, err
 		}
 	}
-	fast, err = consumer("cost-fast-track", "true")
+	fast, err = cs.measureIngest(ctx, cfg, "cost-fast-track", true, consumer)
 	return pairs, fast, err
 }
 
-// measureIngest empties the bench event's line, starts bin with args and
-// own on top of the children's environment, and returns the CPU it took
-// per join from the first join seen in the line until the whole pre-filled
-// topic was there: its start (the runtime, the group's join) is not
-// counted.
-func (cs *costStack) measureIngest(ctx context.Context, cfg costConfig, bin string, args []string, own map[string]string) (costSample, error) {
+// measureIngest empties the bench event's line, starts bin with args as a
+// member of group, and returns the CPU it took per join from the first join
+// seen in the line until the whole pre-filled topic was there: its start
+// (the runtime, the group's join) is not counted.
+func (cs *costStack) measureIngest(ctx context.Context, cfg costConfig, group string, fastTrack bool, bin string, args ...string) (costSample, error) {
 	if err := clearLine(ctx, cs.client); err != nil {
 		return costSample{}, err
 	}
 	if err := cs.client.ConfigResetStat(ctx).Err(); err != nil {
 		return costSample{}, fmt.Errorf("reset the command statistics: %w", err)
 	}
-	p, err := cs.start(ctx, bin, args, own)
+	p, err := cs.start(ctx, bin, args, map[string]string{"WAITQ_GROUP_ID": group, "WAITQ_MAX_BATCH": strconv.Itoa(cfg.maxBatch),
+		"WAITQ_FAST_TRACK": strconv.FormatBool(fastTrack), "WAITQ_DISCOVERY_INTERVAL": "100ms"})
 	if err != nil {
 		return costSample{}, err
 	}
 	defer cs.stopChild(p)
 	var m0 cpuMark
-	var n0 int64
 	var markErr error
-	first := func(n int64) { m0, markErr = cs.mark(ctx, p.Pid()); n0 = n }
-	if _, err := pollLine(ctx, cs.client, int64(cfg.joins), time.Now(), cfg.timeout, p.Exited(), first, cs.stderr); err != nil {
+	res, err := pollLine(ctx, cs.client, cfg.joins, cfg.timeout, p.Exited(), func() { m0, markErr = cs.mark(ctx, p.Pid()) }, cs.stderr)
+	if err != nil {
 		return costSample{}, fmt.Errorf("%s: %w", bin, err)
 	}
 	m1, err := cs.mark(ctx, p.Pid())
 	if err = cmp.Or(markErr, err); err != nil {
 		return costSample{}, err
 	}
-	s := m1.since(m0, cfg.joins-int(n0))
+	n := cfg.joins - int(res.atFirst)
+	s := m1.since(m0, n)
 	if s.cmds, err = commandTimes(ctx, cs.client); err != nil {
 		return costSample{}, err
 	}
-	if n := cfg.joins - int(n0); n < cfg.joins/2 {
-		fmt.Fprintf(cs.stderr, "  %s: %d of %d joins were in the line at the first look: measured over %d only (raise -joins)\n", filepath.Base(bin), n0, cfg.joins, n)
+	if n < cfg.joins/2 {
+		fmt.Fprintf(cs.stderr, "  %s: %d of %d joins were in the line at the first look: measured over %d only (raise -joins)\n", filepath.Base(bin), res.atFirst, cfg.joins, n)
 	}
 	return s, nil
 }

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
@@ -26,8 +24,7 @@ var costPrograms = []string{"producer-api", "ingest-consumer", "kfake-broker"}
 // loadgen's own binary, which runs the baselines.
 type costStack struct {
 	*infra
-	node    *redis.Client     // of the one redis-server
-	store   *redisstore.Store // on it, the fast track off
+	store   *redisstore.Store // on the one redis-server, the fast track off
 	bin     map[string]string // program → binary
 	binDesc string            // where the binaries came from, for the target line
 	self    string            // this binary: "loadgen baseline …"
@@ -65,10 +62,6 @@ func startCostStack(ctx context.Context, cfg costConfig, stderr io.Writer) (_ *c
 	}
 	if cs.infra, err = startStack(ctx, stackSpec{brokerBin: cs.bin["kfake-broker"]}, stderr); err != nil {
 		return nil, err
-	}
-	var ok bool
-	if cs.node, ok = cs.client.(*redis.Client); !ok { // one redis-server: a plain client
-		return nil, fmt.Errorf("cost: a %T for one redis-server", cs.client)
 	}
 	cs.store, err = redisstore.New(cs.client, redisstore.Options{})
 	return cs, err
@@ -111,7 +104,7 @@ func (cs *costStack) close() {
 }
 
 // cpuMark is the CPU time a measured program, the broker and Redis had
-// used at one moment.
+// used at one moment, or took between two.
 type cpuMark struct{ prog, broker, redis time.Duration }
 
 // mark reads the CPU time of process pid, the broker and Redis.
@@ -124,11 +117,11 @@ func (cs *costStack) mark(ctx context.Context, pid int) (cpuMark, error) {
 	if m.broker, err = procstat.CPU(cs.broker.Pid()); err != nil {
 		return m, err
 	}
-	m.redis, err = serverCPU(ctx, cs.node)
+	m.redis, err = redisServerCPU(ctx, cs.client)
 	return m, err
 }
 
 // since returns the sample of joins joins from m0 to m.
 func (m cpuMark) since(m0 cpuMark, joins int) costSample {
-	return costSample{joins: joins, prog: m.prog - m0.prog, broker: m.broker - m0.broker, rcpu: m.redis - m0.redis}
+	return costSample{joins: joins, cpuMark: cpuMark{m.prog - m0.prog, m.broker - m0.broker, m.redis - m0.redis}}
 }

@@ -37,7 +37,6 @@ type ingestConfig struct {
 	rounds   int
 	timeout  time.Duration
 	cluster  bool
-	keyed    bool // each join has a join key, as the page's (cost's pre-fill)
 }
 
 // bind declares the ingest flags.
@@ -81,23 +80,14 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers(), TopicPrefix: kafkajoin.DefaultTopicPrefix}
 	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, %s; %d partitions\n",
 		st.redisKind(ctx), benchPartitions)
-
-	if err := createIngestEvent(ctx, store, conn); err != nil {
-		return err
-	}
 	base := time.Now().UnixMilli()
-	fill, err := prefill(ctx, conn, cfg, base, stderr)
+	fill, err := prefill(ctx, store, conn, cfg.n, false, base, cfg.timeout, stderr)
 	if err != nil {
 		return err
 	}
 	rounds := make([]ingestRound, cfg.rounds)
 	var rb rebuild.Result
 	for i := range rounds {
-		if i > 0 {
-			if err := clearLine(ctx, rc); err != nil {
-				return err
-			}
-		}
 		if rounds[i].cons, err = consume(ctx, conn, store, cfg, fmt.Sprintf("loadgen-ingest-%d", i+1), stderr); err != nil {
 			return err
 		}
@@ -110,9 +100,6 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 	}
-	if err := clearLine(ctx, rc); err != nil {
-		return err
-	}
 	// The same topic again, with joins admitting while the event has room.
 	fastStore, err := redisstore.New(rc, redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
 	if err != nil {
@@ -124,13 +111,6 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	printIngest(stdout, cfg, fill, rounds, fast, rb)
 	return nil
-}
-
-// createIngestEvent registers the bench event and creates its topic.
-func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
 }
 
 // benchJoin returns the i-th join message of the bench event, with a
@@ -146,27 +126,27 @@ func benchJoin(i int, base int64, keyed bool) queue.Message {
 	return m
 }
 
-// prefill writes cfg.n join messages to the bench topic in large batches and
-// returns how long it took.
-func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
+// prefill registers the bench event, creates its topic and writes n of its
+// join messages there in large batches (stamped from base, with join keys
+// when keyed), within timeout; it returns how long the writing took.
+func prefill(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, n int, keyed bool, base int64, timeout time.Duration, stderr io.Writer) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	ev := queue.Event{ID: benchEvent, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: benchPartitions}
+	if err := putEvents(ctx, store, conn, ev); err != nil {
+		return 0, err
+	}
 	w := &kafka.Writer{
-		Addr:         kafka.TCP(conn.Brokers...),
-		Topic:        conn.Topic(benchEvent),
-		Balancer:     kafka.Murmur2Balancer{},
-		BatchSize:    5000,
-		BatchTimeout: 5 * time.Millisecond,
-		RequiredAcks: kafka.RequireAll,
-		Transport:    &kafka.Transport{ClientID: "loadgen"},
+		Addr: kafka.TCP(conn.Brokers...), Topic: conn.Topic(benchEvent), Balancer: kafka.Murmur2Balancer{},
+		BatchSize: 5000, BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll, Transport: &kafka.Transport{ClientID: "loadgen"},
 	}
 	defer w.Close()
 	start := time.Now()
 	msgs := make([]kafka.Message, 0, prefillChunk)
-	for i := 0; i < cfg.n; i += prefillChunk {
+	for i := 0; i < n; i += prefillChunk {
 		msgs = msgs[:0]
-		for j := i; j < min(i+prefillChunk, cfg.n); j++ {
-			m := benchJoin(j, base, cfg.keyed)
+		for j := i; j < min(i+prefillChunk, n); j++ {
+			m := benchJoin(j, base, keyed)
 			v, err := m.Encode()
 			if err != nil {
 				return 0, fmt.Errorf("prefill: encode %s: %w", m.ID, err)
@@ -176,16 +156,19 @@ func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig,
 		if err := w.WriteMessages(ctx, msgs...); err != nil {
 			return 0, fmt.Errorf("prefill: write messages %d-%d: %w", i, i+len(msgs)-1, err)
 		}
-		fmt.Fprintf(stderr, "  prefill %5.1fs  %d/%d\n", time.Since(start).Seconds(), i+len(msgs), cfg.n)
+		fmt.Fprintf(stderr, "  prefill %5.1fs  %d/%d\n", time.Since(start).Seconds(), i+len(msgs), n)
 	}
 	return time.Since(start), nil
 }
 
-// consume starts a consumer of group (a group of its own, so it reads the
-// topic from the start) writing into store on the pre-filled topic and
-// times it from its start until all cfg.n users are in the waiting line or
-// admitted (a store with the fast track admits while the event has room).
+// consume empties the bench event's line, starts a consumer of group (a
+// group of its own, so it reads the topic from the start) writing into
+// store and times it from its start until all cfg.n users are in the line
+// or admitted (a store with the fast track admits while the event has room).
 func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, group string, stderr io.Writer) (consumeResult, error) {
+	if err := clearLine(ctx, store.Client()); err != nil {
+		return consumeResult{}, err
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, GroupID: group, MaxBatch: cfg.maxBatch, Lanes: cfg.lanes, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
 	cons, err := kafkajoin.NewConsumer(ccfg, store)
@@ -193,9 +176,8 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 		return consumeResult{}, err
 	}
 	cpu := startRedisCPU(ctx, store.Client())
-	start := time.Now()
 	t := stack.Go(ctx, cons.Run)
-	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.Exited(), nil, stderr)
+	res, err := pollLine(ctx, store.Client(), cfg.n, cfg.timeout, t.Exited(), nil, stderr)
 	res.redisCPU = cpu()
 	switch stopErr := t.Stop(20 * time.Second); {
 	case errors.Is(stopErr, stack.ErrNotStopped):
@@ -210,20 +192,23 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	return res, err
 }
 
-// startRedisCPU returns a function that returns the server's CPU (INFO
-// cpu) since startRedisCPU was called: 0 on a cluster, or when INFO fails.
-func startRedisCPU(ctx context.Context, rc redis.UniversalClient) func() time.Duration {
-	node, _ := rc.(*redis.Client)
-	if node == nil {
-		return func() time.Duration { return 0 }
+// redisServerCPU returns the server's CPU time (INFO cpu): 0 on a cluster.
+func redisServerCPU(ctx context.Context, rc redis.UniversalClient) (time.Duration, error) {
+	if node, ok := rc.(*redis.Client); ok {
+		return serverCPU(ctx, node)
 	}
-	cpu0, err := serverCPU(ctx, node)
+	return 0, nil
+}
+
+// startRedisCPU returns a function that returns the server's CPU since
+// startRedisCPU was called: 0 on a cluster, or when INFO fails.
+func startRedisCPU(ctx context.Context, rc redis.UniversalClient) func() time.Duration {
+	cpu0, err0 := redisServerCPU(ctx, rc)
 	return func() time.Duration {
-		cpu1, err1 := serverCPU(ctx, node)
-		if err != nil || err1 != nil {
-			return 0
+		if cpu1, err1 := redisServerCPU(ctx, rc); err0 == nil && err1 == nil {
+			return cpu1 - cpu0
 		}
-		return cpu1 - cpu0
+		return 0
 	}
 }
 
@@ -267,11 +252,12 @@ func clearLine(ctx context.Context, rc redis.UniversalClient) error {
 
 // pollLine polls the bench event every pollInterval until want users are in
 // its waiting line or were admitted, the consumer exits, ctx ends or limit
-// passes. It calls first (unless nil) with the count when it first sees
-// one.
-func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start time.Time, limit time.Duration, exited <-chan struct{}, first func(n int64), stderr io.Writer) (consumeResult, error) {
+// passes, timing it from its call. It calls first (unless nil) when it
+// first sees one.
+func pollLine(ctx context.Context, rc redis.UniversalClient, want int, limit time.Duration, exited <-chan struct{}, first func(), stderr io.Writer) (consumeResult, error) {
 	var res consumeResult
 	var n int64
+	start := time.Now()
 	lastPrint := start
 	err := poll(ctx, limit, pollInterval, func() (bool, error) {
 		select {
@@ -281,13 +267,10 @@ func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start t
 		}
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		var waiting *redis.IntCmd
-		var admitted *redis.StringCmd
-		_, err := rc.Pipelined(qctx, func(p redis.Pipeliner) error {
-			waiting = p.ZCard(qctx, redisstore.WaitingKey(benchEvent))
-			admitted = p.HGet(qctx, redisstore.StatsKey(benchEvent), "admittedTotal")
-			return nil
-		})
+		p := rc.Pipeline()
+		waiting := p.ZCard(qctx, redisstore.WaitingKey(benchEvent))
+		admitted := p.HGet(qctx, redisstore.StatsKey(benchEvent), "admittedTotal")
+		_, err := p.Exec(qctx)
 		now := time.Now()
 		if errors.Is(err, redis.Nil) || err == nil { // redis.Nil: nobody admitted yet
 			a, _ := strconv.ParseInt(admitted.Val(), 10, 64)
@@ -296,10 +279,10 @@ func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start t
 		if n > 0 && res.firstWrite == 0 {
 			res.firstWrite, res.atFirst = now.Sub(start), n
 			if first != nil {
-				first(n)
+				first()
 			}
 		}
-		if n >= want {
+		if n >= int64(want) {
 			res.elapsed = now.Sub(start)
 			return true, nil
 		}
@@ -342,13 +325,9 @@ func zaddBaseline(ctx context.Context, rc redis.UniversalClient, cfg ingestConfi
 		}
 	}
 	res := baselineResult{elapsed: time.Since(start), redisCPU: cpu()}
-	n, err := rc.ZCard(ctx, key).Result()
-	if err != nil {
-		return baselineResult{}, fmt.Errorf("baseline: count %s: %w", key, err)
+	if n, err := rc.ZCard(ctx, key).Result(); err != nil || n != int64(cfg.n) {
+		return baselineResult{}, fmt.Errorf("baseline: %s holds %d members (%v), want %d", key, n, err, cfg.n)
 	}
-	if n != int64(cfg.n) {
-		return baselineResult{}, fmt.Errorf("baseline: %s holds %d members, want %d", key, n, cfg.n)
-	}
-	fmt.Fprintf(stderr, "  baseline %5.1fs  %d ZADDs\n", res.elapsed.Seconds(), n)
+	fmt.Fprintf(stderr, "  baseline %5.1fs  %d ZADDs\n", res.elapsed.Seconds(), cfg.n)
 	return res, nil
 }
