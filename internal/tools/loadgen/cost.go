@@ -88,8 +88,8 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer cs.close()
-	fmt.Fprintf(stdout, "target   each program a process of its own: %s, kfake-broker, redis-server %s; baselines: loadgen baseline producer|ingest\n",
-		cs.binDesc, redisVersion(ctx, cs.client))
+	fmt.Fprintf(stdout, "target   each program a process of its own: binaries in %s, kfake-broker, redis-server %s; baselines: loadgen baseline producer|ingest\n",
+		cs.dir, redisVersion(ctx, cs.client))
 	joins, err := cs.joins(ctx, cfg)
 	if err != nil {
 		return err
@@ -99,13 +99,12 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintln(stdout)
-	for _, r := range []struct {
-		name  string
-		pairs []costPair
-		of    func(costSample) time.Duration
-	}{{"producer-api", joins, progCPU}, {"ingest-consumer", ingest, progCPU}, {"redis(ingest)", ingest, redisCPU}} {
-		printRounds(stdout, "cost  rounds  "+r.name+"/baseline", r.pairs, func(p costPair) float64 { return p.ratio(r.of) }, "  (CPU per join, alternating; median %.2f)\n")
+	rounds := func(name string, pairs []costPair, of func(costSample) time.Duration) {
+		printRounds(stdout, "cost  rounds  "+name+"/baseline", pairs, func(p costPair) float64 { return p.ratio(of) }, "  (CPU per join, alternating; median %.2f)\n")
 	}
+	rounds("producer-api", joins, progCPU)
+	rounds("ingest-consumer", ingest, progCPU)
+	rounds("redis(ingest)", ingest, redisCPU)
 	printCostLine(stdout, "producer-api", joins, progCPU, joinsLatency(joins, cfg.concurrency))
 	printCostLine(stdout, "kfake-broker(joins)", joins, brokerCPU, "")
 	printCostLine(stdout, "ingest-consumer", ingest, progCPU, "")

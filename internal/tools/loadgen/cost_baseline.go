@@ -22,21 +22,17 @@ import (
 )
 
 // The baseline programs of "loadgen cost" (docs/performance.md, what a join
-// costs): each does one program's job with nothing else, so that cost can
-// set the CPU a join costs the program against the least that job needs.
-// cost runs them as children ("loadgen baseline producer|ingest"), set
-// through the environment as the services are:
+// costs) each do one program's job with nothing else: what a join costs the
+// program is set against the least that job needs. cost runs them as
+// children ("loadgen baseline producer|ingest") with the services'
+// environment; both answer /readyz on WAITQ_HTTP_ADDR once they run.
 //
-//   - producer: an echo server on WAITQ_HTTP_ADDR whose join route builds
-//     producer-api's message from the same request and publishes it to
-//     costJoinPrefix + event on WAITQ_KAFKA_BROKERS with a kafka-go Writer
+//   - producer: an echo server whose join route builds producer-api's
+//     message from the same request and publishes it with a kafka-go Writer
 //     at acks=all, answering 202 once it is acknowledged.
 //   - ingest: a kafka-go member of WAITQ_GROUP_ID (the consumer's reader
-//     settings) of the bench event's topic that writes each batch of at
-//     most WAITQ_MAX_BATCH joins into its line at WAITQ_REDIS_URL with a
-//     pipeline of ZADDs, and commits after the write.
-//
-// Both answer /readyz on WAITQ_HTTP_ADDR once they run.
+//     settings) that ZADDs each batch of at most WAITQ_MAX_BATCH joins of
+//     the bench event into its line with one pipeline, then commits.
 
 // RunBaseline runs the baseline program args[0] until ctx ends.
 func RunBaseline(ctx context.Context, args []string, _, stderr io.Writer) error {
@@ -56,8 +52,7 @@ func RunBaseline(ctx context.Context, args []string, _, stderr io.Writer) error 
 		if err != nil {
 			return fmt.Errorf("WAITQ_REDIS_URL: %w", err)
 		}
-		b := ingestBaseline{brokers: brokers, group: os.Getenv("WAITQ_GROUP_ID"), maxBatch: maxBatch, stderr: stderr}
-		return b.run(ctx, addr, redis.NewClient(opt))
+		return runIngestBaseline(ctx, addr, brokers, os.Getenv("WAITQ_GROUP_ID"), maxBatch, redis.NewClient(opt), stderr)
 	default:
 		return fmt.Errorf("unknown baseline %q: producer or ingest", args[0])
 	}
@@ -75,10 +70,6 @@ func serveBaseline(ctx context.Context, addr string, e *echo.Echo) error {
 	stop()
 	return nil
 }
-
-// writerPublishTimeout bounds one publish of the producer baseline, as
-// producer-api's default WAITQ_PUBLISH_TIMEOUT does one of its own.
-const writerPublishTimeout = 3 * time.Second
 
 // echoAnswer is the producer baseline's small JSON body.
 type echoAnswer struct {
@@ -105,7 +96,7 @@ func runProducerBaseline(ctx context.Context, addr string, brokers []string) err
 		if err != nil {
 			return c.JSON(http.StatusBadRequest, map[string]string{"error": err.Error()})
 		}
-		wctx, cancel := context.WithTimeout(c.Request().Context(), writerPublishTimeout)
+		wctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second) // producer-api's default WAITQ_PUBLISH_TIMEOUT
 		defer cancel()
 		if err := w.WriteMessages(wctx, kafka.Message{Topic: costJoinPrefix + m.EventID, Key: []byte(m.UserID), Value: v}); err != nil {
 			return c.JSON(http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
@@ -115,24 +106,17 @@ func runProducerBaseline(ctx context.Context, addr string, brokers []string) err
 	return serveBaseline(ctx, addr, e)
 }
 
-// ingestBaseline is the ingest baseline's settings.
-type ingestBaseline struct {
-	brokers  []string
-	group    string
-	maxBatch int
-	stderr   io.Writer
-}
-
-// run reads the topic in batches into the line until ctx ends.
-func (b ingestBaseline) run(ctx context.Context, addr string, rc *redis.Client) error {
+// runIngestBaseline reads the bench event's topic as a member of group into
+// its line, in batches of at most maxBatch, until ctx ends.
+func runIngestBaseline(ctx context.Context, addr string, brokers []string, group string, maxBatch int, rc *redis.Client, stderr io.Writer) error {
 	defer rc.Close()
 	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: b.brokers, GroupID: b.group, GroupTopics: []string{kafkajoin.DefaultTopicPrefix + benchEvent},
-		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: 500 * time.Millisecond, QueueCapacity: b.maxBatch,
+		Brokers: brokers, GroupID: group, GroupTopics: []string{kafkajoin.DefaultTopicPrefix + benchEvent},
+		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: 500 * time.Millisecond, QueueCapacity: maxBatch,
 		CommitInterval: 0, StartOffset: kafka.FirstOffset, ReadLagInterval: -1,
 	})
 	defer r.Close()
-	msgs := make(chan kafka.Message, b.maxBatch)
+	msgs := make(chan kafka.Message, maxBatch)
 	fetch := stack.Go(ctx, func(ctx context.Context) error {
 		for {
 			m, err := r.FetchMessage(ctx)
@@ -147,16 +131,16 @@ func (b ingestBaseline) run(ctx context.Context, addr string, rc *redis.Client) 
 		}
 	})
 	defer fetch.Stop(5 * time.Second)
-	write := stack.Go(ctx, func(ctx context.Context) error { return b.write(ctx, r, rc, msgs) })
+	write := stack.Go(ctx, func(ctx context.Context) error { return writeBaselineBatches(ctx, r, rc, msgs, stderr) })
 	defer write.Stop(5 * time.Second)
 	return serveBaseline(ctx, addr, echo.New())
 }
 
-// write gathers msgs into batches of at most maxBatch (what is there, as
-// the consumer does), ZADDs each batch's joins in one pipeline and commits
-// the batch once written, until ctx ends.
-func (b ingestBaseline) write(ctx context.Context, r *kafka.Reader, rc *redis.Client, msgs <-chan kafka.Message) error {
-	batch := make([]kafka.Message, 0, b.maxBatch)
+// writeBaselineBatches gathers msgs into batches of at most their capacity
+// (what is there, as the consumer does), ZADDs each batch's joins in one
+// pipeline and commits the batch once written, until ctx ends.
+func writeBaselineBatches(ctx context.Context, r *kafka.Reader, rc *redis.Client, msgs <-chan kafka.Message, stderr io.Writer) error {
+	batch := make([]kafka.Message, 0, cap(msgs))
 	for {
 		select {
 		case <-ctx.Done():
@@ -164,20 +148,14 @@ func (b ingestBaseline) write(ctx context.Context, r *kafka.Reader, rc *redis.Cl
 		case m := <-msgs:
 			batch = append(batch[:0], m)
 		}
-	drain:
-		for len(batch) < b.maxBatch {
-			select {
-			case m := <-msgs:
-				batch = append(batch, m)
-			default:
-				break drain
-			}
+		for len(batch) < cap(msgs) && len(msgs) > 0 { // this goroutine alone receives: no wait
+			batch = append(batch, <-msgs)
 		}
 		p := rc.Pipeline()
 		for _, km := range batch {
 			m, err := queue.DecodeMessage(km.Value)
 			if err != nil {
-				fmt.Fprintf(b.stderr, "baseline: %s/%d@%d: %v\n", km.Topic, km.Partition, km.Offset, err)
+				fmt.Fprintf(stderr, "baseline: %s/%d@%d: %v\n", km.Topic, km.Partition, km.Offset, err)
 				continue
 			}
 			p.ZAdd(ctx, redisstore.WaitingKey(benchEvent), redis.Z{Score: float64(m.TS), Member: m.UserID})

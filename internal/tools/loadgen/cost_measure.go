@@ -26,10 +26,10 @@ const (
 // each, alternating, the baseline first in each round.
 func (cs *costStack) joins(ctx context.Context, cfg costConfig) ([]costPair, error) {
 	token := stack.RandomHex(16)
-	prod, err := cs.start(ctx, cs.bin["producer-api"], nil, map[string]string{
-		"WAITQ_ADMIN_TOKEN": token, "WAITQ_TICKET_SECRET": stack.RandomHex(32),
+	prod, _, err := cs.startChild(ctx, cs.bin("producer-api"), nil, "", map[string]string{
+		"WAITQ_ADMIN_TOKEN": token, "WAITQ_TICKET_SECRET": stack.RandomHex(32), "WAITQ_LOG_LEVEL": "warn",
 		"WAITQ_TRUST_USER_HEADER": "true", "WAITQ_TRUSTED_PROXIES": loopbackProxies, "WAITQ_TOPIC_PREFIX": costJoinPrefix,
-	})
+	}, false)
 	if err != nil {
 		return nil, err
 	}
@@ -37,7 +37,7 @@ func (cs *costStack) joins(ctx context.Context, cfg costConfig) ([]costPair, err
 	if err := createEvent(ctx, prod.URL(), token, costJoinEvent, fmt.Sprintf(`{"capacity":100,"partitions":%d}`, benchPartitions)); err != nil {
 		return nil, err
 	}
-	base, err := cs.start(ctx, cs.self, []string{"baseline", "producer"}, nil)
+	base, _, err := cs.startChild(ctx, cs.self, []string{"baseline", "producer"}, "", nil, false)
 	if err != nil {
 		return nil, err
 	}
@@ -80,9 +80,7 @@ func (cs *costStack) measureJoins(ctx context.Context, lc *loadClient, cfg costC
 	if err != nil {
 		return costSample{}, err
 	}
-	if n := r.errs.total(); n > 0 {
-		fmt.Fprintf(cs.stderr, "  %s: %d errors, e.g. %s\n", t.name, n, r.errs.first())
-	}
+	r.errs.print(cs.stderr, "  "+t.name+" errors  ")
 	if r.ok == 0 {
 		return costSample{}, fmt.Errorf("%s: no join answered 202", t.name)
 	}
@@ -112,7 +110,7 @@ func (cs *costStack) ingest(ctx context.Context, cfg costConfig) (pairs []costPa
 	if _, err := prefill(ctx, cs.store, conn, cfg.joins, cfg.joinKeys, time.Now().UnixMilli(), cfg.timeout, cs.stderr); err != nil {
 		return nil, fast, err
 	}
-	consumer := cs.bin["ingest-consumer"]
+	consumer := cs.bin("ingest-consumer")
 	pairs = make([]costPair, cfg.rounds)
 	for i := range pairs {
 		round := strconv.Itoa(i)
@@ -138,8 +136,8 @@ func (cs *costStack) measureIngest(ctx context.Context, cfg costConfig, group st
 	if err := cs.client.ConfigResetStat(ctx).Err(); err != nil {
 		return costSample{}, fmt.Errorf("reset the command statistics: %w", err)
 	}
-	p, err := cs.start(ctx, bin, args, map[string]string{"WAITQ_GROUP_ID": group, "WAITQ_MAX_BATCH": strconv.Itoa(cfg.maxBatch),
-		"WAITQ_FAST_TRACK": strconv.FormatBool(fastTrack), "WAITQ_DISCOVERY_INTERVAL": "100ms"})
+	p, _, err := cs.startChild(ctx, bin, args, "", map[string]string{"WAITQ_GROUP_ID": group, "WAITQ_MAX_BATCH": strconv.Itoa(cfg.maxBatch),
+		"WAITQ_FAST_TRACK": strconv.FormatBool(fastTrack), "WAITQ_DISCOVERY_INTERVAL": "100ms", "WAITQ_LOG_LEVEL": "warn"}, false)
 	if err != nil {
 		return costSample{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/waitq/waitq/internal/redisstore"
-	"github.com/waitq/waitq/internal/stack/svcproc"
 	"github.com/waitq/waitq/internal/tools/loadgen/procstat"
 )
 
@@ -24,17 +22,16 @@ var costPrograms = []string{"producer-api", "ingest-consumer", "kfake-broker"}
 // loadgen's own binary, which runs the baselines.
 type costStack struct {
 	*infra
-	store   *redisstore.Store // on the one redis-server, the fast track off
-	bin     map[string]string // program → binary
-	binDesc string            // where the binaries came from, for the target line
-	self    string            // this binary: "loadgen baseline …"
-	tmp     string            // the directory of binaries built, removed at close
+	store *redisstore.Store // on the one redis-server, the fast track off
+	dir   string            // of the programs' binaries
+	built bool              // dir was made for binaries built here: removed at close
+	self  string            // this binary: "loadgen baseline …"
 }
 
 // startCostStack builds (or finds) the binaries and starts redis-server
 // and the broker; on error nothing is left running.
 func startCostStack(ctx context.Context, cfg costConfig, stderr io.Writer) (_ *costStack, err error) {
-	cs := &costStack{bin: map[string]string{}}
+	cs := &costStack{dir: cfg.binDir}
 	defer func() {
 		if err != nil {
 			cs.close()
@@ -43,29 +40,29 @@ func startCostStack(ctx context.Context, cfg costConfig, stderr io.Writer) (_ *c
 	if cs.self, err = os.Executable(); err != nil {
 		return nil, fmt.Errorf("find loadgen's own binary: %w", err)
 	}
-	dir := cfg.binDir
-	if dir == "" {
-		if cs.tmp, err = os.MkdirTemp("", "loadgen-cost-"); err != nil {
+	if cs.dir == "" {
+		if cs.dir, err = os.MkdirTemp("", "loadgen-cost-"); err != nil {
 			return nil, err
 		}
-		dir = cs.tmp
-		if err := buildPrograms(ctx, dir, stderr); err != nil {
+		cs.built = true
+		if err := buildPrograms(ctx, cs.dir, stderr); err != nil {
 			return nil, err
 		}
 	}
-	cs.binDesc = "binaries in " + dir
 	for _, p := range costPrograms {
-		cs.bin[p] = filepath.Join(dir, p)
-		if _, err := os.Stat(cs.bin[p]); err != nil {
+		if _, err := os.Stat(cs.bin(p)); err != nil {
 			return nil, fmt.Errorf("-bin-dir: %w", err)
 		}
 	}
-	if cs.infra, err = startStack(ctx, stackSpec{brokerBin: cs.bin["kfake-broker"]}, stderr); err != nil {
+	if cs.infra, err = startStack(ctx, stackSpec{brokerBin: cs.bin("kfake-broker")}, stderr); err != nil {
 		return nil, err
 	}
 	cs.store, err = redisstore.New(cs.client, redisstore.Options{})
 	return cs, err
 }
+
+// bin returns the binary of program p.
+func (cs *costStack) bin(p string) string { return filepath.Join(cs.dir, p) }
 
 // buildPrograms builds costPrograms from the checkout in the working
 // directory into dir.
@@ -83,23 +80,13 @@ func buildPrograms(ctx context.Context, dir string, stderr io.Writer) error {
 	return nil
 }
 
-// start runs bin with args as a child process, warn logs and own on top
-// of the services' environment (without loadgen's WAITQ_ variables), and
-// waits until its /readyz answers.
-func (cs *costStack) start(ctx context.Context, bin string, args []string, own map[string]string) (*svcproc.Proc, error) {
-	env := map[string]string{"WAITQ_LOG_LEVEL": "warn"}
-	maps.Copy(env, own)
-	p, _, err := cs.startChild(ctx, bin, args, "", env, false)
-	return p, err
-}
-
 // close stops the broker and Redis and removes the binaries built.
 func (cs *costStack) close() {
 	if cs.infra != nil {
 		cs.infra.close()
 	}
-	if cs.tmp != "" {
-		_ = os.RemoveAll(cs.tmp)
+	if cs.built {
+		_ = os.RemoveAll(cs.dir)
 	}
 }
 
@@ -108,9 +95,7 @@ func (cs *costStack) close() {
 type cpuMark struct{ prog, broker, redis time.Duration }
 
 // mark reads the CPU time of process pid, the broker and Redis.
-func (cs *costStack) mark(ctx context.Context, pid int) (cpuMark, error) {
-	var m cpuMark
-	var err error
+func (cs *costStack) mark(ctx context.Context, pid int) (m cpuMark, err error) {
 	if m.prog, err = procstat.CPU(pid); err != nil {
 		return m, err
 	}

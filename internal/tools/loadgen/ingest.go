@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -72,8 +73,7 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.close()
-	rc := st.client
-	store, err := redisstore.New(rc, redisstore.Options{})
+	store, err := redisstore.New(st.client, redisstore.Options{})
 	if err != nil {
 		return err
 	}
@@ -96,12 +96,12 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				return err
 			}
 		}
-		if rounds[i].zadd, err = zaddBaseline(ctx, rc, cfg, base, stderr); err != nil {
+		if rounds[i].zadd, err = zaddBaseline(ctx, st.client, cfg, base, stderr); err != nil {
 			return err
 		}
 	}
 	// The same topic again, with joins admitting while the event has room.
-	fastStore, err := redisstore.New(rc, redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
+	fastStore, err := redisstore.New(st.client, redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
 	if err != nil {
 		return err
 	}
@@ -113,22 +113,10 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// benchJoin returns the i-th join message of the bench event, with a
-// 32-character join key when keyed.
-func benchJoin(i int, base int64, keyed bool) queue.Message {
-	m := queue.Message{
-		V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent,
-		UserID: "u" + strconv.Itoa(i), TS: base + int64(i), ID: "prefill-" + strconv.Itoa(i),
-	}
-	if keyed {
-		m.JoinKey = fmt.Sprintf("%032x", i)
-	}
-	return m
-}
-
-// prefill registers the bench event, creates its topic and writes n of its
-// join messages there in large batches (stamped from base, with join keys
-// when keyed), within timeout; it returns how long the writing took.
+// prefill registers the bench event, creates its topic and writes n join
+// messages there in large batches (u0…, stamped from base, each with a
+// 32-character join key when keyed), within timeout; it returns how long
+// the writing took.
 func prefill(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, n int, keyed bool, base int64, timeout time.Duration, stderr io.Writer) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -143,20 +131,23 @@ func prefill(ctx context.Context, store *redisstore.Store, conn kafkajoin.Broker
 	defer w.Close()
 	start := time.Now()
 	msgs := make([]kafka.Message, 0, prefillChunk)
-	for i := 0; i < n; i += prefillChunk {
-		msgs = msgs[:0]
-		for j := i; j < min(i+prefillChunk, n); j++ {
-			m := benchJoin(j, base, keyed)
-			v, err := m.Encode()
-			if err != nil {
-				return 0, fmt.Errorf("prefill: encode %s: %w", m.ID, err)
+	for i := range n {
+		m := queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent, UserID: "u" + strconv.Itoa(i), TS: base + int64(i), ID: "prefill-" + strconv.Itoa(i)}
+		if keyed {
+			m.JoinKey = fmt.Sprintf("%032x", i)
+		}
+		v, err := m.Encode()
+		if err != nil {
+			return 0, fmt.Errorf("prefill: encode %s: %w", m.ID, err)
+		}
+		msgs = append(msgs, kafka.Message{Key: []byte(m.UserID), Value: v})
+		if len(msgs) == prefillChunk || i == n-1 {
+			if err := w.WriteMessages(ctx, msgs...); err != nil {
+				return 0, fmt.Errorf("prefill: write messages %d-%d: %w", i+1-len(msgs), i, err)
 			}
-			msgs = append(msgs, kafka.Message{Key: []byte(m.UserID), Value: v})
+			fmt.Fprintf(stderr, "  prefill %5.1fs  %d/%d\n", time.Since(start).Seconds(), i+1, n)
+			msgs = msgs[:0]
 		}
-		if err := w.WriteMessages(ctx, msgs...); err != nil {
-			return 0, fmt.Errorf("prefill: write messages %d-%d: %w", i, i+len(msgs)-1, err)
-		}
-		fmt.Fprintf(stderr, "  prefill %5.1fs  %d/%d\n", time.Since(start).Seconds(), i+len(msgs), n)
 	}
 	return time.Since(start), nil
 }
@@ -256,9 +247,12 @@ func clearLine(ctx context.Context, rc redis.UniversalClient) error {
 // first sees one.
 func pollLine(ctx context.Context, rc redis.UniversalClient, want int, limit time.Duration, exited <-chan struct{}, first func(), stderr io.Writer) (consumeResult, error) {
 	var res consumeResult
-	var n int64
+	var n atomic.Int64
 	start := time.Now()
-	lastPrint := start
+	stop := startProgressLine(stderr, func() string {
+		return fmt.Sprintf("  consume %5.1fs  in line or admitted %d/%d", time.Since(start).Seconds(), n.Load(), want)
+	})
+	defer stop()
 	err := poll(ctx, limit, pollInterval, func() (bool, error) {
 		select {
 		case <-exited:
@@ -271,28 +265,24 @@ func pollLine(ctx context.Context, rc redis.UniversalClient, want int, limit tim
 		waiting := p.ZCard(qctx, redisstore.WaitingKey(benchEvent))
 		admitted := p.HGet(qctx, redisstore.StatsKey(benchEvent), "admittedTotal")
 		_, err := p.Exec(qctx)
-		now := time.Now()
 		if errors.Is(err, redis.Nil) || err == nil { // redis.Nil: nobody admitted yet
 			a, _ := strconv.ParseInt(admitted.Val(), 10, 64)
-			n, err = waiting.Val()+a, nil
+			n.Store(waiting.Val() + a)
+			err = nil
 		}
-		if n > 0 && res.firstWrite == 0 {
-			res.firstWrite, res.atFirst = now.Sub(start), n
+		if n.Load() > 0 && res.firstWrite == 0 {
+			res.firstWrite, res.atFirst = time.Since(start), n.Load()
 			if first != nil {
 				first()
 			}
 		}
-		if n >= int64(want) {
-			res.elapsed = now.Sub(start)
+		if n.Load() >= int64(want) {
+			res.elapsed = time.Since(start)
 			return true, nil
-		}
-		if now.Sub(lastPrint) >= time.Second {
-			fmt.Fprintf(stderr, "  consume %5.1fs  in line or admitted %d/%d\n", now.Sub(start).Seconds(), n, want)
-			lastPrint = now
 		}
 		return false, err
 	}, func(last error) error {
-		return fmt.Errorf("%d of %d in line or admitted after %s (last read error: %v)", n, want, limit, last)
+		return fmt.Errorf("%d of %d in line or admitted after %s (last read error: %v)", n.Load(), want, limit, last)
 	})
 	return res, err
 }
