@@ -41,11 +41,9 @@ func (c *costConfig) bind(s *settings) {
 type costSample struct {
 	cpuMark
 	joins int
-	p99   time.Duration // join measurements: of the 202 answers
-	rate  float64       // join measurements: 202 answers a second
-	// cmds is Redis's time in each command over an ingest measurement
-	// (from its start: the joins before the first look too).
-	cmds map[string]time.Duration
+	p99   time.Duration            // join measurements: of the 202 answers
+	rate  float64                  // join measurements: 202 answers a second
+	cmds  map[string]time.Duration // ingest measurements: Redis's time by command, from the start (joins before the first look too)
 }
 
 // The parts of a sample the report reads.
@@ -74,10 +72,8 @@ func (p costPair) ratio(of func(costSample) time.Duration) float64 {
 }
 
 // RunCost measures the CPU time a join costs each program, each in a
-// process of its own (producer-api, ingest-consumer, the kfake broker and
-// redis-server), against a baseline program that does the same job with
-// nothing else (cost_baseline.go), alternating rounds; it prints one line
-// per program with the medians.
+// process of its own, against a baseline program that does the same job
+// with nothing else (cost_baseline.go), in alternating rounds.
 func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg costConfig
 	if ok, err := begin("cost", &cfg, args, stdout, stderr); !ok {
@@ -105,7 +101,10 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	rounds("producer-api", joins, progCPU)
 	rounds("ingest-consumer", ingest, progCPU)
 	rounds("redis(ingest)", ingest, redisCPU)
-	printCostLine(stdout, "producer-api", joins, progCPU, joinsLatency(joins, cfg.concurrency))
+	p99, baseP99 := medians(joins, func(s costSample) float64 { return float64(s.p99) / float64(time.Millisecond) })
+	rate, baseRate := medians(joins, func(s costSample) float64 { return s.rate })
+	printCostLine(stdout, "producer-api", joins, progCPU, fmt.Sprintf(" p99_ms=%.1f baseline_p99_ms=%.1f joins_per_s=%.0f baseline_joins_per_s=%.0f clients=%d",
+		p99, baseP99, rate, baseRate, cfg.concurrency))
 	printCostLine(stdout, "kfake-broker(joins)", joins, brokerCPU, "")
 	printCostLine(stdout, "ingest-consumer", ingest, progCPU, "")
 	printCostLine(stdout, "kfake-broker(ingest)", ingest, brokerCPU, "")
@@ -137,9 +136,8 @@ func printRedisProfile(w io.Writer, program string, s costSample, joins int) {
 			times["lua"] -= t // without scripts, below zero: not printed
 		}
 	}
-	names := slices.SortedFunc(maps.Keys(times), func(a, b string) int { return cmp.Compare(times[b], times[a]) })
 	fmt.Fprintf(w, "cost: redis-time program=%s", program)
-	for _, name := range names {
+	for _, name := range slices.SortedFunc(maps.Keys(times), func(a, b string) int { return cmp.Compare(times[b], times[a]) }) {
 		if us := float64(times[name].Microseconds()) / float64(joins); us >= 0.005 {
 			fmt.Fprintf(w, " %s=%.2f", strings.ReplaceAll(name, "|", "_"), us)
 		}
@@ -155,14 +153,6 @@ func medians(pairs []costPair, f func(costSample) float64) (prog, base float64) 
 
 // medianOf returns the median of f over pairs.
 func medianOf(pairs []costPair, f func(costPair) float64) float64 { return f(median(pairs, f)) }
-
-// joinsLatency describes the join measurements' p99 and rate, medians over
-// the rounds, for producer-api's line.
-func joinsLatency(pairs []costPair, clients int) string {
-	p99, baseP99 := medians(pairs, func(s costSample) float64 { return float64(s.p99) / float64(time.Millisecond) })
-	rate, baseRate := medians(pairs, func(s costSample) float64 { return s.rate })
-	return fmt.Sprintf(" p99_ms=%.1f baseline_p99_ms=%.1f joins_per_s=%.0f baseline_joins_per_s=%.0f clients=%d", p99, baseP99, rate, baseRate, clients)
-}
 
 // costSummary prints the summary row of a program's CPU per join against its
 // baseline's (the medians over the rounds), for bench/RESULTS.md.
