@@ -39,21 +39,24 @@ func (c *costConfig) bind(s *settings) {
 // costSample is what one measurement of one program saw: the CPU time its
 // process, the broker's and Redis's took over joins joins.
 type costSample struct {
-	joins              int
-	prog, broker, rcpu time.Duration
-	p99                time.Duration // join measurements: of the 202 answers
-	rate               float64       // join measurements: 202 answers a second
-	// cmds is Redis's time in each command over an ingest measurement
-	// (from its start: the joins before the first look too).
-	cmds map[string]time.Duration
+	cpuMark
+	joins int
+	p99   time.Duration            // join measurements: of the 202 answers
+	rate  float64                  // join measurements: 202 answers a second
+	cmds  map[string]time.Duration // ingest measurements: Redis's time by command, from the start (joins before the first look too)
 }
 
-// perJoin returns d a join, in µs.
-func (s costSample) perJoin(d time.Duration) float64 {
+// The parts of a sample the report reads.
+func progCPU(s costSample) time.Duration   { return s.prog }
+func brokerCPU(s costSample) time.Duration { return s.broker }
+func redisCPU(s costSample) time.Duration  { return s.redis }
+
+// perJoin returns what of returns of s a join, in µs.
+func (s costSample) perJoin(of func(costSample) time.Duration) float64 {
 	if s.joins == 0 {
 		return 0
 	}
-	return float64(d.Microseconds()) / float64(s.joins)
+	return float64(of(s).Microseconds()) / float64(s.joins)
 }
 
 // costPair is one round: a program and its baseline, measured one after the
@@ -62,22 +65,15 @@ type costPair struct{ prog, base costSample }
 
 // ratio returns the round's ratio of what of returns a join.
 func (p costPair) ratio(of func(costSample) time.Duration) float64 {
-	if b := p.base.perJoin(of(p.base)); b > 0 {
-		return p.prog.perJoin(of(p.prog)) / b
+	if b := p.base.perJoin(of); b > 0 {
+		return p.prog.perJoin(of) / b
 	}
 	return 0
 }
 
-// The parts of a sample the report reads.
-func progCPU(s costSample) time.Duration   { return s.prog }
-func brokerCPU(s costSample) time.Duration { return s.broker }
-func redisCPU(s costSample) time.Duration  { return s.rcpu }
-
 // RunCost measures the CPU time a join costs each program, each in a
-// process of its own (producer-api, ingest-consumer, the kfake broker and
-// redis-server), against a baseline program that does the same job with
-// nothing else (cost_baseline.go), alternating rounds; it prints one line
-// per program with the medians.
+// process of its own, against a baseline program that does the same job
+// with nothing else (cost_baseline.go), in alternating rounds.
 func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg costConfig
 	if ok, err := begin("cost", &cfg, args, stdout, stderr); !ok {
@@ -88,8 +84,8 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	defer cs.close()
-	fmt.Fprintf(stdout, "target   each program a process of its own: %s, kfake-broker, redis-server %s; baselines: loadgen baseline producer|ingest\n",
-		cs.binDesc, redisVersion(ctx, cs.client))
+	fmt.Fprintf(stdout, "target   each program a process of its own: binaries in %s, kfake-broker, redis-server %s; baselines: loadgen baseline producer|ingest\n",
+		cs.dir, redisVersion(ctx, cs.client))
 	joins, err := cs.joins(ctx, cfg)
 	if err != nil {
 		return err
@@ -99,14 +95,16 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintln(stdout)
-	for _, r := range []struct {
-		name  string
-		pairs []costPair
-		of    func(costSample) time.Duration
-	}{{"producer-api", joins, progCPU}, {"ingest-consumer", ingest, progCPU}, {"redis(ingest)", ingest, redisCPU}} {
-		printRounds(stdout, "cost  rounds  "+r.name+"/baseline", r.pairs, func(p costPair) float64 { return p.ratio(r.of) }, "  (CPU per join, alternating; median %.2f)\n")
+	rounds := func(name string, pairs []costPair, of func(costSample) time.Duration) {
+		printRounds(stdout, "cost  rounds  "+name+"/baseline", pairs, func(p costPair) float64 { return p.ratio(of) }, "  (CPU per join, alternating; median %.2f)\n")
 	}
-	printCostLine(stdout, "producer-api", joins, progCPU, joinsLatency(joins, cfg.concurrency))
+	rounds("producer-api", joins, progCPU)
+	rounds("ingest-consumer", ingest, progCPU)
+	rounds("redis(ingest)", ingest, redisCPU)
+	p99, baseP99 := medians(joins, func(s costSample) float64 { return float64(s.p99) / float64(time.Millisecond) })
+	rate, baseRate := medians(joins, func(s costSample) float64 { return s.rate })
+	printCostLine(stdout, "producer-api", joins, progCPU, fmt.Sprintf(" p99_ms=%.1f baseline_p99_ms=%.1f joins_per_s=%.0f baseline_joins_per_s=%.0f clients=%d",
+		p99, baseP99, rate, baseRate, cfg.concurrency))
 	printCostLine(stdout, "kfake-broker(joins)", joins, brokerCPU, "")
 	printCostLine(stdout, "ingest-consumer", ingest, progCPU, "")
 	printCostLine(stdout, "kfake-broker(ingest)", ingest, brokerCPU, "")
@@ -128,20 +126,18 @@ func RunCost(ctx context.Context, args []string, stdout, stderr io.Writer) error
 // commands it called: "lua"), the largest first.
 func printRedisProfile(w io.Writer, program string, s costSample, joins int) {
 	times := maps.Clone(s.cmds)
-	for _, script := range []string{"evalsha", "eval"} {
-		if d, ok := times[script]; ok {
-			for cmd, t := range s.cmds {
-				if cmd != "evalsha" && cmd != "eval" && cmd != "script|load" {
-					d -= t
-				}
-			}
-			times["lua"] = d
-			delete(times, script)
+	for cmd, t := range s.cmds {
+		switch cmd {
+		case "evalsha", "eval":
+			times["lua"] += t
+			delete(times, cmd)
+		case "script|load":
+		default:
+			times["lua"] -= t // without scripts, below zero: not printed
 		}
 	}
-	names := slices.SortedFunc(maps.Keys(times), func(a, b string) int { return cmp.Compare(times[b], times[a]) })
 	fmt.Fprintf(w, "cost: redis-time program=%s", program)
-	for _, name := range names {
+	for _, name := range slices.SortedFunc(maps.Keys(times), func(a, b string) int { return cmp.Compare(times[b], times[a]) }) {
 		if us := float64(times[name].Microseconds()) / float64(joins); us >= 0.005 {
 			fmt.Fprintf(w, " %s=%.2f", strings.ReplaceAll(name, "|", "_"), us)
 		}
@@ -149,14 +145,10 @@ func printRedisProfile(w io.Writer, program string, s costSample, joins int) {
 	fmt.Fprintln(w, " (µs a join, INFO commandstats; the median round)")
 }
 
-// joinsLatency describes the join measurements' p99 and rate, medians over
-// the rounds, for producer-api's line.
-func joinsLatency(pairs []costPair, clients int) string {
-	p99 := func(s costSample) float64 { return float64(s.p99) / float64(time.Millisecond) }
-	rate := func(s costSample) float64 { return s.rate }
-	return fmt.Sprintf(" p99_ms=%.1f baseline_p99_ms=%.1f joins_per_s=%.0f baseline_joins_per_s=%.0f clients=%d",
-		medianOf(pairs, func(p costPair) float64 { return p99(p.prog) }), medianOf(pairs, func(p costPair) float64 { return p99(p.base) }),
-		medianOf(pairs, func(p costPair) float64 { return rate(p.prog) }), medianOf(pairs, func(p costPair) float64 { return rate(p.base) }), clients)
+// medians returns the medians over the rounds of f of the program's
+// samples and of its baseline's.
+func medians(pairs []costPair, f func(costSample) float64) (prog, base float64) {
+	return medianOf(pairs, func(p costPair) float64 { return f(p.prog) }), medianOf(pairs, func(p costPair) float64 { return f(p.base) })
 }
 
 // medianOf returns the median of f over pairs.
@@ -165,25 +157,17 @@ func medianOf(pairs []costPair, f func(costPair) float64) float64 { return f(med
 // costSummary prints the summary row of a program's CPU per join against its
 // baseline's (the medians over the rounds), for bench/RESULTS.md.
 func costSummary(w io.Writer, what, baseline string, pairs []costPair) {
-	x, y, _ := costMedians(pairs, progCPU)
+	x, y := medians(pairs, func(s costSample) float64 { return s.perJoin(progCPU) })
 	report.Summary(w, what, fmt.Sprintf("%.1f µs", x), fmt.Sprintf("%s %.1f µs", baseline, y), x, y, "≤ 1.3")
-}
-
-// costMedians returns the medians over the rounds of what of returns a join
-// for the program and for its baseline, and of the rounds' ratios.
-func costMedians(pairs []costPair, of func(costSample) time.Duration) (prog, base, ratio float64) {
-	return medianOf(pairs, func(p costPair) float64 { return p.prog.perJoin(of(p.prog)) }),
-		medianOf(pairs, func(p costPair) float64 { return p.base.perJoin(of(p.base)) }),
-		medianOf(pairs, func(p costPair) float64 { return p.ratio(of) })
 }
 
 // printCostLine prints the cost line of a program: the medians over the
 // rounds of its CPU per join, its baseline's, and their ratio.
 func printCostLine(w io.Writer, program string, pairs []costPair, of func(costSample) time.Duration, extra string) {
-	x, y, r := costMedians(pairs, of)
+	x, y := medians(pairs, func(s costSample) float64 { return s.perJoin(of) })
 	base := "baseline_cpu_us_per_join"
 	if strings.HasPrefix(program, "redis") {
 		base = "baseline"
 	}
-	fmt.Fprintf(w, "cost: program=%s cpu_us_per_join=%.2f %s=%.2f ratio=%.2f%s\n", program, x, base, y, r, extra)
+	fmt.Fprintf(w, "cost: program=%s cpu_us_per_join=%.2f %s=%.2f ratio=%.2f%s\n", program, x, base, y, medianOf(pairs, func(p costPair) float64 { return p.ratio(of) }), extra)
 }

@@ -21,48 +21,38 @@ import (
 	"github.com/waitq/waitq/internal/stack"
 )
 
-// The baseline programs of "loadgen cost": each does one program's job
-// with nothing else, so that cost can set the CPU a join costs the program
-// against the least that job needs. cost runs them as child processes of
-// their own ("loadgen baseline producer|ingest"); their settings come from
-// the environment as the services' do:
+// The baseline programs of "loadgen cost" (docs/performance.md, what a join
+// costs) each do one program's job with nothing else: what a join costs the
+// program is set against the least that job needs. cost runs them as
+// children ("loadgen baseline producer|ingest") with the services'
+// environment; both answer /readyz on WAITQ_HTTP_ADDR once they run.
 //
-//   - producer: an echo server on WAITQ_HTTP_ADDR whose join route reads
-//     the same request (event, X-User-Id, Idempotency-Key), builds the same
-//     message and publishes it with a kafka-go Writer at acks=all (key = user
-//     id, Murmur2, the service's batch timeout) to WAITQ_TOPIC_PREFIX +
-//     event on WAITQ_KAFKA_BROKERS, answering 202 once it is acknowledged: no
-//     identity, no door, no metrics, no logs.
-//   - ingest: a kafka-go group member (WAITQ_GROUP_ID, the consumer's
-//     reader settings) of topic WAITQ_TOPIC_PREFIX + WAITQ_COST_EVENT that
-//     decodes each batch of at most WAITQ_MAX_BATCH messages, writes their
-//     joins into the event's line at WAITQ_REDIS_URL with a go-redis
-//     pipeline of ZADDs, and commits after the write.
-//
-// Both answer /readyz on WAITQ_HTTP_ADDR once they run.
+//   - producer: an echo server whose join route builds producer-api's
+//     message from the same request and publishes it with a kafka-go Writer
+//     at acks=all, answering 202 once it is acknowledged.
+//   - ingest: a kafka-go member of WAITQ_GROUP_ID (the consumer's reader
+//     settings) that ZADDs each batch of at most WAITQ_MAX_BATCH joins of
+//     the bench event into its line with one pipeline, then commits.
 
 // RunBaseline runs the baseline program args[0] until ctx ends.
 func RunBaseline(ctx context.Context, args []string, _, stderr io.Writer) error {
-	env := func(k string) string { return os.Getenv(k) }
-	brokers := strings.Split(env("WAITQ_KAFKA_BROKERS"), ",")
-	if len(args) != 1 || env("WAITQ_HTTP_ADDR") == "" || brokers[0] == "" {
+	addr, brokers := os.Getenv("WAITQ_HTTP_ADDR"), strings.Split(os.Getenv("WAITQ_KAFKA_BROKERS"), ",")
+	if len(args) != 1 || addr == "" || brokers[0] == "" {
 		return errors.New(`usage: loadgen baseline producer|ingest, with WAITQ_HTTP_ADDR and WAITQ_KAFKA_BROKERS set (run by "loadgen cost")`)
 	}
 	switch args[0] {
 	case "producer":
-		return runProducerBaseline(ctx, env("WAITQ_HTTP_ADDR"), brokers, env("WAITQ_TOPIC_PREFIX"))
+		return runProducerBaseline(ctx, addr, brokers)
 	case "ingest":
-		maxBatch, err := strconv.Atoi(env("WAITQ_MAX_BATCH"))
+		maxBatch, err := strconv.Atoi(os.Getenv("WAITQ_MAX_BATCH"))
 		if err != nil || maxBatch < 1 {
-			return fmt.Errorf("WAITQ_MAX_BATCH=%q: want a positive number", env("WAITQ_MAX_BATCH"))
+			return fmt.Errorf("WAITQ_MAX_BATCH=%q: want a positive number", os.Getenv("WAITQ_MAX_BATCH"))
 		}
-		opt, err := redis.ParseURL(env("WAITQ_REDIS_URL"))
+		opt, err := redis.ParseURL(os.Getenv("WAITQ_REDIS_URL"))
 		if err != nil {
 			return fmt.Errorf("WAITQ_REDIS_URL: %w", err)
 		}
-		m := ingestBaseline{brokers: brokers, topic: env("WAITQ_TOPIC_PREFIX") + env("WAITQ_COST_EVENT"),
-			group: env("WAITQ_GROUP_ID"), key: redisstore.WaitingKey(env("WAITQ_COST_EVENT")), maxBatch: maxBatch, stderr: stderr}
-		return m.run(ctx, env("WAITQ_HTTP_ADDR"), redis.NewClient(opt))
+		return runIngestBaseline(ctx, addr, brokers, os.Getenv("WAITQ_GROUP_ID"), maxBatch, redis.NewClient(opt), stderr)
 	default:
 		return fmt.Errorf("unknown baseline %q: producer or ingest", args[0])
 	}
@@ -81,10 +71,6 @@ func serveBaseline(ctx context.Context, addr string, e *echo.Echo) error {
 	return nil
 }
 
-// writerPublishTimeout bounds one publish of the producer baseline, as
-// producer-api's default WAITQ_PUBLISH_TIMEOUT bounds one of its own.
-const writerPublishTimeout = 3 * time.Second
-
 // echoAnswer is the producer baseline's small JSON body.
 type echoAnswer struct {
 	EventID  string `json:"eventId"`
@@ -93,7 +79,7 @@ type echoAnswer struct {
 }
 
 // runProducerBaseline serves the producer baseline's join route on addr.
-func runProducerBaseline(ctx context.Context, addr string, brokers []string, prefix string) error {
+func runProducerBaseline(ctx context.Context, addr string, brokers []string) error {
 	w := &kafka.Writer{
 		Addr: kafka.TCP(brokers...), Balancer: &kafka.Murmur2Balancer{}, RequiredAcks: kafka.RequireAll,
 		BatchTimeout: kafkajoin.DefaultBatchTimeout, Transport: &kafka.Transport{ClientID: "cost-baseline"},
@@ -110,9 +96,9 @@ func runProducerBaseline(ctx context.Context, addr string, brokers []string, pre
 		if err != nil {
 			return c.JSON(http.StatusBadRequest, map[string]string{"error": err.Error()})
 		}
-		wctx, cancel := context.WithTimeout(c.Request().Context(), writerPublishTimeout)
+		wctx, cancel := context.WithTimeout(c.Request().Context(), 3*time.Second) // producer-api's default WAITQ_PUBLISH_TIMEOUT
 		defer cancel()
-		if err := w.WriteMessages(wctx, kafka.Message{Topic: prefix + m.EventID, Key: []byte(m.UserID), Value: v}); err != nil {
+		if err := w.WriteMessages(wctx, kafka.Message{Topic: costJoinPrefix + m.EventID, Key: []byte(m.UserID), Value: v}); err != nil {
 			return c.JSON(http.StatusServiceUnavailable, map[string]string{"error": err.Error()})
 		}
 		return c.JSON(http.StatusAccepted, echoAnswer{EventID: m.EventID, UserID: m.UserID, JoinedAt: m.TS})
@@ -120,25 +106,17 @@ func runProducerBaseline(ctx context.Context, addr string, brokers []string, pre
 	return serveBaseline(ctx, addr, e)
 }
 
-// ingestBaseline is the ingest baseline's settings.
-type ingestBaseline struct {
-	brokers      []string
-	topic, group string
-	key          string // the line's key
-	maxBatch     int
-	stderr       io.Writer
-}
-
-// run reads the topic in batches into the line until ctx ends.
-func (b ingestBaseline) run(ctx context.Context, addr string, rc *redis.Client) error {
+// runIngestBaseline reads the bench event's topic as a member of group into
+// its line, in batches of at most maxBatch, until ctx ends.
+func runIngestBaseline(ctx context.Context, addr string, brokers []string, group string, maxBatch int, rc *redis.Client, stderr io.Writer) error {
 	defer rc.Close()
 	r := kafka.NewReader(kafka.ReaderConfig{
-		Brokers: b.brokers, GroupID: b.group, GroupTopics: []string{b.topic},
-		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: 500 * time.Millisecond, QueueCapacity: b.maxBatch,
+		Brokers: brokers, GroupID: group, GroupTopics: []string{kafkajoin.DefaultTopicPrefix + benchEvent},
+		MinBytes: 1, MaxBytes: 10 << 20, MaxWait: 500 * time.Millisecond, QueueCapacity: maxBatch,
 		CommitInterval: 0, StartOffset: kafka.FirstOffset, ReadLagInterval: -1,
 	})
 	defer r.Close()
-	msgs := make(chan kafka.Message, b.maxBatch)
+	msgs := make(chan kafka.Message, maxBatch)
 	fetch := stack.Go(ctx, func(ctx context.Context) error {
 		for {
 			m, err := r.FetchMessage(ctx)
@@ -153,16 +131,16 @@ func (b ingestBaseline) run(ctx context.Context, addr string, rc *redis.Client) 
 		}
 	})
 	defer fetch.Stop(5 * time.Second)
-	write := stack.Go(ctx, func(ctx context.Context) error { return b.write(ctx, r, rc, msgs) })
+	write := stack.Go(ctx, func(ctx context.Context) error { return writeBaselineBatches(ctx, r, rc, msgs, stderr) })
 	defer write.Stop(5 * time.Second)
 	return serveBaseline(ctx, addr, echo.New())
 }
 
-// write gathers msgs into batches of at most maxBatch (what is there, as
-// the consumer does), ZADDs each batch's joins in one pipeline and commits
-// the batch once written, until ctx ends.
-func (b ingestBaseline) write(ctx context.Context, r *kafka.Reader, rc *redis.Client, msgs <-chan kafka.Message) error {
-	batch := make([]kafka.Message, 0, b.maxBatch)
+// writeBaselineBatches gathers msgs into batches of at most their capacity
+// (what is there, as the consumer does), ZADDs each batch's joins in one
+// pipeline and commits the batch once written, until ctx ends.
+func writeBaselineBatches(ctx context.Context, r *kafka.Reader, rc *redis.Client, msgs <-chan kafka.Message, stderr io.Writer) error {
+	batch := make([]kafka.Message, 0, cap(msgs))
 	for {
 		select {
 		case <-ctx.Done():
@@ -170,23 +148,17 @@ func (b ingestBaseline) write(ctx context.Context, r *kafka.Reader, rc *redis.Cl
 		case m := <-msgs:
 			batch = append(batch[:0], m)
 		}
-	drain:
-		for len(batch) < b.maxBatch {
-			select {
-			case m := <-msgs:
-				batch = append(batch, m)
-			default:
-				break drain
-			}
+		for len(batch) < cap(msgs) && len(msgs) > 0 { // this goroutine alone receives: no wait
+			batch = append(batch, <-msgs)
 		}
 		p := rc.Pipeline()
 		for _, km := range batch {
 			m, err := queue.DecodeMessage(km.Value)
 			if err != nil {
-				fmt.Fprintf(b.stderr, "baseline: %s/%d@%d: %v\n", km.Topic, km.Partition, km.Offset, err)
+				fmt.Fprintf(stderr, "baseline: %s/%d@%d: %v\n", km.Topic, km.Partition, km.Offset, err)
 				continue
 			}
-			p.ZAdd(ctx, b.key, redis.Z{Score: float64(m.TS), Member: m.UserID})
+			p.ZAdd(ctx, redisstore.WaitingKey(benchEvent), redis.Z{Score: float64(m.TS), Member: m.UserID})
 		}
 		if _, err := p.Exec(ctx); err != nil {
 			return fmt.Errorf("baseline: write: %w", err)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"strconv"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,6 +18,7 @@ import (
 	"github.com/waitq/waitq/internal/rebuild"
 	"github.com/waitq/waitq/internal/redisstore"
 	"github.com/waitq/waitq/internal/stack"
+	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
 // Bounds and fixed settings of "loadgen ingest".
@@ -37,7 +39,6 @@ type ingestConfig struct {
 	rounds   int
 	timeout  time.Duration
 	cluster  bool
-	keyed    bool // each join has a join key, as the page's (cost's pre-fill)
 }
 
 // bind declares the ingest flags.
@@ -73,31 +74,21 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.close()
-	rc := st.client
-	store, err := redisstore.New(rc, redisstore.Options{})
+	store, err := redisstore.New(st.client, redisstore.Options{})
 	if err != nil {
 		return err
 	}
 	conn := kafkajoin.BrokerConfig{Brokers: st.Brokers(), TopicPrefix: kafkajoin.DefaultTopicPrefix}
 	fmt.Fprintf(stdout, "target   ingest consumer in-process, kfake in-process, %s; %d partitions\n",
 		st.redisKind(ctx), benchPartitions)
-
-	if err := createIngestEvent(ctx, store, conn); err != nil {
-		return err
-	}
 	base := time.Now().UnixMilli()
-	fill, err := prefill(ctx, conn, cfg, base, stderr)
+	fill, err := prefill(ctx, store, conn, cfg.n, false, base, cfg.timeout, stderr)
 	if err != nil {
 		return err
 	}
 	rounds := make([]ingestRound, cfg.rounds)
 	var rb rebuild.Result
 	for i := range rounds {
-		if i > 0 {
-			if err := clearLine(ctx, rc); err != nil {
-				return err
-			}
-		}
 		if rounds[i].cons, err = consume(ctx, conn, store, cfg, fmt.Sprintf("loadgen-ingest-%d", i+1), stderr); err != nil {
 			return err
 		}
@@ -106,15 +97,12 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 				return err
 			}
 		}
-		if rounds[i].zadd, err = zaddBaseline(ctx, rc, cfg, base, stderr); err != nil {
+		if rounds[i].zadd, err = zaddBaseline(ctx, st.client, cfg, base, stderr); err != nil {
 			return err
 		}
 	}
-	if err := clearLine(ctx, rc); err != nil {
-		return err
-	}
 	// The same topic again, with joins admitting while the event has room.
-	fastStore, err := redisstore.New(rc, redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
+	fastStore, err := redisstore.New(st.client, redisstore.Options{FastTrack: queue.DefaultAdmitBatch})
 	if err != nil {
 		return err
 	}
@@ -126,66 +114,53 @@ func RunIngest(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
-// createIngestEvent registers the bench event and creates its topic.
-func createIngestEvent(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig) error {
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+// prefill registers the bench event, creates its topic and writes n join
+// messages there in large batches (u0…, stamped from base, each with a
+// 32-character join key when keyed), within timeout; it returns how long
+// the writing took.
+func prefill(ctx context.Context, store *redisstore.Store, conn kafkajoin.BrokerConfig, n int, keyed bool, base int64, timeout time.Duration, stderr io.Writer) (time.Duration, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	return putEvents(ctx, store, conn, queue.Event{ID: benchEvent, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: benchPartitions})
-}
-
-// benchJoin returns the i-th join message of the bench event, with a
-// 32-character join key when keyed.
-func benchJoin(i int, base int64, keyed bool) queue.Message {
-	m := queue.Message{
-		V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent,
-		UserID: "u" + strconv.Itoa(i), TS: base + int64(i), ID: "prefill-" + strconv.Itoa(i),
+	ev := queue.Event{ID: benchEvent, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: benchPartitions}
+	if err := putEvents(ctx, store, conn, ev); err != nil {
+		return 0, err
 	}
-	if keyed {
-		m.JoinKey = fmt.Sprintf("%032x", i)
-	}
-	return m
-}
-
-// prefill writes cfg.n join messages to the bench topic in large batches and
-// returns how long it took.
-func prefill(ctx context.Context, conn kafkajoin.BrokerConfig, cfg ingestConfig, base int64, stderr io.Writer) (time.Duration, error) {
-	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
-	defer cancel()
 	w := &kafka.Writer{
-		Addr:         kafka.TCP(conn.Brokers...),
-		Topic:        conn.Topic(benchEvent),
-		Balancer:     kafka.Murmur2Balancer{},
-		BatchSize:    5000,
-		BatchTimeout: 5 * time.Millisecond,
-		RequiredAcks: kafka.RequireAll,
-		Transport:    &kafka.Transport{ClientID: "loadgen"},
+		Addr: kafka.TCP(conn.Brokers...), Topic: conn.Topic(benchEvent), Balancer: kafka.Murmur2Balancer{},
+		BatchSize: 5000, BatchTimeout: 5 * time.Millisecond, RequiredAcks: kafka.RequireAll, Transport: &kafka.Transport{ClientID: "loadgen"},
 	}
 	defer w.Close()
 	start := time.Now()
 	msgs := make([]kafka.Message, 0, prefillChunk)
-	for i := 0; i < cfg.n; i += prefillChunk {
-		msgs = msgs[:0]
-		for j := i; j < min(i+prefillChunk, cfg.n); j++ {
-			m := benchJoin(j, base, cfg.keyed)
-			v, err := m.Encode()
-			if err != nil {
-				return 0, fmt.Errorf("prefill: encode %s: %w", m.ID, err)
+	for i := range n {
+		m := queue.Message{V: queue.MessageVersion, Op: queue.OpJoin, EventID: benchEvent, UserID: "u" + strconv.Itoa(i), TS: base + int64(i), ID: "prefill-" + strconv.Itoa(i)}
+		if keyed {
+			m.JoinKey = fmt.Sprintf("%032x", i)
+		}
+		v, err := m.Encode()
+		if err != nil {
+			return 0, fmt.Errorf("prefill: encode %s: %w", m.ID, err)
+		}
+		msgs = append(msgs, kafka.Message{Key: []byte(m.UserID), Value: v})
+		if len(msgs) == prefillChunk || i == n-1 {
+			if err := w.WriteMessages(ctx, msgs...); err != nil {
+				return 0, fmt.Errorf("prefill: write messages %d-%d: %w", i+1-len(msgs), i, err)
 			}
-			msgs = append(msgs, kafka.Message{Key: []byte(m.UserID), Value: v})
+			fmt.Fprintf(stderr, "  prefill %5.1fs  %d/%d\n", time.Since(start).Seconds(), i+1, n)
+			msgs = msgs[:0]
 		}
-		if err := w.WriteMessages(ctx, msgs...); err != nil {
-			return 0, fmt.Errorf("prefill: write messages %d-%d: %w", i, i+len(msgs)-1, err)
-		}
-		fmt.Fprintf(stderr, "  prefill %5.1fs  %d/%d\n", time.Since(start).Seconds(), i+len(msgs), cfg.n)
 	}
 	return time.Since(start), nil
 }
 
-// consume starts a consumer of group (a group of its own, so it reads the
-// topic from the start) writing into store on the pre-filled topic and
-// times it from its start until all cfg.n users are in the waiting line or
-// admitted (a store with the fast track admits while the event has room).
+// consume empties the bench event's line, starts a consumer of group (a
+// group of its own, so it reads the topic from the start) writing into
+// store and times it from its start until all cfg.n users are in the line
+// or admitted (a store with the fast track admits while the event has room).
 func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore.Store, cfg ingestConfig, group string, stderr io.Writer) (consumeResult, error) {
+	if err := clearLine(ctx, store.Client()); err != nil {
+		return consumeResult{}, err
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	ccfg := kafkajoin.ConsumerConfig{BrokerConfig: conn, GroupID: group, MaxBatch: cfg.maxBatch, Lanes: cfg.lanes, DiscoveryInterval: 200 * time.Millisecond, Logger: log}
 	cons, err := kafkajoin.NewConsumer(ccfg, store)
@@ -193,9 +168,8 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 		return consumeResult{}, err
 	}
 	cpu := startRedisCPU(ctx, store.Client())
-	start := time.Now()
 	t := stack.Go(ctx, cons.Run)
-	res, err := pollLine(ctx, store.Client(), int64(cfg.n), start, cfg.timeout, t.Exited(), nil, stderr)
+	res, err := pollLine(ctx, store.Client(), cfg.n, cfg.timeout, t.Exited(), nil, stderr)
 	res.redisCPU = cpu()
 	switch stopErr := t.Stop(20 * time.Second); {
 	case errors.Is(stopErr, stack.ErrNotStopped):
@@ -210,20 +184,23 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	return res, err
 }
 
-// startRedisCPU returns a function that returns the server's CPU (INFO
-// cpu) since startRedisCPU was called: 0 on a cluster, or when INFO fails.
-func startRedisCPU(ctx context.Context, rc redis.UniversalClient) func() time.Duration {
-	node, _ := rc.(*redis.Client)
-	if node == nil {
-		return func() time.Duration { return 0 }
+// redisServerCPU returns the server's CPU time (INFO cpu): 0 on a cluster.
+func redisServerCPU(ctx context.Context, rc redis.UniversalClient) (time.Duration, error) {
+	if node, ok := rc.(*redis.Client); ok {
+		return serverCPU(ctx, node)
 	}
-	cpu0, err := serverCPU(ctx, node)
+	return 0, nil
+}
+
+// startRedisCPU returns a function that returns the server's CPU since
+// startRedisCPU was called: 0 on a cluster, or when INFO fails.
+func startRedisCPU(ctx context.Context, rc redis.UniversalClient) func() time.Duration {
+	cpu0, err0 := redisServerCPU(ctx, rc)
 	return func() time.Duration {
-		cpu1, err1 := serverCPU(ctx, node)
-		if err != nil || err1 != nil {
-			return 0
+		if cpu1, err1 := redisServerCPU(ctx, rc); err0 == nil && err1 == nil {
+			return cpu1 - cpu0
 		}
-		return cpu1 - cpu0
+		return 0
 	}
 }
 
@@ -267,12 +244,16 @@ func clearLine(ctx context.Context, rc redis.UniversalClient) error {
 
 // pollLine polls the bench event every pollInterval until want users are in
 // its waiting line or were admitted, the consumer exits, ctx ends or limit
-// passes. It calls first (unless nil) with the count when it first sees
-// one.
-func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start time.Time, limit time.Duration, exited <-chan struct{}, first func(n int64), stderr io.Writer) (consumeResult, error) {
+// passes, timing it from its call. It calls first (unless nil) when it
+// first sees one.
+func pollLine(ctx context.Context, rc redis.UniversalClient, want int, limit time.Duration, exited <-chan struct{}, first func(), stderr io.Writer) (consumeResult, error) {
 	var res consumeResult
-	var n int64
-	lastPrint := start
+	var n atomic.Int64
+	start := time.Now()
+	stop := startProgressLine(stderr, func() string {
+		return fmt.Sprintf("  consume %5.1fs  in line or admitted %d/%d", time.Since(start).Seconds(), n.Load(), want)
+	})
+	defer stop()
 	err := poll(ctx, limit, pollInterval, func() (bool, error) {
 		select {
 		case <-exited:
@@ -281,35 +262,28 @@ func pollLine(ctx context.Context, rc redis.UniversalClient, want int64, start t
 		}
 		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		var waiting *redis.IntCmd
-		var admitted *redis.StringCmd
-		_, err := rc.Pipelined(qctx, func(p redis.Pipeliner) error {
-			waiting = p.ZCard(qctx, redisstore.WaitingKey(benchEvent))
-			admitted = p.HGet(qctx, redisstore.StatsKey(benchEvent), "admittedTotal")
-			return nil
-		})
-		now := time.Now()
+		p := rc.Pipeline()
+		waiting := p.ZCard(qctx, redisstore.WaitingKey(benchEvent))
+		admitted := p.HGet(qctx, redisstore.StatsKey(benchEvent), "admittedTotal")
+		_, err := p.Exec(qctx)
 		if errors.Is(err, redis.Nil) || err == nil { // redis.Nil: nobody admitted yet
 			a, _ := strconv.ParseInt(admitted.Val(), 10, 64)
-			n, err = waiting.Val()+a, nil
+			n.Store(waiting.Val() + a)
+			err = nil
 		}
-		if n > 0 && res.firstWrite == 0 {
-			res.firstWrite, res.atFirst = now.Sub(start), n
+		if n.Load() > 0 && res.firstWrite == 0 {
+			res.firstWrite, res.atFirst = time.Since(start), n.Load()
 			if first != nil {
-				first(n)
+				first()
 			}
 		}
-		if n >= want {
-			res.elapsed = now.Sub(start)
+		if n.Load() >= int64(want) {
+			res.elapsed = time.Since(start)
 			return true, nil
-		}
-		if now.Sub(lastPrint) >= time.Second {
-			fmt.Fprintf(stderr, "  consume %5.1fs  in line or admitted %d/%d\n", now.Sub(start).Seconds(), n, want)
-			lastPrint = now
 		}
 		return false, err
 	}, func(last error) error {
-		return fmt.Errorf("%d of %d in line or admitted after %s (last read error: %v)", n, want, limit, last)
+		return fmt.Errorf("%d of %d in line or admitted after %s (last read error: %v)", n.Load(), want, limit, last)
 	})
 	return res, err
 }
@@ -342,13 +316,65 @@ func zaddBaseline(ctx context.Context, rc redis.UniversalClient, cfg ingestConfi
 		}
 	}
 	res := baselineResult{elapsed: time.Since(start), redisCPU: cpu()}
-	n, err := rc.ZCard(ctx, key).Result()
-	if err != nil {
-		return baselineResult{}, fmt.Errorf("baseline: count %s: %w", key, err)
+	if n, err := rc.ZCard(ctx, key).Result(); err != nil || n != int64(cfg.n) {
+		return baselineResult{}, fmt.Errorf("baseline: %s holds %d members (%v), want %d", key, n, err, cfg.n)
 	}
-	if n != int64(cfg.n) {
-		return baselineResult{}, fmt.Errorf("baseline: %s holds %d members, want %d", key, n, cfg.n)
-	}
-	fmt.Fprintf(stderr, "  baseline %5.1fs  %d ZADDs\n", res.elapsed.Seconds(), n)
+	fmt.Fprintf(stderr, "  baseline %5.1fs  %d ZADDs\n", res.elapsed.Seconds(), cfg.n)
 	return res, nil
+}
+
+// ingestRound is one alternation of the consumer and the ZADD pipeline.
+type ingestRound struct {
+	cons consumeResult
+	zadd baselineResult
+}
+
+// ratio is the round's consumer rate over the pipeline's.
+func (r ingestRound) ratio() float64 {
+	if r.cons.elapsed <= 0 {
+		return 0
+	}
+	return r.zadd.elapsed.Seconds() / r.cons.elapsed.Seconds()
+}
+
+// printIngest prints the ingest table.
+func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, rounds []ingestRound, fast consumeResult, rb rebuild.Result) {
+	mid := medianRound(rounds)
+	c, zadd := mid.cons, mid.zadd
+	rate := func(n int64, d time.Duration) float64 {
+		if d <= 0 {
+			return 0
+		}
+		return float64(n) / d.Seconds()
+	}
+	n := int64(cfg.n)
+	consRate := rate(n, c.elapsed)
+	afterFirst := rate(n-c.atFirst, c.elapsed-c.firstWrite)
+	zaddRate := rate(n, zadd.elapsed)
+	perJoin := func(cpu time.Duration) float64 { return cpu.Seconds() * 1e6 / float64(n) }
+	fmt.Fprintln(w)
+	printRounds(w, "ingest  rounds  consumer/zadd-pipeline", rounds, ingestRound.ratio, medianTail)
+	fmt.Fprintf(w, "ingest  prefill        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (kafka-go writer, setup only)\n",
+		n, benchPartitions, fill.Seconds(), rate(n, fill))
+	fmt.Fprintf(w, "ingest  consumer       %d msgs  max-batch %d lanes %d  %5.1fs  %8.0f msg/s  first write after %.2fs, then %.0f msg/s  written %d ignored %d dead %d retries %d commits %d commit-errors %d  Redis CPU %.2f µs/join\n",
+		n, cfg.maxBatch, cfg.lanes, c.elapsed.Seconds(), consRate, c.firstWrite.Seconds(), afterFirst,
+		c.stats.Written, c.stats.Ignored, c.stats.DeadLettered, c.stats.Retries, c.stats.Commits, c.stats.CommitErrors,
+		perJoin(c.redisCPU))
+	fmt.Fprintf(w, "ingest  zadd-pipeline  %d msgs  pipeline %d   %5.1fs  %8.0f msg/s  (one ZADD per member, one pipeline at a time)  Redis CPU %.2f µs/join\n",
+		n, cfg.maxBatch, zadd.elapsed.Seconds(), zaddRate, perJoin(zadd.redisCPU))
+	fastRate := rate(n, fast.elapsed)
+	fmt.Fprintf(w, "ingest  fast-track     %d msgs  max-batch %d  %5.1fs  %8.0f msg/s  (the same topic again, joins admitting while there is room: admitted %d)  Redis CPU %.2f µs/join\n",
+		n, cfg.maxBatch, fast.elapsed.Seconds(), fastRate, fast.stats.Admitted, perJoin(fast.redisCPU))
+	rbRate := rate(rb.Messages, rb.Paused)
+	fmt.Fprintf(w, "ingest  rebuild        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (FLUSHALL, then the whole topic read, folded and written back: read and fold %.2fs, event paused %.2fs)\n",
+		rb.Messages, rb.Partitions, rb.Paused.Seconds(), rbRate, rb.Read.Seconds(), rb.Paused.Seconds())
+	report.Ratio(w, "consumer/zadd-pipeline", consRate, zaddRate)
+	report.Ratio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
+	report.Ratio(w, "fast-track/consumer", fastRate, consRate)
+	report.Summary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
+		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
+	report.Summary(w, "rebuild of the event from its log after FLUSHALL", fmt.Sprintf("%.0f msg/s, paused %.1fs", rbRate, rb.Paused.Seconds()),
+		fmt.Sprintf("ingest consumer %.0f msg/s", consRate), rbRate, consRate, "within 2× of the consumer")
+	report.Summary(w, "ingest consumer with the fast track on", fmt.Sprintf("%.0f msg/s", fastRate),
+		fmt.Sprintf("fast track off %.0f msg/s", consRate), fastRate, consRate, "cost of admission on the write path")
 }
