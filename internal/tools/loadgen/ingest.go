@@ -368,9 +368,6 @@ func printIngest(w io.Writer, cfg ingestConfig, fill time.Duration, rounds []ing
 	rbRate := rate(rb.Messages, rb.Paused)
 	fmt.Fprintf(w, "ingest  rebuild        %d msgs  %d partitions  %5.1fs  %8.0f msg/s  (FLUSHALL, then the whole topic read, folded and written back: read and fold %.2fs, event paused %.2fs)\n",
 		rb.Messages, rb.Partitions, rb.Paused.Seconds(), rbRate, rb.Read.Seconds(), rb.Paused.Seconds())
-	report.Ratio(w, "consumer/zadd-pipeline", consRate, zaddRate)
-	report.Ratio(w, "consumer-after-first-write/zadd-pipeline", afterFirst, zaddRate)
-	report.Ratio(w, "fast-track/consumer", fastRate, consRate)
 	report.Summary(w, "ingest consumer into Redis", fmt.Sprintf("%.0f msg/s", consRate),
 		fmt.Sprintf("go-redis ZADD pipeline %.0f msg/s", zaddRate), consRate, zaddRate, "")
 	report.Summary(w, "rebuild of the event from its log after FLUSHALL", fmt.Sprintf("%.0f msg/s, paused %.1fs", rbRate, rb.Paused.Seconds()),

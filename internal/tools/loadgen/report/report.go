@@ -21,15 +21,6 @@ func Machine(w io.Writer, command string) {
 		runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
-// Ratio prints a ÷ b, or n/a when b is 0.
-func Ratio(w io.Writer, label string, a, b float64) {
-	if b == 0 {
-		fmt.Fprintf(w, "ratio %s n/a\n", label)
-		return
-	}
-	fmt.Fprintf(w, "ratio %s %.2f\n", label, a/b)
-}
-
 // Summary prints one row of the summary table that scripts/bench.sh puts at
 // the top of bench/RESULTS.md: what was measured, the figure, the baseline
 // measured in the same run, their ratio (none when base is 0) and the goal.

@@ -28,15 +28,6 @@ func TestSummaryRow(t *testing.T) {
 	}
 }
 
-func TestRatio(t *testing.T) {
-	var b bytes.Buffer
-	Ratio(&b, "a/b", 1, 4)
-	Ratio(&b, "a/0", 1, 0)
-	if want := "ratio a/b 0.25\nratio a/0 n/a\n"; b.String() != want {
-		t.Fatalf("got %q, want %q", b.String(), want)
-	}
-}
-
 func TestFormats(t *testing.T) {
 	tests := []struct{ got, want string }{
 		{Millis(1500 * time.Microsecond), "1.5ms"},
