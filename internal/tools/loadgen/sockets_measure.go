@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"strconv"
 	"time"
 
@@ -58,7 +59,11 @@ type sample struct {
 // takeSample reads the gateway's metrics, Redis's INFO stats, cpu and
 // commandstats (EVALSHA's line), and loadgen's CPU time.
 func takeSample(ctx context.Context, gw *svcproc.Proc, rc redis.UniversalClient) (sample, error) {
-	at, self := time.Now(), procstat.SelfCPU()
+	at := time.Now()
+	self, err := procstat.CPU(os.Getpid())
+	if err != nil {
+		return sample{}, err
+	}
 	m, err := gw.Metrics(ctx)
 	if err != nil {
 		return sample{}, err

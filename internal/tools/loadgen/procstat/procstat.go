@@ -1,6 +1,6 @@
 // Package procstat reads what the kernel says of a process, for the load
 // tool's report: its resident memory, open descriptors and their limit from
-// /proc, this process's CPU time, the open-file limit it can raise, and the
+// /proc, a process's CPU time, the open-file limit it can raise, and the
 // ephemeral port range. It reads Linux's /proc; elsewhere the readers answer
 // "?", -1 or an error. The functions are safe for concurrent use.
 package procstat
@@ -87,15 +87,6 @@ func NoFileLimit(pid int) string {
 		}
 	}
 	return "?"
-}
-
-// SelfCPU returns the CPU time this process used so far.
-func SelfCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // clockTicks is the unit of /proc/<pid>/stat's CPU times, USER_HZ: 100 on
