@@ -151,12 +151,6 @@ func (s *settings) boolVar(p *bool, name string, def bool, usage string) {
 	s.showAs(name, func() string { return fmt.Sprintf("-%s=%t", name, *p) })
 }
 
-// cluster declares -redis-cluster, of the measurements whose figures are
-// compared between one Redis and a cluster.
-func (s *settings) cluster(p *bool) {
-	s.boolVar(p, "redis-cluster", false, "run against a Redis Cluster of three masters (redis-server children, redis-cli --cluster create) instead of one redis-server")
-}
-
 // redis declares -redis, the Redis a measurement runs in (required; what
 // it is for names it in the error), checked as the services check
 // conn(): the URL, or with a cluster's seeds its options.

@@ -48,7 +48,7 @@ func (c *ingestConfig) bind(s *settings) {
 	s.intVar(&c.lanes, "lanes", kafkajoin.DefaultConsumerConfig().Lanes, 1, maxIngestLanes, "consumer Lanes (WAITQ_WRITE_LANES): batches written at once")
 	s.intVar(&c.rounds, "rounds", 1, 1, maxRounds, "times the consumer and the ZADD pipeline are measured, alternating (the rates move from run to run; the figures are the round of the median ratio)")
 	s.durMax(&c.timeout, "timeout", 120*time.Second, maxIngestTimeout, "bound of each step: pre-fill, consume, baseline")
-	s.cluster(&c.cluster)
+	s.boolVar(&c.cluster, "redis-cluster", false, "run against a Redis Cluster of three masters (redis-server children, redis-cli --cluster create) instead of one redis-server")
 }
 
 // consumeResult is what the consumer measurement saw.
