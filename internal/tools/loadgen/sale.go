@@ -24,12 +24,9 @@ func RunSale(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if ok, err := parseFlags("sale", &cfg, args, stderr); !ok {
 		return err
 	}
-	return simulate(redisstore.Conn{URL: cfg.redisURL}, stdout, func(store *redisstore.Store) (fmt.Stringer, error) {
-		s := &sale{simEvent: newSimEvent(store, "sale", stderr), cfg: cfg, people: make([]salePerson, cfg.joins)}
-		if err := s.run(ctx); err != nil {
-			return nil, err
-		}
-		return s, nil
+	return simulate(redisstore.Conn{URL: cfg.redisURL}, "sale", false, stdout, stderr, func(ev *simEvent) (fmt.Stringer, error) {
+		s := &sale{simEvent: ev, cfg: cfg, people: make([]salePerson, cfg.joins)}
+		return s, s.run(ctx)
 	})
 }
 
@@ -60,9 +57,8 @@ type saleGateway struct {
 }
 
 // run runs the sale: the event made, the joins, the gateways and the slot
-// monitor until every person was told they are admitted, the event
-// deleted.
-func (s *sale) run(ctx context.Context) (err error) {
+// monitor until every person was told they are admitted.
+func (s *sale) run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
 	defer cancel()
 	node, err := eventNode(ctx, s.store.Client(), s.id)
@@ -72,10 +68,7 @@ func (s *sale) run(ctx context.Context) (err error) {
 	if _, err := s.store.PutEvent(ctx, queue.Event{ID: s.id, Capacity: s.cfg.joins, StaySeconds: 1, AdmitPerMinute: s.cfg.rate, State: queue.StateOpen, Partitions: 1}); err != nil {
 		return err
 	}
-	defer func() {
-		time.Sleep(1100 * time.Millisecond) // the last holds end
-		s.deleteAfter(&err)
-	}()
+	defer time.Sleep(1100 * time.Millisecond) // the last holds end before the event is deleted
 	cpu0, err := serverCPU(ctx, node)
 	if err != nil {
 		return err

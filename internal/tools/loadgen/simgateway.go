@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -21,23 +22,33 @@ import (
 // one event each runs in, the line loaded through the ingest path, and a
 // gateway without sockets that reads statuses as ws-gateway's rounds do.
 
-// simulate opens a Store on the Redis conn names, runs measure on it and
-// prints the report it returns (nil: none), also with its error.
-func simulate(conn redisstore.Conn, stdout io.Writer, measure func(*redisstore.Store) (fmt.Stringer, error)) error {
-	store, closeStore, err := openStore(conn)
+// simulate runs measure in a new event of command's on the Redis conn
+// names and prints the report it returns unless measure failed. The event
+// is deleted afterwards (unless keep), also after a failure.
+func simulate(conn redisstore.Conn, command string, keep bool, stdout, stderr io.Writer, measure func(*simEvent) (fmt.Stringer, error)) (err error) {
+	rc, err := conn.Client()
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	res, err := measure(store)
-	if res != nil {
+	defer rc.Close()
+	store, err := redisstore.New(rc, redisstore.Options{})
+	if err != nil {
+		return err
+	}
+	s := &simEvent{store: store, run: rand.Uint64(), command: command, stderr: stderr}
+	s.id = fmt.Sprintf("loadgen-%s-%016x", command, s.run)
+	if !keep {
+		defer s.deleteAfter(&err)
+	}
+	res, err := measure(s)
+	if err == nil {
 		fmt.Fprintln(stdout, res)
 	}
 	return err
 }
 
-// simEvent is the one event a simulation runs in, loadgen-<command>-<run>
-// (newRun), its users numbered (user); progress goes to stderr.
+// simEvent is the one event a simulation runs in, loadgen-<command>-<run
+// in 16 hex digits>, its users numbered (user); progress goes to stderr.
 type simEvent struct {
 	store   *redisstore.Store
 	id      string
@@ -46,21 +57,16 @@ type simEvent struct {
 	stderr  io.Writer
 }
 
-// newSimEvent names the event of a run of command in store.
-func newSimEvent(store *redisstore.Store, command string, stderr io.Writer) *simEvent {
-	s := &simEvent{store: store, command: command, stderr: stderr}
-	s.id, s.run = newRun(command)
-	return s
-}
-
-// deleteAfter deletes the event's keys (deleteStatusesEvent), its failure
-// joined to *err.
+// deleteAfter deletes the event's keys (deleteStatusesEvent) unless it was
+// never made, its failure joined to *err.
 func (s *simEvent) deleteAfter(err *error) {
-	if derr := deleteStatusesEvent(s.store, s.id); derr != nil {
+	switch derr := deleteStatusesEvent(s.store, s.id); {
+	case errors.Is(derr, queue.ErrEventNotFound): // measure failed before making it
+	case derr != nil:
 		*err = errors.Join(*err, derr)
-		return
+	default:
+		s.logf("event %s deleted", s.id)
 	}
-	s.logf("event %s deleted", s.id)
 }
 
 // logf prints a line of progress, headed by the command.

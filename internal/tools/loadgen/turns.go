@@ -21,12 +21,8 @@ func RunTurns(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if ok, err := begin("turns", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	return simulate(redisstore.Conn{URL: cfg.redisURL}, stdout, func(store *redisstore.Store) (fmt.Stringer, error) {
-		res, err := runTurns(ctx, newSimEvent(store, "turns", stderr), cfg)
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
+	return simulate(redisstore.Conn{URL: cfg.redisURL}, "turns", false, stdout, stderr, func(s *simEvent) (fmt.Stringer, error) {
+		return runTurns(ctx, s, cfg)
 	})
 }
 
@@ -112,8 +108,8 @@ type turnsSim struct {
 	res    turnsResult
 }
 
-// runTurns runs the simulated sale in s's event, deleted at the end.
-func runTurns(ctx context.Context, s *simEvent, cfg turnsConfig) (res turnsResult, err error) {
+// runTurns runs the simulated sale in s's event.
+func runTurns(ctx context.Context, s *simEvent, cfg turnsConfig) (turnsResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	sim := &turnsSim{simEvent: s, cfg: cfg, teller: gateway.NewTeller(), byID: map[string]*turnsPerson{},
@@ -123,7 +119,6 @@ func runTurns(ctx context.Context, s *simEvent, cfg turnsConfig) (res turnsResul
 	if _, err := s.store.PutEvent(ctx, sim.e); err != nil {
 		return sim.res, err
 	}
-	defer s.deleteAfter(&err)
 	start := time.Now()
 	t0 := start.UnixMilli()
 	sim.plan(t0)
