@@ -13,6 +13,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
 	"github.com/waitq/waitq/internal/redisstore"
@@ -26,15 +28,11 @@ import (
 // names and prints the report it returns unless measure failed. The event
 // is deleted afterwards (unless keep), also after a failure.
 func simulate(conn redisstore.Conn, command string, keep bool, stdout, stderr io.Writer, measure func(*simEvent) (fmt.Stringer, error)) (err error) {
-	rc, err := conn.Client()
+	store, err := redisstore.DialConn(context.Background(), conn) // the fast track off
 	if err != nil {
 		return err
 	}
-	defer rc.Close()
-	store, err := redisstore.New(rc, redisstore.Options{})
-	if err != nil {
-		return err
-	}
+	defer store.Close()
 	s := &simEvent{store: store, run: rand.Uint64(), command: command, stderr: stderr}
 	s.id = fmt.Sprintf("loadgen-%s-%016x", command, s.run)
 	if !keep {
@@ -126,44 +124,31 @@ const simLoaders = 4
 // returns the first failure, which stops the others.
 func ingestJoins(ctx context.Context, store *redisstore.Store, n, batch int, timeout time.Duration,
 	join func(i int, made int64) queue.Message, queued func(from, to int, made int64)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	errs := make(chan error, simLoaders)
-	var wg sync.WaitGroup
-	for range simLoaders {
-		wg.Go(func() {
-			msgs := make([]queue.Message, 0, batch)
-			for ctx.Err() == nil {
-				from := int(next.Add(int64(batch))) - batch
-				if from >= n {
-					return
-				}
-				msgs = msgs[:0]
-				made := time.Now().UnixMilli()
-				for i := from; i < min(from+batch, n); i++ {
-					msgs = append(msgs, join(i, made))
-				}
-				bctx, bcancel := context.WithTimeout(ctx, timeout)
-				r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
-				bcancel()
-				if err == nil && r.Joined != len(msgs) {
-					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("joins %d-%d: %w", from, from+len(msgs)-1, err)
-					cancel()
-					return
-				}
-				if queued != nil {
-					queued(from, from+len(msgs), made)
-				}
+	loaders, ctx := errgroup.WithContext(ctx)
+	loaders.SetLimit(simLoaders)
+	for from := 0; from < n && ctx.Err() == nil; from += batch {
+		loaders.Go(func() error {
+			to, made := min(from+batch, n), time.Now().UnixMilli()
+			msgs := make([]queue.Message, 0, to-from)
+			for i := from; i < to; i++ {
+				msgs = append(msgs, join(i, made))
 			}
+			bctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
+			if err == nil && r.Joined != len(msgs) {
+				err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
+			}
+			if err != nil {
+				return fmt.Errorf("joins %d-%d: %w", from, to-1, err)
+			}
+			if queued != nil {
+				queued(from, to, made)
+			}
+			return nil
 		})
 	}
-	wg.Wait()
-	close(errs)
-	return errors.Join(<-errs)
+	return loaders.Wait()
 }
 
 // simGateway is a gateway without sockets following users of a simEvent by
