@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -91,10 +92,8 @@ func readAll(ctx context.Context, g *simGateway, per int) error {
 		for from := 0; err == nil && from < len(nums); from += per {
 			part := nums[from:min(from+per, len(nums))]
 			places, rerr := g.read(ctx, part)
-			for k := 0; rerr == nil && k < len(places); k++ {
-				if places[k].Rank < 0 {
-					rerr = fmt.Errorf("user %s read out of line (rank %d)", g.user(int(part[k])), places[k].Rank)
-				}
+			if k := slices.IndexFunc(places, func(p queue.Place) bool { return p.Rank < 0 }); rerr == nil && k >= 0 {
+				rerr = fmt.Errorf("user %s read out of line (rank %d)", g.user(int(part[k])), places[k].Rank)
 			}
 			if rerr != nil {
 				err = fmt.Errorf("slice %d (%d users), from %d: %w", j, len(nums), from, rerr)
