@@ -136,11 +136,7 @@ func (s *turnsSim) told(p *turnsPerson, f gateway.StatusFrame, now int64) {
 		if p.toldAt == 0 {
 			p.toldAt = now
 		}
-		last := int64(0)
-		if n := len(p.etas); n > 0 {
-			last = p.etas[n-1].at
-		}
-		if f.ETASeconds != nil && (last == 0 || now-last >= turnsETAEvery.Milliseconds()) {
+		if n := len(p.etas); f.ETASeconds != nil && (n == 0 || now-p.etas[n-1].at >= turnsETAEvery.Milliseconds()) {
 			p.etas = append(p.etas, turnsETA{at: now, eta: *f.ETASeconds * 1000, settled: s.admitted >= 2*s.cfg.capacity})
 		}
 	case gateway.StateCalled:
