@@ -2,8 +2,6 @@ package loadgen
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/binary"
 	"fmt"
 	"strconv"
 	"strings"
@@ -23,30 +21,6 @@ func redisInfo(ctx context.Context, rc redis.UniversalClient, sections ...string
 	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
 	defer cancel()
 	return redisstore.ServerInfo(ctx, rc, sections...)
-}
-
-// newRun returns a run's random number and the event it measures with,
-// loadgen-<kind>-<the number in 16 hex digits>.
-func newRun(kind string) (ev string, run uint64) {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails
-	run = binary.BigEndian.Uint64(b[:])
-	return fmt.Sprintf("loadgen-%s-%016x", kind, run), run
-}
-
-// openStore returns a Store on the Redis conn names, the fast track off,
-// and the function that closes its client.
-func openStore(conn redisstore.Conn) (*redisstore.Store, func(), error) {
-	rc, err := conn.Client()
-	if err != nil {
-		return nil, nil, err
-	}
-	store, err := redisstore.New(rc, redisstore.Options{})
-	if err != nil {
-		rc.Close()
-		return nil, nil, err
-	}
-	return store, func() { _ = rc.Close() }, nil
 }
 
 // deleteStatusesEvent deletes ev's keys and registration the way the admin
@@ -86,17 +60,28 @@ func serverCPU(ctx context.Context, node *redis.Client) (time.Duration, error) {
 	return redisstore.ServerCPU(ctx, node)
 }
 
-// usedMemory returns the server's INFO memory used_memory, in bytes.
-func usedMemory(ctx context.Context, node *redis.Client) (int64, error) {
+// redisUse is what a server has used so far: its CPU time (serverCPU) and
+// its memory, INFO memory's used_memory in bytes.
+type redisUse struct {
+	cpu time.Duration
+	mem int64
+}
+
+// redisUsage reads node's redisUse.
+func redisUsage(ctx context.Context, node *redis.Client) (redisUse, error) {
+	cpu, err := serverCPU(ctx, node)
+	if err != nil {
+		return redisUse{}, err
+	}
 	info, err := redisInfo(ctx, node, "memory")
 	if err != nil {
-		return 0, err
+		return redisUse{}, err
 	}
-	n, err := strconv.ParseInt(info["used_memory"], 10, 64)
+	mem, err := strconv.ParseInt(info["used_memory"], 10, 64)
 	if err != nil {
-		return 0, fmt.Errorf("INFO memory used_memory %q: %w", info["used_memory"], err)
+		return redisUse{}, fmt.Errorf("INFO memory used_memory %q: %w", info["used_memory"], err)
 	}
-	return n, nil
+	return redisUse{cpu: cpu, mem: mem}, nil
 }
 
 // commandTimes returns the server's time in each command since its

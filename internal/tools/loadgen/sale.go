@@ -24,12 +24,9 @@ func RunSale(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if ok, err := parseFlags("sale", &cfg, args, stderr); !ok {
 		return err
 	}
-	return simulate(redisstore.Conn{URL: cfg.redisURL}, stdout, func(store *redisstore.Store) (fmt.Stringer, error) {
-		s := &sale{simEvent: newSimEvent(store, "sale", stderr), cfg: cfg, people: make([]salePerson, cfg.joins)}
-		if err := s.run(ctx); err != nil {
-			return nil, err
-		}
-		return s, nil
+	return simulate(redisstore.Conn{URL: cfg.redisURL}, "sale", false, stdout, stderr, func(ev *simEvent) (fmt.Stringer, error) {
+		s := &sale{simEvent: ev, cfg: cfg, people: make([]salePerson, cfg.joins)}
+		return s, s.run(ctx)
 	})
 }
 
@@ -60,9 +57,8 @@ type saleGateway struct {
 }
 
 // run runs the sale: the event made, the joins, the gateways and the slot
-// monitor until every person was told they are admitted, the event
-// deleted.
-func (s *sale) run(ctx context.Context) (err error) {
+// monitor until every person was told they are admitted.
+func (s *sale) run(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout)
 	defer cancel()
 	node, err := eventNode(ctx, s.store.Client(), s.id)
@@ -72,10 +68,7 @@ func (s *sale) run(ctx context.Context) (err error) {
 	if _, err := s.store.PutEvent(ctx, queue.Event{ID: s.id, Capacity: s.cfg.joins, StaySeconds: 1, AdmitPerMinute: s.cfg.rate, State: queue.StateOpen, Partitions: 1}); err != nil {
 		return err
 	}
-	defer func() {
-		time.Sleep(1100 * time.Millisecond) // the last holds end
-		s.deleteAfter(&err)
-	}()
+	defer time.Sleep(1100 * time.Millisecond) // the last holds end before the event is deleted
 	cpu0, err := serverCPU(ctx, node)
 	if err != nil {
 		return err
@@ -87,17 +80,9 @@ func (s *sale) run(ctx context.Context) (err error) {
 	defer stopLoops()
 	gws := make([]*saleGateway, s.cfg.gateways)
 	for i := range gws {
-		g := &saleGateway{simGateway: s.gateway(true, s.cfg.interval)}
-		gws[i] = g
-		wg.Go(func() { s.greetLoop(loops, g) })
-		wg.Go(func() { s.roundLoop(loops, g) })
-		wg.Go(func() { // presences let go once a second, as ws-gateway's letGo
-			for clock.Sleep(loops, time.Second) {
-				_ = g.rounds.Flush(loops, time.Now().UnixMilli())
-			}
-		})
+		gws[i] = &saleGateway{simGateway: s.gateway(true, s.cfg.interval)}
 	}
-	wg.Go(func() { saleMonitor(loops, s.store, s.id) })
+	s.startLoops(loops, &wg, gws)
 	joinErr := s.load(ctx, s.cfg.joins, s.cfg.batch, s.cfg.timeout, func(_ int, made int64) int64 { return made },
 		func(from, to int, made int64) { // each person, once in line, connects to a gateway
 			inLine := time.Now().UnixMicro()
@@ -137,30 +122,44 @@ func (s *sale) run(ctx context.Context) (err error) {
 	return nil
 }
 
-// greetLoop reads g's newly connected every 20 ms, as a gateway greets
-// new sockets.
-func (s *sale) greetLoop(ctx context.Context, g *saleGateway) {
-	for clock.Sleep(ctx, 20*time.Millisecond) {
-		g.mu.Lock()
-		fresh := g.fresh
-		g.fresh = nil
-		g.mu.Unlock()
-		if len(fresh) > 0 {
-			s.tell(ctx, g, fresh, -1)
-		}
-	}
-}
-
-// roundLoop runs a status round of g every interval, its slices spread
-// over three quarters of it, as ws-gateway's.
-func (s *sale) roundLoop(ctx context.Context, g *saleGateway) {
-	for clock.Sleep(ctx, s.cfg.interval) {
-		g.round(ctx, s.cfg.interval*3/4, func(j int, nums []uint32) {
-			if len(nums) > 0 {
-				s.tell(ctx, g, nums, j)
+// startLoops starts in wg, until ctx ends, each gateway's loops as
+// ws-gateway's: the newly connected greeted every 20 ms, a status round
+// every interval (its slices spread over three quarters of it), presences
+// let go once a second; and a slot monitor's tick every 250 ms: holds end,
+// the rate admits.
+func (s *sale) startLoops(ctx context.Context, wg *sync.WaitGroup, gws []*saleGateway) {
+	every := func(d time.Duration, f func()) {
+		wg.Go(func() {
+			for clock.Sleep(ctx, d) {
+				f()
 			}
 		})
 	}
+	for _, g := range gws {
+		every(20*time.Millisecond, func() {
+			g.mu.Lock()
+			fresh := g.fresh
+			g.fresh = nil
+			g.mu.Unlock()
+			if len(fresh) > 0 {
+				s.tell(ctx, g, fresh, -1)
+			}
+		})
+		every(s.cfg.interval, func() {
+			g.round(ctx, s.cfg.interval*3/4, func(j int, nums []uint32) {
+				if len(nums) > 0 {
+					s.tell(ctx, g, nums, j)
+				}
+			})
+		})
+		every(time.Second, func() { _ = g.rounds.Flush(ctx, time.Now().UnixMilli()) })
+	}
+	every(250*time.Millisecond, func() {
+		now := time.Now().UnixMilli()
+		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		_, _ = s.store.Tick(tctx, queue.TickRequest{EventIDs: []string{s.id}, NowMs: now, AdmitBatch: 100_000, PresenceCutoffMs: now - 30_000, SweepLimit: 1000})
+	})
 }
 
 // tell reads the places of the people numbered nums, of slice j of g's
@@ -212,17 +211,6 @@ func (s *sale) tell(ctx context.Context, g *saleGateway, nums []uint32, j int) {
 	}
 	g.mu.Unlock()
 	g.follow(told...)
-}
-
-// saleMonitor ticks every 250 ms, as a gateway's slot monitor: holds end,
-// the rate admits.
-func saleMonitor(ctx context.Context, store *redisstore.Store, ev string) {
-	for clock.Sleep(ctx, 250*time.Millisecond) {
-		now := time.Now().UnixMilli()
-		tctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, _ = store.Tick(tctx, queue.TickRequest{EventIDs: []string{ev}, NowMs: now, AdmitBatch: 100_000, PresenceCutoffMs: now - 30_000, SweepLimit: 1000})
-		cancel()
-	}
 }
 
 // Bounds of "loadgen sale".

@@ -7,10 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/waitq/waitq/internal/gateway"
 	"github.com/waitq/waitq/internal/queue"
@@ -21,23 +24,29 @@ import (
 // one event each runs in, the line loaded through the ingest path, and a
 // gateway without sockets that reads statuses as ws-gateway's rounds do.
 
-// simulate opens a Store on the Redis conn names, runs measure on it and
-// prints the report it returns (nil: none), also with its error.
-func simulate(conn redisstore.Conn, stdout io.Writer, measure func(*redisstore.Store) (fmt.Stringer, error)) error {
-	store, closeStore, err := openStore(conn)
+// simulate runs measure in a new event of command's on the Redis conn
+// names and prints the report it returns unless measure failed. The event
+// is deleted afterwards (unless keep), also after a failure.
+func simulate(conn redisstore.Conn, command string, keep bool, stdout, stderr io.Writer, measure func(*simEvent) (fmt.Stringer, error)) (err error) {
+	store, err := redisstore.DialConn(context.Background(), conn) // the fast track off
 	if err != nil {
 		return err
 	}
-	defer closeStore()
-	res, err := measure(store)
-	if res != nil {
+	defer store.Close()
+	s := &simEvent{store: store, run: rand.Uint64(), command: command, stderr: stderr}
+	s.id = fmt.Sprintf("loadgen-%s-%016x", command, s.run)
+	if !keep {
+		defer s.deleteAfter(&err)
+	}
+	res, err := measure(s)
+	if err == nil {
 		fmt.Fprintln(stdout, res)
 	}
 	return err
 }
 
-// simEvent is the one event a simulation runs in, loadgen-<command>-<run>
-// (newRun), its users numbered (user); progress goes to stderr.
+// simEvent is the one event a simulation runs in, loadgen-<command>-<run
+// in 16 hex digits>, its users numbered (user); progress goes to stderr.
 type simEvent struct {
 	store   *redisstore.Store
 	id      string
@@ -46,21 +55,16 @@ type simEvent struct {
 	stderr  io.Writer
 }
 
-// newSimEvent names the event of a run of command in store.
-func newSimEvent(store *redisstore.Store, command string, stderr io.Writer) *simEvent {
-	s := &simEvent{store: store, command: command, stderr: stderr}
-	s.id, s.run = newRun(command)
-	return s
-}
-
-// deleteAfter deletes the event's keys (deleteStatusesEvent), its failure
-// joined to *err.
+// deleteAfter deletes the event's keys (deleteStatusesEvent) unless it was
+// never made, its failure joined to *err.
 func (s *simEvent) deleteAfter(err *error) {
-	if derr := deleteStatusesEvent(s.store, s.id); derr != nil {
+	switch derr := deleteStatusesEvent(s.store, s.id); {
+	case errors.Is(derr, queue.ErrEventNotFound): // measure failed before making it
+	case derr != nil:
 		*err = errors.Join(*err, derr)
-		return
+	default:
+		s.logf("event %s deleted", s.id)
 	}
-	s.logf("event %s deleted", s.id)
 }
 
 // logf prints a line of progress, headed by the command.
@@ -120,44 +124,31 @@ const simLoaders = 4
 // returns the first failure, which stops the others.
 func ingestJoins(ctx context.Context, store *redisstore.Store, n, batch int, timeout time.Duration,
 	join func(i int, made int64) queue.Message, queued func(from, to int, made int64)) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var next atomic.Int64
-	errs := make(chan error, simLoaders)
-	var wg sync.WaitGroup
-	for range simLoaders {
-		wg.Go(func() {
-			msgs := make([]queue.Message, 0, batch)
-			for ctx.Err() == nil {
-				from := int(next.Add(int64(batch))) - batch
-				if from >= n {
-					return
-				}
-				msgs = msgs[:0]
-				made := time.Now().UnixMilli()
-				for i := from; i < min(from+batch, n); i++ {
-					msgs = append(msgs, join(i, made))
-				}
-				bctx, bcancel := context.WithTimeout(ctx, timeout)
-				r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
-				bcancel()
-				if err == nil && r.Joined != len(msgs) {
-					err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
-				}
-				if err != nil {
-					errs <- fmt.Errorf("joins %d-%d: %w", from, from+len(msgs)-1, err)
-					cancel()
-					return
-				}
-				if queued != nil {
-					queued(from, from+len(msgs), made)
-				}
+	loaders, ctx := errgroup.WithContext(ctx)
+	loaders.SetLimit(simLoaders)
+	for from := 0; from < n && ctx.Err() == nil; from += batch {
+		loaders.Go(func() error {
+			to, made := min(from+batch, n), time.Now().UnixMilli()
+			msgs := make([]queue.Message, 0, to-from)
+			for i := from; i < to; i++ {
+				msgs = append(msgs, join(i, made))
 			}
+			bctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			r, err := store.Ingest(bctx, msgs, time.Now().UnixMilli())
+			if err == nil && r.Joined != len(msgs) {
+				err = fmt.Errorf("%d of %d joins queued (%+v)", r.Joined, len(msgs), r)
+			}
+			if err != nil {
+				return fmt.Errorf("joins %d-%d: %w", from, to-1, err)
+			}
+			if queued != nil {
+				queued(from, to, made)
+			}
+			return nil
 		})
 	}
-	wg.Wait()
-	close(errs)
-	return errors.Join(<-errs)
+	return loaders.Wait()
 }
 
 // simGateway is a gateway without sockets following users of a simEvent by

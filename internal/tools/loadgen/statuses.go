@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -23,65 +24,48 @@ func RunStatuses(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if ok, err := parseFlags("statuses", &cfg, args, stderr); !ok {
 		return err
 	}
-	return simulate(cfg.conn(), stdout, func(store *redisstore.Store) (fmt.Stringer, error) {
-		res, err := measureStatuses(ctx, store, cfg, stderr)
-		if res.wall == 0 {
-			return nil, err
-		}
-		return res, err // measured, whatever the clean-up did
+	return simulate(cfg.conn(), "statuses", cfg.keep, stdout, stderr, func(s *simEvent) (fmt.Stringer, error) {
+		return measureStatuses(ctx, s, cfg)
 	})
 }
 
-// measureStatuses is RunStatuses once the flags are read: the event made
-// and loaded, the rounds run and measured, the event deleted (unless
-// cfg.keep) whatever happened.
-func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesConfig, stderr io.Writer) (res statusesResult, err error) {
-	s := newSimEvent(store, "statuses", stderr)
+// measureStatuses is RunStatuses once the flags are read and the event
+// named: the event made and loaded, the rounds run and measured.
+func measureStatuses(ctx context.Context, s *simEvent, cfg statusesConfig) (res statusesResult, err error) {
 	res.waiting, res.rounds = cfg.waiting, cfg.rounds
-	node, err := eventNode(ctx, store.Client(), s.id)
+	node, err := eventNode(ctx, s.store.Client(), s.id)
 	if err != nil {
 		return res, err
 	}
 	s.logf("redis-server %s at %s, event %s, %s", redisVersion(ctx, node), node.Options().Addr, s.id, cfg.line())
-	mem0, err := usedMemory(ctx, node)
-	if err != nil {
+	var use [4]redisUse // before the event is made, after the load, after the connect round, after the rounds
+	if use[0], err = redisUsage(ctx, node); err != nil {
 		return res, err
 	}
 	if _, err := s.store.PutEvent(ctx, queue.Event{ID: s.id, Capacity: 100, StaySeconds: 60, State: queue.StateOpen, Partitions: 1}); err != nil {
 		return res, err
 	}
-	if !cfg.keep {
-		defer s.deleteAfter(&err)
-	}
 	base := time.Now().UnixMilli() - int64(cfg.waiting) // one a millisecond up to now
 	if err := s.load(ctx, cfg.waiting, cfg.batch, cfg.timeout, func(i int, _ int64) int64 { return base + int64(i) }, nil); err != nil {
 		return res, err
 	}
-	if n, err := store.Client().ZCard(ctx, redisstore.WaitingKey(s.id)).Result(); err != nil || n != int64(cfg.waiting) {
+	if n, err := s.store.Client().ZCard(ctx, redisstore.WaitingKey(s.id)).Result(); err != nil || n != int64(cfg.waiting) {
 		return res, fmt.Errorf("load: %d in line (%v), want %d", n, err, cfg.waiting)
 	}
-	mem1, err := usedMemory(ctx, node)
-	if err != nil {
-		return res, err
-	}
-	res.loadBytes = mem1 - mem0
-
 	g := s.gateway(cfg.path == "journal", cfg.timeout)
 	for i := range cfg.waiting {
 		g.follow(uint32(i))
 	}
-	cpuc, err := serverCPU(ctx, node)
-	if err != nil {
+	if use[1], err = redisUsage(ctx, node); err != nil {
 		return res, err
 	}
 	if err := readAll(ctx, g, statusesGreeting); err != nil {
 		return res, fmt.Errorf("connect round: %w", err)
 	}
-	cpu0, err := serverCPU(ctx, node)
-	if err != nil {
+	if use[2], err = redisUsage(ctx, node); err != nil {
 		return res, err
 	}
-	res.connectCPU = cpu0 - cpuc
+	res.connectCPU = use[2].cpu - use[1].cpu
 	s.logf("connect round done: %.3f µs of Redis CPU per user", res.connectCPU.Seconds()*1e6/float64(cfg.waiting))
 	start := time.Now()
 	for r := range cfg.rounds {
@@ -91,16 +75,10 @@ func measureStatuses(ctx context.Context, store *redisstore.Store, cfg statusesC
 		s.logf("round %d/%d done after %.1fs", r+1, cfg.rounds, time.Since(start).Seconds())
 	}
 	res.wall = time.Since(start)
-	cpu1, err := serverCPU(ctx, node)
-	if err != nil {
+	if use[3], err = redisUsage(ctx, node); err != nil {
 		return res, err
 	}
-	res.cpu = cpu1 - cpu0
-	mem2, err := usedMemory(ctx, node)
-	if err != nil {
-		return res, err
-	}
-	res.presenceBytes = mem2 - mem0
+	res.cpu, res.loadBytes, res.presenceBytes = use[3].cpu-use[2].cpu, use[1].mem-use[0].mem, use[3].mem-use[0].mem
 	return res, nil
 }
 
@@ -114,10 +92,8 @@ func readAll(ctx context.Context, g *simGateway, per int) error {
 		for from := 0; err == nil && from < len(nums); from += per {
 			part := nums[from:min(from+per, len(nums))]
 			places, rerr := g.read(ctx, part)
-			for k := 0; rerr == nil && k < len(places); k++ {
-				if places[k].Rank < 0 {
-					rerr = fmt.Errorf("user %s read out of line (rank %d)", g.user(int(part[k])), places[k].Rank)
-				}
+			if k := slices.IndexFunc(places, func(p queue.Place) bool { return p.Rank < 0 }); rerr == nil && k >= 0 {
+				rerr = fmt.Errorf("user %s read out of line (rank %d)", g.user(int(part[k])), places[k].Rank)
 			}
 			if rerr != nil {
 				err = fmt.Errorf("slice %d (%d users), from %d: %w", j, len(nums), from, rerr)

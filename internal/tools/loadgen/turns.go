@@ -21,12 +21,8 @@ func RunTurns(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if ok, err := begin("turns", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	return simulate(redisstore.Conn{URL: cfg.redisURL}, stdout, func(store *redisstore.Store) (fmt.Stringer, error) {
-		res, err := runTurns(ctx, newSimEvent(store, "turns", stderr), cfg)
-		if err != nil {
-			return nil, err
-		}
-		return res, nil
+	return simulate(redisstore.Conn{URL: cfg.redisURL}, "turns", false, stdout, stderr, func(s *simEvent) (fmt.Stringer, error) {
+		return runTurns(ctx, s, cfg)
 	})
 }
 
@@ -72,6 +68,7 @@ const (
 	turnsJoinSpread = time.Minute      // everyone joins within it
 	turnsMinWait    = 30 * time.Second // waits shorter than this are left out of the estimate's error
 	turnsHorizon    = 24 * time.Hour   // the longest simulated sale
+	turnsETAEvery   = 2 * time.Minute  // how often a waiting person's estimate is sampled
 )
 
 // turnsPerson is one simulated person.
@@ -96,24 +93,26 @@ type turnsETA struct {
 	settled bool // told once the slots had turned over twice (admitted ≥ 2 × capacity)
 }
 
-// turnsETAEvery is how often a waiting person's estimate is sampled.
-const turnsETAEvery = 2 * time.Minute
-
-// turnsSim is one simulated sale's state.
+// turnsSim is one simulated sale: its state, then what it measured.
 type turnsSim struct {
 	*simEvent
-	cfg    turnsConfig
-	teller *gateway.Teller
-	e      queue.Event
-	people []*turnsPerson
-	byID   map[string]*turnsPerson
-	rng    *rand.Rand
-	inShop int // buyers in the shop
-	res    turnsResult
+	cfg                     turnsConfig
+	teller                  *gateway.Teller
+	e                       queue.Event
+	people                  []*turnsPerson
+	byID                    map[string]*turnsPerson
+	rng                     *rand.Rand
+	inShop                  int // buyers in the shop
+	simulated, wall         time.Duration
+	called, lapsed, swept   int
+	admitted, noShows, lost int
+	occupancy               []float64 // in the shop ÷ capacity, each second people waited
+	etaErr                  []float64 // |actual − estimate| ÷ actual of each estimate sampled
+	etaSettled              []float64 // of them, those told once the slots had turned over twice
 }
 
-// runTurns runs the simulated sale in s's event, deleted at the end.
-func runTurns(ctx context.Context, s *simEvent, cfg turnsConfig) (res turnsResult, err error) {
+// runTurns runs the simulated sale in s's event.
+func runTurns(ctx context.Context, s *simEvent, cfg turnsConfig) (*turnsSim, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.timeout)
 	defer cancel()
 	sim := &turnsSim{simEvent: s, cfg: cfg, teller: gateway.NewTeller(), byID: map[string]*turnsPerson{},
@@ -121,33 +120,31 @@ func runTurns(ctx context.Context, s *simEvent, cfg turnsConfig) (res turnsResul
 	sim.e = queue.Event{ID: s.id, Capacity: cfg.capacity, StaySeconds: int(cfg.stay / time.Second), State: queue.StateOpen, Partitions: 1,
 		Away: queue.Away{KeepSeconds: int(cfg.keep / time.Second), ClaimSeconds: int(cfg.claim / time.Second)}, ArrivalSeconds: int(cfg.arrival / time.Second)}
 	if _, err := s.store.PutEvent(ctx, sim.e); err != nil {
-		return sim.res, err
+		return nil, err
 	}
-	defer s.deleteAfter(&err)
 	start := time.Now()
 	t0 := start.UnixMilli()
 	sim.plan(t0)
 	s.logf("event %s, %s", s.id, cfg.line())
-	for now := t0; sim.res.simulated == 0; now += turnsStep.Milliseconds() {
+	for now := t0; sim.simulated == 0; now += turnsStep.Milliseconds() {
 		if err := ctx.Err(); err != nil {
-			return sim.res, fmt.Errorf("the simulation did not end within -timeout %s: %w", cfg.timeout, err)
+			return nil, fmt.Errorf("the simulation did not end within -timeout %s: %w", cfg.timeout, err)
 		}
 		if err := sim.step(ctx, now-t0, now); err != nil {
-			return sim.res, err
+			return nil, err
 		}
 		switch left := sim.left(); {
 		case left == "":
-			sim.res.simulated = time.Duration(now-t0) * time.Millisecond
+			sim.simulated = time.Duration(now-t0) * time.Millisecond
 		case now-t0 > turnsHorizon.Milliseconds():
-			return sim.res, fmt.Errorf("the simulated sale did not end within %s: %s", turnsHorizon, left)
+			return nil, fmt.Errorf("the simulated sale did not end within %s: %s", turnsHorizon, left)
 		case (now-t0)%(10*time.Minute).Milliseconds() == 0:
 			s.logf("%s simulated, %s", time.Duration(now-t0)*time.Millisecond, left)
 		}
 	}
 	sim.etaErrors()
-	sim.res.wall = time.Since(start)
-	sim.res.people, sim.res.capacity = cfg.people, cfg.capacity
-	return sim.res, nil
+	sim.wall = time.Since(start)
+	return sim, nil
 }
 
 // plan draws each person's behaviour and joins them.
@@ -169,6 +166,7 @@ func (s *turnsSim) plan(t0 int64) {
 	}
 }
 
+// between draws a duration from lo to hi, in ms.
 func (s *turnsSim) between(lo, hi time.Duration) int64 {
 	return lo.Milliseconds() + s.rng.Int64N(max(1, (hi-lo).Milliseconds()))
 }

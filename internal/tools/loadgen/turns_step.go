@@ -21,9 +21,9 @@ func (s *turnsSim) step(ctx context.Context, elapsed, now int64) error {
 		return fmt.Errorf("tick: %w", err)
 	}
 	t := r[0]
-	s.res.called += len(t.Called)
-	s.res.lapsed += len(t.Lapsed)
-	s.res.swept += len(t.Swept)
+	s.called += len(t.Called)
+	s.lapsed += len(t.Lapsed)
+	s.swept += len(t.Swept)
 	for _, u := range append(t.Lapsed, t.Swept...) {
 		s.byID[u].done = true
 	}
@@ -32,9 +32,9 @@ func (s *turnsSim) step(ctx context.Context, elapsed, now int64) error {
 	for _, u := range t.Admitted {
 		p := s.byID[u]
 		p.admittedAt, p.stayUntil = now, t.ExpiresAt
-		s.res.admitted++
+		s.admitted++
 		if p.noShow {
-			s.res.noShows++
+			s.noShows++
 		}
 	}
 	if err := s.shop(ctx, now); err != nil {
@@ -44,7 +44,7 @@ func (s *turnsSim) step(ctx context.Context, elapsed, now int64) error {
 		return err
 	}
 	if t.Waiting > 0 {
-		s.res.occupancy = append(s.res.occupancy, float64(s.inShop)/float64(s.cfg.capacity))
+		s.occupancy = append(s.occupancy, float64(s.inShop)/float64(s.cfg.capacity))
 	}
 	return nil
 }
@@ -136,12 +136,8 @@ func (s *turnsSim) told(p *turnsPerson, f gateway.StatusFrame, now int64) {
 		if p.toldAt == 0 {
 			p.toldAt = now
 		}
-		last := int64(0)
-		if n := len(p.etas); n > 0 {
-			last = p.etas[n-1].at
-		}
-		if f.ETASeconds != nil && (last == 0 || now-last >= turnsETAEvery.Milliseconds()) {
-			p.etas = append(p.etas, turnsETA{at: now, eta: *f.ETASeconds * 1000, settled: s.res.admitted >= 2*s.cfg.capacity})
+		if n := len(p.etas); f.ETASeconds != nil && (n == 0 || now-p.etas[n-1].at >= turnsETAEvery.Milliseconds()) {
+			p.etas = append(p.etas, turnsETA{at: now, eta: *f.ETASeconds * 1000, settled: s.admitted >= 2*s.cfg.capacity})
 		}
 	case gateway.StateCalled:
 		if back && now < f.ClaimUntil {
@@ -152,7 +148,7 @@ func (s *turnsSim) told(p *turnsPerson, f gateway.StatusFrame, now int64) {
 		// Back within the claim window and lapsed, or back within the keep
 		// time (every absence here is shorter) and out of line: lost.
 		if p.backInWindow || (back && f.State != gateway.StateNoShow) {
-			s.res.lost++
+			s.lost++
 		}
 		p.done = true
 	}
