@@ -106,7 +106,7 @@ func (cs *costStack) mark(ctx context.Context, pid int) (m cpuMark, err error) {
 	if m.broker, err = procstat.CPU(cs.broker.Pid()); err != nil {
 		return m, err
 	}
-	m.redis, err = redisServerCPU(ctx, cs.client)
+	m.redis, err = serverCPU(ctx, cs.client)
 	return m, err
 }
 
@@ -156,7 +156,7 @@ func (cs *costStack) joins(ctx context.Context, cfg costConfig) ([]costPair, err
 			return nil, err
 		}
 	}
-	return pairs, deleteStatusesEvent(cs.store, costJoinEvent)
+	return pairs, deleteBenchEvent(cs.store, costJoinEvent)
 }
 
 // measureJoins sends t cfg.joins/10 joins as a warm-up, then cfg.joins

@@ -184,20 +184,12 @@ func consume(ctx context.Context, conn kafkajoin.BrokerConfig, store *redisstore
 	return res, err
 }
 
-// redisServerCPU returns the server's CPU time (INFO cpu): 0 on a cluster.
-func redisServerCPU(ctx context.Context, rc redis.UniversalClient) (time.Duration, error) {
-	if node, ok := rc.(*redis.Client); ok {
-		return serverCPU(ctx, node)
-	}
-	return 0, nil
-}
-
 // startRedisCPU returns a function that returns the server's CPU since
 // startRedisCPU was called: 0 on a cluster, or when INFO fails.
 func startRedisCPU(ctx context.Context, rc redis.UniversalClient) func() time.Duration {
-	cpu0, err0 := redisServerCPU(ctx, rc)
+	cpu0, err0 := serverCPU(ctx, rc)
 	return func() time.Duration {
-		if cpu1, err1 := redisServerCPU(ctx, rc); err0 == nil && err1 == nil {
+		if cpu1, err1 := serverCPU(ctx, rc); err0 == nil && err1 == nil {
 			return cpu1 - cpu0
 		}
 		return 0

@@ -23,9 +23,9 @@ func redisInfo(ctx context.Context, rc redis.UniversalClient, sections ...string
 	return redisstore.ServerInfo(ctx, rc, sections...)
 }
 
-// deleteStatusesEvent deletes ev's keys and registration the way the admin
+// deleteBenchEvent deletes ev's keys and registration the way the admin
 // DELETE does (Store.DeleteEvent), then its tombstone: it has no log.
-func deleteStatusesEvent(store *redisstore.Store, ev string) error {
+func deleteBenchEvent(store *redisstore.Store, ev string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	if err := store.DeleteEvent(ctx, ev, time.Now().UnixMilli()); err != nil {
@@ -53,8 +53,12 @@ func eventNode(ctx context.Context, rc redis.UniversalClient, ev string) (*redis
 }
 
 // serverCPU returns the server's CPU time (redisstore.ServerCPU), within
-// metricsTimeout.
-func serverCPU(ctx context.Context, node *redis.Client) (time.Duration, error) {
+// metricsTimeout; 0 on a cluster's client, which has no one server.
+func serverCPU(ctx context.Context, rc redis.UniversalClient) (time.Duration, error) {
+	node, ok := rc.(*redis.Client)
+	if !ok {
+		return 0, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, metricsTimeout)
 	defer cancel()
 	return redisstore.ServerCPU(ctx, node)

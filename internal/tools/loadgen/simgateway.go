@@ -55,10 +55,10 @@ type simEvent struct {
 	stderr  io.Writer
 }
 
-// deleteAfter deletes the event's keys (deleteStatusesEvent) unless it was
+// deleteAfter deletes the event's keys (deleteBenchEvent) unless it was
 // never made, its failure joined to *err.
 func (s *simEvent) deleteAfter(err *error) {
-	switch derr := deleteStatusesEvent(s.store, s.id); {
+	switch derr := deleteBenchEvent(s.store, s.id); {
 	case errors.Is(derr, queue.ErrEventNotFound): // measure failed before making it
 	case derr != nil:
 		*err = errors.Join(*err, derr)

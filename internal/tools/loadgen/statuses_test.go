@@ -128,7 +128,7 @@ func TestStatusesAgainstRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := deleteStatusesEvent(store, ev); err != nil {
+	if err := deleteBenchEvent(store, ev); err != nil {
 		t.Fatal(err)
 	}
 	if keys := statusesKeys(t, rc); len(keys) > 0 {
