@@ -209,11 +209,8 @@ func (r *adaptiveRun) gather(ev queue.EventStatus) {
 	}
 }
 
-// Bounds and fixed settings of "loadgen adaptive".
+// Fixed settings of "loadgen adaptive".
 const (
-	maxAdaptiveUsers = 20_000
-	maxAdaptiveRun   = 15 * time.Minute
-	maxAdaptiveRate  = 100_000
 	// adaptiveCapacity is the events' capacity: large, so that the rate is
 	// what limits admission.
 	adaptiveCapacity = 100_000
@@ -255,17 +252,17 @@ type adaptiveConfig struct {
 
 // bind declares the adaptive flags.
 func (c *adaptiveConfig) bind(s *settings) {
-	s.intVar(&c.users, "users", 3000, 1, maxAdaptiveUsers, "visitors of each run, each joining, waiting for the admitted frame and visiting the shop")
+	s.intVar(&c.users, "users", 3000, 1, 20_000, "visitors of each run, each joining, waiting for the admitted frame and visiting the shop")
 	s.durVar(&c.arrive, "arrive", 20*time.Second, "0", "5m", "time over which the visitors join, evenly (0: all at once)")
-	s.intVar(&c.ceiling, "ceiling", 3000, 1, maxAdaptiveRate, "admitPerMinute of both runs: the adaptive run's ceiling, the fixed run's rate")
-	s.intVar(&c.cautious, "cautious", 0, 0, maxAdaptiveRate, "admitPerMinute of a third run at a fixed cautious rate (0: no third run)")
+	s.intVar(&c.ceiling, "ceiling", 3000, 1, 100_000, "admitPerMinute of both runs: the adaptive run's ceiling, the fixed run's rate")
+	s.intVar(&c.cautious, "cautious", 0, 0, 100_000, "admitPerMinute of a third run at a fixed cautious rate (0: no third run)")
 	s.durVar(&c.target, "target", 250*time.Millisecond, "1ms", "1m", "the adaptive run's targetLatencyMs")
 	s.durVar(&c.step, "step", time.Second, fmt.Sprintf("%dms", queue.MinStepMs), "1m", "the adaptive run's stepMs")
 	s.intVar(&c.workers, "shop-workers", 2, 1, 1000, "pages the demo shop serves at once")
 	s.durVar(&c.workTime, "shop-work-time", 25*time.Millisecond, "1ms", "10s", "time each shop page holds a worker")
 	s.durVar(&c.queueTimeout, "shop-queue-timeout", 2*time.Second, "100ms", "1m", "longest wait for a shop worker; past it the page is 503")
 	s.durVar(&c.think, "think", 750*time.Millisecond, "0", "1m", "mean think time between a visitor's pages (uniform from half to one and a half times it)")
-	s.durVar(&c.maxRun, "max-run", 4*time.Minute, "10s", maxAdaptiveRun.String(), "longest run; visitors still waiting then are counted as such")
+	s.durVar(&c.maxRun, "max-run", 4*time.Minute, "10s", "15m0s", "longest run; visitors still waiting then are counted as such")
 }
 
 // shopPerMinute is the visitors a minute the demo shop bears at most: its
