@@ -143,11 +143,9 @@ func (r *adaptiveRun) summary(cfg adaptiveConfig) adaptiveSummary {
 // changes, and the summary rows (the adaptive run against the fixed run at
 // the same ceiling).
 func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun) {
-	sums := make([]adaptiveSummary, len(runs))
 	fmt.Fprintln(w)
-	for i, r := range runs {
+	for _, r := range runs {
 		s := r.summary(cfg)
-		sums[i] = s
 		all := fmt.Sprintf("all by %.1fs", s.allAdmittedAt.Seconds())
 		if s.allAdmittedAt == 0 {
 			all = fmt.Sprintf("%d not admitted within the run", cfg.users-s.admitted)
@@ -171,7 +169,7 @@ func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun) {
 	if len(runs) < 2 {
 		return
 	}
-	a, f := sums[0], sums[1]
+	a, f := runs[0].summary(cfg), runs[1].summary(cfg)
 	what := fmt.Sprintf(", %d visitors at a shop of ≈%.0f/min, adaptive (ceiling %d/min) against fixed", cfg.users, cfg.shopPerMinute(), cfg.ceiling)
 	line := func(figure string, av, fv float64, show func(float64) string, goal string) {
 		report.Summary(w, figure+what, show(av), runs[1].mode.label(cfg)+": "+show(fv), av, fv, goal)
