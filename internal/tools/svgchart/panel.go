@@ -33,7 +33,7 @@ func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
 	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#999" stroke-width="1"/>`+"\n", left, top, plotW, bottom-top)
 	text(b, left+plotW/2, bottom+29, 11, "middle", "#333", "", p.X.Label)
 	ly := (top + bottom) / 2
-	text(b, x+11, ly, 11, "middle", "#333", fmt.Sprintf(`transform="rotate(-90 %.1f %.1f)"`, x+11, ly), p.Y.Label)
+	text(b, x+11, ly, 11, "middle", "#333", fmt.Sprintf(` transform="rotate(-90 %.1f %.1f)"`, x+11, ly), p.Y.Label)
 
 	// The lines, clipped to the plot.
 	fmt.Fprintf(b, `<clipPath id="plot%d"><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></clipPath>`+"\n", i, left, top, plotW, bottom-top)
