@@ -29,26 +29,25 @@ func RunAdaptive(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if ok, err := begin("adaptive", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	if fi, err := os.Stat(filepath.Dir(cfg.svg)); err != nil || !fi.IsDir() {
-		return fmt.Errorf("%s: its directory does not exist (run from the repository's root)", cfg.svg)
+	if fi, err := os.Stat(filepath.Dir(adaptiveSVG)); err != nil || !fi.IsDir() {
+		return fmt.Errorf("%s: its directory does not exist (run from the repository's root)", adaptiveSVG)
 	}
 	fmt.Fprintf(stdout, "target   per run: producer-api, ingest-consumer (fast track), ws-gateway (monitor tick %s) and waitq-guard (health window %s, report every %s) in-process in front of the demo shop (%d workers × %s a page, queue timeout %s: about %.0f visitors a minute of %d pages), kfake in-process, redis-server child\n",
 		adaptiveMonitor, adaptiveWindow, adaptiveInterval, cfg.workers, cfg.workTime, cfg.queueTimeout, cfg.shopPerMinute(), visitPages)
 	var runs []*adaptiveRun
-	var rows [][]secondRow
 	for _, m := range cfg.modes() {
 		fmt.Fprintf(stderr, "  run %s\n", m.label(cfg))
 		r, err := measureAdaptive(ctx, cfg, m, stderr)
 		if err != nil {
 			return fmt.Errorf("run %s: %w", m.name, err)
 		}
-		runs, rows = append(runs, r), append(rows, r.rows())
+		runs = append(runs, r)
 	}
-	printAdaptive(stdout, cfg, runs, rows)
-	if err := writeFile(stdout, cfg.csv, func(w io.Writer) error { return writeAdaptiveCSV(w, runs, rows) }); err != nil {
+	printAdaptive(stdout, cfg, runs)
+	if err := writeFile(stdout, adaptiveCSV, func(w io.Writer) error { return writeAdaptiveCSV(w, runs) }); err != nil {
 		return err
 	}
-	return writeFile(stdout, cfg.svg, adaptiveChart(cfg, runs, rows, time.Now()).Write)
+	return writeFile(stdout, adaptiveSVG, adaptiveChart(cfg, runs, time.Now()).Write)
 }
 
 // pageRecord is one shop page a visitor asked for.
@@ -60,7 +59,6 @@ type pageRecord struct {
 
 // adaptiveTick is what the run's sampler read at one second.
 type adaptiveTick struct {
-	at                    time.Duration
 	waiting               int   // the admin GET's line
 	total                 int64 // its admittedTotal
 	rate                  int   // the effective rate, users a minute
@@ -69,11 +67,14 @@ type adaptiveTick struct {
 	signalLost            bool
 }
 
-// adaptiveRun is what one run recorded.
+// adaptiveRun is what one run recorded: under mu what the visitors and the
+// sampler record at once; the sampler's own (ticks, changes, reports)
+// without it, read once the sampler is done.
 type adaptiveRun struct {
 	mode    admissionMode
 	start   time.Time
 	elapsed time.Duration
+	seconds []secondRow // the rows of the run, once it is over
 
 	mu       sync.Mutex
 	joined   []time.Duration // since the start, of each kind of moment
@@ -82,10 +83,11 @@ type adaptiveRun struct {
 	gaveUp   []time.Duration
 	pages    []pageRecord
 	failures tally
-	ticks    []adaptiveTick
-	changes  []queue.RateChange // oldest first, gathered from the samples
-	final    queue.EventStatus
-	reports  int // samples that showed a fresh report of the guard (the sampler's own)
+
+	ticks   map[int]adaptiveTick // by the second of the sample
+	changes []queue.RateChange   // oldest first, gathered from the samples
+	final   queue.EventStatus
+	reports int // samples that showed a fresh report of the guard
 }
 
 // since returns the time since the run's start.
@@ -117,7 +119,7 @@ func measureAdaptive(ctx context.Context, cfg adaptiveConfig, m admissionMode, s
 		return nil, err
 	}
 	defer s.close()
-	r := &adaptiveRun{mode: m, failures: newTally()}
+	r := &adaptiveRun{mode: m, failures: newTally(), ticks: map[int]adaptiveTick{}}
 	runCtx, cancel := context.WithTimeout(ctx, cfg.maxRun)
 	defer cancel()
 	joins := servicesClient()
@@ -149,8 +151,7 @@ func measureAdaptive(ctx context.Context, cfg adaptiveConfig, m admissionMode, s
 		return nil, err
 	}
 	r.gather(r.final)
-	fmt.Fprintf(stderr, "  %s: %.0fs, %d joined, %d admitted, %d ordered, %d gave up, %d pages\n",
-		m.name, r.elapsed.Seconds(), len(r.joined), len(r.admitted), len(r.ordered), len(r.gaveUp), len(r.pages))
+	r.seconds = r.rows()
 	return r, nil
 }
 
@@ -168,15 +169,12 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 			continue
 		}
 		shop := s.shop.Stats()
-		t := adaptiveTick{at: r.since(), waiting: int(ev.Waiting), total: ev.AdmittedTotal,
+		t := adaptiveTick{waiting: int(ev.Waiting), total: ev.AdmittedTotal,
 			rate: ev.AdmitPerMinute, guardP95: math.NaN(), guardErrors: math.NaN(), shopBusy: shop.InService, shopQueued: shop.Waiting}
 		if ev.Control != nil {
 			t.rate, t.signalLost = ev.Control.AdmitPerMinute, ev.Control.SignalLost
 		}
-		for _, h := range ev.Health {
-			if h.Reporter != adaptiveReporter {
-				continue
-			}
+		for _, h := range ev.Health { // the guard's, the one reporter
 			if h.P95Ms != nil {
 				t.guardP95 = *h.P95Ms
 			}
@@ -188,13 +186,13 @@ func (r *adaptiveRun) sample(ctx context.Context, s *adaptiveStack, stderr io.Wr
 				r.reports++
 			}
 		}
+		r.ticks[k] = t
+		r.gather(ev)
 		r.mu.Lock()
-		r.ticks = append(r.ticks, t)
 		joined, admitted, ordered, gaveUp, pages := len(r.joined), len(r.admitted), len(r.ordered), len(r.gaveUp), len(r.pages)
 		r.mu.Unlock()
-		r.gather(ev)
-		fmt.Fprintf(stderr, "  %-8s %4.0fs  joined %5d  waiting %5d  in shop %4d  ordered %5d  gave up %4d  pages %6d  rate %5d/min  guard p95 %4.0fms\n",
-			r.mode.name, t.at.Seconds(), joined, ev.Waiting, admitted-ordered-gaveUp, ordered, gaveUp, pages, t.rate, t.guardP95)
+		fmt.Fprintf(stderr, "  %-8s %4ds  joined %5d  waiting %5d  in shop %4d  ordered %5d  gave up %4d  pages %6d  rate %5d/min  guard p95 %4.0fms\n",
+			r.mode.name, k, joined, ev.Waiting, admitted-ordered-gaveUp, ordered, gaveUp, pages, t.rate, t.guardP95)
 	}
 }
 
@@ -204,8 +202,6 @@ func (r *adaptiveRun) gather(ev queue.EventStatus) {
 	if ev.Control == nil {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
 	for _, ch := range slices.Backward(ev.Control.Changes) { // newest first
 		if !slices.Contains(r.changes, ch) {
 			r.changes = append(r.changes, ch)
@@ -213,11 +209,8 @@ func (r *adaptiveRun) gather(ev queue.EventStatus) {
 	}
 }
 
-// Bounds and fixed settings of "loadgen adaptive".
+// Fixed settings of "loadgen adaptive".
 const (
-	maxAdaptiveUsers = 20_000
-	maxAdaptiveRun   = 15 * time.Minute
-	maxAdaptiveRate  = 100_000
 	// adaptiveCapacity is the events' capacity: large, so that the rate is
 	// what limits admission.
 	adaptiveCapacity = 100_000
@@ -230,7 +223,8 @@ const (
 	// adaptiveSignalTimeout is the controller's signalTimeoutSeconds (at
 	// least the step).
 	adaptiveSignalTimeout = 10 * time.Second
-	adaptiveReporter      = "loadgen-guard"
+	// The chart and the per-second samples.
+	adaptiveSVG, adaptiveCSV = "bench/adaptive.svg", "bench/adaptive.csv"
 	// visitPages is the shop's pages of one visit: home, a product, the
 	// order (the guard's done path).
 	visitPages = 3
@@ -254,23 +248,21 @@ type adaptiveConfig struct {
 	queueTimeout time.Duration
 	think        time.Duration
 	maxRun       time.Duration
-	svg, csv     string
 }
 
 // bind declares the adaptive flags.
 func (c *adaptiveConfig) bind(s *settings) {
-	s.intVar(&c.users, "users", 3000, 1, maxAdaptiveUsers, "visitors of each run, each joining, waiting for the admitted frame and visiting the shop")
+	s.intVar(&c.users, "users", 3000, 1, 20_000, "visitors of each run, each joining, waiting for the admitted frame and visiting the shop")
 	s.durVar(&c.arrive, "arrive", 20*time.Second, "0", "5m", "time over which the visitors join, evenly (0: all at once)")
-	s.intVar(&c.ceiling, "ceiling", 3000, 1, maxAdaptiveRate, "admitPerMinute of both runs: the adaptive run's ceiling, the fixed run's rate")
-	s.intVar(&c.cautious, "cautious", 0, 0, maxAdaptiveRate, "admitPerMinute of a third run at a fixed cautious rate (0: no third run)")
+	s.intVar(&c.ceiling, "ceiling", 3000, 1, 100_000, "admitPerMinute of both runs: the adaptive run's ceiling, the fixed run's rate")
+	s.intVar(&c.cautious, "cautious", 0, 0, 100_000, "admitPerMinute of a third run at a fixed cautious rate (0: no third run)")
 	s.durVar(&c.target, "target", 250*time.Millisecond, "1ms", "1m", "the adaptive run's targetLatencyMs")
 	s.durVar(&c.step, "step", time.Second, fmt.Sprintf("%dms", queue.MinStepMs), "1m", "the adaptive run's stepMs")
 	s.intVar(&c.workers, "shop-workers", 2, 1, 1000, "pages the demo shop serves at once")
 	s.durVar(&c.workTime, "shop-work-time", 25*time.Millisecond, "1ms", "10s", "time each shop page holds a worker")
 	s.durVar(&c.queueTimeout, "shop-queue-timeout", 2*time.Second, "100ms", "1m", "longest wait for a shop worker; past it the page is 503")
 	s.durVar(&c.think, "think", 750*time.Millisecond, "0", "1m", "mean think time between a visitor's pages (uniform from half to one and a half times it)")
-	s.durVar(&c.maxRun, "max-run", 4*time.Minute, "10s", maxAdaptiveRun.String(), "longest run; visitors still waiting then are counted as such")
-	c.svg, c.csv = "bench/adaptive.svg", "bench/adaptive.csv" // the chart and the per-second samples
+	s.durVar(&c.maxRun, "max-run", 4*time.Minute, "10s", "15m0s", "longest run; visitors still waiting then are counted as such")
 }
 
 // shopPerMinute is the visitors a minute the demo shop bears at most: its

@@ -29,18 +29,9 @@ type secondRow struct {
 	ordered, gaveUp int
 	admittedPerMin  float64 // over the last admittedSpan seconds
 	pages, errors   int
-	p95             float64 // ms; NaN without pages
+	p95, errorPct   float64 // ms, and % of the pages failed; NaN without pages
 	sampled         bool    // a sample of its own, not the last one standing
 	adaptiveTick
-}
-
-// errorPct returns the share of this second's pages that failed, in %;
-// NaN without pages.
-func (s secondRow) errorPct() float64 {
-	if s.pages == 0 {
-		return math.NaN()
-	}
-	return 100 * float64(s.errors) / float64(s.pages)
 }
 
 // rows turns the run's records into one row a second, from second 1 to
@@ -55,10 +46,6 @@ func (r *adaptiveRun) rows() []secondRow {
 		if p.failed {
 			rows[i].errors++
 		}
-	}
-	ticks := map[int]adaptiveTick{}
-	for _, t := range r.ticks {
-		ticks[int(math.Round(t.at.Seconds()))] = t
 	}
 	last := adaptiveTick{guardP95: math.NaN(), guardErrors: math.NaN()} // before the first sample
 	// upTo counts the moments of list (sorted below) at or before t.
@@ -77,11 +64,12 @@ func (r *adaptiveRun) rows() []secondRow {
 		s.inShop = upTo(r.admitted, end) - s.ordered - s.gaveUp
 		lat := perSecond[i]
 		slices.Sort(lat)
-		s.pages, s.p95 = len(lat), math.NaN()
+		s.pages, s.p95, s.errorPct = len(lat), math.NaN(), math.NaN()
 		if len(lat) > 0 {
 			s.p95 = float64(lat.Percentile(0.95)) / float64(time.Millisecond)
+			s.errorPct = 100 * float64(s.errors) / float64(s.pages)
 		}
-		if t, ok := ticks[s.second]; ok {
+		if t, ok := r.ticks[s.second]; ok {
 			last, s.sampled = t, true
 		}
 		s.adaptiveTick = last // a sample missed: the last one stands
@@ -108,7 +96,7 @@ type adaptiveSummary struct {
 }
 
 // summary returns the figures of the run, once it is over.
-func (r *adaptiveRun) summary(cfg adaptiveConfig, rows []secondRow) adaptiveSummary {
+func (r *adaptiveRun) summary(cfg adaptiveConfig) adaptiveSummary {
 	s := adaptiveSummary{joined: len(r.joined), admitted: len(r.admitted), ordered: len(r.ordered), gaveUp: len(r.gaveUp), pages: len(r.pages)}
 	lat := make(latency.Sorted, 0, len(r.pages))
 	served := 0
@@ -130,7 +118,7 @@ func (r *adaptiveRun) summary(cfg adaptiveConfig, rows []secondRow) adaptiveSumm
 		s.allAdmittedAt = slices.Max(r.admitted)
 	}
 	var seconds, within int
-	for _, row := range rows {
+	for _, row := range r.seconds {
 		if row.pages == 0 {
 			continue
 		}
@@ -154,12 +142,10 @@ func (r *adaptiveRun) summary(cfg adaptiveConfig, rows []secondRow) adaptiveSumm
 // printAdaptive prints the adaptive table: a block per run, the runs' rate
 // changes, and the summary rows (the adaptive run against the fixed run at
 // the same ceiling).
-func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow) {
-	sums := make([]adaptiveSummary, len(runs))
+func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun) {
 	fmt.Fprintln(w)
-	for i, r := range runs {
-		s := r.summary(cfg, rows[i])
-		sums[i] = s
+	for _, r := range runs {
+		s := r.summary(cfg)
 		all := fmt.Sprintf("all by %.1fs", s.allAdmittedAt.Seconds())
 		if s.allAdmittedAt == 0 {
 			all = fmt.Sprintf("%d not admitted within the run", cfg.users-s.admitted)
@@ -183,7 +169,7 @@ func printAdaptive(w io.Writer, cfg adaptiveConfig, runs []*adaptiveRun, rows []
 	if len(runs) < 2 {
 		return
 	}
-	a, f := sums[0], sums[1]
+	a, f := runs[0].summary(cfg), runs[1].summary(cfg)
 	what := fmt.Sprintf(", %d visitors at a shop of ≈%.0f/min, adaptive (ceiling %d/min) against fixed", cfg.users, cfg.shopPerMinute(), cfg.ceiling)
 	line := func(figure string, av, fv float64, show func(float64) string, goal string) {
 		report.Summary(w, figure+what, show(av), runs[1].mode.label(cfg)+": "+show(fv), av, fv, goal)
@@ -211,7 +197,7 @@ var adaptiveCSVHeader = []string{"run", "second", "joined", "waiting", "in_shop"
 	"gate_p95_ms", "gate_error_rate", "shop_in_service", "shop_queued", "signal_lost"}
 
 // writeAdaptiveCSV writes every run's rows as CSV to w.
-func writeAdaptiveCSV(f io.Writer, runs []*adaptiveRun, rows [][]secondRow) error {
+func writeAdaptiveCSV(f io.Writer, runs []*adaptiveRun) error {
 	w := csv.NewWriter(f)
 	_ = w.Write(adaptiveCSVHeader)
 	num := func(v float64, prec int) string {
@@ -220,8 +206,8 @@ func writeAdaptiveCSV(f io.Writer, runs []*adaptiveRun, rows [][]secondRow) erro
 		}
 		return strconv.FormatFloat(v, 'f', prec, 64)
 	}
-	for i, r := range runs {
-		for _, s := range rows[i] {
+	for _, r := range runs {
+		for _, s := range r.seconds {
 			_ = w.Write([]string{r.mode.name, strconv.Itoa(s.second), strconv.Itoa(s.joined), strconv.Itoa(s.waiting),
 				strconv.Itoa(s.inShop), strconv.Itoa(s.ordered), strconv.Itoa(s.gaveUp), strconv.FormatInt(s.total, 10),
 				num(s.admittedPerMin, 0), strconv.Itoa(s.rate), strconv.Itoa(s.pages), strconv.Itoa(s.errors), num(s.p95, 1),
@@ -254,11 +240,11 @@ func writeFile(stdout io.Writer, path string, write func(io.Writer) error) error
 // the admission rate (the effective rate, what was admitted, the shop's
 // limit), the shop's p95 as the visitors saw it (with the guard's reported
 // p95 and the target) and the share of failed pages.
-func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, now time.Time) *svgchart.Chart {
+func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, now time.Time) *svgchart.Chart {
 	var maxT, maxUsers float64
-	for i := range runs {
-		for _, s := range rows[i] {
-			maxT = max(maxT, float64(s.second))
+	for _, r := range runs {
+		maxT = max(maxT, float64(len(r.seconds)))
+		for _, s := range r.seconds {
 			maxUsers = max(maxUsers, float64(s.joined), float64(s.waiting))
 		}
 	}
@@ -281,7 +267,7 @@ func adaptiveChart(cfg adaptiveConfig, runs []*adaptiveRun, rows [][]secondRow, 
 	}
 	for i, r := range runs {
 		c.Columns = append(c.Columns, r.mode.label(cfg))
-		for row, p := range adaptiveColumn(cfg, r.mode, rows[i], xAxis, usersAxis, rateAxis) {
+		for row, p := range adaptiveColumn(cfg, r.mode, r.seconds, xAxis, usersAxis, rateAxis) {
 			c.Panels[row*len(runs)+i] = p
 		}
 	}
@@ -338,7 +324,7 @@ func adaptiveColumn(cfg adaptiveConfig, m admissionMode, rows []secondRow, xAxis
 		Title: "Failed pages (503, timeouts), each second", X: xAxis, Y: svgchart.Linear("% of pages", 100),
 		Series: []svgchart.Series{
 			level("maxErrorRate 5%", "#111111", 100*queue.DefaultMaxErrorRate),
-			line("failed", "#d62728", 0, secondRow.errorPct),
+			line("failed", "#d62728", 0, func(s secondRow) float64 { return s.errorPct }),
 		},
 	}}
 }

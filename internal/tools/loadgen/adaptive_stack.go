@@ -70,7 +70,6 @@ func startAdaptiveStack(ctx context.Context, cfg adaptiveConfig, m admissionMode
 		"WAITQ_HEALTH_TOKEN":     ev.ReportToken,
 		"WAITQ_HEALTH_INTERVAL":  adaptiveInterval.String(),
 		"WAITQ_HEALTH_WINDOW":    adaptiveWindow.String(),
-		"WAITQ_HEALTH_REPORTER":  adaptiveReporter,
 	}, stderr)
 	if err != nil {
 		return nil, err

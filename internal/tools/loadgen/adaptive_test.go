@@ -30,10 +30,10 @@ func testRun(m admissionMode) *adaptiveRun {
 		{end: 900 * time.Millisecond, took: 300 * time.Millisecond, failed: true},
 		{end: 1900 * time.Millisecond, took: 40 * time.Millisecond},
 	}
-	r.ticks = []adaptiveTick{
-		{at: 1010 * time.Millisecond, waiting: 1, total: 2, rate: 300, guardP95: 12, guardErrors: 0.5},
+	r.ticks = map[int]adaptiveTick{
+		1: {waiting: 1, total: 2, rate: 300, guardP95: 12, guardErrors: 0.5},
 		// second 2's sample is missing: the first one stands
-		{at: 2990 * time.Millisecond, waiting: 0, total: 6, rate: 600, guardP95: math.NaN(), guardErrors: math.NaN()},
+		3: {waiting: 0, total: 6, rate: 600, guardP95: math.NaN(), guardErrors: math.NaN()},
 	}
 	return r
 }
@@ -65,10 +65,10 @@ func TestAdaptiveRows(t *testing.T) {
 			t.Errorf("second %d: %+v, want %+v", i+1, got, w)
 		}
 	}
-	if e := rows[0].errorPct(); e != 50 {
+	if e := rows[0].errorPct; e != 50 {
 		t.Errorf("error share %g%%, want 50%%", e)
 	}
-	if e := rows[2].errorPct(); !math.IsNaN(e) {
+	if e := rows[2].errorPct; !math.IsNaN(e) {
 		t.Errorf("error share of a second without pages %g, want NaN", e)
 	}
 }
@@ -76,7 +76,8 @@ func TestAdaptiveRows(t *testing.T) {
 func TestAdaptiveSummary(t *testing.T) {
 	cfg := adaptiveConfig{users: 2, target: 250 * time.Millisecond}
 	r := testRun(admissionMode{"fixed", 3000, false})
-	s := r.summary(cfg, r.rows())
+	r.seconds = r.rows()
+	s := r.summary(cfg)
 	if s.joined != 3 || s.admitted != 2 || s.ordered != 1 || s.gaveUp != 1 || s.pages != 3 || s.errors != 1 {
 		t.Fatalf("counts %+v", s)
 	}
@@ -133,9 +134,11 @@ func TestAdaptiveOutputs(t *testing.T) {
 	cfg := adaptiveConfig{users: 2, ceiling: 3000, target: 250 * time.Millisecond, step: time.Second,
 		workers: 2, workTime: 25 * time.Millisecond, queueTimeout: 2 * time.Second, think: time.Second, arrive: time.Second}
 	runs := []*adaptiveRun{testRun(admissionMode{"adaptive", 3000, true}), testRun(admissionMode{"fixed", 3000, false})}
-	rows := [][]secondRow{runs[0].rows(), runs[1].rows()}
+	for _, r := range runs {
+		r.seconds = r.rows()
+	}
 	var table bytes.Buffer
-	printAdaptive(&table, cfg, runs, rows)
+	printAdaptive(&table, cfg, runs)
 	for _, want := range []string{"run    adaptive", "run    fixed", "summary | visitors' page p95", "summary | time to admit everyone"} {
 		if !strings.Contains(table.String(), want) {
 			t.Errorf("no %q in the table:\n%s", want, table.String())
@@ -143,7 +146,7 @@ func TestAdaptiveOutputs(t *testing.T) {
 	}
 	dir := t.TempDir()
 	csvPath, svgPath := filepath.Join(dir, "a.csv"), filepath.Join(dir, "a.svg")
-	if err := writeFile(io.Discard, csvPath, func(w io.Writer) error { return writeAdaptiveCSV(w, runs, rows) }); err != nil {
+	if err := writeFile(io.Discard, csvPath, func(w io.Writer) error { return writeAdaptiveCSV(w, runs) }); err != nil {
 		t.Fatal(err)
 	}
 	f, err := os.Open(csvPath)
@@ -155,7 +158,7 @@ func TestAdaptiveOutputs(t *testing.T) {
 	if err != nil || len(recs) != 7 || len(recs[0]) != len(adaptiveCSVHeader) || recs[3][12] != "" || recs[1][0] != "adaptive" {
 		t.Fatalf("csv %v: %q", err, recs)
 	}
-	if err := writeFile(io.Discard, svgPath, adaptiveChart(cfg, runs, rows, time.Now()).Write); err != nil {
+	if err := writeFile(io.Discard, svgPath, adaptiveChart(cfg, runs, time.Now()).Write); err != nil {
 		t.Fatal(err)
 	}
 	svg, err := os.ReadFile(svgPath)

@@ -17,8 +17,11 @@ import (
 )
 
 // visitor is one person: joins, waits on the WebSocket for the admitted
-// frame, then visits the shop through the guard. Once ctx ends it stops
-// where it is.
+// frame, follows its redirectUrl into the guard (which trades the token for
+// its cookie), then asks for the shop's home page, a product and the order,
+// thinking between them. A page that fails is asked for once more after a
+// second; failing again, the visitor gives up. Once ctx ends it stops where
+// it is.
 func (r *adaptiveRun) visitor(ctx context.Context, cfg adaptiveConfig, s *adaptiveStack, joins *http.Client, visits http.RoundTripper, i int) {
 	j, err := joinAs(ctx, joins, s.producer, s.event, fmt.Sprintf("v%05d", i))
 	if err != nil {
@@ -37,41 +40,29 @@ func (r *adaptiveRun) visitor(ctx context.Context, cfg adaptiveConfig, s *adapti
 		r.fail(ctx, "admitted frame", errors.New("no redirectUrl"))
 		return
 	}
-	if r.visit(ctx, cfg, s, visits, f.RedirectURL, i) {
-		r.mark(&r.ordered)
-	} else if ctx.Err() == nil {
-		r.mark(&r.gaveUp)
-	}
-}
-
-// visit follows the admitted frame's redirectUrl into the guard (which
-// trades the token for its cookie), then asks for the shop's home page, a
-// product and the order, thinking between them. A page that fails is
-// asked for once more after a second; failing again, the visitor gives up.
-// It reports whether the order was placed.
-func (r *adaptiveRun) visit(ctx context.Context, cfg adaptiveConfig, s *adaptiveStack, visits http.RoundTripper, redirect string, i int) bool {
 	jar, _ := cookiejar.New(nil)
 	c := &http.Client{Transport: visits, Jar: jar, Timeout: pageTimeout,
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	status, loc, err := fetch(ctx, c, http.MethodGet, redirect, "")
-	if err != nil || status != http.StatusFound {
+	status, loc, err := fetch(ctx, c, http.MethodGet, f.RedirectURL, "")
+	ok := err == nil && status == http.StatusFound
+	if !ok {
 		r.fail(ctx, "entering through the guard", fmt.Errorf("%d %s %v", status, loc, err))
-		return false
 	}
 	product := strconv.Itoa(demoshop.Products[i%len(demoshop.Products)].ID)
 	for k, st := range []struct{ method, path, form string }{
 		{http.MethodGet, "/", ""},
 		{http.MethodGet, "/product/" + product, ""},
 		{http.MethodPost, "/order", "product=" + product},
-	} {
-		if k > 0 && cfg.think > 0 && !clock.SleepUntil(ctx, time.Now().Add(cfg.think/2+rand.N(cfg.think))) {
-			return false
-		}
-		if !r.page(ctx, c, st.method, s.guard+st.path, st.form) {
-			return false
-		}
+	} { // once one fails, the rest are not asked for
+		ok = ok && (k == 0 || cfg.think == 0 || clock.SleepUntil(ctx, time.Now().Add(cfg.think/2+rand.N(cfg.think)))) &&
+			r.page(ctx, c, st.method, s.guard+st.path, st.form)
 	}
-	return true
+	switch {
+	case ok:
+		r.mark(&r.ordered)
+	case ctx.Err() == nil:
+		r.mark(&r.gaveUp)
+	}
 }
 
 // page asks for one page, once more after retryAfter when it fails, and
@@ -105,20 +96,14 @@ func (r *adaptiveRun) page(ctx context.Context, c *http.Client, method, url, for
 	return false
 }
 
-// fetch sends one request (a form body when form is not empty) and reads
-// the whole answer; it returns the status and the Location header.
+// fetch sends one request with form as its body (none when empty) and
+// reads the whole answer; it returns the status and the Location header.
 func fetch(ctx context.Context, c *http.Client, method, url, form string) (int, string, error) {
-	var body io.Reader
-	if form != "" {
-		body = strings.NewReader(form)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, url, body)
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(form))
 	if err != nil {
 		return 0, "", err
 	}
-	if form != "" {
-		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := c.Do(req)
 	if err != nil {
 		return 0, "", err

@@ -82,8 +82,8 @@ func TestAdaptiveFlags(t *testing.T) {
 	if !strings.Contains(stdout.String(), line) {
 		t.Fatalf("header:\n%s", stdout.String())
 	}
-	if got := len(cfg.modes()); got != 3 || cfg.svg != "bench/adaptive.svg" || cfg.csv != "bench/adaptive.csv" {
-		t.Fatalf("modes %d, svg %q, csv %q", got, cfg.svg, cfg.csv)
+	if got := len(cfg.modes()); got != 3 || adaptiveSVG != "bench/adaptive.svg" || adaptiveCSV != "bench/adaptive.csv" {
+		t.Fatalf("modes %d, svg %q, csv %q", got, adaptiveSVG, adaptiveCSV)
 	}
 	if got := cfg.shopPerMinute(); got != 1600 {
 		t.Fatalf("shop's limit %g a minute, want 1600 (2 workers / 25ms = 80 pages/s, 3 a visit)", got)

@@ -11,10 +11,9 @@ import (
 // write draws panel i in the box at x, y of size w, h.
 func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
 	left, plotW := x+leftMargin, w-leftMargin-rightMargin
-	spots, legendLines := p.legend(left, plotW)
-	top := y + titleLine + float64(legendLines)*legendLine + 8
-	bottom := y + h - bottomMargin
 	text(b, left, y+13, 12, "start", "#111", bold, p.Title)
+	top := y + titleLine + float64(p.legend(b, left, plotW, y+titleLine+8))*legendLine + 8
+	bottom := y + h - bottomMargin
 	sx, sy := newScale(p.X, left, left+plotW), newScale(p.Y, bottom, top)
 
 	// Grid lines and tick labels, under the plot's frame.
@@ -34,9 +33,9 @@ func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
 	fmt.Fprintf(b, `<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="none" stroke="#999" stroke-width="1"/>`+"\n", left, top, plotW, bottom-top)
 	text(b, left+plotW/2, bottom+29, 11, "middle", "#333", "", p.X.Label)
 	ly := (top + bottom) / 2
-	text(b, x+11, ly, 11, "middle", "#333", fmt.Sprintf(`transform="rotate(-90 %.1f %.1f)"`, x+11, ly), p.Y.Label)
+	text(b, x+11, ly, 11, "middle", "#333", fmt.Sprintf(` transform="rotate(-90 %.1f %.1f)"`, x+11, ly), p.Y.Label)
 
-	// The lines, clipped to the plot, and the legend.
+	// The lines, clipped to the plot.
 	fmt.Fprintf(b, `<clipPath id="plot%d"><rect x="%.1f" y="%.1f" width="%.1f" height="%.1f"/></clipPath>`+"\n", i, left, top, plotW, bottom-top)
 	fmt.Fprintf(b, `<g clip-path="url(#plot%d)" fill="none" stroke-linejoin="round" stroke-linecap="round">`+"\n", i)
 	for k := range p.Series {
@@ -45,34 +44,23 @@ func (p *Panel) write(b *bytes.Buffer, i int, x, y, w, h float64) {
 		}
 	}
 	b.WriteString("</g>\n")
-	for k, s := range p.Series {
-		lx, ly := spots[k].x, y+titleLine+float64(spots[k].line)*legendLine+8
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`, lx, ly, lx+18, ly, s.stroke())
-		text(b, lx+22, ly+4, 11, "start", "#222", "", s.Name)
-	}
-	b.WriteString("\n")
 }
 
-// spot is where a legend entry starts.
-type spot struct {
-	x    float64
-	line int
-}
-
-// legend places each series' entry from left over width, on as many lines
-// as they need; it returns their spots and the number of lines.
-func (p *Panel) legend(left, width float64) ([]spot, int) {
-	at := make([]spot, len(p.Series))
+// legend writes each series' entry from left over width, its first line at
+// y, on as many lines as they need; it returns the number of lines.
+func (p *Panel) legend(b *bytes.Buffer, left, width, y float64) int {
 	x, line := left, 0
-	for k, s := range p.Series {
+	for _, s := range p.Series {
 		w := 22 + charWidth*float64(len([]rune(s.Name))) + 14
 		if x > left && x+w > left+width {
 			x, line = left, line+1
 		}
-		at[k] = spot{x, line}
+		ly := y + float64(line)*legendLine
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%.1f" x2="%.1f" y2="%.1f" %s/>`+"\n", x, ly, x+18, ly, s.stroke())
+		text(b, x+22, ly+4, 11, "start", "#222", "", s.Name)
 		x += w
 	}
-	return at, line + 1
+	return line + 1
 }
 
 // path returns the SVG path of pts, a new subpath after each gap; a point

@@ -14,12 +14,6 @@ type Axis struct {
 	Log   bool      // a base-10 scale, where values at or below 0 are gaps
 }
 
-// Linear returns the axis from 0 to at least top, at about five ticks a
-// step of 1, 2 or 5 times a power of ten apart.
-func Linear(label string, top float64) Axis {
-	return Axis{Label: label, Ticks: niceTicks(top)}
-}
-
 // Decades returns the log axis from 10^from to 10^to, a tick a power of ten.
 func Decades(label string, from, to int) Axis {
 	a := Axis{Label: label, Log: true}
@@ -63,9 +57,9 @@ func (s scale) px(v float64) (float64, bool) {
 	return s.from + (v-s.lo)/(s.hi-s.lo)*(s.to-s.from), true
 }
 
-// niceTicks returns about five ticks from 0 to at least top (0 counts as
-// 1), a step of 1, 2 or 5 times a power of ten apart.
-func niceTicks(top float64) []float64 {
+// Linear returns the axis from 0 to at least top (0 counts as 1), at about
+// five ticks a step of 1, 2 or 5 times a power of ten apart.
+func Linear(label string, top float64) Axis {
 	if top <= 0 {
 		top = 1
 	}
@@ -80,11 +74,11 @@ func niceTicks(top float64) []float64 {
 	}
 	// Rounding to the step's decimals removes the floating-point noise.
 	f := math.Pow(10, math.Max(0, -math.Floor(math.Log10(step)))+1)
-	var ticks []float64
+	a := Axis{Label: label}
 	for k := 0.0; k <= math.Ceil(top/step-1e-9); k++ {
-		ticks = append(ticks, math.Round(k*step*f)/f)
+		a.Ticks = append(a.Ticks, math.Round(k*step*f)/f)
 	}
-	return ticks
+	return a
 }
 
 // tickFormat writes ticks with the decimals their first step needs;

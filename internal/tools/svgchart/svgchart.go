@@ -75,17 +75,13 @@ func (c *Chart) Write(w io.Writer) error {
 	return err
 }
 
-// text writes one text element, with more attributes when extra is not
-// empty (a weight, a turn).
+// text writes one text element, with the attributes of extra (a weight, a
+// turn: each with a space before it) after the usual ones.
 func text(b *bytes.Buffer, x, y float64, size int, anchor, color, extra, s string) {
-	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="%d" text-anchor="%s" fill="%s"`, x, y, size, anchor, color)
-	if extra != "" {
-		b.WriteString(" " + extra)
-	}
-	b.WriteString(">")
+	fmt.Fprintf(b, `<text x="%.1f" y="%.1f" font-size="%d" text-anchor="%s" fill="%s"%s>`, x, y, size, anchor, color, extra)
 	_ = xml.EscapeText(b, []byte(s))
 	b.WriteString("</text>\n")
 }
 
 // bold is the extra attribute of a bold text.
-const bold = `font-weight="bold"`
+const bold = ` font-weight="bold"`

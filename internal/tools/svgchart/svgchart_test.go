@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-func TestNiceTicks(t *testing.T) {
+func TestLinear(t *testing.T) {
 	tests := []struct {
 		name string
 		top  float64
@@ -23,8 +23,8 @@ func TestNiceTicks(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := niceTicks(tc.top); !slices.Equal(got, tc.want) {
-				t.Fatalf("niceTicks(%g) = %v, want %v", tc.top, got, tc.want)
+			if got := Linear("", tc.top).Ticks; !slices.Equal(got, tc.want) {
+				t.Fatalf("Linear(%g) ticks %v, want %v", tc.top, got, tc.want)
 			}
 		})
 	}
