@@ -39,7 +39,6 @@ func newLoadClient(concurrency int) *loadClient {
 		MaxConnsPerHost:     concurrency,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
 	}
 	lc.http = &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	return lc
@@ -90,15 +89,6 @@ type worker struct {
 	errs tally
 }
 
-// newWorkers returns n workers, each with room for perWorker latencies.
-func newWorkers(n int, perWorker int64) []*worker {
-	workers := make([]*worker, n)
-	for i := range workers {
-		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: newTally()}
-	}
-	return workers
-}
-
 // request sends worker w's n-th request; it returns "" when it succeeded,
 // else an error class and an example.
 type request func(ctx context.Context, w *worker, n int) (class, sample string)
@@ -121,7 +111,10 @@ func userOf(prefix string, w *worker, n int) string {
 // passes, ph.maxReqs requests were sent or ctx ends, printing progress to
 // progress once a second.
 func measure(ctx context.Context, lc *loadClient, t target, ph phase, do request, progress io.Writer) (result, error) {
-	workers := newWorkers(ph.workers, min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1)))
+	workers := make([]*worker, ph.workers)
+	for i := range workers { // each with room for twice its share
+		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1))), errs: newTally()}
+	}
 	var tickets, done, failed atomic.Int64
 	dials0 := lc.dials.Load()
 	start := time.Now()
@@ -198,11 +191,6 @@ func send(ctx context.Context, c *http.Client, method, url string, want int, hea
 // merge combines the workers' records into one sorted result.
 func merge(name string, workers []*worker, elapsed time.Duration, dials int64) result {
 	r := result{name: name, workers: len(workers), elapsed: elapsed, errs: newTally(), dials: dials}
-	n := 0
-	for _, w := range workers {
-		n += len(w.lat)
-	}
-	r.lat = make(latency.Sorted, 0, n)
 	for _, w := range workers {
 		r.lat = append(r.lat, w.lat...)
 		r.errs.addAll(w.errs)
