@@ -68,33 +68,28 @@ func RunAdmit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if ok, err := begin("admit", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	results := map[bool]*admitResult{}
-	for _, fast := range []bool{true, false} {
+	var results [2]*admitResult // fast track on, off
+	for i, fast := range []bool{true, false} {
 		fmt.Fprintf(stderr, "  fast track %v\n", fast)
 		r, err := measureAdmit(ctx, cfg, fast, stdout, stderr)
 		if err != nil {
 			return fmt.Errorf("fast track %v: %w", fast, err)
 		}
-		results[fast] = r
+		results[i] = r
 	}
-	printAdmit(stdout, cfg, results[true], results[false])
+	printAdmit(stdout, cfg, results[0], results[1])
 	return nil
 }
 
-// startAdmitStack starts producer-api, ingest-consumer and two ws-gateways
-// in this process over a stack of their own, with the services' defaults
-// but the fast track, and the two events.
-func startAdmitStack(ctx context.Context, cfg admitConfig, fast bool, stderr io.Writer) (*infra, error) {
+// measureAdmit starts producer-api, ingest-consumer and two ws-gateways in
+// this process over a stack of their own, with the services' defaults but
+// the fast track, and the two events, and runs both measurements on them.
+func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
 	events := map[string]string{}
 	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: admitReleases} {
 		events[id] = fmt.Sprintf(`{"capacity":%d,"holdSeconds":600,"partitions":%d}`, capacity, benchPartitions)
 	}
-	return startStack(ctx, stackSpec{slow: !fast, producer: true, events: events, ingest: true, gateways: 2}, stderr)
-}
-
-// measureAdmit runs both measurements with the fast track on or off.
-func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
-	s, err := startAdmitStack(ctx, cfg, fast, stderr)
+	s, err := startStack(ctx, stackSpec{slow: !fast, producer: true, events: events, ingest: true, gateways: 2}, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +104,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 	if err := measureJoins(ctx, c, s, cfg, r, stderr); err != nil {
 		return nil, err
 	}
-	if err := measureReleases(ctx, c, s, cfg, r, stderr); err != nil {
+	if err := measureReleases(ctx, c, s, r, stderr); err != nil {
 		return nil, err
 	}
 	for _, gw := range s.gateways {
@@ -168,7 +163,7 @@ func measureJoins(ctx context.Context, c *http.Client, s *infra, cfg admitConfig
 // gateway B, then releases the holders through A at admitReleaseRate a second:
 // release k's slot goes to the k-th in line, and release request → that
 // user's admitted frame on B is recorded.
-func measureReleases(ctx context.Context, c *http.Client, s *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+func measureReleases(ctx context.Context, c *http.Client, s *infra, r *admitResult, stderr io.Writer) error {
 	n := admitReleases
 	tokens := make([]string, n)
 	var wg sync.WaitGroup
