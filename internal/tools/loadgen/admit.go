@@ -18,10 +18,8 @@ import (
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
-// Bounds and fixed settings of "loadgen admit".
+// Fixed settings of "loadgen admit".
 const (
-	maxAdmitUsers = 20_000
-	maxAdmitRate  = 1_000
 	// admitReleases are the releases measured (release → the next user's
 	// admitted frame on the other gateway), admitReleaseRate a second.
 	admitReleases    = 200
@@ -45,8 +43,8 @@ type admitConfig struct {
 
 // bind declares the admit flags.
 func (c *admitConfig) bind(s *settings) {
-	s.intVar(&c.users, "users", 1000, 1, maxAdmitUsers, "joins measured (join → admitted frame) on an event with room")
-	s.intVar(&c.rate, "rate", 100, 1, maxAdmitRate, "joins a second (steady)")
+	s.intVar(&c.users, "users", 1000, 1, 20_000, "joins measured (join → admitted frame) on an event with room")
+	s.intVar(&c.rate, "rate", 100, 1, 1_000, "joins a second (steady)")
 }
 
 // admitResult is what one mode (fast track on or off) measured.

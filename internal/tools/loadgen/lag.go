@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -17,12 +16,8 @@ import (
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
-// Bounds and fixed settings of "loadgen lag".
+// Fixed settings of "loadgen lag".
 const (
-	// maxLagRate bounds -rate, joins offered per second.
-	maxLagRate = 200_000
-	// maxLagSample bounds -sample.
-	maxLagSample = 1_000_000
 	// lagTick is the period of the pacer and of the visibility poller.
 	lagTick = time.Millisecond
 	// lagPollBatch is the most ZSCOREs of one poll: the oldest pending
@@ -60,10 +55,10 @@ func (c *lagConfig) total() int64 {
 
 // bind declares the lag flags.
 func (c *lagConfig) bind(s *settings) {
-	s.intVar(&c.rate, "rate", 20_000, 1, maxLagRate, "joins offered per second (open loop)")
+	s.intVar(&c.rate, "rate", 20_000, 1, 200_000, "joins offered per second (open loop)")
 	s.durMax(&c.duration, "d", 10*time.Second, maxDuration, "how long joins are offered (at most 120s)")
 	s.intVar(&c.concurrency, "c", 256, 1, maxConcurrency, "keep-alive HTTP clients sending the offered joins")
-	s.intVar(&c.sample, "sample", 50, 1, maxLagSample, "follow every Nth join into Redis")
+	s.intVar(&c.sample, "sample", 50, 1, 1_000_000, "follow every Nth join into Redis")
 	s.check(func() error {
 		if n := c.total(); c.rate >= 1 && c.duration > 0 && (n < 1 || n > maxRequests) {
 			return fmt.Errorf("-rate × -d = %d joins: must be between 1 and %d", n, maxRequests)
@@ -146,65 +141,60 @@ func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *wa
 	var res offerResult
 	// One ticket per client at most waits in the channel; see pace.
 	tickets := make(chan struct{}, cfg.concurrency)
+	// pace closes tickets when ctx ends.
 	take := func() bool {
-		select {
-		case _, ok := <-tickets:
-			return ok
-		case <-ctx.Done():
-			return false
-		}
+		_, ok := <-tickets
+		return ok
 	}
 	var watchErr error
-	var watching sync.WaitGroup
-	watching.Go(func() { res.watch, watchErr = w.run(ctx) })
-	var skipped atomic.Int64
-	var pacing sync.WaitGroup
-	pacing.Go(func() { pace(ctx, tickets, cfg.rate, cfg.total(), cfg.duration, &skipped) })
+	var wg sync.WaitGroup
+	wg.Go(func() { res.watch, watchErr = w.run(ctx) })
+	wg.Go(func() { res.skipped = pace(ctx, tickets, cfg) })
 	ph := phase{label: "lag open loop", prefix: prefix, duration: cfg.duration + lagDrain, maxReqs: cfg.total(), workers: cfg.concurrency, take: take}
 	var err error
 	res.joins, err = measure(ctx, lc, target{"producer-api", url}, ph, w.follow(lc.http, url, prefix, int64(cfg.sample)), stderr)
-	pacing.Wait()
 	w.finish(lagSettle)
 	if err == nil {
 		fmt.Fprintf(stderr, "  waiting at most %s for the samples not yet in the waiting line\n", lagSettle)
 	}
-	watching.Wait()
+	wg.Wait()
 	if err = cmp.Or(err, watchErr); err != nil {
 		return res, fmt.Errorf("lag: %w", err)
 	}
-	res.skipped = skipped.Load()
 	return res, nil
 }
 
-// pace offers total joins evenly over d at rate per second: every lagTick it
-// puts the tickets due since the last tick into tickets, and closes tickets
-// when all were offered or ctx ends. It never waits for a client: a ticket
-// that does not fit into the channel (capacity one per client, so every
-// client is busy and one ticket waits for each) is dropped and counted in
-// skipped, so the offered rate stays fixed however slow the answers are.
-func pace(ctx context.Context, tickets chan<- struct{}, rate int, total int64, d time.Duration, skipped *atomic.Int64) {
+// pace offers cfg.total() joins evenly over cfg.duration at cfg.rate per
+// second: every lagTick it puts the tickets due since the last tick into
+// tickets, and closes tickets when all were offered or ctx ends. It never
+// waits for a client: a ticket that does not fit into the channel (capacity
+// one per client, so every client is busy and one ticket waits for each) is
+// dropped and counted in skipped, so the offered rate stays fixed however
+// slow the answers are.
+func pace(ctx context.Context, tickets chan<- struct{}, cfg lagConfig) (skipped int64) {
 	defer close(tickets)
 	t := time.NewTicker(lagTick)
 	defer t.Stop()
-	start := time.Now()
+	start, total := time.Now(), cfg.total()
 	for issued := int64(0); issued < total; {
 		select {
 		case <-ctx.Done():
-			return
+			return skipped
 		case <-t.C:
 		}
 		due := total
-		if el := time.Since(start); el < d {
-			due = min(total, int64(el.Seconds()*float64(rate)))
+		if el := time.Since(start); el < cfg.duration {
+			due = min(total, int64(el.Seconds()*float64(cfg.rate)))
 		}
 		for ; issued < due; issued++ {
 			select {
 			case tickets <- struct{}{}:
 			default:
-				skipped.Add(1)
+				skipped++
 			}
 		}
 	}
+	return skipped
 }
 
 // printLag prints the lag table.

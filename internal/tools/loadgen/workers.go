@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,10 +183,7 @@ func send(ctx context.Context, c *http.Client, method, url string, want int, hea
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 	_, _ = io.Copy(io.Discard, resp.Body)
-	if loc := resp.Header.Get("Location"); loc != "" {
-		return "status " + strconv.Itoa(resp.StatusCode), loc + " " + string(body)
-	}
-	return "status " + strconv.Itoa(resp.StatusCode), string(body)
+	return "status " + strconv.Itoa(resp.StatusCode), strings.TrimSpace(resp.Header.Get("Location") + " " + string(body))
 }
 
 // merge combines the workers' records into one sorted result.
