@@ -105,7 +105,7 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 func probe(ctx context.Context, lc *loadClient, url, prefix string, rc redis.UniversalClient, stderr io.Writer) error {
 	start := time.Now()
 	w := &watcher{rc: rc}
-	ph := phase{label: "lag probe", prefix: prefix, duration: lagProbeLimit, maxReqs: lagProbes, workers: 1}
+	ph := phase{label: "lag probe", duration: lagProbeLimit, maxReqs: lagProbes, workers: 1}
 	joins, err := measure(ctx, lc, target{name: "probe"}, ph, w.follow(lc.http, url, prefix, 1), stderr)
 	if err == nil && joins.errs.total() > 0 {
 		err = fmt.Errorf("%d joins failed, e.g. %s", joins.errs.total(), joins.errs.first())
@@ -150,7 +150,7 @@ func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *wa
 	var wg sync.WaitGroup
 	wg.Go(func() { res.watch, watchErr = w.run(ctx) })
 	wg.Go(func() { res.skipped = pace(ctx, tickets, cfg) })
-	ph := phase{label: "lag open loop", prefix: prefix, duration: cfg.duration + lagDrain, maxReqs: cfg.total(), workers: cfg.concurrency, take: take}
+	ph := phase{label: "lag open loop", duration: cfg.duration + lagDrain, maxReqs: cfg.total(), workers: cfg.concurrency, take: take}
 	var err error
 	res.joins, err = measure(ctx, lc, target{"producer-api", url}, ph, w.follow(lc.http, url, prefix, int64(cfg.sample)), stderr)
 	w.finish(lagSettle)

@@ -110,7 +110,7 @@ func userOf(prefix string, w *worker, n int) string {
 
 // measure runs ph with ph.workers workers sending do until ph.duration
 // passes, ph.maxReqs requests were sent or ctx ends, printing progress to
-// progress once a second.
+// progress once a second, and returns the workers' records merged.
 func measure(ctx context.Context, lc *loadClient, t target, ph phase, do request, progress io.Writer) (result, error) {
 	workers := make([]*worker, ph.workers)
 	for i := range workers { // each with room for twice its share
@@ -135,7 +135,14 @@ func measure(ctx context.Context, lc *loadClient, t target, ph phase, do request
 	if err := ctx.Err(); err != nil {
 		return result{}, fmt.Errorf("%s: %w", ph.label, err)
 	}
-	return merge(t.name, workers, elapsed, lc.dials.Load()-dials0), nil
+	r := result{name: t.name, workers: ph.workers, elapsed: elapsed, errs: newTally(), dials: lc.dials.Load() - dials0}
+	for _, w := range workers {
+		r.lat = append(r.lat, w.lat...)
+		r.errs.addAll(w.errs)
+	}
+	slices.Sort(r.lat)
+	r.ok = len(r.lat)
+	return r, nil
 }
 
 // run sends joins until the deadline passes, take refuses or ctx ends.
@@ -184,18 +191,6 @@ func send(ctx context.Context, c *http.Client, method, url string, want int, hea
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 	_, _ = io.Copy(io.Discard, resp.Body)
 	return "status " + strconv.Itoa(resp.StatusCode), strings.TrimSpace(resp.Header.Get("Location") + " " + string(body))
-}
-
-// merge combines the workers' records into one sorted result.
-func merge(name string, workers []*worker, elapsed time.Duration, dials int64) result {
-	r := result{name: name, workers: len(workers), elapsed: elapsed, errs: newTally(), dials: dials}
-	for _, w := range workers {
-		r.lat = append(r.lat, w.lat...)
-		r.errs.addAll(w.errs)
-	}
-	slices.Sort(r.lat)
-	r.ok = len(r.lat)
-	return r
 }
 
 // printRows prints a row of a table (head: "joins  ") for each measured
