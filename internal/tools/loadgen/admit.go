@@ -50,7 +50,7 @@ func (c *admitConfig) bind(s *settings) {
 // admitResult is what one mode (fast track on or off) measured.
 type admitResult struct {
 	join, release   latency.Sorted
-	joinMissing     int // users whose admitted frame never came
+	joinMissing     int // users whose admitted frame never came (or never joined)
 	releaseMissing  int
 	failures        tally
 	admittedByTicks float64 // users the gateways' slot monitors admitted
@@ -119,40 +119,35 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 // second, each then watching from one of the gateways in turn, and records
 // join request → admitted frame.
 func measureJoins(ctx context.Context, c *http.Client, s *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
-	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		lat = make(latency.Sorted, 0, cfg.users)
-	)
+	var mu sync.Mutex // guards r
+	var wg sync.WaitGroup
 	every := time.Second / time.Duration(cfg.rate)
 	start := time.Now()
 	for i := range cfg.users {
 		if !clock.SleepUntil(ctx, start.Add(time.Duration(i)*every)) {
 			break
 		}
-		gw := s.gateways[i%2]
 		wg.Go(func() {
 			t0 := time.Now()
 			class := "join"
 			j, err := joinAs(ctx, c, s.producer, admitJoinEvent, fmt.Sprintf("j%05d", i))
 			if err == nil {
 				class = "admitted frame"
-				_, err = watchUntilAdmitted(ctx, gw, j.StatusURL)
+				_, err = watchUntilAdmitted(ctx, s.gateways[i%2], j.StatusURL)
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				r.joinMissing++
 				r.failures.add(class, err.Error())
 				return
 			}
-			lat = append(lat, time.Since(t0))
+			r.join = append(r.join, time.Since(t0))
 		})
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	r.join = lat
-	fmt.Fprintf(stderr, "  joins: %d admitted frames, %d missing, %.1fs\n", len(lat), r.joinMissing, time.Since(start).Seconds())
+	slices.Sort(r.join)
+	r.joinMissing = cfg.users - len(r.join)
+	fmt.Fprintf(stderr, "  joins: %d admitted frames, %d missing, %.1fs\n", len(r.join), r.joinMissing, time.Since(start).Seconds())
 	return ctx.Err()
 }
 
@@ -210,17 +205,14 @@ func measureReleases(ctx context.Context, c *http.Client, s *infra, r *admitResu
 		}
 	}
 	wg.Wait()
-	lat := make(latency.Sorted, 0, n)
-	for k := range n {
-		if admittedAt[k].IsZero() || releasedAt[k].IsZero() {
-			r.releaseMissing++
-			continue
+	for k, at := range admittedAt {
+		if !at.IsZero() && !releasedAt[k].IsZero() {
+			r.release = append(r.release, at.Sub(releasedAt[k]))
 		}
-		lat = append(lat, admittedAt[k].Sub(releasedAt[k]))
 	}
-	slices.Sort(lat)
-	r.release = lat
-	fmt.Fprintf(stderr, "  releases: %d admitted frames on the other gateway, %d missing\n", len(lat), r.releaseMissing)
+	slices.Sort(r.release)
+	r.releaseMissing = n - len(r.release)
+	fmt.Fprintf(stderr, "  releases: %d admitted frames on the other gateway, %d missing\n", len(r.release), r.releaseMissing)
 	return ctx.Err()
 }
 

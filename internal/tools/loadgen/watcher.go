@@ -46,9 +46,9 @@ type watchResult struct {
 	lastErr    error          // the last of those errors
 }
 
-// follow is the request of the open-loop run: a join to url of a user
-// named after prefix, the worker and n, every every-th one answered 202
-// handed to w with the times it started and was answered.
+// follow is the request of the probe and of the open-loop run: a join to
+// url of a user named after prefix, the worker and n, every every-th one
+// answered 202 handed to w with the times it started and was answered.
 func (w *watcher) follow(c *http.Client, url, prefix string, every int64) request {
 	var answered atomic.Int64
 	return func(ctx context.Context, wk *worker, n int) (string, string) {
