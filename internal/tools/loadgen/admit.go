@@ -18,10 +18,8 @@ import (
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
-// Bounds and fixed settings of "loadgen admit".
+// Fixed settings of "loadgen admit".
 const (
-	maxAdmitUsers = 20_000
-	maxAdmitRate  = 1_000
 	// admitReleases are the releases measured (release → the next user's
 	// admitted frame on the other gateway), admitReleaseRate a second.
 	admitReleases    = 200
@@ -45,14 +43,14 @@ type admitConfig struct {
 
 // bind declares the admit flags.
 func (c *admitConfig) bind(s *settings) {
-	s.intVar(&c.users, "users", 1000, 1, maxAdmitUsers, "joins measured (join → admitted frame) on an event with room")
-	s.intVar(&c.rate, "rate", 100, 1, maxAdmitRate, "joins a second (steady)")
+	s.intVar(&c.users, "users", 1000, 1, 20_000, "joins measured (join → admitted frame) on an event with room")
+	s.intVar(&c.rate, "rate", 100, 1, 1_000, "joins a second (steady)")
 }
 
 // admitResult is what one mode (fast track on or off) measured.
 type admitResult struct {
 	join, release   latency.Sorted
-	joinMissing     int // users whose admitted frame never came
+	joinMissing     int // users whose admitted frame never came (or never joined)
 	releaseMissing  int
 	failures        tally
 	admittedByTicks float64 // users the gateways' slot monitors admitted
@@ -68,33 +66,28 @@ func RunAdmit(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if ok, err := begin("admit", &cfg, args, stdout, stderr); !ok {
 		return err
 	}
-	results := map[bool]*admitResult{}
-	for _, fast := range []bool{true, false} {
+	var results [2]*admitResult // fast track on, off
+	for i, fast := range []bool{true, false} {
 		fmt.Fprintf(stderr, "  fast track %v\n", fast)
 		r, err := measureAdmit(ctx, cfg, fast, stdout, stderr)
 		if err != nil {
 			return fmt.Errorf("fast track %v: %w", fast, err)
 		}
-		results[fast] = r
+		results[i] = r
 	}
-	printAdmit(stdout, cfg, results[true], results[false])
+	printAdmit(stdout, cfg, results[0], results[1])
 	return nil
 }
 
-// startAdmitStack starts producer-api, ingest-consumer and two ws-gateways
-// in this process over a stack of their own, with the services' defaults
-// but the fast track, and the two events.
-func startAdmitStack(ctx context.Context, cfg admitConfig, fast bool, stderr io.Writer) (*infra, error) {
+// measureAdmit starts producer-api, ingest-consumer and two ws-gateways in
+// this process over a stack of their own, with the services' defaults but
+// the fast track, and the two events, and runs both measurements on them.
+func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
 	events := map[string]string{}
 	for id, capacity := range map[string]int{admitJoinEvent: cfg.users + 10, admitReleaseEvent: admitReleases} {
 		events[id] = fmt.Sprintf(`{"capacity":%d,"holdSeconds":600,"partitions":%d}`, capacity, benchPartitions)
 	}
-	return startStack(ctx, stackSpec{slow: !fast, producer: true, events: events, ingest: true, gateways: 2}, stderr)
-}
-
-// measureAdmit runs both measurements with the fast track on or off.
-func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stderr io.Writer) (*admitResult, error) {
-	s, err := startAdmitStack(ctx, cfg, fast, stderr)
+	s, err := startStack(ctx, stackSpec{slow: !fast, producer: true, events: events, ingest: true, gateways: 2}, stderr)
 	if err != nil {
 		return nil, err
 	}
@@ -109,7 +102,7 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 	if err := measureJoins(ctx, c, s, cfg, r, stderr); err != nil {
 		return nil, err
 	}
-	if err := measureReleases(ctx, c, s, cfg, r, stderr); err != nil {
+	if err := measureReleases(ctx, c, s, r, stderr); err != nil {
 		return nil, err
 	}
 	for _, gw := range s.gateways {
@@ -126,40 +119,35 @@ func measureAdmit(ctx context.Context, cfg admitConfig, fast bool, stdout, stder
 // second, each then watching from one of the gateways in turn, and records
 // join request → admitted frame.
 func measureJoins(ctx context.Context, c *http.Client, s *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
-	var (
-		mu  sync.Mutex
-		wg  sync.WaitGroup
-		lat = make(latency.Sorted, 0, cfg.users)
-	)
+	var mu sync.Mutex // guards r
+	var wg sync.WaitGroup
 	every := time.Second / time.Duration(cfg.rate)
 	start := time.Now()
 	for i := range cfg.users {
 		if !clock.SleepUntil(ctx, start.Add(time.Duration(i)*every)) {
 			break
 		}
-		gw := s.gateways[i%2]
 		wg.Go(func() {
 			t0 := time.Now()
 			class := "join"
 			j, err := joinAs(ctx, c, s.producer, admitJoinEvent, fmt.Sprintf("j%05d", i))
 			if err == nil {
 				class = "admitted frame"
-				_, err = watchUntilAdmitted(ctx, gw, j.StatusURL)
+				_, err = watchUntilAdmitted(ctx, s.gateways[i%2], j.StatusURL)
 			}
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
-				r.joinMissing++
 				r.failures.add(class, err.Error())
 				return
 			}
-			lat = append(lat, time.Since(t0))
+			r.join = append(r.join, time.Since(t0))
 		})
 	}
 	wg.Wait()
-	slices.Sort(lat)
-	r.join = lat
-	fmt.Fprintf(stderr, "  joins: %d admitted frames, %d missing, %.1fs\n", len(lat), r.joinMissing, time.Since(start).Seconds())
+	slices.Sort(r.join)
+	r.joinMissing = cfg.users - len(r.join)
+	fmt.Fprintf(stderr, "  joins: %d admitted frames, %d missing, %.1fs\n", len(r.join), r.joinMissing, time.Since(start).Seconds())
 	return ctx.Err()
 }
 
@@ -168,7 +156,7 @@ func measureJoins(ctx context.Context, c *http.Client, s *infra, cfg admitConfig
 // gateway B, then releases the holders through A at admitReleaseRate a second:
 // release k's slot goes to the k-th in line, and release request → that
 // user's admitted frame on B is recorded.
-func measureReleases(ctx context.Context, c *http.Client, s *infra, cfg admitConfig, r *admitResult, stderr io.Writer) error {
+func measureReleases(ctx context.Context, c *http.Client, s *infra, r *admitResult, stderr io.Writer) error {
 	n := admitReleases
 	tokens := make([]string, n)
 	var wg sync.WaitGroup
@@ -217,17 +205,14 @@ func measureReleases(ctx context.Context, c *http.Client, s *infra, cfg admitCon
 		}
 	}
 	wg.Wait()
-	lat := make(latency.Sorted, 0, n)
-	for k := range n {
-		if admittedAt[k].IsZero() || releasedAt[k].IsZero() {
-			r.releaseMissing++
-			continue
+	for k, at := range admittedAt {
+		if !at.IsZero() && !releasedAt[k].IsZero() {
+			r.release = append(r.release, at.Sub(releasedAt[k]))
 		}
-		lat = append(lat, admittedAt[k].Sub(releasedAt[k]))
 	}
-	slices.Sort(lat)
-	r.release = lat
-	fmt.Fprintf(stderr, "  releases: %d admitted frames on the other gateway, %d missing\n", len(lat), r.releaseMissing)
+	slices.Sort(r.release)
+	r.releaseMissing = n - len(r.release)
+	fmt.Fprintf(stderr, "  releases: %d admitted frames on the other gateway, %d missing\n", len(r.release), r.releaseMissing)
 	return ctx.Err()
 }
 

@@ -61,32 +61,29 @@ func RunAttack(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 	defer st.close()
-	base, token := st.producer, st.token
 	fmt.Fprintf(stdout, "target producer-api (as shipped: visitor identities, no trusted X-User-Id, no per-address limit) over %s and kfake\n\n", st.redisKind(ctx))
 	fmt.Fprintln(stdout, "| the event asks | places taken | refused | time | places a minute | solver CPU-s a place |")
 	fmt.Fprintln(stdout, "|---|---:|---:|---:|---:|---:|")
 	run := stack.RandomHex(3)
 	for _, bits := range attackSteps {
-		ev := fmt.Sprintf("attack-%s-%d", run, bits)
-		body := `{"capacity":1,"holdSeconds":3600,"partitions":3}`
-		label := "no challenge"
+		label, challenge := "no challenge", ""
 		if bits > 0 {
-			body = fmt.Sprintf(`{"capacity":1,"holdSeconds":3600,"partitions":3,"challenge":{"mode":"fixed","difficulty":%d}}`, bits)
-			label = fmt.Sprintf("a %d-bit challenge", bits)
+			label, challenge = fmt.Sprintf("a %d-bit challenge", bits), fmt.Sprintf(`,"challenge":{"mode":"fixed","difficulty":%d}`, bits)
 		}
-		if err := createEvent(ctx, base, token, ev, body); err != nil {
+		ev := fmt.Sprintf("attack-%s-%d", run, bits)
+		if err := createEvent(ctx, st.producer, st.token, ev, `{"capacity":1,"holdSeconds":3600,"partitions":3`+challenge+`}`); err != nil {
 			return err
 		}
-		fmt.Fprintln(stdout, attack(ctx, base, ev, "", label))
+		fmt.Fprintln(stdout, attack(ctx, st.producer, ev, "", label))
 	}
 	ev := "attack-" + run + "-invite"
 	secret := strings.Repeat("k", 43) // a shop's key the script does not hold
-	if err := createEvent(ctx, base, token, ev, `{"capacity":1,"partitions":3,"joinToken":{"required":true,"keys":[{"kid":"shop","alg":"HS256","secret":"`+secret+`"}]}}`); err != nil {
+	if err := createEvent(ctx, st.producer, st.token, ev, `{"capacity":1,"partitions":3,"joinToken":{"required":true,"keys":[{"kid":"shop","alg":"HS256","secret":"`+secret+`"}]}}`); err != nil {
 		return err
 	}
 	// Its best try: a token of its own making, under the shop's kid.
 	forged := "eyJhbGciOiJIUzI1NiIsImtpZCI6InNob3AiLCJ0eXAiOiJKV1QifQ.eyJzdWIiOiJib3QiLCJhdWQiOiJ4In0.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-	fmt.Fprintln(stdout, attack(ctx, base, ev, forged, "join tokens (invite only)"))
+	fmt.Fprintln(stdout, attack(ctx, st.producer, ev, forged, "join tokens (invite only)"))
 	return nil
 }
 

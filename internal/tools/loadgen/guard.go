@@ -94,31 +94,25 @@ func RunGuard(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return err
 	}
-	lc.Close()
 	// The origin alone is measured first, so nothing the guard left behind
 	// weighs on it.
-	direct, err := measurePages(ctx, lc, cfg, target{"origin", originBase + guardPage}, cookies, stderr)
-	if err != nil {
-		return err
+	var rs [3]result
+	for i, t := range []target{{"origin", originBase + guardPage}, {"bare-proxy", proxyBase + guardPage}, {"through-guard", guardBase + guardPage}} {
+		if rs[i], err = measurePages(ctx, lc, cfg, t, cookies, stderr); err != nil {
+			return err
+		}
 	}
-	bare, err := measurePages(ctx, lc, cfg, target{"bare-proxy", proxyBase + guardPage}, cookies, stderr)
-	if err != nil {
-		return err
-	}
-	gated, err := measurePages(ctx, lc, cfg, target{"through-guard", guardBase + guardPage}, cookies, stderr)
-	if err != nil {
-		return err
-	}
+	direct, bare, gated := &rs[0], &rs[1], &rs[2]
 
 	fmt.Fprintln(stdout)
-	printRows(stdout, "guard   ", &gated, &bare, &direct)
+	printRows(stdout, "guard   ", gated, bare, direct)
 	report.Summary(stdout, fmt.Sprintf("pages through waitq-guard, %d admitted clients, origin %s CPU a page", cfg.concurrency, cfg.originCPU),
 		fmt.Sprintf("%.0f/s, p50 %s, p99 %s", gated.rate(), report.Millis(gated.lat.Percentile(0.5)), report.Millis(gated.lat.Percentile(0.99))),
 		fmt.Sprintf("origin straight %.0f/s, p50 %s, p99 %s", direct.rate(), report.Millis(direct.lat.Percentile(0.5)), report.Millis(direct.lat.Percentile(0.99))),
 		gated.rate(), direct.rate(), "≥ 0.7")
 	report.Summary(stdout, "waitq-guard against a bare reverse proxy (the guard's own cost)",
 		fmt.Sprintf("%.0f/s", gated.rate()), fmt.Sprintf("httputil.ReverseProxy alone %.0f/s", bare.rate()), gated.rate(), bare.rate(), "")
-	printErrors(stdout, &gated, &bare, &direct)
+	printErrors(stdout, gated, bare, direct)
 	return nil
 }
 

@@ -6,25 +6,18 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"net/http"
-	"slices"
-	"strconv"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/waitq/waitq/internal/redisstore"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/waitq/waitq/internal/stack"
 	"github.com/waitq/waitq/internal/tools/loadgen/latency"
 	"github.com/waitq/waitq/internal/tools/loadgen/report"
 )
 
-// Bounds and fixed settings of "loadgen lag".
+// Fixed settings of "loadgen lag".
 const (
-	// maxLagRate bounds -rate, joins offered per second.
-	maxLagRate = 200_000
-	// maxLagSample bounds -sample.
-	maxLagSample = 1_000_000
 	// lagTick is the period of the pacer and of the visibility poller.
 	lagTick = time.Millisecond
 	// lagPollBatch is the most ZSCOREs of one poll: the oldest pending
@@ -62,10 +55,10 @@ func (c *lagConfig) total() int64 {
 
 // bind declares the lag flags.
 func (c *lagConfig) bind(s *settings) {
-	s.intVar(&c.rate, "rate", 20_000, 1, maxLagRate, "joins offered per second (open loop)")
+	s.intVar(&c.rate, "rate", 20_000, 1, 200_000, "joins offered per second (open loop)")
 	s.durMax(&c.duration, "d", 10*time.Second, maxDuration, "how long joins are offered (at most 120s)")
 	s.intVar(&c.concurrency, "c", 256, 1, maxConcurrency, "keep-alive HTTP clients sending the offered joins")
-	s.intVar(&c.sample, "sample", 50, 1, maxLagSample, "follow every Nth join into Redis")
+	s.intVar(&c.sample, "sample", 50, 1, 1_000_000, "follow every Nth join into Redis")
 	s.check(func() error {
 		if n := c.total(); c.rate >= 1 && c.duration > 0 && (n < 1 || n > maxRequests) {
 			return fmt.Errorf("-rate × -d = %d joins: must be between 1 and %d", n, maxRequests)
@@ -95,12 +88,11 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 	url := st.producer + "/v1/events/" + benchEvent + "/queue"
 	lc := newLoadClient(cfg.concurrency)
 	defer lc.Close()
-	w := &watcher{rc: st.client, keys: []string{redisstore.WaitingKey(benchEvent), redisstore.HoldersKey(benchEvent)}}
 	runID := stack.RandomHex(3)
-	if err := probe(ctx, lc.http, url, "l"+runID+"p", w, stderr); err != nil {
+	if err := probe(ctx, lc, url, "l"+runID+"p", st.client, stderr); err != nil {
 		return err
 	}
-	res, err := offer(ctx, lc, url, cfg, w, "l"+runID+"m", stderr)
+	res, err := offer(ctx, lc, url, cfg, &watcher{rc: st.client}, "l"+runID+"m", stderr)
 	if err != nil {
 		return err
 	}
@@ -110,19 +102,19 @@ func RunLag(ctx context.Context, args []string, stdout, stderr io.Writer) error 
 
 // probe sends lagProbes joins one after another and waits until the consumer
 // has put them all into the waiting line.
-func probe(ctx context.Context, c *http.Client, url, prefix string, w *watcher, stderr io.Writer) error {
+func probe(ctx context.Context, lc *loadClient, url, prefix string, rc redis.UniversalClient, stderr io.Writer) error {
 	start := time.Now()
-	for i := range lagProbes {
-		user := prefix + strconv.Itoa(i)
-		sent := time.Now()
-		if class, sample := join(ctx, c, url, user); class != "" {
-			return fmt.Errorf("probe join %s: %s: %s", user, class, report.OneLine(sample))
-		}
-		w.add(lagSample{user: user, start: sent, acked: time.Now()})
+	w := &watcher{rc: rc}
+	ph := phase{label: "lag probe", duration: lagProbeLimit, maxReqs: lagProbes, workers: 1}
+	joins, err := measure(ctx, lc, target{name: "probe"}, ph, w.follow(lc.http, url, prefix, 1), stderr)
+	if err == nil && joins.errs.total() > 0 {
+		err = fmt.Errorf("%d joins failed, e.g. %s", joins.errs.total(), joins.errs.first())
 	}
-	sent := make(chan struct{})
-	close(sent)
-	res, err := w.run(ctx, sent, lagProbeLimit)
+	if err != nil {
+		return fmt.Errorf("probe: %w", err)
+	}
+	w.finish(lagProbeLimit)
+	res, err := w.run(ctx)
 	if err != nil {
 		return fmt.Errorf("probe: %w", err)
 	}
@@ -137,7 +129,6 @@ func probe(ctx context.Context, c *http.Client, url, prefix string, w *watcher, 
 // offerResult is what the open-loop run measured.
 type offerResult struct {
 	joins   result // 202 latencies and failed requests by class
-	offered int64  // joins offered
 	skipped int64  // offered joins not sent: every client was busy
 	watch   watchResult
 }
@@ -147,100 +138,78 @@ type offerResult struct {
 // clients, follows every cfg.sample-th 202 into the waiting line with w, and
 // returns what it measured. Progress goes to stderr once a second.
 func offer(ctx context.Context, lc *loadClient, url string, cfg lagConfig, w *watcher, prefix string, stderr io.Writer) (offerResult, error) {
-	res := offerResult{offered: cfg.total()}
+	var res offerResult
 	// One ticket per client at most waits in the channel; see pace.
 	tickets := make(chan struct{}, cfg.concurrency)
+	// pace closes tickets when ctx ends.
 	take := func() bool {
-		select {
-		case _, ok := <-tickets:
-			return ok
-		case <-ctx.Done():
-			return false
-		}
+		_, ok := <-tickets
+		return ok
 	}
-	sent := make(chan struct{})
 	var watchErr error
-	var watching sync.WaitGroup
-	watching.Go(func() { res.watch, watchErr = w.run(ctx, sent, lagSettle) })
-	var skipped atomic.Int64
-	var pacing sync.WaitGroup
-	pacing.Go(func() { pace(ctx, tickets, cfg.rate, res.offered, cfg.duration, &skipped) })
-	ph := phase{label: "lag open loop", prefix: prefix, duration: cfg.duration + lagDrain, maxReqs: res.offered, workers: cfg.concurrency, take: take}
+	var wg sync.WaitGroup
+	wg.Go(func() { res.watch, watchErr = w.run(ctx) })
+	wg.Go(func() { res.skipped = pace(ctx, tickets, cfg) })
+	ph := phase{label: "lag open loop", duration: cfg.duration + lagDrain, maxReqs: cfg.total(), workers: cfg.concurrency, take: take}
 	var err error
 	res.joins, err = measure(ctx, lc, target{"producer-api", url}, ph, w.follow(lc.http, url, prefix, int64(cfg.sample)), stderr)
-	pacing.Wait()
-	close(sent)
+	w.finish(lagSettle)
 	if err == nil {
 		fmt.Fprintf(stderr, "  waiting at most %s for the samples not yet in the waiting line\n", lagSettle)
 	}
-	watching.Wait()
+	wg.Wait()
 	if err = cmp.Or(err, watchErr); err != nil {
 		return res, fmt.Errorf("lag: %w", err)
 	}
-	res.skipped = skipped.Load()
 	return res, nil
 }
 
-// pace offers total joins evenly over d at rate per second: every lagTick it
-// puts the tickets due since the last tick into tickets, and closes tickets
-// when all were offered or ctx ends. It never waits for a client: a ticket
-// that does not fit into the channel (capacity one per client, so every
-// client is busy and one ticket waits for each) is dropped and counted in
-// skipped, so the offered rate stays fixed however slow the answers are.
-func pace(ctx context.Context, tickets chan<- struct{}, rate int, total int64, d time.Duration, skipped *atomic.Int64) {
+// pace offers cfg.total() joins evenly over cfg.duration at cfg.rate per
+// second: every lagTick it puts the tickets due since the last tick into
+// tickets, and closes tickets when all were offered or ctx ends. It never
+// waits for a client: a ticket that does not fit into the channel (capacity
+// one per client, so every client is busy and one ticket waits for each) is
+// dropped and counted in skipped, so the offered rate stays fixed however
+// slow the answers are.
+func pace(ctx context.Context, tickets chan<- struct{}, cfg lagConfig) (skipped int64) {
 	defer close(tickets)
 	t := time.NewTicker(lagTick)
 	defer t.Stop()
-	start := time.Now()
+	start, total := time.Now(), cfg.total()
 	for issued := int64(0); issued < total; {
 		select {
 		case <-ctx.Done():
-			return
+			return skipped
 		case <-t.C:
 		}
 		due := total
-		if el := time.Since(start); el < d {
-			due = min(total, int64(el.Seconds()*float64(rate)))
+		if el := time.Since(start); el < cfg.duration {
+			due = min(total, int64(el.Seconds()*float64(cfg.rate)))
 		}
 		for ; issued < due; issued++ {
 			select {
 			case tickets <- struct{}{}:
 			default:
-				skipped.Add(1)
+				skipped++
 			}
 		}
 	}
-}
-
-// lagsFrom returns the lags of seen measured from the time from picks,
-// sorted.
-func lagsFrom(seen []lagSample, from func(*lagSample) time.Time) latency.Sorted {
-	lags := make(latency.Sorted, len(seen))
-	for i := range seen {
-		lags[i] = seen[i].seen.Sub(from(&seen[i]))
-	}
-	slices.Sort(lags)
-	return lags
+	return skipped
 }
 
 // printLag prints the lag table.
 func printLag(w io.Writer, cfg lagConfig, r *offerResult) {
 	fmt.Fprintln(w)
 	fmt.Fprintf(w, "lag    offered %d/s for %s (%d joins)  achieved %.0f/s (202s)  not sent %d (all %d clients busy)\n",
-		cfg.rate, cfg.duration, r.offered, r.joins.rate(), r.skipped, cfg.concurrency)
+		cfg.rate, cfg.duration, cfg.total(), r.joins.rate(), r.skipped, cfg.concurrency)
 	printRows(w, "joins  ", &r.joins)
-	n := len(r.watch.seen)
-	for _, d := range []struct {
-		label string
-		from  func(*lagSample) time.Time
-	}{
-		{"202→visible", func(s *lagSample) time.Time { return s.acked }},
-		{"start→visible", func(s *lagSample) time.Time { return s.start }},
-	} {
-		l := lagsFrom(r.watch.seen, d.from)
+	ack, n := r.watch.afterAck, len(r.watch.afterAck)
+	row := func(label string, l latency.Sorted) {
 		fmt.Fprintf(w, "lag    %-13s  p50 %s  p99 %s  max %s  min %s  over %d samples (every %dth join answered 202)\n",
-			d.label, report.Millis(l.Percentile(0.50)), report.Millis(l.Percentile(0.99)), report.Millis(l.Percentile(1)), report.Millis(l.Percentile(0)), n, cfg.sample)
+			label, report.Millis(l.Percentile(0.50)), report.Millis(l.Percentile(0.99)), report.Millis(l.Percentile(1)), report.Millis(l.Percentile(0)), n, cfg.sample)
 	}
+	row("202→visible", ack)
+	row("start→visible", r.watch.afterStart)
 	fmt.Fprintf(w, "lag    never seen within %s after the last join: %d of %d samples; already in the line at their first poll: %d\n",
 		lagSettle, r.watch.unseen, n+r.watch.unseen, r.watch.atFirst)
 	fmt.Fprintf(w, "lag    polls %d (pipelined ZSCORE of at most %d pending samples every %s; seen = time of the answer)  poll errors %d",
@@ -250,8 +219,7 @@ func printLag(w io.Writer, cfg lagConfig, r *offerResult) {
 	}
 	fmt.Fprintln(w)
 	printErrors(w, &r.joins)
-	l := lagsFrom(r.watch.seen, func(s *lagSample) time.Time { return s.acked })
 	report.Summary(w, fmt.Sprintf("join → visible in line, %d/s offered, %.0f/s answered 202", cfg.rate, r.joins.rate()),
-		fmt.Sprintf("p50 %s, p99 %s after the 202 (%d samples, %d never seen)", report.Millis(l.Percentile(0.5)), report.Millis(l.Percentile(0.99)), n, r.watch.unseen),
+		fmt.Sprintf("p50 %s, p99 %s after the 202 (%d samples, %d never seen)", report.Millis(ack.Percentile(0.5)), report.Millis(ack.Percentile(0.99)), n, r.watch.unseen),
 		"", 0, 0, "p99 < 250 ms at 20k joins/s")
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -39,7 +40,6 @@ func newLoadClient(concurrency int) *loadClient {
 		MaxConnsPerHost:     concurrency,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
 	}
 	lc.http = &http.Client{Transport: tr, Timeout: 10 * time.Second}
 	return lc
@@ -90,15 +90,6 @@ type worker struct {
 	errs tally
 }
 
-// newWorkers returns n workers, each with room for perWorker latencies.
-func newWorkers(n int, perWorker int64) []*worker {
-	workers := make([]*worker, n)
-	for i := range workers {
-		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, perWorker), errs: newTally()}
-	}
-	return workers
-}
-
 // request sends worker w's n-th request; it returns "" when it succeeded,
 // else an error class and an example.
 type request func(ctx context.Context, w *worker, n int) (class, sample string)
@@ -119,9 +110,12 @@ func userOf(prefix string, w *worker, n int) string {
 
 // measure runs ph with ph.workers workers sending do until ph.duration
 // passes, ph.maxReqs requests were sent or ctx ends, printing progress to
-// progress once a second.
+// progress once a second, and returns the workers' records merged.
 func measure(ctx context.Context, lc *loadClient, t target, ph phase, do request, progress io.Writer) (result, error) {
-	workers := newWorkers(ph.workers, min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1)))
+	workers := make([]*worker, ph.workers)
+	for i := range workers { // each with room for twice its share
+		workers[i] = &worker{id: i, lat: make([]time.Duration, 0, min(ph.maxReqs, 2*(ph.maxReqs/int64(ph.workers)+1))), errs: newTally()}
+	}
 	var tickets, done, failed atomic.Int64
 	dials0 := lc.dials.Load()
 	start := time.Now()
@@ -141,7 +135,14 @@ func measure(ctx context.Context, lc *loadClient, t target, ph phase, do request
 	if err := ctx.Err(); err != nil {
 		return result{}, fmt.Errorf("%s: %w", ph.label, err)
 	}
-	return merge(t.name, workers, elapsed, lc.dials.Load()-dials0), nil
+	r := result{name: t.name, workers: ph.workers, elapsed: elapsed, errs: newTally(), dials: lc.dials.Load() - dials0}
+	for _, w := range workers {
+		r.lat = append(r.lat, w.lat...)
+		r.errs.addAll(w.errs)
+	}
+	slices.Sort(r.lat)
+	r.ok = len(r.lat)
+	return r, nil
 }
 
 // run sends joins until the deadline passes, take refuses or ctx ends.
@@ -189,27 +190,7 @@ func send(ctx context.Context, c *http.Client, method, url string, want int, hea
 	}
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 300))
 	_, _ = io.Copy(io.Discard, resp.Body)
-	if loc := resp.Header.Get("Location"); loc != "" {
-		return "status " + strconv.Itoa(resp.StatusCode), loc + " " + string(body)
-	}
-	return "status " + strconv.Itoa(resp.StatusCode), string(body)
-}
-
-// merge combines the workers' records into one sorted result.
-func merge(name string, workers []*worker, elapsed time.Duration, dials int64) result {
-	r := result{name: name, workers: len(workers), elapsed: elapsed, errs: newTally(), dials: dials}
-	n := 0
-	for _, w := range workers {
-		n += len(w.lat)
-	}
-	r.lat = make(latency.Sorted, 0, n)
-	for _, w := range workers {
-		r.lat = append(r.lat, w.lat...)
-		r.errs.addAll(w.errs)
-	}
-	slices.Sort(r.lat)
-	r.ok = len(r.lat)
-	return r
+	return "status " + strconv.Itoa(resp.StatusCode), strings.TrimSpace(resp.Header.Get("Location") + " " + string(body))
 }
 
 // printRows prints a row of a table (head: "joins  ") for each measured
