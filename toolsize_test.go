@@ -10,8 +10,9 @@ import (
 
 // mostToolLines bounds the non-test Go of internal/tools, counted as
 // `find internal/tools -name '*.go' ! -name '*_test.go' | xargs cat | wc -l`
-// counts it. Issue 46 aims at 6,500; the bound only comes down.
-const mostToolLines = 7600
+// counts it. Issue 46 asked for under 6,500 (6,454 when it closed); the
+// bound only comes down.
+const mostToolLines = 6500
 
 // TestToolsStaySmall fails when internal/tools' non-test Go grows past
 // mostToolLines: the tools shape the product as much as they measure it,
